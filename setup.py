@@ -1,0 +1,32 @@
+"""ament_python package dodo_sim (also installable with pip on a plain machine)."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'dodo_sim'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'bench']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')),
+        ('share/' + package_name + '/urdf', glob('urdf/*.xacro')),
+    ],
+    # ROS packages (rclpy, messages) come from rosdep or from requirements.txt, never from here.
+    install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml'],
+    zip_safe=True,
+    maintainer='dodo_sim developers',
+    maintainer_email='dodo-sim@example.org',
+    description='Planar hopping leg with hard contact and a hybrid SLIP controller for ROS 2',
+    license='BSD-3-Clause',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'dodo = dodo_sim.cli:main',
+        ],
+    },
+)
