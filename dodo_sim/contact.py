@@ -1,0 +1,97 @@
+"""Point-contact geometry of the foot against the terrain, shared by both integrators."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ContactParams:
+    """Contact law constants.
+
+    Attributes:
+        friction: Coulomb coefficient mu (-).
+        restitution: Newton normal restitution e in [0, 1] (0: plastic impact).
+    """
+
+    friction: float = 0.8
+    restitution: float = 0.0
+
+
+@dataclass
+class ContactStep:
+    """What one physics step did at the contact.
+
+    Attributes:
+        in_contact: the foot carries a normal force at the end of the step.
+        impulse_normal: normal impulse transmitted during the step, N*s.
+        impulse_world: total contact impulse on the foot, world [x, z], N*s.
+        iterations / converged: prox solver statistics (time-stepping).
+        events: hybrid events located in the step (event-driven).
+    """
+
+    in_contact: bool = False
+    impulse_normal: float = 0.0
+    impulse_world: tuple = (0.0, 0.0)
+    iterations: int = 0
+    converged: bool = True
+    events: tuple = ()
+
+
+def contact_frame(terrain, foot_x: float, foot_z: float):
+    """Gap (m, positive above ground), unit normal n and tangent t (world x-z) under the foot.
+
+    t = (nz, -nx) points along +x on flat ground.
+    """
+    nx, nz = terrain.normal(foot_x)
+    gap = (foot_z - terrain.height(foot_x)) * nz
+    return gap, (nx, nz), (nz, -nx)
+
+
+def contact_jacobians(jac_xz: np.ndarray, normal, tangent) -> np.ndarray:
+    """2x4 matrix W = [n^T J; t^T J] of normal and tangential contact velocities."""
+    return np.array([normal[0] * jac_xz[0] + normal[1] * jac_xz[1],
+                     tangent[0] * jac_xz[0] + tangent[1] * jac_xz[1]])
+
+
+def solve_contact_impulse(delassus: np.ndarray, gamma_free, gamma_pre_normal: float,
+                          params: ContactParams, *, method: str = 'gauss_seidel',
+                          relaxation: float = 1.0, max_iterations: int = 100,
+                          tolerance: float = 1e-12, warm_start=(0.0, 0.0)):
+    """Prox iterations for the velocity-level normal-cone inclusion of one point contact.
+
+    Finds impulses (Lambda_N, Lambda_T) with
+        Lambda_N = prox_R+(Lambda_N - r_N (gamma_N+ + e gamma_N-)),
+        Lambda_T = prox_[-mu Lambda_N, mu Lambda_N](Lambda_T - r_T gamma_T+),
+    where gamma+ = gamma_free + G Lambda. ``method`` is 'gauss_seidel' (SOR when
+    relaxation != 1) or 'jacobi' (JOR). Works on Python floats: for a 2x2 problem this is much
+    faster than numpy. Returns (Lambda_N, Lambda_T, iterations, converged).
+    """
+    g_nn = float(delassus[0, 0])
+    g_nt = float(delassus[0, 1])
+    g_tn = float(delassus[1, 0])
+    g_tt = float(delassus[1, 1])
+    free_n = float(gamma_free[0]) + params.restitution * float(gamma_pre_normal)
+    free_t = float(gamma_free[1])
+    mu = params.friction
+    r_n = relaxation / g_nn
+    r_t = relaxation / g_tt
+    lam_n, lam_t = max(float(warm_start[0]), 0.0), float(warm_start[1])
+    jacobi = method == 'jacobi'
+    for iteration in range(1, max_iterations + 1):
+        new_n = lam_n - r_n * (free_n + g_nn * lam_n + g_nt * lam_t)
+        if new_n < 0.0:
+            new_n = 0.0
+        lam_n_for_t = lam_n if jacobi else new_n
+        new_t = lam_t - r_t * (free_t + g_tn * lam_n_for_t + g_tt * lam_t)
+        bound = mu * new_n
+        if new_t > bound:
+            new_t = bound
+        elif new_t < -bound:
+            new_t = -bound
+        change = abs(new_n - lam_n) + abs(new_t - lam_t)
+        lam_n, lam_t = new_n, new_t
+        if change <= tolerance * (1.0 + abs(lam_n)):
+            return lam_n, lam_t, iteration, True
+    return lam_n, lam_t, max_iterations, False
