@@ -59,6 +59,28 @@ class _Eval:
     force_world: tuple = (0.0, 0.0)
 
 
+def impact_map(minv: np.ndarray, w: np.ndarray, v_minus: np.ndarray, contact: ContactParams):
+    """Velocity jump of a point-contact impact. Returns (v+, Lambda_N, Lambda_T).
+
+    Solves M (v+ - v-) = W^T Lambda with W = [W_N; W_T] (2x4) and target contact velocities
+    gamma_N+ = -e gamma_N-, gamma_T+ = 0 (sticking impact). If that Lambda leaves the friction cone,
+    the impact slides: Lambda_T = -s mu Lambda_N with s the sense the foot keeps sliding in.
+    For e = 0 and a sticking impact this is v+ = N_s v- of DESIGN.md section 5.
+    """
+    gamma = w @ v_minus
+    mu = contact.friction
+    target = np.array((-contact.restitution * gamma[0], 0.0))
+    minv_wt = minv @ w.T
+    lam = np.linalg.solve(w @ minv_wt, target - gamma)
+    if lam[0] >= 0.0 and abs(lam[1]) <= mu * lam[0]:
+        return v_minus + minv_wt @ lam, float(lam[0]), float(lam[1])
+    sign = -math.copysign(1.0, lam[1])
+    direction = w[0] - sign * mu * w[1]
+    minv_d = minv @ direction
+    lam_n = float((target[0] - gamma[0]) / (w[0] @ minv_d))
+    return v_minus + minv_d * lam_n, lam_n, -sign * mu * lam_n
+
+
 class EventDrivenIntegrator:
     """Event-driven integrator; owns its pinocchio Data and its contact mode."""
 
@@ -100,8 +122,14 @@ class EventDrivenIntegrator:
                 q, v, jump = self._touchdown_if_penetrating(q, v, events)
                 impulse += jump
             start = self._evaluate(q, v, generalized_force)
-            q1, v1, end, lam_int, n_int = self._rk4(q, v, generalized_force, remaining, start)
             start_values = self._event_values(start, v)
+            violated = self._violated_at_start(start_values)
+            if violated is not None:
+                # the command changed at this step boundary and the contact mode no longer holds
+                q, v, jump = self._handle_event(violated, q, v, generalized_force, events)
+                impulse += jump
+                continue
+            q1, v1, end, lam_int, n_int = self._rk4(q, v, generalized_force, remaining, start)
             end_values = self._event_values(end, v1)
             crossed = [i for i, (a, b) in enumerate(zip(start_values, end_values))
                        if a > 0.0 and b <= 0.0]
@@ -203,6 +231,19 @@ class EventDrivenIntegrator:
             return (ev.lam_n, self.contact.friction * ev.lam_n - abs(ev.lam_t))
         return (ev.lam_n, self.slip_sign * ev.gamma_t)
 
+    def _violated_at_start(self, values):
+        """Index of a contact condition already violated at the start of a step, else None.
+
+        The slip-stop condition is exempt: it is zero right after a slip starts.
+        """
+        if self.mode == STICK:
+            for index, value in enumerate(values):
+                if value <= 0.0:
+                    return index
+        elif self.mode == SLIP and values[0] <= 0.0:
+            return 0
+        return None
+
     def _locate(self, q, v, generalized_force, start, index, h_max) -> float:
         def value(h):
             _, v1, end, _, _ = self._rk4(q, v, generalized_force, h, start)
@@ -256,21 +297,7 @@ class EventDrivenIntegrator:
         events.append('touchdown')
         _, normal, tangent, w, _, _ = self._contact_terms(q, v)
         minv = pin.computeMinverse(self.model, self.data, q)
-        gamma = w @ v
-        e, mu = self.contact.restitution, self.contact.friction
-        target = np.array((-e * gamma[0], 0.0))
-        minv_wt = minv @ w.T
-        lam = np.linalg.solve(w @ minv_wt, target - gamma)
-        if lam[0] >= 0.0 and abs(lam[1]) <= mu * lam[0]:
-            v_plus = v + minv_wt @ lam
-            lam_n, lam_t = float(lam[0]), float(lam[1])
-        else:  # sliding impact: tangential impulse on the friction cone's edge
-            sign = -math.copysign(1.0, lam[1])
-            direction = w[0] - sign * mu * w[1]
-            minv_d = minv @ direction
-            lam_n = float((target[0] - gamma[0]) / (w[0] @ minv_d))
-            v_plus = v + minv_d * lam_n
-            lam_t = -sign * mu * lam_n
+        v_plus, lam_n, lam_t = impact_map(minv, w, v, self.contact)
         jump = np.array((normal[0] * lam_n + tangent[0] * lam_t,
                          normal[1] * lam_n + tangent[1] * lam_t))
         if float(w[0] @ v_plus) > _VELOCITY_EPS:  # bounced (restitution > 0)

@@ -1,0 +1,120 @@
+"""Configuration checks, terrain shapes, motor model and bad input (DESIGN.md section 7)."""
+import math
+
+import numpy as np
+import pytest
+
+from dodo_sim.motor import MotorModel
+from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+from dodo_sim.terrain import make_terrain
+
+
+@pytest.mark.parametrize('field, value, message', [
+    ('integrator', 'rk45', 'integrator'),
+    ('terrain', 'moon', 'terrain'),
+    ('solver', 'newton', 'solver'),
+    ('dt', 0.0, 'dt'),
+    ('dt', float('nan'), 'dt'),
+    ('control_period', -1e-3, 'control_period'),
+    ('friction', -0.1, 'friction'),
+    ('restitution', 1.5, 'restitution'),
+    ('initial_q', (0.0, 1.0, 0.3), 'initial_q'),
+    ('solver_relaxation', 2.5, 'solver_relaxation'),
+    ('mode', 'fast', 'mode'),
+    ('motor_time_constant', -0.01, 'motor_time_constant'),
+])
+def test_bad_values_are_named(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        SimConfig(**{field: value})
+
+
+def test_control_period_must_be_integer_multiple_of_dt():
+    with pytest.raises(ValueError, match='integer multiple'):
+        SimConfig(dt=3e-4, control_period=1e-3)
+    assert SimConfig(dt=2e-4, control_period=1e-3).substeps == 5
+
+
+def test_push_schedule_lengths_must_match():
+    with pytest.raises(ValueError, match='push_impulses'):
+        SimConfig(push_times=(1.0, 2.0), push_impulses_x=(1.0,), push_impulses_z=(0.0, 0.0))
+
+
+def test_terrain_shape_errors_are_named():
+    with pytest.raises(ValueError, match='step_rises_m'):
+        SimConfig(terrain='steps', step_edges_x_m=(1.0,), step_rises_m=())
+    with pytest.raises(ValueError, match='sine_wavelength_m'):
+        SimConfig(terrain='sinusoid', sine_wavelength_m=0.0)
+
+
+def test_from_dict_rejects_unknown_keys():
+    with pytest.raises(ValueError, match="unknown simulator parameter.*'frictoin'"):
+        SimConfig.from_dict({'frictoin': 0.5})
+    assert SimConfig.from_dict({'friction': 0.5, 'initial_q': [0, 1, 0, 0]}).initial_q == (
+        0.0, 1.0, 0.0, 0.0)
+
+
+def test_bad_commands_are_rejected(urdf_path):
+    sim = Simulator(urdf_path)
+    with pytest.raises(ValueError, match='tau'):
+        sim.step([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match='tau'):
+        sim.step([float('nan'), 0.0])
+    with pytest.raises(ValueError, match='reset'):
+        sim.reset([0.0, 1.0])
+
+
+def test_divergence_stops_with_last_good_state(urdf_path):
+    sim = Simulator(urdf_path, SimConfig(max_speed=50.0))
+    sim.reset([0.0, 5.0, 0.0, 0.0], np.zeros(4))
+    good = sim.step([0.0, 0.0])
+    with pytest.raises(SimulationDiverged, match='diverged') as info:
+        for _ in range(10):
+            good = sim.step([1e6, -1e6])
+    assert info.value.last_good_state is good
+    assert np.isfinite(info.value.last_good_state.q).all()
+
+
+def test_terrains_give_heights_and_unit_normals():
+    flat = make_terrain('flat', height_m=0.1)
+    assert flat.height(3.0) == 0.1 and flat.normal(3.0) == (0.0, 1.0)
+    slope = make_terrain('slope', slope_deg=10.0)
+    assert slope.height(2.0) == pytest.approx(2.0 * math.tan(math.radians(10.0)))
+    nx, nz = slope.normal(0.0)
+    assert (nx, nz) == pytest.approx((-math.sin(math.radians(10)), math.cos(math.radians(10))))
+    steps = make_terrain('steps', step_edges_x_m=(1.0, 2.0), step_rises_m=(0.05, -0.02))
+    assert [steps.height(x) for x in (0.5, 1.0, 1.5, 2.5)] == pytest.approx(
+        [0.0, 0.05, 0.05, 0.03])
+    sine = make_terrain('sinusoid', sine_amplitude_m=0.1, sine_wavelength_m=2.0)
+    for x in np.linspace(0.0, 2.0, 9):
+        nx, nz = sine.normal(x)
+        assert math.hypot(nx, nz) == pytest.approx(1.0)
+        # the normal is perpendicular to the surface tangent (1, h'(x))
+        h = 1e-6
+        slope_fd = (sine.height(x + h) - sine.height(x - h)) / (2 * h)
+        assert nx + nz * slope_fd == pytest.approx(0.0, abs=1e-8)
+
+
+def test_motor_saturates_and_lags():
+    motor = MotorModel(np.array([10.0, 20.0]), time_constant_s=0.01)
+    applied = [motor.advance(np.array([100.0, -100.0]), 1e-3).copy() for _ in range(10)]
+    # after one time constant the first-order lag reaches 1 - 1/e of the saturated target
+    np.testing.assert_allclose(applied[-1], np.array([10.0, -20.0]) * (1 - math.exp(-1.0)))
+    ideal = MotorModel(None, 0.0)
+    np.testing.assert_array_equal(ideal.advance(np.array([100.0, -100.0]), 1e-3), [100.0, -100.0])
+
+
+def test_torque_saturation_uses_urdf_effort_limits(urdf_path):
+    sim = Simulator(urdf_path, SimConfig(torque_saturation=True), xacro_args={'hip_effort': 5.0})
+    sim.reset([0.0, 5.0, 0.0, 0.0], np.zeros(4))
+    state = sim.step([50.0, 1.0])
+    np.testing.assert_allclose(state.tau_applied, [5.0, 1.0])
+
+
+def test_core_modules_import_no_rclpy():
+    import subprocess
+    import sys
+    code = ('import sys, dodo_sim.simulator, dodo_sim.model, dodo_sim.terrain; '
+            'import importlib.util as u\n'
+            'if u.find_spec("dodo_control.controller"): import dodo_control.controller\n'
+            'assert "rclpy" not in sys.modules, "core imported rclpy"')
+    subprocess.run([sys.executable, '-c', code], check=True)
