@@ -115,3 +115,7 @@ def main(argv=None) -> int:
         plot(results, args.plot)
         print(f'figure: {args.plot}')
     return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
