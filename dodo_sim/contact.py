@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,8 +20,7 @@ class ContactParams:
     restitution: float = 0.0
 
 
-@dataclass
-class ContactStep:
+class ContactStep(NamedTuple):
     """What one physics step did at the contact.
 
     Attributes:
@@ -51,14 +51,13 @@ def contact_frame(terrain, foot_x: float, foot_z: float):
 
 def contact_jacobians(jac_xz: np.ndarray, normal, tangent) -> np.ndarray:
     """2x4 matrix W = [n^T J; t^T J] of normal and tangential contact velocities."""
-    return np.array([normal[0] * jac_xz[0] + normal[1] * jac_xz[1],
-                     tangent[0] * jac_xz[0] + tangent[1] * jac_xz[1]])
+    return np.array((normal, tangent)) @ jac_xz
 
 
 def solve_contact_impulse(delassus: np.ndarray, gamma_free, gamma_pre_normal: float,
                           params: ContactParams, *, method: str = 'gauss_seidel',
                           relaxation: float = 1.0, max_iterations: int = 100,
-                          tolerance: float = 1e-12, warm_start=(0.0, 0.0)):
+                          tolerance: float = 1e-12, warm_start=None):
     """Prox iterations for the velocity-level normal-cone inclusion of one point contact.
 
     Finds impulses (Lambda_N, Lambda_T) with
@@ -77,7 +76,14 @@ def solve_contact_impulse(delassus: np.ndarray, gamma_free, gamma_pre_normal: fl
     mu = params.friction
     r_n = relaxation / g_nn
     r_t = relaxation / g_tt
-    lam_n, lam_t = max(float(warm_start[0]), 0.0), float(warm_start[1])
+    if warm_start is None:
+        det = g_nn * g_tt - g_nt * g_tn
+        lam_n = (-free_n * g_tt + g_nt * free_t) / det
+        lam_t = (-free_t * g_nn + g_tn * free_n) / det
+        lam_n = lam_n if lam_n > 0.0 else 0.0
+        lam_t = min(max(lam_t, -mu * lam_n), mu * lam_n)
+    else:
+        lam_n, lam_t = max(float(warm_start[0]), 0.0), float(warm_start[1])
     jacobi = method == 'jacobi'
     for iteration in range(1, max_iterations + 1):
         new_n = lam_n - r_n * (free_n + g_nn * lam_n + g_nt * lam_t)

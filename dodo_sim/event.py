@@ -164,7 +164,7 @@ class EventDrivenIntegrator:
         pin.forwardKinematics(model, data, q, v, self._zero)
         pin.computeJointJacobians(model, data, q)
         foot = pin.updateFramePlacement(model, data, self.foot).translation
-        jac = pin.getFrameJacobian(model, data, self.foot, pin.LOCAL_WORLD_ALIGNED)[(0, 2), :]
+        jac = pin.getFrameJacobian(model, data, self.foot, pin.LOCAL_WORLD_ALIGNED)[0:3:2]
         jdot_v = pin.getFrameClassicalAcceleration(model, data, self.foot,
                                                    pin.LOCAL_WORLD_ALIGNED).linear
         return (foot[0], foot[2]), jac, (jdot_v[0], jdot_v[2])

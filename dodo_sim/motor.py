@@ -28,6 +28,9 @@ class MotorModel:
 
         The lag is integrated exactly for a command held over the step (zero-order hold).
         """
+        if self.torque_limits is None and self.time_constant_s == 0.0:
+            self.applied = command
+            return command
         target = command
         if self.torque_limits is not None:
             target = np.clip(command, -self.torque_limits, self.torque_limits)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
-from typing import Mapping
+from dataclasses import dataclass
+from typing import Mapping, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -168,8 +168,7 @@ class SimConfig:
         return cls(**values)
 
 
-@dataclass(frozen=True)
-class State:
+class State(NamedTuple):
     """Simulator output after a control period.
 
     Attributes:
@@ -192,7 +191,7 @@ class State:
     in_contact: bool
     contact_force: np.ndarray
     foot_position: np.ndarray
-    tau_applied: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    tau_applied: np.ndarray
     integrator: str = 'timestepping'
     solver_iterations: int = 0
     events: tuple = ()
@@ -233,6 +232,7 @@ class Simulator:
         self.motor = MotorModel(self.leg.effort_limits if cfg.torque_saturation else None,
                                 cfg.motor_time_constant)
         self._data = self.leg.model.createData()
+        self._generalized = np.zeros(self.leg.model.nv)  # S^T tau + J_base^T f, reused buffer
         self._base_force_map = self._base_force_jacobian_transpose()
         self._pushes = sorted(zip(cfg.push_times, cfg.push_impulses_x, cfg.push_impulses_z))
         self._external_force = np.zeros(2)
@@ -260,45 +260,62 @@ class Simulator:
 
     def step(self, tau) -> State:
         """Advance one control period holding the [hip, knee] torque command (N*m)."""
-        command = np.asarray(tau, dtype=float)
-        if command.shape != (2,) or not np.isfinite(command).all():
+        try:
+            hip, knee = float(tau[0]), float(tau[1])
+            valid = len(tau) == 2 and math.isfinite(hip + knee)
+        except (TypeError, IndexError, ValueError):
+            valid = False
+        if not valid:
             raise ValueError(f'tau must be 2 finite values [hip, knee] in N*m, got {tau!r}')
+        command = np.array((hip, knee))
         cfg = self.config
         dt = cfg.dt
-        self._collect_scheduled_pushes()
+        if self._next_push < len(self._pushes):
+            self._collect_scheduled_pushes()
         impulse = self._pending_impulse
-        self._pending_impulse = np.zeros(2)
+        pushed = impulse[0] != 0.0 or impulse[1] != 0.0
+        if pushed:
+            self._pending_impulse = np.zeros(2)
+        base_force = self._external_force
+        forced = base_force[0] != 0.0 or base_force[1] != 0.0
         q, v = self._q, self._v
         impulse_x = impulse_z = 0.0
         in_contact = False
         iterations = 0
-        events = []
-        generalized = np.zeros(4)
+        events = ()
+        generalized = self._generalized
+        generalized[:2] = 0.0
+        step = self.integrator.step
         for substep in range(cfg.substeps):
             generalized[2:] = self.motor.advance(command, dt)
-            base_force = self._external_force
-            if substep == 0 and (impulse[0] or impulse[1]):
-                # a push is a constant force over one physics step carrying the impulse
-                base_force = base_force + impulse / dt
-            generalized[:2] = 0.0
-            if base_force[0] or base_force[1]:
-                generalized += self._base_force_map @ base_force
-            q, v, contact = self.integrator.step(q, v, generalized, dt)
-            impulse_x += contact.impulse_world[0]
-            impulse_z += contact.impulse_world[1]
+            if forced or (pushed and substep < 2):
+                force = base_force
+                if pushed and substep == 0:
+                    # a push is a constant force over one physics step carrying the impulse
+                    force = base_force + impulse / dt
+                generalized[:2] = self._base_force_map @ force  # base rows of J_body^T f
+            q, v, contact = step(q, v, generalized, dt)
+            contact_impulse = contact.impulse_world
+            if contact_impulse[0] or contact_impulse[1]:
+                impulse_x += contact_impulse[0]
+                impulse_z += contact_impulse[1]
+                iterations = max(iterations, contact.iterations)
             in_contact = contact.in_contact
-            iterations = max(iterations, contact.iterations)
-            events.extend(contact.events)
+            if contact.events:
+                events += contact.events
         self._steps += 1
         t = self._steps * cfg.control_period
-        if not (np.isfinite(q).all() and np.isfinite(v).all()) or np.abs(v).max() > cfg.max_speed:
+        speed_squared = float(v.dot(v))
+        # NaN fails every comparison, so this also catches a non-finite state
+        if not speed_squared <= cfg.max_speed * cfg.max_speed:
             self.integrator.reset(self._q, self._v)
             raise SimulationDiverged(
                 f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
                 f'last good state at t = {self.state.t:.6f} s', self.state)
         self._q, self._v = q, v
-        force = np.array((impulse_x, impulse_z)) / cfg.control_period
-        self.state = self._make_state(t, in_contact, force, iterations, tuple(events))
+        force = np.array((impulse_x, impulse_z))
+        force /= cfg.control_period
+        self.state = self._make_state(t, in_contact, force, iterations, events)
         return self.state
 
     def apply_impulse(self, impulse_xz) -> None:
@@ -339,20 +356,20 @@ class Simulator:
             self._next_push += 1
 
     def _base_force_jacobian_transpose(self) -> np.ndarray:
-        """4x2 map from a world [x, z] force on the body origin to generalised forces."""
+        """2x2 map from a world [x, z] force on the body origin to the base coordinates'
+        generalised forces (the body hangs on the base joints: the leg joints get none)."""
         model, data = self.leg.model, self._data
         jac = pin.computeFrameJacobian(model, data, np.zeros(model.nq), self.leg.body_frame_id,
                                        pin.LOCAL_WORLD_ALIGNED)
-        return jac[(0, 2), :].T.copy()
+        return jac[0:3:2, 0:2].T.copy()
 
     def _make_state(self, t, in_contact, force, iterations, events) -> State:
         model, data = self.leg.model, self._data
         pin.forwardKinematics(model, data, self._q)
         foot = pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation
-        return State(t=t, q=self._q.copy(), v=self._v.copy(), in_contact=bool(in_contact),
-                     contact_force=force, foot_position=np.array((foot[0], foot[2])),
-                     tau_applied=self.motor.applied.copy(), integrator=self.config.integrator,
-                     solver_iterations=iterations, events=events)
+        # q and v are fresh arrays from the integrator and never modified in place: no copies
+        return State(t, self._q, self._v, bool(in_contact), force, foot[0:3:2],
+                     self.motor.applied, self.config.integrator, iterations, events)
 
 
 __all__ = ['Simulator', 'SimConfig', 'State', 'SimulationDiverged', 'ModelError', 'INTEGRATORS']

@@ -51,6 +51,9 @@ class TimeSteppingParams:
     position_correction: bool = True
 
 
+_NO_CONTACT = ContactStep()
+
+
 class MoreauJeanIntegrator:
     """Time-stepping integrator; owns its pinocchio Data."""
 
@@ -65,10 +68,9 @@ class MoreauJeanIntegrator:
         self.terrain = terrain
         self.contact = contact
         self.params = params
-        self._warm = (0.0, 0.0)
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
-        self._warm = (0.0, 0.0)
+        """Stateless between steps: nothing to reset."""
 
     def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
         """Advance (q, v) by dt. Returns (q+, v+, ContactStep)."""
@@ -84,20 +86,18 @@ class MoreauJeanIntegrator:
             # A free step that would end below the ground (a fast foot, or strong joint
             # accelerations just after an impact) gets the contact in its active set too.
             if gap > NEAR_GROUND_M or self._gap(q_free) >= 0.0:
-                self._warm = (0.0, 0.0)
-                return q_free, v_free, ContactStep()
+                return q_free, v_free, _NO_CONTACT
 
         minv = pin.computeMinverse(model, data, q_mid)
         jac = pin.computeFrameJacobian(model, data, q_mid, self.foot, pin.LOCAL_WORLD_ALIGNED)
-        w = contact_jacobians(jac[(0, 2), :], normal, tangent)
+        w = contact_jacobians(jac[0:3:2], normal, tangent)
         minv_wt = minv @ w.T
         delassus = w @ minv_wt
         params = self.params
         lam_n, lam_t, iterations, converged = solve_contact_impulse(
             delassus, w @ v_free, float(w[0] @ v), self.contact, method=params.solver,
             relaxation=params.relaxation, max_iterations=params.max_iterations,
-            tolerance=params.tolerance, warm_start=self._warm)
-        self._warm = (lam_n, lam_t)
+            tolerance=params.tolerance)
         v_next = v_free + minv_wt @ np.array((lam_n, lam_t))
         q_next = q_mid + half * v_next
         if params.position_correction and lam_n > 0.0:
