@@ -162,11 +162,17 @@ def stamp_seconds(stamp) -> float:
     return stamp.sec + 1e-9 * stamp.nanosec
 
 
+def stamp_ns(stamp) -> int:
+    """builtin_interfaces/Time -> ns (exact)."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
 @dataclass
 class JointStates:
     """/joint_states as arrays, columns in ``JOINT_NAMES`` order (base_x, base_z, hip, knee)."""
 
     t: np.ndarray            # header stamp, s
+    stamp_ns: np.ndarray     # header stamp, ns (int64, exact)
     log_time_ns: np.ndarray
     q: np.ndarray            # (N, 4)
     v: np.ndarray            # (N, 4)
@@ -179,7 +185,7 @@ def joint_states(data: TopicData, joint_names: tuple[str, ...] = JOINT_NAMES) ->
     n = len(joint_names)
     index = {name: i for i, name in enumerate(joint_names)}
     q, v, e = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
-    rows_t, rows_log, rows_q, rows_v, rows_e = [], [], [], [], []
+    rows_t, rows_ns, rows_log, rows_q, rows_v, rows_e = [], [], [], [], [], []
     for log_ns, msg in zip(data.log_time_ns, data.messages):
         for k, name in enumerate(msg.name):
             i = index.get(name)
@@ -193,12 +199,14 @@ def joint_states(data: TopicData, joint_names: tuple[str, ...] = JOINT_NAMES) ->
                 e[i] = msg.effort[k]
         if np.all(np.isfinite(q)):
             rows_t.append(stamp_seconds(msg.header.stamp))
+            rows_ns.append(stamp_ns(msg.header.stamp))
             rows_log.append(log_ns)
             rows_q.append(q.copy())
             rows_v.append(v.copy())
             rows_e.append(e.copy())
     shape = (0, n)
     return JointStates(t=np.asarray(rows_t, dtype=float),
+                       stamp_ns=np.asarray(rows_ns, dtype=np.int64),
                        log_time_ns=np.asarray(rows_log, dtype=np.int64),
                        q=np.asarray(rows_q, dtype=float).reshape(shape if not rows_q else (-1, n)),
                        v=np.asarray(rows_v, dtype=float).reshape(shape if not rows_v else (-1, n)),
@@ -300,3 +308,114 @@ def robot_description(bag: dict[str, TopicData]) -> str | None:
     if data is None or not len(data):
         return None
     return data.messages[-1].data
+
+
+def _time_msg(typestore, t_s: float):
+    ns = int(round(t_s * 1e9))
+    return typestore.types['builtin_interfaces/msg/Time'](sec=ns // 1_000_000_000,
+                                                          nanosec=ns % 1_000_000_000)
+
+
+class OfflineBagWriter:
+    """Write the dodo topics of an offline (no-DDS) run to a rosbag2 MCAP bag.
+
+    Bag times are ``log_offset_ns + t * 1e9`` (sim time on a wall-clock-like base) unless given.
+    Used by tests (synthetic bags) and anything that logs a core-only run::
+
+        with OfflineBagWriter(path) as w:
+            w.robot_description(xml)
+            w.step(t, q, v, effort, force_xz)       # /clock, /foot_contact, /joint_states
+            w.command(t, tau)                        # /effort_controller/commands
+            w.controller_state(t, names, values)     # /controller/state (JointState channels)
+    """
+
+    def __init__(self, bag_dir: str | os.PathLike, log_offset_ns: int = 1_700_000_000 * 10**9):
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        self.typestore = make_typestore()
+        self.log_offset_ns = int(log_offset_ns)
+        self.writer = Writer(Path(bag_dir), version=9, storage_plugin=StoragePlugin.MCAP)
+        self.connections: dict[str, object] = {}
+
+    def __enter__(self):
+        self.writer.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.writer.close()
+        return False
+
+    def _log_ns(self, t_s: float, log_ns: int | None) -> int:
+        return self.log_offset_ns + int(round(t_s * 1e9)) if log_ns is None else int(log_ns)
+
+    def write(self, topic: str, msgtype: str, msg, log_ns: int) -> None:
+        """Serialize a rosbags message object and write it."""
+        conn = self.connections.get(topic)
+        if conn is None:
+            from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
+                                            QosReliability, QosTime)
+            latched = topic == '/robot_description'
+            zero = QosTime(0, 0)
+            qos = Qos(QosHistory.KEEP_LAST, 1 if latched else 10, QosReliability.RELIABLE,
+                      QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+                      zero, zero, QosLiveliness.AUTOMATIC, zero, False)
+            conn = self.writer.add_connection(topic, msgtype, typestore=self.typestore,
+                                              offered_qos_profiles=[qos])
+            self.connections[topic] = conn
+        self.writer.write(conn, log_ns, self.typestore.serialize_cdr(msg, msgtype))
+
+    def _header(self, t_s: float, frame_id: str = ''):
+        return self.typestore.types['std_msgs/msg/Header'](stamp=_time_msg(self.typestore, t_s),
+                                                           frame_id=frame_id)
+
+    def robot_description(self, urdf_xml: str, log_ns: int | None = None) -> None:
+        msg = self.typestore.types['std_msgs/msg/String'](data=urdf_xml)
+        self.write('/robot_description', 'std_msgs/msg/String', msg, self._log_ns(0.0, log_ns))
+
+    def clock(self, t: float, log_ns: int | None = None) -> None:
+        msg = self.typestore.types['rosgraph_msgs/msg/Clock'](clock=_time_msg(self.typestore, t))
+        self.write('/clock', 'rosgraph_msgs/msg/Clock', msg, self._log_ns(t, log_ns))
+
+    def joint_state(self, t: float, q, v, effort=None, names=JOINT_NAMES,
+                    log_ns: int | None = None) -> None:
+        effort = np.zeros(len(names)) if effort is None else effort
+        msg = self.typestore.types['sensor_msgs/msg/JointState'](
+            header=self._header(t), name=list(names), position=np.asarray(q, dtype=float),
+            velocity=np.asarray(v, dtype=float), effort=np.asarray(effort, dtype=float))
+        self.write('/joint_states', 'sensor_msgs/msg/JointState', msg, self._log_ns(t, log_ns))
+
+    def foot_contact(self, t: float, force_xz, log_ns: int | None = None) -> None:
+        types = self.typestore.types
+        vec = types['geometry_msgs/msg/Vector3']
+        wrench = types['geometry_msgs/msg/Wrench'](
+            force=vec(x=float(force_xz[0]), y=0.0, z=float(force_xz[1])),
+            torque=vec(x=0.0, y=0.0, z=0.0))
+        msg = types['geometry_msgs/msg/WrenchStamped'](header=self._header(t, 'foot'),
+                                                       wrench=wrench)
+        self.write('/foot_contact', 'geometry_msgs/msg/WrenchStamped', msg,
+                   self._log_ns(t, log_ns))
+
+    def step(self, t: float, q, v, effort, force_xz, log_ns: int | None = None) -> None:
+        """One simulator step as the simulator node publishes it: /clock, /foot_contact,
+        /joint_states (same stamp)."""
+        base = self._log_ns(t, log_ns)
+        self.clock(t, base)
+        self.foot_contact(t, force_xz, base + 1)
+        self.joint_state(t, q, v, effort, log_ns=base + 2)
+
+    def command(self, t: float, tau, log_ns: int | None = None) -> None:
+        """/effort_controller/commands answering the state at ``t`` (bag time just after it)."""
+        types = self.typestore.types
+        layout = types['std_msgs/msg/MultiArrayLayout'](dim=[], data_offset=0)
+        msg = types['std_msgs/msg/Float64MultiArray'](layout=layout,
+                                                      data=np.asarray(tau, dtype=float))
+        self.write('/effort_controller/commands', 'std_msgs/msg/Float64MultiArray', msg,
+                   self._log_ns(t, log_ns) + (500_000 if log_ns is None else 0))
+
+    def controller_state(self, t: float, names, values, log_ns: int | None = None) -> None:
+        """/controller/state as the controller node publishes it (JointState channels)."""
+        msg = self.typestore.types['sensor_msgs/msg/JointState'](
+            header=self._header(t), name=list(names),
+            position=np.asarray(values, dtype=float), velocity=np.zeros(0),
+            effort=np.zeros(0))
+        self.write('/controller/state', 'sensor_msgs/msg/JointState', msg,
+                   self._log_ns(t, log_ns) + (500_001 if log_ns is None else 0))

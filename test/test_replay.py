@@ -1,0 +1,179 @@
+"""``dodo replay``: the offline controller regression check and the DDS republisher."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dodo_sim.bag import OfflineBagWriter, joint_states, message_counts, read_bag
+from dodo_sim.replay import compare_with_controller, main
+
+REPO = Path(__file__).resolve().parent.parent
+DURATION_S = 1.0
+
+
+def _closed_loop(params_file=None):
+    """An offline run of the simulator + controller cores as the ROS nodes drive them:
+    list of (stamp_ns, q, v, force_xz, tau, telemetry-ish channels)."""
+    from dodo_control.controller import Controller, ControllerConfig
+    from dodo_sim.params import config_from_file
+    from dodo_sim.paths import default_params_path, default_urdf_path
+    from dodo_sim.simulator import SimConfig, Simulator
+
+    params = params_file or default_params_path()
+    urdf = str(default_urdf_path())
+    sim = Simulator(urdf, config_from_file(SimConfig, params, 'simulator'))
+    ctrl = Controller(urdf, config_from_file(ControllerConfig, params, 'controller'))
+    state = sim.reset()
+    rows = []
+    for _ in range(int(round(DURATION_S / sim.config.control_period)) + 1):
+        ns = int(round(state.t * 1e9))
+        force = np.array(state.contact_force, dtype=float)
+        tau = np.asarray(ctrl.update(ns * 1e-9, state.q.copy(), state.v.copy(), force.copy()))
+        rows.append((ns, state.q.copy(), state.v.copy(), force, tau.copy(),
+                     float(ctrl.telemetry.angle_of_attack_rad)))
+        state = sim.step(tau)
+    return sim.leg.urdf_xml, rows
+
+
+@pytest.fixture(scope='module')
+def run():
+    return _closed_loop()
+
+
+def _write(path, run, *, with_state=True, skip_first=0, perturb=None):
+    urdf_xml, rows = run
+    with OfflineBagWriter(path) as w:
+        w.robot_description(urdf_xml)
+        for k, (ns, q, v, force, tau, alpha) in enumerate(rows):
+            t = ns * 1e-9
+            w.step(t, q, v, np.r_[0.0, 0.0, tau], force)
+            if k < skip_first:
+                continue
+            tau = tau.copy()
+            if perturb is not None and k == perturb[0]:
+                tau[1] += perturb[1]
+            w.command(t, tau)
+            if with_state:
+                w.controller_state(t, ['phase', 'angle_of_attack_rad', 'tau_hip', 'tau_knee'],
+                                   [0.0, alpha, tau[0], tau[1]])
+    return path
+
+
+def test_through_controller_reproduces_recorded_commands(tmp_path, run, capsys):
+    bag = _write(tmp_path / 'bag', run)
+    result = compare_with_controller(bag)
+    assert result.source == '/controller/state'
+    assert result.compared == len(run[1])
+    assert result.max_abs_nm <= 1e-9
+    assert main([str(bag), '--through-controller']) == 0
+    assert 'max |dtau|' in capsys.readouterr().out
+
+
+def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
+    k = len(run[1]) // 2
+    bag = _write(tmp_path / 'bag', run, perturb=(k, 0.05))
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm == pytest.approx(0.05, rel=1e-6)
+    assert result.max_abs_per_joint_nm[0] <= 1e-9
+    assert result.t_of_max_s == pytest.approx(run[1][k][0] * 1e-9)
+    assert main([str(bag), '--through-controller', '--tolerance', '0.01']) == 1
+    assert 'FAIL' in capsys.readouterr().err
+    assert main([str(bag), '--through-controller', '--tolerance', '0.1']) == 0
+
+
+def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run):
+    """No /controller/state: commands are paired in order starting at the state just before the
+    first command (a controller that started late); the fresh controller starts there too."""
+    from dodo_control.controller import Controller, ControllerConfig
+    from dodo_sim.params import config_from_file
+    from dodo_sim.paths import default_params_path
+
+    skip = 5
+    urdf_xml, rows = run
+    late = Controller(urdf_xml, config_from_file(ControllerConfig, default_params_path(),
+                                                 'controller'))
+    late_rows = [(ns, q, v, f, np.asarray(late.update(ns * 1e-9, q.copy(), v.copy(), f.copy())),
+                  a) if k >= skip else (ns, q, v, f, tau, a)
+                 for k, (ns, q, v, f, tau, a) in enumerate(rows)]
+    bag = _write(tmp_path / 'bag', (urdf_xml, late_rows), with_state=False, skip_first=skip)
+    result = compare_with_controller(bag)
+    assert result.source == '/effort_controller/commands'
+    assert result.compared == len(rows) - skip
+    assert result.max_abs_nm <= 1e-9
+
+
+def test_other_controller_params_are_detected(tmp_path, run):
+    bag = _write(tmp_path / 'bag', run)
+    params = tmp_path / 'other.yaml'
+    params.write_text('controller:\n  ros__parameters:\n    apex_height: 1.0\n'
+                      '    target_x: 1.5\n')
+    result = compare_with_controller(bag, params_file=params)
+    assert result.max_abs_nm > 1e-3
+    assert main([str(bag), '--through-controller', '--params-file', str(params)]) == 1
+
+
+def test_not_a_bag_is_a_clear_error(tmp_path, capsys):
+    assert main([str(tmp_path), '--through-controller']) == 2
+    assert 'metadata.yaml' in capsys.readouterr().err
+
+
+# ---- over DDS ------------------------------------------------------------------------------------
+def _env(offset: int) -> dict:
+    env = dict(os.environ)
+    env['ROS_DOMAIN_ID'] = str(110 + (os.getpid() * 7 + 50 + offset) % 120)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env['PYTHONUNBUFFERED'] = '1'
+    return env
+
+
+@pytest.mark.ros
+def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
+    n, rate = 400, 0.5
+    src = tmp_path / 'src'
+    with OfflineBagWriter(src) as w:
+        w.robot_description('<robot name="replayed"/>')
+        for k in range(n):
+            t = k * 1e-3
+            w.step(t, [k, 1.0, 0.0, 0.0], [0.0] * 4, [0.0] * 4, [0.0, 0.0])
+    env = _env(1)
+    out_bag = tmp_path / 'out'
+    recorder = subprocess.Popen(
+        [sys.executable, '-m', 'dodo_sim.recorder', '--ros-args', '-p', f'bag:={out_bag}',
+         '-p', "topics:=['/joint_states', '/clock', '/foot_contact', '/robot_description']"],
+        env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not recorder.stdout.readline().startswith('dodo recorder: ready'):
+            assert time.monotonic() < deadline and recorder.poll() is None, 'recorder not ready'
+        replay = subprocess.run(
+            [sys.executable, '-c', 'import sys; from dodo_sim.replay import main; '
+             'sys.exit(main(sys.argv[1:]))', str(src), '--rate', str(rate),
+             '--min-subscribers', '1', '--start-delay', '0.5'],
+            env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert replay.returncode == 0, replay.stderr
+        assert f'published {3 * n + 1} messages' in replay.stdout
+        recorder.send_signal(signal.SIGINT)
+        _, err = recorder.communicate(timeout=30)
+        assert recorder.returncode == 0, err
+    finally:
+        if recorder.poll() is None:
+            recorder.kill()
+            recorder.wait(timeout=10)
+    counts = message_counts(out_bag)
+    assert counts == {'/joint_states': n, '/clock': n, '/foot_contact': n,
+                      '/robot_description': 1}
+    data = read_bag(out_bag, ['/joint_states'])
+    js = joint_states(data['/joint_states'])
+    np.testing.assert_array_equal(js.q[:, 0], np.arange(n, dtype=float))
+    np.testing.assert_array_equal(js.stamp_ns, np.arange(n, dtype=np.int64) * 1_000_000)
+    # paced: the replay cannot be faster than the scaled original span (0.399 s / 0.5)
+    span_s = (data['/joint_states'].log_time_ns[-1] - data['/joint_states'].log_time_ns[0]) * 1e-9
+    assert span_s >= 0.95 * (n - 1) * 1e-3 / rate
