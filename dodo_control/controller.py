@@ -1,0 +1,627 @@
+"""Hybrid SLIP controller of the articulated hopping leg (Hutter et al. 2010). Pure core, no rclpy.
+
+API (stable; the ROS controller node wraps exactly this)::
+
+    from dodo_control.controller import Controller, ControllerConfig
+    ctrl = Controller('urdf/hopper.urdf.xacro', ControllerConfig(apex_height=1.2),
+                      xacro_args=None)                      # same robot description as the sim
+    tau = ctrl.update(t, q, v, foot_force)                  # -> np.array([hip, knee]) N*m
+    ctrl.telemetry                                          # ControllerTelemetry (frozen)
+    ctrl.set_setpoints(target_x=4.0)                        # runtime set-point change
+    ctrl.set_setpoints(target_velocity=1.5, apex_height=1.1, flight_policy='deadbeat')
+    ctrl.reconfigure(new_config)                            # swap the whole config (gains too)
+    ctrl.reset()                                            # forget phase, loops and history
+    ControllerConfig.from_dict({'target_x': 4.0})           # unknown keys -> ValueError naming them
+
+Inputs of ``update``: ``t`` (s), ``q = [x, z, hip, knee]`` (m, m, rad, rad), ``v`` (their rates) —
+boom/base joints are measured like on the boom rig — and ``foot_force`` = world ``[fx, fz]`` (N)
+from the foot force sensor (zero in flight; ignored when ``use_foot_sensor`` is False). The
+controller never reads simulator internals. It builds its own pinocchio Model/Data from the URDF
+(masses and lengths come from there) and is meant to be called every ``control_period``.
+
+Structure (DESIGN.md section 5):
+
+* :mod:`.phase` — FLIGHT -> STANCE (touchdown: foot force sensor, kinematic fallback) -> FLIGHT
+  (liftoff: spring back at rest length and extending, or contact lost), apex events.
+* :mod:`.stance` — support-consistent SLIP law ``r̈_CoG = F_leg/m + g⃗`` with impact compensation
+  (SLIPic: spring pre-compressed by Δl = √(2ΔE/k) at touchdown) and apex-height regulation (the
+  rest length is reset at maximum compression so that the CoG energy lifts off to the apex
+  set-point; an integral term per hop removes the residual bias).
+* :mod:`.flight` — per hop at the apex: position PI -> velocity set-point (saturated, anti-windup)
+  -> angle of attack by ``flight_policy`` ('cascade' PI of seed 000, 'raibert' foot placement, or
+  'deadbeat' from the SLIP apex return map of :mod:`.slip`), then every tick an exact-model
+  posture controller drives the foot to the SLIP touchdown point relative to the CoG.
+
+Positions and velocities in the set-points refer to the CoG (``target_x``: CoG x; apex: the base
+height above the ground, as DESIGN.md section 8 defines ``apex_height``). The ground height under
+the robot is estimated from the last foothold (``ground_height_guess_m`` before the first one).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from dodo_sim.model import load_leg_model
+
+from .dynamics import RobotDynamics
+from .flight import (PositionLoop, VelocityLoop, foot_target, posture_acceleration,
+                     raibert_angle)
+from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
+from .slip import (StanceSpec, apex_return_map, deadbeat_angle, precompression,
+                   regulated_force, slip_acceleration)
+from .stance import flight_foot_torque, impact_energy_loss, slip_torque, support_projection
+
+FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """Controller parameters (the controller node declares exactly these as ROS parameters).
+
+    Set-points (changeable at run time, see :meth:`Controller.set_setpoints`):
+        target_x: CoG x target, m; NaN = no position target (velocity mode).
+        target_velocity: CoG horizontal velocity set-point in velocity mode, m/s.
+        apex_height: height of the base above the ground at the apex, m.
+        flight_policy: 'cascade' | 'raibert' | 'deadbeat' (angle-of-attack law).
+        use_foot_sensor: touchdown/liftoff from the foot force sensor; False = kinematic fallback.
+
+    Timing:
+        control_period: period at which ``update`` is called, s (1 kHz default).
+
+    SLIP stance:
+        leg_stiffness: virtual spring stiffness k, N/m.
+        leg_rest_length_m: rest (= touchdown) leg length l0 foot-to-CoG, m; NaN =
+            ``leg_rest_length_fraction`` x the stretched-leg foot-to-CoG distance from the URDF.
+        leg_rest_length_fraction: see above, (-).
+        max_leg_length_fraction: longest rest length after energy injection, as a fraction of the
+            stretched foot-to-CoG distance (keeps the knee off its singularity), (-).
+        impact_compensation: SLIPic pre-compression at touchdown (off: plain SLIP, apexes decay
+            unless ``apex_regulation`` makes up for it).
+        apex_regulation: reset the rest length at maximum compression to reach ``apex_height``.
+        apex_integral_gain: per-hop integral gain on the apex height error, (-) (m per m).
+        max_apex_correction_m: bound of that integral correction, m.
+
+    Position loop (seed 000 eq. 21-23), updated at each apex:
+        position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
+
+    Velocity loop ('cascade', seed 000 eq. 20), updated at each apex:
+        velocity_kc: feed-forward α per speed, rad/(m/s); NaN = the SLIP neutral-point gain
+            computed from the apex return map at start-up.
+        velocity_kp: rad/(m/s).   velocity_ki: rad/(m/s) per hop.
+        max_angle_of_attack: |α| limit for every policy, rad.
+        raibert_gain_s: Raibert foot-placement gain k in x_f = v T_s/2 + k (v - v_set), s.
+        impact_feedforward: 'cascade'/'raibert': add to α the angle that cancels the horizontal
+            CoG velocity change the touchdown impact will cause (predicted from N_s at the
+            touchdown posture): kick x (K_c + 1/S), S = −d v_liftoff / d α of the SLIP.
+        deadbeat_step_s: RK4 step of the SLIP return map used by 'deadbeat', s.
+
+    Posture (flight, foot relative to the CoG):
+        posture_kp: 1/s^2.   posture_kd: 1/s.
+
+    Phase machine:
+        contact_force_threshold_n: vertical foot force that counts as contact, N.
+        min_flight_time_s / min_stance_time_s: chatter guards, s.
+        liftoff_samples: contact-free ticks that end a stance early (e.g. lifted by a push).
+        kinematic_touchdown_ratio: kinematic fallback: touchdown when the foot's vertical velocity
+            relative to the CoG jumps by more than this fraction of the CoG sink rate in one tick.
+        ground_height_guess_m: ground height assumed before the first touchdown, m.
+
+    Output:
+        saturate_torque: clip torques at the URDF effort limits.
+    """
+
+    target_x: float = math.nan
+    target_velocity: float = 0.0
+    apex_height: float = 1.2
+    flight_policy: str = 'cascade'
+    use_foot_sensor: bool = True
+    control_period: float = 0.001
+    leg_stiffness: float = 5000.0
+    leg_rest_length_m: float = math.nan
+    leg_rest_length_fraction: float = 0.85
+    max_leg_length_fraction: float = 0.97
+    impact_compensation: bool = True
+    apex_regulation: bool = True
+    apex_integral_gain: float = 0.5
+    max_apex_correction_m: float = 0.1
+    position_kp: float = 1.0
+    position_ki: float = 0.0
+    max_speed: float = 1.5
+    velocity_kc: float = math.nan
+    velocity_kp: float = 0.06
+    velocity_ki: float = 0.02
+    max_angle_of_attack: float = 0.5
+    raibert_gain_s: float = 0.05
+    impact_feedforward: bool = True
+    deadbeat_step_s: float = 0.002
+    posture_kp: float = 900.0
+    posture_kd: float = 60.0
+    contact_force_threshold_n: float = 10.0
+    min_flight_time_s: float = 0.03
+    min_stance_time_s: float = 0.03
+    liftoff_samples: int = 5
+    kinematic_touchdown_ratio: float = 0.5
+    ground_height_guess_m: float = 0.0
+    saturate_torque: bool = True
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad value."""
+        def bad(name, why):
+            raise ValueError(f'ControllerConfig.{name} = {getattr(self, name)!r}: {why}')
+
+        if self.flight_policy not in FLIGHT_POLICIES:
+            bad('flight_policy', f'choose one of {FLIGHT_POLICIES}')
+        for name in ('target_velocity', 'apex_height', 'position_kp', 'position_ki',
+                     'velocity_kp', 'velocity_ki', 'raibert_gain_s', 'posture_kp', 'posture_kd',
+                     'apex_integral_gain', 'max_apex_correction_m', 'ground_height_guess_m',
+                     'contact_force_threshold_n', 'min_flight_time_s', 'min_stance_time_s',
+                     'kinematic_touchdown_ratio'):
+            if not math.isfinite(getattr(self, name)):
+                bad(name, 'must be finite')
+        for name in ('control_period', 'leg_stiffness', 'apex_height', 'max_speed',
+                     'max_angle_of_attack', 'deadbeat_step_s', 'posture_kp', 'posture_kd',
+                     'kinematic_touchdown_ratio', 'contact_force_threshold_n'):
+            if not getattr(self, name) > 0.0:
+                bad(name, 'must be positive')
+        for name in ('position_kp', 'position_ki', 'velocity_kp', 'velocity_ki',
+                     'raibert_gain_s', 'apex_integral_gain', 'max_apex_correction_m',
+                     'min_flight_time_s', 'min_stance_time_s'):
+            if getattr(self, name) < 0.0:
+                bad(name, 'must be >= 0')
+        if not (math.isnan(self.target_x) or math.isfinite(self.target_x)):
+            bad('target_x', 'must be finite or NaN (velocity mode)')
+        if not (math.isnan(self.velocity_kc) or math.isfinite(self.velocity_kc)):
+            bad('velocity_kc', 'must be finite or NaN (derived from the SLIP)')
+        if not (math.isnan(self.leg_rest_length_m) or self.leg_rest_length_m > 0.0):
+            bad('leg_rest_length_m', 'must be positive or NaN (derived from the URDF)')
+        if not 0.0 < self.leg_rest_length_fraction < 1.0:
+            bad('leg_rest_length_fraction', 'must be within (0, 1)')
+        if not 0.0 < self.max_leg_length_fraction < 1.0:
+            bad('max_leg_length_fraction', 'must be within (0, 1)')
+        if not self.max_angle_of_attack < 1.2:
+            bad('max_angle_of_attack', 'must be below 1.2 rad')
+        if int(self.liftoff_samples) != self.liftoff_samples or self.liftoff_samples < 1:
+            bad('liftoff_samples', 'must be an integer >= 1')
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> 'ControllerConfig':
+        """Build from a parameter mapping; unknown keys raise ValueError naming them."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f'unknown controller parameter(s) {unknown}; known: {sorted(known)}')
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class ControllerTelemetry:
+    """Read-only snapshot after the last :meth:`Controller.update` (units in the names/docs).
+
+    Attributes:
+        t: time of the update, s.       phase: 'flight' or 'stance'.
+        hops: number of touchdowns so far.
+        events: events of this tick ('touchdown', 'liftoff', 'apex').
+        slip_leg_length_m: foot-to-CoG distance l, m.
+        slip_rest_length_m: current rest length of the virtual spring, m.
+        angle_of_attack_rad: flight: commanded touchdown angle; stance: the touchdown angle.
+        target_x / target_velocity / apex_height: set-points (m, m/s, m).
+        velocity_setpoint: velocity the flight policy aims at this hop (position loop output), m/s.
+        last_apex_height_m: base height above the ground at the last apex, m.
+        last_apex_velocity_mps: CoG horizontal velocity at the last apex, m/s.
+        energy_injected_j: energy put into the virtual spring in the current/last stance (SLIPic
+            pre-compression + apex regulation), J.
+        impact_loss_j: predicted CoG kinetic energy lost at the last touchdown, J.
+        com_position / com_velocity: CoG, world x-z, m and m/s.
+        foot_position: world x-z, m.
+        foot_target: flight: desired foot point (world x-z, m); stance: the foothold.
+        slip_acceleration: stance: commanded CoG acceleration a (m/s^2); flight: NaN.
+        leg_force_n: stance: SLIP leg force on the CoG (world x-z, N); flight: zeros.
+        torque_saturated: the command was clipped at the effort limits.
+    """
+
+    t: float
+    phase: str
+    hops: int
+    events: tuple
+    slip_leg_length_m: float
+    slip_rest_length_m: float
+    angle_of_attack_rad: float
+    target_x: float
+    target_velocity: float
+    apex_height: float
+    velocity_setpoint: float
+    last_apex_height_m: float
+    last_apex_velocity_mps: float
+    energy_injected_j: float
+    impact_loss_j: float
+    com_position: np.ndarray
+    com_velocity: np.ndarray
+    foot_position: np.ndarray
+    foot_target: np.ndarray
+    slip_acceleration: np.ndarray
+    leg_force_n: np.ndarray
+    torque_saturated: bool
+
+
+class Controller:
+    """Hybrid SLIP controller; see the module docstring for the API."""
+
+    def __init__(self, urdf_xml_or_path, config: ControllerConfig | None = None,
+                 xacro_args: Mapping[str, object] | None = None):
+        self.leg = load_leg_model(urdf_xml_or_path, xacro_args)
+        self.dyn = RobotDynamics(self.leg)
+        self.mass = self.dyn.mass
+        self.gravity = self.dyn.gravity
+        self.stretched_length = self.dyn.stretched_leg_length()
+        self.effort_limits = np.asarray(self.leg.effort_limits, dtype=float)
+        self._config = None
+        self.reconfigure(config if config is not None else ControllerConfig())
+        self.reset()
+
+    # -- configuration ---------------------------------------------------------------------
+
+    @property
+    def config(self) -> ControllerConfig:
+        return self._config
+
+    def reconfigure(self, config: ControllerConfig) -> None:
+        """Use a new config from the next tick on (phase and hop history are kept)."""
+        if not isinstance(config, ControllerConfig):
+            raise TypeError(f'config must be a ControllerConfig, got {type(config).__name__}')
+        old = self._config
+        self._config = config
+        cfg = config
+        self.rest_length = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
+                            else cfg.leg_rest_length_fraction * self.stretched_length)
+        self.max_rest_length = cfg.max_leg_length_fraction * self.stretched_length
+        if self.rest_length >= self.max_rest_length:
+            raise ValueError(f'leg rest length {self.rest_length:.4f} m must be shorter than '
+                             f'max_leg_length_fraction x stretched leg = '
+                             f'{self.max_rest_length:.4f} m')
+        if old is None or old.apex_height != cfg.apex_height or self._gains_changed(old, cfg):
+            self.velocity_kc, self.slip_sensitivity = self._neutral_gain()
+            if math.isfinite(cfg.velocity_kc):
+                self.velocity_kc = cfg.velocity_kc
+        if old is None or self._gains_changed(old, cfg):
+            self._position = PositionLoop(cfg.position_kp, cfg.position_ki, cfg.max_speed)
+            self._velocity = VelocityLoop(self.velocity_kc, cfg.velocity_kp, cfg.velocity_ki,
+                                          cfg.max_angle_of_attack)
+        else:
+            self._velocity.kc = self.velocity_kc
+            if math.isnan(old.target_x) != math.isnan(cfg.target_x) or (
+                    old.target_x != cfg.target_x and not math.isnan(cfg.target_x)):
+                self._position.reset()
+        self._table = None            # rebuilt from the measured knee branch at the next update
+        self._phase_params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
+                                         int(cfg.liftoff_samples))
+        if hasattr(self, '_phase'):
+            self._phase.params = self._phase_params
+
+    def set_setpoints(self, *, target_x: float | None = None,
+                      target_velocity: float | None = None, apex_height: float | None = None,
+                      flight_policy: str | None = None) -> None:
+        """Change set-points at run time (None keeps a value; target_x=math.nan: velocity mode)."""
+        changes = {name: value for name, value in (
+            ('target_x', target_x), ('target_velocity', target_velocity),
+            ('apex_height', apex_height), ('flight_policy', flight_policy)) if value is not None}
+        self.reconfigure(dataclasses.replace(self._config, **changes))
+
+    @staticmethod
+    def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
+        names = ('position_kp', 'position_ki', 'max_speed', 'velocity_kc', 'velocity_kp',
+                 'velocity_ki', 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
+                 'leg_rest_length_fraction')
+        return any(not _same(getattr(old, n), getattr(new, n)) for n in names)
+
+    def _stance_spec(self, apex_rel: float) -> StanceSpec:
+        cfg = self._config
+        return StanceSpec(stiffness=cfg.leg_stiffness, mass=self.mass,
+                          gravity_z=float(self.gravity[1]), regulate=cfg.apex_regulation,
+                          apex_height_rel=apex_rel, max_rest_length=self.max_rest_length,
+                          step_s=cfg.deadbeat_step_s)
+
+    def _neutral_gain(self) -> tuple[float, float]:
+        """SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity
+        −d v_liftoff / d α at rest ((m/s)/rad), both from the apex return map."""
+        cfg = self._config
+        apex_rel = cfg.apex_height
+        spec = self._stance_spec(apex_rel)
+        alpha = deadbeat_angle(1.0, apex_rel, 1.0, self.rest_length, spec,
+                               cfg.max_angle_of_attack)
+        delta = 0.02
+        _, vx = apex_return_map(np.array([-delta, delta]), apex_rel, 0.0, self.rest_length, spec)
+        sensitivity = float((vx[0] - vx[1]) / (2.0 * delta))
+        if not (math.isfinite(alpha) and math.isfinite(sensitivity) and sensitivity > 0.0):
+            raise ValueError(f'SLIP return map unusable for apex_height={cfg.apex_height} m, '
+                             f'leg_stiffness={cfg.leg_stiffness} N/m, rest length '
+                             f'{self.rest_length:.3f} m')
+        return float(alpha), sensitivity
+
+    # -- state -----------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget phase, loop integrators and hop history (config is kept)."""
+        self._phase = PhaseMachine(self._phase_params)
+        self._position.reset()
+        self._velocity.reset()
+        self._prev_v = None
+        self._prev_rel_vz = None
+        self._prev_phase = None
+        self._rest = self.rest_length
+        self._decompressing = False
+        self._foothold = None
+        self._ground = self._config.ground_height_guess_m
+        self._vx_td = 0.0
+        self._alpha = 0.0
+        self._td_alpha = 0.0
+        self._v_set = 0.0
+        self._apex_offset = None
+        self._apex_offset_pred = None
+        self._energy_td = 0.0
+        self._apex_correction = 0.0
+        self._apex_regulated = False
+        self._last_apex_t = None
+        self._last_apex_h = math.nan
+        self._last_apex_vx = math.nan
+        self._stance_time = math.pi * math.sqrt(self.mass / self._config.leg_stiffness)
+        self._touchdown_t = 0.0
+        self._energy_injected = 0.0
+        self._impact_loss = 0.0
+        self._hops = 0
+        self._telemetry = None
+
+    @property
+    def telemetry(self) -> ControllerTelemetry | None:
+        """Snapshot of the last update (None before the first one)."""
+        return self._telemetry
+
+    @property
+    def phase(self) -> str | None:
+        return self._phase.phase
+
+    # -- the control law -------------------------------------------------------------------
+
+    def update(self, t: float, q, v, foot_force) -> np.ndarray:
+        """One control tick: returns ``[hip, knee]`` torques, N*m."""
+        q = np.asarray(q, dtype=float).reshape(-1)
+        v = np.asarray(v, dtype=float).reshape(-1)
+        force = np.asarray(foot_force, dtype=float).reshape(-1)
+        if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
+            raise ValueError(f'update needs q (4), v (4), foot_force (2); got shapes '
+                             f'{q.shape}, {v.shape}, {force.shape}')
+        if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(force).all()
+                and math.isfinite(t)):
+            raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, f={force}')
+        cfg = self._config
+        if self._table is None:
+            self._build_posture_table(q)
+        terms = self.dyn.terms(q, v)
+        com, vcom, foot = terms.com, terms.com_vel, terms.foot
+        foot_vel = terms.Js @ v
+        d = com - foot
+        length = float(math.hypot(d[0], d[1]))
+        length_rate = float(d @ (vcom - foot_vel)) / length
+        rel_vz = float(foot_vel[1] - vcom[1])
+
+        contact = self._contact(force, foot_vel, vcom, rel_vz)
+        in_stance = self._phase.phase == STANCE
+        if in_stance and self._decompressing:
+            self._rest = self._decompression_rest(length, com, vcom)
+        released = (in_stance and self._decompressing and length >= self._rest - 1e-12
+                    and length_rate > 0.0)
+        events = self._phase.update(t, contact, released, float(vcom[1]))
+        for event in events:
+            if event == 'touchdown':
+                self._on_touchdown(t, terms, v, length, foot, com, vcom)
+            elif event == 'liftoff':
+                self._stance_time = max(t - self._touchdown_t, cfg.min_stance_time_s)
+            elif event == 'apex':
+                self._on_apex(t, terms, q, com, vcom)
+
+        accel = np.full(2, np.nan)
+        leg_force = np.zeros(2)
+        if self._phase.phase == STANCE:
+            if not self._decompressing and length_rate > 0.0:
+                self._decompressing = True       # maximum compression passed
+                self._rest = self._decompression_rest(length, com, vcom)
+            accel = slip_acceleration(com, foot, self._rest, cfg.leg_stiffness, self.mass,
+                                      self.gravity)
+            leg_force = self.mass * (accel - self.gravity)
+            tau = slip_torque(terms, accel)
+            target = self._foothold
+            self._energy_injected = self._cog_energy(com, vcom) - self._energy_td
+        else:
+            rel_target = foot_target(self._alpha, self.rest_length)
+            rel_acc = posture_acceleration(foot - com, foot_vel - vcom, rel_target,
+                                           cfg.posture_kp, cfg.posture_kd)
+            tau = flight_foot_torque(terms, rel_acc)
+            target = com + rel_target
+        saturated = False
+        if cfg.saturate_torque:
+            clipped = np.clip(tau, -self.effort_limits, self.effort_limits)
+            saturated = bool(np.any(clipped != tau))
+            tau = clipped
+        self._prev_v = v.copy()
+        self._prev_rel_vz = rel_vz
+        self._prev_phase = self._phase.phase
+        self._telemetry = ControllerTelemetry(
+            t=float(t), phase=self._phase.phase, hops=self._hops, events=events,
+            slip_leg_length_m=length, slip_rest_length_m=float(self._rest),
+            angle_of_attack_rad=float(self._alpha if self._phase.phase == FLIGHT
+                                      else self._td_alpha),
+            target_x=cfg.target_x, target_velocity=cfg.target_velocity,
+            apex_height=cfg.apex_height, velocity_setpoint=float(self._v_set),
+            last_apex_height_m=float(self._last_apex_h),
+            last_apex_velocity_mps=float(self._last_apex_vx),
+            energy_injected_j=float(self._energy_injected),
+            impact_loss_j=float(self._impact_loss), com_position=com, com_velocity=vcom,
+            foot_position=foot, foot_target=np.array(target, dtype=float),
+            slip_acceleration=accel, leg_force_n=leg_force, torque_saturated=saturated)
+        return tau
+
+    # -- pieces ----------------------------------------------------------------------------
+
+    def _contact(self, force, foot_vel, vcom, rel_vz) -> bool:
+        cfg = self._config
+        if cfg.use_foot_sensor:
+            return bool(force[1] > cfg.contact_force_threshold_n)
+        # kinematic fallback (no sensor): the foot stops dead at a plastic impact
+        if self._phase.phase == STANCE:
+            return bool(foot_vel[1] < 0.05 and abs(foot_vel[0]) < 0.05)
+        if self._phase.phase is None or self._prev_rel_vz is None:
+            return False  # no history yet: start in flight
+        sink = -float(vcom[1])
+        return bool(sink > 0.1 and rel_vz - self._prev_rel_vz > cfg.kinematic_touchdown_ratio
+                    * sink)
+
+    def _on_touchdown(self, t, terms, v, length, foot, com, vcom) -> None:
+        cfg = self._config
+        self._hops += 1
+        self._touchdown_t = t
+        self._foothold = foot.copy()
+        self._ground = float(foot[1])
+        self._vx_td = float(vcom[0])
+        self._decompressing = False
+        self._td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
+        v_minus = self._prev_v if (self._prev_v is not None and self._prev_phase == FLIGHT) else v
+        loss = 0.0
+        if cfg.impact_compensation:
+            loss = impact_energy_loss(terms, v_minus, self.mass, support_projection(terms))
+        self._impact_loss = loss
+        dl = precompression(loss, cfg.leg_stiffness)
+        self._rest = min(length + dl, self.max_rest_length)
+        self._energy_td = self._cog_energy(com, vcom)
+        self._energy_injected = 0.0
+        self._apex_offset_pred = self._posture_offset(self._alpha)
+
+    def _apex_target_rel(self) -> float:
+        """CoG apex height above the foothold that puts the base at ``apex_height``, m."""
+        offset = self._apex_offset_pred
+        if offset is None:
+            offset = self._apex_offset if self._apex_offset is not None else 0.0
+        return self._config.apex_height + offset + self._apex_correction
+
+    def _cog_energy(self, com, vcom) -> float:
+        """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
+        height = float(com[1] - (self._foothold[1] if self._foothold is not None else 0.0))
+        return float(0.5 * self.mass * (vcom @ vcom)
+                     + self.mass * abs(float(self.gravity[1])) * height)
+
+    def _decompression_rest(self, length, com, vcom) -> float:
+        """Rest length after maximum compression: constant, or apex-regulated (slip.py)."""
+        cfg = self._config
+        if not cfg.apex_regulation:
+            return self._rest
+        _, rest = regulated_force(length, float(vcom[1]), float(com[1] - self._foothold[1]),
+                                  stiffness=cfg.leg_stiffness, mass=self.mass,
+                                  gravity_z=float(self.gravity[1]),
+                                  apex_height_rel=self._apex_target_rel(),
+                                  max_rest_length=self.max_rest_length)
+        return float(rest)
+
+    def _on_apex(self, t, terms, q, com, vcom) -> None:
+        cfg = self._config
+        g = abs(float(self.gravity[1]))
+        apex_h = float(q[1] - self._ground)
+        self._apex_offset = float(com[1] - q[1])
+        if self._foothold is not None and cfg.apex_regulation:
+            err = cfg.apex_height - apex_h
+            self._apex_correction = float(np.clip(
+                self._apex_correction + cfg.apex_integral_gain * err,
+                -cfg.max_apex_correction_m, cfg.max_apex_correction_m))
+        dt_hop = 0.0 if self._last_apex_t is None else t - self._last_apex_t
+        self._last_apex_t = t
+        self._last_apex_h = apex_h
+        vx = float(vcom[0])
+        self._last_apex_vx = vx
+        # velocity set-point: position loop on the error predicted at the next touchdown
+        if math.isfinite(cfg.target_x):
+            z_td = self._ground + self.rest_length * math.cos(self._alpha)
+            fall = math.sqrt(2.0 * max(com[1] - z_td, 0.0) / g)
+            self._v_set = self._position.update(cfg.target_x - (com[0] + vx * fall), dt_hop)
+        else:
+            self._v_set = cfg.target_velocity
+        if cfg.flight_policy == 'deadbeat':
+            self._alpha = self._deadbeat(q, com, vx)
+            return
+        if cfg.flight_policy == 'cascade':
+            alpha = self._velocity.update(vx, self._v_set)
+        else:
+            alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
+                                  cfg.raibert_gain_s, cfg.max_angle_of_attack)
+        if cfg.impact_feedforward:
+            # the impact changes the speed the stance starts with: shift the neutral point by
+            # K_c * kick and cancel the kick itself by kick / S (kick evaluated at the α found)
+            gain = self.velocity_kc + 1.0 / self.slip_sensitivity
+            ff = gain * self._predicted_impact_kick(alpha, com, vx)
+            ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
+            alpha += ff
+        self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack, cfg.max_angle_of_attack))
+
+    def _predicted_impact_kick(self, alpha: float, com, vx) -> float:
+        """Horizontal CoG velocity change a touchdown at α will cause, m/s."""
+        g = abs(float(self.gravity[1]))
+        z_td = self._ground + self.rest_length * math.cos(alpha)
+        v_minus = np.array([vx, -math.sqrt(2.0 * g * max(com[1] - z_td, 0.0))])
+        return float((self._impact_matrix(alpha) @ v_minus)[0] - vx)
+
+    def _deadbeat(self, q, com, vx) -> float:
+        cfg = self._config
+        apex_rel = float(com[1] - self._ground)
+        return deadbeat_angle(self._v_set, apex_rel, vx, self.rest_length,
+                              self._stance_spec(self._apex_target_rel()),
+                              cfg.max_angle_of_attack, impact_matrix=self._impact_matrix,
+                              precompress=cfg.impact_compensation, guess=self._alpha,
+                              tolerance_mps=1e-3)
+
+    # -- posture table: touchdown posture quantities as functions of α ------------------------
+
+    def _build_posture_table(self, q) -> None:
+        """IK of the flight posture on a grid of α (knee branch of the measured q): the impact map
+        of the CoG velocity (2x2, from N_s with resting joints) and the CoG-minus-base height."""
+        cfg = self._config
+        alphas = np.linspace(-cfg.max_angle_of_attack, cfg.max_angle_of_attack, 21)
+        impacts = np.full((alphas.size, 2, 2), np.nan)
+        offsets = np.full(alphas.size, np.nan)
+        middle = alphas.size // 2
+        for order in (range(middle, alphas.size), range(middle, -1, -1)):
+            guess = np.array([0.0, 0.0, q[2], q[3]])
+            for i in order:
+                try:
+                    joints = self.dyn.posture_for_foot(foot_target(alphas[i], self.rest_length),
+                                                       guess)
+                except ValueError:
+                    continue
+                guess = np.array([0.0, 0.0, joints[0], joints[1]])
+                terms = self.dyn.terms(guess, np.zeros(4))
+                impacts[i] = (terms.Jc @ support_projection(terms).N_s)[:, :2]
+                offsets[i] = terms.com[1]
+        ok = np.isfinite(offsets)
+        if not ok.any():
+            raise ValueError('no flight posture reaches the SLIP touchdown point: check '
+                             'leg_rest_length_m against the URDF leg lengths')
+        self._table = (alphas[ok], impacts[ok], offsets[ok])
+
+    def _impact_matrix(self, alpha: float) -> np.ndarray:
+        alphas, impacts, _ = self._table
+        out = np.empty((2, 2))
+        for i in range(2):
+            for j in range(2):
+                out[i, j] = np.interp(alpha, alphas, impacts[:, i, j])
+        return out
+
+    def _posture_offset(self, alpha: float) -> float:
+        alphas, _, offsets = self._table
+        return float(np.interp(alpha, alphas, offsets))
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float)
+                      and math.isnan(a) and math.isnan(b))

@@ -1,0 +1,111 @@
+"""The controller's own rigid-body terms of the hopper, evaluated once per control tick.
+
+Built from :func:`dodo_sim.model.load_leg_model` (masses and lengths come from the URDF), on the
+controller's own ``pinocchio.Data``; the simulator's data is never touched. All task-space vectors
+are in the world x-z plane.
+
+Notation (DESIGN.md section 5): ``M`` joint-space inertia, ``h = b + g`` nonlinear effects,
+``J_s`` foot (support) jacobian, ``J_c`` CoG jacobian (2x4 each), ``dJs_v = J̇_s q̇``,
+``dJc_v = J̇_c q̇``, ``S = [0 0 1 0; 0 0 0 1]`` the actuator selection.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from dodo_sim.model import LegModel
+
+#: Actuator selection matrix S (hip, knee are coordinates 2 and 3 of q).
+SELECTION = np.array([[0.0, 0.0, 1.0, 0.0],
+                      [0.0, 0.0, 0.0, 1.0]])
+_XZ = [0, 2]
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Rigid-body terms at one (q, v). Arrays are fresh copies (safe to keep)."""
+
+    q: np.ndarray
+    v: np.ndarray
+    M: np.ndarray          # 4x4, kg / kg m^2
+    Minv: np.ndarray       # 4x4
+    h: np.ndarray          # 4, nonlinear effects b + g (N, N*m)
+    g: np.ndarray          # 4, generalised gravity (N, N*m)
+    Js: np.ndarray         # 2x4 foot jacobian
+    Jc: np.ndarray         # 2x4 CoG jacobian
+    dJs_v: np.ndarray      # 2, J̇_s q̇ (m/s^2)
+    dJc_v: np.ndarray      # 2, J̇_c q̇ (m/s^2)
+    foot: np.ndarray       # 2, foot position (m)
+    com: np.ndarray        # 2, CoG position (m)
+    com_vel: np.ndarray    # 2, CoG velocity (m/s)
+
+    @property
+    def foot_vel(self) -> np.ndarray:
+        return self.Js @ self.v
+
+
+class RobotDynamics:
+    """Evaluates :class:`Terms` on the controller's own pinocchio Data."""
+
+    def __init__(self, leg: LegModel):
+        self.leg = leg
+        self.model = leg.model
+        self.data = leg.model.createData()
+        self.mass = float(leg.total_mass)
+        self.gravity = np.asarray(leg.gravity, dtype=float)  # [gx, gz] m/s^2
+        self._zero = np.zeros(self.model.nv)
+
+    def terms(self, q, v) -> Terms:
+        model, data, fid = self.model, self.data, self.leg.foot_frame_id
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        # kinematics with zero acceleration: data.a holds the velocity-product (drift) terms
+        com = pin.centerOfMass(model, data, q, v, self._zero)
+        com_vel = data.vcom[0][_XZ].copy()
+        dJc_v = data.acom[0][_XZ].copy()
+        foot = pin.updateFramePlacement(model, data, fid).translation[_XZ].copy()
+        dJs_v = pin.getFrameClassicalAcceleration(model, data, fid,
+                                                  pin.LOCAL_WORLD_ALIGNED).linear[_XZ].copy()
+        Jc = pin.jacobianCenterOfMass(model, data, q)[_XZ, :].copy()
+        Js = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)[_XZ, :].copy()
+        M = pin.crba(model, data, q).copy()
+        M = np.triu(M) + np.triu(M, 1).T
+        h = pin.nonLinearEffects(model, data, q, v).copy()
+        g = pin.computeGeneralizedGravity(model, data, q).copy()
+        Minv = np.linalg.inv(M)
+        return Terms(q=q.copy(), v=v.copy(), M=M, Minv=Minv, h=h, g=g, Js=Js, Jc=Jc,
+                     dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com[_XZ].copy(), com_vel=com_vel)
+
+    def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """CoG and foot positions (world x-z, m) at q (kinematics only)."""
+        model, data = self.model, self.data
+        com = pin.centerOfMass(model, data, np.asarray(q, float))[_XZ].copy()
+        foot = pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation[_XZ]
+        return com, foot.copy()
+
+    def stretched_leg_length(self) -> float:
+        """Foot-to-CoG distance with the leg straight (hip = knee = 0), m."""
+        com, foot = self.com_and_foot(np.zeros(self.model.nq))
+        return float(np.linalg.norm(com - foot))
+
+    def posture_for_foot(self, rel_foot, q_guess, iterations: int = 30,
+                         tol: float = 1e-10) -> np.ndarray:
+        """Joint angles [hip, knee] putting the foot at ``rel_foot`` (world x-z) from the CoG.
+
+        Damped Newton from ``q_guess`` (keeps the knee branch of the guess). Raises ValueError if
+        the point is out of reach.
+        """
+        q = np.array(q_guess, dtype=float)
+        target = np.asarray(rel_foot, dtype=float)
+        for _ in range(iterations):
+            com, foot = self.com_and_foot(q)
+            err = target - (foot - com)
+            if float(err @ err) < tol * tol:
+                return q[2:].copy()
+            jac = (pin.computeFrameJacobian(self.model, self.data, q, self.leg.foot_frame_id,
+                                            pin.LOCAL_WORLD_ALIGNED)[_XZ, 2:]
+                   - pin.jacobianCenterOfMass(self.model, self.data, q)[_XZ, 2:])
+            q[2:] += np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(2), jac.T @ err)
+        raise ValueError(f'no posture puts the foot at {target.tolist()} from the CoG')

@@ -1,0 +1,79 @@
+"""Flight: position PI -> velocity set-point -> angle of attack -> posture (foot placement).
+
+All loops except the posture controller are updated once per hop, at the apex event
+(seed 000 sections 4.3-4.5; DESIGN.md section 5). Sign convention of α: see :mod:`.slip`
+(positive = foot ahead of the CoG). A foot further ahead brakes, so the velocity loop reads
+``α = K_c·v + K_p·(v − v_set) + K_i·Σ(v − v_set)`` — seed 000's eq. (20) with its error sign
+flipped to match this α convention.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class PositionLoop:
+    """v_set = sat(K_p e + K_i Σ e Δt) with conditional-integration anti-windup.
+
+    ``e`` is the CoG x error (m), ``Δt`` the time since the previous update (s); the output is
+    saturated at ±``max_speed`` (m/s, seed 000 eq. 23). The integral only grows while the output
+    is unsaturated or when the error drives it back out of saturation.
+    """
+
+    def __init__(self, kp: float, ki: float, max_speed: float):
+        self.kp, self.ki, self.max_speed = kp, ki, max_speed
+        self.integral = 0.0
+
+    def reset(self) -> None:
+        self.integral = 0.0
+
+    def update(self, error: float, dt: float) -> float:
+        raw = self.kp * error + self.ki * (self.integral + error * dt)
+        saturated = abs(raw) > self.max_speed
+        if not saturated or math.copysign(1.0, error) != math.copysign(1.0, raw):
+            self.integral += error * dt
+        out = self.kp * error + self.ki * self.integral
+        return float(np.clip(out, -self.max_speed, self.max_speed))
+
+
+class VelocityLoop:
+    """α = K_c v + K_p (v − v_set) + K_i Σ (v − v_set), saturated at ±max_angle (rad).
+
+    The sum runs once per hop; it is frozen while α is saturated in the direction the error
+    pushes (anti-windup).
+    """
+
+    def __init__(self, kc: float, kp: float, ki: float, max_angle: float):
+        self.kc, self.kp, self.ki, self.max_angle = kc, kp, ki, max_angle
+        self.integral = 0.0
+
+    def reset(self) -> None:
+        self.integral = 0.0
+
+    def update(self, velocity: float, velocity_set: float) -> float:
+        err = velocity - velocity_set
+        base = self.kc * velocity + self.kp * err
+        trial = base + self.ki * (self.integral + err)
+        if abs(trial) <= self.max_angle or math.copysign(1.0, trial) != math.copysign(1.0, err):
+            self.integral += err
+        alpha = base + self.ki * self.integral
+        return float(np.clip(alpha, -self.max_angle, self.max_angle))
+
+
+def raibert_angle(velocity: float, velocity_set: float, stance_time_s: float,
+                  touchdown_length: float, gain_s: float, max_angle: float) -> float:
+    """Raibert foot placement: foot ahead of the CoG by v T_s/2 + k (v − v_set) (m), as an angle."""
+    ahead = velocity * stance_time_s / 2.0 + gain_s * (velocity - velocity_set)
+    s = float(np.clip(ahead / touchdown_length, -math.sin(max_angle), math.sin(max_angle)))
+    return math.asin(s)
+
+
+def foot_target(alpha: float, touchdown_length: float) -> np.ndarray:
+    """Foot position relative to the CoG for angle of attack α and leg length l (m)."""
+    return touchdown_length * np.array([math.sin(alpha), -math.cos(alpha)])
+
+
+def posture_acceleration(rel_pos, rel_vel, rel_target, kp: float, kd: float) -> np.ndarray:
+    """PD law on the foot position relative to the CoG: desired relative acceleration (m/s^2)."""
+    return kp * (np.asarray(rel_target) - rel_pos) - kd * np.asarray(rel_vel)

@@ -1,0 +1,282 @@
+"""The spring-loaded inverted pendulum (SLIP) template: leg force, stance flow, apex return map.
+
+Conventions (used throughout dodo_control):
+
+* Positions are world x-z (m). The SLIP leg runs from the foot point ``p_f`` to the CoG ``r``;
+  its length is ``l = |r − p_f|``.
+* The angle of attack ``α`` (rad) is the leg's angle from the vertical at touchdown, **positive
+  when the foot is ahead (+x) of the CoG**: ``p_f − r = l_td (sin α, −cos α)``.
+* Leg force ``F_leg = k (l₀ − l)(r − p_f)/l`` and the CoG acceleration ``a = F_leg/m + g⃗``
+  (DESIGN.md section 5).
+
+The stance flow here mirrors the controller's stance law exactly (same touchdown rest length with
+the SLIPic pre-compression, same apex-regulated decompression), so the apex return map it
+produces is what the articulated leg does when its CoG follows the SLIP. The flow is a scalar
+pure-Python RK4 (faster than numpy for a 4-state ODE), so a deadbeat solve (a handful of return
+map evaluations by secant steps) costs a few milliseconds once per hop.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def leg_force(com, foot, rest_length: float, stiffness: float) -> np.ndarray:
+    """SLIP spring force on the CoG, world x-z (N)."""
+    d = np.asarray(com, dtype=float) - np.asarray(foot, dtype=float)
+    length = float(np.hypot(d[0], d[1]))
+    return stiffness * (rest_length - length) * d / length
+
+
+def slip_acceleration(com, foot, rest_length: float, stiffness: float, mass: float,
+                      gravity) -> np.ndarray:
+    """Desired CoG acceleration a = F_leg/m + g⃗ (m/s^2)."""
+    return leg_force(com, foot, rest_length, stiffness) / mass + np.asarray(gravity, dtype=float)
+
+
+def precompression(energy_loss_j: float, stiffness: float) -> float:
+    """SLIPic: spring pre-compression storing the impact loss, Δl = √(2ΔE/k) (m)."""
+    return float(np.sqrt(2.0 * max(energy_loss_j, 0.0) / stiffness))
+
+
+def regulated_force(length, vz, height, *, stiffness: float, mass: float, gravity_z: float,
+                    apex_height_rel, max_rest_length: float):
+    """Leg force magnitude (N) and rest length (m) of the apex-regulated decompression.
+
+    After maximum compression the rest length l₀' is re-chosen every instant so that the spring
+    holds exactly the vertical energy still missing for the apex:
+    ½ k (l₀' − l)² = E_v = m |g| (z_apex − z) − ½ m ż²  (z from the foothold, m).
+    Then at liftoff (l = l₀', E_v = 0) the CoG leaves with z + ż²/(2|g|) = z_apex exactly, whatever
+    the horizontal speed. l₀' never exceeds ``max_rest_length``. Vectorised.
+    """
+    e_v = mass * abs(gravity_z) * (apex_height_rel - height) - 0.5 * mass * np.square(vz)
+    stretch = np.sqrt(2.0 * np.maximum(e_v, 0.0) / stiffness)
+    rest = np.minimum(length + stretch, max_rest_length)
+    return stiffness * np.maximum(rest - length, 0.0), rest
+
+
+@dataclass(frozen=True)
+class StanceSpec:
+    """What the stance flow needs besides the touchdown state.
+
+    Attributes:
+        stiffness: k, N/m.  mass: m, kg.  gravity_z: m/s^2 (negative).
+        regulate: apex-regulated decompression (:func:`regulated_force`) after max compression.
+        apex_height_rel: CoG apex target above the foothold, m (used when ``regulate``).
+        max_rest_length: longest rest length allowed, m.
+        step_s: RK4 step of the flow, s.  max_time_s: give up after this stance time, s.
+    """
+
+    stiffness: float
+    mass: float
+    gravity_z: float
+    regulate: bool
+    apex_height_rel: float
+    max_rest_length: float
+    step_s: float = 0.002
+    max_time_s: float = 1.0
+
+
+def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
+    """Integrate one SLIP stance from touchdown to liftoff (pure-Python RK4, fixed step).
+
+    Compression: spring of rest length ``rest_length``; after maximum compression (located inside
+    the step by linear interpolation of l̇, the step is split there) either the same spring
+    (``spec.regulate`` False) or the apex-regulated decompression. Liftoff when the leg force
+    reaches zero while extending (interpolated inside the step).
+
+    Args:
+        pos: CoG relative to the foot at touchdown (x, z), m.
+        vel: CoG velocity just after touchdown (post impact), m/s.
+        rest_length: rest length at touchdown (incl. SLIPic pre-compression), m.
+    Returns:
+        (pos_lo, vel_lo, duration) at liftoff as (2,), (2,), float; None if the leg collapses
+        (CoG reaches the ground) or no liftoff happens within ``spec.max_time_s``.
+    """
+    k, m, gz = spec.stiffness, spec.mass, spec.gravity_z
+    g = abs(gz)
+    apex, lmax = spec.apex_height_rel, spec.max_rest_length
+    regulate = spec.regulate
+    rest = float(rest_length)
+    sqrt = math.sqrt
+
+    def force(x, z, vz, decomp):
+        """Leg force magnitude along the leg (N) and force/(m l) (1/s^2)."""
+        length = sqrt(x * x + z * z)
+        if decomp and regulate:
+            e_v = m * (g * (apex - z) - 0.5 * vz * vz)
+            stretch = sqrt(2.0 * e_v / k) if e_v > 0.0 else 0.0
+            f = k * max(min(length + stretch, lmax) - length, 0.0)
+        else:
+            f = k * (rest - length)
+        return f, f / (m * length)
+
+    def rk4(x, z, vx, vz, h, decomp):
+        _, c1 = force(x, z, vz, decomp)
+        ax1, az1 = c1 * x, c1 * z + gz
+        x2, z2 = x + 0.5 * h * vx, z + 0.5 * h * vz
+        vx2, vz2 = vx + 0.5 * h * ax1, vz + 0.5 * h * az1
+        _, c2 = force(x2, z2, vz2, decomp)
+        ax2, az2 = c2 * x2, c2 * z2 + gz
+        x3, z3 = x + 0.5 * h * vx2, z + 0.5 * h * vz2
+        vx3, vz3 = vx + 0.5 * h * ax2, vz + 0.5 * h * az2
+        _, c3 = force(x3, z3, vz3, decomp)
+        ax3, az3 = c3 * x3, c3 * z3 + gz
+        x4, z4 = x + h * vx3, z + h * vz3
+        vx4, vz4 = vx + h * ax3, vz + h * az3
+        _, c4 = force(x4, z4, vz4, decomp)
+        ax4, az4 = c4 * x4, c4 * z4 + gz
+        return (x + h / 6.0 * (vx + 2.0 * vx2 + 2.0 * vx3 + vx4),
+                z + h / 6.0 * (vz + 2.0 * vz2 + 2.0 * vz3 + vz4),
+                vx + h / 6.0 * (ax1 + 2.0 * ax2 + 2.0 * ax3 + ax4),
+                vz + h / 6.0 * (az1 + 2.0 * az2 + 2.0 * az3 + az4))
+
+    x, z = float(pos[0]), float(pos[1])
+    vx, vz = float(vel[0]), float(vel[1])
+    h = spec.step_s
+    t = 0.0
+    decomp = False
+    f_prev, _ = force(x, z, vz, decomp)
+    while t < spec.max_time_s:
+        nx, nz, nvx, nvz = rk4(x, z, vx, vz, h, decomp)
+        if not decomp:
+            rate0 = x * vx + z * vz
+            rate1 = nx * nvx + nz * nvz
+            if rate1 > 0.0:                       # maximum compression inside this step
+                frac = rate0 / (rate0 - rate1) if rate0 < 0.0 else 0.0
+                if frac > 1e-9:
+                    x, z, vx, vz = rk4(x, z, vx, vz, frac * h, False)
+                    t += frac * h
+                decomp = True
+                f_prev, _ = force(x, z, vz, decomp)
+                continue
+        f_new, _ = force(nx, nz, nvz, decomp)
+        if decomp and f_new <= 0.0:               # liftoff inside this step
+            frac = f_prev / (f_prev - f_new) if f_prev > 0.0 else 0.0
+            return (np.array([x + frac * (nx - x), z + frac * (nz - z)]),
+                    np.array([vx + frac * (nvx - vx), vz + frac * (nvz - vz)]),
+                    t + frac * h)
+        if nz <= 0.0:
+            return None
+        x, z, vx, vz, f_prev = nx, nz, nvx, nvz, f_new
+        t += h
+    return None
+
+
+def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
+                    touchdown_length: float, gravity_z: float):
+    """CoG position relative to the foot and CoG velocity just before touchdown.
+
+    The CoG falls ballistically from its apex (``apex_height_rel`` above the foothold level) until
+    the foot, held at ``touchdown_length`` and angle α, reaches the ground.
+    """
+    z_td = touchdown_length * math.cos(alpha)
+    pos = np.array([-touchdown_length * math.sin(alpha), z_td])
+    drop = max(apex_height_rel - z_td, 0.0)
+    vel = np.array([apex_vx, -math.sqrt(2.0 * abs(gravity_z) * drop)])
+    return pos, vel
+
+
+def _impact_at(impact, alpha: float) -> np.ndarray:
+    if impact is None:
+        return np.eye(2)
+    if callable(impact):
+        return np.asarray(impact(alpha), dtype=float)
+    return np.asarray(impact, dtype=float)
+
+
+def apex_return_map_single(alpha: float, apex_height_rel: float, apex_vx: float,
+                           touchdown_length: float, spec: StanceSpec, impact_matrix=None,
+                           precompress: bool = True):
+    """Next apex (CoG height above the foothold level, m; horizontal speed, m/s) for one α.
+
+    ``impact_matrix``: 2x2 (or a callable α -> 2x2) mapping the CoG velocity before touchdown to
+    the one after it (from the leg's N_s at the touchdown posture; None: identity, the massless-
+    leg SLIP). With ``precompress`` the SLIPic pre-compression stores the energy it removes.
+    Returns (nan, nan) if the stance does not lift off.
+    """
+    pos, vel_minus = touchdown_state(alpha, apex_height_rel, apex_vx, touchdown_length,
+                                     spec.gravity_z)
+    vel_plus = _impact_at(impact_matrix, alpha) @ vel_minus
+    rest = touchdown_length
+    if precompress:
+        loss = 0.5 * spec.mass * (float(vel_minus @ vel_minus) - float(vel_plus @ vel_plus))
+        rest += precompression(loss, spec.stiffness)
+    out = stance_flow(pos, vel_plus, min(rest, spec.max_rest_length), spec)
+    if out is None:
+        return math.nan, math.nan
+    pos_lo, vel_lo, _ = out
+    apex = pos_lo[1] + max(vel_lo[1], 0.0) ** 2 / (2.0 * abs(spec.gravity_z))
+    return float(apex), float(vel_lo[0])
+
+
+def apex_return_map(alpha, apex_height_rel: float, apex_vx: float, touchdown_length: float,
+                    spec: StanceSpec, impact_matrix=None, precompress: bool = True):
+    """:func:`apex_return_map_single` over an array of α: (apex heights, apex speeds)."""
+    alpha = np.atleast_1d(np.asarray(alpha, dtype=float))
+    out = np.array([apex_return_map_single(a, apex_height_rel, apex_vx, touchdown_length, spec,
+                                           impact_matrix, precompress) for a in alpha])
+    return out[:, 0], out[:, 1]
+
+
+def deadbeat_angle(target_vx: float, apex_height_rel: float, apex_vx: float,
+                   touchdown_length: float, spec: StanceSpec, max_angle: float,
+                   impact_matrix=None, precompress: bool = True, guess: float = 0.0,
+                   tolerance_mps: float = 1e-4, max_evaluations: int = 12) -> float:
+    """Angle of attack (rad) whose SLIP apex return map gives the next apex speed ``target_vx``.
+
+    The next-apex speed falls monotonically with α over the useful range. Secant steps from
+    ``guess`` with a bracket kept by regula falsi (Illinois); out of reach: the bound closest.
+    """
+    def err(a):
+        return apex_return_map_single(a, apex_height_rel, apex_vx, touchdown_length, spec,
+                                      impact_matrix, precompress)[1] - target_vx
+
+    lo, hi = -max_angle, max_angle
+    a0 = float(np.clip(guess, lo, hi))
+    e0 = err(a0)
+    evaluations = 1
+    if not math.isfinite(e0):
+        a0, e0 = 0.0, err(0.0)
+        evaluations += 1
+        if not math.isfinite(e0):
+            return 0.0
+    if abs(e0) < tolerance_mps:
+        return a0
+    # bracket: vx falls with alpha -> positive error means alpha must grow
+    step = 0.05 if e0 > 0.0 else -0.05
+    a1 = float(np.clip(a0 + step, lo, hi))
+    e1 = err(a1)
+    evaluations += 1
+    while math.isfinite(e1) and e1 * e0 > 0.0 and a1 not in (lo, hi) \
+            and evaluations < max_evaluations:
+        a0, e0 = a1, e1
+        step *= 2.0
+        a1 = float(np.clip(a0 + step, lo, hi))
+        e1 = err(a1)
+        evaluations += 1
+    if not math.isfinite(e1):
+        return a0
+    if e1 * e0 > 0.0:
+        return a1 if abs(e1) < abs(e0) else a0
+    side = 0
+    best = a1 if abs(e1) < abs(e0) else a0
+    while evaluations < max_evaluations:
+        a = a1 - e1 * (a1 - a0) / (e1 - e0)
+        e = err(a)
+        evaluations += 1
+        if not math.isfinite(e):
+            break
+        best = a
+        if abs(e) < tolerance_mps:
+            break
+        if e * e1 < 0.0:
+            a0, e0 = a1, e1
+            side = 0
+        else:
+            e0 = e0 * 0.5 if side == 1 else e0
+            side = 1
+        a1, e1 = a, e
+    return float(best)
