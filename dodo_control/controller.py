@@ -56,6 +56,10 @@ from .slip import (StanceSpec, apex_return_map, deadbeat_angle, precompression,
 from .stance import flight_foot_torque, impact_energy_loss, slip_torque, support_projection
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
+_NAN2 = np.full(2, np.nan)
+_NAN2.flags.writeable = False
+_ZERO2 = np.zeros(2)
+_ZERO2.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -396,8 +400,7 @@ class Controller:
         if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
             raise ValueError(f'update needs q (4), v (4), foot_force (2); got shapes '
                              f'{q.shape}, {v.shape}, {force.shape}')
-        if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(force).all()
-                and math.isfinite(t)):
+        if not math.isfinite(float(q.sum() + v.sum() + force.sum()) + t):
             raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, f={force}')
         cfg = self._config
         if self._table is None:
@@ -425,8 +428,8 @@ class Controller:
             elif event == 'apex':
                 self._on_apex(t, terms, q, com, vcom)
 
-        accel = np.full(2, np.nan)
-        leg_force = np.zeros(2)
+        accel = _NAN2
+        leg_force = _ZERO2
         if self._phase.phase == STANCE:
             if not self._decompressing and length_rate > 0.0:
                 self._decompressing = True       # maximum compression passed
@@ -445,9 +448,11 @@ class Controller:
             target = com + rel_target
         saturated = False
         if cfg.saturate_torque:
-            clipped = np.clip(tau, -self.effort_limits, self.effort_limits)
-            saturated = bool(np.any(clipped != tau))
-            tau = clipped
+            limits = self.effort_limits
+            for i in (0, 1):
+                if abs(tau[i]) > limits[i]:
+                    tau[i] = math.copysign(limits[i], tau[i])
+                    saturated = True
         self._prev_v = v.copy()
         self._prev_rel_vz = rel_vz
         self._prev_phase = self._phase.phase

@@ -20,7 +20,29 @@ from dodo_sim.model import LegModel
 #: Actuator selection matrix S (hip, knee are coordinates 2 and 3 of q).
 SELECTION = np.array([[0.0, 0.0, 1.0, 0.0],
                       [0.0, 0.0, 0.0, 1.0]])
-_XZ = [0, 2]
+_XZ = slice(0, 3, 2)   # rows x and z of a 3-D vector
+
+
+def solve2(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve the 2x2 system A x = b (explicit, much cheaper than np.linalg.solve at this size).
+
+    Raises np.linalg.LinAlgError if A is singular to working precision."""
+    a00, a01, a10, a11 = float(A[0, 0]), float(A[0, 1]), float(A[1, 0]), float(A[1, 1])
+    det = a00 * a11 - a01 * a10
+    scale = max(abs(a00 * a11), abs(a01 * a10), 1e-300)
+    if abs(det) <= 1e-13 * scale:
+        raise np.linalg.LinAlgError('singular 2x2 system')
+    b0, b1 = float(b[0]), float(b[1])
+    return np.array([(a11 * b0 - a01 * b1) / det, (a00 * b1 - a10 * b0) / det])
+
+
+def inv2(A: np.ndarray) -> np.ndarray:
+    """Inverse of a regular 2x2 matrix (explicit)."""
+    a00, a01, a10, a11 = float(A[0, 0]), float(A[0, 1]), float(A[1, 0]), float(A[1, 1])
+    det = a00 * a11 - a01 * a10
+    if abs(det) <= 1e-13 * max(abs(a00 * a11), abs(a01 * a10), 1e-300):
+        raise np.linalg.LinAlgError('singular 2x2 matrix')
+    return np.array([[a11, -a01], [-a10, a00]]) / det
 
 
 @dataclass(frozen=True)
@@ -59,24 +81,28 @@ class RobotDynamics:
 
     def terms(self, q, v) -> Terms:
         model, data, fid = self.model, self.data, self.leg.foot_frame_id
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
+        q = np.array(q, dtype=float)
+        v = np.array(v, dtype=float)
+        xz = _XZ
         # kinematics with zero acceleration: data.a holds the velocity-product (drift) terms
-        com = pin.centerOfMass(model, data, q, v, self._zero)
-        com_vel = data.vcom[0][_XZ].copy()
-        dJc_v = data.acom[0][_XZ].copy()
-        foot = pin.updateFramePlacement(model, data, fid).translation[_XZ].copy()
+        com = pin.centerOfMass(model, data, q, v, self._zero)[xz].copy()
+        com_vel = data.vcom[0][xz].copy()
+        dJc_v = data.acom[0][xz].copy()
+        foot = pin.updateFramePlacement(model, data, fid).translation[xz].copy()
         dJs_v = pin.getFrameClassicalAcceleration(model, data, fid,
-                                                  pin.LOCAL_WORLD_ALIGNED).linear[_XZ].copy()
-        Jc = pin.jacobianCenterOfMass(model, data, q)[_XZ, :].copy()
-        Js = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)[_XZ, :].copy()
+                                                  pin.LOCAL_WORLD_ALIGNED).linear[xz].copy()
+        Jc = pin.jacobianCenterOfMass(model, data, q)[xz].copy()
+        Js = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)[xz].copy()
         M = pin.crba(model, data, q).copy()
-        M = np.triu(M) + np.triu(M, 1).T
+        if M[1, 0] != M[0, 1] or M[3, 2] != M[2, 3]:       # upper triangle only: symmetrise
+            M = np.triu(M) + np.triu(M, 1).T
+        Minv = pin.computeMinverse(model, data, q).copy()
+        if Minv[3, 2] != Minv[2, 3]:
+            Minv = np.triu(Minv) + np.triu(Minv, 1).T
         h = pin.nonLinearEffects(model, data, q, v).copy()
         g = pin.computeGeneralizedGravity(model, data, q).copy()
-        Minv = np.linalg.inv(M)
-        return Terms(q=q.copy(), v=v.copy(), M=M, Minv=Minv, h=h, g=g, Js=Js, Jc=Jc,
-                     dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com[_XZ].copy(), com_vel=com_vel)
+        return Terms(q=q, v=v, M=M, Minv=Minv, h=h, g=g, Js=Js, Jc=Jc,
+                     dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com, com_vel=com_vel)
 
     def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
         """CoG and foot positions (world x-z, m) at q (kinematics only)."""

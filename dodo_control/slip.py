@@ -153,11 +153,25 @@ def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
                 f_prev, _ = force(x, z, vz, decomp)
                 continue
         f_new, _ = force(nx, nz, nvz, decomp)
-        if decomp and f_new <= 0.0:               # liftoff inside this step
-            frac = f_prev / (f_prev - f_new) if f_prev > 0.0 else 0.0
-            return (np.array([x + frac * (nx - x), z + frac * (nz - z)]),
-                    np.array([vx + frac * (nvx - vx), vz + frac * (nvz - vz)]),
-                    t + frac * h)
+        if decomp and f_new <= 0.0:               # liftoff inside this step: secant on the
+            lo, f_lo, hi, f_hi = 0.0, f_prev, h, f_new   # step length, re-integrating from
+            end = (x, z, vx, vz)                        # the step start each time
+            for _ in range(4):
+                if f_lo <= 0.0:
+                    break
+                mid = lo + (hi - lo) * f_lo / (f_lo - f_hi)
+                end = rk4(x, z, vx, vz, mid, True)
+                f_mid, _ = force(end[0], end[1], end[3], True)
+                if abs(f_mid) < 1e-9 * k:
+                    lo = mid
+                    break
+                if f_mid > 0.0:
+                    lo, f_lo = mid, f_mid
+                else:
+                    hi, f_hi = mid, f_mid
+            else:
+                mid = lo
+            return (np.array([end[0], end[1]]), np.array([end[2], end[3]]), t + lo)
         if nz <= 0.0:
             return None
         x, z, vx, vz, f_prev = nx, nz, nvx, nvz, f_new

@@ -18,7 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import SELECTION, Terms
+from .dynamics import SELECTION, Terms, inv2, solve2
+
+
+_EYE4 = np.eye(4)
+_EYE4.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -32,8 +36,9 @@ class SupportProjection:
 
 def support_projection(terms: Terms) -> SupportProjection:
     Js, Minv = terms.Js, terms.Minv
-    Lambda_s = np.linalg.inv(Js @ Minv @ Js.T)
-    N_s = np.eye(Minv.shape[0]) - Minv @ Js.T @ Lambda_s @ Js
+    MinvJsT = Minv @ Js.T
+    Lambda_s = inv2(Js @ MinvJsT)
+    N_s = _EYE4 - MinvJsT @ Lambda_s @ Js
     return SupportProjection(Lambda_s=Lambda_s, N_s=N_s, SN_s=SELECTION @ N_s)
 
 
@@ -77,7 +82,7 @@ def slip_torque(terms: Terms, accel_des, proj: SupportProjection | None = None) 
     A = terms.Jc @ Minv @ proj.SN_s.T
     c = terms.dJc_v - terms.Jc @ Minv @ (proj.N_s.T @ terms.h
                                          + terms.Js.T @ proj.Lambda_s @ terms.dJs_v)
-    return np.linalg.solve(A, np.asarray(accel_des, dtype=float) - c)
+    return solve2(A, np.asarray(accel_des, dtype=float) - c)
 
 
 def slip_torque_osc(terms: Terms, accel_des, proj: SupportProjection | None = None) -> np.ndarray:
@@ -104,4 +109,4 @@ def flight_foot_torque(terms: Terms, rel_accel_des) -> np.ndarray:
     Jr = terms.Js - terms.Jc
     A = Jr @ terms.Minv @ SELECTION.T
     c = terms.dJs_v - terms.dJc_v - Jr @ terms.Minv @ terms.h
-    return np.linalg.solve(A, np.asarray(rel_accel_des, dtype=float) - c)
+    return solve2(A, np.asarray(rel_accel_des, dtype=float) - c)
