@@ -27,6 +27,9 @@ setup(
     entry_points={
         'console_scripts': [
             'dodo = dodo_sim.cli:main',
+            'simulator = dodo_sim.simulator_node:main',
+            'controller = dodo_control.controller_node:main',
+            'recorder = dodo_sim.recorder:main',
         ],
     },
 )

@@ -1,0 +1,48 @@
+"""The ``dodo`` command line.
+
+Subcommands::
+
+    dodo demo   [...]   simulator-only drop demo (no ROS)                 -> dodo_sim.demo
+    dodo hop    [...]   simulator + controller (+ recorder) over DDS      -> dodo_sim.hop_runner
+    dodo replay BAG [...]  republish a bag / replay it through the controller -> dodo_sim.replay
+    dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.plot
+
+``dodo <subcommand> -h`` shows the options of each.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: subcommand -> (module, one-line help); each module has ``main(argv) -> int``.
+SUBCOMMANDS = {
+    'demo': ('dodo_sim.demo', 'simulator-only drop demo of both integrators (no ROS)'),
+    'hop': ('dodo_sim.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
+    'replay': ('dodo_sim.replay', 'replay a bag (original timing, or through the controller)'),
+    'plot': ('dodo_sim.plot', 'PNG figures and a leg animation from a bag'),
+}
+
+
+def usage() -> str:
+    lines = ['usage: dodo <subcommand> [options]', '', 'subcommands:']
+    lines += [f'  {name:<8}{text}' for name, (_, text) in SUBCOMMANDS.items()]
+    lines += ['', "'dodo <subcommand> -h' for the options of a subcommand"]
+    return '\n'.join(lines)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ('-h', '--help'):
+        print(usage())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        print(f"dodo: unknown subcommand '{name}'\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    code = module.main(rest)
+    return int(code or 0)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

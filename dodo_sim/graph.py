@@ -1,0 +1,260 @@
+"""The ROS graph of dodo_sim, in one place: nodes, executables, parameters, conditions, topics.
+
+Both ``launch/hop.launch.py`` (a ROS 2 install) and ``dodo hop`` (a plain machine, processes
+over DDS) build their node set from :data:`NODES` and :data:`LAUNCH_ARGUMENTS`; a test checks
+they agree. This module is pure data (no rclpy, no launch imports).
+
+Topics (DESIGN.md section 3):
+
+============================== ================================ ==========================
+topic                          type                             publisher
+============================== ================================ ==========================
+/clock                         rosgraph_msgs/Clock              simulator
+/joint_states                  sensor_msgs/JointState           simulator (or hardware)
+/foot_contact                  geometry_msgs/WrenchStamped      simulator (or hardware)
+/robot_description             std_msgs/String (transient-local) robot_state_publisher or
+                                                                simulator
+/effort_controller/commands    std_msgs/Float64MultiArray       controller ([hip, knee] N*m)
+/controller/state              sensor_msgs/JointState           controller (named channels,
+                                                                see controller_node)
+/controller/markers            visualization_msgs/MarkerArray   controller
+/simulator/push                geometry_msgs/Vector3            anyone: impulse on the base
+                                                                (x, z in N*s; y ignored)
+============================== ================================ ==========================
+
+Services: ``/simulator/reset`` (std_srvs/Trigger) puts the leg back to ``initial_q`` /
+``initial_v``; the published clock keeps increasing (ROS time never jumps back), see simulator_node.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PACKAGE = 'dodo_sim'
+
+# -- topic names ------------------------------------------------------------------------------
+CLOCK = '/clock'
+JOINT_STATES = '/joint_states'
+FOOT_CONTACT = '/foot_contact'
+ROBOT_DESCRIPTION = '/robot_description'
+COMMANDS = '/effort_controller/commands'
+CONTROLLER_STATE = '/controller/state'
+CONTROLLER_MARKERS = '/controller/markers'
+PUSH = '/simulator/push'
+RESET_SERVICE = '/simulator/reset'
+
+#: Topics the recorder writes to the bag (launch ``record:=true`` and ``dodo hop --bag``).
+RECORDED_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT, COMMANDS, CONTROLLER_STATE,
+                   CONTROLLER_MARKERS, ROBOT_DESCRIPTION)
+
+
+# -- node-adapter parameters (the core parameters live in SimConfig / ControllerConfig) -------
+
+@dataclass(frozen=True)
+class SimulatorNodeConfig:
+    """Parameters of the simulator node that are not physics (SimConfig holds those).
+
+    Attributes:
+        robot_description: URDF XML of the robot; empty: the package's urdf/hopper.urdf.xacro.
+        publish_robot_description: publish the URDF on /robot_description (transient local);
+            false when robot_state_publisher publishes it.
+        min_subscribers: before the first step, wait until /clock, /joint_states and
+            /foot_contact each have this many matched subscriptions (and, in lockstep, the
+            command topic a publisher), so no subscriber misses the start.
+        startup_timeout: wall-clock s to wait for those matches; then start anyway (warning).
+        stop_after: simulated s after which the simulator stops stepping and the process exits
+            with code 0 (0: run until shut down).
+        warn_period: wall-clock s between repeated warnings of the same kind (throttling).
+    """
+
+    robot_description: str = ''
+    publish_robot_description: bool = True
+    min_subscribers: int = 1
+    startup_timeout: float = 60.0
+    stop_after: float = 0.0
+    warn_period: float = 1.0
+
+
+@dataclass(frozen=True)
+class ControllerNodeConfig:
+    """Parameters of the controller node that are not control law (ControllerConfig holds those).
+
+    Attributes:
+        robot_description: URDF XML; empty: take it from the /robot_description topic.
+        min_subscribers: hold the first command until the command topic has this many matched
+            subscriptions (the simulator or driver, plus a recorder), so none misses it.
+        sync_foot_contact: compute a command only once /foot_contact with the joint-state
+            stamp has arrived (simulation, deterministic); false: use the latest foot force
+            (hardware drivers with their own clocks).
+        marker_period: simulated s between two /controller/markers messages.
+        cog_path_points: number of CoG samples kept for the CoG path marker.
+        warn_period: wall-clock s between repeated warnings of the same kind (throttling).
+    """
+
+    robot_description: str = ''
+    min_subscribers: int = 1
+    sync_foot_contact: bool = True
+    marker_period: float = 0.02
+    cog_path_points: int = 500
+    warn_period: float = 1.0
+
+
+# -- launch arguments -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LaunchArg:
+    """A ``hop.launch.py`` argument. ``share_path``: default is that path in the package share."""
+
+    name: str
+    description: str
+    default: str = ''
+    share_path: tuple = ()
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A parameter value taken from a launch argument (``dodo hop``: from its options)."""
+
+    name: str
+
+
+LAUNCH_ARGUMENTS = (
+    LaunchArg('params_file', 'Parameters file: simulator:/controller: sections with '
+              'ros__parameters, shared keys under /**:', share_path=('config', 'hop.yaml')),
+    LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator)',
+              share_path=('urdf', 'hopper.urdf.xacro')),
+    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: a hardware '
+              'driver publishes /joint_states and /foot_contact', default='true'),
+    LaunchArg('rviz', 'Start rviz2 with config/hop.rviz', default='false'),
+    LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder)',
+              default='false'),
+    LaunchArg('bag', 'Output directory of the bag when record:=true', default='hop_bag'),
+)
+
+
+# -- nodes ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of the graph.
+
+    Attributes:
+        name: node name and params-file section.
+        package / executable: what ``ros2 run`` / launch starts.
+        module: Python module ``dodo hop`` runs with ``python -m``; None: needs a ROS install
+            (started by the launch file only).
+        sim_only: only under simulation (launch: ``use_sim:=true``).
+        condition: launch argument that enables the node (None: always); ``dodo hop`` enables
+            'record' when ``--bag`` is given and never starts nodes with module None.
+        params_file: the node reads the params file.
+        robot_description: launch passes the xacro output as its robot_description parameter.
+        parameters: extra parameters (values may be :class:`Arg`), launch and ``dodo hop``.
+        launch_parameters: extra parameters only in the launch file.
+        subscribes: topics it subscribes to (``dodo hop`` derives ``min_subscribers``).
+        arguments: extra command-line arguments (share-relative paths as tuples).
+        remappings: (from, to) topic remappings.
+    """
+
+    name: str
+    package: str
+    executable: str
+    module: str | None
+    sim_only: bool = False
+    condition: str | None = None
+    params_file: bool = True
+    robot_description: bool = False
+    parameters: dict = field(default_factory=dict)
+    launch_parameters: dict = field(default_factory=dict)
+    subscribes: tuple = ()
+    arguments: tuple = ()
+    remappings: tuple = ()
+
+
+NODES = (
+    NodeSpec('simulator', PACKAGE, 'simulator', 'dodo_sim.simulator_node', sim_only=True,
+             robot_description=True,
+             launch_parameters={'publish_robot_description': False},
+             subscribes=(COMMANDS, PUSH)),
+    NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
+             subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
+    NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
+             params_file=False, robot_description=True, subscribes=(JOINT_STATES, CLOCK)),
+    NodeSpec('rviz2', 'rviz2', 'rviz2', None, condition='rviz', params_file=False,
+             arguments=('-d', ('config', 'hop.rviz')),
+             subscribes=(CONTROLLER_MARKERS, ROBOT_DESCRIPTION, CLOCK)),
+    NodeSpec('recorder', PACKAGE, 'recorder', 'dodo_sim.recorder', condition='record',
+             params_file=False,
+             parameters={'bag': Arg('bag'), 'topics': list(RECORDED_TOPICS)},
+             subscribes=RECORDED_TOPICS),
+)
+
+#: Node name -> config dataclasses ("module:Class") whose fields are its parameters.
+NODE_CONFIGS = {
+    'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.graph:SimulatorNodeConfig'),
+    'controller': ('dodo_control.controller:ControllerConfig',
+                   'dodo_sim.graph:ControllerNodeConfig'),
+}
+
+SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT)
+
+
+def node(name: str) -> NodeSpec:
+    for spec in NODES:
+        if spec.name == name:
+            return spec
+    raise KeyError(f'no node {name!r} in the graph; nodes: {[n.name for n in NODES]}')
+
+
+def config_classes(node_name: str) -> tuple:
+    """The config dataclasses of a node (imported on demand)."""
+    import importlib
+    out = []
+    for ref in NODE_CONFIGS.get(node_name, ()):
+        module, cls = ref.split(':')
+        out.append(getattr(importlib.import_module(module), cls))
+    return tuple(out)
+
+
+def known_parameters() -> dict[str, set]:
+    """Node name -> names of its parameters (for checking params files)."""
+    import dataclasses
+    known = {}
+    for spec in NODES:
+        names = set()
+        for cls in config_classes(spec.name):
+            names |= {f.name for f in dataclasses.fields(cls)}
+        names |= set(spec.parameters) | set(spec.launch_parameters)
+        known[spec.name] = names
+    return known
+
+
+def hop_nodes(record: bool) -> tuple:
+    """Nodes ``dodo hop`` starts (simulation on a plain machine), in start order."""
+    enabled = {'record': record}
+    return tuple(spec for spec in NODES if spec.module is not None
+                 and (spec.condition is None or enabled.get(spec.condition, False)))
+
+
+def subscriber_count(topic: str, running: tuple) -> int:
+    """How many of the ``running`` nodes subscribe to ``topic``."""
+    return sum(topic in spec.subscribes for spec in running)
+
+
+def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
+    """Command-line parameters ``dodo hop`` gives ``spec`` (params file aside)."""
+    params: dict[str, Any] = {'use_sim_time': True}
+    for key, value in spec.parameters.items():
+        params[key] = args[value.name] if isinstance(value, Arg) else value
+    if spec.name == 'simulator':
+        params['min_subscribers'] = max(1, min(subscriber_count(t, running)
+                                               for t in SIMULATOR_STATE_TOPICS))
+        if 'stop_after' in args:
+            params['stop_after'] = args['stop_after']
+    elif spec.name == 'controller':
+        params['min_subscribers'] = max(1, subscriber_count(COMMANDS, running))
+    return params
+
+
+__all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
+           'SimulatorNodeConfig', 'ControllerNodeConfig', 'node', 'hop_nodes', 'hop_parameters',
+           'known_parameters', 'config_classes']

@@ -1,0 +1,291 @@
+"""Parameters: params-file loading and ROS parameters declared from the frozen config dataclasses.
+
+Every parameter is defined once, as a field of a frozen dataclass (``SimConfig``,
+``ControllerConfig``, and the node-adapter configs in :mod:`dodo_sim.graph`) whose docstring
+``Attributes:`` section documents it with units. A node declares exactly those fields as ROS
+parameters (:func:`declare_config_parameters`); a params file only overrides them.
+
+Params-file layout (the standard ``ros2 launch`` / ``--params-file`` format)::
+
+    /**:                      # shared by every node
+      ros__parameters:
+        use_sim_time: true
+    simulator:
+      ros__parameters:
+        integrator: timestepping
+    controller:
+      ros__parameters:
+        apex_height: 1.1
+
+:func:`load_params_file` merges ``/**`` and a node's own section (the node section wins), like
+rcl does; :func:`check_params_file` names unknown sections/keys before any process starts.
+
+This module imports no rclpy at module level (only :func:`declare_config_parameters` uses it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+#: Parameters every rclpy node has (not part of any config dataclass).
+BUILTIN_PARAMETERS = frozenset({'use_sim_time', 'start_type_description_service'})
+
+#: Section names that apply to every node.
+WILDCARD_SECTIONS = ('/**', '**')
+
+
+class ParamsFileError(ValueError):
+    """The params file cannot be used; the message names the file and the bad entry."""
+
+
+# -- params files -----------------------------------------------------------------------------
+
+def read_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """Return ``{section: ros__parameters}`` of a params file (sections as written)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsFileError(f'params file not found: {path}')
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ParamsFileError(f'params file {path} is not valid YAML: {exc}') from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ParamsFileError(f'params file {path}: top level must be a mapping of node names')
+    sections = {}
+    for section, body in data.items():
+        if not isinstance(body, dict) or set(body) != {'ros__parameters'}:
+            raise ParamsFileError(
+                f"params file {path}: section '{section}' must contain exactly 'ros__parameters:'")
+        params = body['ros__parameters'] or {}
+        if not isinstance(params, dict):
+            raise ParamsFileError(
+                f"params file {path}: '{section}.ros__parameters' must be a mapping")
+        sections[str(section)] = params
+    return sections
+
+
+def _section_node_name(section: str) -> str:
+    return section.lstrip('/')
+
+
+def node_parameters(path: str | os.PathLike, node_name: str) -> dict[str, Any]:
+    """Parameters the node ``node_name`` gets from the file: ``/**`` merged with its section."""
+    sections = read_params_file(path)
+    merged: dict[str, Any] = {}
+    for section in WILDCARD_SECTIONS:
+        merged.update(sections.get(section, {}))
+    for section, params in sections.items():
+        if section not in WILDCARD_SECTIONS and _section_node_name(section) == node_name:
+            merged.update(params)
+    return merged
+
+
+def check_params_file(path: str | os.PathLike,
+                      known: Mapping[str, Iterable[str]]) -> None:
+    """Raise :class:`ParamsFileError` naming unknown sections or parameters.
+
+    ``known`` maps node name -> its parameter names (builtins like ``use_sim_time`` are always
+    allowed). Shared keys (``/**``) must be known to at least one node.
+    """
+    sections = read_params_file(path)
+    known = {name: set(keys) | BUILTIN_PARAMETERS for name, keys in known.items()}
+    everything = set().union(*known.values()) if known else set(BUILTIN_PARAMETERS)
+    for section, params in sections.items():
+        if section in WILDCARD_SECTIONS:
+            allowed = everything
+        else:
+            node = _section_node_name(section)
+            if node not in known:
+                raise ParamsFileError(f"params file {path}: unknown node section '{section}'; "
+                                      f'known: {sorted(known)} and /**')
+            allowed = known[node]
+        unknown = sorted(set(params) - allowed)
+        if unknown:
+            raise ParamsFileError(f"params file {path}: unknown parameter(s) {unknown} in "
+                                  f"section '{section}'")
+
+
+# -- config dataclasses <-> parameter values --------------------------------------------------
+
+def field_docs(cls) -> dict[str, str]:
+    """Field name -> its description, parsed from the class docstring.
+
+    Understands ``name: text`` entries (``Attributes:`` style), ``a / b: text`` (shared text) and
+    several entries on one line (``kp: 1/s.   ki: 1/s^2.``); indented lines continue an entry.
+    """
+    fields = {f.name for f in dataclasses.fields(cls)}
+    names_re = r'(\w+(?:\s*/\s*\w+)*):\s'
+    docs: dict[str, str] = {}
+    current: list[str] = []
+    current_indent = 0
+    for line in (cls.__doc__ or '').splitlines():
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            current = []
+            continue
+        matches = [m for m in re.finditer(names_re, stripped)
+                   if all(n.strip() in fields for n in m.group(1).split('/'))
+                   and (m.start() == 0 or stripped[m.start() - 1] == ' ')]
+        if not matches or matches[0].start() != 0:
+            if current and indent > current_indent:
+                for name in current:
+                    docs[name] = (docs[name] + ' ' + stripped).strip()
+            else:
+                current = []
+            continue
+        current_indent = indent
+        for k, m in enumerate(matches):
+            end = matches[k + 1].start() if k + 1 < len(matches) else len(stripped)
+            text = stripped[m.end():end].strip()
+            current = [n.strip() for n in m.group(1).split('/')]
+            for name in current:
+                docs[name] = text
+    return docs
+
+
+def _kind(default: Any) -> str:
+    """Parameter kind of a field from its default value."""
+    if isinstance(default, bool):
+        return 'bool'
+    if isinstance(default, int):
+        return 'int'
+    if isinstance(default, float):
+        return 'float'
+    if isinstance(default, str):
+        return 'str'
+    if isinstance(default, (tuple, list)):
+        if default and all(isinstance(x, bool) for x in default):
+            return 'bool_array'
+        if default and all(isinstance(x, str) for x in default):
+            return 'str_array'
+        if default and all(isinstance(x, int) and not isinstance(x, bool) for x in default):
+            return 'int_array'
+        return 'float_array'
+    raise TypeError(f'unsupported parameter default {default!r}')
+
+
+def config_defaults(cls) -> dict[str, Any]:
+    """Field name -> default value of a frozen config dataclass."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            out[f.name] = f.default_factory()  # type: ignore[misc]
+        else:
+            raise TypeError(f'{cls.__name__}.{f.name} has no default; parameters need one')
+    return out
+
+
+def coerce_value(cls, name: str, value: Any, default: Any = None) -> Any:
+    """Convert a ROS/YAML parameter value to the type of ``cls.name``'s default.
+
+    Integers are accepted for floats (``dt: 1``); an empty/unset value is an empty tuple for
+    array fields. Raises ValueError naming ``cls.name`` otherwise.
+    """
+    if default is None:
+        default = config_defaults(cls)[name]
+    kind = _kind(default)
+
+    def bad():
+        return ValueError(f'{cls.__name__}.{name}: expected {kind.replace("_", " ")}, '
+                          f'got {value!r}')
+
+    if kind == 'bool':
+        if isinstance(value, bool):
+            return value
+        raise bad()
+    if kind == 'int':
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise bad()
+    if kind == 'float':
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str) and value.strip().lower() in ('nan', '.nan'):
+            return math.nan
+        raise bad()
+    if kind == 'str':
+        if isinstance(value, str):
+            return value
+        raise bad()
+    # arrays
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise bad()
+    items = list(value)
+    element = {'bool_array': 'bool', 'int_array': 'int', 'float_array': 'float',
+               'str_array': 'str'}[kind]
+    sample = {'bool': False, 'int': 0, 'float': 0.0, 'str': ''}[element]
+    try:
+        return tuple(coerce_value(cls, name, x, sample) for x in items)
+    except ValueError:
+        raise bad() from None
+
+
+def config_from_parameters(cls, values: Mapping[str, Any]):
+    """Build ``cls`` from parameter values (coerced; unknown keys raise ValueError naming them)."""
+    defaults = config_defaults(cls)
+    unknown = sorted(set(values) - set(defaults))
+    if unknown:
+        raise ValueError(f'unknown {cls.__name__} parameter(s) {unknown}')
+    kwargs = {k: coerce_value(cls, k, v, defaults[k]) for k, v in values.items()}
+    if hasattr(cls, 'from_dict'):
+        return cls.from_dict(kwargs)
+    return cls(**kwargs)
+
+
+def config_from_file(cls, path: str | os.PathLike, node_name: str):
+    """``cls`` built from the fields of ``cls`` that node ``node_name`` gets from a params file.
+
+    E.g. ``config_from_file(ControllerConfig, 'config/hop.yaml', 'controller')`` gives the
+    controller configuration the controller node runs with (other keys are ignored here).
+    """
+    fields = set(config_defaults(cls))
+    values = {k: v for k, v in node_parameters(path, node_name).items() if k in fields}
+    return config_from_parameters(cls, values)
+
+
+def config_to_parameters(config) -> dict[str, Any]:
+    """Field name -> plain value (tuples as lists) of a config instance."""
+    return {f.name: (list(v) if isinstance(v, tuple) else v)
+            for f in dataclasses.fields(config)
+            for v in (getattr(config, f.name),)}
+
+
+# -- ROS side (rclpy imported lazily) ---------------------------------------------------------
+
+def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[str, Any]:
+    """Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
+
+    The descriptor carries the field's docstring (with units). Parameters are dynamically typed
+    so that ``dt: 1`` in YAML works; :func:`coerce_value` checks the type instead.
+    """
+    from rcl_interfaces.msg import ParameterDescriptor
+    docs = field_docs(cls)
+    read_only = set(read_only)
+    values = {}
+    for name, default in config_defaults(cls).items():
+        descriptor = ParameterDescriptor(description=docs.get(name, ''), dynamic_typing=True,
+                                         read_only=name in read_only)
+        param = node.declare_parameter(
+            name, list(default) if isinstance(default, tuple) else default, descriptor)
+        values[name] = param.value
+    return values
+
+
+__all__ = ['ParamsFileError', 'read_params_file', 'node_parameters', 'check_params_file',
+           'field_docs', 'config_defaults', 'coerce_value', 'config_from_parameters',
+           'config_to_parameters', 'config_from_file', 'declare_config_parameters', 'BUILTIN_PARAMETERS']

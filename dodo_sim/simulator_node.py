@@ -1,0 +1,365 @@
+"""``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
+
+Publishes (every control period, in this order, all with the same sim-time stamp):
+``/clock`` (rosgraph_msgs/Clock), ``/foot_contact`` (geometry_msgs/WrenchStamped: ground
+reaction force on the foot in the ``world`` frame, x and z in N, zero in flight) and
+``/joint_states`` (sensor_msgs/JointState: ``base_x, base_z, hip, knee`` position, velocity,
+effort = applied torque). ``/robot_description`` (std_msgs/String, transient local) once, unless
+``publish_robot_description`` is false (robot_state_publisher does it).
+
+Subscribes: ``/effort_controller/commands`` (std_msgs/Float64MultiArray ``[hip, knee]`` N*m) and
+``/simulator/push`` (geometry_msgs/Vector3: an impulse on the base, x and z in N*s, y ignored,
+applied at the start of the next step). Service ``/simulator/reset`` (std_srvs/Trigger): back to
+``initial_q`` / ``initial_v`` at the next step; the published clock keeps increasing.
+
+Timing (parameter ``mode``):
+
+* ``lockstep``: publish the state of time t, then wait for the command answering it and step.
+  Float64MultiArray carries no stamp, so *the first command that arrives after a state was
+  published answers that state* (the controller answers every state exactly once). No command
+  within ``command_timeout`` wall-clock seconds: step with zero torque, warn (throttled), and
+  keep stepping at the wall-clock control rate with zero torque until commands come back.
+* ``realtime``: a steady wall-clock timer at ``control_period`` steps with the latest valid
+  command (zero-order hold); zero torque when the latest is older than ``command_timeout``.
+
+A command of the wrong length or with non-finite values is rejected, counted and logged
+(throttled); the last valid command is held (in lockstep it still answers the state).
+Every parameter comes from :class:`SimConfig` and :class:`dodo_sim.graph.SimulatorNodeConfig`.
+"""
+from __future__ import annotations
+
+import array
+import math
+import signal
+import sys
+import time
+
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Vector3, WrenchStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+
+from . import graph
+from .model import JOINT_NAMES, ModelError
+from .params import config_from_parameters, declare_config_parameters
+from .paths import default_urdf_path
+from .simulator import SimConfig, SimulationDiverged, Simulator
+
+#: QoS of the 1 kHz state and command streams: reliable, a few samples of slack.
+STREAM_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+#: QoS of /robot_description (latched).
+LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+EXIT_OK, EXIT_CONFIG, EXIT_DIVERGED = 0, 2, 3
+
+
+class WarnThrottle:
+    """Per-key throttling of repeated log messages (steady wall clock)."""
+
+    def __init__(self, logger, period_s: float):
+        self._logger = logger
+        self._period = period_s
+        self._last: dict[str, float] = {}
+
+    def warn(self, key: str, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last.get(key, -math.inf) >= self._period:
+            self._last[key] = now
+            self._logger.warning(message)
+
+
+def stamp_from_ns(ns: int) -> Time:
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+class SimulatorNode(Node):
+    """The simulator node (see module docs)."""
+
+    def __init__(self, **node_kwargs):
+        super().__init__('simulator', **node_kwargs)
+        sim_values = declare_config_parameters(
+            self, SimConfig, read_only=[f for f in SimConfig.__dataclass_fields__])
+        node_values = declare_config_parameters(
+            self, graph.SimulatorNodeConfig,
+            read_only=[f for f in graph.SimulatorNodeConfig.__dataclass_fields__])
+        # ValueError / ModelError here name the bad parameter; main() turns them into exit 2
+        self.config: SimConfig = config_from_parameters(SimConfig, sim_values)
+        self.node_config: graph.SimulatorNodeConfig = config_from_parameters(
+            graph.SimulatorNodeConfig, node_values)
+        urdf = self.node_config.robot_description or default_urdf_path()
+        self.sim = Simulator(urdf, self.config)
+        self._throttle = WarnThrottle(self.get_logger(), self.node_config.warn_period)
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+
+        # counters (read by tests and the bench)
+        self.steps = 0
+        self.rejected_commands = 0
+        self.command_timeouts = 0
+        self.tick_times: list[float] = []   # realtime mode: wall time of each tick (s)
+
+        self._period_ns = int(round(self.config.control_period * 1e9))
+        self._time_offset_ns = 0            # grows at each reset so the clock never goes back
+        self._stamp_ns = 0
+        self._command = [0.0, 0.0]          # last valid command
+        self._last_command_wall = -math.inf
+        self._awaiting = False              # lockstep: a state is published, answer pending
+        self._published_wall = 0.0
+        self._controller_lost = False
+        self._reset_requested = False
+        self._finished = False              # stop_after reached: the next advance ends the run
+        self._started = False
+        self.done = Future()
+        self.exit_code = EXIT_OK
+
+        self._pub_clock = self.create_publisher(ClockMsg, graph.CLOCK, STREAM_QOS)
+        self._pub_contact = self.create_publisher(WrenchStamped, graph.FOOT_CONTACT, STREAM_QOS)
+        self._pub_joints = self.create_publisher(JointState, graph.JOINT_STATES, STREAM_QOS)
+        self._sub_command = self.create_subscription(
+            Float64MultiArray, graph.COMMANDS, self._on_command, STREAM_QOS)
+        self._sub_push = self.create_subscription(Vector3, graph.PUSH, self._on_push, 10)
+        self._srv_reset = self.create_service(Trigger, graph.RESET_SERVICE, self._on_reset)
+        if self.node_config.publish_robot_description:
+            self._pub_description = self.create_publisher(String, graph.ROBOT_DESCRIPTION,
+                                                          LATCHED_QOS)
+            self._pub_description.publish(String(data=self.sim.leg.urdf_xml))
+
+        # reusable messages (only the numbers change per step)
+        self._msg_clock = ClockMsg()
+        self._msg_contact = WrenchStamped()
+        self._msg_contact.header.frame_id = 'world'
+        self._msg_joints = JointState()
+        self._msg_joints.name = list(JOINT_NAMES)
+
+        self._startup_wall = time.monotonic()
+        self._gate_timer = self.create_timer(0.01, self._check_start, clock=self._steady)
+        self._watchdog = None
+        self._tick_timer = None
+        self.get_logger().info(
+            f'simulator ready: {self.config.integrator} integrator, dt = {self.config.dt} s, '
+            f'control period = {self.config.control_period} s, mode = {self.config.mode}; '
+            f'waiting for {self.node_config.min_subscribers} subscriber(s) per state topic')
+
+    # -- start-up -----------------------------------------------------------------------------
+
+    def _ready(self) -> bool:
+        need = self.node_config.min_subscribers
+        pubs = (self._pub_clock, self._pub_contact, self._pub_joints)
+        if any(p.get_subscription_count() < need for p in pubs):
+            return False
+        return self.config.mode != 'lockstep' or self._sub_command.get_publisher_count() >= 1
+
+    def _check_start(self) -> None:
+        if self._started:
+            return
+        waited = time.monotonic() - self._startup_wall
+        if not self._ready():
+            if waited < self.node_config.startup_timeout:
+                return
+            self.get_logger().warning(
+                f'starting after {waited:.1f} s without all subscribers/controller matched')
+        self._started = True
+        self._gate_timer.cancel()
+        self.get_logger().info(f'simulation starts (matched after {waited:.2f} s)')
+        self._publish_state(self.sim.state)
+        if self.config.mode == 'lockstep':
+            period = min(0.05, self.config.command_timeout / 5.0)
+            self._watchdog = self.create_timer(period, self._on_watchdog, clock=self._steady)
+        else:
+            self._tick_timer = self.create_timer(self.config.control_period, self._on_tick,
+                                                 clock=self._steady)
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        data = msg.data
+        if len(data) != 2 or not (math.isfinite(data[0]) and math.isfinite(data[1])):
+            self.rejected_commands += 1
+            self._throttle.warn(
+                'bad_command', f'rejected command {list(data)!r} (need 2 finite values '
+                f'[hip, knee] N*m); {self.rejected_commands} rejected so far, holding '
+                f'{self._command}')
+        else:
+            self._command = [float(data[0]), float(data[1])]
+            self._last_command_wall = time.monotonic()
+            if self._controller_lost:
+                self._recover()
+        if self._awaiting and not self._controller_lost:
+            self._advance(self._command)
+
+    def _on_push(self, msg: Vector3) -> None:
+        try:
+            self.sim.apply_impulse([msg.x, msg.z])
+        except ValueError as exc:
+            self._throttle.warn('bad_push', f'rejected push: {exc}')
+            return
+        self.get_logger().info(f'push on the base: [{msg.x}, {msg.z}] N*s')
+
+    def _on_reset(self, request, response):
+        self._reset_requested = True
+        response.success = True
+        response.message = 'the leg is put back to initial_q/initial_v at the next step'
+        return response
+
+    # -- stepping ----------------------------------------------------------------------------
+
+    def _on_watchdog(self) -> None:
+        if not self._awaiting or self._controller_lost:
+            return
+        silent = time.monotonic() - self._published_wall
+        if silent > self.config.command_timeout:
+            self.command_timeouts += 1
+            self._controller_lost = True
+            self._throttle.warn(
+                'timeout', f'no command for {silent:.2f} s (command_timeout = '
+                f'{self.config.command_timeout} s): zero torque, stepping at the wall-clock '
+                f'control rate until commands come back')
+            self._tick_timer = self.create_timer(self.config.control_period, self._on_tick,
+                                                 clock=self._steady)
+
+    def _recover(self) -> None:
+        self._controller_lost = False
+        if self.config.mode == 'lockstep' and self._tick_timer is not None:
+            self.destroy_timer(self._tick_timer)
+            self._tick_timer = None
+        self.get_logger().info('commands are back')
+
+    def _on_tick(self) -> None:
+        now = time.monotonic()
+        if self.config.mode == 'realtime':
+            self.tick_times.append(now)
+            if now - self._last_command_wall > self.config.command_timeout:
+                if not self._controller_lost and self._last_command_wall > -math.inf:
+                    self.command_timeouts += 1
+                self._controller_lost = True
+                self._throttle.warn('timeout', f'no valid command for more than '
+                                    f'{self.config.command_timeout} s: zero torque')
+                self._advance((0.0, 0.0))
+            else:
+                self._advance(self._command)
+        elif self._controller_lost:
+            self._advance((0.0, 0.0))
+
+    def _advance(self, tau) -> None:
+        if self.done.done():
+            return
+        self._awaiting = False
+        if self._finished:
+            self.get_logger().info(
+                f'stop_after = {self.node_config.stop_after} s of simulated time reached after '
+                f'{self.steps} steps; {self.rejected_commands} command(s) rejected, '
+                f'{self.command_timeouts} timeout(s)')
+            self.done.set_result(EXIT_OK)
+            return
+        if self._reset_requested:
+            self._reset_requested = False
+            self._time_offset_ns = self._stamp_ns + self._period_ns
+            state = self.sim.reset()
+            self.get_logger().info('reset to the initial state')
+        else:
+            try:
+                state = self.sim.step(tau)
+            except SimulationDiverged as exc:
+                last = exc.last_good_state
+                self.get_logger().error(
+                    f'{exc}; last good state: t = {last.t:.6f} s, q = {list(last.q)}, '
+                    f'v = {list(last.v)}')
+                self.exit_code = EXIT_DIVERGED
+                self.done.set_result(EXIT_DIVERGED)
+                return
+        self.steps += 1
+        self._publish_state(state)
+
+    def _publish_state(self, state) -> None:
+        ns = self._time_offset_ns + int(round(state.t * 1e9))
+        self._stamp_ns = ns
+        stamp = stamp_from_ns(ns)
+        self._msg_clock.clock = stamp
+        self._pub_clock.publish(self._msg_clock)
+        contact = self._msg_contact
+        contact.header.stamp = stamp
+        contact.wrench.force.x = float(state.contact_force[0])
+        contact.wrench.force.z = float(state.contact_force[1])
+        self._pub_contact.publish(contact)
+        joints = self._msg_joints
+        joints.header.stamp = stamp
+        joints.position = array.array('d', state.q)
+        joints.velocity = array.array('d', state.v)
+        tau = state.tau_applied
+        joints.effort = array.array('d', (0.0, 0.0, tau[0], tau[1]))
+        stop_after = self.node_config.stop_after
+        # the last state (t >= stop_after) is still answered before the run ends
+        self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000
+        self._published_wall = time.monotonic()
+        self._awaiting = self.config.mode == 'lockstep'
+        self._pub_joints.publish(joints)
+
+
+def make_executor():
+    """The fastest executor on rclpy Kilted for a 1 kHz exchange (bench/bench_ros.py)."""
+    from rclpy.experimental import EventsExecutor
+    return EventsExecutor()
+
+
+def init_ros(args=None) -> Future:
+    """``rclpy.init`` with our own SIGINT/SIGTERM handling; returns the 'stop' future.
+
+    rclpy's handlers do not wake the EventsExecutor (rclpy 9.1), so the signals complete a
+    future instead and :func:`spin_until` returns within ``poll_s``.
+    """
+    from rclpy.signals import SignalHandlerOptions
+    rclpy.init(args=args if args is not None else sys.argv,
+               signal_handler_options=SignalHandlerOptions.NO)
+    stop = Future()
+
+    def on_signal(signum, frame):
+        if not stop.done():
+            stop.set_result(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    return stop
+
+
+def spin_until(executor, *futures: Future, poll_s: float = 0.2) -> None:
+    """Spin until one of ``futures`` is done (checks every ``poll_s`` for signals)."""
+    either = Future()
+    for future in futures:
+        future.add_done_callback(lambda f: either.done() or either.set_result(True))
+    while not either.done():
+        executor.spin_until_future_complete(either, timeout_sec=poll_s)
+
+
+def main(args=None) -> int:
+    stop = init_ros(args)
+    node = None
+    code = EXIT_OK
+    try:
+        try:
+            node = SimulatorNode()
+        except (ValueError, ModelError) as exc:
+            rclpy.logging.get_logger('simulator').fatal(f'bad configuration: {exc}')
+            return EXIT_CONFIG
+        executor = make_executor()
+        executor.add_node(node)
+        spin_until(executor, node.done, stop)
+        code = node.exit_code
+    except (KeyboardInterrupt, ExternalShutdownException):
+        code = node.exit_code if node is not None else EXIT_OK
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return code
+
+
+if __name__ == '__main__':
+    sys.exit(main())
