@@ -224,21 +224,38 @@ def run_block(case: Case, steps: int, hold: PDHold, flight_q: np.ndarray,
 
 
 def profile_timestepping_stance(urdf, params: BenchParams, steps: int) -> None:
-    """cProfile of Simulator.step, time-stepping integrator, settled stance."""
+    """Per-line profile of Simulator.step + the time-stepping step in settled stance.
+
+    Uses line_profiler when installed (``pip install line_profiler``): cProfile cannot see the
+    pinocchio calls (Boost.Python functions) and lumps them into the caller's own time.
+    """
     leg = load_leg_model(urdf)
     engine = DodoEngine(urdf, 'timestepping', params)
     hold = PDHold(params)
     drop_test(engine, drop_pose(leg, params, params.drop_height_m), params, hold)
-    profiler = cProfile.Profile()
     sim = engine.sim
+    try:
+        from line_profiler import LineProfiler
+    except ImportError:
+        LineProfiler = None
+    if LineProfiler is not None:
+        integrator = type(sim.integrator)
+        profiler = LineProfiler(type(sim).step, type(sim)._make_state, integrator.step,
+                                *(getattr(integrator, name) for name in ('_gap', '_project_out')
+                                  if hasattr(integrator, name)))
+    else:
+        profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(steps):
-        tau = hold(engine)
-        engine.state = sim.step(tau)
+        engine.state = sim.step(hold(engine))
     profiler.disable()
-    print(f'\ncProfile, Simulator.step, timestepping, stance, {steps} steps '
-          '(cProfile inflates Python-call-heavy code; use for proportions only):')
-    pstats.Stats(profiler).sort_stats('tottime').print_stats(18)
+    print(f'\nProfile of Simulator.step, timestepping, stance, {steps} steps (the profiler adds '
+          'about 0.3 us per line: read proportions, not absolute times):')
+    if LineProfiler is not None:
+        profiler.print_stats(output_unit=1e-6, stripzeros=True)
+    else:
+        print('(line_profiler not installed: cProfile hides the pinocchio calls in the callers)')
+        pstats.Stats(profiler).sort_stats('tottime').print_stats(18)
 
 
 def main(argv=None) -> int:
@@ -324,6 +341,10 @@ def main(argv=None) -> int:
           f'{verdict}.')
     print(f'  same goal as a ratio: <= {params.goal_stance_us / params.mujoco_reference_us:.0f}x '
           f'MuJoCo -> measured {ours / reference:.1f}x (MuJoCo here {reference:.2f} us/step)')
+    best = {(c.label, c.phase): min(c.samples_us) for c in cases}
+    print(f'  least disturbed block (min over rounds): timestepping stance '
+          f'{best[("timestepping", "stance")]:.1f} us/step, MuJoCo '
+          f'{best[("mujoco", "stance")]:.2f} us/step (a shared machine inflates the medians)')
     print(f'bench wall time {time.perf_counter() - wall_start:.1f} s')
 
     if args.profile:
