@@ -34,6 +34,7 @@ CONTRACT_TYPES = {
     '/clock': 'rosgraph_msgs/msg/Clock',
     '/foot_contact': 'geometry_msgs/msg/WrenchStamped',
     '/robot_description': 'std_msgs/msg/String',
+    '/controller/state': 'sensor_msgs/msg/JointState',   # named channels (controller node)
     '/controller/markers': 'visualization_msgs/msg/MarkerArray',
 }
 

@@ -53,9 +53,14 @@ class ControllerComparison:
                 f'RMS = {self.rms_nm:.3e} N*m')
 
 
-def _answered(data: dict, js: bagio.JointStates) -> tuple[str, np.ndarray, np.ndarray]:
+def _answered(data: dict, js: bagio.JointStates, source: str = 'auto'
+              ) -> tuple[str, np.ndarray, np.ndarray]:
     """(source topic, answered state stamps ns, recorded torques (N, 2))."""
-    state = data.get(STATE_TOPIC)
+    if source not in ('auto', 'state', 'commands'):
+        raise ValueError(f"source must be 'auto', 'state' or 'commands', got {source!r}")
+    state = data.get(STATE_TOPIC) if source in ('auto', 'state') else None
+    if source == 'state' and (state is None or not len(state)):
+        raise ValueError(f'the bag has no {STATE_TOPIC}')
     if state is not None and len(state) and state.msgtype == 'sensor_msgs/msg/JointState':
         stamps, taus = [], []
         for msg in state.messages:
@@ -66,6 +71,8 @@ def _answered(data: dict, js: bagio.JointStates) -> tuple[str, np.ndarray, np.nd
                              msg.position[names.index('tau_knee')]))
         if stamps:
             return STATE_TOPIC, np.asarray(stamps, dtype=np.int64), np.asarray(taus, dtype=float)
+        if source == 'state':
+            raise ValueError(f'{STATE_TOPIC} has no tau_hip / tau_knee channels')
     commands = data.get(COMMAND_TOPIC)
     if commands is None or not len(commands):
         raise ValueError(f'the bag has neither {STATE_TOPIC} (with tau_hip, tau_knee) nor '
@@ -81,8 +88,13 @@ def _answered(data: dict, js: bagio.JointStates) -> tuple[str, np.ndarray, np.nd
 
 def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.PathLike | None = None,
                             urdf: str | os.PathLike | None = None,
-                            sync_foot_contact: bool = True) -> ControllerComparison:
-    """Feed the recorded states to a fresh controller and compare its torques with the bag's."""
+                            sync_foot_contact: bool = True,
+                            source: str = 'auto') -> ControllerComparison:
+    """Feed the recorded states to a fresh controller and compare its torques with the bag's.
+
+    ``source``: recorded torques from ``/controller/state`` ('state'), from
+    ``/effort_controller/commands`` ('commands'), or the first of these present ('auto').
+    """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
@@ -92,7 +104,7 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     if '/joint_states' not in data:
         raise ValueError(f'{bag_dir}: no /joint_states recorded')
     js = bagio.joint_states(data['/joint_states'])
-    source, stamps, recorded = _answered(data, js)
+    source, stamps, recorded = _answered(data, js, source)
 
     force_by_stamp: dict[int, np.ndarray] = {}
     force_stamps = np.zeros(0, dtype=np.int64)
@@ -246,6 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
                              'package default)')
     parser.add_argument('--tolerance', type=float, default=1e-6,
                         help='max |dtau| in N*m accepted by --through-controller (default 1e-6)')
+    parser.add_argument('--compare-with', choices=('auto', 'state', 'commands'), default='auto',
+                        help='recorded torques to compare with: /controller/state (tau_hip, '
+                             'tau_knee; exact pairing by stamp), /effort_controller/commands '
+                             '(paired in order) or auto (state if recorded; default)')
     parser.add_argument('--latest-foot-contact', action='store_true',
                         help='use the latest foot force instead of the one with the state\'s '
                              'stamp (like the controller node with sync_foot_contact: false)')
@@ -261,7 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.through_controller:
         try:
             result = compare_with_controller(args.bag, args.params_file, args.urdf,
-                                             sync_foot_contact=not args.latest_foot_contact)
+                                             sync_foot_contact=not args.latest_foot_contact,
+                                             source=args.compare_with)
         except (ValueError, FileNotFoundError) as exc:
             print(f'dodo replay: error: {exc}', file=sys.stderr)
             return 2

@@ -74,6 +74,9 @@ def test_through_controller_reproduces_recorded_commands(tmp_path, run, capsys):
     assert result.max_abs_nm <= 1e-9
     assert main([str(bag), '--through-controller']) == 0
     assert 'max |dtau|' in capsys.readouterr().out
+    by_commands = compare_with_controller(bag, source='commands')
+    assert by_commands.source == '/effort_controller/commands'
+    assert by_commands.compared == len(run[1]) and by_commands.max_abs_nm <= 1e-9
 
 
 def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
