@@ -73,32 +73,75 @@ def runtime_parameters() -> tuple:
     return tuple(n for n in config_defaults(ControllerConfig) if n not in STARTUP_ONLY_PARAMETERS)
 
 
+def _items(telemetry) -> list:
+    if dataclasses.is_dataclass(telemetry):
+        return [(f.name, getattr(telemetry, f.name)) for f in dataclasses.fields(telemetry)]
+    if isinstance(telemetry, Mapping):
+        return list(telemetry.items())
+    return [(k, v) for k, v in vars(telemetry).items() if not k.startswith('_')]
+
+
+def _phase_code(value) -> float:
+    text = getattr(value, 'value', value)
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    return PHASE_CODES.get(str(text).lower(), -1.0)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (bool, int, float, np.floating, np.integer, np.bool_))
+
+
+class TelemetryChannels:
+    """Flattens ``ctrl.telemetry`` into named floats (see module docs); the layout is worked out
+    once from the first snapshot and reused (a 1 kHz path)."""
+
+    def __init__(self):
+        self._plan = None      # [(attribute, kind)] kind: 'phase' | 'scalar' | 'vec2'
+        self.names: list = []
+
+    def _make_plan(self, telemetry) -> None:
+        plan, names = [], []
+        for name, value in _items(telemetry):
+            if name == 'phase':
+                plan.append((name, 'phase'))
+                names.append('phase')
+            elif isinstance(value, (str, enum.Enum)):
+                continue
+            elif _is_number(value):
+                plan.append((name, 'scalar'))
+                names.append(name)
+            elif (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2
+                  and all(_is_number(x) for x in value)):
+                plan.append((name, 'vec2'))
+                names.extend((name + '_x', name + '_z'))
+        self._plan, self.names = plan, names
+
+    def values(self, telemetry) -> list:
+        if telemetry is None:
+            return []
+        if self._plan is None:
+            self._make_plan(telemetry)
+        get = (telemetry.get if isinstance(telemetry, Mapping)
+               else lambda n: getattr(telemetry, n))
+        out = []
+        for name, kind in self._plan:
+            value = get(name)
+            if kind == 'scalar':
+                out.append(float(value))
+            elif kind == 'vec2':
+                out.append(float(value[0]))
+                out.append(float(value[1]))
+            else:
+                out.append(_phase_code(value))
+        return out
+
+
 def telemetry_channels(telemetry) -> list:
     """``[(name, value)]`` of the numeric content of ``ctrl.telemetry`` (see module docs)."""
-    if telemetry is None:
-        return []
-    if dataclasses.is_dataclass(telemetry):
-        items = [(f.name, getattr(telemetry, f.name)) for f in dataclasses.fields(telemetry)]
-    elif isinstance(telemetry, Mapping):
-        items = list(telemetry.items())
-    else:
-        items = [(k, v) for k, v in vars(telemetry).items() if not k.startswith('_')]
-    out = []
-    for name, value in items:
-        if name == 'phase' or isinstance(value, (str, enum.Enum)):
-            if name == 'phase':
-                text = getattr(value, 'value', value)
-                code = PHASE_CODES.get(str(text).lower() if text is not None else '', None)
-                if code is None and isinstance(text, (int, float)):
-                    code = float(text)
-                out.append(('phase', -1.0 if code is None else code))
-            continue
-        if isinstance(value, (bool, int, float, np.floating, np.integer, np.bool_)):
-            out.append((name, float(value)))
-        elif (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2
-              and all(isinstance(x, (int, float, np.floating, np.integer)) for x in value)):
-            out.extend(((name + '_x', float(value[0])), (name + '_z', float(value[1]))))
-    return out
+    channels = TelemetryChannels()
+    values = channels.values(telemetry)
+    return list(zip(channels.names, values))
 
 
 class ControllerNode(Node):
@@ -134,6 +177,8 @@ class ControllerNode(Node):
         self._next_marker_ns = 0
         self._cog_path = collections.deque(maxlen=max(2, self.node_config.cog_path_points))
         self._state_names: list | None = None
+        self._channels = TelemetryChannels()
+        self._last_values: list = []
         self._sub_description = None
         if self.node_config.robot_description:
             self._setup(self.node_config.robot_description)
@@ -261,20 +306,19 @@ class ControllerNode(Node):
             self._publish_markers(ns, q)
 
     def _publish_state(self, ns: int, tau) -> None:
-        channels = telemetry_channels(getattr(self.ctrl, 'telemetry', None))
-        channels.append(('tau_hip', float(tau[0])))
-        channels.append(('tau_knee', float(tau[1])))
-        names = [c[0] for c in channels]
+        values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
+        self._last_values = values
+        values = values + [float(tau[0]), float(tau[1])]
         msg = self._msg_state
-        if names != self._state_names:
-            self._state_names = names
-            msg.name = names
+        if self._state_names is None:
+            self._state_names = self._channels.names + ['tau_hip', 'tau_knee']
+            msg.name = self._state_names
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
-        msg.position = array.array('d', (c[1] for c in channels))
+        msg.position = array.array('d', values)
         self._pub_state.publish(msg)
 
     def _publish_markers(self, ns: int, q) -> None:
-        telemetry = dict(telemetry_channels(getattr(self.ctrl, 'telemetry', None)))
+        telemetry = dict(zip(self._channels.names, self._last_values))
         if 'com_position_x' not in telemetry or 'foot_position_x' not in telemetry:
             return
         com = np.array((telemetry['com_position_x'], telemetry['com_position_z']))

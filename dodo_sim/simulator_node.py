@@ -23,7 +23,9 @@ Timing (parameter ``mode``):
   command (zero-order hold); zero torque when the latest is older than ``command_timeout``.
 
 A command of the wrong length or with non-finite values is rejected, counted and logged
-(throttled); the last valid command is held (in lockstep it still answers the state).
+(throttled) and the last valid command is held: in lockstep a rejected command does not answer
+the state (so a stray publisher cannot shift the exchange); if no valid answer follows within
+``command_timeout``, the step uses the held command (zero torque if nothing but silence came).
 Every parameter comes from :class:`SimConfig` and :class:`dodo_sim.graph.SimulatorNodeConfig`.
 """
 from __future__ import annotations
@@ -114,6 +116,7 @@ class SimulatorNode(Node):
         self._awaiting = False              # lockstep: a state is published, answer pending
         self._published_wall = 0.0
         self._controller_lost = False
+        self._rejected_since_publish = False
         self._reset_requested = False
         self._finished = False              # stop_after reached: the next advance ends the run
         self._started = False
@@ -183,16 +186,17 @@ class SimulatorNode(Node):
         data = msg.data
         if len(data) != 2 or not (math.isfinite(data[0]) and math.isfinite(data[1])):
             self.rejected_commands += 1
+            self._rejected_since_publish = True
             self._throttle.warn(
                 'bad_command', f'rejected command {list(data)!r} (need 2 finite values '
                 f'[hip, knee] N*m); {self.rejected_commands} rejected so far, holding '
                 f'{self._command}')
-        else:
-            self._command = [float(data[0]), float(data[1])]
-            self._last_command_wall = time.monotonic()
-            if self._controller_lost:
-                self._recover()
-        if self._awaiting and not self._controller_lost:
+            return
+        self._command = [float(data[0]), float(data[1])]
+        self._last_command_wall = time.monotonic()
+        if self._controller_lost:
+            self._recover()
+        if self._awaiting:
             self._advance(self._command)
 
     def _on_push(self, msg: Vector3) -> None:
@@ -215,7 +219,11 @@ class SimulatorNode(Node):
         if not self._awaiting or self._controller_lost:
             return
         silent = time.monotonic() - self._published_wall
-        if silent > self.config.command_timeout:
+        if silent > self.config.command_timeout and self._rejected_since_publish:
+            self._throttle.warn('held', f'only rejected commands for {silent:.2f} s: stepping '
+                                f'with the held command {self._command}')
+            self._advance(self._command)
+        elif silent > self.config.command_timeout:
             self.command_timeouts += 1
             self._controller_lost = True
             self._throttle.warn(
@@ -299,6 +307,7 @@ class SimulatorNode(Node):
         # the last state (t >= stop_after) is still answered before the run ends
         self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000
         self._published_wall = time.monotonic()
+        self._rejected_since_publish = False
         self._awaiting = self.config.mode == 'lockstep'
         self._pub_joints.publish(joints)
 
