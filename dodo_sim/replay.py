@@ -11,8 +11,9 @@
   one ``update(t, q, v, [fx, fz])`` per answered state, the foot force of the same stamp.  Its
   torques are compared with the recorded ones: from ``/controller/state`` (``tau_hip``,
   ``tau_knee``, stamped with the answered state) when recorded, else from
-  ``/effort_controller/commands`` paired in order with the states (starting at the state just
-  before the first command).  Prints max |Δτ| and RMS (N·m); exit 1 if max |Δτ| > ``--tolerance``.
+  ``/effort_controller/commands`` paired in order with consecutive states, starting at the state
+  the first command answers (searched among the 50 states recorded up to it, by matching the
+  first 5 commands: a command's bag time can lag its state when the simulator did not wait).  Prints max |Δτ| and RMS (N·m); exit 1 if max |Δτ| > ``--tolerance``.
   Set-points changed at run time (``ros2 param set``) are not in the bag and break the match.
 """
 from __future__ import annotations
@@ -53,9 +54,19 @@ class ControllerComparison:
                 f'RMS = {self.rms_nm:.3e} N*m')
 
 
-def _answered(data: dict, js: bagio.JointStates, source: str = 'auto'
-              ) -> tuple[str, np.ndarray, np.ndarray]:
-    """(source topic, answered state stamps ns, recorded torques (N, 2))."""
+#: commands-only bags: the state answered by the first command is searched among this many
+#: states up to the last one recorded before it (the bag time of a command can lag its state
+#: when the simulator did not wait for it, e.g. before the controller was up)
+ALIGN_WINDOW_STATES = 50
+#: number of first commands used to find that state
+ALIGN_COMMANDS = 5
+
+
+def _recorded_torques(data: dict, js: bagio.JointStates, source: str
+                      ) -> tuple[str, np.ndarray | None, np.ndarray, int]:
+    """(source topic, answered state stamps ns or None, recorded torques (N, 2), first
+    candidate row).  Stamps are None for commands-only pairing: the commands answer consecutive
+    states starting at a row <= the returned one (see :func:`_align`)."""
     if source not in ('auto', 'state', 'commands'):
         raise ValueError(f"source must be 'auto', 'state' or 'commands', got {source!r}")
     state = data.get(STATE_TOPIC) if source in ('auto', 'state') else None
@@ -70,7 +81,8 @@ def _answered(data: dict, js: bagio.JointStates, source: str = 'auto'
                 taus.append((msg.position[names.index('tau_hip')],
                              msg.position[names.index('tau_knee')]))
         if stamps:
-            return STATE_TOPIC, np.asarray(stamps, dtype=np.int64), np.asarray(taus, dtype=float)
+            return (STATE_TOPIC, np.asarray(stamps, dtype=np.int64),
+                    np.asarray(taus, dtype=float), 0)
         if source == 'state':
             raise ValueError(f'{STATE_TOPIC} has no tau_hip / tau_knee channels')
     commands = data.get(COMMAND_TOPIC)
@@ -80,10 +92,65 @@ def _answered(data: dict, js: bagio.JointStates, source: str = 'auto'
     tau = bagio.multiarray(commands)
     if tau.shape[1] != 2:
         raise ValueError(f'{COMMAND_TOPIC} messages must hold [hip, knee], got {tau.shape[1]} values')
-    first = int(np.searchsorted(js.log_time_ns, commands.log_time_ns[0], side='right')) - 1
-    first = max(first, 0)
-    n = min(len(tau), len(js.stamp_ns) - first)
-    return COMMAND_TOPIC, js.stamp_ns[first:first + n], tau[:n]
+    last_before = int(np.searchsorted(js.log_time_ns, commands.log_time_ns[0], side='right')) - 1
+    return COMMAND_TOPIC, None, tau, max(last_before, 0)
+
+
+class _Inputs:
+    """The recorded controller inputs by state stamp."""
+
+    def __init__(self, data: dict, js: bagio.JointStates, sync_foot_contact: bool):
+        self.js = js
+        self.sync = sync_foot_contact
+        self.row_by_stamp = {int(s): i for i, s in enumerate(js.stamp_ns)}
+        self.force_by_stamp: dict[int, np.ndarray] = {}
+        self.force_stamps = np.zeros(0, dtype=np.int64)
+        self.forces = np.zeros((0, 2))
+        if '/foot_contact' in data:
+            msgs = data['/foot_contact'].messages
+            self.force_stamps = np.array([bagio.stamp_ns(m.header.stamp) for m in msgs],
+                                         dtype=np.int64)
+            self.forces = np.array([(m.wrench.force.x, m.wrench.force.z) for m in msgs],
+                                   dtype=float).reshape(-1, 2)
+            self.force_by_stamp = {int(s): f for s, f in zip(self.force_stamps, self.forces)}
+
+    def run(self, ctrl, stamps) -> tuple[list, list, int]:
+        """Feed ``ctrl`` like the controller node does: (torques, indices into stamps, skipped)."""
+        replayed, kept, unmatched = [], [], 0
+        for k, ns in enumerate(stamps):
+            ns = int(ns)
+            row = self.row_by_stamp.get(ns)
+            force = self.force_by_stamp.get(ns)
+            if force is None and not self.sync and len(self.force_stamps):
+                i = int(np.searchsorted(self.force_stamps, ns, side='right')) - 1
+                force = self.forces[i] if i >= 0 else np.zeros(2)
+            if row is None or force is None:
+                unmatched += 1
+                continue
+            tau = ctrl.update(ns * 1e-9, self.js.q[row].copy(), self.js.v[row].copy(),
+                              np.array(force, dtype=float))
+            replayed.append(np.asarray(tau, dtype=float))
+            kept.append(k)
+        return replayed, kept, unmatched
+
+
+def _align(inputs: _Inputs, make_controller, recorded: np.ndarray, last_row: int) -> int:
+    """Row of the state answered by the first command: the candidate among the
+    ``ALIGN_WINDOW_STATES`` rows up to ``last_row`` whose fresh-controller torques match the
+    first ``ALIGN_COMMANDS`` commands best (ties: the latest row)."""
+    stamps = inputs.js.stamp_ns
+    best_row, best_err = last_row, math.inf
+    for row in range(last_row, max(-1, last_row - ALIGN_WINDOW_STATES), -1):
+        n = min(ALIGN_COMMANDS, len(recorded), len(stamps) - row)
+        replayed, kept, _ = inputs.run(make_controller(), stamps[row:row + n])
+        if not kept:
+            continue
+        err = float(np.max(np.abs(np.asarray(replayed) - recorded[kept])))
+        if err < best_err:
+            best_row, best_err = row, err
+        if err == 0.0:
+            break
+    return best_row
 
 
 def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.PathLike | None = None,
@@ -92,8 +159,9 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
                             source: str = 'auto') -> ControllerComparison:
     """Feed the recorded states to a fresh controller and compare its torques with the bag's.
 
-    ``source``: recorded torques from ``/controller/state`` ('state'), from
-    ``/effort_controller/commands`` ('commands'), or the first of these present ('auto').
+    ``source``: recorded torques from ``/controller/state`` ('state': exact pairing by stamp),
+    from ``/effort_controller/commands`` ('commands': consecutive states from the one answered
+    by the first command, found by :func:`_align`), or the first of these present ('auto').
     """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.params import config_from_file
@@ -104,38 +172,24 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     if '/joint_states' not in data:
         raise ValueError(f'{bag_dir}: no /joint_states recorded')
     js = bagio.joint_states(data['/joint_states'])
-    source, stamps, recorded = _answered(data, js, source)
-
-    force_by_stamp: dict[int, np.ndarray] = {}
-    force_stamps = np.zeros(0, dtype=np.int64)
-    forces = np.zeros((0, 2))
-    if '/foot_contact' in data:
-        msgs = data['/foot_contact'].messages
-        force_stamps = np.array([bagio.stamp_ns(m.header.stamp) for m in msgs], dtype=np.int64)
-        forces = np.array([(m.wrench.force.x, m.wrench.force.z) for m in msgs], dtype=float)
-        force_by_stamp = {int(s): f for s, f in zip(force_stamps, forces)}
-    row_by_stamp = {int(s): i for i, s in enumerate(js.stamp_ns)}
+    source, stamps, recorded, last_row = _recorded_torques(data, js, source)
+    inputs = _Inputs(data, js, sync_foot_contact)
 
     description = urdf if urdf is not None else bagio.robot_description(data)
     if description is None:
         description = str(default_urdf_path())
     params = params_file if params_file is not None else default_params_path()
-    ctrl = Controller(description, config_from_file(ControllerConfig, params, 'controller'))
+    config = config_from_file(ControllerConfig, params, 'controller')
+    leg_xml = Controller(description, config).leg.urdf_xml  # parse/xacro once
 
-    replayed, kept, unmatched = [], [], 0
-    for k, ns in enumerate(stamps):
-        row = row_by_stamp.get(int(ns))
-        force = force_by_stamp.get(int(ns)) if sync_foot_contact else None
-        if force is None and not sync_foot_contact and len(force_stamps):
-            i = int(np.searchsorted(force_stamps, ns, side='right')) - 1
-            force = forces[i] if i >= 0 else np.zeros(2)
-        if row is None or force is None:
-            unmatched += 1
-            continue
-        tau = np.asarray(ctrl.update(int(ns) * 1e-9, js.q[row].copy(), js.v[row].copy(),
-                                     np.array(force, dtype=float)), dtype=float)
-        replayed.append(tau)
-        kept.append(k)
+    def make_controller():
+        return Controller(leg_xml, config)
+
+    if stamps is None:
+        first = _align(inputs, make_controller, recorded, last_row)
+        n = min(len(recorded), len(js.stamp_ns) - first)
+        stamps, recorded = js.stamp_ns[first:first + n], recorded[:n]
+    replayed, kept, unmatched = inputs.run(make_controller(), stamps)
     if not replayed:
         raise ValueError(f'{bag_dir}: no recorded command could be paired with a recorded state '
                          f'and foot force')

@@ -47,7 +47,7 @@ def run():
     return _closed_loop()
 
 
-def _write(path, run, *, with_state=True, skip_first=0, perturb=None):
+def _write(path, run, *, with_state=True, skip_first=0, perturb=None, command_lag_steps=0):
     urdf_xml, rows = run
     with OfflineBagWriter(path) as w:
         w.robot_description(urdf_xml)
@@ -59,7 +59,8 @@ def _write(path, run, *, with_state=True, skip_first=0, perturb=None):
             tau = tau.copy()
             if perturb is not None and k == perturb[0]:
                 tau[1] += perturb[1]
-            w.command(t, tau)
+            lag_ns = command_lag_steps * 1_000_000
+            w.command(t, tau, log_ns=w.log_offset_ns + ns + lag_ns + 500_000)
             if with_state:
                 w.controller_state(t, ['phase', 'angle_of_attack_rad', 'tau_hip', 'tau_knee'],
                                    [0.0, alpha, tau[0], tau[1]])
@@ -91,9 +92,11 @@ def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
     assert main([str(bag), '--through-controller', '--tolerance', '0.1']) == 0
 
 
-def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run):
-    """No /controller/state: commands are paired in order starting at the state just before the
-    first command (a controller that started late); the fresh controller starts there too."""
+@pytest.mark.parametrize('lag_steps', [0, 7])
+def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, lag_steps):
+    """No /controller/state: commands answer consecutive states from the one the first command
+    answers (a controller that started late); the fresh controller starts there too, also when
+    the commands' bag times lag their states by a few steps."""
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.params import config_from_file
     from dodo_sim.paths import default_params_path
@@ -105,7 +108,8 @@ def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run):
     late_rows = [(ns, q, v, f, np.asarray(late.update(ns * 1e-9, q.copy(), v.copy(), f.copy())),
                   a) if k >= skip else (ns, q, v, f, tau, a)
                  for k, (ns, q, v, f, tau, a) in enumerate(rows)]
-    bag = _write(tmp_path / 'bag', (urdf_xml, late_rows), with_state=False, skip_first=skip)
+    bag = _write(tmp_path / 'bag', (urdf_xml, late_rows), with_state=False, skip_first=skip,
+                 command_lag_steps=lag_steps)
     result = compare_with_controller(bag)
     assert result.source == '/effort_controller/commands'
     assert result.compared == len(rows) - skip
