@@ -31,7 +31,8 @@ Behaviour:
   imported from the type name.  Messages are stored as the serialized CDR bytes (``raw=True``).
 * QoS: RELIABLE, KEEP_LAST(``queue_depth``); TRANSIENT_LOCAL for ``/robot_description`` (latched)
   and for any topic whose publishers all offer TRANSIENT_LOCAL; BEST_EFFORT if a publisher only
-  offers that.  The publishers' QoS are written to the bag (``offered_qos_profiles``).
+  offers that.  A publisher appearing later with incompatible QoS (e.g. BEST_EFFORT on a contract
+  topic) makes the recorder subscribe again with matching QoS (warning logged).  The publishers' QoS are written to the bag (``offered_qos_profiles``).
 * Message definitions come from the rosbags typestore (``Stores.ROS2_KILTED``); types it does not
   know are described from the generated Python message class and registered.
 * Prints ``dodo recorder: ready <bag>`` on stdout (flushed) once the initial subscriptions exist.
@@ -85,6 +86,8 @@ class RecorderConfig:
 
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract
 LATCHED_TOPICS = ('/robot_description',)
+#: how often a topic is subscribed again after an incompatible-QoS event
+MAX_RESUBSCRIPTIONS = 3
 
 
 def message_class(type_name: str):
@@ -132,6 +135,8 @@ class _Topic:
         self.subscription = None
         self.connection = None
         self.count = 0
+        self.resubscribe = False
+        self.resubscriptions = 0
 
 
 class Recorder:
@@ -153,6 +158,11 @@ class Recorder:
 
     # ---- graph -------------------------------------------------------------------------------
     def _discover(self, initial: bool = False) -> None:
+        for topic in self.topics.values():
+            if topic.resubscribe:
+                topic.resubscribe = False
+                self.node.destroy_subscription(topic.subscription)
+                self._subscribe(topic.name, topic.type_name, topic)
         pending = [t for t in self.config.topics if t not in self.topics]
         if not pending:
             return
@@ -170,7 +180,8 @@ class Recorder:
     def _publisher_qos(self, name: str):
         return [info.qos_profile for info in self.node.get_publishers_info_by_topic(name)]
 
-    def _subscribe(self, name: str, type_name: str) -> None:
+    def _subscribe(self, name: str, type_name: str, topic: '_Topic | None' = None) -> None:
+        """Subscribe (again, keeping the bag connection and count, when ``topic`` is given)."""
         from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy)
         try:
             cls = message_class(type_name)
@@ -188,7 +199,7 @@ class Recorder:
             reliability = ReliabilityPolicy.BEST_EFFORT
         qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=self.config.queue_depth,
                          reliability=reliability, durability=durability)
-        topic = _Topic(name, type_name)
+        topic = topic or _Topic(name, type_name)
         if self.config.executor == 'events':
             # rclpy 9.1 EventsExecutor cannot call back with MessageInfo: time taken here
             def callback(data, topic=topic):
@@ -197,7 +208,23 @@ class Recorder:
             def callback(data, info, topic=topic):
                 self._write(topic, info['source_timestamp'] if self.config.timestamp == 'send'
                             else info['received_timestamp'], data)
-        topic.subscription = self.node.create_subscription(cls, name, callback, qos, raw=True)
+        from rclpy.event_handler import SubscriptionEventCallbacks
+
+        def incompatible(event, topic=topic):
+            if topic.resubscriptions < MAX_RESUBSCRIPTIONS:
+                topic.resubscriptions += 1
+                topic.resubscribe = True
+                self.node.get_logger().warning(
+                    f'{topic.name}: a publisher offers incompatible QoS '
+                    f'({event.last_policy_kind}); subscribing again with its QoS')
+            else:
+                self.node.get_logger().error(
+                    f'{topic.name}: a publisher offers incompatible QoS '
+                    f'({event.last_policy_kind}); its messages are not recorded')
+
+        topic.subscription = self.node.create_subscription(
+            cls, name, callback, qos, raw=True,
+            event_callbacks=SubscriptionEventCallbacks(incompatible_qos=incompatible))
         self.topics[name] = topic
 
     # ---- writing -----------------------------------------------------------------------------
@@ -275,6 +302,10 @@ def main(args: Sequence[str] | None = None) -> int:
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
+    # a stop request that arrives while starting up is kept and honoured once the bag is open
+    early_stop = []
+    signal.signal(signal.SIGINT, lambda *_: early_stop.append(True))
+    signal.signal(signal.SIGTERM, lambda *_: early_stop.append(True))
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('recorder')
     recorder = None
@@ -288,6 +319,8 @@ def main(args: Sequence[str] | None = None) -> int:
             return 2
         signal.signal(signal.SIGINT, recorder.request_stop)
         signal.signal(signal.SIGTERM, recorder.request_stop)
+        if early_stop:
+            recorder.request_stop()
         if config.executor == 'events':
             from rclpy.experimental import EventsExecutor
             executor = EventsExecutor()

@@ -80,8 +80,9 @@ def _start_recorder(procs, bag: Path, topics: list[str], env: dict, executor='ev
     return rec
 
 
-def _run_publisher(procs, n: int, env: dict, with_clock: bool) -> str:
-    pub = procs.start([sys.executable, __file__, 'publish', str(n), str(int(with_clock))], env)
+def _run_publisher(procs, n: int, env: dict, with_clock: bool, best_effort=False) -> str:
+    pub = procs.start([sys.executable, __file__, 'publish', str(n), str(int(with_clock)),
+                       str(int(best_effort))], env)
     out, err = pub.communicate(timeout=60)
     assert pub.returncode == 0, f'publisher failed:\n{out}\n{err}'
     return out
@@ -147,6 +148,25 @@ def test_sigterm_with_single_threaded_executor_keeps_send_order(tmp_path, procs)
     assert np.all(t_cmd[:-1] <= t_js[1:])
 
 
+@pytest.mark.ros
+def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
+    """/joint_states is subscribed RELIABLE at start; a BEST_EFFORT publisher is incompatible, so
+    the recorder subscribes again with matching QoS and records it."""
+    n = 500
+    env = _env(_domain_id(5))
+    bag = tmp_path / 'bag'
+    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
+                                       '/robot_description'], env)
+    _run_publisher(procs, n, env, with_clock=False, best_effort=True)
+    _, err = _stop(rec, signal.SIGINT)
+    assert 'subscribing again' in err
+    from dodo_sim.bag import message_counts
+    counts = message_counts(bag)
+    # best effort may drop messages by design; on localhost nearly all arrive
+    assert counts['/joint_states'] >= n // 2
+    assert counts['/effort_controller/commands'] >= n // 2
+
+
 def test_existing_bag_directory_is_a_clear_error(tmp_path):
     bag = tmp_path / 'exists'
     bag.mkdir()
@@ -189,7 +209,7 @@ def test_message_class_rejects_unknown_types():
 
 
 # ---- publisher process ---------------------------------------------------------------------------
-def _publish(n: int, with_clock: bool) -> int:
+def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
     """Publish /robot_description (latched) once, then n JointState + n commands (+ /clock) at
     1 kHz from a wall-clock timer; wait until every subscriber acknowledged them."""
     import rclpy
@@ -202,7 +222,8 @@ def _publish(n: int, with_clock: bool) -> int:
 
     rclpy.init()
     node = rclpy.create_node('test_publisher')
-    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+    qos = QoSProfile(depth=1000, reliability=(ReliabilityPolicy.BEST_EFFORT if best_effort
+                                              else ReliabilityPolicy.RELIABLE))
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
     pubs = [node.create_publisher(JointState, '/joint_states', qos),
@@ -242,7 +263,7 @@ def _publish(n: int, with_clock: bool) -> int:
     deadline = time.monotonic() + 10.0 + n * 0.005
     while sent[0] < n and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.1)
-    acked = all(p.wait_for_all_acked(Duration(seconds=10.0)) for p in pubs)
+    acked = best_effort or all(p.wait_for_all_acked(Duration(seconds=10.0)) for p in pubs)
     print(f'published {sent[0]} acked {acked}', flush=True)
     executor.shutdown()
     node.destroy_node()
@@ -250,5 +271,5 @@ def _publish(n: int, with_clock: bool) -> int:
     return 0 if sent[0] == n and acked else 1
 
 
-if __name__ == '__main__' and len(sys.argv) == 4 and sys.argv[1] == 'publish':
-    sys.exit(_publish(int(sys.argv[2]), bool(int(sys.argv[3]))))
+if __name__ == '__main__' and len(sys.argv) == 5 and sys.argv[1] == 'publish':
+    sys.exit(_publish(int(sys.argv[2]), bool(int(sys.argv[3])), bool(int(sys.argv[4]))))
