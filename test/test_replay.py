@@ -184,3 +184,16 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
     # paced: the replay cannot be faster than the scaled original span (0.399 s / 0.5)
     span_s = (data['/joint_states'].log_time_ns[-1] - data['/joint_states'].log_time_ns[0]) * 1e-9
     assert span_s >= 0.95 * (n - 1) * 1e-3 / rate
+
+
+def test_offline_replay_and_plot_need_no_rclpy(tmp_path, run):
+    """--through-controller and the plots are pure offline tools: they never import rclpy."""
+    bag = _write(tmp_path / 'bag', run)
+    code = ('import sys\n'
+            'from dodo_sim.replay import main\n'
+            'import dodo_sim.plot, dodo_sim.bag\n'
+            f'assert main([{str(bag)!r}, "--through-controller"]) == 0\n'
+            'assert "rclpy" not in sys.modules, "offline replay imported rclpy"\n')
+    result = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
