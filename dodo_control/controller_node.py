@@ -40,6 +40,7 @@ import dataclasses
 import enum
 import math
 import sys
+import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -210,6 +211,7 @@ class ControllerNode(Node):
         self.create_subscription(WrenchStamped, graph.FOOT_CONTACT, self._on_foot_contact,
                                  STREAM_QOS)
         if not self._gate_open:
+            self._gate_start = time.monotonic()
             self._gate_timer = self.create_timer(0.005, self._check_gate, clock=self._steady)
         self._msg_command = Float64MultiArray()
         self._msg_state = JointState()
@@ -276,7 +278,13 @@ class ControllerNode(Node):
             self._try_update()
 
     def _check_gate(self) -> None:
-        if self._pub_command.get_subscription_count() >= self.node_config.min_subscribers:
+        matched = self._pub_command.get_subscription_count()
+        waited = time.monotonic() - self._gate_start
+        if matched < self.node_config.min_subscribers and waited > self.node_config.startup_timeout:
+            self.get_logger().warning(f'sending commands with {matched} of '
+                                      f'{self.node_config.min_subscribers} subscribers matched')
+            matched = self.node_config.min_subscribers
+        if matched >= self.node_config.min_subscribers:
             self._gate_open = True
             self._gate_timer.cancel()
             if self._pending:

@@ -61,7 +61,8 @@ class SimulatorNodeConfig:
         min_subscribers: before the first step, wait until /clock, /joint_states and
             /foot_contact each have this many matched subscriptions (and, in lockstep, the
             command topic a publisher), so no subscriber misses the start.
-        startup_timeout: wall-clock s to wait for those matches; then start anyway (warning).
+        startup_timeout: wall-clock s to wait for those matches, and in lockstep for the answer
+            to the first state; then start anyway (warning).
         stop_after: simulated s after which the simulator stops stepping and the process exits
             with code 0 (0: run until shut down).
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
@@ -83,6 +84,7 @@ class ControllerNodeConfig:
         robot_description: URDF XML; empty: take it from the /robot_description topic.
         min_subscribers: hold the first command until the command topic has this many matched
             subscriptions (the simulator or driver, plus a recorder), so none misses it.
+        startup_timeout: wall-clock s to wait for those matches; then send anyway (warning).
         sync_foot_contact: compute a command only once /foot_contact with the joint-state
             stamp has arrived (simulation, deterministic); false: use the latest foot force
             (hardware drivers with their own clocks).
@@ -93,6 +95,7 @@ class ControllerNodeConfig:
 
     robot_description: str = ''
     min_subscribers: int = 1
+    startup_timeout: float = 60.0
     sync_foot_contact: bool = True
     marker_period: float = 0.02
     cog_path_points: int = 500

@@ -14,7 +14,8 @@ applied at the start of the next step). Service ``/simulator/reset`` (std_srvs/T
 
 Timing (parameter ``mode``):
 
-* ``lockstep``: publish the state of time t, then wait for the command answering it and step.
+* ``lockstep``: publish the state of time t, then wait for the command answering it and step
+  (the very first state waits up to ``startup_timeout`` so that discovery cannot cost steps).
   Float64MultiArray carries no stamp, so *the first command that arrives after a state was
   published answers that state* (the controller answers every state exactly once). No command
   within ``command_timeout`` wall-clock seconds: step with zero torque, warn (throttled), and
@@ -117,6 +118,7 @@ class SimulatorNode(Node):
         self._published_wall = 0.0
         self._controller_lost = False
         self._rejected_since_publish = False
+        self._answered_once = False         # lockstep: the first state waits startup_timeout
         self._reset_requested = False
         self._finished = False              # stop_after reached: the next advance ends the run
         self._started = False
@@ -194,6 +196,7 @@ class SimulatorNode(Node):
             return
         self._command = [float(data[0]), float(data[1])]
         self._last_command_wall = time.monotonic()
+        self._answered_once = True
         if self._controller_lost:
             self._recover()
         if self._awaiting:
@@ -219,6 +222,13 @@ class SimulatorNode(Node):
         if not self._awaiting or self._controller_lost:
             return
         silent = time.monotonic() - self._published_wall
+        if not self._answered_once:
+            # start-up: the controller may still be discovering the command subscribers
+            if silent > self.node_config.startup_timeout:
+                self._answered_once = True
+                self.get_logger().warning(f'no answer to the first state within '
+                                          f'startup_timeout = {self.node_config.startup_timeout} s')
+            return
         if silent > self.config.command_timeout and self._rejected_since_publish:
             self._throttle.warn('held', f'only rejected commands for {silent:.2f} s: stepping '
                                 f'with the held command {self._command}')

@@ -1,0 +1,157 @@
+"""``dodo`` CLI and ``dodo hop``: argument handling, and one real run over DDS.
+
+The run: ``python -m dodo_sim.cli hop --duration 3 --bag DIR`` (separate processes, own ROS
+domain, localhost discovery) while this test publishes malformed commands (wrong length, NaN)
+on /effort_controller/commands the whole time. The bag must hold exactly duration x rate + 1
+states, as many valid commands, hops at the apex set-point, and the rejected commands must not
+have touched the run.
+"""
+import io
+import itertools
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from dodo_sim import cli, graph, hop_runner
+
+_DOMAINS = itertools.count(50)
+APEX_SETPOINT = 1.2
+PARAMS = f'''
+/**:
+  ros__parameters:
+    use_sim_time: true
+simulator:
+  ros__parameters:
+    initial_q: [0.0, 1.3, 0.3, -0.6]
+controller:
+  ros__parameters:
+    apex_height: {APEX_SETPOINT}
+    target_x: .nan
+    target_velocity: 0.0
+'''
+
+
+def domain_id() -> int:
+    return 1 + (os.getpid() * 7 + next(_DOMAINS)) % 99
+
+
+def test_cli_lists_subcommands_and_rejects_unknown(capsys):
+    assert cli.main(['--help']) == 0
+    out = capsys.readouterr().out
+    for name in ('demo', 'hop', 'replay', 'plot'):
+        assert name in out
+    assert cli.main(['fly']) == 2
+    assert "unknown subcommand 'fly'" in capsys.readouterr().err
+    assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'replay', 'plot'}
+    assert cli.SUBCOMMANDS['hop'][0] == 'dodo_sim.hop_runner'
+
+
+def test_cli_dispatches_to_the_module(monkeypatch):
+    seen = []
+    monkeypatch.setattr(hop_runner, 'main', lambda argv: seen.append(argv) or 7)
+    assert cli.main(['hop', '--duration', '1']) == 7
+    assert seen == [['--duration', '1']]
+
+
+@pytest.mark.parametrize('params, extra, words', [
+    ('simulator:\n  ros__parameters: {frction: 0.5}\n', [], ['frction']),
+    ('simulator:\n  ros__parameters: {integrator: rk45}\n', [], ['integrator']),
+    ('controller:\n  ros__parameters: {flight_policy: teleport}\n', [], ['flight_policy']),
+    ('{}\n', ['--duration', '0'], ['duration']),
+])
+def test_hop_refuses_bad_input_before_starting_anything(tmp_path, params, extra, words):
+    path = tmp_path / 'p.yaml'
+    path.write_text(params)
+    out = io.StringIO()
+    code = hop_runner.run(path, float(extra[1]) if extra else 1.0, out=out)
+    assert code == 2
+    for word in words:
+        assert word in out.getvalue()
+    assert '[simulator]' not in out.getvalue()       # nothing was started
+
+
+def test_hop_refuses_an_existing_bag(tmp_path):
+    (tmp_path / 'bag').mkdir()
+    out = io.StringIO()
+    assert hop_runner.run(hop_runner.default_params_path(), 1.0, bag=tmp_path / 'bag',
+                          out=out) == 2
+    assert 'exists' in out.getvalue()
+
+
+def test_ros_arg_values_are_yaml():
+    assert hop_runner.ros_arg_value(True) == 'true'
+    assert hop_runner.ros_arg_value(2.5) == '2.5'
+    assert hop_runner.ros_arg_value(['/a', '/b']) == "['/a', '/b']"
+    assert hop_runner.ros_arg_value([1.0, 2.0]) == '[1.0, 2.0]'
+
+
+def apex_heights(z, vz):
+    idx = np.nonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0))[0] + 1
+    return z[idx]
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
+    rclpy = pytest.importorskip('rclpy')
+    from std_msgs.msg import Float64MultiArray
+    from dodo_sim.bag import joint_states, message_counts, multiarray, read_bag
+
+    duration = 3.0
+    params = tmp_path / 'hop.yaml'
+    params.write_text(PARAMS)
+    bag = tmp_path / 'bag'
+    domain = domain_id()
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    proc = subprocess.Popen([sys.executable, '-m', 'dodo_sim.cli', 'hop', '--params-file',
+                             str(params), '--duration', str(duration), '--bag', str(bag),
+                             '--wall-timeout', '150'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    # a stray publisher of malformed commands in the same domain, during the whole run
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    sent = 0
+    try:
+        node = rclpy.create_node('stray', context=context)
+        pub = node.create_publisher(Float64MultiArray, graph.COMMANDS, 10)
+        bad = itertools.cycle([[1.0], [math.nan, 0.0], [0.0, 1.0, 2.0], [math.inf, 0.0]])
+        from rclpy.executors import SingleThreadedExecutor
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        deadline = time.monotonic() + 200.0
+        while proc.poll() is None and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.02)   # paces the stray publisher at ~50 Hz
+            if pub.get_subscription_count() > 0:
+                pub.publish(Float64MultiArray(data=next(bad)))
+                sent += 1
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+        if proc.poll() is None:
+            proc.kill()
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, output
+    assert f'bag: {bag.resolve()}' in output
+    steps = int(round(duration / 0.001))
+    counts = message_counts(bag)
+    for topic in (graph.CLOCK, graph.JOINT_STATES, graph.FOOT_CONTACT):
+        assert counts[topic] == steps + 1, (topic, counts)
+    data = read_bag(bag, [graph.JOINT_STATES, graph.COMMANDS])
+    commands = multiarray(data[graph.COMMANDS])
+    valid = np.array([row for row in commands
+                      if np.isfinite(row[:2]).all() and np.isnan(row[2:]).all()])
+    assert len(valid) == steps + 1
+    assert sent > 10 and counts[graph.COMMANDS] > steps + 1    # the stray ones were recorded
+    rejected = re.findall(r'(\d+) command\(s\) rejected, (\d+) timeout', output)
+    assert rejected and int(rejected[-1][0]) > 0 and int(rejected[-1][1]) == 0, rejected
+    js = joint_states(data[graph.JOINT_STATES])
+    assert np.all(np.diff(js.stamp_ns) == 1_000_000)
+    apexes = apex_heights(js.q[:, 1], js.v[:, 1])
+    assert len(apexes) >= 3, apexes
+    np.testing.assert_allclose(apexes[2:], APEX_SETPOINT, rtol=0.01)
