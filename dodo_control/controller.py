@@ -93,12 +93,16 @@ class ControllerConfig:
         position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
 
     Velocity loop ('cascade', seed 000 eq. 20), updated at each apex:
-        velocity_kc: feed-forward α per speed, rad/(m/s); NaN = the SLIP neutral-point gain
-            computed from the apex return map at start-up.
+        velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
+            use the exact neutral angle from the SLIP apex return map (with the leg's touchdown
+            impact) every hop instead of K_c v.
         velocity_kp: rad/(m/s).   velocity_ki: rad/(m/s) per hop.
+        velocity_integral_band: the velocity integral only runs while |v − v_set| is below
+            this, m/s (integral separation against windup in large transients).
         max_angle_of_attack: |α| limit for every policy, rad.
         raibert_gain_s: Raibert foot-placement gain k in x_f = v T_s/2 + k (v - v_set), s.
-        impact_feedforward: 'cascade'/'raibert': add to α the angle that cancels the horizontal
+        impact_feedforward: 'raibert' and 'cascade' with a finite ``velocity_kc``: add to α the
+            angle that cancels the horizontal
             CoG velocity change the touchdown impact will cause (predicted from N_s at the
             touchdown posture): kick x (K_c + 1/S), S = −d v_liftoff / d α of the SLIP.
         deadbeat_step_s: RK4 step of the SLIP return map used by 'deadbeat', s.
@@ -132,12 +136,13 @@ class ControllerConfig:
     apex_regulation: bool = True
     apex_integral_gain: float = 0.5
     max_apex_correction_m: float = 0.1
-    position_kp: float = 1.0
+    position_kp: float = 0.8
     position_ki: float = 0.0
     max_speed: float = 1.5
     velocity_kc: float = math.nan
-    velocity_kp: float = 0.06
-    velocity_ki: float = 0.02
+    velocity_kp: float = 0.08
+    velocity_ki: float = 0.0
+    velocity_integral_band: float = 0.3
     max_angle_of_attack: float = 0.5
     raibert_gain_s: float = 0.05
     impact_feedforward: bool = True
@@ -170,6 +175,7 @@ class ControllerConfig:
             if not math.isfinite(getattr(self, name)):
                 bad(name, 'must be finite')
         for name in ('control_period', 'leg_stiffness', 'apex_height', 'max_speed',
+                     'velocity_integral_band',
                      'max_angle_of_attack', 'deadbeat_step_s', 'posture_kp', 'posture_kd',
                      'kinematic_touchdown_ratio', 'contact_force_threshold_n'):
             if not getattr(self, name) > 0.0:
@@ -296,7 +302,7 @@ class Controller:
         if old is None or self._gains_changed(old, cfg):
             self._position = PositionLoop(cfg.position_kp, cfg.position_ki, cfg.max_speed)
             self._velocity = VelocityLoop(self.velocity_kc, cfg.velocity_kp, cfg.velocity_ki,
-                                          cfg.max_angle_of_attack)
+                                          cfg.max_angle_of_attack, cfg.velocity_integral_band)
         else:
             self._velocity.kc = self.velocity_kc
             if math.isnan(old.target_x) != math.isnan(cfg.target_x) or (
@@ -320,7 +326,7 @@ class Controller:
     @staticmethod
     def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
         names = ('position_kp', 'position_ki', 'max_speed', 'velocity_kc', 'velocity_kp',
-                 'velocity_ki', 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
+                 'velocity_ki', 'velocity_integral_band', 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
                  'leg_rest_length_fraction')
         return any(not _same(getattr(old, n), getattr(new, n)) for n in names)
 
@@ -546,28 +552,40 @@ class Controller:
         self._last_apex_h = apex_h
         vx = float(vcom[0])
         self._last_apex_vx = vx
-        # velocity set-point: position loop on the error predicted at the next touchdown
+        # velocity set-point: position PI on the error predicted at the next mid-stance, plus the
+        # speed whose hop has zero net displacement despite the touchdown impact's speed change
+        # (the stance starts at v + kick: v_ff (2 t_fall + T_s) + kick T_s / 2 = 0)
         if math.isfinite(cfg.target_x):
             z_td = self._ground + self.rest_length * math.cos(self._alpha)
             fall = math.sqrt(2.0 * max(com[1] - z_td, 0.0) / g)
-            self._v_set = self._position.update(cfg.target_x - (com[0] + vx * fall), dt_hop)
+            kick = self._predicted_impact_kick(self._alpha, com, vx)
+            v_ff = -0.5 * kick * self._stance_time / (2.0 * fall + self._stance_time)
+            lead = fall + 0.5 * self._stance_time     # CoG x predicted at mid-stance
+            self._v_set = self._position.update(cfg.target_x - (com[0] + vx * lead), dt_hop,
+                                                feedforward=v_ff)
         else:
             self._v_set = cfg.target_velocity
         if cfg.flight_policy == 'deadbeat':
-            self._alpha = self._deadbeat(q, com, vx)
+            self._alpha = self._return_map_angle(com, vx, self._v_set)
             return
-        if cfg.flight_policy == 'cascade':
-            alpha = self._velocity.update(vx, self._v_set)
+        if cfg.flight_policy == 'cascade' and not math.isfinite(cfg.velocity_kc):
+            # neutral angle (keeps the current speed through the coming touchdown and stance)
+            # from the SLIP apex return map with the leg's impact: no separate impact term
+            neutral = self._return_map_angle(com, vx, vx)
+            alpha = self._velocity.update(vx, self._v_set, neutral=neutral)
         else:
-            alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
-                                  cfg.raibert_gain_s, cfg.max_angle_of_attack)
-        if cfg.impact_feedforward:
-            # the impact changes the speed the stance starts with: shift the neutral point by
-            # K_c * kick and cancel the kick itself by kick / S (kick evaluated at the α found)
-            gain = self.velocity_kc + 1.0 / self.slip_sensitivity
-            ff = gain * self._predicted_impact_kick(alpha, com, vx)
-            ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
-            alpha += ff
+            if cfg.flight_policy == 'cascade':
+                alpha = self._velocity.update(vx, self._v_set)
+            else:
+                alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
+                                      cfg.raibert_gain_s, cfg.max_angle_of_attack)
+            if cfg.impact_feedforward:
+                # the impact changes the speed the stance starts with: shift the neutral point
+                # by K_c kick and cancel the kick by kick / S (kick evaluated at the α found)
+                gain = self.velocity_kc + 1.0 / self.slip_sensitivity
+                ff = gain * self._predicted_impact_kick(alpha, com, vx)
+                ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
+                alpha += ff
         self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack, cfg.max_angle_of_attack))
 
     def _predicted_impact_kick(self, alpha: float, com, vx) -> float:
@@ -577,10 +595,10 @@ class Controller:
         v_minus = np.array([vx, -math.sqrt(2.0 * g * max(com[1] - z_td, 0.0))])
         return float((self._impact_matrix(alpha) @ v_minus)[0] - vx)
 
-    def _deadbeat(self, q, com, vx) -> float:
+    def _return_map_angle(self, com, vx: float, target_vx: float) -> float:
+        """α whose SLIP apex return map (with the leg's impact and SLIPic) gives ``target_vx``."""
         cfg = self._config
-        apex_rel = float(com[1] - self._ground)
-        return deadbeat_angle(self._v_set, apex_rel, vx, self.rest_length,
+        return deadbeat_angle(target_vx, float(com[1] - self._ground), vx, self.rest_length,
                               self._stance_spec(self._apex_target_rel()),
                               cfg.max_angle_of_attack, impact_matrix=self._impact_matrix,
                               precompress=cfg.impact_compensation, guess=self._alpha,

@@ -14,7 +14,7 @@ import numpy as np
 
 
 class PositionLoop:
-    """v_set = sat(K_p e + K_i Σ e Δt) with conditional-integration anti-windup.
+    """v_set = sat(v_ff + K_p e + K_i Σ e Δt) with conditional-integration anti-windup.
 
     ``e`` is the CoG x error (m), ``Δt`` the time since the previous update (s); the output is
     saturated at ±``max_speed`` (m/s, seed 000 eq. 23). The integral only grows while the output
@@ -28,34 +28,44 @@ class PositionLoop:
     def reset(self) -> None:
         self.integral = 0.0
 
-    def update(self, error: float, dt: float) -> float:
-        raw = self.kp * error + self.ki * (self.integral + error * dt)
+    def update(self, error: float, dt: float, feedforward: float = 0.0) -> float:
+        """v_set = sat(v_ff + K_p e + K_i Σ e Δt), m/s."""
+        raw = feedforward + self.kp * error + self.ki * (self.integral + error * dt)
         saturated = abs(raw) > self.max_speed
         if not saturated or math.copysign(1.0, error) != math.copysign(1.0, raw):
             self.integral += error * dt
-        out = self.kp * error + self.ki * self.integral
+        out = feedforward + self.kp * error + self.ki * self.integral
         return float(np.clip(out, -self.max_speed, self.max_speed))
 
 
 class VelocityLoop:
     """α = K_c v + K_p (v − v_set) + K_i Σ (v − v_set), saturated at ±max_angle (rad).
 
-    The sum runs once per hop; it is frozen while α is saturated in the direction the error
-    pushes (anti-windup).
+    ``K_c v`` is the neutral angle (the one that keeps the speed); the caller may pass a better
+    neutral angle (e.g. from the SLIP return map) instead.
+
+    The sum runs once per hop. Anti-windup: it is frozen while α is saturated in the direction
+    the error pushes, and while |v − v_set| exceeds ``integral_band`` (m/s; integral separation:
+    large transients, e.g. a push or a saturated position loop, do not wind it up).
     """
 
-    def __init__(self, kc: float, kp: float, ki: float, max_angle: float):
+    def __init__(self, kc: float, kp: float, ki: float, max_angle: float,
+                 integral_band: float = math.inf):
         self.kc, self.kp, self.ki, self.max_angle = kc, kp, ki, max_angle
+        self.integral_band = integral_band
         self.integral = 0.0
 
     def reset(self) -> None:
         self.integral = 0.0
 
-    def update(self, velocity: float, velocity_set: float) -> float:
+    def update(self, velocity: float, velocity_set: float, neutral: float | None = None) -> float:
+        """α for the next touchdown; ``neutral`` replaces the linear K_c v if given (rad)."""
         err = velocity - velocity_set
-        base = self.kc * velocity + self.kp * err
+        base = (self.kc * velocity if neutral is None else neutral) + self.kp * err
         trial = base + self.ki * (self.integral + err)
-        if abs(trial) <= self.max_angle or math.copysign(1.0, trial) != math.copysign(1.0, err):
+        if abs(err) <= self.integral_band and (
+                abs(trial) <= self.max_angle
+                or math.copysign(1.0, trial) != math.copysign(1.0, err)):
             self.integral += err
         alpha = base + self.ki * self.integral
         return float(np.clip(alpha, -self.max_angle, self.max_angle))
