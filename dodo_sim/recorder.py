@@ -154,7 +154,11 @@ class Recorder:
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
         self._discover(initial=True)
-        self._timer = node.create_timer(config.discovery_period_s, self._discover)
+        from rclpy.clock import Clock, ClockType
+        # steady clock: the node may run with use_sim_time (shared params file) and /clock may
+        # stop, but discovery and re-subscription must go on
+        self._timer = node.create_timer(config.discovery_period_s, self._discover,
+                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     # ---- graph -------------------------------------------------------------------------------
     def _discover(self, initial: bool = False) -> None:
