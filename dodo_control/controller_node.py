@@ -331,7 +331,7 @@ class ControllerNode(Node):
             return
         com = np.array((telemetry['com_position_x'], telemetry['com_position_z']))
         foot = np.array((telemetry['foot_position_x'], telemetry['foot_position_z']))
-        self._cog_path.append(com)
+        self._cog_path.append(Point(x=float(com[0]), y=0.0, z=float(com[1])))
         stamp = self._msg_state.header.stamp
         markers = []
 
@@ -355,7 +355,7 @@ class ControllerNode(Node):
         leg.points = [point(com), point(foot)]
         path = marker(1, 'cog_path', Marker.LINE_STRIP, (0.5, 0.5, 0.5, 0.8))
         path.scale.x = 0.01
-        path.points = [point(p) for p in self._cog_path]
+        path.points = list(self._cog_path)
         target = np.array((telemetry.get('foot_target_x', math.nan),
                            telemetry.get('foot_target_z', math.nan)))
         tmark = marker(2, 'foot_target', Marker.SPHERE, (0.1, 0.9, 0.1, 0.9))

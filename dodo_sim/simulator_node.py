@@ -1,10 +1,12 @@
 """``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
 
 Publishes (every control period, in this order, all with the same sim-time stamp):
-``/clock`` (rosgraph_msgs/Clock), ``/foot_contact`` (geometry_msgs/WrenchStamped: ground
-reaction force on the foot in the ``world`` frame, x and z in N, zero in flight) and
-``/joint_states`` (sensor_msgs/JointState: ``base_x, base_z, hip, knee`` position, velocity,
-effort = applied torque). ``/robot_description`` (std_msgs/String, transient local) once, unless
+``/foot_contact`` (geometry_msgs/WrenchStamped: ground reaction force on the foot in the
+``world`` frame, x and z in N, zero in flight), ``/joint_states`` (sensor_msgs/JointState:
+``base_x, base_z, hip, knee`` position, velocity, effort = applied torque) and then ``/clock``
+(rosgraph_msgs/Clock; last, so that it is off the lockstep critical path — the controller works
+on the header stamps). The simulator is the clock source and does not follow ``/clock`` itself:
+``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers). ``/robot_description`` (std_msgs/String, transient local) once, unless
 ``publish_robot_description`` is false (robot_state_publisher does it).
 
 Subscribes: ``/effort_controller/commands`` (std_msgs/Float64MultiArray ``[hip, knee]`` N*m) and
@@ -22,6 +24,8 @@ Timing (parameter ``mode``):
   keep stepping at the wall-clock control rate with zero torque until commands come back.
 * ``realtime``: a steady wall-clock timer at ``control_period`` steps with the latest valid
   command (zero-order hold); zero torque when the latest is older than ``command_timeout``.
+  A late tick makes up the steps due since the start (up to 10 ms worth; more is dropped and
+  counted in ``overruns``), so simulated time follows wall time.
 
 A command of the wrong length or with non-finite values is rejected, counted and logged
 (throttled) and the last valid command is held: in lockstep a rejected command does not answer
@@ -43,6 +47,7 @@ from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
@@ -89,6 +94,9 @@ class SimulatorNode(Node):
 
     def __init__(self, **node_kwargs):
         super().__init__('simulator', **node_kwargs)
+        if self.get_parameter('use_sim_time').value:
+            # the clock source must not wait for (or deserialize) its own /clock
+            self.set_parameters([Parameter('use_sim_time', Parameter.Type.BOOL, False)])
         sim_values = declare_config_parameters(
             self, SimConfig, read_only=[f for f in SimConfig.__dataclass_fields__])
         node_values = declare_config_parameters(
@@ -108,6 +116,10 @@ class SimulatorNode(Node):
         self.rejected_commands = 0
         self.command_timeouts = 0
         self.tick_times: list[float] = []   # realtime mode: wall time of each tick (s)
+        self.overruns = 0                   # realtime mode: ticks that dropped steps
+        self._realtime_steps = 0
+        self._realtime_start = 0.0
+        self._max_catch_up = max(1, int(round(0.01 / self.config.control_period)))
 
         self._period_ns = int(round(self.config.control_period * 1e9))
         self._time_offset_ns = 0            # grows at each reset so the clock never goes back
@@ -179,6 +191,8 @@ class SimulatorNode(Node):
             period = min(0.05, self.config.command_timeout / 5.0)
             self._watchdog = self.create_timer(period, self._on_watchdog, clock=self._steady)
         else:
+            self._last_command_wall = time.monotonic()   # command_timeout counts from the start
+            self._realtime_start = time.monotonic()
             self._tick_timer = self.create_timer(self.config.control_period, self._on_tick,
                                                  clock=self._steady)
 
@@ -254,15 +268,25 @@ class SimulatorNode(Node):
         now = time.monotonic()
         if self.config.mode == 'realtime':
             self.tick_times.append(now)
-            if now - self._last_command_wall > self.config.command_timeout:
-                if not self._controller_lost and self._last_command_wall > -math.inf:
-                    self.command_timeouts += 1
-                self._controller_lost = True
-                self._throttle.warn('timeout', f'no valid command for more than '
-                                    f'{self.config.command_timeout} s: zero torque')
-                self._advance((0.0, 0.0))
-            else:
-                self._advance(self._command)
+            # steps due by now; a late tick catches up (at most max_catch_up steps at once, the
+            # rest is dropped and counted) so that simulated time keeps up with wall time
+            due = int(round((now - self._realtime_start) / self.config.control_period))
+            behind = due - self._realtime_steps
+            if behind > self._max_catch_up:
+                self.overruns += 1
+                self._realtime_steps = due - self._max_catch_up
+                behind = self._max_catch_up
+            for _ in range(max(behind, 0)):
+                self._realtime_steps += 1
+                if now - self._last_command_wall > self.config.command_timeout:
+                    if not self._controller_lost:
+                        self.command_timeouts += 1
+                    self._controller_lost = True
+                    self._throttle.warn('timeout', f'no valid command for more than '
+                                        f'{self.config.command_timeout} s: zero torque')
+                    self._advance((0.0, 0.0))
+                else:
+                    self._advance(self._command)
         elif self._controller_lost:
             self._advance((0.0, 0.0))
 
@@ -300,8 +324,6 @@ class SimulatorNode(Node):
         ns = self._time_offset_ns + int(round(state.t * 1e9))
         self._stamp_ns = ns
         stamp = stamp_from_ns(ns)
-        self._msg_clock.clock = stamp
-        self._pub_clock.publish(self._msg_clock)
         contact = self._msg_contact
         contact.header.stamp = stamp
         contact.wrench.force.x = float(state.contact_force[0])
@@ -320,6 +342,8 @@ class SimulatorNode(Node):
         self._rejected_since_publish = False
         self._awaiting = self.config.mode == 'lockstep'
         self._pub_joints.publish(joints)
+        self._msg_clock.clock = stamp
+        self._pub_clock.publish(self._msg_clock)
 
 
 def make_executor():
