@@ -2,7 +2,10 @@
 
 ::
 
-    dodo hop [--params-file F] [--duration S] [--bag DIR] [--plots DIR]
+    dodo hop [--params-file F] [--duration S] [--bag DIR] [--plots DIR | --no-plots]
+
+Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
+``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
 
 Starts the nodes of :func:`dodo_sim.graph.hop_nodes` — the same node set, executables and
 parameters as ``launch/hop.launch.py`` minus what needs a ROS install (robot_state_publisher,
@@ -262,23 +265,39 @@ def make_plots(bag, plots, out: TextIO) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog='dodo hop', description=__doc__.split('\n\n')[0],
-        epilog='Example: dodo hop --duration 10 --bag runs/hop --plots runs/plots')
+        epilog='Example: dodo hop --duration 10 --bag runs/hop1 --plots runs/hop1_plots')
     parser.add_argument('--params-file', type=Path, default=None,
                         help='params file (default: the package config/hop.yaml)')
     parser.add_argument('--duration', type=float, default=10.0,
                         help='simulated time to run, s (default 10)')
+    parser.add_argument('--runs-dir', type=Path, default=Path('runs'),
+                        help='parent of the default run directory hop-<date>-<time> '
+                             '(default ./runs)')
     parser.add_argument('--bag', type=Path, default=None,
-                        help='record an MCAP bag to this new directory')
+                        help='record an MCAP bag to this new directory '
+                             '(default <run directory>/bag)')
     parser.add_argument('--plots', type=Path, default=None,
-                        help='write figures of the bag here (needs --bag)')
+                        help='write figures of the bag here (default <run directory>/plots, '
+                             'or <bag>_plots with --bag)')
+    parser.add_argument('--no-plots', action='store_true', help='do not plot the bag')
     parser.add_argument('--wall-timeout', type=float, default=None,
                         help='give up after this many wall-clock seconds '
                              '(default 60 + 20 x duration)')
     args = parser.parse_args(argv)
-    if args.plots is not None and args.bag is None:
-        parser.error('--plots needs --bag')
+    if args.plots is not None and args.no_plots:
+        parser.error('--plots and --no-plots exclude each other')
+    bag, plots = args.bag, args.plots
+    if bag is None:
+        run_dir = args.runs_dir / time.strftime('hop-%Y%m%d-%H%M%S')
+        bag = run_dir / 'bag'
+        default_plots = run_dir / 'plots'
+    else:
+        default_plots = bag.parent / (bag.name + '_plots')
+    if plots is None and not args.no_plots:
+        plots = default_plots
+    bag.parent.mkdir(parents=True, exist_ok=True)
     params_file = args.params_file if args.params_file is not None else default_params_path()
-    return run(params_file, args.duration, args.bag, args.plots, args.wall_timeout)
+    return run(params_file, args.duration, bag, plots, args.wall_timeout)
 
 
 if __name__ == '__main__':

@@ -84,6 +84,18 @@ def test_hop_refuses_an_existing_bag(tmp_path):
     assert 'exists' in out.getvalue()
 
 
+def test_hop_default_run_directory(tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(hop_runner, 'run', lambda *a: seen.update(args=a) or 0)
+    assert hop_runner.main(['--runs-dir', str(tmp_path / 'runs')]) == 0
+    params, duration, bag, plots, _ = seen['args']
+    assert params == hop_runner.default_params_path() and duration == 10.0
+    assert bag.parent.parent == tmp_path / 'runs' and bag.parent.name.startswith('hop-')
+    assert bag.name == 'bag' and plots == bag.parent / 'plots' and not bag.exists()
+    assert hop_runner.main(['--bag', str(tmp_path / 'b'), '--no-plots']) == 0
+    assert seen['args'][2:4] == (tmp_path / 'b', None)
+
+
 def test_ros_arg_values_are_yaml():
     assert hop_runner.ros_arg_value(True) == 'true'
     assert hop_runner.ros_arg_value(2.5) == '2.5'
@@ -111,7 +123,7 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     proc = subprocess.Popen([sys.executable, '-m', 'dodo_sim.cli', 'hop', '--params-file',
                              str(params), '--duration', str(duration), '--bag', str(bag),
-                             '--wall-timeout', '150'],
+                             '--no-plots', '--wall-timeout', '150'],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     # a stray publisher of malformed commands in the same domain, during the whole run
     context = rclpy.Context()
