@@ -212,17 +212,19 @@ def main(argv=None) -> int:
           f'ROS domain {domain}, {args.steps} steps')
     print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
     print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')
-    print(f'core loop, no ROS (Simulator.step + Controller.update): {core:8.0f} /s')
+    print(f'core loop, no ROS (sim.step + ctrl.update)        : {core:8.0f} /s')
     print(f'lockstep graph (simulator node + controller node) : {lock:8.0f} steps/s')
     print(f'ratio lockstep / raw round trip                   : {lock / ping:8.2f}  (goal >= 0.8)')
     print(f'ratio lockstep / raw graph-shaped exchange        : {lock / shaped:8.2f}')
     bound = 1.0 / (1.0 / ping + 1.0 / core)
-    print(f'bound: 1 / (1/round trip + 1/core loop)           : {bound:8.0f} /s  (zero ROS overhead)')
+    print(f'bound: 1 / (1/round trip + 1/core loop)           : {bound:8.0f} /s  '
+          f'(zero ROS overhead)')
     print(f'ratio lockstep / that bound                       : {lock / bound:8.2f}')
     print(f'real-time factor (lockstep, 1 kHz control)        : {lock * 1e-3:8.2f}')
     print(f'realtime mode: achieved {achieved:.1f} steps/s (target 1000; timer ticks '
           f'{tick_rate:.1f} /s, {rt.overruns} overruns), tick period jitter '
-          f'p50 {np.percentile(jitter, 50) * 1e6:.0f} us, p99 {np.percentile(jitter, 99) * 1e6:.0f} us, '
+          f'p50 {np.percentile(jitter, 50) * 1e6:.0f} us, '
+          f'p99 {np.percentile(jitter, 99) * 1e6:.0f} us, '
           f'max {jitter.max() * 1e6:.0f} us over {len(periods)} periods')
     return 0
 

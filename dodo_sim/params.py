@@ -288,4 +288,5 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[
 
 __all__ = ['ParamsFileError', 'read_params_file', 'node_parameters', 'check_params_file',
            'field_docs', 'config_defaults', 'coerce_value', 'config_from_parameters',
-           'config_to_parameters', 'config_from_file', 'declare_config_parameters', 'BUILTIN_PARAMETERS']
+           'config_to_parameters', 'config_from_file', 'declare_config_parameters',
+           'BUILTIN_PARAMETERS']

@@ -6,7 +6,8 @@ Publishes (every control period, in this order, all with the same sim-time stamp
 ``base_x, base_z, hip, knee`` position, velocity, effort = applied torque) and then ``/clock``
 (rosgraph_msgs/Clock; last, so that it is off the lockstep critical path — the controller works
 on the header stamps). The simulator is the clock source and does not follow ``/clock`` itself:
-``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers). ``/robot_description`` (std_msgs/String, transient local) once, unless
+``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
+``/robot_description`` (std_msgs/String, transient local) once, unless
 ``publish_robot_description`` is false (robot_state_publisher does it).
 
 Subscribes: ``/effort_controller/commands`` (std_msgs/Float64MultiArray ``[hip, knee]`` N*m) and
