@@ -20,6 +20,8 @@ topic                          type                             publisher
 /controller/markers            visualization_msgs/MarkerArray   controller
 /simulator/push                geometry_msgs/Vector3            anyone: impulse on the base
                                                                 (x, z in N*s; y ignored)
+/simulator/force               geometry_msgs/Vector3            anyone: constant force on the
+                                                                base until changed (x, z N)
 ============================== ================================ ==========================
 
 Services: ``/simulator/reset`` (std_srvs/Trigger) puts the leg back to ``initial_q`` /
@@ -41,6 +43,7 @@ COMMANDS = '/effort_controller/commands'
 CONTROLLER_STATE = '/controller/state'
 CONTROLLER_MARKERS = '/controller/markers'
 PUSH = '/simulator/push'
+FORCE = '/simulator/force'
 RESET_SERVICE = '/simulator/reset'
 
 #: Topics the recorder writes to the bag (launch ``record:=true`` and ``dodo hop --bag``).
@@ -177,7 +180,7 @@ NODES = (
     NodeSpec('simulator', PACKAGE, 'simulator', 'dodo_sim.simulator_node', sim_only=True,
              robot_description=True,
              launch_parameters={'publish_robot_description': False},
-             subscribes=(COMMANDS, PUSH)),
+             subscribes=(COMMANDS, PUSH, FORCE)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,

@@ -12,7 +12,8 @@ on the header stamps). The simulator is the clock source and does not follow ``/
 
 Subscribes: ``/effort_controller/commands`` (std_msgs/Float64MultiArray ``[hip, knee]`` N*m) and
 ``/simulator/push`` (geometry_msgs/Vector3: an impulse on the base, x and z in N*s, y ignored,
-applied at the start of the next step). Service ``/simulator/reset`` (std_srvs/Trigger): back to
+applied at the start of the next step) and ``/simulator/force`` (geometry_msgs/Vector3: a
+constant force on the base, x and z in N, until the next message; zero to remove). Service ``/simulator/reset`` (std_srvs/Trigger): back to
 ``initial_q`` / ``initial_v`` at the next step; the published clock keeps increasing.
 
 Timing (parameter ``mode``):
@@ -144,6 +145,7 @@ class SimulatorNode(Node):
         self._sub_command = self.create_subscription(
             Float64MultiArray, graph.COMMANDS, self._on_command, STREAM_QOS)
         self._sub_push = self.create_subscription(Vector3, graph.PUSH, self._on_push, 10)
+        self._sub_force = self.create_subscription(Vector3, graph.FORCE, self._on_force, 10)
         self._srv_reset = self.create_service(Trigger, graph.RESET_SERVICE, self._on_reset)
         if self.node_config.publish_robot_description:
             self._pub_description = self.create_publisher(String, graph.ROBOT_DESCRIPTION,
@@ -224,6 +226,14 @@ class SimulatorNode(Node):
             self._throttle.warn('bad_push', f'rejected push: {exc}')
             return
         self.get_logger().info(f'push on the base: [{msg.x}, {msg.z}] N*s')
+
+    def _on_force(self, msg: Vector3) -> None:
+        try:
+            self.sim.set_external_force([msg.x, msg.z])
+        except ValueError as exc:
+            self._throttle.warn('bad_force', f'rejected force: {exc}')
+            return
+        self.get_logger().info(f'constant force on the base: [{msg.x}, {msg.z}] N')
 
     def _on_reset(self, request, response):
         self._reset_requested = True

@@ -214,7 +214,7 @@ def test_command_timeout_gives_zero_torque_then_recovers(ros):
     assert sim.command_timeouts == 1
 
 
-def test_push_topic_and_reset_service(ros):
+def test_push_force_topics_and_reset_service(ros):
     sim = make_sim(ros, min_subscribers=0)
     probe = Probe(ros)
     cmd = probe.publisher(Float64MultiArray, graph.COMMANDS)
@@ -243,6 +243,18 @@ def test_push_topic_and_reset_service(ros):
                                       for m in probe.states[pushed + 1:]), 10.0)
     stamps = [stamp_ns(m) for m in probe.states]
     assert all(b > a for a, b in zip(stamps, stamps[1:]))
+    # constant force: the base accelerates sideways while the leg hangs in the air
+    force = probe.publisher(Vector3, graph.FORCE)
+    assert ros.spin_until(lambda: force.get_subscription_count() > 0, 10.0)
+    force.publish(Vector3(x=24.0, y=0.0, z=0.0))
+    n = len(probe.states)
+    assert ros.spin_until(lambda: len(probe.states) > n + 10
+                          and probe.states[-1].velocity[0] > 0.01, 10.0)
+    bad_force = sim.rejected_commands
+    force.publish(Vector3(x=math.nan, y=0.0, z=0.0))       # rejected, the run goes on
+    m = len(probe.states)
+    assert ros.spin_until(lambda: len(probe.states) > m + 10, 10.0)
+    assert sim.rejected_commands == bad_force and np.isfinite(probe.states[-1].velocity).all()
 
 
 def test_realtime_mode_holds_the_last_command(ros):
