@@ -96,7 +96,10 @@ class ControllerConfig:
         velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
             use the exact neutral angle from the SLIP apex return map (with the leg's touchdown
             impact) every hop instead of K_c v.
-        velocity_kp: rad/(m/s).   velocity_ki: rad/(m/s) per hop.
+        velocity_kp: rad/(m/s); NaN (default) = 0.9 / S, i.e. 90 % of the one-hop (deadbeat)
+            correction of the linearised SLIP map, S = −d v_next / d α of the return map with
+            the touchdown impact, evaluated at the first update (posture table).
+        velocity_ki: rad/(m/s) per hop.
         velocity_integral_band: the velocity integral only runs while |v − v_set| is below
             this, m/s (integral separation against windup in large transients).
         max_angle_of_attack: |α| limit for every policy, rad.
@@ -105,7 +108,7 @@ class ControllerConfig:
             angle that cancels the horizontal
             CoG velocity change the touchdown impact will cause (predicted from N_s at the
             touchdown posture): kick x (K_c + 1/S), S = −d v_liftoff / d α of the SLIP.
-        deadbeat_step_s: RK4 step of the SLIP return map used by 'deadbeat', s.
+        deadbeat_step_s: RK4 step of the SLIP return map (cascade neutral angle, deadbeat), s.
 
     Posture (flight, foot relative to the CoG):
         posture_kp: 1/s^2.   posture_kd: 1/s.
@@ -128,10 +131,10 @@ class ControllerConfig:
     flight_policy: str = 'cascade'
     use_foot_sensor: bool = True
     control_period: float = 0.001
-    leg_stiffness: float = 5000.0
+    leg_stiffness: float = 6000.0
     leg_rest_length_m: float = math.nan
-    leg_rest_length_fraction: float = 0.85
-    max_leg_length_fraction: float = 0.97
+    leg_rest_length_fraction: float = 0.8
+    max_leg_length_fraction: float = 0.93
     impact_compensation: bool = True
     apex_regulation: bool = True
     apex_integral_gain: float = 0.5
@@ -140,7 +143,7 @@ class ControllerConfig:
     position_ki: float = 0.0
     max_speed: float = 1.5
     velocity_kc: float = math.nan
-    velocity_kp: float = 0.08
+    velocity_kp: float = math.nan
     velocity_ki: float = 0.0
     velocity_integral_band: float = 0.3
     max_angle_of_attack: float = 0.5
@@ -168,7 +171,7 @@ class ControllerConfig:
         if self.flight_policy not in FLIGHT_POLICIES:
             bad('flight_policy', f'choose one of {FLIGHT_POLICIES}')
         for name in ('target_velocity', 'apex_height', 'position_kp', 'position_ki',
-                     'velocity_kp', 'velocity_ki', 'raibert_gain_s', 'posture_kp', 'posture_kd',
+                     'velocity_ki', 'raibert_gain_s', 'posture_kp', 'posture_kd',
                      'apex_integral_gain', 'max_apex_correction_m', 'ground_height_guess_m',
                      'contact_force_threshold_n', 'min_flight_time_s', 'min_stance_time_s',
                      'kinematic_touchdown_ratio'):
@@ -189,6 +192,8 @@ class ControllerConfig:
             bad('target_x', 'must be finite or NaN (velocity mode)')
         if not (math.isnan(self.velocity_kc) or math.isfinite(self.velocity_kc)):
             bad('velocity_kc', 'must be finite or NaN (derived from the SLIP)')
+        if not (math.isnan(self.velocity_kp) or math.isfinite(self.velocity_kp)):
+            bad('velocity_kp', 'must be finite or NaN (derived from the SLIP)')
         if not (math.isnan(self.leg_rest_length_m) or self.leg_rest_length_m > 0.0):
             bad('leg_rest_length_m', 'must be positive or NaN (derived from the URDF)')
         if not 0.0 < self.leg_rest_length_fraction < 1.0:
@@ -271,6 +276,8 @@ class Controller:
         self.gravity = self.dyn.gravity
         self.stretched_length = self.dyn.stretched_leg_length()
         self.effort_limits = np.asarray(self.leg.effort_limits, dtype=float)
+        self.map_sensitivity = None
+        self._table = None
         self._config = None
         self.reconfigure(config if config is not None else ControllerConfig())
         self.reset()
@@ -285,30 +292,44 @@ class Controller:
         """Use a new config from the next tick on (phase and hop history are kept)."""
         if not isinstance(config, ControllerConfig):
             raise TypeError(f'config must be a ControllerConfig, got {type(config).__name__}')
-        old = self._config
-        self._config = config
         cfg = config
-        self.rest_length = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
-                            else cfg.leg_rest_length_fraction * self.stretched_length)
-        self.max_rest_length = cfg.max_leg_length_fraction * self.stretched_length
-        if self.rest_length >= self.max_rest_length:
-            raise ValueError(f'leg rest length {self.rest_length:.4f} m must be shorter than '
+        rest_length = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
+                       else cfg.leg_rest_length_fraction * self.stretched_length)
+        max_rest_length = cfg.max_leg_length_fraction * self.stretched_length
+        if rest_length >= max_rest_length:
+            raise ValueError(f'leg rest length {rest_length:.4f} m must be shorter than '
                              f'max_leg_length_fraction x stretched leg = '
-                             f'{self.max_rest_length:.4f} m')
-        if old is None or old.apex_height != cfg.apex_height or self._gains_changed(old, cfg):
-            self.velocity_kc, self.slip_sensitivity = self._neutral_gain()
+                             f'{max_rest_length:.4f} m')
+        old = self._config
+        self._config = cfg
+        self.rest_length, self.max_rest_length = rest_length, max_rest_length
+        gains_changed = old is None or self._gains_changed(old, cfg)
+        if gains_changed or old.apex_height != cfg.apex_height:
+            try:
+                self.velocity_kc, self.slip_sensitivity = self._neutral_gain()
+            except ValueError:
+                if old is not None:
+                    self.reconfigure(old)
+                raise
             if math.isfinite(cfg.velocity_kc):
                 self.velocity_kc = cfg.velocity_kc
-        if old is None or self._gains_changed(old, cfg):
+        kp = self._velocity_kp()
+        if gains_changed:
             self._position = PositionLoop(cfg.position_kp, cfg.position_ki, cfg.max_speed)
-            self._velocity = VelocityLoop(self.velocity_kc, cfg.velocity_kp, cfg.velocity_ki,
+            self._velocity = VelocityLoop(self.velocity_kc, kp, cfg.velocity_ki,
                                           cfg.max_angle_of_attack, cfg.velocity_integral_band)
         else:
-            self._velocity.kc = self.velocity_kc
+            self._velocity.kc, self._velocity.kp = self.velocity_kc, kp
             if math.isnan(old.target_x) != math.isnan(cfg.target_x) or (
                     old.target_x != cfg.target_x and not math.isnan(cfg.target_x)):
                 self._position.reset()
-        self._table = None            # rebuilt from the measured knee branch at the next update
+        if (old is None or old.max_angle_of_attack != cfg.max_angle_of_attack
+                or not _same(old.leg_rest_length_m, cfg.leg_rest_length_m)
+                or old.leg_rest_length_fraction != cfg.leg_rest_length_fraction):
+            self._table = None        # rebuilt from the measured knee branch at the next update
+            self.map_sensitivity = None
+        elif gains_changed or old.apex_height != cfg.apex_height:
+            self._calibrate_map_sensitivity()
         self._phase_params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
                                          int(cfg.liftoff_samples))
         if hasattr(self, '_phase'):
@@ -336,6 +357,32 @@ class Controller:
                           gravity_z=float(self.gravity[1]), regulate=cfg.apex_regulation,
                           apex_height_rel=apex_rel, max_rest_length=self.max_rest_length,
                           step_s=cfg.deadbeat_step_s)
+
+    def _velocity_kp(self) -> float:
+        """Velocity-loop P gain: configured, or 0.9 / S of the return map with the impact."""
+        cfg = self._config
+        if math.isfinite(cfg.velocity_kp):
+            return cfg.velocity_kp
+        sensitivity = self.map_sensitivity or self.slip_sensitivity
+        return 0.9 / sensitivity
+
+    def _calibrate_map_sensitivity(self) -> None:
+        """S = −d v_next / d α of the apex return map with the leg's touchdown impact, around the
+        in-place neutral angle (needs the posture table)."""
+        cfg = self._config
+        offset = self._apex_offset if self._apex_offset is not None else 0.0
+        apex_rel = cfg.apex_height + offset
+        spec = self._stance_spec(apex_rel)
+        alpha = deadbeat_angle(0.0, apex_rel, 0.0, self.rest_length, spec,
+                               cfg.max_angle_of_attack, impact_matrix=self._impact_matrix)
+        delta = 0.02
+        _, vx = apex_return_map(np.array([alpha - delta, alpha + delta]), apex_rel, 0.0,
+                                self.rest_length, spec, impact_matrix=self._impact_matrix)
+        sensitivity = float((vx[0] - vx[1]) / (2.0 * delta))
+        self.map_sensitivity = sensitivity if math.isfinite(sensitivity) and sensitivity > 0 \
+            else None
+        if hasattr(self, '_velocity'):
+            self._velocity.kp = self._velocity_kp()
 
     def _neutral_gain(self) -> tuple[float, float]:
         """SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity
@@ -411,6 +458,7 @@ class Controller:
         cfg = self._config
         if self._table is None:
             self._build_posture_table(q)
+            self._calibrate_map_sensitivity()
         terms = self.dyn.terms(q, v)
         com, vcom, foot = terms.com, terms.com_vel, terms.foot
         foot_vel = terms.Js @ v

@@ -74,7 +74,8 @@ def test_masses_and_lengths_come_from_the_urdf(urdf_path):
     # stretched foot-to-CoG distance: hip-to-foot minus CoG depth below the hip
     depth = (1.0 * 0.2 + 1.0 * (0.4 + 0.225)) / 10.0
     assert other.stretched_length == pytest.approx(0.85 - depth, abs=1e-9)
-    assert other.rest_length == pytest.approx(0.85 * other.stretched_length, abs=1e-12)
+    assert other.rest_length == pytest.approx(
+        other.config.leg_rest_length_fraction * other.stretched_length, abs=1e-12)
 
 
 # -- stance: support-consistent dynamics and the SLIP law -------------------------------------

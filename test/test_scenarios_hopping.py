@@ -9,7 +9,8 @@ own model), not from the controller's telemetry. Numbers are the acceptance of i
   x drift below 2 cm;
 * 1.5 m/s from rest: |v_apex − 1.5| < 0.05 m/s within 8 hops (cascade) / 2 hops (deadbeat) and
   staying there;
-* target x = 4 m from rest at 1.5 m: |x − 4| < 0.05 m from t = 5 s on, no sustained oscillation;
+* target x = 4 m from rest at 1.5 m (dropped from a base height of 1.5 m, apex set-point 1.2 m):
+  |x − 4| < 0.05 m from t = 5 s on, no sustained oscillation;
 * push recovery: 1.5 m/s initial speed with target x = 0 back within 0.05 m; a push during stance;
   a 5 cm step; a 5° slope.
 """
@@ -56,9 +57,10 @@ class Run:
 
 
 def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict = None,
-             stance_push: tuple | None = None) -> Run:
-    """Run sim + controller. ``stance_push = (hop, impulse_xz)``: push the base 40 ms after the
-    hop-th touchdown (controller phase), i.e. in the middle of that stance."""
+             stance_push: tuple | None = None, min_apexes: int = 0) -> Run:
+    """Run sim + controller for ``duration`` s, extended (up to 1.5x) until the controller has
+    seen ``min_apexes`` apexes after touchdowns. ``stance_push = (hop, impulse_xz)``: push the
+    base 40 ms after the hop-th touchdown (controller phase), i.e. in the middle of that stance."""
     xacro = MODELS[model]
     sim_cfg = SimConfig(**{'integrator': integrator, 'initial_q': START_Q, **(sim or {})})
     simulator = Simulator(URDF_XACRO, sim_cfg, xacro_args=xacro)
@@ -66,21 +68,26 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
     model_pin = simulator.leg.model
     data = model_pin.createData()
     n = int(round(duration / sim_cfg.control_period))
-    t = np.empty(n + 1)
-    q = np.empty((n + 1, 4))
-    v = np.empty((n + 1, 4))
-    contact = np.zeros(n + 1, dtype=bool)
+    n_max = int(round(1.5 * n))
+    t = np.empty(n_max + 1)
+    q = np.empty((n_max + 1, 4))
+    v = np.empty((n_max + 1, 4))
+    contact = np.zeros(n_max + 1, dtype=bool)
     phase = []
     state = simulator.state
     touchdown_t = None
     pushed = False
-    for i in range(n + 1):
+    apexes = 0
+    saturated = 0
+    for i in range(n_max + 1):
         t[i], q[i], v[i], contact[i] = state.t, state.q, state.v, state.in_contact
-        if i == n:
+        if i == n_max or (i >= n and apexes >= min_apexes):
             break
         tau = controller.update(state.t, state.q, state.v, state.contact_force)
         tel = controller.telemetry
         phase.append(tel.phase)
+        apexes += 'apex' in tel.events and tel.hops > 0
+        saturated += tel.torque_saturated
         if stance_push and not pushed:
             if 'touchdown' in tel.events and tel.hops == stance_push[0]:
                 touchdown_t = state.t
@@ -90,6 +97,8 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
                 pushed = True
         state = simulator.step(tau)
     phase.append(phase[-1])
+    n = i
+    t, q, v, contact = t[:n + 1], q[:n + 1], v[:n + 1], contact[:n + 1]
     com = np.empty((n + 1, 2))
     com_vel = np.empty((n + 1, 2))
     for i in range(n + 1):
@@ -104,7 +113,16 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
     touchdowns = int(np.sum(contact[1:] & ~contact[:-1]))
     return Run(t=t, q=q, com=com, com_vel=com_vel, in_contact=contact, phase=phase,
                apex_t=t[idx], apex_height=q[idx, 1] - ground, apex_vx=com_vel[idx, 0],
-               apex_x=com[idx, 0], touchdowns=touchdowns, extra={'pushed': pushed})
+               apex_x=com[idx, 0], touchdowns=touchdowns, extra={'pushed': pushed, 'saturated_ticks': saturated})
+
+
+def check_health(run: Run) -> None:
+    """The leg keeps its knee branch (never stretched through the singularity) and the base
+    stays well above the ground."""
+    knee = run.q[:, 3]
+    assert np.all(np.sign(knee) == np.sign(START_Q[3])), 'knee flipped through the singularity'
+    assert np.min(np.abs(knee)) > 0.1, f'knee nearly straight: {np.min(np.abs(knee)):.3f} rad'
+    assert run.q[:, 1].min() > 0.4
 
 
 def settle_hop(values, target, tol):
@@ -133,6 +151,10 @@ def report(name, case, **numbers):
     print(f'[scenario] {name} {case[0]}/{case[1]}: {text}')
 
 
+def report_run(name, case, run, **numbers):
+    report(name, case, **numbers, saturated_ticks=run.extra['saturated_ticks'])
+
+
 def start_com_x(model: str) -> float:
     """CoG x of the start posture (the in-place target: hop where it starts)."""
     sim = Simulator(URDF_XACRO, SimConfig(initial_q=START_Q), xacro_args=MODELS[model])
@@ -145,18 +167,19 @@ def start_com_x(model: str) -> float:
 def in_place(case):
     x0 = start_com_x(case[0])
     return cached(('in_place', case), lambda: simulate(
-        case[0], case[1], 20.5, {'target_x': x0, 'apex_height': 1.2}))
+        case[0], case[1], 20.0, {'target_x': x0, 'apex_height': 1.2}, min_apexes=31))
 
 
 def velocity(case, policy):
     return cached(('velocity', policy, case), lambda: simulate(
-        case[0], case[1], 7.6 if policy == 'cascade' else 4.0,
-        {'target_velocity': 1.5, 'flight_policy': policy}))
+        case[0], case[1], 7.0 if policy == 'cascade' else 3.5,
+        {'target_velocity': 1.5, 'flight_policy': policy},
+        min_apexes=12 if policy == 'cascade' else 6))
 
 
 def position(case):
     return cached(('position', case), lambda: simulate(
-        case[0], case[1], 8.0, {'target_x': 4.0, 'apex_height': 1.5},
+        case[0], case[1], 8.0, {'target_x': 4.0, 'apex_height': 1.2},
         {'initial_q': (0.0, 1.5, 0.3, -0.6)}))
 
 
@@ -193,12 +216,13 @@ def slope(case):
 @pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_hopping_in_place_30_hops(case):
     run = in_place(case)
+    check_health(run)
     x0 = start_com_x(case[0])
     assert len(run.apex_height) >= 30, f'only {len(run.apex_height)} hops'
     heights = run.apex_height[:30]
     spread = np.max(np.abs(heights[2:] - 1.2)) / 1.2
     drift = np.max(np.abs(run.apex_x[:30] - x0))
-    report('in_place', case, apex_spread_pct=100 * spread, apex_min=heights[2:].min(),
+    report_run('in_place', case, run, apex_spread_pct=100 * spread, apex_min=heights[2:].min(),
            apex_max=heights[2:].max(), apex_x_drift_m=drift,
            cog_x_range_m=float(np.ptp(run.com[:, 0])), base_x_range_m=float(np.ptp(run.q[:, 0])))
     assert spread < 0.01
@@ -209,8 +233,9 @@ def test_hopping_in_place_30_hops(case):
 @pytest.mark.parametrize('policy, max_hops', [('cascade', 8), ('deadbeat', 2)])
 def test_velocity_setpoint_from_rest(case, policy, max_hops):
     run = velocity(case, policy)
+    check_health(run)
     hop = settle_hop(run.apex_vx, 1.5, 0.05)
-    report(f'velocity_{policy}', case, settle_hop=hop,
+    report_run(f'velocity_{policy}', case, run, settle_hop=hop,
            apex_vx=' '.join(f'{v:.3f}' for v in run.apex_vx),
            apex_spread_pct=100 * float(np.max(np.abs(run.apex_height - 1.2)) / 1.2))
     assert len(run.apex_vx) >= max_hops + 3
@@ -220,12 +245,13 @@ def test_velocity_setpoint_from_rest(case, policy, max_hops):
 @pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_position_target_4m(case):
     run = position(case)
+    check_health(run)
     late = run.t >= 5.0
     err = np.abs(run.com[late, 0] - 4.0)
     late_apex = run.apex_t >= 5.0
     reached = run.t[np.flatnonzero(np.abs(run.com[:, 0] - 4.0) >= 0.05)[-1]] if np.any(
         np.abs(run.com[:, 0] - 4.0) >= 0.05) else 0.0
-    report('position_4m', case, settled_at_s=float(reached), max_err_after_5s=float(err.max()),
+    report_run('position_4m', case, run, settled_at_s=float(reached), max_err_after_5s=float(err.max()),
            late_apex_speed=float(np.max(np.abs(run.apex_vx[late_apex]))),
            overshoot_m=float(run.com[:, 0].max() - 4.0))
     assert err.max() < 0.05
@@ -236,10 +262,11 @@ def test_position_target_4m(case):
 @pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_push_recovery_initial_speed(case):
     run = push_at_start(case)
+    check_health(run)
     x0 = start_com_x(case[0])
     excursion = float(run.com[:, 0].max() - x0)
     tail = run.t >= 6.0
-    report('push_1.5mps', case, excursion_m=excursion,
+    report_run('push_1.5mps', case, run, excursion_m=excursion,
            final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
     assert 0.2 < excursion < 1.0          # it does get pushed away (seed 000: 0.65 m)
     assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
@@ -248,12 +275,13 @@ def test_push_recovery_initial_speed(case):
 @pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_push_during_stance(case):
     run = push_in_stance(case)
+    check_health(run)
     x0 = start_com_x(case[0])
     assert run.extra['pushed']
     excursion = float(np.max(np.abs(run.com[:, 0] - x0)))
     tail = run.t >= 5.5
     late = run.apex_t >= 4.5
-    report('push_in_stance', case, excursion_m=excursion,
+    report_run('push_in_stance', case, run, excursion_m=excursion,
            final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))),
            late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
     assert excursion > 0.05                # the push did move it
@@ -264,10 +292,11 @@ def test_push_during_stance(case):
 @pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_hopping_over_a_5cm_step(case):
     run = step_up(case)
+    check_health(run)
     x0 = start_com_x(case[0])
     tail = run.t >= 5.5
     last = run.apex_t >= 4.5
-    report('step_5cm', case, final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0 - 1.0))),
+    report_run('step_5cm', case, run, final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0 - 1.0))),
            late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[last] - 1.2)) / 1.2),
            min_base_z=float(run.q[:, 1].min()))
     assert np.all(run.com[tail, 0] > x0 + 0.5)                  # up on the step, and
@@ -278,9 +307,10 @@ def test_hopping_over_a_5cm_step(case):
 @pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_hopping_on_a_5deg_slope(case):
     run = slope(case)
+    check_health(run)
     x0 = start_com_x(case[0])
     late = run.apex_t >= 2.0
-    report('slope_5deg', case, apex_x_drift_m=float(np.max(np.abs(run.apex_x - x0))),
+    report_run('slope_5deg', case, run, apex_x_drift_m=float(np.max(np.abs(run.apex_x - x0))),
            late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
     assert np.max(np.abs(run.apex_x - x0)) < 0.05
     assert np.max(np.abs(run.apex_height[late] - 1.2)) < 0.01 * 1.2
