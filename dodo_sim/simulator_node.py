@@ -323,8 +323,8 @@ class SimulatorNode(Node):
             except SimulationDiverged as exc:
                 last = exc.last_good_state
                 self.get_logger().error(
-                    f'{exc}; last good state: t = {last.t:.6f} s, q = {list(last.q)}, '
-                    f'v = {list(last.v)}')
+                    f'{exc}; stopping. Last good state: q = {last.q.tolist()}, '
+                    f'v = {last.v.tolist()}')
                 self.exit_code = EXIT_DIVERGED
                 self.done.set_result(EXIT_DIVERGED)
                 return

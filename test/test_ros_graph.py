@@ -329,3 +329,19 @@ def test_bad_configuration_is_one_clear_error(module, args, words):
     assert 'Traceback' not in text
     for word in words:
         assert word in text
+
+
+def test_divergence_stops_with_a_clear_error(ros, caplog):
+    """max_speed exceeded (here on purpose, 0.5 m/s during the drop): exit code 3, no hang."""
+    sim = make_sim(ros, min_subscribers=0, max_speed=0.5)
+    probe = Probe(ros)
+    cmd = probe.publisher(Float64MultiArray, graph.COMMANDS)
+    zero = Float64MultiArray(data=[0.0, 0.0])
+    probe.node.create_subscription(JointState, graph.JOINT_STATES, lambda m: cmd.publish(zero),
+                                   100)
+    assert ros.spin_until(sim.done.done, 60.0)
+    assert sim.done.result() == 3 and sim.exit_code == 3
+    speeds = np.abs([list(m.velocity) for m in probe.states])
+    assert speeds.max() <= 0.5            # only sound states were published
+    # free fall from rest: |v_z| = g t passes 0.5 m/s during the step ending at 51 ms
+    assert len(probe.states) == math.floor(0.5 / 9.81 / 1e-3) + 1
