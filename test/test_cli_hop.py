@@ -11,6 +11,7 @@ import itertools
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -145,8 +146,12 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:             # dodo hop stops its own processes on SIGINT
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     output = proc.communicate(timeout=60)[0]
     assert proc.returncode == 0, output
     assert f'bag: {bag.resolve()}' in output
