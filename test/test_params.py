@@ -114,3 +114,12 @@ def test_parameters_are_defined_once_per_node(cls):
     for node_name, refs in graph.NODE_CONFIGS.items():
         names = [f.name for c in graph.config_classes(node_name) for f in dataclasses.fields(c)]
         assert len(names) == len(set(names)), node_name
+
+
+def test_graph_params_and_runner_import_no_rclpy():
+    """The launch file imports dodo_sim.graph; dodo hop itself is no ROS node."""
+    import subprocess
+    import sys
+    code = ('import sys, dodo_sim.graph, dodo_sim.params, dodo_sim.hop_runner, dodo_sim.cli\n'
+            'assert "rclpy" not in sys.modules')
+    subprocess.run([sys.executable, '-c', code], check=True)
