@@ -54,7 +54,8 @@ def contact_jacobians(jac_xz: np.ndarray, normal, tangent) -> np.ndarray:
     return np.array((normal, tangent)) @ jac_xz
 
 
-def solve_contact_impulse(delassus: np.ndarray, gamma_free, gamma_pre_normal: float,
+def solve_contact_impulse(g_nn: float, g_nt: float, g_tn: float, g_tt: float,
+                          gamma_n: float, gamma_t: float, gamma_pre_normal: float,
                           params: ContactParams, *, method: str = 'gauss_seidel',
                           relaxation: float = 1.0, max_iterations: int = 100,
                           tolerance: float = 1e-12, warm_start=None):
@@ -63,16 +64,16 @@ def solve_contact_impulse(delassus: np.ndarray, gamma_free, gamma_pre_normal: fl
     Finds impulses (Lambda_N, Lambda_T) with
         Lambda_N = prox_R+(Lambda_N - r_N (gamma_N+ + e gamma_N-)),
         Lambda_T = prox_[-mu Lambda_N, mu Lambda_N](Lambda_T - r_T gamma_T+),
-    where gamma+ = gamma_free + G Lambda. ``method`` is 'gauss_seidel' (SOR when
-    relaxation != 1) or 'jacobi' (JOR). Works on Python floats: for a 2x2 problem this is much
-    faster than numpy. Returns (Lambda_N, Lambda_T, iterations, converged).
+    where gamma+ = gamma_free + G Lambda, G = [[g_nn, g_nt], [g_tn, g_tt]] the Delassus matrix
+    W M^-1 W^T and (gamma_n, gamma_t) the free contact velocities. ``method`` is 'gauss_seidel'
+    (SOR when relaxation != 1) or 'jacobi' (JOR). Everything is a Python float: for a 2x2
+    problem that is much faster than numpy.
+    Without ``warm_start`` the iterations start from the sticking solution G Lambda = -gamma
+    projected onto the cone, which is the fixed point whenever the contact sticks, so steady
+    stance converges in one iteration. Returns (Lambda_N, Lambda_T, iterations, converged).
     """
-    g_nn = float(delassus[0, 0])
-    g_nt = float(delassus[0, 1])
-    g_tn = float(delassus[1, 0])
-    g_tt = float(delassus[1, 1])
-    free_n = float(gamma_free[0]) + params.restitution * float(gamma_pre_normal)
-    free_t = float(gamma_free[1])
+    free_n = gamma_n + params.restitution * gamma_pre_normal
+    free_t = gamma_t
     mu = params.friction
     r_n = relaxation / g_nn
     r_t = relaxation / g_tt

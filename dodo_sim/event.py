@@ -57,6 +57,7 @@ class _Eval:
     gap: float = 0.0
     gamma_t: float = 0.0
     force_world: tuple = (0.0, 0.0)
+    accel_t: float = 0.0  # tangential foot acceleration, m/s^2
 
 
 def impact_map(minv: np.ndarray, w: np.ndarray, v_minus: np.ndarray, contact: ContactParams):
@@ -202,7 +203,8 @@ class EventDrivenIntegrator:
             accel = a_free + minv_d * lam_n
             lam_t = -self.slip_sign * mu * lam_n
         force = (normal[0] * lam_n + tangent[0] * lam_t, normal[1] * lam_n + tangent[1] * lam_t)
-        return _Eval(accel, lam_n, lam_t, gap, float(gamma[1]), force)
+        return _Eval(accel, lam_n, lam_t, gap, float(gamma[1]), force,
+                     float(w[1] @ accel) + wdot_v[1])
 
     def _rk4(self, q, v, generalized_force, h, start: _Eval):
         """One RK4 step of length h. Returns q, v, end evaluation, world impulse, normal impulse."""
@@ -307,24 +309,34 @@ class EventDrivenIntegrator:
         return q, v_plus, jump
 
     def _enter_contact(self, q, v, events):
-        """Choose STICK, SLIP or FLIGHT for a foot on the ground with zero normal velocity."""
+        """Choose the contact mode consistent with the forces for a foot on the ground with
+        zero normal velocity: STICK if its force is in the friction cone; else SLIP in the
+        sense the foot would accelerate (tangential velocity ~0) or keeps moving; else FLIGHT
+        if the free foot accelerates away from the ground. If none is consistent (a
+        Painleve-type jam of the locked-knee kind) the foot sticks while it pushes."""
         force = self._force
-        _, _, _, w, _, tangential_position = self._contact_terms(q, v)
+        _, _, _, w, wdot_v, tangential_position = self._contact_terms(q, v)
         self.anchor_t = tangential_position
         gamma_t = float(w[1] @ v)
         mu = self.contact.friction
-        if abs(gamma_t) <= 1e-6:
-            self.mode = STICK
-            ev = self._evaluate(q, v, force)
-            if ev.lam_n <= 0.0:
-                self.mode = FLIGHT
+        sliding = abs(gamma_t) > 1e-6
+        self.mode = STICK
+        stick = self._evaluate(q, v, force)
+        if not sliding:
+            if stick.lam_n > 0.0 and abs(stick.lam_t) <= mu * stick.lam_n:
                 return q, v, np.zeros(2)
-            if abs(ev.lam_t) <= mu * ev.lam_n:
-                return q, v, np.zeros(2)
-            self.slip_sign = -math.copysign(1.0, ev.lam_t)
+            senses = (-math.copysign(1.0, stick.lam_t), math.copysign(1.0, stick.lam_t))
         else:
-            self.slip_sign = math.copysign(1.0, gamma_t)
+            senses = (math.copysign(1.0, gamma_t),)
         self.mode = SLIP
-        if self._evaluate(q, v, force).lam_n <= 0.0:
-            self.mode = FLIGHT
+        for sense in senses:
+            self.slip_sign = sense
+            slip = self._evaluate(q, v, force)
+            if slip.lam_n > 0.0 and (sliding or sense * slip.accel_t >= 0.0):
+                return q, v, np.zeros(2)
+        self.mode = FLIGHT
+        a_free = self._evaluate(q, v, force).accel
+        if float(w[0] @ a_free) + wdot_v[0] >= 0.0 or stick.lam_n <= 0.0:
+            return q, v, np.zeros(2)
+        self.mode = STICK
         return q, v, np.zeros(2)

@@ -364,11 +364,16 @@ class Simulator:
         return jac[0:3:2, 0:2].T.copy()
 
     def _make_state(self, t, in_contact, force, iterations, events) -> State:
-        model, data = self.leg.model, self._data
-        pin.forwardKinematics(model, data, self._q)
-        foot = pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation
+        foot = getattr(self.integrator, 'end_foot', None)
+        if foot is None:
+            model, data = self.leg.model, self._data
+            pin.forwardKinematics(model, data, self._q)
+            foot = pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation
+            foot = foot[0:3:2]
+        else:
+            foot = np.array(foot)
         # q and v are fresh arrays from the integrator and never modified in place: no copies
-        return State(t, self._q, self._v, bool(in_contact), force, foot[0:3:2],
+        return State(t, self._q, self._v, bool(in_contact), force, foot,
                      self.motor.applied, self.config.integrator, iterations, events)
 
 

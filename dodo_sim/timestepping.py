@@ -6,7 +6,8 @@ One step of size dt:
     Lambda from the prox (Gauss-Seidel/SOR or Jacobi/JOR) iterations of contact.py
     q+ = q_M + dt/2 v+
 Using M v_free = M v + dt (tau - h) = M v + dt M aba(q_M, v, tau), the free velocity comes from
-pinocchio's ABA and the contact correction from M^-1 W^T Lambda.
+pinocchio's ABA and the contact correction from M^-1 W^T Lambda. A contact is in the active set
+when its midpoint gap is below ACTIVATION_MARGIN_M or when the free step would end below ground.
 
 Moreau's velocity-level scheme lets the foot sink by up to |gamma_N| dt/2 in the step of an impact.
 With ``position_correction`` the remaining penetration of an active contact is projected out
@@ -20,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .contact import (ContactParams, ContactStep, contact_frame, contact_jacobians,
-                      solve_contact_impulse)
+from .contact import ContactParams, ContactStep, contact_frame, solve_contact_impulse
 
 SOLVERS = ('gauss_seidel', 'jacobi')
 
@@ -55,7 +55,8 @@ _NO_CONTACT = ContactStep()
 
 
 class MoreauJeanIntegrator:
-    """Time-stepping integrator; owns its pinocchio Data."""
+    """Time-stepping integrator; owns its pinocchio Data (two: one keeps the midpoint
+    quantities of the step, the other checks end-of-step gaps)."""
 
     name = 'timestepping'
 
@@ -64,57 +65,85 @@ class MoreauJeanIntegrator:
             raise ValueError(f'unknown solver {params.solver!r}; choose one of {SOLVERS}')
         self.model = leg.model
         self.data = leg.model.createData()
+        self.check_data = leg.model.createData()
         self.foot = leg.foot_frame_id
         self.terrain = terrain
         self.contact = contact
         self.params = params
+        self.jacobi = params.solver == 'jacobi'
+        #: world (x, z) of the foot at the end of the last step when the step computed it, else
+        #: None; lets the simulator skip a forward-kinematics pass for its State.
+        self.end_foot = None
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
-        """Stateless between steps: nothing to reset."""
+        self.end_foot = None
 
     def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
-        """Advance (q, v) by dt. Returns (q+, v+, ContactStep)."""
-        model, data = self.model, self.data
+        """Advance (q, v) by dt. Returns (q+, v+, ContactStep).
+
+        The 4-vectors and the 2x4 contact algebra are kept on Python floats between the
+        pinocchio calls: numpy's per-call overhead dominates at this size.
+        """
+        model, data, terrain = self.model, self.data, self.terrain
         half = 0.5 * dt
-        q_mid = q + half * v
-        pin.forwardKinematics(model, data, q_mid)
-        foot = pin.updateFramePlacement(model, data, self.foot).translation
-        gap, normal, tangent = contact_frame(self.terrain, foot[0], foot[2])
-        v_free = v + dt * pin.aba(model, data, q_mid, v, generalized_force)
+        q0, q1, q2, q3 = q.tolist()
+        v0, v1, v2, v3 = v.tolist()
+        q_mid = [q0 + half * v0, q1 + half * v1, q2 + half * v2, q3 + half * v3]
+        # ABA with the WORLD convention leaves the placements, joint jacobians and the
+        # factorisation computeMinverse(model, data) reuses, all at q_mid.
+        a0, a1, a2, a3 = pin.aba(model, data, np.array(q_mid), v, generalized_force,
+                                 pin.Convention.WORLD).tolist()
+        v_free = [v0 + dt * a0, v1 + dt * a1, v2 + dt * a2, v3 + dt * a3]
+        foot_x, _, foot_z = pin.updateFramePlacement(model, data, self.foot).translation.tolist()
+        gap, (nx, nz), (tx, tz) = contact_frame(terrain, foot_x, foot_z)
+        self.end_foot = None
         if gap > ACTIVATION_MARGIN_M:
-            q_free = q_mid + half * v_free
+            q_free = np.array([m + half * f for m, f in zip(q_mid, v_free)])
+            if gap > NEAR_GROUND_M:
+                return q_free, np.array(v_free), _NO_CONTACT
             # A free step that would end below the ground (a fast foot, or strong joint
             # accelerations just after an impact) gets the contact in its active set too.
-            if gap > NEAR_GROUND_M or self._gap(q_free) >= 0.0:
-                return q_free, v_free, _NO_CONTACT
+            end_foot = self._foot(q_free)
+            if contact_frame(terrain, *end_foot)[0] >= 0.0:
+                self.end_foot = end_foot
+                return q_free, np.array(v_free), _NO_CONTACT
 
-        minv = pin.computeMinverse(model, data, q_mid)
-        jac = pin.computeFrameJacobian(model, data, q_mid, self.foot, pin.LOCAL_WORLD_ALIGNED)
-        w = contact_jacobians(jac[0:3:2], normal, tangent)
-        minv_wt = minv @ w.T
-        delassus = w @ minv_wt
+        minv = pin.computeMinverse(model, data).tolist()
+        jac = pin.getFrameJacobian(model, data, self.foot, pin.LOCAL_WORLD_ALIGNED).tolist()
+        # W = [n^T J; t^T J] (2x4), M^-1 W^T by columns, Delassus G = W M^-1 W^T
+        w_n = [nx * a + nz * b for a, b in zip(jac[0], jac[2])]
+        w_t = [tx * a + tz * b for a, b in zip(jac[0], jac[2])]
+        minv_wn = [_dot(row, w_n) for row in minv]
+        minv_wt = [_dot(row, w_t) for row in minv]
+        g_nn = _dot(w_n, minv_wn)
         params = self.params
         lam_n, lam_t, iterations, converged = solve_contact_impulse(
-            delassus, w @ v_free, float(w[0] @ v), self.contact, method=params.solver,
-            relaxation=params.relaxation, max_iterations=params.max_iterations,
-            tolerance=params.tolerance)
-        v_next = v_free + minv_wt @ np.array((lam_n, lam_t))
-        q_next = q_mid + half * v_next
+            g_nn, _dot(w_n, minv_wt), _dot(w_t, minv_wn), _dot(w_t, minv_wt),
+            _dot(w_n, v_free), _dot(w_t, v_free), v0 * w_n[0] + v1 * w_n[1] + v2 * w_n[2]
+            + v3 * w_n[3], self.contact, method=params.solver, relaxation=params.relaxation,
+            max_iterations=params.max_iterations, tolerance=params.tolerance)
+        v_next = [f + a * lam_n + b * lam_t for f, a, b in zip(v_free, minv_wn, minv_wt)]
+        q_next = [m + half * x for m, x in zip(q_mid, v_next)]
+        q_array = np.array(q_next)
         if params.position_correction and lam_n > 0.0:
-            q_next = self._project_out(q_next, minv_wt[:, 0], float(delassus[0, 0]))
-        impulse = (normal[0] * lam_n + tangent[0] * lam_t, normal[1] * lam_n + tangent[1] * lam_t)
-        return q_next, v_next, ContactStep(in_contact=lam_n > 0.0, impulse_normal=lam_n,
-                                           impulse_world=impulse, iterations=iterations,
-                                           converged=converged)
+            end_foot = self._foot(q_array)
+            gap_end = contact_frame(terrain, *end_foot)[0]
+            if gap_end < 0.0:
+                # remove the penetration along the mass-weighted normal direction M^-1 W_N^T
+                scale = -gap_end / g_nn
+                q_array = np.array([x + a * scale for x, a in zip(q_next, minv_wn)])
+            else:
+                self.end_foot = end_foot
+        impulse = (nx * lam_n + tx * lam_t, nz * lam_n + tz * lam_t)
+        return q_array, np.array(v_next), ContactStep(lam_n > 0.0, lam_n, impulse, iterations,
+                                                      converged)
 
-    def _gap(self, q: np.ndarray) -> float:
-        pin.forwardKinematics(self.model, self.data, q)
-        foot = pin.updateFramePlacement(self.model, self.data, self.foot).translation
-        return contact_frame(self.terrain, foot[0], foot[2])[0]
+    def _foot(self, q: np.ndarray) -> tuple[float, float]:
+        """World (x, z) of the foot at q, on the check Data (data keeps the midpoint)."""
+        pin.forwardKinematics(self.model, self.check_data, q)
+        x, _, z = pin.updateFramePlacement(self.model, self.check_data, self.foot).translation.tolist()
+        return x, z
 
-    def _project_out(self, q: np.ndarray, direction: np.ndarray, g_nn: float) -> np.ndarray:
-        """Remove penetration along the mass-weighted normal direction M^-1 W_N^T."""
-        gap = self._gap(q)
-        if gap >= 0.0:
-            return q
-        return q + direction * (-gap / g_nn)
+
+def _dot(a, b) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
