@@ -26,13 +26,15 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
 Behaviour:
 
 * The contract topics of DESIGN.md section 3 are subscribed at once with their contract types, so
-  nothing published after the ``ready`` line is lost.  Other topics (and contract topics that
-  appear with another type) are subscribed when they show up on the graph, with the message class
-  imported from the type name.  Messages are stored as the serialized CDR bytes (``raw=True``).
+  nothing published after the ``ready`` line is lost.  Other topics are subscribed when they show
+  up on the graph, with the message class imported from the type name (a contract topic that
+  shows up with another type, before any message was recorded, is subscribed again with that
+  type).  Messages are stored as the serialized CDR bytes (``raw=True``).
 * QoS: RELIABLE, KEEP_LAST(``queue_depth``); TRANSIENT_LOCAL for ``/robot_description`` (latched)
   and for any topic whose publishers all offer TRANSIENT_LOCAL; BEST_EFFORT if a publisher only
   offers that.  A publisher appearing later with incompatible QoS (e.g. BEST_EFFORT on a contract
-  topic) makes the recorder subscribe again with matching QoS (warning logged).  The publishers' QoS are written to the bag (``offered_qos_profiles``).
+  topic) makes the recorder subscribe again with matching QoS (warning logged).  The publishers'
+  QoS are written to the bag (``offered_qos_profiles``).
 * Message definitions come from the rosbags typestore (``Stores.ROS2_KILTED``); types it does not
   know are described from the generated Python message class and registered.
 * Prints ``dodo recorder: ready <bag>`` on stdout (flushed) once the initial subscriptions exist.
@@ -88,6 +90,9 @@ class RecorderConfig:
 LATCHED_TOPICS = ('/robot_description',)
 #: how often a topic is subscribed again after an incompatible-QoS event
 MAX_RESUBSCRIPTIONS = 3
+#: discovery periods a failing subscription is retried (e.g. while the middleware still holds
+#: the topic with its previous type)
+MAX_SUBSCRIBE_ATTEMPTS = 50
 
 
 def message_class(type_name: str):
@@ -135,8 +140,10 @@ class _Topic:
         self.subscription = None
         self.connection = None
         self.count = 0
-        self.resubscribe = False
+        self.resubscribe = False     # subscribe again (QoS) at the next discovery period
         self.resubscriptions = 0
+        self.waiting = False         # (re)subscription pending
+        self.attempts = 0
 
 
 class Recorder:
@@ -163,14 +170,33 @@ class Recorder:
     # ---- graph -------------------------------------------------------------------------------
     def _discover(self, initial: bool = False) -> None:
         for topic in self.topics.values():
-            if topic.resubscribe:
+            if topic.resubscribe and topic.subscription is not None:
                 topic.resubscribe = False
                 self.node.destroy_subscription(topic.subscription)
+                topic.subscription = None
+                topic.waiting = True
+            if topic.waiting:
                 self._subscribe(topic.name, topic.type_name, topic)
         pending = [t for t in self.config.topics if t not in self.topics]
-        if not pending:
+        unconfirmed = [t for t in self.topics.values()
+                       if t.subscription is not None and t.connection is None]
+        if not pending and not unconfirmed:
             return
         on_graph = dict(self.node.get_topic_names_and_types())
+        for topic in unconfirmed:
+            # types offered by publishers (the graph also lists this recorder's subscription)
+            types = sorted({i.topic_type for i in
+                            self.node.get_publishers_info_by_topic(topic.name)})
+            if types and topic.type_name not in types:
+                self.node.get_logger().warning(
+                    f'{topic.name} is published as {types[0]}, not {topic.type_name}; '
+                    f'subscribing again with {types[0]}')
+                # the middleware frees the old topic type after this callback: subscribe on a
+                # later period
+                self.node.destroy_subscription(topic.subscription)
+                topic.subscription = None
+                topic.type_name = types[0]
+                topic.waiting = True
         for name in pending:
             types = on_graph.get(name, [])
             if len(types) > 1:
@@ -191,7 +217,9 @@ class Recorder:
             cls = message_class(type_name)
         except ValueError as exc:
             self.node.get_logger().error(f'not recording {name}: {exc}')
-            self.topics[name] = _Topic(name, type_name)  # do not retry every period
+            failed = topic or _Topic(name, type_name)
+            failed.waiting = False
+            self.topics[name] = failed  # do not retry every period
             return
         offered = self._publisher_qos(name)
         durability = DurabilityPolicy.VOLATILE
@@ -226,10 +254,21 @@ class Recorder:
                     f'{topic.name}: a publisher offers incompatible QoS '
                     f'({event.last_policy_kind}); its messages are not recorded')
 
-        topic.subscription = self.node.create_subscription(
-            cls, name, callback, qos, raw=True,
-            event_callbacks=SubscriptionEventCallbacks(incompatible_qos=incompatible))
+        from rclpy.subscription import RCLError
         self.topics[name] = topic
+        try:
+            topic.subscription = self.node.create_subscription(
+                cls, name, callback, qos, raw=True,
+                event_callbacks=SubscriptionEventCallbacks(incompatible_qos=incompatible))
+        except RCLError as exc:
+            topic.attempts += 1
+            topic.waiting = topic.attempts < MAX_SUBSCRIBE_ATTEMPTS
+            log = self.node.get_logger()
+            (log.info if topic.waiting else log.error)(
+                f'{name}: cannot subscribe yet ({exc}); '
+                + ('retrying' if topic.waiting else 'giving up'))
+            return
+        topic.waiting = False
 
     # ---- writing -----------------------------------------------------------------------------
     def _connection(self, topic: _Topic):
@@ -284,7 +323,8 @@ class Recorder:
             self.writer = None
 
     def counts(self) -> dict[str, int]:
-        return {name: t.count for name, t in self.topics.items() if t.subscription is not None}
+        return {name: t.count for name, t in self.topics.items()
+                if t.subscription is not None or t.count}
 
 
 def _declare_config(node) -> RecorderConfig:

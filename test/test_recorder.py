@@ -167,6 +167,25 @@ def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
     assert counts['/effort_controller/commands'] >= n // 2
 
 
+@pytest.mark.ros
+def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, procs):
+    """/controller/state is subscribed as JointState at start; published as Float64MultiArray
+    it is subscribed again with the type found on the graph."""
+    n = 300
+    env = _env(_domain_id(6))
+    bag = tmp_path / 'bag'
+    rec = _start_recorder(procs, bag, ['/controller/state'], env)
+    pub = procs.start([sys.executable, __file__, 'retyped', str(n)], env)
+    out, err = pub.communicate(timeout=60)
+    assert pub.returncode == 0, f'{out}\n{err}'
+    _, rec_err = _stop(rec, signal.SIGINT)
+    assert 'subscribing again with std_msgs/msg/Float64MultiArray' in rec_err
+    from dodo_sim.bag import multiarray, read_bag
+    data = read_bag(bag)['/controller/state']
+    assert data.msgtype == 'std_msgs/msg/Float64MultiArray'
+    np.testing.assert_array_equal(multiarray(data)[:, 0], np.arange(n, dtype=float))
+
+
 def test_existing_bag_directory_is_a_clear_error(tmp_path):
     bag = tmp_path / 'exists'
     bag.mkdir()
@@ -271,5 +290,39 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
     return 0 if sent[0] == n and acked else 1
 
 
+def _publish_retyped(n: int) -> int:
+    """n Float64MultiArray messages on /controller/state at 1 kHz, once a reader matched."""
+    import rclpy
+    from rclpy.duration import Duration
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Float64MultiArray
+
+    rclpy.init()
+    node = rclpy.create_node('test_retyped')
+    pub = node.create_publisher(Float64MultiArray, '/controller/state',
+                                QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    deadline = time.monotonic() + 20.0
+    while pub.get_subscription_count() < 1:
+        if time.monotonic() > deadline:
+            return 1
+        rclpy.spin_once(node, timeout_sec=0.02)
+    sent = [0]
+
+    def tick():
+        if sent[0] < n:
+            pub.publish(Float64MultiArray(data=[float(sent[0])]))
+            sent[0] += 1
+
+    node.create_timer(0.001, tick)
+    while sent[0] < n:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    acked = pub.wait_for_all_acked(Duration(seconds=10.0))
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0 if acked else 1
+
+
+if __name__ == '__main__' and len(sys.argv) == 3 and sys.argv[1] == 'retyped':
+    sys.exit(_publish_retyped(int(sys.argv[2])))
 if __name__ == '__main__' and len(sys.argv) == 5 and sys.argv[1] == 'publish':
     sys.exit(_publish(int(sys.argv[2]), bool(int(sys.argv[3])), bool(int(sys.argv[4]))))
