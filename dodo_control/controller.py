@@ -91,6 +91,7 @@ class ControllerConfig:
 
     Position loop (seed 000 eq. 21-23), updated at each apex:
         position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
+        position_integral_band: the position integral only runs while |e| is below this, m.
 
     Velocity loop ('cascade', seed 000 eq. 20), updated at each apex:
         velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
@@ -140,7 +141,8 @@ class ControllerConfig:
     apex_integral_gain: float = 0.5
     max_apex_correction_m: float = 0.1
     position_kp: float = 0.8
-    position_ki: float = 0.0
+    position_ki: float = 0.5
+    position_integral_band: float = 0.1
     max_speed: float = 1.5
     velocity_kc: float = math.nan
     velocity_kp: float = math.nan
@@ -178,7 +180,7 @@ class ControllerConfig:
             if not math.isfinite(getattr(self, name)):
                 bad(name, 'must be finite')
         for name in ('control_period', 'leg_stiffness', 'apex_height', 'max_speed',
-                     'velocity_integral_band',
+                     'velocity_integral_band', 'position_integral_band',
                      'max_angle_of_attack', 'deadbeat_step_s', 'posture_kp', 'posture_kd',
                      'kinematic_touchdown_ratio', 'contact_force_threshold_n'):
             if not getattr(self, name) > 0.0:
@@ -315,7 +317,8 @@ class Controller:
                 self.velocity_kc = cfg.velocity_kc
         kp = self._velocity_kp()
         if gains_changed:
-            self._position = PositionLoop(cfg.position_kp, cfg.position_ki, cfg.max_speed)
+            self._position = PositionLoop(cfg.position_kp, cfg.position_ki, cfg.max_speed,
+                                          cfg.position_integral_band)
             self._velocity = VelocityLoop(self.velocity_kc, kp, cfg.velocity_ki,
                                           cfg.max_angle_of_attack, cfg.velocity_integral_band)
         else:
@@ -346,7 +349,8 @@ class Controller:
 
     @staticmethod
     def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
-        names = ('position_kp', 'position_ki', 'max_speed', 'velocity_kc', 'velocity_kp',
+        names = ('position_kp', 'position_ki', 'position_integral_band', 'max_speed',
+                 'velocity_kc', 'velocity_kp',
                  'velocity_ki', 'velocity_integral_band', 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
                  'leg_rest_length_fraction')
         return any(not _same(getattr(old, n), getattr(new, n)) for n in names)

@@ -14,15 +14,17 @@ import numpy as np
 
 
 class PositionLoop:
-    """v_set = sat(v_ff + K_p e + K_i Σ e Δt) with conditional-integration anti-windup.
+    """v_set = sat(v_ff + K_p e + K_i Σ e Δt) with anti-windup.
 
     ``e`` is the CoG x error (m), ``Δt`` the time since the previous update (s); the output is
-    saturated at ±``max_speed`` (m/s, seed 000 eq. 23). The integral only grows while the output
-    is unsaturated or when the error drives it back out of saturation.
+    saturated at ±``max_speed`` (m/s, seed 000 eq. 23). The integral only grows while |e| is
+    below ``integral_band`` (m; integral separation: the long approach to a far target does not
+    wind it up) and the output is unsaturated or the error drives it back out of saturation.
     """
 
-    def __init__(self, kp: float, ki: float, max_speed: float):
+    def __init__(self, kp: float, ki: float, max_speed: float, integral_band: float = math.inf):
         self.kp, self.ki, self.max_speed = kp, ki, max_speed
+        self.integral_band = integral_band
         self.integral = 0.0
 
     def reset(self) -> None:
@@ -32,7 +34,8 @@ class PositionLoop:
         """v_set = sat(v_ff + K_p e + K_i Σ e Δt), m/s."""
         raw = feedforward + self.kp * error + self.ki * (self.integral + error * dt)
         saturated = abs(raw) > self.max_speed
-        if not saturated or math.copysign(1.0, error) != math.copysign(1.0, raw):
+        if abs(error) <= self.integral_band and (
+                not saturated or math.copysign(1.0, error) != math.copysign(1.0, raw)):
             self.integral += error * dt
         out = feedforward + self.kp * error + self.ki * self.integral
         return float(np.clip(out, -self.max_speed, self.max_speed))

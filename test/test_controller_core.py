@@ -244,6 +244,11 @@ def test_position_loop_saturates_with_anti_windup():
         assert loop.update(4.0, 0.6) == pytest.approx(1.5)
     assert loop.integral == 0.0               # no windup while saturated
     assert loop.update(0.5, 0.6) == pytest.approx(0.5 + 0.5 * 0.3)
+    banded = PositionLoop(kp=1.0, ki=0.5, max_speed=1.5, integral_band=0.1)
+    banded.update(0.5, 0.6)
+    assert banded.integral == 0.0             # integral separation far from the target
+    assert banded.update(0.05, 0.6, feedforward=0.01) == pytest.approx(
+        0.01 + 0.05 + 0.5 * 0.03)
 
 
 def test_velocity_loop_sign_and_anti_windup():
