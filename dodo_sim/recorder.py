@@ -143,6 +143,7 @@ class _Topic:
         self.resubscribe = False     # subscribe again (QoS) at the next discovery period
         self.resubscriptions = 0
         self.waiting = False         # (re)subscription pending
+        self.unrecordable = False    # its type cannot be described in the bag
         self.attempts = 0
 
 
@@ -291,7 +292,17 @@ class Recorder:
 
     def _write(self, topic: _Topic, stamp: int, data: bytes) -> None:
         if topic.connection is None:
-            topic.connection = self._connection(topic)
+            if topic.unrecordable:
+                return
+            from rosbags.rosbag2 import WriterError
+            from rosbags.typesys import TypesysError
+            try:
+                topic.connection = self._connection(topic)
+            except (ValueError, TypesysError, WriterError) as exc:
+                topic.unrecordable = True
+                self.node.get_logger().error(f'not recording {topic.name}: cannot describe '
+                                             f'{topic.type_name} for the bag: {exc}')
+                return
         if not stamp:
             stamp = time.time_ns()
         self.writer.write(topic.connection, int(stamp), data)
