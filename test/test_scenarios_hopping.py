@@ -304,17 +304,7 @@ def test_hopping_over_a_5cm_step(case):
     assert np.max(np.abs(run.apex_height[last] - 1.2)) < 0.01 * 1.2
 
 
-# Known simulator bug (reported to the lead with a reproducer): on the slope the event-driven
-# integrator can loop on touchdowns ("more than 50 contact events in one physics step") because
-# its contact-mode choice after an impact returns FLIGHT when the sticking solution has
-# lambda_N < 0, without trying the sliding solution (which has lambda_N > 0). Strict: once the
-# simulator is fixed this XPASSes and fails, so the marker gets removed.
-SLOPE_CASES = [pytest.param(c, marks=pytest.mark.xfail(
-    raises=RuntimeError, strict=True, reason='event integrator Zeno loop on the slope (sim bug)'))
-    if c == ('other', 'event') else c for c in CASES]
-
-
-@pytest.mark.parametrize('case', SLOPE_CASES, ids=IDS)
+@pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_hopping_on_a_5deg_slope(case):
     run = slope(case)
     check_health(run)
