@@ -38,8 +38,9 @@ Behaviour:
 * Message definitions come from the rosbags typestore (``Stores.ROS2_KILTED``); types it does not
   know are described from the generated Python message class and registered.
 * Prints ``dodo recorder: ready <bag>`` on stdout (flushed) once the initial subscriptions exist.
-* SIGINT / SIGTERM: stops, takes the messages still queued, closes the bag (MCAP summary and
-  ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2 on bad parameters
+* SIGINT / SIGTERM: stops, takes the messages still queued (until 0.2 s pass without one, at
+  most 4 s; a second signal ends this at once — e.g. launch's SIGTERM after SIGINT), closes the
+  bag (MCAP summary and ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2 on bad parameters
   (e.g. the bag directory exists).
 """
 from __future__ import annotations
@@ -158,6 +159,7 @@ class Recorder:
         self.typestore = make_typestore()
         self.topics: dict[str, _Topic] = {}
         self.stop_requested = False
+        self.drain_aborted = False
         self.total = 0
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
@@ -311,17 +313,23 @@ class Recorder:
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def request_stop(self, *_args) -> None:
+        """First call: stop recording after draining the queues; a second call: stop draining."""
+        if self.stop_requested:
+            self.drain_aborted = True
         self.stop_requested = True
 
-    def run(self, executor, drain_timeout_s: float = 2.0) -> None:
-        """Spin until a stop is requested, then take what is still queued and close the bag."""
+    def run(self, executor, drain_timeout_s: float = 4.0) -> None:
+        """Spin until a stop is requested, then take what is still queued (until 0.2 s without a
+        message, at most ``drain_timeout_s``, or until a second stop request) and close the bag.
+        """
         while not self.stop_requested:
             executor.spin_once(timeout_sec=0.1)
         self._timer.cancel()
         deadline = time.monotonic() + drain_timeout_s
         quiet_since = time.monotonic()
         last_total = self.total
-        while time.monotonic() < deadline and time.monotonic() - quiet_since < 0.2:
+        while (time.monotonic() < deadline and time.monotonic() - quiet_since < 0.2
+               and not self.drain_aborted):
             executor.spin_once(timeout_sec=0.02)
             if self.total != last_total:
                 last_total = self.total

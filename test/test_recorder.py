@@ -186,6 +186,27 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
     np.testing.assert_array_equal(multiarray(data)[:, 0], np.arange(n, dtype=float))
 
 
+@pytest.mark.ros
+def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path, procs):
+    """The publisher keeps going; SIGINT starts the drain, SIGTERM ends it at once (launch does
+    that after its SIGINT timeout). The bag is valid and holds a gapless prefix of the stream."""
+    env = _env(_domain_id(7))
+    bag = tmp_path / 'bag'
+    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
+                                       '/robot_description'], env)
+    pub = procs.start([sys.executable, __file__, 'publish', '100000', '0', '0'], env)
+    _wait_for_line(pub, 'sent 300', 60.0)
+    rec.send_signal(signal.SIGINT)
+    rec.send_signal(signal.SIGTERM)
+    _, err = rec.communicate(timeout=20)
+    assert rec.returncode == 0, err
+    from dodo_sim.bag import joint_states, read_bag
+    data = read_bag(bag)
+    js = joint_states(data['/joint_states'])
+    assert len(js.q) >= 300
+    np.testing.assert_array_equal(js.q[:, 0], np.arange(len(js.q), dtype=float))
+
+
 def test_existing_bag_directory_is_a_clear_error(tmp_path):
     bag = tmp_path / 'exists'
     bag.mkdir()
@@ -275,6 +296,8 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
         pubs[0].publish(msg)
         pubs[1].publish(Float64MultiArray(data=[float(i), 0.5]))
         sent[0] += 1
+        if sent[0] == 300:
+            print('sent 300', flush=True)
 
     node.create_timer(0.001, tick)
     executor = EventsExecutor()
