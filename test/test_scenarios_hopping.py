@@ -314,3 +314,35 @@ def test_hopping_on_a_5deg_slope(case):
            late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
     assert np.max(np.abs(run.apex_x - x0)) < 0.05
     assert np.max(np.abs(run.apex_height[late] - 1.2)) < 0.01 * 1.2
+
+
+# -- the other flight policy and the sensorless phase detection (default URDF) ------------------
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_raibert_policy_recovers_from_a_push(integrator):
+    case = ('default', integrator)
+    x0 = start_com_x('default')
+    run = cached(('raibert_push', case), lambda: simulate(
+        'default', integrator, 8.5, {'target_x': x0, 'flight_policy': 'raibert'},
+        {'initial_v': (1.5, 0.0, 0.0, 0.0)}))
+    check_health(run)
+    tail = run.t >= 7.0
+    report_run('raibert_push_1.5mps', case, run, excursion_m=float(run.com[:, 0].max() - x0),
+               final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
+    assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
+    assert np.max(np.abs(run.apex_height[2:] - 1.2)) < 0.01 * 1.2
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_kinematic_phase_detection_without_foot_sensor(integrator):
+    case = ('default', integrator)
+    x0 = start_com_x('default')
+    run = cached(('no_sensor', case), lambda: simulate(
+        'default', integrator, 6.0, {'target_x': x0, 'use_foot_sensor': False}, min_apexes=9))
+    check_health(run)
+    spread = float(np.max(np.abs(run.apex_height[2:] - 1.2)) / 1.2)
+    report_run('no_foot_sensor', case, run, hops=len(run.apex_height), apex_spread_pct=100 * spread,
+               apex_x_drift_m=float(np.max(np.abs(run.apex_x - x0))))
+    assert len(run.apex_height) >= 8
+    assert spread < 0.01
+    assert np.max(np.abs(run.apex_x - x0)) < 0.02
