@@ -325,7 +325,7 @@ class OfflineBagWriter:
 
         with OfflineBagWriter(path) as w:
             w.robot_description(xml)
-            w.step(t, q, v, effort, force_xz)       # /clock, /foot_contact, /joint_states
+            w.step(t, q, v, effort, force_xz)       # /foot_contact, /joint_states, /clock
             w.command(t, tau)                        # /effort_controller/commands
             w.controller_state(t, names, values)     # /controller/state (JointState channels)
     """
@@ -396,12 +396,12 @@ class OfflineBagWriter:
                    self._log_ns(t, log_ns))
 
     def step(self, t: float, q, v, effort, force_xz, log_ns: int | None = None) -> None:
-        """One simulator step as the simulator node publishes it: /clock, /foot_contact,
-        /joint_states (same stamp)."""
+        """One simulator step in the simulator node's order: /foot_contact, /joint_states,
+        /clock (same stamp)."""
         base = self._log_ns(t, log_ns)
-        self.clock(t, base)
-        self.foot_contact(t, force_xz, base + 1)
-        self.joint_state(t, q, v, effort, log_ns=base + 2)
+        self.foot_contact(t, force_xz, base)
+        self.joint_state(t, q, v, effort, log_ns=base + 1)
+        self.clock(t, base + 2)
 
     def command(self, t: float, tau, log_ns: int | None = None) -> None:
         """/effort_controller/commands answering the state at ``t`` (bag time just after it)."""
