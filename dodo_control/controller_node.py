@@ -174,7 +174,8 @@ class ControllerNode(Node):
         self._pending = False
         self._force = np.zeros(2)
         self._force_stamp_ns = -2
-        self._gate_open = self.node_config.min_subscribers <= 0
+        self._gate_open = (self.node_config.min_subscribers <= 0
+                           and self.node_config.discovery_settle <= 0.0)
         self._next_marker_ns = 0
         self._cog_path = collections.deque(maxlen=max(2, self.node_config.cog_path_points))
         self._state_names: list | None = None
@@ -212,6 +213,7 @@ class ControllerNode(Node):
                                  STREAM_QOS)
         if not self._gate_open:
             self._gate_start = time.monotonic()
+            self._matched_since = None
             self._gate_timer = self.create_timer(0.005, self._check_gate, clock=self._steady)
         self._msg_command = Float64MultiArray()
         self._msg_state = JointState()
@@ -278,13 +280,19 @@ class ControllerNode(Node):
             self._try_update()
 
     def _check_gate(self) -> None:
+        now = time.monotonic()
+        need = self.node_config.min_subscribers
         matched = self._pub_command.get_subscription_count()
-        waited = time.monotonic() - self._gate_start
-        if matched < self.node_config.min_subscribers and waited > self.node_config.startup_timeout:
-            self.get_logger().warning(f'sending commands with {matched} of '
-                                      f'{self.node_config.min_subscribers} subscribers matched')
-            matched = self.node_config.min_subscribers
-        if matched >= self.node_config.min_subscribers:
+        if matched < need and now - self._gate_start > self.node_config.startup_timeout:
+            self.get_logger().warning(f'sending commands with {matched} of {need} '
+                                      f'subscribers matched')
+            self._matched_since = -math.inf
+        elif matched < need:
+            self._matched_since = None
+            return
+        elif self._matched_since is None:
+            self._matched_since = now
+        if now - self._matched_since >= self.node_config.discovery_settle:
             self._gate_open = True
             self._gate_timer.cancel()
             if self._pending:

@@ -66,6 +66,9 @@ class SimulatorNodeConfig:
             command topic a publisher), so no subscriber misses the start.
         startup_timeout: wall-clock s to wait for those matches, and in lockstep for the answer
             to the first state; then start anyway (warning).
+        discovery_settle: wall-clock s the matches must have lasted before the first state is
+            published (a subscriber completes discovery a little after the publisher sees it;
+            samples sent in between would be lost).
         stop_after: simulated s after which the simulator stops stepping and the process exits
             with code 0 (0: run until shut down).
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
@@ -75,6 +78,7 @@ class SimulatorNodeConfig:
     publish_robot_description: bool = True
     min_subscribers: int = 1
     startup_timeout: float = 60.0
+    discovery_settle: float = 0.5
     stop_after: float = 0.0
     warn_period: float = 1.0
 
@@ -88,6 +92,7 @@ class ControllerNodeConfig:
         min_subscribers: hold the first command until the command topic has this many matched
             subscriptions (the simulator or driver, plus a recorder), so none misses it.
         startup_timeout: wall-clock s to wait for those matches; then send anyway (warning).
+        discovery_settle: wall-clock s the matches must have lasted before the first command.
         sync_foot_contact: compute a command only once /foot_contact with the joint-state
             stamp has arrived (simulation, deterministic); false: use the latest foot force
             (hardware drivers with their own clocks).
@@ -99,6 +104,7 @@ class ControllerNodeConfig:
     robot_description: str = ''
     min_subscribers: int = 1
     startup_timeout: float = 60.0
+    discovery_settle: float = 0.5
     sync_foot_contact: bool = True
     marker_period: float = 0.02
     cog_path_points: int = 500

@@ -63,8 +63,10 @@ from .params import config_from_parameters, declare_config_parameters
 from .paths import default_urdf_path
 from .simulator import SimConfig, SimulationDiverged, Simulator
 
-#: QoS of the 1 kHz state and command streams: reliable, a few samples of slack.
-STREAM_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+#: QoS of the 1 kHz state and command streams: reliable; the writer keeps up to 5 s of samples
+#: that a subscriber has not acknowledged yet (a recorder starved of CPU on a loaded machine
+#: must not lose messages; with a shallow history the oldest unacknowledged ones are dropped).
+STREAM_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 #: QoS of /robot_description (latched).
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -160,6 +162,7 @@ class SimulatorNode(Node):
         self._msg_joints.name = list(JOINT_NAMES)
 
         self._startup_wall = time.monotonic()
+        self._ready_since = None
         self._gate_timer = self.create_timer(0.01, self._check_start, clock=self._steady)
         self._watchdog = None
         self._tick_timer = None
@@ -180,8 +183,15 @@ class SimulatorNode(Node):
     def _check_start(self) -> None:
         if self._started:
             return
-        waited = time.monotonic() - self._startup_wall
-        if not self._ready():
+        now = time.monotonic()
+        waited = now - self._startup_wall
+        ready = self._ready()
+        if ready and self._ready_since is None:
+            self._ready_since = now
+        elif not ready:
+            self._ready_since = None
+        settled = ready and now - self._ready_since >= self.node_config.discovery_settle
+        if not settled:
             if waited < self.node_config.startup_timeout:
                 return
             self.get_logger().warning(
