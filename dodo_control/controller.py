@@ -350,9 +350,10 @@ class Controller:
     @staticmethod
     def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
         names = ('position_kp', 'position_ki', 'position_integral_band', 'max_speed',
-                 'velocity_kc', 'velocity_kp',
-                 'velocity_ki', 'velocity_integral_band', 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
-                 'leg_rest_length_fraction')
+                 'velocity_kc', 'velocity_kp', 'velocity_ki', 'velocity_integral_band',
+                 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
+                 'leg_rest_length_fraction', 'max_leg_length_fraction', 'apex_regulation',
+                 'deadbeat_step_s')
         return any(not _same(getattr(old, n), getattr(new, n)) for n in names)
 
     def _stance_spec(self, apex_rel: float) -> StanceSpec:
@@ -419,7 +420,6 @@ class Controller:
         self._decompressing = False
         self._foothold = None
         self._ground = self._config.ground_height_guess_m
-        self._vx_td = 0.0
         self._alpha = 0.0
         self._td_alpha = 0.0
         self._v_set = 0.0
@@ -427,7 +427,6 @@ class Controller:
         self._apex_offset_pred = None
         self._energy_td = 0.0
         self._apex_correction = 0.0
-        self._apex_regulated = False
         self._last_apex_t = None
         self._last_apex_h = math.nan
         self._last_apex_vx = math.nan
@@ -437,10 +436,15 @@ class Controller:
         self._impact_loss = 0.0
         self._hops = 0
         self._telemetry = None
+        self._telemetry_args = None
 
     @property
     def telemetry(self) -> ControllerTelemetry | None:
         """Snapshot of the last update (None before the first one)."""
+        if self._telemetry is None and self._telemetry_args is not None:
+            args = list(self._telemetry_args)
+            args[18] = np.array(args[18], dtype=float)          # foot_target
+            self._telemetry = ControllerTelemetry(*args)
         return self._telemetry
 
     @property
@@ -514,19 +518,14 @@ class Controller:
         self._prev_v = v.copy()
         self._prev_rel_vz = rel_vz
         self._prev_phase = self._phase.phase
-        self._telemetry = ControllerTelemetry(
-            t=float(t), phase=self._phase.phase, hops=self._hops, events=events,
-            slip_leg_length_m=length, slip_rest_length_m=float(self._rest),
-            angle_of_attack_rad=float(self._alpha if self._phase.phase == FLIGHT
-                                      else self._td_alpha),
-            target_x=cfg.target_x, target_velocity=cfg.target_velocity,
-            apex_height=cfg.apex_height, velocity_setpoint=float(self._v_set),
-            last_apex_height_m=float(self._last_apex_h),
-            last_apex_velocity_mps=float(self._last_apex_vx),
-            energy_injected_j=float(self._energy_injected),
-            impact_loss_j=float(self._impact_loss), com_position=com, com_velocity=vcom,
-            foot_position=foot, foot_target=np.array(target, dtype=float),
-            slip_acceleration=accel, leg_force_n=leg_force, torque_saturated=saturated)
+        # telemetry is assembled lazily (only when read): positional in field order
+        self._telemetry = None
+        self._telemetry_args = (
+            float(t), self._phase.phase, self._hops, events, length, float(self._rest),
+            float(self._alpha if self._phase.phase == FLIGHT else self._td_alpha),
+            cfg.target_x, cfg.target_velocity, cfg.apex_height, float(self._v_set),
+            float(self._last_apex_h), float(self._last_apex_vx), float(self._energy_injected),
+            float(self._impact_loss), com, vcom, foot, target, accel, leg_force, saturated)
         return tau
 
     # -- pieces ----------------------------------------------------------------------------
@@ -550,7 +549,6 @@ class Controller:
         self._touchdown_t = t
         self._foothold = foot.copy()
         self._ground = float(foot[1])
-        self._vx_td = float(vcom[0])
         self._decompressing = False
         self._td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
         v_minus = self._prev_v if (self._prev_v is not None and self._prev_phase == FLIGHT) else v

@@ -25,15 +25,19 @@ import numpy as np
 
 def leg_force(com, foot, rest_length: float, stiffness: float) -> np.ndarray:
     """SLIP spring force on the CoG, world x-z (N)."""
-    d = np.asarray(com, dtype=float) - np.asarray(foot, dtype=float)
-    length = float(np.hypot(d[0], d[1]))
-    return stiffness * (rest_length - length) * d / length
+    dx, dz = float(com[0]) - float(foot[0]), float(com[1]) - float(foot[1])
+    length = math.hypot(dx, dz)
+    scale = stiffness * (rest_length - length) / length
+    return np.array([scale * dx, scale * dz])
 
 
 def slip_acceleration(com, foot, rest_length: float, stiffness: float, mass: float,
                       gravity) -> np.ndarray:
     """Desired CoG acceleration a = F_leg/m + g⃗ (m/s^2)."""
-    return leg_force(com, foot, rest_length, stiffness) / mass + np.asarray(gravity, dtype=float)
+    dx, dz = float(com[0]) - float(foot[0]), float(com[1]) - float(foot[1])
+    length = math.hypot(dx, dz)
+    scale = stiffness * (rest_length - length) / (length * mass)
+    return np.array([scale * dx + float(gravity[0]), scale * dz + float(gravity[1])])
 
 
 def precompression(energy_loss_j: float, stiffness: float) -> float:

@@ -16,7 +16,6 @@ own model), not from the controller's telemetry. Numbers are the acceptance of i
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,7 +112,8 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
     touchdowns = int(np.sum(contact[1:] & ~contact[:-1]))
     return Run(t=t, q=q, com=com, com_vel=com_vel, in_contact=contact, phase=phase,
                apex_t=t[idx], apex_height=q[idx, 1] - ground, apex_vx=com_vel[idx, 0],
-               apex_x=com[idx, 0], touchdowns=touchdowns, extra={'pushed': pushed, 'saturated_ticks': saturated})
+               apex_x=com[idx, 0], touchdowns=touchdowns,
+               extra={'pushed': pushed, 'saturated_ticks': saturated})
 
 
 def check_health(run: Run) -> None:
@@ -223,8 +223,8 @@ def test_hopping_in_place_30_hops(case):
     spread = np.max(np.abs(heights[2:] - 1.2)) / 1.2
     drift = np.max(np.abs(run.apex_x[:30] - x0))
     report_run('in_place', case, run, apex_spread_pct=100 * spread, apex_min=heights[2:].min(),
-           apex_max=heights[2:].max(), apex_x_drift_m=drift,
-           cog_x_range_m=float(np.ptp(run.com[:, 0])), base_x_range_m=float(np.ptp(run.q[:, 0])))
+               apex_max=heights[2:].max(), apex_x_drift_m=drift,
+               cog_x_range_m=float(np.ptp(run.com[:, 0])), base_x_range_m=float(np.ptp(run.q[:, 0])))
     assert spread < 0.01
     assert drift < 0.02
 
@@ -236,8 +236,8 @@ def test_velocity_setpoint_from_rest(case, policy, max_hops):
     check_health(run)
     hop = settle_hop(run.apex_vx, 1.5, 0.05)
     report_run(f'velocity_{policy}', case, run, settle_hop=hop,
-           apex_vx=' '.join(f'{v:.3f}' for v in run.apex_vx),
-           apex_spread_pct=100 * float(np.max(np.abs(run.apex_height - 1.2)) / 1.2))
+               apex_vx=' '.join(f'{v:.3f}' for v in run.apex_vx),
+               apex_spread_pct=100 * float(np.max(np.abs(run.apex_height - 1.2)) / 1.2))
     assert len(run.apex_vx) >= max_hops + 3
     assert hop is not None and hop <= max_hops
 
@@ -251,9 +251,10 @@ def test_position_target_4m(case):
     late_apex = run.apex_t >= 5.0
     reached = run.t[np.flatnonzero(np.abs(run.com[:, 0] - 4.0) >= 0.05)[-1]] if np.any(
         np.abs(run.com[:, 0] - 4.0) >= 0.05) else 0.0
-    report_run('position_4m', case, run, settled_at_s=float(reached), max_err_after_5s=float(err.max()),
-           late_apex_speed=float(np.max(np.abs(run.apex_vx[late_apex]))),
-           overshoot_m=float(run.com[:, 0].max() - 4.0))
+    report_run('position_4m', case, run, settled_at_s=float(reached),
+               max_err_after_5s=float(err.max()),
+               late_apex_speed=float(np.max(np.abs(run.apex_vx[late_apex]))),
+               overshoot_m=float(run.com[:, 0].max() - 4.0))
     assert err.max() < 0.05
     # no sustained oscillation: the hops after 5 s are (nearly) in place
     assert np.max(np.abs(run.apex_vx[late_apex])) < 0.05
@@ -267,7 +268,7 @@ def test_push_recovery_initial_speed(case):
     excursion = float(run.com[:, 0].max() - x0)
     tail = run.t >= 6.0
     report_run('push_1.5mps', case, run, excursion_m=excursion,
-           final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
+               final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
     assert 0.2 < excursion < 1.0          # it does get pushed away (seed 000: 0.65 m)
     assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
 
@@ -282,8 +283,8 @@ def test_push_during_stance(case):
     tail = run.t >= 5.5
     late = run.apex_t >= 4.5
     report_run('push_in_stance', case, run, excursion_m=excursion,
-           final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))),
-           late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
+               final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))),
+               late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
     assert excursion > 0.05                # the push did move it
     assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
     assert np.max(np.abs(run.apex_height[late] - 1.2)) < 0.01 * 1.2
@@ -296,9 +297,10 @@ def test_hopping_over_a_5cm_step(case):
     x0 = start_com_x(case[0])
     tail = run.t >= 5.5
     last = run.apex_t >= 4.5
-    report_run('step_5cm', case, run, final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0 - 1.0))),
-           late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[last] - 1.2)) / 1.2),
-           min_base_z=float(run.q[:, 1].min()))
+    report_run('step_5cm', case, run,
+               final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0 - 1.0))),
+               late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[last] - 1.2)) / 1.2),
+               min_base_z=float(run.q[:, 1].min()))
     assert np.all(run.com[tail, 0] > x0 + 0.5)                  # up on the step, and
     assert np.max(np.abs(run.com[tail, 0] - x0 - 1.0)) < 0.05
     assert np.max(np.abs(run.apex_height[last] - 1.2)) < 0.01 * 1.2
@@ -311,7 +313,7 @@ def test_hopping_on_a_5deg_slope(case):
     x0 = start_com_x(case[0])
     late = run.apex_t >= 2.0
     report_run('slope_5deg', case, run, apex_x_drift_m=float(np.max(np.abs(run.apex_x - x0))),
-           late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
+               late_apex_spread_pct=100 * float(np.max(np.abs(run.apex_height[late] - 1.2)) / 1.2))
     assert np.max(np.abs(run.apex_x - x0)) < 0.05
     assert np.max(np.abs(run.apex_height[late] - 1.2)) < 0.01 * 1.2
 
