@@ -354,3 +354,24 @@ def test_controller_api_setpoints_and_input_checks(urdf_path):
 def dataclass_error():
     import dataclasses
     return dataclasses.FrozenInstanceError
+
+
+def test_reconfigure_is_atomic_and_rederives_the_slip_gains(urdf_path):
+    ctrl = Controller(urdf_path)
+    q = np.array([0.0, 1.2, 0.3, -0.6])
+    ctrl.update(0.0, q, np.zeros(4), np.zeros(2))
+    kc, sens = ctrl.velocity_kc, ctrl.map_sensitivity
+    assert sens is not None and sens > 0.0
+    ctrl.set_setpoints(apex_height=1.0)
+    assert ctrl.velocity_kc != kc and ctrl.map_sensitivity != sens
+    before = ctrl.config
+    with pytest.raises(ValueError, match='rest length'):
+        ctrl.reconfigure(dataclass_replace(before, leg_rest_length_m=5.0))
+    assert ctrl.config is before and ctrl.rest_length < ctrl.max_rest_length
+    with pytest.raises(TypeError):
+        ctrl.reconfigure({'apex_height': 1.0})
+
+
+def dataclass_replace(obj, **changes):
+    import dataclasses
+    return dataclasses.replace(obj, **changes)
