@@ -187,6 +187,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=int, default=3000, help='lockstep steps to time')
     parser.add_argument('--realtime-seconds', type=float, default=3.0)
+    parser.add_argument('--rounds', type=int, default=3,
+                        help='interleaved measurement rounds; the best of each is reported')
     args = parser.parse_args(argv)
     domain = 1 + os.getpid() % 99
     os.environ['ROS_DOMAIN_ID'] = str(domain)
@@ -198,9 +200,15 @@ def main(argv=None) -> int:
         realtime_params = Path(tmp) / 'realtime.yaml'
         realtime_params.write_text(PARAMS.format(mode='realtime'))
 
-        ping, shaped = raw_rates(args.steps, env)
-        core = core_rate(lockstep_params, args.steps)
-        lock = graph_run(lockstep_params, env, 'lockstep', steps=args.steps).wall_rate
+        # interleaved rounds, best of each: a shared machine only ever slows a measurement down
+        pings, shapeds, cores, locks = [], [], [], []
+        for _ in range(args.rounds):
+            ping, shaped = raw_rates(args.steps, env)
+            pings.append(ping)
+            shapeds.append(shaped)
+            cores.append(core_rate(lockstep_params, args.steps))
+            locks.append(graph_run(lockstep_params, env, 'lockstep', steps=args.steps).wall_rate)
+        ping, shaped, core, lock = max(pings), max(shapeds), max(cores), max(locks)
         rt = graph_run(realtime_params, env, 'realtime', seconds=args.realtime_seconds)
 
     ticks = np.array(rt.tick_times)
@@ -208,8 +216,12 @@ def main(argv=None) -> int:
     jitter = np.abs(periods - 1e-3)
     tick_rate = len(periods) / (ticks[-1] - ticks[len(ticks) // 10])
     achieved = rt.steps / (ticks[-1] - rt._realtime_start)
-    print(f'machine: {os.cpu_count()} cpus, python {sys.version.split()[0]}, '
-          f'ROS domain {domain}, {args.steps} steps')
+    print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python '
+          f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps, best of '
+          f'{args.rounds} interleaved rounds')
+    print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
+        f'{a:.0f} / {b:.0f} / {c:.0f} / {d:.0f}' for a, b, c, d in zip(pings, shapeds, cores,
+                                                                      locks)))
     print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
     print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')
     print(f'core loop, no ROS (sim.step + ctrl.update)        : {core:8.0f} /s')
