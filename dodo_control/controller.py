@@ -22,19 +22,27 @@ controller never reads simulator internals. It builds its own pinocchio Model/Da
 Structure (DESIGN.md section 5):
 
 * :mod:`.phase` — FLIGHT -> STANCE (touchdown: foot force sensor, kinematic fallback) -> FLIGHT
-  (liftoff: spring back at rest length and extending, or contact lost), apex events.
-* :mod:`.stance` — support-consistent SLIP law ``r̈_CoG = F_leg/m + g⃗`` with impact compensation
-  (SLIPic: spring pre-compressed by Δl = √(2ΔE/k) at touchdown) and apex-height regulation (the
-  rest length is reset at maximum compression so that the CoG energy lifts off to the apex
-  set-point; an integral term per hop removes the residual bias).
-* :mod:`.flight` — per hop at the apex: position PI -> velocity set-point (saturated, anti-windup)
-  -> angle of attack by ``flight_policy`` ('cascade' PI of seed 000, 'raibert' foot placement, or
-  'deadbeat' from the SLIP apex return map of :mod:`.slip`), then every tick an exact-model
-  posture controller drives the foot to the SLIP touchdown point relative to the CoG.
+  (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
+  phase times make it robust to contact chatter.
+* :mod:`.stance` — support-consistent SLIP law: τ such that r̈_CoG = F_leg/m + g⃗ exactly (the
+  operational-space form of DESIGN §5 is there too and equal). SLIPic: at touchdown the spring
+  is pre-compressed by Δl = √(2ΔE/k), ΔE the model-predicted CoG energy lost in the impact.
+  Apex regulation: after maximum compression the rest length is re-chosen every tick so that the
+  spring holds exactly the vertical energy still missing for the apex set-point (exact at
+  liftoff, whatever the speed); a per-hop integral on the measured apex removes what is left.
+* :mod:`.flight` — once per hop, at the apex: position PI (+ lead and impact-drift
+  feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
+  ``flight_policy``: 'cascade' (seed 000's velocity PI around the neutral angle from the SLIP
+  apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
+  k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). Every tick an
+  exact-model posture controller drives the foot to the SLIP touchdown point relative to the CoG.
+* :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
+  once per hop on the apex tick); :mod:`.dynamics` — the controller's own pinocchio terms.
 
-Positions and velocities in the set-points refer to the CoG (``target_x``: CoG x; apex: the base
-height above the ground, as DESIGN.md section 8 defines ``apex_height``). The ground height under
-the robot is estimated from the last foothold (``ground_height_guess_m`` before the first one).
+Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
+(+x) of the CoG. ``target_x`` is the CoG x; ``apex_height`` the base height above the ground at
+the apex (DESIGN.md section 8). The ground height is estimated from the last foothold
+(``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations
 
