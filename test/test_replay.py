@@ -181,9 +181,11 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
     js = joint_states(data['/joint_states'])
     np.testing.assert_array_equal(js.q[:, 0], np.arange(n, dtype=float))
     np.testing.assert_array_equal(js.stamp_ns, np.arange(n, dtype=np.int64) * 1_000_000)
-    # paced: the replay cannot be faster than the scaled original span (0.399 s / 0.5)
-    span_s = (data['/joint_states'].log_time_ns[-1] - data['/joint_states'].log_time_ns[0]) * 1e-9
-    assert span_s >= 0.95 * (n - 1) * 1e-3 / rate
+    # paced: messages 1 ms apart in the bag arrive 1 ms / rate = 2 ms apart. The median spacing of
+    # the receive times is used because a loaded machine may deliver the first few in a burst
+    # (an unpaced replay gives spacings of tens of microseconds).
+    spacing_s = np.median(np.diff(data['/joint_states'].log_time_ns)) * 1e-9
+    assert spacing_s == pytest.approx(1e-3 / rate, rel=0.25)
 
 
 def test_offline_replay_and_plot_need_no_rclpy(tmp_path, run):
