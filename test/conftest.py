@@ -1,4 +1,6 @@
 """Shared fixtures of the dodo_sim test suite."""
+import itertools
+import os
 from pathlib import Path
 
 import numpy as np
@@ -6,6 +8,30 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 URDF_XACRO = REPO / 'urdf' / 'hopper.urdf.xacro'
+
+# one counter for the whole pytest process, so no two tests of a run share a ROS domain
+_ROS_DOMAINS = itertools.count()
+
+
+def ros_domain_id() -> int:
+    """A private ROS_DOMAIN_ID for one test (DESIGN.md section 7).
+
+    A pid-based offset keeps concurrent test runs apart, the session-wide counter keeps the tests
+    of one run apart. Range 1..100: 0 is everybody's default domain, and ids above ~100 risk
+    colliding with ephemeral ports.
+    """
+    return 1 + (os.getpid() * 7 + next(_ROS_DOMAINS)) % 100
+
+
+def ros_env(domain_id: int | None = None) -> dict:
+    """Environment for ROS processes a test starts: private domain, localhost discovery, the
+    repository importable, unbuffered output."""
+    env = dict(os.environ)
+    env['ROS_DOMAIN_ID'] = str(ros_domain_id() if domain_id is None else domain_id)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env['PYTHONUNBUFFERED'] = '1'
+    return env
 
 
 @pytest.fixture(scope='session')

@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ros_domain_id
 
 from dodo_sim import cli, graph, hop_runner
 
-_DOMAINS = itertools.count(50)
 APEX_SETPOINT = 1.2
 PARAMS = f'''
 /**:
@@ -36,10 +36,6 @@ controller:
     target_x: .nan
     target_velocity: 0.0
 '''
-
-
-def domain_id() -> int:
-    return 1 + (os.getpid() * 7 + next(_DOMAINS)) % 99
 
 
 def test_cli_lists_subcommands_and_rejects_unknown(capsys):
@@ -120,7 +116,7 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     params = tmp_path / 'hop.yaml'
     params.write_text(PARAMS)
     bag = tmp_path / 'bag'
-    domain = domain_id()
+    domain = ros_domain_id()
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     proc = subprocess.Popen([sys.executable, '-m', 'dodo_sim.cli', 'hop', '--params-file',
                              str(params), '--duration', str(duration), '--bag', str(bag),

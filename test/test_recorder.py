@@ -6,7 +6,6 @@ only the processes it started.
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,22 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ros_env
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _domain_id(offset: int) -> int:
-    """A private domain id in [110, 230) for this test process and test."""
-    return 110 + (os.getpid() * 7 + offset) % 120
-
-
-def _env(domain_id: int) -> dict:
-    env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(domain_id)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
-    env['PYTHONUNBUFFERED'] = '1'
-    return env
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> str:
@@ -118,7 +104,7 @@ def _check_bag(bag: Path, n: int, with_clock: bool):
 @pytest.mark.ros
 def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
     n = 2000
-    env = _env(_domain_id(1))
+    env = ros_env()
     bag = tmp_path / 'bag'
     rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
                                        '/robot_description', '/clock'], env)
@@ -132,7 +118,7 @@ def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
 @pytest.mark.ros
 def test_sigterm_with_single_threaded_executor_keeps_send_order(tmp_path, procs):
     n = 1000
-    env = _env(_domain_id(2))
+    env = ros_env()
     bag = tmp_path / 'bag'
     rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
                                        '/robot_description', '/clock'], env, executor='single')
@@ -153,7 +139,7 @@ def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
     """/joint_states is subscribed RELIABLE at start; a BEST_EFFORT publisher is incompatible, so
     the recorder subscribes again with matching QoS and records it."""
     n = 500
-    env = _env(_domain_id(5))
+    env = ros_env()
     bag = tmp_path / 'bag'
     rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
                                        '/robot_description'], env)
@@ -172,7 +158,7 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
     """/controller/state is subscribed as JointState at start; published as Float64MultiArray
     it is subscribed again with the type found on the graph."""
     n = 300
-    env = _env(_domain_id(6))
+    env = ros_env()
     bag = tmp_path / 'bag'
     rec = _start_recorder(procs, bag, ['/controller/state'], env)
     pub = procs.start([sys.executable, __file__, 'retyped', str(n)], env)
@@ -190,7 +176,7 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
 def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path, procs):
     """The publisher keeps going; SIGINT starts the drain, SIGTERM ends it at once (launch does
     that after its SIGINT timeout). The bag is valid and holds a gapless prefix of the stream."""
-    env = _env(_domain_id(7))
+    env = ros_env()
     bag = tmp_path / 'bag'
     rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
                                        '/robot_description'], env)
@@ -211,7 +197,7 @@ def test_existing_bag_directory_is_a_clear_error(tmp_path):
     bag = tmp_path / 'exists'
     bag.mkdir()
     result = subprocess.run([sys.executable, '-m', 'dodo_sim.recorder', '--ros-args',
-                             '-p', f'bag:={bag}'], env=_env(_domain_id(3)), cwd=REPO,
+                             '-p', f'bag:={bag}'], env=ros_env(), cwd=REPO,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert 'exists' in result.stderr and str(bag) in result.stderr
@@ -219,7 +205,7 @@ def test_existing_bag_directory_is_a_clear_error(tmp_path):
 
 def test_missing_bag_parameter_is_a_clear_error():
     result = subprocess.run([sys.executable, '-m', 'dodo_sim.recorder'],
-                            env=_env(_domain_id(4)), cwd=REPO, capture_output=True, text=True,
+                            env=ros_env(), cwd=REPO, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 2
     assert "'bag'" in result.stderr

@@ -1,7 +1,6 @@
 """``dodo replay``: the offline controller regression check and the DDS republisher."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ros_env
 
 from dodo_sim.bag import OfflineBagWriter, joint_states, message_counts, read_bag
 from dodo_sim.replay import compare_with_controller, main
@@ -132,13 +132,6 @@ def test_not_a_bag_is_a_clear_error(tmp_path, capsys):
 
 
 # ---- over DDS ------------------------------------------------------------------------------------
-def _env(offset: int) -> dict:
-    env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(110 + (os.getpid() * 7 + 50 + offset) % 120)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
-    env['PYTHONUNBUFFERED'] = '1'
-    return env
 
 
 @pytest.mark.ros
@@ -150,7 +143,7 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
         for k in range(n):
             t = k * 1e-3
             w.step(t, [k, 1.0, 0.0, 0.0], [0.0] * 4, [0.0] * 4, [0.0, 0.0])
-    env = _env(1)
+    env = ros_env()
     out_bag = tmp_path / 'out'
     recorder = subprocess.Popen(
         [sys.executable, '-m', 'dodo_sim.recorder', '--ros-args', '-p', f'bag:={out_bag}',

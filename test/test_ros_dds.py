@@ -4,7 +4,6 @@ Expected (DESIGN.md section 7): the simulator warns, applies zero torque and kee
 the end; the recorder's bag stays complete and readable; ``dodo hop`` reports the failure.
 """
 import io
-import itertools
 import os
 import re
 import signal
@@ -12,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
 
@@ -22,7 +22,6 @@ from dodo_sim.hop_runner import HopRun  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-_DOMAINS = itertools.count(70)
 PARAMS = '''
 /**:
   ros__parameters:
@@ -38,17 +37,13 @@ controller:
 '''
 
 
-def domain_id() -> int:
-    return 1 + (os.getpid() * 7 + next(_DOMAINS)) % 99
-
-
 def test_controller_killed_mid_run(tmp_path):
     from dodo_sim.bag import joint_states, message_counts, read_bag
 
     duration, kill_at = 2.5, 1.0
     params = tmp_path / 'hop.yaml'
     params.write_text(PARAMS)
-    domain = domain_id()
+    domain = ros_domain_id()
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     out = io.StringIO()
     hop = HopRun(params, duration, bag=tmp_path / 'bag', env=env, out=out)

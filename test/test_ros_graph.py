@@ -6,6 +6,7 @@ torque and recovery, push topic and reset service, realtime zero-order hold, joi
 from two drivers, runtime set-points. Multi-process runs over real DDS are in test_ros_dds.py
 and test_cli_hop.py.
 """
+import dataclasses
 import itertools
 import math
 import os
@@ -15,6 +16,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
 
@@ -32,7 +34,6 @@ from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-_DOMAINS = itertools.count()
 APEX_SETPOINT = 1.2
 PARAMS = f'''
 /**:
@@ -51,11 +52,6 @@ controller:
 '''
 
 
-def domain_id() -> int:
-    """A ROS domain per test: pid-based offset + counter (0..99 avoids the default 0)."""
-    return 1 + (os.getpid() * 7 + next(_DOMAINS)) % 99
-
-
 @pytest.fixture
 def ros(monkeypatch, tmp_path):
     """A private rclpy context (own domain, localhost only) for in-process nodes."""
@@ -63,7 +59,7 @@ def ros(monkeypatch, tmp_path):
     params = tmp_path / 'params.yaml'
     params.write_text(PARAMS)
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain_id(),
+    rclpy.init(context=context, domain_id=ros_domain_id(),
                args=['--ros-args', '--params-file', str(params)])
     nodes = []
 
@@ -215,7 +211,10 @@ def test_command_timeout_gives_zero_torque_then_recovers(ros):
 
 
 def test_push_force_topics_and_reset_service(ros):
-    sim = make_sim(ros, min_subscribers=0)
+    # start 30 m up: ~2.4 s of free fall, so however late the push arrives on a loaded machine
+    # it lands in flight, where the base x-velocity is exactly zero until the push
+    high_q = [0.0, 30.0, 0.3, -0.6]
+    sim = make_sim(ros, min_subscribers=0, initial_q=high_q)
     probe = Probe(ros)
     cmd = probe.publisher(Float64MultiArray, graph.COMMANDS)
     push = probe.publisher(Vector3, graph.PUSH)
@@ -227,7 +226,8 @@ def test_push_force_topics_and_reset_service(ros):
     push.publish(Vector3(x=6.0, y=0.0, z=3.0))
     assert ros.spin_until(lambda: abs(probe.states[-1].velocity[0]) > 1e-6, 10.0)
     pushed = next(i for i, m in enumerate(probe.states) if abs(m.velocity[0]) > 1e-6)
-    ref = Simulator(default_urdf_path(), config_from_file(SimConfig, ros.params, 'simulator'))
+    ref = Simulator(default_urdf_path(), dataclasses.replace(
+        config_from_file(SimConfig, ros.params, 'simulator'), initial_q=tuple(high_q)))
     for _ in range(pushed - 1):
         ref.step([0.0, 0.0])
     ref.apply_impulse([6.0, 3.0])
@@ -320,7 +320,7 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
     ('dodo_control.controller_node', ['-p', 'flight_policy:=teleport'], ['flight_policy']),
 ])
 def test_bad_configuration_is_one_clear_error(module, args, words):
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id()),
+    env = dict(os.environ, ROS_DOMAIN_ID=str(ros_domain_id()),
                ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     result = subprocess.run([sys.executable, '-m', module, '--ros-args', *args],
                             capture_output=True, text=True, timeout=60, env=env)
