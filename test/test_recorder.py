@@ -181,7 +181,9 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
     rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
                                        '/robot_description'], env)
     pub = procs.start([sys.executable, __file__, 'publish', '100000', '0', '0'], env)
-    _wait_for_line(pub, 'sent 300', 60.0)
+    # stop 200 messages (>= 0.2 s) after the 300th was sent, so the recorder has surely taken
+    # those 300 however the stop races the stream (stopping right at 'sent 300' gave 299 once)
+    _wait_for_line(pub, 'sent 500', 60.0)
     rec.send_signal(signal.SIGINT)
     rec.send_signal(signal.SIGTERM)
     _, err = rec.communicate(timeout=20)
@@ -282,8 +284,8 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
         pubs[0].publish(msg)
         pubs[1].publish(Float64MultiArray(data=[float(i), 0.5]))
         sent[0] += 1
-        if sent[0] == 300:
-            print('sent 300', flush=True)
+        if sent[0] in (300, 500):
+            print(f'sent {sent[0]}', flush=True)
 
     node.create_timer(0.001, tick)
     executor = EventsExecutor()
