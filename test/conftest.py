@@ -45,6 +45,15 @@ def urdf_xml() -> str:
     return robot_description_xml(URDF_XACRO)
 
 
+def pytest_collection_modifyitems(items):
+    """Tests over real DDS (marker ``ros``) race process start-up and scheduling on a shared
+    2-core machine; a failed one is run once more. pytest's summary counts every rerun
+    ("N rerun"), so a flake stays visible; the core and scenario tests are never rerun."""
+    for item in items:
+        if item.get_closest_marker('ros'):
+            item.add_marker(pytest.mark.flaky(reruns=1))
+
+
 def pd_hold(state, q_ref, kp=300.0, kd=20.0):
     """[hip, knee] torques holding the joints at q_ref[2:] (N*m)."""
     return -kp * (state.q[2:] - np.asarray(q_ref)[2:]) - kd * state.v[2:]
