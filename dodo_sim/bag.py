@@ -128,9 +128,7 @@ def iter_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None = Non
                   ) -> Iterator[tuple[str, str, int, object]]:
     """Yield ``(topic, msgtype, log_time_ns, message)`` in bag-time order."""
     with _reader(bag_dir) as reader:
-        wanted = set(topics) if topics is not None else None
-        conns = [c for c in reader.connections if wanted is None or c.topic in wanted]
-        for conn, timestamp, raw in reader.messages(connections=conns):
+        for conn, timestamp, raw in reader.messages(connections=_connections(reader, topics)):
             yield conn.topic, conn.msgtype, timestamp, reader.deserialize(raw, conn.msgtype)
 
 
@@ -138,10 +136,14 @@ def iter_raw_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None =
                       ) -> Iterator[tuple[str, str, int, bytes]]:
     """Yield ``(topic, msgtype, log_time_ns, serialized CDR bytes)`` in bag-time order."""
     with _reader(bag_dir) as reader:
-        wanted = set(topics) if topics is not None else None
-        conns = [c for c in reader.connections if wanted is None or c.topic in wanted]
-        for conn, timestamp, raw in reader.messages(connections=conns):
+        for conn, timestamp, raw in reader.messages(connections=_connections(reader, topics)):
             yield conn.topic, conn.msgtype, timestamp, bytes(raw)
+
+
+def _connections(reader, topics: Iterable[str] | None) -> list:
+    """The reader's connections on ``topics`` (all of them for None)."""
+    wanted = set(topics) if topics is not None else None
+    return [c for c in reader.connections if wanted is None or c.topic in wanted]
 
 
 def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
