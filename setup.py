@@ -26,10 +26,10 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'dodo = dodo_sim.cli:main',
-            'simulator = dodo_sim.simulator_node:main',
+            'dodo = dodo_sim.tools.cli:main',
+            'simulator = dodo_sim.ros.simulator_node:main',
             'controller = dodo_control.controller_node:main',
-            'recorder = dodo_sim.recorder:main',
+            'recorder = dodo_sim.ros.recorder:main',
         ],
     },
 )

@@ -138,7 +138,7 @@ def raw_rates(steps: int, env) -> tuple[float, float]:
 
 def core_rate(params: Path, steps: int) -> float:
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.params import config_from_file
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.simulator import SimConfig, Simulator
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
@@ -154,7 +154,7 @@ def graph_run(params: Path, env, mode: str, steps: int = 0, seconds: float = 0.0
     """Simulator node here, controller node in a second process. Returns the sim node."""
     import rclpy
     from rclpy.parameter import Parameter
-    from dodo_sim.simulator_node import SimulatorNode, make_executor
+    from dodo_sim.ros.simulator_node import SimulatorNode, make_executor
 
     controller = subprocess.Popen(
         [sys.executable, '-m', 'dodo_control.controller_node', '--ros-args', '--params-file',

@@ -44,22 +44,19 @@ import time
 from collections.abc import Mapping
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import Point, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
 
-from dodo_sim import graph
 from dodo_sim.model import JOINT_NAMES, ModelError
-from dodo_sim.params import (coerce_value, config_defaults, config_from_parameters,
+from dodo_sim.ros import contract, graph, runtime
+from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                              declare_config_parameters)
-from dodo_sim.simulator_node import (LATCHED_QOS, STREAM_QOS, WarnThrottle, init_ros,
-                                     make_executor, spin_until)
+from dodo_sim.ros.runtime import WarnThrottle
 
 from .controller import Controller, ControllerConfig
 
@@ -67,7 +64,6 @@ from .controller import Controller, ControllerConfig
 #: ``Controller.reconfigure``; the set-points are target_x, target_velocity, apex_height).
 STARTUP_ONLY_PARAMETERS = ('control_period',)
 PHASE_CODES = {'flight': 0.0, 'stance': 1.0}
-EXIT_OK, EXIT_CONFIG = 0, 2
 
 
 def runtime_parameters() -> tuple:
@@ -185,9 +181,9 @@ class ControllerNode(Node):
         if self.node_config.robot_description:
             self._setup(self.node_config.robot_description)
         else:
-            self.get_logger().info(f'waiting for the robot model on {graph.ROBOT_DESCRIPTION}')
+            self.get_logger().info(f'waiting for the robot model on {contract.ROBOT_DESCRIPTION}')
             self._sub_description = self.create_subscription(
-                String, graph.ROBOT_DESCRIPTION, self._on_description, LATCHED_QOS)
+                String, contract.ROBOT_DESCRIPTION, self._on_description, contract.latched_qos())
 
     # -- model --------------------------------------------------------------------------------
 
@@ -197,20 +193,21 @@ class ControllerNode(Node):
         try:
             self._setup(msg.data)
         except (ModelError, ValueError) as exc:
-            self.get_logger().error(f'cannot use {graph.ROBOT_DESCRIPTION}: {exc}')
+            self.get_logger().error(f'cannot use {contract.ROBOT_DESCRIPTION}: {exc}')
             return
 
     def _setup(self, urdf_xml: str) -> None:
         self.ctrl = Controller(urdf_xml, self.config)
         leg = self.ctrl.leg
         self._weight = leg.total_mass * float(np.linalg.norm(leg.gravity))
-        self._pub_command = self.create_publisher(Float64MultiArray, graph.COMMANDS, STREAM_QOS)
-        self._pub_state = self.create_publisher(JointState, graph.CONTROLLER_STATE, STREAM_QOS)
-        self._pub_markers = self.create_publisher(MarkerArray, graph.CONTROLLER_MARKERS, 10)
-        self.create_subscription(JointState, graph.JOINT_STATES, self._on_joint_states,
-                                 STREAM_QOS)
-        self.create_subscription(WrenchStamped, graph.FOOT_CONTACT, self._on_foot_contact,
-                                 STREAM_QOS)
+        stream_qos = contract.stream_qos()
+        self._pub_command = self.create_publisher(Float64MultiArray, contract.EFFORT_COMMANDS, stream_qos)
+        self._pub_state = self.create_publisher(JointState, contract.CONTROLLER_STATE, stream_qos)
+        self._pub_markers = self.create_publisher(MarkerArray, contract.CONTROLLER_MARKERS, 10)
+        self.create_subscription(JointState, contract.JOINT_STATES, self._on_joint_states,
+                                 stream_qos)
+        self.create_subscription(WrenchStamped, contract.FOOT_CONTACT, self._on_foot_contact,
+                                 stream_qos)
         if not self._gate_open:
             self._gate_start = time.monotonic()
             self._matched_since = None
@@ -379,24 +376,7 @@ class ControllerNode(Node):
 
 
 def main(args=None) -> int:
-    stop = init_ros(args)
-    node = None
-    try:
-        try:
-            node = ControllerNode()
-        except (ValueError, ModelError) as exc:
-            rclpy.logging.get_logger('controller').fatal(f'bad configuration: {exc}')
-            return EXIT_CONFIG
-        executor = make_executor()
-        executor.add_node(node)
-        spin_until(executor, stop)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return EXIT_OK
+    return runtime.run_node(ControllerNode, 'controller', args)
 
 
 if __name__ == '__main__':

@@ -6,7 +6,7 @@
                                                              # /joint_states and /foot_contact
     ros2 launch dodo_sim hop.launch.py --show-args           # documented arguments
 
-The node set, executables, parameters and conditions come from ``dodo_sim.graph`` — the same
+The node set, executables, parameters and conditions come from ``dodo_sim.ros.graph`` — the same
 source ``dodo hop`` uses on a plain machine, so the two cannot drift (test/test_launch.py).
 robot_state_publisher gets robot_description from the xacro (``model`` argument) and publishes
 /robot_description; the simulator simulates the same URDF.
@@ -19,7 +19,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from dodo_sim import graph
+from dodo_sim.ros import graph
 
 
 def _share_path(parts):

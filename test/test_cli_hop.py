@@ -1,6 +1,6 @@
 """``dodo`` CLI and ``dodo hop``: argument handling, and one real run over DDS.
 
-The run: ``python -m dodo_sim.cli hop --duration 3 --bag DIR`` (separate processes, own ROS
+The run: ``python -m dodo_sim.tools.cli hop --duration 3 --bag DIR`` (separate processes, own ROS
 domain, localhost discovery) while this test publishes malformed commands (wrong length, NaN)
 on /effort_controller/commands the whole time. The bag must hold exactly duration x rate + 1
 states, as many valid commands, hops at the apex set-point, and the rejected commands must not
@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from conftest import ros_domain_id
 
-from dodo_sim import cli, graph, hop_runner
+from dodo_sim.ros import contract
+from dodo_sim.tools import cli, hop_runner
 
 APEX_SETPOINT = 1.2
 PARAMS = f'''
@@ -46,7 +47,7 @@ def test_cli_lists_subcommands_and_rejects_unknown(capsys):
     assert cli.main(['fly']) == 2
     assert "unknown subcommand 'fly'" in capsys.readouterr().err
     assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'replay', 'plot'}
-    assert cli.SUBCOMMANDS['hop'][0] == 'dodo_sim.hop_runner'
+    assert cli.SUBCOMMANDS['hop'][0] == 'dodo_sim.tools.hop_runner'
 
 
 def test_cli_dispatches_to_the_module(monkeypatch):
@@ -110,7 +111,7 @@ def apex_heights(z, vz):
 def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     rclpy = pytest.importorskip('rclpy')
     from std_msgs.msg import Float64MultiArray
-    from dodo_sim.bag import joint_states, message_counts, multiarray, read_bag
+    from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag
 
     duration = 3.0
     params = tmp_path / 'hop.yaml'
@@ -118,7 +119,7 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     bag = tmp_path / 'bag'
     domain = ros_domain_id()
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    proc = subprocess.Popen([sys.executable, '-m', 'dodo_sim.cli', 'hop', '--params-file',
+    proc = subprocess.Popen([sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--params-file',
                              str(params), '--duration', str(duration), '--bag', str(bag),
                              '--no-plots', '--wall-timeout', '150'],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -128,7 +129,7 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     sent = 0
     try:
         node = rclpy.create_node('stray', context=context)
-        pub = node.create_publisher(Float64MultiArray, graph.COMMANDS, 10)
+        pub = node.create_publisher(Float64MultiArray, contract.EFFORT_COMMANDS, 10)
         bad = itertools.cycle([[1.0], [math.nan, 0.0], [0.0, 1.0, 2.0], [math.inf, 0.0]])
         from rclpy.executors import SingleThreadedExecutor
         executor = SingleThreadedExecutor(context=context)
@@ -153,17 +154,17 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     assert f'bag: {bag.resolve()}' in output
     steps = int(round(duration / 0.001))
     counts = message_counts(bag)
-    for topic in (graph.CLOCK, graph.JOINT_STATES, graph.FOOT_CONTACT):
+    for topic in (contract.CLOCK, contract.JOINT_STATES, contract.FOOT_CONTACT):
         assert counts[topic] == steps + 1, (topic, counts)
-    data = read_bag(bag, [graph.JOINT_STATES, graph.COMMANDS])
-    commands = multiarray(data[graph.COMMANDS])
+    data = read_bag(bag, [contract.JOINT_STATES, contract.EFFORT_COMMANDS])
+    commands = multiarray(data[contract.EFFORT_COMMANDS])
     valid = np.array([row for row in commands
                       if np.isfinite(row[:2]).all() and np.isnan(row[2:]).all()])
     assert len(valid) == steps + 1
-    assert sent > 10 and counts[graph.COMMANDS] > steps + 1    # the stray ones were recorded
+    assert sent > 10 and counts[contract.EFFORT_COMMANDS] > steps + 1    # the stray ones were recorded
     rejected = re.findall(r'(\d+) command\(s\) rejected, (\d+) timeout', output)
     assert rejected and int(rejected[-1][0]) > 0 and int(rejected[-1][1]) == 0, rejected
-    js = joint_states(data[graph.JOINT_STATES])
+    js = joint_states(data[contract.JOINT_STATES])
     assert np.all(np.diff(js.stamp_ns) == 1_000_000)
     apexes = apex_heights(js.q[:, 1], js.v[:, 1])
     assert len(apexes) >= 3, apexes

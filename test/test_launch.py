@@ -1,4 +1,4 @@
-"""launch/hop.launch.py describes the graph of dodo_sim.graph, like ``dodo hop`` does.
+"""launch/hop.launch.py describes the graph of dodo_sim.ros.graph, like ``dodo hop`` does.
 
 launch / launch_ros are not installable without a ROS install, so light stand-ins that only
 record their arguments are put into sys.modules while the launch file is loaded. They expose
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dodo_sim import graph
-from dodo_sim.hop_runner import HopRun
-from dodo_sim.params import node_parameters
+from dodo_sim.ros import contract, graph
+from dodo_sim.tools.hop_runner import HopRun
+from dodo_sim.ros.params import node_parameters
 
 LAUNCH_FILE = Path(__file__).resolve().parent.parent / 'launch' / 'hop.launch.py'
 
@@ -163,7 +163,7 @@ def test_dodo_hop_runs_the_same_graph(tmp_path):
     assert ctrl['min_subscribers'] == '2'       # simulator + recorder
     rec = dict(a.split(':=', 1) for a in commands['recorder'] if ':=' in a)
     assert rec['bag'] == str(tmp_path / 'bag')
-    assert rec['topics'] == '[' + ', '.join(f"'{t}'" for t in graph.RECORDED_TOPICS) + ']'
+    assert rec['topics'] == '[' + ', '.join(f"'{t}'" for t in contract.RECORDED_TOPICS) + ']'
     assert node_parameters(params, 'simulator') == {'use_sim_time': True}
 
 

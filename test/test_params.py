@@ -5,8 +5,8 @@ import math
 import pytest
 
 from dodo_control.controller import ControllerConfig
-from dodo_sim import graph
-from dodo_sim.params import (ParamsFileError, check_params_file, coerce_value, config_defaults,
+from dodo_sim.ros import graph
+from dodo_sim.ros.params import (ParamsFileError, check_params_file, coerce_value, config_defaults,
                              config_from_file, config_from_parameters, field_docs,
                              node_parameters, read_params_file)
 from dodo_sim.paths import default_params_path
@@ -117,9 +117,9 @@ def test_parameters_are_defined_once_per_node(cls):
 
 
 def test_graph_params_and_runner_import_no_rclpy():
-    """The launch file imports dodo_sim.graph; dodo hop itself is no ROS node."""
+    """The launch file imports dodo_sim.ros.graph; dodo hop itself is no ROS node."""
     import subprocess
     import sys
-    code = ('import sys, dodo_sim.graph, dodo_sim.params, dodo_sim.hop_runner, dodo_sim.cli\n'
+    code = ('import sys, dodo_sim.ros.graph, dodo_sim.ros.params, dodo_sim.tools.hop_runner, dodo_sim.tools.cli\n'
             'assert "rclpy" not in sys.modules')
     subprocess.run([sys.executable, '-c', code], check=True)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dodo_sim.bag import OfflineBagWriter
-from dodo_sim.plot import PlotConfig, apexes, frame_indices, load_run, main, plot_bag
+from dodo_sim.tools.bag import OfflineBagWriter
+from dodo_sim.tools.plot import PlotConfig, apexes, frame_indices, load_run, main, plot_bag
 
 DURATION_S = 2.0
 HOP_PERIOD_S = 0.5

@@ -59,7 +59,7 @@ def procs():
 
 def _start_recorder(procs, bag: Path, topics: list[str], env: dict, executor='events'):
     topic_list = '[' + ', '.join(f"'{t}'" for t in topics) + ']'
-    rec = procs.start([sys.executable, '-m', 'dodo_sim.recorder', '--ros-args',
+    rec = procs.start([sys.executable, '-m', 'dodo_sim.ros.recorder', '--ros-args',
                        '-p', f'bag:={bag}', '-p', f'topics:={topic_list}',
                        '-p', f'executor:={executor}'], env)
     _wait_for_line(rec, 'dodo recorder: ready', 30.0)
@@ -82,7 +82,7 @@ def _stop(rec: subprocess.Popen, sig: int) -> tuple[str, str]:
 
 
 def _check_bag(bag: Path, n: int, with_clock: bool):
-    from dodo_sim.bag import joint_states, message_counts, multiarray, read_bag, robot_description
+    from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag, robot_description
     assert (bag / 'metadata.yaml').is_file()
     counts = message_counts(bag)
     assert counts['/joint_states'] == n
@@ -126,7 +126,7 @@ def test_sigterm_with_single_threaded_executor_keeps_send_order(tmp_path, procs)
     _stop(rec, signal.SIGTERM)
     _check_bag(bag, n, with_clock=True)
     # bag time = publisher send time: each command follows its state, before the next state
-    from dodo_sim.bag import read_bag
+    from dodo_sim.tools.bag import read_bag
     data = read_bag(bag, ['/joint_states', '/effort_controller/commands'])
     t_js = data['/joint_states'].log_time_ns
     t_cmd = data['/effort_controller/commands'].log_time_ns
@@ -146,7 +146,7 @@ def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
     _run_publisher(procs, n, env, with_clock=False, best_effort=True)
     _, err = _stop(rec, signal.SIGINT)
     assert 'subscribing again' in err
-    from dodo_sim.bag import message_counts
+    from dodo_sim.tools.bag import message_counts
     counts = message_counts(bag)
     # best effort may drop messages by design; on localhost nearly all arrive
     assert counts['/joint_states'] >= n // 2
@@ -166,7 +166,7 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
     assert pub.returncode == 0, f'{out}\n{err}'
     _, rec_err = _stop(rec, signal.SIGINT)
     assert 'subscribing again with std_msgs/msg/Float64MultiArray' in rec_err
-    from dodo_sim.bag import multiarray, read_bag
+    from dodo_sim.tools.bag import multiarray, read_bag
     data = read_bag(bag)['/controller/state']
     assert data.msgtype == 'std_msgs/msg/Float64MultiArray'
     np.testing.assert_array_equal(multiarray(data)[:, 0], np.arange(n, dtype=float))
@@ -188,7 +188,7 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
     rec.send_signal(signal.SIGTERM)
     _, err = rec.communicate(timeout=20)
     assert rec.returncode == 0, err
-    from dodo_sim.bag import joint_states, read_bag
+    from dodo_sim.tools.bag import joint_states, read_bag
     data = read_bag(bag)
     js = joint_states(data['/joint_states'])
     assert len(js.q) >= 300
@@ -198,7 +198,7 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
 def test_existing_bag_directory_is_a_clear_error(tmp_path):
     bag = tmp_path / 'exists'
     bag.mkdir()
-    result = subprocess.run([sys.executable, '-m', 'dodo_sim.recorder', '--ros-args',
+    result = subprocess.run([sys.executable, '-m', 'dodo_sim.ros.recorder', '--ros-args',
                              '-p', f'bag:={bag}'], env=ros_env(), cwd=REPO,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
@@ -206,7 +206,7 @@ def test_existing_bag_directory_is_a_clear_error(tmp_path):
 
 
 def test_missing_bag_parameter_is_a_clear_error():
-    result = subprocess.run([sys.executable, '-m', 'dodo_sim.recorder'],
+    result = subprocess.run([sys.executable, '-m', 'dodo_sim.ros.recorder'],
                             env=ros_env(), cwd=REPO, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 2
@@ -221,15 +221,15 @@ def test_message_definition_from_python_class_matches_typestore(type_name):
     """The fallback for types rosbags does not ship gives the same RIHS01 hash."""
     from rosbags.typesys import Stores, get_typestore
 
-    from dodo_sim.bag import make_typestore, register_msg_class
-    from dodo_sim.recorder import message_class
+    from dodo_sim.tools.bag import make_typestore, register_msg_class
+    from dodo_sim.ros.recorder import message_class
     empty = get_typestore(Stores.EMPTY)
     register_msg_class(empty, type_name, message_class(type_name))
     assert empty.hash_rihs01(type_name) == make_typestore().hash_rihs01(type_name)
 
 
 def test_message_class_rejects_unknown_types():
-    from dodo_sim.recorder import message_class
+    from dodo_sim.ros.recorder import message_class
     with pytest.raises(ValueError, match='no_such_pkg'):
         message_class('no_such_pkg/msg/Nothing')
     with pytest.raises(ValueError, match='not a ROS message type'):

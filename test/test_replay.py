@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import ros_env
 
-from dodo_sim.bag import OfflineBagWriter, joint_states, message_counts, read_bag
-from dodo_sim.replay import compare_with_controller, main
+from dodo_sim.tools.bag import OfflineBagWriter, joint_states, message_counts, read_bag
+from dodo_sim.tools.replay import compare_with_controller, main
 
 REPO = Path(__file__).resolve().parent.parent
 DURATION_S = 1.0
@@ -22,7 +22,7 @@ def _closed_loop(params_file=None):
     """An offline run of the simulator + controller cores as the ROS nodes drive them:
     list of (stamp_ns, q, v, force_xz, tau, telemetry-ish channels)."""
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.params import config_from_file
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
     from dodo_sim.simulator import SimConfig, Simulator
 
@@ -98,7 +98,7 @@ def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, la
     answers (a controller that started late); the fresh controller starts there too, also when
     the commands' bag times lag their states by a few steps."""
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.params import config_from_file
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path
 
     skip = 5
@@ -146,7 +146,7 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
     env = ros_env()
     out_bag = tmp_path / 'out'
     recorder = subprocess.Popen(
-        [sys.executable, '-m', 'dodo_sim.recorder', '--ros-args', '-p', f'bag:={out_bag}',
+        [sys.executable, '-m', 'dodo_sim.ros.recorder', '--ros-args', '-p', f'bag:={out_bag}',
          '-p', "topics:=['/joint_states', '/clock', '/foot_contact', '/robot_description']"],
         env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -154,7 +154,7 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
         while not recorder.stdout.readline().startswith('dodo recorder: ready'):
             assert time.monotonic() < deadline and recorder.poll() is None, 'recorder not ready'
         replay = subprocess.run(
-            [sys.executable, '-c', 'import sys; from dodo_sim.replay import main; '
+            [sys.executable, '-c', 'import sys; from dodo_sim.tools.replay import main; '
              'sys.exit(main(sys.argv[1:]))', str(src), '--rate', str(rate),
              '--min-subscribers', '1', '--start-delay', '0.5'],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
@@ -185,8 +185,8 @@ def test_offline_replay_and_plot_need_no_rclpy(tmp_path, run):
     """--through-controller and the plots are pure offline tools: they never import rclpy."""
     bag = _write(tmp_path / 'bag', run)
     code = ('import sys\n'
-            'from dodo_sim.replay import main\n'
-            'import dodo_sim.plot, dodo_sim.bag\n'
+            'from dodo_sim.tools.replay import main\n'
+            'import dodo_sim.tools.plot, dodo_sim.tools.bag\n'
             f'assert main([{str(bag)!r}, "--through-controller"]) == 0\n'
             'assert "rclpy" not in sys.modules, "offline replay imported rclpy"\n')
     result = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True,

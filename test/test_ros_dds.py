@@ -17,8 +17,8 @@ rclpy = pytest.importorskip('rclpy')
 
 from rosgraph_msgs.msg import Clock  # noqa: E402
 
-from dodo_sim import graph  # noqa: E402
-from dodo_sim.hop_runner import HopRun  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
+from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ controller:
 
 
 def test_controller_killed_mid_run(tmp_path):
-    from dodo_sim.bag import joint_states, message_counts, read_bag
+    from dodo_sim.tools.bag import joint_states, message_counts, read_bag
 
     duration, kill_at = 2.5, 1.0
     params = tmp_path / 'hop.yaml'
@@ -53,7 +53,7 @@ def test_controller_killed_mid_run(tmp_path):
     sim_time = {'t': -1.0}
     try:
         node = rclpy.create_node('watch', context=context)
-        node.create_subscription(Clock, graph.CLOCK, lambda m: sim_time.update(
+        node.create_subscription(Clock, contract.CLOCK, lambda m: sim_time.update(
             t=m.clock.sec + 1e-9 * m.clock.nanosec), 10)
         from rclpy.executors import SingleThreadedExecutor
         executor = SingleThreadedExecutor(context=context)
@@ -78,10 +78,10 @@ def test_controller_killed_mid_run(tmp_path):
     assert re.search(r'no command for [\d.]+ s .*zero torque', log), log
     steps = int(round(duration / 0.001))
     counts = message_counts(tmp_path / 'bag')      # readable: metadata written
-    assert counts[graph.JOINT_STATES] == steps + 1
-    assert counts[graph.CLOCK] == steps + 1
-    assert counts[graph.COMMANDS] < steps + 1
-    js = joint_states(read_bag(tmp_path / 'bag', [graph.JOINT_STATES])[graph.JOINT_STATES])
+    assert counts[contract.JOINT_STATES] == steps + 1
+    assert counts[contract.CLOCK] == steps + 1
+    assert counts[contract.EFFORT_COMMANDS] < steps + 1
+    js = joint_states(read_bag(tmp_path / 'bag', [contract.JOINT_STATES])[contract.JOINT_STATES])
     assert np.all(np.diff(js.stamp_ns) == 1_000_000)
     assert np.isfinite(js.q).all()
     # lockstep: no step happens while waiting for the dead controller, so zero torque starts

@@ -27,8 +27,8 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
 from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
-from dodo_sim import graph  # noqa: E402
-from dodo_sim.params import config_from_file  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
+from dodo_sim.ros.params import config_from_file  # noqa: E402
 from dodo_sim.paths import default_urdf_path  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
@@ -91,7 +91,7 @@ def ros(monkeypatch, tmp_path):
 
 
 def make_sim(ros, **overrides):
-    from dodo_sim.simulator_node import SimulatorNode
+    from dodo_sim.ros.simulator_node import SimulatorNode
     return ros.add(SimulatorNode(context=ros.context, parameter_overrides=[
         Parameter(k, value=v) for k, v in overrides.items()]))
 
@@ -113,8 +113,8 @@ class Probe:
         self.node = ros.add(rclpy.create_node('probe', context=ros.context))
         self.states, self.commands = [], []
         qos = 1000
-        self.node.create_subscription(JointState, graph.JOINT_STATES, self.states.append, qos)
-        self.node.create_subscription(Float64MultiArray, graph.COMMANDS,
+        self.node.create_subscription(JointState, contract.JOINT_STATES, self.states.append, qos)
+        self.node.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
                                       lambda m: self.commands.append(list(m.data)), qos)
 
     def publisher(self, msg_type, topic):
@@ -150,7 +150,7 @@ def lockstep_run(ros):
     sim = make_sim(ros, stop_after=duration)
     ctrl = make_controller(ros)
     probe = Probe(ros)
-    bad = probe.publisher(Float64MultiArray, graph.COMMANDS)
+    bad = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
     bad_messages = itertools.cycle([[1.0], [math.nan, 0.0], [0.0, 1.0, 2.0], [0.0, math.inf]])
     probe.node.create_timer(0.01, lambda: bad.publish(Float64MultiArray(data=next(bad_messages))))
     assert ros.spin_until(lambda: sim.done.done(), timeout_s=120.0), 'run did not finish'
@@ -189,14 +189,14 @@ def test_bad_commands_are_rejected_without_effect(ros, lockstep_run):
 def test_command_timeout_gives_zero_torque_then_recovers(ros):
     sim = make_sim(ros, command_timeout=0.2, min_subscribers=0)
     probe = Probe(ros)
-    pub = probe.publisher(Float64MultiArray, graph.COMMANDS)
+    pub = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
     answering = {'on': True}
 
     def answer(msg):
         if answering['on']:
             pub.publish(Float64MultiArray(data=[2.0, -1.0]))
 
-    probe.node.create_subscription(JointState, graph.JOINT_STATES, answer, 100)
+    probe.node.create_subscription(JointState, contract.JOINT_STATES, answer, 100)
     assert ros.spin_until(lambda: len(probe.states) >= 50, 30.0)
     assert list(probe.states[-1].effort)[2:] == [2.0, -1.0]
     answering['on'] = False
@@ -216,10 +216,10 @@ def test_push_force_topics_and_reset_service(ros):
     high_q = [0.0, 30.0, 0.3, -0.6]
     sim = make_sim(ros, min_subscribers=0, initial_q=high_q)
     probe = Probe(ros)
-    cmd = probe.publisher(Float64MultiArray, graph.COMMANDS)
-    push = probe.publisher(Vector3, graph.PUSH)
+    cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
+    push = probe.publisher(Vector3, contract.PUSH)
     zero = Float64MultiArray(data=[0.0, 0.0])
-    probe.node.create_subscription(JointState, graph.JOINT_STATES, lambda m: cmd.publish(zero),
+    probe.node.create_subscription(JointState, contract.JOINT_STATES, lambda m: cmd.publish(zero),
                                    100)
     assert ros.spin_until(lambda: len(probe.states) >= 20, 30.0)
     # reference: the core with the same impulse at the same step
@@ -234,7 +234,7 @@ def test_push_force_topics_and_reset_service(ros):
     state = ref.step([0.0, 0.0])
     np.testing.assert_allclose(list(probe.states[pushed].velocity), state.v, atol=1e-12)
     # reset: back to initial_q, clock keeps increasing
-    client = probe.node.create_client(Trigger, graph.RESET_SERVICE)
+    client = probe.node.create_client(Trigger, contract.RESET_SERVICE)
     assert ros.spin_until(client.service_is_ready, 10.0)
     future = client.call_async(Trigger.Request())
     assert ros.spin_until(future.done, 10.0) and future.result().success
@@ -244,7 +244,7 @@ def test_push_force_topics_and_reset_service(ros):
     stamps = [stamp_ns(m) for m in probe.states]
     assert all(b > a for a, b in zip(stamps, stamps[1:]))
     # constant force: the base accelerates sideways while the leg hangs in the air
-    force = probe.publisher(Vector3, graph.FORCE)
+    force = probe.publisher(Vector3, contract.FORCE)
     assert ros.spin_until(lambda: force.get_subscription_count() > 0, 10.0)
     force.publish(Vector3(x=24.0, y=0.0, z=0.0))
     n = len(probe.states)
@@ -260,7 +260,7 @@ def test_push_force_topics_and_reset_service(ros):
 def test_realtime_mode_holds_the_last_command(ros):
     sim = make_sim(ros, mode='realtime', command_timeout=5.0, min_subscribers=0)
     probe = Probe(ros)
-    cmd = probe.publisher(Float64MultiArray, graph.COMMANDS)
+    cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
     assert ros.spin_until(lambda: sim._started, 30.0)
     cmd.publish(Float64MultiArray(data=[1.5, -0.5]))           # sent once, then held
     assert ros.spin_until(lambda: len(probe.states) >= 300, 30.0)
@@ -275,8 +275,8 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
     ctrl = make_controller(ros, robot_description=Simulator(default_urdf_path()).leg.urdf_xml,
                            min_subscribers=0)
     probe = Probe(ros)
-    joints = probe.publisher(JointState, graph.JOINT_STATES)
-    foot = probe.publisher(WrenchStamped, graph.FOOT_CONTACT)
+    joints = probe.publisher(JointState, contract.JOINT_STATES)
+    foot = probe.publisher(WrenchStamped, contract.FOOT_CONTACT)
     assert ros.spin_until(lambda: joints.get_subscription_count() >= 2
                           and foot.get_subscription_count() >= 1, 20.0)
     reference = Controller(default_urdf_path(),
@@ -313,8 +313,8 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
 
 
 @pytest.mark.parametrize('module, args, words', [
-    ('dodo_sim.simulator_node', ['-p', 'integrator:=rk45'], ['integrator', 'rk45']),
-    ('dodo_sim.simulator_node', ['-p', 'dt:=fast'], ['dt', 'fast']),
+    ('dodo_sim.ros.simulator_node', ['-p', 'integrator:=rk45'], ['integrator', 'rk45']),
+    ('dodo_sim.ros.simulator_node', ['-p', 'dt:=fast'], ['dt', 'fast']),
     ('dodo_control.controller_node',
      ['-p', 'robot_description:=<robot name="x"><link name="a"/></robot>'], ['base_x']),
     ('dodo_control.controller_node', ['-p', 'flight_policy:=teleport'], ['flight_policy']),
@@ -335,9 +335,9 @@ def test_divergence_stops_with_a_clear_error(ros, caplog):
     """max_speed exceeded (here on purpose, 0.5 m/s during the drop): exit code 3, no hang."""
     sim = make_sim(ros, min_subscribers=0, max_speed=0.5)
     probe = Probe(ros)
-    cmd = probe.publisher(Float64MultiArray, graph.COMMANDS)
+    cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
     zero = Float64MultiArray(data=[0.0, 0.0])
-    probe.node.create_subscription(JointState, graph.JOINT_STATES, lambda m: cmd.publish(zero),
+    probe.node.create_subscription(JointState, contract.JOINT_STATES, lambda m: cmd.publish(zero),
                                    100)
     assert ros.spin_until(sim.done.done, 60.0)
     assert sim.done.result() == 3 and sim.exit_code == 3

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import Kinematics
-from .paths import default_urdf_path
-from .simulator import INTEGRATORS, SimConfig, Simulator
+from dodo_sim.model import Kinematics
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.simulator import INTEGRATORS, SimConfig, Simulator
 
 STANCE_POSE = (0.0, 1.0, 0.3, -0.6)  # [x m, z m, hip rad, knee rad]: knee bent
 STRAIGHT_POSE = (0.0, 1.0, 0.0, 0.0)  # a passive straight leg lands like one rigid body

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dodo_sim import bag as bagio
+from dodo_sim.tools import bag as bagio
 
 
 @dataclass(frozen=True)

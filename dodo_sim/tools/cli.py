@@ -2,10 +2,10 @@
 
 Subcommands::
 
-    dodo demo   [...]   simulator-only drop demo (no ROS)                 -> dodo_sim.demo
-    dodo hop    [...]   simulator + controller (+ recorder) over DDS      -> dodo_sim.hop_runner
-    dodo replay BAG [...]  republish a bag / replay it through the controller -> dodo_sim.replay
-    dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.plot
+    dodo demo   [...]   simulator-only drop demo (no ROS)                 -> dodo_sim.tools.demo
+    dodo hop    [...]   simulator + controller (+ recorder) over DDS      -> dodo_sim.tools.hop_runner
+    dodo replay BAG [...]  republish a bag / replay it through the controller -> dodo_sim.tools.replay
+    dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.tools.plot
 
 ``dodo <subcommand> -h`` shows the options of each.
 """
@@ -16,10 +16,10 @@ import sys
 
 #: subcommand -> (module, one-line help); each module has ``main(argv) -> int``.
 SUBCOMMANDS = {
-    'demo': ('dodo_sim.demo', 'simulator-only drop demo of both integrators (no ROS)'),
-    'hop': ('dodo_sim.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
-    'replay': ('dodo_sim.replay', 'replay a bag (original timing, or through the controller)'),
-    'plot': ('dodo_sim.plot', 'PNG figures and a leg animation from a bag'),
+    'demo': ('dodo_sim.tools.demo', 'simulator-only drop demo of both integrators (no ROS)'),
+    'hop': ('dodo_sim.tools.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
+    'replay': ('dodo_sim.tools.replay', 'replay a bag (original timing, or through the controller)'),
+    'plot': ('dodo_sim.tools.plot', 'PNG figures and a leg animation from a bag'),
 }
 
 

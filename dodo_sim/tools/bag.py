@@ -2,7 +2,7 @@
 
 Bags are rosbag2 MCAP bags written/read with ``rosbags``.  Reading::
 
-    from dodo_sim.bag import read_bag, joint_states, message_counts
+    from dodo_sim.tools.bag import read_bag, joint_states, message_counts
     bag = read_bag('/tmp/run1')                   # dict topic -> TopicData (deserialized messages)
     js = joint_states(bag['/joint_states'])       # numpy arrays t, q, v, effort (JOINT_NAMES order)
     message_counts('/tmp/run1')                   # {'/joint_states': 3001, ...} from metadata
@@ -22,21 +22,13 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from dodo_sim.model import JOINT_NAMES
+from dodo_sim.ros import contract
 
-#: Topics recorded by default (DESIGN.md section 3).
-DEFAULT_TOPICS = ('/joint_states', '/effort_controller/commands', '/clock', '/foot_contact',
-                  '/robot_description', '/controller/state', '/controller/markers')
+#: Topics recorded by default (the ROS contract, :mod:`dodo_sim.ros.contract`).
+DEFAULT_TOPICS = contract.RECORDED_TOPICS
 
-#: Message types fixed by the ROS graph contract (DESIGN.md section 3).
-CONTRACT_TYPES = {
-    '/joint_states': 'sensor_msgs/msg/JointState',
-    '/effort_controller/commands': 'std_msgs/msg/Float64MultiArray',
-    '/clock': 'rosgraph_msgs/msg/Clock',
-    '/foot_contact': 'geometry_msgs/msg/WrenchStamped',
-    '/robot_description': 'std_msgs/msg/String',
-    '/controller/state': 'sensor_msgs/msg/JointState',   # named channels (controller node)
-    '/controller/markers': 'visualization_msgs/msg/MarkerArray',
-}
+#: Message types fixed by the ROS graph contract.
+CONTRACT_TYPES = {topic: contract.topic_type(topic) for topic in DEFAULT_TOPICS}
 
 
 def make_typestore():

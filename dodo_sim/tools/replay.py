@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dodo_sim import bag as bagio
+from dodo_sim.tools import bag as bagio
 
 STATE_TOPIC = '/controller/state'
 COMMAND_TOPIC = '/effort_controller/commands'
@@ -164,7 +164,7 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     by the first command, found by :func:`_align`), or the first of these present ('auto').
     """
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.params import config_from_file
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
 
     data = bagio.read_bag(bag_dir, ['/joint_states', '/foot_contact', STATE_TOPIC, COMMAND_TOPIC,
@@ -225,7 +225,7 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
     from rclpy.clock import Clock, ClockType
     from rclpy.experimental import EventsExecutor
 
-    from dodo_sim.recorder import message_class
+    from dodo_sim.ros.recorder import message_class
 
     if not rate > 0.0:
         raise ValueError(f'--rate must be > 0, got {rate}')

@@ -1,7 +1,7 @@
 """Parameters: params-file loading and ROS parameters declared from the frozen config dataclasses.
 
 Every parameter is defined once, as a field of a frozen dataclass (``SimConfig``,
-``ControllerConfig``, and the node-adapter configs in :mod:`dodo_sim.graph`) whose docstring
+``ControllerConfig``, and the node-adapter configs in :mod:`dodo_sim.ros.graph`) whose docstring
 ``Attributes:`` section documents it with units. A node declares exactly those fields as ROS
 parameters (:func:`declare_config_parameters`); a params file only overrides them.
 

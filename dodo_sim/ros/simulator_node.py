@@ -33,65 +33,31 @@ A command of the wrong length or with non-finite values is rejected, counted and
 (throttled) and the last valid command is held: in lockstep a rejected command does not answer
 the state (so a stray publisher cannot shift the exchange); if no valid answer follows within
 ``command_timeout``, the step uses the held command (zero torque if nothing but silence came).
-Every parameter comes from :class:`SimConfig` and :class:`dodo_sim.graph.SimulatorNodeConfig`.
+Every parameter comes from :class:`SimConfig` and :class:`dodo_sim.ros.graph.SimulatorNodeConfig`.
 """
 from __future__ import annotations
 
 import array
 import math
-import signal
 import sys
 import time
 
-import rclpy
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from . import graph
-from .model import JOINT_NAMES, ModelError
-from .params import config_from_parameters, declare_config_parameters
-from .paths import default_urdf_path
-from .simulator import SimConfig, SimulationDiverged, Simulator
-
-#: QoS of the 1 kHz state and command streams: reliable; the writer keeps up to 5 s of samples
-#: that a subscriber has not acknowledged yet (a recorder starved of CPU on a loaded machine
-#: must not lose messages; with a shallow history the oldest unacknowledged ones are dropped).
-STREAM_QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
-#: QoS of /robot_description (latched).
-LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-EXIT_OK, EXIT_CONFIG, EXIT_DIVERGED = 0, 2, 3
-
-
-class WarnThrottle:
-    """Per-key throttling of repeated log messages (steady wall clock)."""
-
-    def __init__(self, logger, period_s: float):
-        self._logger = logger
-        self._period = period_s
-        self._last: dict[str, float] = {}
-
-    def warn(self, key: str, message: str) -> None:
-        now = time.monotonic()
-        if now - self._last.get(key, -math.inf) >= self._period:
-            self._last[key] = now
-            self._logger.warning(message)
-
-
-def stamp_from_ns(ns: int) -> Time:
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
+from dodo_sim.model import JOINT_NAMES
+from dodo_sim.ros import contract, graph, runtime
+from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, WarnThrottle, stamp_from_ns
+from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 
 class SimulatorNode(Node):
     """The simulator node (see module docs)."""
@@ -141,17 +107,18 @@ class SimulatorNode(Node):
         self.done = Future()
         self.exit_code = EXIT_OK
 
-        self._pub_clock = self.create_publisher(ClockMsg, graph.CLOCK, STREAM_QOS)
-        self._pub_contact = self.create_publisher(WrenchStamped, graph.FOOT_CONTACT, STREAM_QOS)
-        self._pub_joints = self.create_publisher(JointState, graph.JOINT_STATES, STREAM_QOS)
+        stream_qos = contract.stream_qos()
+        self._pub_clock = self.create_publisher(ClockMsg, contract.CLOCK, stream_qos)
+        self._pub_contact = self.create_publisher(WrenchStamped, contract.FOOT_CONTACT, stream_qos)
+        self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, stream_qos)
         self._sub_command = self.create_subscription(
-            Float64MultiArray, graph.COMMANDS, self._on_command, STREAM_QOS)
-        self._sub_push = self.create_subscription(Vector3, graph.PUSH, self._on_push, 10)
-        self._sub_force = self.create_subscription(Vector3, graph.FORCE, self._on_force, 10)
-        self._srv_reset = self.create_service(Trigger, graph.RESET_SERVICE, self._on_reset)
+            Float64MultiArray, contract.EFFORT_COMMANDS, self._on_command, stream_qos)
+        self._sub_push = self.create_subscription(Vector3, contract.PUSH, self._on_push, 10)
+        self._sub_force = self.create_subscription(Vector3, contract.FORCE, self._on_force, 10)
+        self._srv_reset = self.create_service(Trigger, contract.RESET_SERVICE, self._on_reset)
         if self.node_config.publish_robot_description:
-            self._pub_description = self.create_publisher(String, graph.ROBOT_DESCRIPTION,
-                                                          LATCHED_QOS)
+            self._pub_description = self.create_publisher(String, contract.ROBOT_DESCRIPTION,
+                                                          contract.latched_qos())
             self._pub_description.publish(String(data=self.sim.leg.urdf_xml))
 
         # reusable messages (only the numbers change per step)
@@ -367,62 +334,8 @@ class SimulatorNode(Node):
         self._pub_clock.publish(self._msg_clock)
 
 
-def make_executor():
-    """The fastest executor on rclpy Kilted for a 1 kHz exchange (bench/bench_ros.py)."""
-    from rclpy.experimental import EventsExecutor
-    return EventsExecutor()
-
-
-def init_ros(args=None) -> Future:
-    """``rclpy.init`` with our own SIGINT/SIGTERM handling; returns the 'stop' future.
-
-    rclpy's handlers do not wake the EventsExecutor (rclpy 9.1), so the signals complete a
-    future instead and :func:`spin_until` returns within ``poll_s``.
-    """
-    from rclpy.signals import SignalHandlerOptions
-    rclpy.init(args=args if args is not None else sys.argv,
-               signal_handler_options=SignalHandlerOptions.NO)
-    stop = Future()
-
-    def on_signal(signum, frame):
-        if not stop.done():
-            stop.set_result(signum)
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    return stop
-
-
-def spin_until(executor, *futures: Future, poll_s: float = 0.2) -> None:
-    """Spin until one of ``futures`` is done (checks every ``poll_s`` for signals)."""
-    either = Future()
-    for future in futures:
-        future.add_done_callback(lambda f: either.done() or either.set_result(True))
-    while not either.done():
-        executor.spin_until_future_complete(either, timeout_sec=poll_s)
-
-
 def main(args=None) -> int:
-    stop = init_ros(args)
-    node = None
-    code = EXIT_OK
-    try:
-        try:
-            node = SimulatorNode()
-        except (ValueError, ModelError) as exc:
-            rclpy.logging.get_logger('simulator').fatal(f'bad configuration: {exc}')
-            return EXIT_CONFIG
-        executor = make_executor()
-        executor.add_node(node)
-        spin_until(executor, node.done, stop)
-        code = node.exit_code
-    except (KeyboardInterrupt, ExternalShutdownException):
-        code = node.exit_code if node is not None else EXIT_OK
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return code
+    return runtime.run_node(SimulatorNode, 'simulator', args)
 
 
 if __name__ == '__main__':

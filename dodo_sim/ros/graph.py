@@ -1,54 +1,19 @@
-"""The ROS graph of dodo_sim, in one place: nodes, executables, parameters, conditions, topics.
+"""The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
 
 Both ``launch/hop.launch.py`` (a ROS 2 install) and ``dodo hop`` (a plain machine, processes
 over DDS) build their node set from :data:`NODES` and :data:`LAUNCH_ARGUMENTS`; a test checks
 they agree. This module is pure data (no rclpy, no launch imports).
 
-Topics (DESIGN.md section 3):
-
-============================== ================================ ==========================
-topic                          type                             publisher
-============================== ================================ ==========================
-/clock                         rosgraph_msgs/Clock              simulator
-/joint_states                  sensor_msgs/JointState           simulator (or hardware)
-/foot_contact                  geometry_msgs/WrenchStamped      simulator (or hardware)
-/robot_description             std_msgs/String (transient-local) robot_state_publisher or
-                                                                simulator
-/effort_controller/commands    std_msgs/Float64MultiArray       controller ([hip, knee] N*m)
-/controller/state              sensor_msgs/JointState           controller (named channels,
-                                                                see controller_node)
-/controller/markers            visualization_msgs/MarkerArray   controller
-/simulator/push                geometry_msgs/Vector3            anyone: impulse on the base
-                                                                (x, z in N*s; y ignored)
-/simulator/force               geometry_msgs/Vector3            anyone: constant force on the
-                                                                base until changed (x, z N)
-============================== ================================ ==========================
-
-Services: ``/simulator/reset`` (std_srvs/Trigger) puts the leg back to ``initial_q`` /
-``initial_v``; the published clock keeps increasing (ROS time never jumps back), see simulator_node.
+Topic names, message types and QoS are the ROS contract of :mod:`dodo_sim.ros.contract`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-PACKAGE = 'dodo_sim'
-
-# -- topic names ------------------------------------------------------------------------------
-CLOCK = '/clock'
-JOINT_STATES = '/joint_states'
-FOOT_CONTACT = '/foot_contact'
-ROBOT_DESCRIPTION = '/robot_description'
-COMMANDS = '/effort_controller/commands'
-CONTROLLER_STATE = '/controller/state'
-CONTROLLER_MARKERS = '/controller/markers'
-PUSH = '/simulator/push'
-FORCE = '/simulator/force'
-RESET_SERVICE = '/simulator/reset'
-
-#: Topics the recorder writes to the bag (launch ``record:=true`` and ``dodo hop --bag``).
-RECORDED_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT, COMMANDS, CONTROLLER_STATE,
-                   CONTROLLER_MARKERS, ROBOT_DESCRIPTION)
+from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FOOT_CONTACT,
+                                   FORCE, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
+                                   ROBOT_DESCRIPTION)
 
 
 # -- node-adapter parameters (the core parameters live in SimConfig / ControllerConfig) -------
@@ -183,10 +148,10 @@ class NodeSpec:
 
 
 NODES = (
-    NodeSpec('simulator', PACKAGE, 'simulator', 'dodo_sim.simulator_node', sim_only=True,
+    NodeSpec('simulator', PACKAGE, 'simulator', 'dodo_sim.ros.simulator_node', sim_only=True,
              robot_description=True,
              launch_parameters={'publish_robot_description': False},
-             subscribes=(COMMANDS, PUSH, FORCE)),
+             subscribes=(EFFORT_COMMANDS, PUSH, FORCE)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
@@ -194,7 +159,7 @@ NODES = (
     NodeSpec('rviz2', 'rviz2', 'rviz2', None, condition='rviz', params_file=False,
              arguments=('-d', ('config', 'hop.rviz')),
              subscribes=(CONTROLLER_MARKERS, ROBOT_DESCRIPTION, CLOCK)),
-    NodeSpec('recorder', PACKAGE, 'recorder', 'dodo_sim.recorder', condition='record',
+    NodeSpec('recorder', PACKAGE, 'recorder', 'dodo_sim.ros.recorder', condition='record',
              params_file=False,
              parameters={'bag': Arg('bag'), 'topics': list(RECORDED_TOPICS)},
              subscribes=RECORDED_TOPICS),
@@ -202,9 +167,9 @@ NODES = (
 
 #: Node name -> config dataclasses ("module:Class") whose fields are its parameters.
 NODE_CONFIGS = {
-    'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.graph:SimulatorNodeConfig'),
+    'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.ros.graph:SimulatorNodeConfig'),
     'controller': ('dodo_control.controller:ControllerConfig',
-                   'dodo_sim.graph:ControllerNodeConfig'),
+                   'dodo_sim.ros.graph:ControllerNodeConfig'),
 }
 
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT)
@@ -263,7 +228,7 @@ def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict
         if 'stop_after' in args:
             params['stop_after'] = args['stop_after']
     elif spec.name == 'controller':
-        params['min_subscribers'] = max(1, subscriber_count(COMMANDS, running))
+        params['min_subscribers'] = max(1, subscriber_count(EFFORT_COMMANDS, running))
     return params
 
 

@@ -2,14 +2,14 @@
 
 Run (plain machine or ROS install)::
 
-    python -m dodo_sim.recorder --ros-args -p bag:=/tmp/run1 \\
+    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \\
         -p topics:="['/joint_states', '/effort_controller/commands', '/clock']"
     ros2 run dodo_sim recorder --ros-args -p bag:=/tmp/run1          # after colcon build
 
 Parameters (``RecorderConfig`` holds the defaults and their meaning):
 
 * ``bag`` (string, required): bag directory to create; it must not exist yet.
-* ``topics`` (string array): topics to record; default :data:`dodo_sim.bag.DEFAULT_TOPICS`
+* ``topics`` (string array): topics to record; default :data:`dodo_sim.tools.bag.DEFAULT_TOPICS`
   (``/joint_states``, ``/effort_controller/commands``, ``/clock``, ``/foot_contact``,
   ``/robot_description``, ``/controller/state``, ``/controller/markers``). Missing topics are fine.
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
@@ -53,7 +53,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
-from dodo_sim.bag import CONTRACT_TYPES, DEFAULT_TOPICS, make_typestore, register_msg_class
+from dodo_sim.tools.bag import CONTRACT_TYPES, DEFAULT_TOPICS, make_typestore, register_msg_class
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@
 Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
 ``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
 
-Starts the nodes of :func:`dodo_sim.graph.hop_nodes` — the same node set, executables and
+Starts the nodes of :func:`dodo_sim.ros.graph.hop_nodes` — the same node set, executables and
 parameters as ``launch/hop.launch.py`` minus what needs a ROS install (robot_state_publisher,
 rviz2; the simulator publishes /robot_description itself) — each as
 ``python -m <module> --ros-args -r __node:=<name> --params-file F -p ...``.
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import graph
-from .params import ParamsFileError, check_params_file, node_parameters
-from .paths import default_params_path
+from dodo_sim.ros import graph
+from dodo_sim.ros.params import ParamsFileError, check_params_file, node_parameters
+from dodo_sim.paths import default_params_path
 
 RECORDER_READY = 'dodo recorder: ready'
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -114,7 +114,7 @@ class HopRun:
             raise ValueError(f'bag directory {self.bag} exists already; choose a new one')
 
     def _check_node_config(self, name: str) -> None:
-        from .params import config_from_parameters, config_defaults
+        from dodo_sim.ros.params import config_from_parameters, config_defaults
         values = node_parameters(self.params_file, name)
         for cls in graph.config_classes(name):
             fields = set(config_defaults(cls))
@@ -250,7 +250,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
 
 def make_plots(bag, plots, out: TextIO) -> int:
     try:
-        from . import plot
+        from dodo_sim.tools import plot
     except ImportError as exc:
         out.write(f'dodo hop: no plots ({exc})\n')
         return EXIT_FAILED

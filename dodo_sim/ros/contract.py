@@ -1,0 +1,139 @@
+"""The ROS graph contract of dodo_sim, in one place: topic names, message types, QoS, conventions.
+
+Every node, the recorder, the bag tools and the tests take names and types from here; nothing
+else spells a topic. The design document of the graph is ``docs/ros_contract.md``.
+
+================================ ===================================== =============================
+topic                            type                                  publisher
+================================ ===================================== =============================
+/clock                           rosgraph_msgs/Clock                   simulator (sim time source)
+/joint_states                    sensor_msgs/JointState                simulator or hardware driver:
+                                                                       every joint by name
+                                                                       (position, velocity, effort)
+/<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force on
+                                                                       contact frame <frame>, world
+                                                                       frame, N (hopper: /foot_contact)
+/joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
+                                                                       actuated joint (``name``),
+                                                                       header.stamp = stamp of the
+                                                                       state it answers (lockstep
+                                                                       pairs by this stamp)
+/effort_controller/commands      std_msgs/Float64MultiArray            controller: actuated joints
+                                                                       in URDF order, N*m
+                                                                       (ros2_control convention)
+/robot_description               std_msgs/String (transient local)     robot_state_publisher or sim
+/tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or the
+                                                                       plain-machine tf publisher
+/diagnostics                     diagnostic_msgs/DiagnosticArray       hardware driver
+/controller/state                sensor_msgs/JointState (named         controller
+                                 scalar channels in ``position``)
+/controller/markers              visualization_msgs/MarkerArray        controller
+/simulator/push                  geometry_msgs/Vector3                 anyone: impulse on the base,
+                                                                       x and z in N*s
+/simulator/force                 geometry_msgs/Vector3                 anyone: constant force on the
+                                                                       base until changed, N
+================================ ===================================== =============================
+
+Service ``/simulator/reset`` (std_srvs/Trigger). This module imports no rclpy at module level
+(the QoS helpers import it when called), so the launch file, ``dodo hop`` and offline tools can
+use the names on machines without rclpy.
+"""
+from __future__ import annotations
+
+PACKAGE = 'dodo_sim'
+
+# -- topic names ------------------------------------------------------------------------------
+CLOCK = '/clock'
+JOINT_STATES = '/joint_states'
+JOINT_COMMANDS = '/joint_commands'
+EFFORT_COMMANDS = '/effort_controller/commands'
+ROBOT_DESCRIPTION = '/robot_description'
+TF = '/tf'
+TF_STATIC = '/tf_static'
+DIAGNOSTICS = '/diagnostics'
+CONTROLLER_STATE = '/controller/state'
+CONTROLLER_MARKERS = '/controller/markers'
+PUSH = '/simulator/push'
+FORCE = '/simulator/force'
+RESET_SERVICE = '/simulator/reset'
+
+#: Frame in which contact forces, markers and the floating base are expressed.
+WORLD_FRAME = 'world'
+
+
+def contact_topic(frame: str) -> str:
+    """Topic of the measured force on contact frame ``frame`` (the hopper's ``foot``:
+    ``/foot_contact``; a biped's ``left_foot``: ``/left_foot_contact``)."""
+    if not frame or not frame.replace('_', 'a').isalnum():
+        raise ValueError(f'contact frame name {frame!r} cannot form a topic name '
+                         f'(letters, digits and _ only)')
+    return f'/{frame}_contact'
+
+
+#: The hopper's single foot contact topic.
+FOOT_CONTACT = contact_topic('foot')
+
+#: Message type of each fixed topic (contact topics: :data:`CONTACT_TYPE`).
+TOPIC_TYPES = {
+    CLOCK: 'rosgraph_msgs/msg/Clock',
+    JOINT_STATES: 'sensor_msgs/msg/JointState',
+    JOINT_COMMANDS: 'sensor_msgs/msg/JointState',
+    EFFORT_COMMANDS: 'std_msgs/msg/Float64MultiArray',
+    ROBOT_DESCRIPTION: 'std_msgs/msg/String',
+    TF: 'tf2_msgs/msg/TFMessage',
+    TF_STATIC: 'tf2_msgs/msg/TFMessage',
+    DIAGNOSTICS: 'diagnostic_msgs/msg/DiagnosticArray',
+    CONTROLLER_STATE: 'sensor_msgs/msg/JointState',
+    CONTROLLER_MARKERS: 'visualization_msgs/msg/MarkerArray',
+    PUSH: 'geometry_msgs/msg/Vector3',
+    FORCE: 'geometry_msgs/msg/Vector3',
+}
+CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
+
+
+def topic_type(topic: str) -> str | None:
+    """Contract message type of ``topic`` (contact topics included), None if not a contract
+    topic."""
+    if topic in TOPIC_TYPES:
+        return TOPIC_TYPES[topic]
+    if topic.endswith('_contact') and topic.count('/') == 1:
+        return CONTACT_TYPE
+    return None
+
+
+#: Topics the simulator publishes every control period (contact topics come per frame).
+SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES)
+
+
+def recorded_topics(contact_frames=('foot',)) -> tuple:
+    """Topics the recorder writes to a bag for a robot with these contact frames."""
+    return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
+            + (EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS, ROBOT_DESCRIPTION))
+
+
+#: Topics recorded by default (the hopper).
+RECORDED_TOPICS = recorded_topics()
+
+
+# -- QoS (rclpy imported when called) ----------------------------------------------------------
+
+#: Writer history of the 1 kHz lockstep state and command streams, messages: reliable, and deep
+#: enough (5 s) that a recorder starved of CPU on a loaded machine loses nothing.
+STREAM_DEPTH = 5000
+
+
+def stream_qos():
+    """Reliable, keep-last ``STREAM_DEPTH``: the lockstep state and command streams."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=STREAM_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def latched_qos():
+    """Reliable, transient local, depth 1: /robot_description, /tf_static, configuration."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+__all__ = [name for name in dir() if name.isupper() or name in (
+    'contact_topic', 'topic_type', 'recorded_topics', 'stream_qos', 'latched_qos')]

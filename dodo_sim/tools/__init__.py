@@ -1,0 +1,1 @@
+"""Offline and command-line tools: the dodo CLI, dodo hop, bags, replay, plots, the demo."""
