@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
+from dodo_sim.rollout import rollout  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 URDF = REPO / 'urdf' / 'hopper.urdf.xacro'
@@ -38,30 +39,49 @@ def stats(samples_s) -> str:
             f'(n={us.size})')
 
 
+class _Timed:
+    """Wraps the controller and the simulator for :func:`rollout`, timing each call."""
+
+    def __init__(self, sim, ctrl):
+        self.sim, self.ctrl = sim, ctrl
+        self.times = {'flight': [], 'stance': [], 'touchdown': [], 'apex': [], 'sim': []}
+
+    # the policy side
+    def update(self, t, q, v, force):
+        t0 = time.perf_counter()
+        tau = self.ctrl.update(t, q, v, force)
+        elapsed = time.perf_counter() - t0
+        tel = self.ctrl.telemetry
+        key = 'apex' if 'apex' in tel.events else 'touchdown' if 'touchdown' in tel.events \
+            else tel.phase
+        self.times[key].append(elapsed)
+        return tau
+
+    # the simulator side
+    @property
+    def state(self):
+        return self.sim.state
+
+    @property
+    def config(self):
+        return self.sim.config
+
+    def step(self, tau):
+        t0 = time.perf_counter()
+        state = self.sim.step(tau)
+        self.times['sim'].append(time.perf_counter() - t0)
+        return state
+
+
 def run(integrator: str, duration: float, ctrl_cfg: ControllerConfig) -> dict:
     sim = Simulator(URDF, SimConfig(integrator=integrator, initial_q=(0.0, 1.2, 0.3, -0.6)))
     ctrl = Controller(URDF, ctrl_cfg)
-    state = sim.state
-    times = {'flight': [], 'stance': [], 'touchdown': [], 'apex': [], 'sim': []}
-    n = int(round(duration / sim.config.control_period))
-    clock = time.perf_counter
-    start = clock()
-    for _ in range(n):
-        t0 = clock()
-        tau = ctrl.update(state.t, state.q, state.v, state.contact_force)
-        t1 = clock()
-        state = sim.step(tau)
-        t2 = clock()
-        tel = ctrl.telemetry
-        if 'apex' in tel.events:
-            times['apex'].append(t1 - t0)
-        elif 'touchdown' in tel.events:
-            times['touchdown'].append(t1 - t0)
-        else:
-            times[tel.phase].append(t1 - t0)
-        times['sim'].append(t2 - t1)
-    wall = clock() - start
-    times['rtf'] = state.t / wall
+    timed = _Timed(sim, ctrl)
+    start = time.perf_counter()
+    result = rollout(timed, timed, duration_s=duration)
+    wall = time.perf_counter() - start
+    times = timed.times
+    times['rtf'] = result.t[-1] / wall
     times['hops'] = ctrl.telemetry.hops
     return times
 

@@ -140,13 +140,12 @@ def core_rate(params: Path, steps: int) -> float:
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_urdf_path
+    from dodo_sim.rollout import rollout
     from dodo_sim.simulator import SimConfig, Simulator
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(sim.leg.urdf_xml, config_from_file(ControllerConfig, params, 'controller'))
-    state = sim.state
     t0 = time.perf_counter()
-    for _ in range(steps):
-        state = sim.step(ctrl.update(state.t, state.q, state.v, state.contact_force))
+    rollout(sim, ctrl, steps=steps)
     return steps / (time.perf_counter() - t0)
 
 

@@ -19,20 +19,20 @@ from the foot force sensor (zero in flight; ignored when ``use_foot_sensor`` is 
 controller never reads simulator internals. It builds its own pinocchio Model/Data from the URDF
 (masses and lengths come from there) and is meant to be called every ``control_period``.
 
-Structure (DESIGN.md section 5):
+Structure (docs/control.md):
 
 * :mod:`.phase` — FLIGHT -> STANCE (touchdown: foot force sensor, kinematic fallback) -> FLIGHT
   (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
   phase times make it robust to contact chatter.
 * :mod:`.stance` — support-consistent SLIP law: τ such that r̈_CoG = F_leg/m + g⃗ exactly (the
-  operational-space form of DESIGN §5 is there too and equal). SLIPic: at touchdown the spring
+  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the spring
   is pre-compressed by Δl = √(2ΔE/k), ΔE the model-predicted CoG energy lost in the impact.
   Apex regulation: after maximum compression the rest length is re-chosen every tick so that the
   spring holds exactly the vertical energy still missing for the apex set-point (exact at
   liftoff, whatever the speed); a per-hop integral on the measured apex removes what is left.
 * :mod:`.flight` — once per hop, at the apex: position PI (+ lead and impact-drift
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
-  ``flight_policy``: 'cascade' (seed 000's velocity PI around the neutral angle from the SLIP
+  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
   k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). Every tick an
   exact-model posture controller drives the foot to the SLIP touchdown point relative to the CoG.
@@ -41,7 +41,7 @@ Structure (DESIGN.md section 5):
 
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x; ``apex_height`` the base height above the ground at
-the apex (DESIGN.md section 8). The ground height is estimated from the last foothold
+the apex (docs/control.md). The ground height is estimated from the last foothold
 (``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations
@@ -97,11 +97,11 @@ class ControllerConfig:
         apex_integral_gain: per-hop integral gain on the apex height error, (-) (m per m).
         max_apex_correction_m: bound of that integral correction, m.
 
-    Position loop (seed 000 eq. 21-23), updated at each apex:
+    Position loop (Feng, Lehner & Lutze 2021, eq. 21-23), updated at each apex:
         position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
         position_integral_band: the position integral only runs while |e| is below this, m.
 
-    Velocity loop ('cascade', seed 000 eq. 20), updated at each apex:
+    Velocity loop ('cascade', Feng, Lehner & Lutze 2021, eq. 20), updated at each apex:
         velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
             use the exact neutral angle from the SLIP apex return map (with the leg's touchdown
             impact) every hop instead of K_c v.

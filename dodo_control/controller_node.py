@@ -53,7 +53,7 @@ from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from dodo_sim.model import JOINT_NAMES, ModelError
-from dodo_sim.ros import contract, graph, runtime
+from dodo_sim.ros import contract, node_config, runtime
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                              declare_config_parameters)
 from dodo_sim.ros.runtime import WarnThrottle
@@ -151,11 +151,11 @@ class ControllerNode(Node):
             self, ControllerConfig,
             read_only=[n for n in config_defaults(ControllerConfig) if n not in runtime])
         node_values = declare_config_parameters(
-            self, graph.ControllerNodeConfig,
-            read_only=list(config_defaults(graph.ControllerNodeConfig)))
+            self, node_config.ControllerNodeConfig,
+            read_only=list(config_defaults(node_config.ControllerNodeConfig)))
         self.config: ControllerConfig = config_from_parameters(ControllerConfig, ctrl_values)
-        self.node_config: graph.ControllerNodeConfig = config_from_parameters(
-            graph.ControllerNodeConfig, node_values)
+        self.node_config: node_config.ControllerNodeConfig = config_from_parameters(
+            node_config.ControllerNodeConfig, node_values)
         self._throttle = WarnThrottle(self.get_logger(), self.node_config.warn_period)
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.add_on_set_parameters_callback(self._on_set_parameters)

@@ -4,7 +4,7 @@ Built from :func:`dodo_sim.model.load_leg_model` (masses and lengths come from t
 controller's own ``pinocchio.Data``; the simulator's data is never touched. All task-space vectors
 are in the world x-z plane.
 
-Notation (DESIGN.md section 5): ``M`` joint-space inertia, ``h = b + g`` nonlinear effects,
+Notation (docs/control.md): ``M`` joint-space inertia, ``h = b + g`` nonlinear effects,
 ``J_s`` foot (support) jacobian, ``J_c`` CoG jacobian (2x4 each), ``dJs_v = J̇_s q̇``,
 ``dJc_v = J̇_c q̇``, ``S = [0 0 1 0; 0 0 0 1]`` the actuator selection.
 """

@@ -1,4 +1,4 @@
-"""Phase machine FLIGHT -> STANCE -> FLIGHT with apex events (DESIGN.md section 5).
+"""Phase machine FLIGHT -> STANCE -> FLIGHT with apex events (docs/control.md).
 
 Pure logic on per-tick booleans; the controller decides what "contact" means (foot force sensor
 or the kinematic fallback). Chatter robustness:

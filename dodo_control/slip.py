@@ -7,7 +7,7 @@ Conventions (used throughout dodo_control):
 * The angle of attack ``α`` (rad) is the leg's angle from the vertical at touchdown, **positive
   when the foot is ahead (+x) of the CoG**: ``p_f − r = l_td (sin α, −cos α)``.
 * Leg force ``F_leg = k (l₀ − l)(r − p_f)/l`` and the CoG acceleration ``a = F_leg/m + g⃗``
-  (DESIGN.md section 5).
+  (docs/control.md).
 
 The stance flow here mirrors the controller's stance law exactly (same touchdown rest length with
 the SLIPic pre-compression, same apex-regulated decompression), so the apex return map it

@@ -1,6 +1,7 @@
 """Stance: support-consistent dynamics, impact projection and the SLIP operational-space law.
 
-Forms of DESIGN.md section 5 (seeds 000/001 have typos in them):
+Forms of docs/control.md (Hutter et al. 2010; the reports of Feng, Lehner & Lutze 2021 and
+Schneyer & Kolb have typos in them):
 
 * ``Λ_s = (J_s M⁻¹ J_sᵀ)⁻¹``, ``N_s = I − M⁻¹ J_sᵀ Λ_s J_s``; plastic impact ``q̇⁺ = N_s q̇⁻``.
 * support-consistent dynamics ``M q̈ + N_sᵀ h + J_sᵀ Λ_s J̇_s q̇ = (S N_s)ᵀ τ``.
@@ -86,7 +87,7 @@ def slip_torque(terms: Terms, accel_des, proj: SupportProjection | None = None) 
 
 
 def slip_torque_osc(terms: Terms, accel_des, proj: SupportProjection | None = None) -> np.ndarray:
-    """The operational-space form τ = J*ᵀ (Λ* a + μ* + p*) of DESIGN.md section 5."""
+    """The operational-space form τ = J*ᵀ (Λ* a + μ* + p*) of docs/control.md."""
     proj = proj or support_projection(terms)
     Minv, Jc, SN = terms.Minv, terms.Jc, proj.SN_s
     b = terms.h - terms.g

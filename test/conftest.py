@@ -14,7 +14,7 @@ _ROS_DOMAINS = itertools.count()
 
 
 def ros_domain_id() -> int:
-    """A private ROS_DOMAIN_ID for one test (DESIGN.md section 7).
+    """A private ROS_DOMAIN_ID for one test (docs/ros_contract.md).
 
     A pid-based offset keeps concurrent test runs apart, the session-wide counter keeps the tests
     of one run apart. Range 1..100: 0 is everybody's default domain, and ids above ~100 risk

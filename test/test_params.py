@@ -5,14 +5,15 @@ import math
 import pytest
 
 from dodo_control.controller import ControllerConfig
-from dodo_sim.ros import graph
+from dodo_sim.ros import graph, node_config
 from dodo_sim.ros.params import (ParamsFileError, check_params_file, coerce_value, config_defaults,
                              config_from_file, config_from_parameters, field_docs,
                              node_parameters, read_params_file)
 from dodo_sim.paths import default_params_path
 from dodo_sim.simulator import SimConfig
 
-CONFIGS = (SimConfig, ControllerConfig, graph.SimulatorNodeConfig, graph.ControllerNodeConfig)
+CONFIGS = (SimConfig, ControllerConfig, node_config.SimulatorNodeConfig,
+           node_config.ControllerNodeConfig)
 
 
 def write(tmp_path, text, name='p.yaml'):

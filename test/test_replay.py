@@ -24,21 +24,20 @@ def _closed_loop(params_file=None):
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
+    from dodo_sim.rollout import rollout, stamp_ns
     from dodo_sim.simulator import SimConfig, Simulator
 
     params = params_file or default_params_path()
     urdf = str(default_urdf_path())
     sim = Simulator(urdf, config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(urdf, config_from_file(ControllerConfig, params, 'controller'))
-    state = sim.reset()
-    rows = []
-    for _ in range(int(round(DURATION_S / sim.config.control_period)) + 1):
-        ns = int(round(state.t * 1e9))
-        force = np.array(state.contact_force, dtype=float)
-        tau = np.asarray(ctrl.update(ns * 1e-9, state.q.copy(), state.v.copy(), force.copy()))
-        rows.append((ns, state.q.copy(), state.v.copy(), force, tau.copy(),
-                     float(ctrl.telemetry.angle_of_attack_rad)))
-        state = sim.step(tau)
+    sim.reset()
+    alphas = []
+    run = rollout(sim, ctrl, steps=int(round(DURATION_S / sim.config.control_period)) + 1,
+                  on_tick=lambda k, state, tau: alphas.append(
+                      float(ctrl.telemetry.angle_of_attack_rad)))
+    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(), run.contact_force[k].copy(),
+             run.tau[k].copy(), alphas[k]) for k in range(run.ticks)]
     return sim.leg.urdf_xml, rows
 
 

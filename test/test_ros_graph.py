@@ -30,6 +30,7 @@ from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.ros.params import config_from_file  # noqa: E402
 from dodo_sim.paths import default_urdf_path  # noqa: E402
+from dodo_sim.rollout import rollout  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -132,15 +133,8 @@ def core_reference(params, steps):
     """The same run without ROS: Simulator + Controller called directly."""
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(sim.leg.urdf_xml, config_from_file(ControllerConfig, params, 'controller'))
-    state = sim.state
-    qs, taus = [state.q], []
-    for _ in range(steps):
-        t = round(state.t * 1e9) * 1e-9          # the node's stamp in s
-        tau = ctrl.update(t, state.q, state.v, state.contact_force)
-        taus.append(tau)
-        state = sim.step(tau)
-        qs.append(state.q)
-    return np.array(qs), np.array(taus)
+    run = rollout(sim, ctrl, steps=steps)
+    return run.q, run.tau
 
 
 @pytest.fixture

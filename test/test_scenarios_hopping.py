@@ -1,9 +1,9 @@
-"""Closed-loop scenarios of issue 3: the SLIP controller on the simulator core, both integrators,
+"""Closed-loop scenarios: the SLIP controller on the simulator core, both integrators,
 the default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
 (model, integrator) in a module-scoped cache and checked by several tests.
 
 Everything measured here comes from the simulator state (q, v and pinocchio on the simulator's
-own model), not from the controller's telemetry. Numbers are the acceptance of issue 3:
+own model), not from the controller's telemetry. Acceptance numbers:
 
 * in place, 30 hops: apex (base above ground) within ±1 % of the set-point from the 3rd hop on,
   x drift below 2 cm;
@@ -23,6 +23,7 @@ import pinocchio as pin
 import pytest
 
 from dodo_control.controller import Controller, ControllerConfig
+from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
 
 from conftest import URDF_XACRO
@@ -68,36 +69,30 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
     data = model_pin.createData()
     n = int(round(duration / sim_cfg.control_period))
     n_max = int(round(1.5 * n))
-    t = np.empty(n_max + 1)
-    q = np.empty((n_max + 1, 4))
-    v = np.empty((n_max + 1, 4))
-    contact = np.zeros(n_max + 1, dtype=bool)
     phase = []
-    state = simulator.state
-    touchdown_t = None
-    pushed = False
-    apexes = 0
-    saturated = 0
-    for i in range(n_max + 1):
-        t[i], q[i], v[i], contact[i] = state.t, state.q, state.v, state.in_contact
-        if i == n_max or (i >= n and apexes >= min_apexes):
-            break
-        tau = controller.update(state.t, state.q, state.v, state.contact_force)
+    counts = {'ticks': 0, 'apexes': 0, 'saturated': 0, 'pushed': False, 'touchdown_t': None}
+
+    def on_tick(k, state, tau):
         tel = controller.telemetry
         phase.append(tel.phase)
-        apexes += 'apex' in tel.events and tel.hops > 0
-        saturated += tel.torque_saturated
-        if stance_push and not pushed:
+        counts['ticks'] = k + 1
+        counts['apexes'] += 'apex' in tel.events and tel.hops > 0
+        counts['saturated'] += tel.torque_saturated
+        if stance_push and not counts['pushed']:
             if 'touchdown' in tel.events and tel.hops == stance_push[0]:
-                touchdown_t = state.t
-            if touchdown_t is not None and state.t >= touchdown_t + 0.04 - 1e-9:
+                counts['touchdown_t'] = state.t
+            if counts['touchdown_t'] is not None and state.t >= counts['touchdown_t'] + 0.04 - 1e-9:
                 assert tel.phase == 'stance'
                 simulator.apply_impulse(stance_push[1])
-                pushed = True
-        state = simulator.step(tau)
+                counts['pushed'] = True
+
+    def stop(state):
+        return counts['ticks'] >= n and counts['apexes'] >= min_apexes
+
+    run = rollout(simulator, controller, steps=n_max, on_tick=on_tick, stop=stop)
     phase.append(phase[-1])
-    n = i
-    t, q, v, contact = t[:n + 1], q[:n + 1], v[:n + 1], contact[:n + 1]
+    t, q, v, contact = run.t, run.q, run.v, run.in_contact
+    n = len(t) - 1
     com = np.empty((n + 1, 2))
     com_vel = np.empty((n + 1, 2))
     for i in range(n + 1):
@@ -113,7 +108,7 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
     return Run(t=t, q=q, com=com, com_vel=com_vel, in_contact=contact, phase=phase,
                apex_t=t[idx], apex_height=q[idx, 1] - ground, apex_vx=com_vel[idx, 0],
                apex_x=com[idx, 0], touchdowns=touchdowns,
-               extra={'pushed': pushed, 'saturated_ticks': saturated})
+               extra={'pushed': counts['pushed'], 'saturated_ticks': counts['saturated']})
 
 
 def check_health(run: Run) -> None:
@@ -269,7 +264,7 @@ def test_push_recovery_initial_speed(case):
     tail = run.t >= 6.0
     report_run('push_1.5mps', case, run, excursion_m=excursion,
                final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
-    assert 0.2 < excursion < 1.0          # it does get pushed away (seed 000: 0.65 m)
+    assert 0.2 < excursion < 1.0          # it does get pushed away (Feng, Lehner & Lutze 2021: 0.65 m)
     assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
 
 

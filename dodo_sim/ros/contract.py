@@ -51,6 +51,7 @@ ROBOT_DESCRIPTION = '/robot_description'
 TF = '/tf'
 TF_STATIC = '/tf_static'
 DIAGNOSTICS = '/diagnostics'
+PARAMETER_EVENTS = '/parameter_events'
 CONTROLLER_STATE = '/controller/state'
 CONTROLLER_MARKERS = '/controller/markers'
 PUSH = '/simulator/push'
@@ -83,6 +84,7 @@ TOPIC_TYPES = {
     TF: 'tf2_msgs/msg/TFMessage',
     TF_STATIC: 'tf2_msgs/msg/TFMessage',
     DIAGNOSTICS: 'diagnostic_msgs/msg/DiagnosticArray',
+    PARAMETER_EVENTS: 'rcl_interfaces/msg/ParameterEvent',
     CONTROLLER_STATE: 'sensor_msgs/msg/JointState',
     CONTROLLER_MARKERS: 'visualization_msgs/msg/MarkerArray',
     PUSH: 'geometry_msgs/msg/Vector3',

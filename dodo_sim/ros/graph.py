@@ -16,66 +16,6 @@ from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, F
                                    ROBOT_DESCRIPTION)
 
 
-# -- node-adapter parameters (the core parameters live in SimConfig / ControllerConfig) -------
-
-@dataclass(frozen=True)
-class SimulatorNodeConfig:
-    """Parameters of the simulator node that are not physics (SimConfig holds those).
-
-    Attributes:
-        robot_description: URDF XML of the robot; empty: the package's urdf/hopper.urdf.xacro.
-        publish_robot_description: publish the URDF on /robot_description (transient local);
-            false when robot_state_publisher publishes it.
-        min_subscribers: before the first step, wait until /clock, /joint_states and
-            /foot_contact each have this many matched subscriptions (and, in lockstep, the
-            command topic a publisher), so no subscriber misses the start.
-        startup_timeout: wall-clock s to wait for those matches, and in lockstep for the answer
-            to the first state; then start anyway (warning).
-        discovery_settle: wall-clock s the matches must have lasted before the first state is
-            published (a subscriber completes discovery a little after the publisher sees it;
-            samples sent in between would be lost).
-        stop_after: simulated s after which the simulator stops stepping and the process exits
-            with code 0 (0: run until shut down).
-        warn_period: wall-clock s between repeated warnings of the same kind (throttling).
-    """
-
-    robot_description: str = ''
-    publish_robot_description: bool = True
-    min_subscribers: int = 1
-    startup_timeout: float = 60.0
-    discovery_settle: float = 0.5
-    stop_after: float = 0.0
-    warn_period: float = 1.0
-
-
-@dataclass(frozen=True)
-class ControllerNodeConfig:
-    """Parameters of the controller node that are not control law (ControllerConfig holds those).
-
-    Attributes:
-        robot_description: URDF XML; empty: take it from the /robot_description topic.
-        min_subscribers: hold the first command until the command topic has this many matched
-            subscriptions (the simulator or driver, plus a recorder), so none misses it.
-        startup_timeout: wall-clock s to wait for those matches; then send anyway (warning).
-        discovery_settle: wall-clock s the matches must have lasted before the first command.
-        sync_foot_contact: compute a command only once /foot_contact with the joint-state
-            stamp has arrived (simulation, deterministic); false: use the latest foot force
-            (hardware drivers with their own clocks).
-        marker_period: simulated s between two /controller/markers messages.
-        cog_path_points: number of CoG samples kept for the CoG path marker.
-        warn_period: wall-clock s between repeated warnings of the same kind (throttling).
-    """
-
-    robot_description: str = ''
-    min_subscribers: int = 1
-    startup_timeout: float = 60.0
-    discovery_settle: float = 0.5
-    sync_foot_contact: bool = True
-    marker_period: float = 0.02
-    cog_path_points: int = 500
-    warn_period: float = 1.0
-
-
 # -- launch arguments -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -167,9 +107,9 @@ NODES = (
 
 #: Node name -> config dataclasses ("module:Class") whose fields are its parameters.
 NODE_CONFIGS = {
-    'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.ros.graph:SimulatorNodeConfig'),
+    'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.ros.node_config:SimulatorNodeConfig'),
     'controller': ('dodo_control.controller:ControllerConfig',
-                   'dodo_sim.ros.graph:ControllerNodeConfig'),
+                   'dodo_sim.ros.node_config:ControllerNodeConfig'),
 }
 
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT)
@@ -233,5 +173,5 @@ def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict
 
 
 __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
-           'SimulatorNodeConfig', 'ControllerNodeConfig', 'node', 'hop_nodes', 'hop_parameters',
+           'node', 'hop_nodes', 'hop_parameters',
            'known_parameters', 'config_classes']

@@ -25,7 +25,7 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
 
 Behaviour:
 
-* The contract topics of DESIGN.md section 3 are subscribed at once with their contract types, so
+* The contract topics of docs/ros_contract.md are subscribed at once with their contract types, so
   nothing published after the ``ready`` line is lost.  Other topics are subscribed when they show
   up on the graph, with the message class imported from the type name (a contract topic that
   shows up with another type, before any message was recorded, is subscribed again with that

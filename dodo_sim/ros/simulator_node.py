@@ -33,7 +33,7 @@ A command of the wrong length or with non-finite values is rejected, counted and
 (throttled) and the last valid command is held: in lockstep a rejected command does not answer
 the state (so a stray publisher cannot shift the exchange); if no valid answer follows within
 ``command_timeout``, the step uses the held command (zero torque if nothing but silence came).
-Every parameter comes from :class:`SimConfig` and :class:`dodo_sim.ros.graph.SimulatorNodeConfig`.
+Every parameter comes from :class:`SimConfig` and :class:`dodo_sim.ros.node_config.SimulatorNodeConfig`.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from dodo_sim.model import JOINT_NAMES
-from dodo_sim.ros import contract, graph, runtime
+from dodo_sim.ros import contract, node_config, runtime
 from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, WarnThrottle, stamp_from_ns
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.paths import default_urdf_path
@@ -70,12 +70,12 @@ class SimulatorNode(Node):
         sim_values = declare_config_parameters(
             self, SimConfig, read_only=[f for f in SimConfig.__dataclass_fields__])
         node_values = declare_config_parameters(
-            self, graph.SimulatorNodeConfig,
-            read_only=[f for f in graph.SimulatorNodeConfig.__dataclass_fields__])
+            self, node_config.SimulatorNodeConfig,
+            read_only=[f for f in node_config.SimulatorNodeConfig.__dataclass_fields__])
         # ValueError / ModelError here name the bad parameter; main() turns them into exit 2
         self.config: SimConfig = config_from_parameters(SimConfig, sim_values)
-        self.node_config: graph.SimulatorNodeConfig = config_from_parameters(
-            graph.SimulatorNodeConfig, node_values)
+        self.node_config: node_config.SimulatorNodeConfig = config_from_parameters(
+            node_config.SimulatorNodeConfig, node_values)
         urdf = self.node_config.robot_description or default_urdf_path()
         self.sim = Simulator(urdf, self.config)
         self._throttle = WarnThrottle(self.get_logger(), self.node_config.warn_period)

@@ -16,6 +16,7 @@ import numpy as np
 
 from dodo_sim.model import Kinematics
 from dodo_sim.paths import default_urdf_path
+from dodo_sim.rollout import JointHold, rollout
 from dodo_sim.simulator import INTEGRATORS, SimConfig, Simulator
 
 STANCE_POSE = (0.0, 1.0, 0.3, -0.6)  # [x m, z m, hip rad, knee rad]: knee bent
@@ -23,6 +24,7 @@ STRAIGHT_POSE = (0.0, 1.0, 0.0, 0.0)  # a passive straight leg lands like one ri
 HOLD_STIFFNESS = 300.0  # N*m/rad
 HOLD_DAMPING = 20.0  # N*m*s/rad
 GRAVITY = 9.81  # m/s^2
+ACTUATED_INDICES = (2, 3)  # hip and knee in q = [x, z, hip, knee]
 
 
 @dataclass
@@ -55,19 +57,15 @@ def run_drop(urdf, integrator: str, held: bool, height_m: float, seconds: float)
     q0 = np.array(STANCE_POSE if held else STRAIGHT_POSE)
     foot_x, foot_z = Kinematics(sim.leg).foot_position(q0)
     q0[1] += sim.terrain.height(foot_x) + height_m - foot_z
-    state = sim.reset(q0, np.zeros(4))
-    steps = int(round(seconds / sim.config.control_period))
-    log = np.zeros((steps, 4))
+    sim.reset(q0, np.zeros(4))
+    stiffness, damping = (HOLD_STIFFNESS, HOLD_DAMPING) if held else (0.0, 0.0)
+    hold = JointHold(ACTUATED_INDICES, q0, stiffness, damping)
     start = time.perf_counter()
-    for k in range(steps):
-        tau = np.zeros(2)
-        if held:
-            tau = -HOLD_STIFFNESS * (state.q[2:] - q0[2:]) - HOLD_DAMPING * state.v[2:]
-        state = sim.step(tau)
-        log[k] = (state.t, state.foot_position[1], state.q[1], state.contact_force[1])
+    run = rollout(sim, hold, duration_s=seconds, keep_states=True)
     wall = time.perf_counter() - start
-    return DropResult(integrator, 'PD-held' if held else 'passive', log[:, 0], log[:, 1],
-                      log[:, 2], log[:, 3], sim.leg.total_mass * GRAVITY, wall)
+    foot_z = np.array([s.foot_position[1] for s in run.states])
+    return DropResult(integrator, 'PD-held' if held else 'passive', run.t, foot_z,
+                      run.q[:, 1], run.contact_force[:, 1], sim.leg.total_mass * GRAVITY, wall)
 
 
 def summary_lines(results) -> list[str]:

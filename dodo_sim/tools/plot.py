@@ -5,7 +5,7 @@ bag's ``/robot_description``, else the package URDF), ``/foot_contact``,
 ``/effort_controller/commands`` and, when recorded, ``/controller/state`` (JointState channels of
 the controller node: ``phase``, ``angle_of_attack_rad``, ``target_x``, ``apex_height``, ...).
 
-Figures (PNG, like seed 000's):
+Figures (PNG, like those of Feng, Lehner & Lutze 2021):
 
 * ``trajectory.png``   CoG and base path in the x-z plane, touchdown points, ground z = 0
 * ``cog_x.png``        x_CoG(t) with the position target

@@ -1,0 +1,137 @@
+"""One closed-loop runner: the simulator core and a controller, no ROS.
+
+Tests, benchmarks, ``dodo replay`` and the demo all run their closed loops through
+:func:`rollout`, so that the loop — and how the controller sees time and sensors — is written
+once and matches what the ROS nodes do::
+
+    from dodo_sim.rollout import rollout
+    run = rollout(sim, ctrl, duration_s=5.0)
+    run.t, run.q, run.v, run.tau, run.contact_force     # arrays over control ticks
+
+Per control tick k (state ``s_k`` at time ``t_k``): ``tau_k = policy.update(t, q, v, force)``
+with ``t`` the state's time rounded to integer nanoseconds (the header stamp the controller node
+receives, so an offline run reproduces a ROS run bit for bit), then ``on_tick`` (pushes,
+bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that ``update``
+method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a replayed sequence).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+NS_PER_S = 1_000_000_000
+
+
+def stamp_ns(t_s: float) -> int:
+    """Integer ns of a simulated time, as the simulator node stamps its messages."""
+    return int(round(t_s * NS_PER_S))
+
+
+def controller_time(t_s: float) -> float:
+    """The time the controller node passes to ``update``: the stamp in s."""
+    return stamp_ns(t_s) * 1e-9
+
+
+@dataclass
+class Rollout:
+    """A closed-loop run, one row per control tick (``n + 1`` states, ``n`` commands).
+
+    Attributes:
+        t: state times, s.
+        q / v: generalised positions / velocities of the states.
+        tau: command of each tick (one torque per actuated joint, N*m).
+        contact_force: measured contact force of each state (world, N; the single-foot field).
+        in_contact: whether the state's contact carried a force.
+        states: the State objects (only with ``keep_states=True``).
+        stopped_early: ``stop`` ended the run before the requested length.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    tau: np.ndarray
+    contact_force: np.ndarray
+    in_contact: np.ndarray
+    states: list = field(default_factory=list)
+    stopped_early: bool = False
+
+    @property
+    def ticks(self) -> int:
+        return len(self.tau)
+
+
+def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None = None,
+            on_tick: Callable | None = None, stop: Callable | None = None,
+            keep_states: bool = False) -> Rollout:
+    """Run ``policy`` on ``sim`` from its current state for ``steps`` control ticks (or
+    ``duration_s`` of simulated time).
+
+    ``on_tick(k, state, tau)`` is called after the command of tick k is computed and before the
+    step (it may push the base with ``sim.apply_impulse``). ``stop(state) -> bool`` ends the run
+    early after a state is recorded.
+    """
+    if (duration_s is None) == (steps is None):
+        raise ValueError('give exactly one of duration_s and steps')
+    if steps is None:
+        steps = int(round(duration_s / sim.config.control_period))
+    if steps < 0:
+        raise ValueError(f'steps must be >= 0, got {steps}')
+    state = sim.state
+    nq, nv = len(state.q), len(state.v)
+    t = np.empty(steps + 1)
+    q = np.empty((steps + 1, nq))
+    v = np.empty((steps + 1, nv))
+    force = np.empty((steps + 1, len(state.contact_force)))
+    contact = np.empty(steps + 1, dtype=bool)
+    taus: list = []
+    states = []
+    update = policy.update
+    k = 0
+    stopped = False
+    while True:
+        t[k], q[k], v[k] = state.t, state.q, state.v
+        force[k], contact[k] = state.contact_force, bool(state.in_contact)
+        if keep_states:
+            states.append(state)
+        if k == steps:
+            break
+        if stop is not None and stop(state):
+            stopped = True
+            break
+        tau = np.asarray(update(controller_time(state.t), state.q.copy(), state.v.copy(),
+                                np.array(state.contact_force, dtype=float)), dtype=float)
+        if on_tick is not None:
+            on_tick(k, state, tau)
+        taus.append(tau)
+        state = sim.step(tau)
+        k += 1
+    n = k + 1
+    tau_rows = np.array(taus) if taus else np.empty((0, len(sim.state.tau_applied)))
+    return Rollout(t=t[:n], q=q[:n], v=v[:n], tau=tau_rows, contact_force=force[:n],
+                   in_contact=contact[:n], states=states, stopped_early=stopped)
+
+
+class JointHold:
+    """A PD hold of the actuated joints at reference positions: ``tau = -kp (q - q_ref) - kd v``
+    on the actuated coordinates (a policy for :func:`rollout`; the demo and physics tests use
+    it to hold a pose).
+
+    Args:
+        actuated_indices: indices of the actuated joints in q (and v).
+        q_ref: the full reference configuration (only the actuated entries are used).
+        kp: stiffness, N*m/rad.  kd: damping, N*m*s/rad.
+    """
+
+    def __init__(self, actuated_indices, q_ref, kp: float = 300.0, kd: float = 20.0):
+        self.index = np.asarray(actuated_indices, dtype=int)
+        self.q_ref = np.asarray(q_ref, dtype=float)[self.index]
+        self.kp, self.kd = kp, kd
+
+    def update(self, t, q, v, contact_force):
+        return -self.kp * (np.asarray(q)[self.index] - self.q_ref) \
+            - self.kd * np.asarray(v)[self.index]
+
+
+__all__ = ['Rollout', 'rollout', 'JointHold', 'stamp_ns', 'controller_time']
