@@ -17,10 +17,14 @@ def ros_domain_id() -> int:
     """A private ROS_DOMAIN_ID for one test (docs/ros_contract.md).
 
     A pid-based offset keeps concurrent test runs apart, the session-wide counter keeps the tests
-    of one run apart. Range 1..100: 0 is everybody's default domain, and ids above ~100 risk
-    colliding with ephemeral ports.
+    of one run apart. Range 1..100 (``DODO_TEST_DOMAINS=lo:hi`` narrows it, e.g. to give two
+    test runs on one machine disjoint ranges): 0 is everybody's default domain, and ids above
+    ~100 risk colliding with ephemeral ports.
     """
-    return 1 + (os.getpid() * 7 + next(_ROS_DOMAINS)) % 100
+    low, high = 1, 100
+    if os.environ.get('DODO_TEST_DOMAINS'):
+        low, high = (int(x) for x in os.environ['DODO_TEST_DOMAINS'].split(':'))
+    return low + (os.getpid() * 7 + next(_ROS_DOMAINS)) % (high - low + 1)
 
 
 def ros_env(domain_id: int | None = None) -> dict:
