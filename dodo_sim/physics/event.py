@@ -44,6 +44,10 @@ FREE, STICK, SLIP = 'free', 'stick', 'slip'
 # Gaps (m, rad) and normal velocities (m/s) below these count as closed when an event is resolved.
 _GAP_EPS = 1e-9
 _VELOCITY_EPS = 1e-9
+# A free constraint at gap <= 0 whose normal velocity is below -this (m/s) at the start of a step
+# hits now; slower ones (the stabilisation residual of a contact that just lifted off, ~1e-9)
+# close only if their free acceleration points into the obstacle.
+_IMPACT_EPS = 1e-6
 # A contact at rest slides (its friction direction is set by its velocity) above this, m/s.
 _SLIDE_EPS = 1e-6
 _LWA = pin.LOCAL_WORLD_ALIGNED
@@ -393,22 +397,40 @@ class EventDrivenIntegrator:
         return out
 
     def _impact_if_approaching(self, q, v, impulses, events):
-        """A free constraint at/below gap 0 that approaches (e.g. right after a liftoff the foot
-        comes straight back, or a reset below the ground) closes now."""
+        """A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
+        foot coming straight back after a liftoff) closes now."""
         pin.forwardKinematics(self.model, self.data, q)
         pin.computeJointJacobians(self.model, self.data, q)
+        slow = []
         for k, mode in enumerate(self.mode):
             if mode != FREE:
                 continue
             gap, basis, p, rows = self._contact_constraint(k)
-            if gap <= _GAP_EPS and rows[0] @ v < -_VELOCITY_EPS:
-                return self._close(q, v, impulses, events)
+            if gap <= 0.0:
+                u_n = rows[0] @ v
+                if u_n < -_IMPACT_EPS:
+                    return self._close(q, v, impulses, events)
+                if u_n < 0.0:
+                    slow.append(('contact', k, basis, rows))
         for j, active in enumerate(self.limit_active):
             if active:
                 continue
             gap, row = self._limit_constraint(j, q)
-            if gap <= _GAP_EPS and row[0] @ v < -_VELOCITY_EPS:
-                return self._close(q, v, impulses, events)
+            if gap <= 0.0:
+                u_n = row[0] @ v
+                if u_n < -_IMPACT_EPS:
+                    return self._close(q, v, impulses, events)
+                if u_n < 0.0:
+                    slow.append(('limit', j, None, row))
+        if slow:
+            a_free = pin.aba(self.model, self.data, q, v, self._force)
+            self._kinematics(q, v)
+            for kind, index, basis, rows in slow:
+                a_n = rows[0] @ a_free
+                if kind == 'contact':
+                    a_n += self.geometry.contact_jdot_v(self.data, index, basis)[0]
+                if a_n < 0.0:
+                    return self._close(q, v, impulses, events)
         return v
 
     def _close(self, q, v, impulses, events, initial=False):

@@ -14,10 +14,10 @@ correction from M^-1 W^T Lambda, and Lambda from the block NCP solver of
 :mod:`dodo_sim.physics.solver` (exact per contact). A constraint enters the step when its
 midpoint gap is below ``ACTIVATION_MARGIN_M`` or the free step would close it.
 
-The scheme is velocity-level: the gap may become slightly negative in an impact step. With
-``position_correction`` the penetration left at the end of a step is projected out along the
-mass-weighted normal directions M^-1 W_N^T (a frictionless LCP on the normal rows; velocities
-untouched).
+The scheme is velocity-level: the gap may become slightly negative in an impact step, or drift
+open while a contact pushes. With ``position_correction`` the gaps of the constraints that pushed
+are closed at the end of the step along the mass-weighted normal directions M^-1 W_N^T
+(velocities untouched).
 """
 from __future__ import annotations
 
@@ -174,11 +174,18 @@ class MoreauJeanIntegrator:
         return active
 
     def _correct_positions(self, q_next, pushing, W, minv_wt):
-        """Project out the end-of-step penetration of the constraints that pushed."""
+        """Close the gap of the constraints that pushed in this step.
+
+        A constraint that carried an impulse is closed at the end of the step up to the
+        midpoint rule's O(dt^2) error: it may end slightly below the ground (after an impact) or
+        slightly above it (the constraint velocity is zero at q_M, not at q+). Both are removed
+        along the mass-weighted normal directions M^-1 W_N^T (a projection on the constraint
+        manifold, Acary 2013); velocities are untouched. Without this a resting foot creeps up
+        by ~3e-8 m per 0.1 ms step on the hopper and leaves the active set every few ms.
+        """
         geometry = self.geometry
         gaps = []
         rows = []
-        need = False
         check = None
         for c, blk in pushing:
             if c.kind == 'contact':
@@ -192,14 +199,12 @@ class MoreauJeanIntegrator:
                 gap = value - lim.lower if c.side > 0 else lim.upper - value
             gaps.append(gap)
             rows.append(blk.start)
-            need = need or gap < 0.0
-        if not need:
+        if not any(gaps):
             return q_next
         minv_wn = minv_wt[:, rows]
         G_nn = W[rows] @ minv_wn
-        blocks = [Block(j, 1) for j in range(len(rows))]
-        delta = ncp.solve(G_nn, np.array(gaps), blocks, tolerance=1e-14,
-                          max_iterations=100).lam
+        # least squares: several closed contacts may be redundant (e.g. two spokes of a wheel)
+        delta = np.linalg.lstsq(G_nn, -np.array(gaps), rcond=None)[0]
         return self._integrate(q_next, minv_wn @ delta)
 
 
