@@ -48,6 +48,10 @@ _VELOCITY_EPS = 1e-9
 # hits now; slower ones (the stabilisation residual of a contact that just lifted off, ~1e-9)
 # close only if their free acceleration points into the obstacle.
 _IMPACT_EPS = 1e-6
+# Force conditions (liftoff lambda_N, cone margin, limit release) trigger at -this (N or N*m), not
+# at 0: a constraint that carries ~0 force (a knee resting on its stop with no torque) would
+# otherwise flip between the active-set solve (lambda = +1e-16) and the KKT solve (-1e-16).
+_FORCE_EPS = 1e-9
 # A contact at rest slides (its friction direction is set by its velocity) above this, m/s.
 _SLIDE_EPS = 1e-6
 _LWA = pin.LOCAL_WORLD_ALIGNED
@@ -152,6 +156,8 @@ class EventDrivenIntegrator:
             v = self._close(q, v, impulses, events, initial=True)
         for _ in range(self.params.max_events_per_step):
             v = self._impact_if_approaching(q, v, impulses, events)
+            if self.dim == 3:
+                self._refresh_slide_directions(v)
             start = self._evaluate(q, v)
             keys = self._keys()
             violated = self._violated_at_start(keys, start.values)
@@ -291,23 +297,40 @@ class EventDrivenIntegrator:
                 values.append(free_values[('contact', k)])
                 continue
             lam, u, _ = lam_of[('contact', k)]
-            values.append(lam[0])
+            values.append(lam[0] + _FORCE_EPS)
             if mode == STICK:
-                values.append(mu * lam[0] - math.sqrt(float(lam[1:] @ lam[1:])))
+                values.append(mu * lam[0] - math.sqrt(float(lam[1:] @ lam[1:])) + _FORCE_EPS)
             else:
                 ref = self.slip_dir[k]
                 values.append(float(u[1:] @ ref))
         for j, active in enumerate(self.limit_active):
-            values.append(lam_of[('limit', j)][0] if active else free_values[('limit', j)])
+            values.append(lam_of[('limit', j)][0] + _FORCE_EPS if active
+                          else free_values[('limit', j)])
         return _Eval(accel, forces, tuple(values))
 
     def _slide_direction(self, k, u_t):
-        """Unit sliding direction of contact k: its tangential velocity, or the direction stored
-        when the slide started while the velocity is still ~0."""
-        speed = math.sqrt(float(u_t @ u_t))
-        if self.dim == 3 and speed > _SLIDE_EPS:
-            return u_t / speed
-        return self.slip_dir[k]
+        """Unit sliding direction of contact k: its tangential velocity while that stays on the
+        side of the direction stored at the step start (a 3-D slide turns), else the stored one
+        (planar slides, a slide starting from rest, and a velocity about to reverse: the
+        reversal is the slip-stop event, not a friction flip inside an RK4 stage)."""
+        ref = self.slip_dir[k]
+        if self.dim == 3:
+            speed = math.sqrt(float(u_t @ u_t))
+            if speed > _SLIDE_EPS and u_t @ ref > 0.0:
+                return u_t / speed
+        return ref
+
+    def _refresh_slide_directions(self, v):
+        """Start a step with each 3-D slide's reference direction along its velocity (the
+        Data holds the kinematics of the step's start)."""
+        for k, mode in enumerate(self.mode):
+            if mode != SLIP:
+                continue
+            rows = self._contact_constraint(k)[3]
+            u_t = rows[1:] @ v
+            speed = math.sqrt(float(u_t @ u_t))
+            if speed > _SLIDE_EPS:
+                self.slip_dir[k] = u_t / speed
 
     def _rk4(self, q, v, h, start: _Eval):
         """One RK4 step of length h. Returns q, v, end evaluation, world contact impulses."""
