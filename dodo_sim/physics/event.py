@@ -154,6 +154,9 @@ class EventDrivenIntegrator:
         if self._classify:
             self._classify = False
             v = self._close(q, v, impulses, events, initial=True)
+        # gap crossings that closed nothing (a foot rising past a step edge of the height-field
+        # terrain: the gap jumps, it does not cross zero) are not located again in this step
+        passed = set()
         for _ in range(self.params.max_events_per_step):
             v = self._impact_if_approaching(q, v, impulses, events)
             if self.dim == 3:
@@ -167,7 +170,7 @@ class EventDrivenIntegrator:
                 continue
             q1, v1, end, impulse = self._rk4(q, v, remaining, start)
             crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
-                       if a > 0.0 and b <= 0.0]
+                       if a > 0.0 and b <= 0.0 and keys[i] not in passed]
             if not crossed:
                 q, v = q1, v1
                 impulses += impulse
@@ -179,6 +182,8 @@ class EventDrivenIntegrator:
             key = keys[which]
             if key[0] == 'gap':
                 v = self._close(q, v, impulses, events)
+                if self._keys() == keys:
+                    passed.add(key)
             else:
                 self._transition(key, q, v, events, None)
             if remaining <= 0.0:
