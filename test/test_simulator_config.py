@@ -1,4 +1,4 @@
-"""Configuration checks, terrain shapes, motor model and bad input (DESIGN.md section 7)."""
+"""Configuration checks, terrain shapes, motor model and bad input (docs/physics.md)."""
 import math
 
 import numpy as np
