@@ -1,19 +1,22 @@
-"""Loading and checking the hopper model (URDF or xacro) into pinocchio.
+"""The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee], the foot
+and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
 
-Both the simulator and the controller build their own ``pinocchio.Model``/``Data`` from the same
-robot description through :func:`load_leg_model`; nothing here holds mutable module state.
+The simulator is robot-agnostic and loads any URDF through :func:`dodo_sim.physics.load_robot`;
+this module is the hopper-specific view used by the controller (``dodo_control``). It also keeps
+the old import path of :func:`robot_description_xml` and :class:`ModelError`.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 import pinocchio as pin
 
-#: Generalised coordinates, in this order: q = [x, z, hip, knee] (DESIGN.md section 4).
+from .physics.robot import ModelError, robot_description_xml
+
+#: Generalised coordinates of the hopper, in this order: q = [x, z, hip, knee].
 JOINT_NAMES = ('base_x', 'base_z', 'hip', 'knee')
 #: Actuated joints, in the order of the effort command ``[hip, knee]``.
 ACTUATED_JOINTS = ('hip', 'knee')
@@ -28,37 +31,6 @@ _EXPECTED_TYPES = {
     'hip': ('JointModelRY', np.array([0.0, 1.0, 0.0])),
     'knee': ('JointModelRY', np.array([0.0, 1.0, 0.0])),
 }
-
-
-class ModelError(ValueError):
-    """The robot description cannot be used: the message names what is wrong."""
-
-
-def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
-                          xacro_args: Mapping[str, object] | None = None) -> str:
-    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
-
-    ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
-    allowed with a ``.xacro`` file.
-    """
-    text = os.fspath(urdf_xml_or_path)
-    if text.lstrip().startswith('<'):
-        if xacro_args:
-            raise ModelError('xacro arguments were given but the robot description is plain XML')
-        return text
-    path = Path(text)
-    if not path.is_file():
-        raise ModelError(f'robot description file not found: {path}')
-    if path.suffix == '.xacro':
-        import xacro  # imported here: only xacro files need it
-        mappings = {str(k): str(v) for k, v in (xacro_args or {}).items()}
-        try:
-            return xacro.process_file(str(path), mappings=mappings).toprettyxml(indent='  ')
-        except Exception as exc:  # xacro raises many unrelated types; name the file once
-            raise ModelError(f'xacro failed on {path}: {exc}') from exc
-    if xacro_args:
-        raise ModelError(f'xacro arguments were given but {path} is not a .xacro file')
-    return path.read_text()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Configuration checks, terrain shapes, motor model and bad input (DESIGN.md section 7)."""
+"""Configuration checks, terrain shapes, motor model and bad input (docs/physics.md)."""
 import math
 
 import numpy as np
@@ -18,7 +18,11 @@ from dodo_sim.terrain import make_terrain
     ('control_period', -1e-3, 'control_period'),
     ('friction', -0.1, 'friction'),
     ('restitution', 1.5, 'restitution'),
-    ('initial_q', (0.0, 1.0, 0.3), 'initial_q'),
+    ('initial_q', (0.0, float('nan'), 0.3, 0.0), 'initial_q'),
+    ('contact_radii', (0.01, 0.02), 'contact_radii'),
+    ('contact_radii', (-0.01,), 'contact_radii'),
+    ('contact_frames', ('foot', 'foot'), 'contact_frames'),
+    ('actuated_joints', (), 'actuated_joints'),
     ('solver_relaxation', 2.5, 'solver_relaxation'),
     ('mode', 'fast', 'mode'),
     ('motor_time_constant', -0.01, 'motor_time_constant'),
@@ -53,6 +57,13 @@ def test_from_dict_rejects_unknown_keys():
         0.0, 1.0, 0.0, 0.0)
 
 
+def test_initial_state_sized_from_the_model(urdf_path):
+    with pytest.raises(ValueError, match=r"initial_q has 3 values.*nq = 4.*'base_x'"):
+        Simulator(urdf_path, SimConfig(initial_q=(0.0, 1.0, 0.3)))
+    with pytest.raises(ValueError, match=r'initial_v has 2 values.*nv = 4'):
+        Simulator(urdf_path, SimConfig(initial_v=(0.0, 1.0)))
+
+
 def test_bad_commands_are_rejected(urdf_path):
     sim = Simulator(urdf_path)
     with pytest.raises(ValueError, match='tau'):
@@ -64,7 +75,8 @@ def test_bad_commands_are_rejected(urdf_path):
 
 
 def test_divergence_stops_with_last_good_state(urdf_path):
-    sim = Simulator(urdf_path, SimConfig(max_speed=50.0))
+    # joint limits off: the stops would catch the runaway joints
+    sim = Simulator(urdf_path, SimConfig(max_speed=50.0, joint_limits=False))
     sim.reset([0.0, 5.0, 0.0, 0.0], np.zeros(4))
     good = sim.step([0.0, 0.0])
     with pytest.raises(SimulationDiverged, match='diverged') as info:

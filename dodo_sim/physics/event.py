@@ -1,0 +1,574 @@
+"""Event-driven hybrid integration with hard contacts and joint limits (the hybrid simulators of
+the Kneed Walker, As & Mailhot 2018, and of the boom hopping leg, Ding & Ramos; Hutter et al.
+2010 for the impact map).
+
+Each contact is FREE, STICK (point fixed) or SLIP (Coulomb force opposing the sliding velocity);
+each joint-limit bound is free or active. Smooth phases are integrated with classical RK4 steps of
+the active-set dynamics
+
+    M a + h = S^T tau + W_A^T lambda,   W_A a + W-dot_A v = -2 w W_A v - w^2 drift
+
+(a KKT system solved through M^-1 and the Delassus operator; Baumgarte drift control at rate w on
+the gaps and on a sticking point's tangential drift; a sliding contact's friction column is
+W_N - mu d^T W_T). Events, each a sign change from > 0 to <= 0 located by Brent's method on the
+RK4 step length:
+
+    free contact / limit:  gap -> 0                        (touchdown / limit impact)
+    stick:   lambda_N -> 0 (liftoff),  mu lambda_N - |lambda_T| -> 0 (slip)
+    slip:    lambda_N -> 0 (liftoff),  u_T . d -> 0 (the slide stops or turns)
+    active limit: lambda -> 0 (release)
+
+At an impact the velocity jump is the complementarity problem of all closed constraints at once
+(M (v+ - v-) = W^T Lambda, Newton restitution, Coulomb cones): the same block NCP as a Moreau-Jean
+step with dt = 0. After an impact or any event, the new active set is the acceleration-level
+complementarity problem of every closed constraint (0 <= lambda_N ⟂ normal acceleration >= 0,
+Coulomb at acceleration level for contacts at rest, the sliding direction fixed for sliding ones);
+see ``docs/physics.md``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pinocchio as pin
+from scipy.optimize import brentq
+
+from . import solver as ncp
+from .contact import Constraint, ConstraintGeometry, ContactParams, blocks_for
+from .timestepping import StepReport
+
+FREE, STICK, SLIP = 'free', 'stick', 'slip'
+
+# Gaps (m, rad) and normal velocities (m/s) below these count as closed when an event is resolved.
+_GAP_EPS = 1e-9
+_VELOCITY_EPS = 1e-9
+# A free constraint at gap <= 0 whose normal velocity is below -this (m/s) at the start of a step
+# hits now; slower ones (the stabilisation residual of a contact that just lifted off, ~1e-9)
+# close only if their free acceleration points into the obstacle.
+_IMPACT_EPS = 1e-6
+# Force conditions (liftoff lambda_N, cone margin, limit release) trigger at -this (N or N*m), not
+# at 0: a constraint that carries ~0 force (a knee resting on its stop with no torque) would
+# otherwise flip between the active-set solve (lambda = +1e-16) and the KKT solve (-1e-16).
+_FORCE_EPS = 1e-9
+# A contact at rest slides (its friction direction is set by its velocity) above this, m/s.
+_SLIDE_EPS = 1e-6
+_LWA = pin.LOCAL_WORLD_ALIGNED
+
+
+@dataclass(frozen=True)
+class EventParams:
+    """Attributes:
+        drift_correction_rate: Baumgarte rate w of the active constraints (critically damped), 1/s.
+        time_tolerance_s: accuracy of located event times, s.
+        max_events_per_step: guard against Zeno sequences within one physics step.
+        solver_tolerance: NCP residual of impact / active-set problems, m/s or m/s^2.
+        max_iterations: NCP sweep cap.
+    """
+
+    drift_correction_rate: float = 200.0
+    time_tolerance_s: float = 1e-12
+    max_events_per_step: int = 50
+    solver_tolerance: float = 1e-10
+    max_iterations: int = 100
+
+
+class _Eval(NamedTuple):
+    """Dynamics at one (q, v) in the current modes."""
+
+    accel: np.ndarray
+    forces: np.ndarray       # (n_contacts, 3) world contact forces, N
+    values: tuple            # event functions, ordered like _keys()
+
+
+def impact_map(minv: np.ndarray, w: np.ndarray, v_minus: np.ndarray, contact: ContactParams):
+    """Velocity jump of a touchdown of one planar point contact. Returns (v+, Lambda_N, Lambda_T).
+
+    Solves M (v+ - v-) = W^T Lambda, W = [W_N; W_T] (2 x nv), with the contact closed:
+    W_N v+ = -e W_N v- and a sticking impact (W_T v+ = 0) when its impulse lies in the friction
+    cone, else a sliding one (Lambda_T = -s mu Lambda_N, s the sense the point keeps sliding in).
+    For e = 0 and a sticking impact this is v+ = N_s v- (Hutter et al. 2010). The simulator's
+    impacts solve the complementarity problem of all closed constraints instead (module docs);
+    for an approaching contact the two agree.
+    """
+    gamma = w @ v_minus
+    mu = contact.friction
+    target = np.array((-contact.restitution * gamma[0], 0.0))
+    minv_wt = minv @ w.T
+    lam = np.linalg.solve(w @ minv_wt, target - gamma)
+    if lam[0] >= 0.0 and abs(lam[1]) <= mu * lam[0]:
+        return v_minus + minv_wt @ lam, float(lam[0]), float(lam[1])
+    sign = -math.copysign(1.0, lam[1])
+    direction = w[0] - sign * mu * w[1]
+    minv_d = minv @ direction
+    lam_n = float((target[0] - gamma[0]) / (w[0] @ minv_d))
+    return v_minus + minv_d * lam_n, lam_n, -sign * mu * lam_n
+
+
+class EventDrivenIntegrator:
+    """Event-driven integrator; owns its pinocchio Data and the contact / limit modes."""
+
+    name = 'event'
+
+    def __init__(self, robot, terrain, contact: ContactParams, params: EventParams,
+                 joint_limits: bool = True):
+        self.robot = robot
+        self.model = robot.model
+        self.data = robot.model.createData()
+        self.geometry = ConstraintGeometry(robot, terrain, joint_limits)
+        self.contact = contact
+        self.params = params
+        self.n_contacts = len(robot.contact_frame_ids)
+        self.dim = robot.contact_dim
+        self._zero = np.zeros(robot.model.nv)
+        bounds = []
+        for i, lim in enumerate(self.geometry.limits):
+            if lim.lower > -math.inf:
+                bounds.append((i, 1))
+            if lim.upper < math.inf:
+                bounds.append((i, -1))
+        self.bounds = tuple(bounds)
+        self.reset(None, None)
+
+    # -- public ----------------------------------------------------------------------------
+
+    def reset(self, q, v) -> None:
+        self.mode = [FREE] * self.n_contacts
+        self.slip_dir = [None] * self.n_contacts
+        self.anchor = [None] * self.n_contacts
+        self.limit_active = [False] * len(self.bounds)
+        self._classify = True
+        self._stats = [0, 0.0, True]
+
+    def _integrate(self, q, dv):
+        return q + dv if self.robot.vector_space else pin.integrate(self.model, q, dv)
+
+    def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
+        """Advance (q, v) by dt, locating and resolving events. Returns (q+, v+, StepReport)."""
+        self._force = generalized_force
+        self._stats = [0, 0.0, True]
+        remaining = dt
+        impulses = np.zeros((self.n_contacts, 3))
+        events = []
+        if self._classify:
+            self._classify = False
+            v = self._close(q, v, impulses, events, initial=True)
+        # gap crossings that closed nothing (a foot rising past a step edge of the height-field
+        # terrain: the gap jumps, it does not cross zero) are not located again in this step
+        passed = set()
+        for _ in range(self.params.max_events_per_step):
+            v = self._impact_if_approaching(q, v, impulses, events)
+            if self.dim == 3:
+                self._refresh_slide_directions(v)
+            start = self._evaluate(q, v)
+            keys = self._keys()
+            violated = self._violated_at_start(keys, start.values)
+            if violated is not None:
+                # the command changed at this step boundary and a mode no longer holds
+                self._transition(keys[violated], q, v, events, start)
+                continue
+            q1, v1, end, impulse = self._rk4(q, v, remaining, start)
+            crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
+                       if a > 0.0 and b <= 0.0 and keys[i] not in passed]
+            if not crossed:
+                q, v = q1, v1
+                impulses += impulse
+                break
+            when, which = min((self._locate(q, v, start, i, remaining), i) for i in crossed)
+            q, v, _, impulse = self._rk4(q, v, when, start)
+            impulses += impulse
+            remaining -= when
+            key = keys[which]
+            if key[0] == 'gap':
+                v = self._close(q, v, impulses, events)
+                if self._keys() == keys:
+                    passed.add(key)
+            else:
+                self._transition(key, q, v, events, None)
+            if remaining <= 0.0:
+                break
+        else:
+            raise RuntimeError(f'more than {self.params.max_events_per_step} contact events in one '
+                               f'physics step of {dt} s (Zeno behaviour?)')
+        in_contact = tuple(m != FREE for m in self.mode)
+        iterations, residual, converged = self._stats
+        return q, v, StepReport(impulses, in_contact, iterations, residual, converged,
+                                tuple(events))
+
+    # -- constraints in the current modes --------------------------------------------------
+
+    def _keys(self) -> list:
+        keys = []
+        for k, mode in enumerate(self.mode):
+            if mode == FREE:
+                keys.append(('gap', 'contact', k))
+            elif mode == STICK:
+                keys += [('lift', 'contact', k), ('cone', 'contact', k)]
+            else:
+                keys += [('lift', 'contact', k), ('stop', 'contact', k)]
+        for j, active in enumerate(self.limit_active):
+            keys.append(('lift' if active else 'gap', 'limit', j))
+        return keys
+
+    def _contact_constraint(self, k, need_rows=True):
+        gap, basis, p = self.geometry.contact_gap(self.data, k)
+        rows = self.geometry.contact_rows(self.data, k, basis) if need_rows else None
+        return gap, basis, p, rows
+
+    def _limit_constraint(self, j, q):
+        i, side = self.bounds[j]
+        lim = self.geometry.limits[i]
+        gap = q[lim.idx_q] - lim.lower if side > 0 else lim.upper - q[lim.idx_q]
+        return gap, self.geometry.limit_row(i, side)
+
+    def _kinematics(self, q, v):
+        model, data = self.model, self.data
+        pin.forwardKinematics(model, data, q, v, self._zero)
+        pin.computeJointJacobians(model, data, q)
+
+    def _evaluate(self, q, v) -> _Eval:
+        model, data = self.model, self.data
+        force = self._force
+        a_free = pin.aba(model, data, q, v, force).copy()
+        any_active = any(m != FREE for m in self.mode) or any(self.limit_active)
+        forces = np.zeros((self.n_contacts, 3))
+        if not any_active:
+            pin.forwardKinematics(model, data, q)
+            values = [self.geometry.contact_gap(data, k)[0] for k in range(self.n_contacts)]
+            values += [self._limit_constraint(j, q)[0] for j in range(len(self.bounds))]
+            return _Eval(a_free, forces, tuple(values))
+        minv = pin.computeMinverse(model, data, q)
+        minv = np.triu(minv) + np.triu(minv, 1).T
+        self._kinematics(q, v)
+        rate = self.params.drift_correction_rate
+        mu = self.contact.friction
+        rows_list, target_list, cols = [], [], []
+        pieces = []  # (kind, index, rows, basis, size of lambda)
+        free_values = {}
+        for k, mode in enumerate(self.mode):
+            if mode == FREE:
+                free_values[('contact', k)] = self.geometry.contact_gap(data, k)[0]
+                continue
+            gap, basis, p, rows = self._contact_constraint(k)
+            jdv = self.geometry.contact_jdot_v(data, k, basis)
+            u = rows @ v
+            if mode == STICK:
+                drift = np.concatenate(((gap,), basis[1:self.dim] @ p - self.anchor[k]))
+                rows_list.append(rows)
+                target_list.append(-jdv - 2.0 * rate * u - rate * rate * drift)
+                cols.append(rows)
+                pieces.append(('contact', k, rows, basis, u, STICK, None))
+            else:
+                d = self._slide_direction(k, u[1:])
+                rows_list.append(rows[:1])
+                target_list.append(np.array((-jdv[0] - 2.0 * rate * u[0] - rate * rate * gap,)))
+                cols.append((rows[0] - mu * (d @ rows[1:]))[None, :])
+                pieces.append(('contact', k, rows, basis, u, SLIP, d))
+        for j, active in enumerate(self.limit_active):
+            gap, row = self._limit_constraint(j, q)
+            if not active:
+                free_values[('limit', j)] = gap
+                continue
+            u = row @ v
+            rows_list.append(row)
+            target_list.append(-2.0 * rate * u - rate * rate * np.array((gap,)))
+            cols.append(row)
+            pieces.append(('limit', j, row, None, u, None, None))
+        E = np.vstack(rows_list)
+        C = np.vstack(cols)
+        minv_ct = minv @ C.T
+        x = np.linalg.solve(E @ minv_ct, np.concatenate(target_list) - E @ a_free)
+        accel = a_free + minv_ct @ x
+        values = []
+        lam_of = {}
+        pos = 0
+        for kind, index, rows, basis, u, mode, d in pieces:
+            if kind == 'limit':
+                lam_of[('limit', index)] = (x[pos],)
+                pos += 1
+                continue
+            if mode == STICK:
+                lam = x[pos:pos + self.dim]
+                pos += self.dim
+            else:
+                lam_n = x[pos]
+                pos += 1
+                lam = np.concatenate(((lam_n,), -mu * lam_n * d))
+            forces[index] = lam @ basis[:self.dim]
+            lam_of[('contact', index)] = (lam, u, mode)
+        for k, mode in enumerate(self.mode):
+            if mode == FREE:
+                values.append(free_values[('contact', k)])
+                continue
+            lam, u, _ = lam_of[('contact', k)]
+            values.append(lam[0] + _FORCE_EPS)
+            if mode == STICK:
+                values.append(mu * lam[0] - math.sqrt(float(lam[1:] @ lam[1:])) + _FORCE_EPS)
+            else:
+                ref = self.slip_dir[k]
+                values.append(float(u[1:] @ ref))
+        for j, active in enumerate(self.limit_active):
+            values.append(lam_of[('limit', j)][0] + _FORCE_EPS if active
+                          else free_values[('limit', j)])
+        return _Eval(accel, forces, tuple(values))
+
+    def _slide_direction(self, k, u_t):
+        """Unit sliding direction of contact k: its tangential velocity while that stays on the
+        side of the direction stored at the step start (a 3-D slide turns), else the stored one
+        (planar slides, a slide starting from rest, and a velocity about to reverse: the
+        reversal is the slip-stop event, not a friction flip inside an RK4 stage)."""
+        ref = self.slip_dir[k]
+        if self.dim == 3:
+            speed = math.sqrt(float(u_t @ u_t))
+            if speed > _SLIDE_EPS and u_t @ ref > 0.0:
+                return u_t / speed
+        return ref
+
+    def _refresh_slide_directions(self, v):
+        """Start a step with each 3-D slide's reference direction along its velocity (the
+        Data holds the kinematics of the step's start)."""
+        for k, mode in enumerate(self.mode):
+            if mode != SLIP:
+                continue
+            rows = self._contact_constraint(k)[3]
+            u_t = rows[1:] @ v
+            speed = math.sqrt(float(u_t @ u_t))
+            if speed > _SLIDE_EPS:
+                self.slip_dir[k] = u_t / speed
+
+    def _rk4(self, q, v, h, start: _Eval):
+        """One RK4 step of length h. Returns q, v, end evaluation, world contact impulses."""
+        k1 = start
+        v2 = v + 0.5 * h * k1.accel
+        k2 = self._evaluate(self._integrate(q, 0.5 * h * v), v2)
+        v3 = v + 0.5 * h * k2.accel
+        k3 = self._evaluate(self._integrate(q, 0.5 * h * v2), v3)
+        v4 = v + h * k3.accel
+        k4 = self._evaluate(self._integrate(q, h * v3), v4)
+        q1 = self._integrate(q, (h / 6.0) * (v + 2.0 * v2 + 2.0 * v3 + v4))
+        v1 = v + (h / 6.0) * (k1.accel + 2.0 * k2.accel + 2.0 * k3.accel + k4.accel)
+        end = self._evaluate(q1, v1)
+        impulse = (h / 6.0) * (k1.forces + 2.0 * k2.forces + 2.0 * k3.forces + k4.forces)
+        return q1, v1, end, impulse
+
+    def _locate(self, q, v, start, index, h_max) -> float:
+        def value(h):
+            return self._rk4(q, v, h, start)[2].values[index]
+        return brentq(value, 0.0, h_max, xtol=self.params.time_tolerance_s, rtol=1e-15)
+
+    def _violated_at_start(self, keys, values):
+        """Index of an active-mode condition already violated, else None (the slide-stop
+        condition is exempt: it is zero right after a slide starts)."""
+        for index, (key, value) in enumerate(zip(keys, values)):
+            if key[0] in ('lift', 'cone') and value <= 0.0:
+                return index
+        return None
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _transition(self, key, q, v, events, start):
+        """Mode change at an event of an active constraint, then a consistency check of the
+        whole active set (acceleration-level complementarity problem)."""
+        before = (list(self.mode), list(self.limit_active))
+        _, kind, index = key
+        if key[0] == 'lift':
+            if kind == 'contact':
+                events.append('liftoff')
+                self.mode[index] = FREE
+            else:
+                events.append('limit_release')
+                self.limit_active[index] = False
+        elif key[0] == 'cone':
+            events.append('slip')
+            self._start_slip(index, q, v)
+        else:
+            events.append('slip_stop')
+            self.mode[index] = STICK
+            self._set_anchor(index)
+        forced = (list(self.mode), list(self.limit_active))
+        self._resolve(q, v)
+        if (list(self.mode), list(self.limit_active)) == before:
+            # the event point is a mode boundary: keep the forced change instead of going back
+            self.mode, self.limit_active = forced
+            for k, m in enumerate(self.mode):
+                if m == STICK and self.anchor[k] is None:
+                    self._set_anchor(k)
+
+    def _start_slip(self, k, q, v):
+        """STICK -> SLIP: the slide starts against the friction force the stick needed."""
+        ev = self._evaluate(q, v)
+        basis = self.geometry.contact_gap(self.data, k)[1]
+        lam_t = basis[1:self.dim] @ ev.forces[k]
+        norm = math.sqrt(float(lam_t @ lam_t))
+        self.slip_dir[k] = -lam_t / norm if norm > 0.0 else np.eye(self.dim - 1)[0]
+        self.mode[k] = SLIP
+        self.anchor[k] = None
+
+    def _set_anchor(self, k):
+        gap, basis, p = self.geometry.contact_gap(self.data, k)
+        self.anchor[k] = basis[1:self.dim] @ p
+
+    def _closed_candidates(self, q, v, include_all_near=True):
+        """Constraints closed at (q, v): active ones and free ones at gap ~0."""
+        pin.forwardKinematics(self.model, self.data, q)
+        pin.computeJointJacobians(self.model, self.data, q)
+        out = []
+        for k, mode in enumerate(self.mode):
+            gap, basis, p, rows = self._contact_constraint(k)
+            if mode != FREE or gap <= _GAP_EPS:
+                out.append(Constraint('contact', k, 0, gap, basis, rows))
+        for j, active in enumerate(self.limit_active):
+            gap, row = self._limit_constraint(j, q)
+            if active or gap <= _GAP_EPS:
+                out.append(Constraint('limit', j, self.bounds[j][1], gap, None, row))
+        return out
+
+    def _impact_if_approaching(self, q, v, impulses, events):
+        """A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
+        foot coming straight back after a liftoff) closes now."""
+        pin.forwardKinematics(self.model, self.data, q)
+        pin.computeJointJacobians(self.model, self.data, q)
+        slow = []
+        for k, mode in enumerate(self.mode):
+            if mode != FREE:
+                continue
+            gap, basis, p, rows = self._contact_constraint(k)
+            if gap <= 0.0:
+                u_n = rows[0] @ v
+                if u_n < -_IMPACT_EPS:
+                    return self._close(q, v, impulses, events)
+                if u_n < 0.0:
+                    slow.append(('contact', k, basis, rows))
+        for j, active in enumerate(self.limit_active):
+            if active:
+                continue
+            gap, row = self._limit_constraint(j, q)
+            if gap <= 0.0:
+                u_n = row[0] @ v
+                if u_n < -_IMPACT_EPS:
+                    return self._close(q, v, impulses, events)
+                if u_n < 0.0:
+                    slow.append(('limit', j, None, row))
+        if slow:
+            a_free = pin.aba(self.model, self.data, q, v, self._force)
+            self._kinematics(q, v)
+            for kind, index, basis, rows in slow:
+                a_n = rows[0] @ a_free
+                if kind == 'contact':
+                    a_n += self.geometry.contact_jdot_v(self.data, index, basis)[0]
+                if a_n < 0.0:
+                    return self._close(q, v, impulses, events)
+        return v
+
+    def _close(self, q, v, impulses, events, initial=False):
+        """Impact of every closed constraint (velocity-level NCP), then the new active set."""
+        closed = self._closed_candidates(q, v)
+        if not closed:
+            return v
+        W, blocks = blocks_for(closed, self.contact.friction)
+        u = W @ v
+        approaching = [blk for blk in blocks if u[blk.start] < -_VELOCITY_EPS]
+        if approaching:
+            kinds = {c.kind for c, blk in zip(closed, blocks) if blk in approaching}
+            events.append('touchdown' if 'contact' in kinds else 'limit')
+            minv = pin.computeMinverse(self.model, self.data, q)
+            minv = np.triu(minv) + np.triu(minv, 1).T
+            minv_wt = minv @ W.T
+            b = u.copy()
+            e = self.contact.restitution
+            for blk in blocks:
+                if u[blk.start] < 0.0:
+                    b[blk.start] += e * u[blk.start]
+            sol = self._solve(W @ minv_wt, b, blocks)
+            v = v + minv_wt @ sol.lam
+            for c, blk in zip(closed, blocks):
+                if c.kind == 'contact':
+                    impulses[c.index] += sol.lam[blk.start:blk.start + blk.size] @ \
+                        c.basis[:blk.size]
+        self._resolve(q, v)
+        return v
+
+    def _resolve(self, q, v):
+        """Active set of the closed constraints with zero normal velocity: the acceleration-level
+        complementarity problem (sliding contacts keep their friction direction)."""
+        closed = self._closed_candidates(q, v)
+        self._kinematics(q, v)
+        mu = self.contact.friction
+        rate = self.params.drift_correction_rate
+        candidates, dirs, offsets = [], [], []
+        for c in closed:
+            u = c.rows @ v
+            if u[0] > _VELOCITY_EPS:
+                continue  # separating (a bounce): stays free
+            if c.kind == 'contact':
+                k = c.index
+                jdv = self.geometry.contact_jdot_v(self.data, k, c.basis)
+                p = self.geometry.contact_position(self.data, k)
+                drift = np.zeros(len(u))
+                drift[0] = c.gap
+                if self.mode[k] == STICK and self.anchor[k] is not None:
+                    drift[1:] = c.basis[1:self.dim] @ p - self.anchor[k]
+                speed = math.sqrt(float(u[1:] @ u[1:]))
+                if speed > _SLIDE_EPS:
+                    dirs.append(tuple(u[1:] / speed))
+                    drift[1:] = 0.0
+                else:
+                    dirs.append(None)
+                offsets.append(jdv + 2.0 * rate * u + rate * rate * drift)
+            else:
+                dirs.append(None)
+                offsets.append(2.0 * rate * u + rate * rate * np.array((c.gap,)))
+            candidates.append(c)
+        previous = list(self.mode)
+        for k in range(self.n_contacts):
+            self.mode[k] = FREE
+        self.limit_active = [False] * len(self.bounds)
+        if not candidates:
+            return
+        model, data = self.model, self.data
+        a_free = pin.aba(model, data, q, v, self._force).copy()
+        minv = pin.computeMinverse(model, data, q)
+        minv = np.triu(minv) + np.triu(minv, 1).T
+        W, blocks = blocks_for(candidates, mu, dirs)
+        minv_wt = minv @ W.T
+        b = W @ a_free + np.concatenate(offsets)
+        sol = self._solve(W @ minv_wt, b, blocks)
+        for c, blk, d in zip(candidates, blocks, dirs):
+            lam = sol.lam[blk.start:blk.start + blk.size]
+            if not lam[0] > 0.0:
+                continue
+            if c.kind == 'limit':
+                self.limit_active[c.index] = True
+                continue
+            k = c.index
+            if d is not None:
+                self.mode[k] = SLIP
+                self.slip_dir[k] = np.array(d)
+                continue
+            lam_t = lam[1:]
+            norm = math.sqrt(float(lam_t @ lam_t))
+            if norm < mu * lam[0] * (1.0 - 1e-9):
+                if previous[k] != STICK or self.anchor[k] is None:
+                    p = self.geometry.contact_position(self.data, k)
+                    self.anchor[k] = c.basis[1:self.dim] @ p
+                self.mode[k] = STICK
+            else:
+                self.mode[k] = SLIP
+                self.slip_dir[k] = -lam_t / norm
+        for k in range(self.n_contacts):
+            if self.mode[k] != STICK:
+                self.anchor[k] = None
+
+    def _solve(self, G, b, blocks):
+        p = self.params
+        sol = ncp.solve(G, b, blocks, tolerance=p.solver_tolerance,
+                        max_iterations=p.max_iterations)
+        stats = self._stats
+        stats[0] = max(stats[0], sol.iterations)
+        stats[1] = max(stats[1], sol.residual)
+        stats[2] = stats[2] and sol.converged
+        return sol
+
+
+__all__ = ['EventDrivenIntegrator', 'EventParams', 'impact_map', 'FREE', 'STICK', 'SLIP']

@@ -1,0 +1,325 @@
+"""Robot model from a URDF/xacro: the pinocchio model plus what the engine needs to simulate it.
+
+Any tree fixed to the world through any chain of joints works: prismatic boom axes, a planar
+x-z-pitch base made of joints, revolute boom joints, a free flyer (URDF ``floating``). Conventions
+(see ``docs/physics.md``):
+
+* ``q`` and ``v`` are pinocchio's, in URDF (pinocchio) joint order. URDF ``continuous`` joints are
+  loaded as unlimited revolute joints, so each 1-DoF joint has one angle in ``q`` (as in
+  sensor_msgs/JointState); a free flyer keeps pinocchio's 7 coordinates [x y z qx qy qz qw] and 6
+  velocities (nq != nv, integrate with ``pinocchio.integrate``).
+* Actuated joints: by default every movable joint whose URDF ``<limit effort>`` is > 0, in URDF
+  order; each must have one degree of freedom.
+* Contacts are points: the origins of the named frames, each with an optional sphere radius.
+* The model is planar when every joint moves in the world x-z plane (checked on the joint motion
+  subspaces); then contacts have one tangent (exact 2-D Coulomb cone), else two (isotropic cone).
+
+Nothing here holds mutable state: :class:`RobotModel` is frozen, every user creates its own Data.
+"""
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, NamedTuple, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+#: Value of ``actuated_joints`` that selects the joints with a URDF effort limit > 0.
+AUTO = 'auto'
+# Stand-in for the infinite limits of a continuous joint while pinocchio's URDF parser reads it
+# (urdfdom rejects 'inf'); the model's limits are set to +-inf right after.
+_UNLIMITED_TEXT = '1e10'
+
+
+class ModelError(ValueError):
+    """The robot description cannot be used: the message names the joint, frame or file."""
+
+
+def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
+                          xacro_args: Mapping[str, object] | None = None) -> str:
+    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
+
+    ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
+    allowed with a ``.xacro`` file.
+    """
+    text = os.fspath(urdf_xml_or_path)
+    if text.lstrip().startswith('<'):
+        if xacro_args:
+            raise ModelError('xacro arguments were given but the robot description is plain XML')
+        return text
+    path = Path(text)
+    if not path.is_file():
+        raise ModelError(f'robot description file not found: {path}')
+    if path.suffix == '.xacro':
+        import xacro  # imported here: only xacro files need it
+        mappings = {str(k): str(v) for k, v in (xacro_args or {}).items()}
+        try:
+            return xacro.process_file(str(path), mappings=mappings).toprettyxml(indent='  ')
+        except Exception as exc:  # xacro raises many unrelated types; name the file once
+            raise ModelError(f'xacro failed on {path}: {exc}') from exc
+    if xacro_args:
+        raise ModelError(f'xacro arguments were given but {path} is not a .xacro file')
+    return path.read_text()
+
+
+class JointLimit(NamedTuple):
+    """A position limit of a 1-DoF joint: lower <= q[idx_q] <= upper (m or rad)."""
+
+    name: str
+    idx_q: int
+    idx_v: int
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True)
+class RobotModel:
+    """A checked pinocchio model with the indices the engine needs.
+
+    Attributes:
+        model: pinocchio model (continuous joints as unlimited revolute joints).
+        urdf_xml: the XML as given (publishable as robot_description; continuous joints kept).
+        joint_names: movable joints in q/v order.
+        joint_idx_q / joint_idx_v / joint_nq / joint_nv: their slices of q and v.
+        actuated_joint_names: joints that take a torque from ``step(tau)``, in URDF order.
+        actuated_idx_v: their velocity index (each actuated joint has one DoF).
+        effort_limits: URDF effort limit of each actuated joint, N*m (or N).
+        limits: position limits of 1-DoF joints with finite URDF bounds.
+        contact_frames / contact_frame_ids: point-contact frames.
+        contact_radii: sphere radius of each contact frame, m.
+        planar: every joint moves in the world x-z plane.
+        total_mass: kg.
+        push_frame_id: frame of the heaviest link; pushes and external forces act at its origin.
+        vector_space: nq == nv and q integrates as q + dt v (no free flyer / spherical joint).
+        default_q / default_v: the model's initial state (pinocchio neutral configuration, or the
+            ``initial_value`` of ros2_control position/velocity state interfaces in the URDF).
+    """
+
+    model: pin.Model
+    urdf_xml: str
+    joint_names: tuple
+    joint_idx_q: tuple
+    joint_idx_v: tuple
+    joint_nq: tuple
+    joint_nv: tuple
+    actuated_joint_names: tuple
+    actuated_idx_v: tuple
+    effort_limits: np.ndarray
+    limits: tuple
+    contact_frames: tuple
+    contact_frame_ids: tuple
+    contact_radii: np.ndarray
+    planar: bool
+    total_mass: float
+    push_frame_id: int
+    vector_space: bool
+    default_q: np.ndarray
+    default_v: np.ndarray
+
+    @property
+    def nq(self) -> int:
+        return self.model.nq
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    @property
+    def foot_frame_id(self) -> int:
+        """The first contact frame (a one-foot robot's foot)."""
+        return self.contact_frame_ids[0]
+
+    @property
+    def body_frame_id(self) -> int:
+        """The frame pushes act on (the heaviest link)."""
+        return self.push_frame_id
+
+    @property
+    def contact_dim(self) -> int:
+        """Rows of one point contact: normal + tangent(s)."""
+        return 2 if self.planar else 3
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravity in the x-z plane, m/s^2."""
+        g = self.model.gravity.linear
+        return np.array([g[0], g[2]])
+
+    def create_data(self) -> pin.Data:
+        return self.model.createData()
+
+    def coordinate_names(self) -> list[str]:
+        """One name per entry of q (a joint with nq > 1 gets ``name[i]``)."""
+        names = []
+        for name, nq in zip(self.joint_names, self.joint_nq):
+            names += [name] if nq == 1 else [f'{name}[{i}]' for i in range(nq)]
+        return names
+
+
+def load_robot(urdf_xml_or_path: str | os.PathLike, *,
+               contact_frames: Sequence[str] = ('foot',),
+               contact_radii: Sequence[float] = (),
+               actuated_joints: Sequence[str] = (AUTO,),
+               xacro_args: Mapping[str, object] | None = None) -> RobotModel:
+    """Build and check a robot model. Raises :class:`ModelError` naming the problem."""
+    xml = robot_description_xml(urdf_xml_or_path, xacro_args)
+    parse_xml, continuous = _continuous_as_revolute(xml)
+    try:
+        model = pin.buildModelFromXML(parse_xml)
+    except (RuntimeError, ValueError) as exc:
+        raise ModelError(f'invalid URDF: {exc}') from exc
+    if model.njoints < 2:
+        raise ModelError('the URDF has no movable joint')
+    for name in continuous:
+        joint = model.joints[model.getJointId(name)]
+        model.lowerPositionLimit[joint.idx_q] = -math.inf
+        model.upperPositionLimit[joint.idx_q] = math.inf
+    names = tuple(model.names[i] for i in range(1, model.njoints))
+    joints = [model.joints[i] for i in range(1, model.njoints)]
+    idx_q = tuple(j.idx_q for j in joints)
+    idx_v = tuple(j.idx_v for j in joints)
+    nqs = tuple(j.nq for j in joints)
+    nvs = tuple(j.nv for j in joints)
+
+    actuated = _actuated_joints(model, names, nvs, actuated_joints)
+    actuated_v = tuple(idx_v[names.index(n)] for n in actuated)
+    effort = np.array([model.effortLimit[i] for i in actuated_v])
+
+    limits = []
+    for name, iq, iv, nq, nv in zip(names, idx_q, idx_v, nqs, nvs):
+        if nq == 1 and nv == 1 and name not in continuous:
+            lower, upper = float(model.lowerPositionLimit[iq]), float(model.upperPositionLimit[iq])
+            if lower > upper:
+                raise ModelError(f"joint '{name}': lower limit {lower} > upper limit {upper}")
+            if math.isfinite(lower) or math.isfinite(upper):
+                limits.append(JointLimit(name, iq, iv, lower, upper))
+
+    frames = tuple(str(f) for f in contact_frames)
+    ids = []
+    for frame in frames:
+        if not model.existFrame(frame):
+            raise ModelError(f"URDF has no frame '{frame}' for a contact (links and joints of the "
+                             f"URDF are frames)")
+        ids.append(model.getFrameId(frame))
+    radii = np.zeros(len(frames)) if len(contact_radii) == 0 else np.array(contact_radii, float)
+    if radii.shape != (len(frames),):
+        raise ModelError(f'contact_radii has {len(radii)} values for {len(frames)} contact frames '
+                         f'{list(frames)}')
+    if not (np.isfinite(radii).all() and (radii >= 0.0).all()):
+        raise ModelError(f'contact radii must be finite and >= 0 m, got {radii.tolist()}')
+
+    total_mass = float(pin.computeTotalMass(model))
+    if not total_mass > 0.0:
+        raise ModelError(f'URDF total mass must be positive, got {total_mass} kg')
+    vector_space = model.nq == model.nv and all(nq == 1 for nq in nqs)
+    default_q, default_v = _initial_state(model, xml, names, idx_q, idx_v, nqs)
+    return RobotModel(model=model, urdf_xml=xml, joint_names=names, joint_idx_q=idx_q,
+                      joint_idx_v=idx_v, joint_nq=nqs, joint_nv=nvs,
+                      actuated_joint_names=actuated, actuated_idx_v=actuated_v,
+                      effort_limits=effort, limits=tuple(limits), contact_frames=frames,
+                      contact_frame_ids=tuple(ids), contact_radii=radii,
+                      planar=is_planar(model), total_mass=total_mass,
+                      push_frame_id=_heaviest_link_frame(model), vector_space=vector_space,
+                      default_q=default_q, default_v=default_v)
+
+
+def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
+    """URDF text with each continuous joint turned into a revolute one (one angle in q instead of
+    pinocchio's (cos, sin) pair), and the names of those joints."""
+    if 'continuous' not in xml:
+        return xml, frozenset()
+    try:
+        root = ET.fromstring(xml.encode() if xml.lstrip().startswith('<?xml') else xml)
+    except ET.ParseError as exc:
+        raise ModelError(f'invalid URDF: {exc}') from exc
+    names = []
+    for joint in root.iter('joint'):
+        if joint.get('type') != 'continuous':
+            continue
+        names.append(joint.get('name'))
+        joint.set('type', 'revolute')
+        limit = joint.find('limit')
+        if limit is None:
+            limit = ET.SubElement(joint, 'limit', {'effort': '0', 'velocity': '0'})
+        limit.set('lower', '-' + _UNLIMITED_TEXT)
+        limit.set('upper', _UNLIMITED_TEXT)
+    return ET.tostring(root, encoding='unicode'), frozenset(names)
+
+
+def _actuated_joints(model, names, nvs, requested) -> tuple:
+    requested = tuple(str(n) for n in requested)
+    if requested == (AUTO,):
+        chosen = tuple(n for n, nv in zip(names, nvs)
+                       if nv == 1 and model.effortLimit[model.joints[model.getJointId(n)].idx_v] > 0)
+    else:
+        unknown = [n for n in requested if n not in names]
+        if unknown:
+            raise ModelError(f'actuated joint(s) {unknown} not in the URDF; movable joints: '
+                             f'{list(names)}')
+        if len(set(requested)) != len(requested):
+            raise ModelError(f'actuated_joints lists a joint twice: {list(requested)}')
+        chosen = tuple(n for n in names if n in requested)  # URDF order
+    for name in chosen:
+        if nvs[names.index(name)] != 1:
+            raise ModelError(f"actuated joint '{name}' has {nvs[names.index(name)]} degrees of "
+                             f"freedom; only 1-DoF joints take a torque")
+    return chosen
+
+
+def is_planar(model: pin.Model, samples: int = 3, tolerance: float = 1e-12) -> bool:
+    """True when every joint moves in the world x-z plane at a few configurations: the world
+    joint jacobians have no y translation and no x or z rotation (then no point leaves its
+    y = const plane)."""
+    data = model.createData()
+    rng = np.random.default_rng(0)
+    neutral = pin.neutral(model)
+    for _ in range(samples):
+        q = pin.integrate(model, neutral, rng.uniform(-1.0, 1.0, model.nv))
+        jac = pin.computeJointJacobians(model, data, q)
+        if np.abs(jac[(1, 3, 5), :]).max(initial=0.0) > tolerance:
+            return False
+    return True
+
+
+def _heaviest_link_frame(model: pin.Model) -> int:
+    joint = max(range(1, model.njoints), key=lambda j: model.inertias[j].mass)
+    for frame_id, frame in enumerate(model.frames):
+        if frame.parentJoint == joint and frame.type == pin.FrameType.BODY:
+            return frame_id
+    return model.getFrameId(model.names[joint])
+
+
+def _initial_state(model, xml, names, idx_q, idx_v, nqs):
+    """Neutral configuration, overridden by ros2_control ``initial_value`` parameters."""
+    q = pin.neutral(model).copy()
+    v = np.zeros(model.nv)
+    if 'ros2_control' not in xml:
+        return q, v
+    root = ET.fromstring(xml.encode() if xml.lstrip().startswith('<?xml') else xml)
+    for block in root.iter('ros2_control'):
+        for joint in block.iter('joint'):
+            name = joint.get('name')
+            if name not in names or nqs[names.index(name)] != 1:
+                continue
+            for interface in joint.iter('state_interface'):
+                for param in interface.iter('param'):
+                    if param.get('name') != 'initial_value':
+                        continue
+                    try:
+                        value = float(param.text)
+                    except (TypeError, ValueError):
+                        raise ModelError(f"joint '{name}': ros2_control initial_value "
+                                         f"{param.text!r} is not a number") from None
+                    if interface.get('name') == 'position':
+                        q[idx_q[names.index(name)]] = value
+                    elif interface.get('name') == 'velocity':
+                        v[idx_v[names.index(name)]] = value
+    return q, v
+
+
+__all__ = ['RobotModel', 'JointLimit', 'ModelError', 'AUTO', 'load_robot', 'is_planar',
+           'robot_description_xml']

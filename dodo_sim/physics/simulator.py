@@ -1,0 +1,483 @@
+"""The simulator core: URDF + config -> ``reset(q, v)`` / ``step(tau)``. No rclpy here.
+
+Example::
+
+    from dodo_sim.simulator import Simulator, SimConfig
+    sim = Simulator('urdf/hopper.urdf.xacro',
+                    SimConfig(integrator='event', initial_q=(0.0, 1.1, 0.3, -0.6)))
+    state = sim.reset()
+    for _ in range(1000):
+        state = sim.step([0.0, 0.0])     # one torque per actuated joint (sim.actuated_joint_names)
+    print(state.t, state.q, state.in_contacts, state.contact_forces)
+
+``step`` runs ``control_period / dt`` physics steps (an integer, checked) with the command held
+(zero-order hold) through the motor model. Pushes act at the origin of the heaviest link (the
+hopper's body) and come from the config schedule or :meth:`Simulator.apply_impulse`; a constant
+external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Mapping, NamedTuple
+
+import numpy as np
+import pinocchio as pin
+
+from .contact import ContactParams
+from .event import EventDrivenIntegrator, EventParams
+from .motor import MotorModel
+from .robot import AUTO, ModelError, RobotModel, load_robot
+from .terrain import TERRAIN_KINDS, make_terrain
+from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
+
+INTEGRATORS = ('timestepping', 'event')
+MODES = ('lockstep', 'realtime')
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Simulator parameters (the simulator node declares exactly these as ROS parameters).
+
+    Attributes:
+        integrator: 'timestepping' (Moreau-Jean midpoint) or 'event' (event-driven hybrid).
+        dt: physics step, s. Event-driven: the fixed RK4 step between located events.
+        control_period: one ``step()``, s; must be an integer multiple of dt.
+        mode: 'lockstep' or 'realtime' (used by the simulator node; the core ignores it).
+        command_timeout: s without a valid command before the node applies zero torque.
+        initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or the URDF's ros2_control initial_value).
+        initial_v: joint velocities used by ``reset()`` (m/s, rad/s), one per DoF; empty: zero (or the URDF's ros2_control initial_value).
+        contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
+        contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
+        actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint whose URDF effort limit is > 0, in URDF order.
+        joint_limits: enforce the URDF position limits as unilateral constraints with impacts.
+        friction: Coulomb coefficient mu (-), >= 0.
+        restitution: normal restitution e in [0, 1] (0: plastic impact).
+        terrain: one of 'flat', 'slope', 'steps', 'sinusoid'.
+        terrain_height_m: ground height at x = 0 (flat/slope/sinusoid) or before the first step, m.
+        slope_deg: slope angle, degrees in (-60, 60) (positive: ground rises with x).
+        step_edges_x_m: x of each step edge, m (increasing).
+        step_rises_m: height change at each edge, m.
+        sine_amplitude_m / sine_wavelength_m: sinusoidal ground, m.
+        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with an exact solve per contact) or 'jacobi' (block Jacobi).
+        solver_relaxation: SOR/JOR factor in (0, 2).
+        solver_max_iterations: sweep cap of the contact solver (>= 1).
+        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which a solve counts as converged, m/s (> 0).
+        position_correction: time-stepping: project residual penetration out after each step.
+        drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
+        event_tolerance_s: event-driven root-finding tolerance on event times, s.
+        torque_saturation: clip commanded torques at the URDF effort limits.
+        motor_time_constant: first-order torque lag, s (0: ideal motors).
+        push_times: times of scheduled pushes on the base, s.
+        push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
+        max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
+    """
+
+    integrator: str = 'timestepping'
+    dt: float = 0.001
+    control_period: float = 0.001
+    mode: str = 'lockstep'
+    command_timeout: float = 0.5
+    initial_q: tuple = ()
+    initial_v: tuple = ()
+    contact_frames: tuple = ('foot',)
+    contact_radii: tuple = ()
+    actuated_joints: tuple = (AUTO,)
+    joint_limits: bool = True
+    friction: float = 0.8
+    restitution: float = 0.0
+    terrain: str = 'flat'
+    terrain_height_m: float = 0.0
+    slope_deg: float = 0.0
+    step_edges_x_m: tuple = ()
+    step_rises_m: tuple = ()
+    sine_amplitude_m: float = 0.0
+    sine_wavelength_m: float = 1.0
+    solver: str = 'gauss_seidel'
+    solver_relaxation: float = 1.0
+    solver_max_iterations: int = 100
+    solver_tolerance: float = 1e-10
+    position_correction: bool = True
+    drift_correction_rate: float = 200.0
+    event_tolerance_s: float = 1e-12
+    torque_saturation: bool = False
+    motor_time_constant: float = 0.0
+    push_times: tuple = ()
+    push_impulses_x: tuple = ()
+    push_impulses_z: tuple = ()
+    max_speed: float = 1.0e3
+
+    def __post_init__(self):
+        for name in ('initial_q', 'initial_v', 'contact_radii', 'step_edges_x_m',
+                     'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z'):
+            object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
+        for name in ('contact_frames', 'actuated_joints'):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(str(x) for x in value))
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad value."""
+        def bad(name, why):
+            raise ValueError(f'SimConfig.{name} = {getattr(self, name)!r}: {why}')
+
+        if self.integrator not in INTEGRATORS:
+            bad('integrator', f'choose one of {INTEGRATORS}')
+        if self.mode not in MODES:
+            bad('mode', f'choose one of {MODES}')
+        if self.terrain not in TERRAIN_KINDS:
+            bad('terrain', f'choose one of {TERRAIN_KINDS}')
+        if self.solver not in SOLVERS:
+            bad('solver', f'choose one of {SOLVERS}')
+        for name in ('dt', 'control_period', 'command_timeout', 'drift_correction_rate',
+                     'event_tolerance_s', 'max_speed'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                bad(name, 'must be a positive finite number')
+        ratio = self.control_period / self.dt
+        if abs(ratio - round(ratio)) > 1e-9 * ratio or round(ratio) < 1:
+            bad('control_period', f'must be an integer multiple of dt = {self.dt} s '
+                                  f'(ratio is {ratio:.6g})')
+        for name in ('initial_q', 'initial_v'):
+            if not all(map(math.isfinite, getattr(self, name))):
+                bad(name, 'needs finite values')
+        if len(set(self.contact_frames)) != len(self.contact_frames) or not all(
+                self.contact_frames):
+            bad('contact_frames', 'needs distinct, non-empty frame names')
+        if self.contact_radii and len(self.contact_radii) != len(self.contact_frames):
+            bad('contact_radii', f'needs one radius per contact frame '
+                                 f'({len(self.contact_frames)}) or none')
+        if not all(math.isfinite(r) and r >= 0.0 for r in self.contact_radii):
+            bad('contact_radii', 'radii must be finite and >= 0 m')
+        if not self.actuated_joints or not all(self.actuated_joints):
+            bad('actuated_joints', f"needs joint names, or ('{AUTO}',) for the joints with a URDF "
+                                   f"effort limit > 0")
+        if not (math.isfinite(self.friction) and self.friction >= 0.0):
+            bad('friction', 'must be >= 0')
+        if not 0.0 <= self.restitution <= 1.0:
+            bad('restitution', 'must be within [0, 1]')
+        if not 0.0 < self.solver_relaxation < 2.0:
+            bad('solver_relaxation', 'must be within (0, 2)')
+        if self.solver_max_iterations < 1:
+            bad('solver_max_iterations', 'must be >= 1')
+        if not (math.isfinite(self.solver_tolerance) and self.solver_tolerance > 0.0):
+            bad('solver_tolerance', 'must be positive')
+        if not (math.isfinite(self.motor_time_constant) and self.motor_time_constant >= 0.0):
+            bad('motor_time_constant', 'must be >= 0')
+        if not len(self.push_times) == len(self.push_impulses_x) == len(self.push_impulses_z):
+            bad('push_times', 'push_times, push_impulses_x and push_impulses_z need equal lengths')
+        self.make_terrain()  # raises ValueError naming the bad shape value
+
+    @property
+    def substeps(self) -> int:
+        return int(round(self.control_period / self.dt))
+
+    def make_terrain(self):
+        return make_terrain(self.terrain, height_m=self.terrain_height_m,
+                            slope_deg=self.slope_deg, step_edges_x_m=self.step_edges_x_m,
+                            step_rises_m=self.step_rises_m,
+                            sine_amplitude_m=self.sine_amplitude_m,
+                            sine_wavelength_m=self.sine_wavelength_m)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> 'SimConfig':
+        """Build from a parameter mapping; unknown keys raise ValueError naming them."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f'unknown simulator parameter(s) {unknown}; known: {sorted(known)}')
+        return cls(**values)
+
+
+class State(NamedTuple):
+    """Simulator output after a control period (world frame, SI units).
+
+    Attributes:
+        t: simulated time, s.
+        q: configuration (pinocchio order, ``Simulator.joint_names``).
+        v: generalised velocities.
+        in_contact: any contact frame carried a normal force in the last physics step.
+        contact_force: total ground reaction force on the contact frames, world [fx, fz], N,
+            averaged over the control period (a one-foot robot: its foot force sensor).
+        foot_position: world [x, z] of the first contact frame, m.
+        tau_applied: torques applied to the actuated joints after the motor model, N*m.
+        integrator: 'timestepping' or 'event'.
+        solver_iterations: most contact-solver iterations in a physics step of the period.
+        events: events located in the period (event-driven), e.g. ('touchdown', 'liftoff').
+        in_contacts: per contact frame, it carried a normal force in the last physics step.
+        contact_forces: (n_contacts, 3) world force on each contact frame, mean over the
+            control period, N.
+        foot_positions: (n_contacts, 3) world position of each contact frame, m.
+        solver_residual: largest contact-solver residual in the period, m/s.
+        unconverged_steps: physics steps since reset whose solve missed solver_tolerance.
+    """
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    in_contact: bool
+    contact_force: np.ndarray
+    foot_position: np.ndarray
+    tau_applied: np.ndarray
+    integrator: str = 'timestepping'
+    solver_iterations: int = 0
+    events: tuple = ()
+    in_contacts: tuple = ()
+    contact_forces: np.ndarray | None = None
+    foot_positions: np.ndarray | None = None
+    solver_residual: float = 0.0
+    unconverged_steps: int = 0
+
+
+class SimulationDiverged(RuntimeError):
+    """The state left the valid range; ``last_good_state`` holds the last sound state."""
+
+    def __init__(self, message: str, last_good_state: State):
+        super().__init__(message)
+        self.last_good_state = last_good_state
+
+
+class Simulator:
+    """Rigid multibody simulator with hard contact and joint limits (see module docs)."""
+
+    def __init__(self, urdf_xml_or_path, config: SimConfig | None = None,
+                 xacro_args: Mapping[str, object] | None = None):
+        self.config = config if config is not None else SimConfig()
+        if not isinstance(self.config, SimConfig):
+            raise TypeError(f'config must be a SimConfig, got {type(self.config).__name__}')
+        cfg = self.config
+        self.robot: RobotModel = load_robot(
+            urdf_xml_or_path, contact_frames=cfg.contact_frames, contact_radii=cfg.contact_radii,
+            actuated_joints=cfg.actuated_joints, xacro_args=xacro_args)
+        robot = self.robot
+        self._check_initial_state()
+        self.terrain = cfg.make_terrain()
+        contact = ContactParams(friction=cfg.friction, restitution=cfg.restitution)
+        if cfg.integrator == 'timestepping':
+            self.integrator = MoreauJeanIntegrator(
+                robot, self.terrain, contact,
+                TimeSteppingParams(solver=cfg.solver, relaxation=cfg.solver_relaxation,
+                                   max_iterations=cfg.solver_max_iterations,
+                                   tolerance=cfg.solver_tolerance,
+                                   position_correction=cfg.position_correction),
+                joint_limits=cfg.joint_limits)
+        else:
+            self.integrator = EventDrivenIntegrator(
+                robot, self.terrain, contact,
+                EventParams(drift_correction_rate=cfg.drift_correction_rate,
+                            time_tolerance_s=cfg.event_tolerance_s,
+                            solver_tolerance=cfg.solver_tolerance,
+                            max_iterations=cfg.solver_max_iterations),
+                joint_limits=cfg.joint_limits)
+        self.motor = MotorModel(robot.effort_limits if cfg.torque_saturation else None,
+                                cfg.motor_time_constant, len(robot.actuated_idx_v))
+        self._data = robot.model.createData()
+        self._actuated = np.array(robot.actuated_idx_v, dtype=int)
+        self._generalized = np.zeros(robot.nv)
+        self._pushes = sorted(zip(cfg.push_times, cfg.push_impulses_x, cfg.push_impulses_z))
+        self._external_force = np.zeros(3)
+        self._pending_impulse = np.zeros(3)
+        self.state: State | None = None
+        self.reset()
+
+    # -- model information --------------------------------------------------------------------
+
+    @property
+    def leg(self) -> RobotModel:
+        """The robot model (name kept from the hopper-only simulator)."""
+        return self.robot
+
+    @property
+    def joint_names(self) -> tuple:
+        return self.robot.joint_names
+
+    @property
+    def actuated_joint_names(self) -> tuple:
+        return self.robot.actuated_joint_names
+
+    @property
+    def contact_frames(self) -> tuple:
+        return self.robot.contact_frames
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def reset(self, q=None, v=None) -> State:
+        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0."""
+        robot = self.robot
+        cfg = self.config
+        if q is None:
+            q = cfg.initial_q if cfg.initial_q else robot.default_q
+        if v is None:
+            v = cfg.initial_v if cfg.initial_v else robot.default_v
+        q = np.array(q, dtype=float)
+        v = np.array(v, dtype=float)
+        if q.shape != (robot.nq,) or v.shape != (robot.nv,) or not (
+                np.isfinite(q).all() and np.isfinite(v).all()):
+            raise ValueError(f'reset needs {robot.nq} finite values for q '
+                             f'{robot.coordinate_names()} and {robot.nv} for v, '
+                             f'got q={q.tolist()}, v={v.tolist()}')
+        if not robot.vector_space:
+            q = pin.normalize(robot.model, q)
+        self._q, self._v = q, v
+        self._steps = 0
+        self._next_push = 0
+        self._pending_impulse = np.zeros(3)
+        self._unconverged = 0
+        self.motor.reset()
+        self.integrator.reset(q, v)
+        n = len(robot.contact_frame_ids)
+        self.state = self._make_state(0.0, (False,) * n, np.zeros((n, 3)), 0, 0.0, ())
+        return self.state
+
+    def step(self, tau) -> State:
+        """Advance one control period holding the torque command (one value per actuated joint,
+        ``actuated_joint_names`` order, N*m or N)."""
+        n_act = len(self._actuated)
+        try:
+            command = np.array(tau, dtype=float).reshape(-1)
+            valid = command.shape == (n_act,) and bool(np.isfinite(command).all())
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            raise ValueError(f'tau must be {n_act} finite values '
+                             f'{list(self.actuated_joint_names)} in N*m, got {tau!r}')
+        cfg = self.config
+        dt = cfg.dt
+        if self._next_push < len(self._pushes):
+            self._collect_scheduled_pushes()
+        impulse = self._pending_impulse
+        pushed = bool(impulse.any())
+        if pushed:
+            self._pending_impulse = np.zeros(3)
+        base_force = self._external_force
+        forced = bool(base_force.any())
+        q, v = self._q, self._v
+        impulses = None
+        in_contact = ()
+        iterations = 0
+        residual = 0.0
+        events = ()
+        generalized = self._generalized
+        step = self.integrator.step
+        actuated = self._actuated
+        for substep in range(cfg.substeps):
+            generalized[:] = 0.0
+            generalized[actuated] = self.motor.advance(command, dt)
+            if forced or (pushed and substep == 0):
+                force = base_force
+                if pushed and substep == 0:
+                    # a push is a constant force over one physics step carrying the impulse
+                    force = base_force + impulse / dt
+                generalized += self._push_map(q) @ force
+            q, v, report = step(q, v, generalized, dt)
+            impulses = report.contact_impulses if impulses is None else (
+                impulses + report.contact_impulses)
+            in_contact = report.in_contact
+            iterations = max(iterations, report.iterations)
+            residual = max(residual, report.residual)
+            if not report.converged:
+                self._unconverged += 1
+            if report.events:
+                events += report.events
+        self._steps += 1
+        t = self._steps * cfg.control_period
+        speed_squared = float(v.dot(v))
+        # NaN fails every comparison, so this also catches a non-finite state
+        if not speed_squared <= cfg.max_speed * cfg.max_speed:
+            self.integrator.reset(self._q, self._v)
+            raise SimulationDiverged(
+                f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
+                f'last good state at t = {self.state.t:.6f} s', self.state)
+        self._q, self._v = q, v
+        self.state = self._make_state(t, in_contact, impulses / cfg.control_period, iterations,
+                                      residual, events)
+        return self.state
+
+    def apply_impulse(self, impulse) -> None:
+        """Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the
+        start of the next step."""
+        self._pending_impulse = self._pending_impulse + self._world_vector(impulse, 'impulse',
+                                                                           'N*s')
+
+    def set_external_force(self, force) -> None:
+        """Apply a constant world [x, z] or [x, y, z] force (N) on the base until changed."""
+        self._external_force = self._world_vector(force, 'force', 'N')
+
+    def energy(self, q=None, v=None) -> float:
+        """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
+        q = self._q if q is None else np.asarray(q, float)
+        v = self._v if v is None else np.asarray(v, float)
+        model, data = self.robot.model, self._data
+        kinetic = pin.computeKineticEnergy(model, data, q, v)
+        potential = pin.computePotentialEnergy(model, data, q)
+        return float(kinetic + potential)
+
+    def contact_positions(self, q=None) -> np.ndarray:
+        """(n_contacts, 3) world positions of the contact frames at q (default: current), m."""
+        q = self._q if q is None else np.asarray(q, float)
+        model, data = self.robot.model, self._data
+        pin.forwardKinematics(model, data, q)
+        return np.array([pin.updateFramePlacement(model, data, f).translation
+                         for f in self.robot.contact_frame_ids]).reshape(-1, 3)
+
+    @property
+    def time(self) -> float:
+        return self._steps * self.config.control_period
+
+    @property
+    def unconverged_steps(self) -> int:
+        """Physics steps since reset whose contact solve missed the tolerance."""
+        return self._unconverged
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _check_initial_state(self) -> None:
+        robot, cfg = self.robot, self.config
+        if cfg.initial_q and len(cfg.initial_q) != robot.nq:
+            raise ValueError(f'SimConfig.initial_q has {len(cfg.initial_q)} values; the model '
+                             f'needs nq = {robot.nq}: {robot.coordinate_names()} (or () for the '
+                             f'model default)')
+        if cfg.initial_v and len(cfg.initial_v) != robot.nv:
+            raise ValueError(f'SimConfig.initial_v has {len(cfg.initial_v)} values; the model '
+                             f'needs nv = {robot.nv} for joints {list(robot.joint_names)} '
+                             f'(or () for zero)')
+
+    @staticmethod
+    def _world_vector(value, what, unit) -> np.ndarray:
+        vec = np.asarray(value, dtype=float).reshape(-1)
+        if vec.shape not in ((2,), (3,)) or not np.isfinite(vec).all():
+            raise ValueError(f'{what} must be 2 finite values [x, z] or 3 [x, y, z] in {unit}, '
+                             f'got {value!r}')
+        return vec if vec.shape == (3,) else np.array((vec[0], 0.0, vec[1]))
+
+    def _collect_scheduled_pushes(self) -> None:
+        t = self.time
+        while (self._next_push < len(self._pushes)
+               and self._pushes[self._next_push][0] <= t + 1e-12):
+            _, jx, jz = self._pushes[self._next_push]
+            self._pending_impulse = self._pending_impulse + np.array((jx, 0.0, jz))
+            self._next_push += 1
+
+    def _push_map(self, q) -> np.ndarray:
+        """nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
+        model, data = self.robot.model, self._data
+        jac = pin.computeFrameJacobian(model, data, q, self.robot.push_frame_id,
+                                       pin.LOCAL_WORLD_ALIGNED)
+        return jac[:3].T
+
+    def _make_state(self, t, in_contacts, forces, iterations, residual, events) -> State:
+        positions = self.contact_positions()
+        in_contacts = tuple(bool(c) for c in in_contacts)
+        total = forces.sum(axis=0) if len(forces) else np.zeros(3)
+        foot = positions[0, 0:3:2].copy() if len(positions) else np.zeros(2)
+        # q and v are fresh arrays from the integrator and never modified in place: no copies
+        return State(t, self._q, self._v, any(in_contacts), total[0:3:2].copy(), foot,
+                     self.motor.applied, self.config.integrator, iterations, events,
+                     in_contacts, forces, positions, residual, self._unconverged)
+
+
+__all__ = ['Simulator', 'SimConfig', 'State', 'SimulationDiverged', 'ModelError', 'INTEGRATORS',
+           'MODES']
