@@ -54,7 +54,7 @@ def load(path: Path, **args) -> pin.Model:
 def movable_joints(xml: str) -> list:
     """(name, type, axis, limit element) of the non-fixed joints, in URDF order."""
     rows = []
-    for joint in ET.fromstring(xml).iter('joint'):
+    for joint in ET.fromstring(xml).findall('joint'):
         if joint.get('type') == 'fixed':
             continue
         axis = tuple(float(a) for a in joint.find('axis').get('xyz').split())
@@ -358,7 +358,7 @@ def test_contact_frames_are_massless_links_fixed_at_the_shank_tips(robot, feet):
     links = {link.get('name'): link for link in root.iter('link')}
     for foot, shank in feet.items():
         assert links[foot].find('inertial') is None, foot
-        joint = next(j for j in root.iter('joint') if j.find('child').get('link') == foot)
+        joint = next(j for j in root.findall('joint') if j.find('child').get('link') == foot)
         assert joint.get('type') == 'fixed'
         assert joint.find('parent').get('link') == shank
         assert joint.find('origin').get('rpy') == '0 0 0'
