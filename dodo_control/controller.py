@@ -56,18 +56,15 @@ import numpy as np
 from dodo_sim.model import load_leg_model
 
 from .dynamics import RobotDynamics
-from .flight import (PositionLoop, VelocityLoop, foot_target, posture_acceleration,
-                     raibert_angle)
+from .flight import PositionLoop, VelocityLoop, foot_target, raibert_angle
 from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from .slip import (StanceSpec, apex_return_map, deadbeat_angle, precompression,
-                   regulated_force, slip_acceleration)
-from .stance import flight_foot_torque, impact_energy_loss, slip_torque, support_projection
+from .slip import StanceSpec, apex_return_map, deadbeat_angle, precompression
+from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
+                     support_projection)
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
-_NAN2 = np.full(2, np.nan)
-_NAN2.flags.writeable = False
-_ZERO2 = np.zeros(2)
-_ZERO2.flags.writeable = False
+_NAN_XZ = (math.nan, math.nan)
+_ZERO_XZ = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -451,7 +448,8 @@ class Controller:
         """Snapshot of the last update (None before the first one)."""
         if self._telemetry is None and self._telemetry_args is not None:
             args = list(self._telemetry_args)
-            args[18] = np.array(args[18], dtype=float)          # foot_target
+            for i in range(15, 21):     # com_position ... leg_force: tuples/lists -> arrays
+                args[i] = np.array(args[i], dtype=float)
             self._telemetry = ControllerTelemetry(*args)
         return self._telemetry
 
@@ -463,110 +461,122 @@ class Controller:
 
     def update(self, t: float, q, v, foot_force) -> np.ndarray:
         """One control tick: returns ``[hip, knee]`` torques, N*m."""
-        q = np.asarray(q, dtype=float).reshape(-1)
-        v = np.asarray(v, dtype=float).reshape(-1)
-        force = np.asarray(foot_force, dtype=float).reshape(-1)
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        force = np.asarray(foot_force, dtype=float)
+        if q.ndim != 1 or v.ndim != 1 or force.ndim != 1:
+            q, v, force = q.reshape(-1), v.reshape(-1), force.reshape(-1)
         if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
             raise ValueError(f'update needs q (4), v (4), foot_force (2); got shapes '
                              f'{q.shape}, {v.shape}, {force.shape}')
-        if not math.isfinite(float(q.sum() + v.sum() + force.sum()) + t):
+        fx, fz = force.tolist()
+        # a NaN or inf anywhere makes the sum non-finite
+        if not math.isfinite(sum(q.tolist()) + sum(v.tolist()) + fx + fz + t):
             raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, f={force}')
         cfg = self._config
         if self._table is None:
             self._build_posture_table(q)
             self._calibrate_map_sensitivity()
-        terms = self.dyn.terms(q, v)
-        com, vcom, foot = terms.com, terms.com_vel, terms.foot
-        foot_vel = terms.Js @ v
-        d = com - foot
-        length = float(math.hypot(d[0], d[1]))
-        length_rate = float(d @ (vcom - foot_vel)) / length
-        rel_vz = float(foot_vel[1] - vcom[1])
+        tt = self.dyn.tick_terms(q, v)
+        (cx, cz), (vx, vz), (px, pz), (pvx, pvz) = tt.com, tt.com_vel, tt.foot, tt.foot_vel
+        dx, dz = cx - px, cz - pz
+        length = math.hypot(dx, dz)
+        length_rate = (dx * (vx - pvx) + dz * (vz - pvz)) / length
+        rel_vz = pvz - vz
 
-        contact = self._contact(force, foot_vel, vcom, rel_vz)
-        in_stance = self._phase.phase == STANCE
+        phase = self._phase
+        contact = self._contact(fz, pvx, pvz, vz, rel_vz)
+        in_stance = phase.phase == STANCE
         if in_stance and self._decompressing:
-            self._rest = self._decompression_rest(length, com, vcom)
+            self._rest = self._decompression_rest(length, cz, vz)
         released = (in_stance and self._decompressing and length >= self._rest - 1e-12
                     and length_rate > 0.0)
-        events = self._phase.update(t, contact, released, float(vcom[1]))
+        events = phase.update(t, contact, released, vz)
         for event in events:
             if event == 'touchdown':
-                self._on_touchdown(t, terms, v, length, foot, com, vcom)
+                self._on_touchdown(t, q, v, length, tt)
             elif event == 'liftoff':
                 self._stance_time = max(t - self._touchdown_t, cfg.min_stance_time_s)
             elif event == 'apex':
-                self._on_apex(t, terms, q, com, vcom)
+                self._on_apex(t, q, tt.com, tt.com_vel)
 
-        accel = _NAN2
-        leg_force = _ZERO2
-        if self._phase.phase == STANCE:
+        mass = self.mass
+        if phase.phase == STANCE:
             if not self._decompressing and length_rate > 0.0:
                 self._decompressing = True       # maximum compression passed
-                self._rest = self._decompression_rest(length, com, vcom)
-            accel = slip_acceleration(com, foot, self._rest, cfg.leg_stiffness, self.mass,
-                                      self.gravity)
-            leg_force = self.mass * (accel - self.gravity)
-            tau = slip_torque(terms, accel)
+                self._rest = self._decompression_rest(length, cz, vz)
+            # SLIP: a = F_leg/m + g, F_leg = k (l0 - l) (r - p_f) / l (slip.slip_acceleration)
+            scale = cfg.leg_stiffness * (self._rest - length) / (length * mass)
+            gx, gz = self.dyn.gravity_xz
+            ax, az = scale * dx + gx, scale * dz + gz
+            tau0, tau1 = slip_torque_tick(tt, ax, az)
+            accel = (ax, az)
+            leg_force = (mass * (ax - gx), mass * (az - gz))
             target = self._foothold
-            self._energy_injected = self._cog_energy(com, vcom) - self._energy_td
+            self._energy_injected = self._cog_energy(cz, vx, vz) - self._energy_td
         else:
-            rel_target = foot_target(self._alpha, self.rest_length)
-            rel_acc = posture_acceleration(foot - com, foot_vel - vcom, rel_target,
-                                           cfg.posture_kp, cfg.posture_kd)
-            tau = flight_foot_torque(terms, rel_acc)
-            target = com + rel_target
+            # posture: PD on the foot relative to the CoG towards the SLIP touchdown point
+            tx = self.rest_length * math.sin(self._alpha)     # flight.foot_target
+            tz = -self.rest_length * math.cos(self._alpha)
+            kp, kd = cfg.posture_kp, cfg.posture_kd
+            tau0, tau1 = flight_foot_torque_tick(tt, kp * (tx - (px - cx)) - kd * (pvx - vx),
+                                                 kp * (tz - (pz - cz)) - kd * (pvz - vz))
+            accel = _NAN_XZ
+            leg_force = _ZERO_XZ
+            target = (cx + tx, cz + tz)
         saturated = False
         if cfg.saturate_torque:
-            limits = self.effort_limits
-            for i in (0, 1):
-                if abs(tau[i]) > limits[i]:
-                    tau[i] = math.copysign(limits[i], tau[i])
-                    saturated = True
+            lim0, lim1 = self.dyn.effort_limits
+            if abs(tau0) > lim0:
+                tau0, saturated = math.copysign(lim0, tau0), True
+            if abs(tau1) > lim1:
+                tau1, saturated = math.copysign(lim1, tau1), True
         self._prev_v = v.copy()
         self._prev_rel_vz = rel_vz
-        self._prev_phase = self._phase.phase
+        self._prev_phase = phase.phase
         # telemetry is assembled lazily (only when read): positional in field order
         self._telemetry = None
         self._telemetry_args = (
-            float(t), self._phase.phase, self._hops, events, length, float(self._rest),
-            float(self._alpha if self._phase.phase == FLIGHT else self._td_alpha),
+            float(t), phase.phase, self._hops, events, length, float(self._rest),
+            float(self._alpha if phase.phase == FLIGHT else self._td_alpha),
             cfg.target_x, cfg.target_velocity, cfg.apex_height, float(self._v_set),
             float(self._last_apex_h), float(self._last_apex_vx), float(self._energy_injected),
-            float(self._impact_loss), com, vcom, foot, target, accel, leg_force, saturated)
-        return tau
+            float(self._impact_loss), tt.com, tt.com_vel, tt.foot, target, accel, leg_force,
+            saturated)
+        return np.array((tau0, tau1))
 
     # -- pieces ----------------------------------------------------------------------------
 
-    def _contact(self, force, foot_vel, vcom, rel_vz) -> bool:
+    def _contact(self, force_z, foot_vx, foot_vz, com_vz, rel_vz) -> bool:
         cfg = self._config
         if cfg.use_foot_sensor:
-            return bool(force[1] > cfg.contact_force_threshold_n)
+            return force_z > cfg.contact_force_threshold_n
         # kinematic fallback (no sensor): the foot stops dead at a plastic impact
         if self._phase.phase == STANCE:
-            return bool(foot_vel[1] < 0.05 and abs(foot_vel[0]) < 0.05)
+            return foot_vz < 0.05 and abs(foot_vx) < 0.05
         if self._phase.phase is None or self._prev_rel_vz is None:
             return False  # no history yet: start in flight
-        sink = -float(vcom[1])
-        return bool(sink > 0.1 and rel_vz - self._prev_rel_vz > cfg.kinematic_touchdown_ratio
-                    * sink)
+        sink = -com_vz
+        return sink > 0.1 and rel_vz - self._prev_rel_vz > cfg.kinematic_touchdown_ratio * sink
 
-    def _on_touchdown(self, t, terms, v, length, foot, com, vcom) -> None:
+    def _on_touchdown(self, t, q, v, length, tt) -> None:
         cfg = self._config
         self._hops += 1
         self._touchdown_t = t
-        self._foothold = foot.copy()
-        self._ground = float(foot[1])
+        foot, com = tt.foot, tt.com
+        self._foothold = foot
+        self._ground = foot[1]
         self._decompressing = False
         self._td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
         v_minus = self._prev_v if (self._prev_v is not None and self._prev_phase == FLIGHT) else v
         loss = 0.0
         if cfg.impact_compensation:
+            terms = self.dyn.terms(q, v)            # once per hop: the full terms
             loss = impact_energy_loss(terms, v_minus, self.mass, support_projection(terms))
         self._impact_loss = loss
         dl = precompression(loss, cfg.leg_stiffness)
         self._rest = min(length + dl, self.max_rest_length)
-        self._energy_td = self._cog_energy(com, vcom)
+        self._energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
         self._energy_injected = 0.0
         self._apex_offset_pred = self._posture_offset(self._alpha)
 
@@ -577,25 +587,24 @@ class Controller:
             offset = self._apex_offset if self._apex_offset is not None else 0.0
         return self._config.apex_height + offset + self._apex_correction
 
-    def _cog_energy(self, com, vcom) -> float:
+    def _cog_energy(self, com_z, com_vx, com_vz) -> float:
         """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
-        height = float(com[1] - (self._foothold[1] if self._foothold is not None else 0.0))
-        return float(0.5 * self.mass * (vcom @ vcom)
-                     + self.mass * abs(float(self.gravity[1])) * height)
+        height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
+        return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
-    def _decompression_rest(self, length, com, vcom) -> float:
-        """Rest length after maximum compression: constant, or apex-regulated (slip.py)."""
+    def _decompression_rest(self, length, com_z, com_vz) -> float:
+        """Rest length after maximum compression: constant, or apex-regulated
+        (:func:`.slip.regulated_force`, here in scalar form)."""
         cfg = self._config
         if not cfg.apex_regulation:
             return self._rest
-        _, rest = regulated_force(length, float(vcom[1]), float(com[1] - self._foothold[1]),
-                                  stiffness=cfg.leg_stiffness, mass=self.mass,
-                                  gravity_z=float(self.gravity[1]),
-                                  apex_height_rel=self._apex_target_rel(),
-                                  max_rest_length=self.max_rest_length)
-        return float(rest)
+        # ½ k (l0' − l)² = m |g| (z_apex − z) − ½ m ż², l0' <= max rest length
+        e_v = self.dyn.weight * (self._apex_target_rel() - (com_z - self._foothold[1])) \
+            - 0.5 * self.mass * com_vz * com_vz
+        stretch = math.sqrt(2.0 * e_v / cfg.leg_stiffness) if e_v > 0.0 else 0.0
+        return min(length + stretch, self.max_rest_length)
 
-    def _on_apex(self, t, terms, q, com, vcom) -> None:
+    def _on_apex(self, t, q, com, vcom) -> None:
         cfg = self._config
         g = abs(float(self.gravity[1]))
         apex_h = float(q[1] - self._ground)

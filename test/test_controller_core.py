@@ -12,9 +12,10 @@ from dodo_control.flight import PositionLoop, VelocityLoop, foot_target, raibert
 from dodo_control.phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
 from dodo_control.slip import (StanceSpec, apex_return_map, deadbeat_angle, leg_force,
                                precompression, slip_acceleration, stance_flow)
-from dodo_control.stance import (flight_foot_torque, impact_energy_loss, impact_velocity,
-                                 slip_torque, slip_torque_osc, support_consistent_acceleration,
-                                 support_projection)
+from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,
+                                 impact_energy_loss, impact_velocity, slip_torque,
+                                 slip_torque_osc, slip_torque_tick,
+                                 support_consistent_acceleration, support_projection)
 from dodo_sim.model import load_leg_model
 
 OTHER = {'body_mass': 8.0, 'thigh_length': 0.4, 'shank_length': 0.45}
@@ -76,6 +77,28 @@ def test_masses_and_lengths_come_from_the_urdf(urdf_path):
     assert other.stretched_length == pytest.approx(0.85 - depth, abs=1e-9)
     assert other.rest_length == pytest.approx(
         other.config.leg_rest_length_fraction * other.stretched_length, abs=1e-12)
+
+
+def test_tick_terms_equal_the_full_terms(dyn):
+    """The control tick's scalar fast path evaluates the same quantities as :meth:`terms`."""
+    for q, v in _random_states(6, seed=11):
+        terms, tt = dyn.terms(q, v), dyn.tick_terms(q, v)
+        for name in ('com', 'com_vel', 'foot', 'Jc', 'Js', 'Minv', 'dJc_v', 'dJs_v'):
+            np.testing.assert_allclose(np.array(getattr(tt, name)), getattr(terms, name),
+                                       rtol=1e-12, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(tt.foot_vel, terms.Js @ v, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(tt.Minv_h, terms.Minv @ terms.h, rtol=1e-12, atol=1e-12)
+
+
+def test_tick_torques_equal_the_matrix_forms(dyn):
+    rng = np.random.default_rng(12)
+    for q, v in _random_states(8, seed=13):
+        terms, tt = dyn.terms(q, v), dyn.tick_terms(q, v)
+        a = rng.normal(scale=20.0, size=2)
+        np.testing.assert_allclose(slip_torque_tick(tt, *a), slip_torque(terms, a),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(flight_foot_torque_tick(tt, *a), flight_foot_torque(terms, a),
+                                   rtol=1e-9, atol=1e-9)
 
 
 # -- stance: support-consistent dynamics and the SLIP law -------------------------------------
