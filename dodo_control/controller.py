@@ -56,9 +56,11 @@ import numpy as np
 from dodo_sim.model import load_leg_model
 
 from .dynamics import RobotDynamics
-from .flight import PositionLoop, VelocityLoop, foot_target, raibert_angle
+from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
+                     raibert_angle)
 from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from .slip import StanceSpec, apex_return_map, deadbeat_angle, precompression
+from .slip import (StanceSpec, apex_return_map, apex_return_map_single, deadbeat_angle,
+                   precompression)
 from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
                      support_projection)
 
@@ -94,21 +96,32 @@ class ControllerConfig:
         apex_integral_gain: per-hop integral gain on the apex height error, (-) (m per m).
         max_apex_correction_m: bound of that integral correction, m.
 
-    Position loop (Feng, Lehner & Lutze 2021, eq. 21-23), updated at each apex:
+    Position loop (Feng, Lehner & Lutze 2021, eq. 21-23), updated at each apex, on the error
+    e = target_x − (x + (v − v_ff) L) with the in-place speed v_ff and the horizon L that makes
+    the hop-to-hop loop critically damped (docs/control.md, "Position precision"):
         position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
-        position_integral_band: the position integral only runs while |e| is below this, m.
+        position_integral_band: the position integral only runs while |e| is below this, m
+            (it is kept across target_x changes).
 
     Velocity loop ('cascade', Feng, Lehner & Lutze 2021, eq. 20), updated at each apex:
         velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
             use the exact neutral angle from the SLIP apex return map (with the leg's touchdown
             impact) every hop instead of K_c v.
-        velocity_kp: rad/(m/s); NaN (default) = 0.9 / S, i.e. 90 % of the one-hop (deadbeat)
-            correction of the linearised SLIP map, S = −d v_next / d α of the return map with
-            the touchdown impact, evaluated at the first update (posture table).
+        velocity_kp: rad/(m/s); NaN (default) = velocity_step_fraction / S, i.e. that fraction
+            of the one-hop (deadbeat) correction of the linearised SLIP map, S = −d v_next / d α
+            of the return map with the touchdown impact, evaluated at the first update (posture
+            table).
+        velocity_step_fraction: β, see velocity_kp, (-), within (0, 1].
         velocity_ki: rad/(m/s) per hop.
         velocity_integral_band: the velocity integral only runs while |v − v_set| is below
             this, m/s (integral separation against windup in large transients).
         max_angle_of_attack: |α| limit for every policy, rad.
+        velocity_bias_gain: per-hop gain γ of the observer of the SLIP return map's apex-speed
+            bias b ← b + γ (v_measured − v_predicted − b); 'cascade' (return-map neutral angle)
+            and 'deadbeat' aim the map at v_set − b. (-), within [0, 1]; 0: off.
+        max_velocity_bias: |b| limit; hops whose residual exceeds it (pushes, missteps) are not
+            used, m/s.
+        max_velocity_bias_step: largest change of b in one hop, m/s.
         raibert_gain_s: Raibert foot-placement gain k in x_f = v T_s/2 + k (v - v_set), s.
         impact_feedforward: 'raibert' and 'cascade' with a finite ``velocity_kc``: add to α the
             angle that cancels the horizontal
@@ -145,15 +158,19 @@ class ControllerConfig:
     apex_regulation: bool = True
     apex_integral_gain: float = 0.5
     max_apex_correction_m: float = 0.1
-    position_kp: float = 0.8
-    position_ki: float = 0.5
-    position_integral_band: float = 0.1
+    position_kp: float = 1.0
+    position_ki: float = 0.3
+    position_integral_band: float = 0.02
     max_speed: float = 1.5
     velocity_kc: float = math.nan
     velocity_kp: float = math.nan
+    velocity_step_fraction: float = 0.9
     velocity_ki: float = 0.0
     velocity_integral_band: float = 0.3
     max_angle_of_attack: float = 0.5
+    velocity_bias_gain: float = 0.6
+    max_velocity_bias: float = 0.1
+    max_velocity_bias_step: float = 1.0
     raibert_gain_s: float = 0.05
     impact_feedforward: bool = True
     deadbeat_step_s: float = 0.002
@@ -209,6 +226,13 @@ class ControllerConfig:
             bad('max_leg_length_fraction', 'must be within (0, 1)')
         if not self.max_angle_of_attack < 1.2:
             bad('max_angle_of_attack', 'must be below 1.2 rad')
+        if not 0.0 < self.velocity_step_fraction <= 1.0:
+            bad('velocity_step_fraction', 'must be within (0, 1]')
+        if not 0.0 <= self.velocity_bias_gain <= 1.0:
+            bad('velocity_bias_gain', 'must be within [0, 1]')
+        for name in ('max_velocity_bias', 'max_velocity_bias_step'):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0.0):
+                bad(name, 'must be finite and >= 0')
         if int(self.liftoff_samples) != self.liftoff_samples or self.liftoff_samples < 1:
             bad('liftoff_samples', 'must be an integer >= 1')
 
@@ -328,8 +352,10 @@ class Controller:
                                           cfg.max_angle_of_attack, cfg.velocity_integral_band)
         else:
             self._velocity.kc, self._velocity.kp = self.velocity_kc, kp
-            if math.isnan(old.target_x) != math.isnan(cfg.target_x) or (
-                    old.target_x != cfg.target_x and not math.isnan(cfg.target_x)):
+            # a new target keeps the position integral: it holds the in-place gait's speed
+            # offset (a property of the robot, not of the target); integral separation keeps
+            # it from winding up on the way to a far target
+            if math.isnan(old.target_x) != math.isnan(cfg.target_x):
                 self._position.reset()
         if (old is None or old.max_angle_of_attack != cfg.max_angle_of_attack
                 or not _same(old.leg_rest_length_m, cfg.leg_rest_length_m)
@@ -369,12 +395,12 @@ class Controller:
                           step_s=cfg.deadbeat_step_s)
 
     def _velocity_kp(self) -> float:
-        """Velocity-loop P gain: configured, or 0.9 / S of the return map with the impact."""
+        """Velocity-loop P gain: configured, or β / S of the return map with the impact."""
         cfg = self._config
         if math.isfinite(cfg.velocity_kp):
             return cfg.velocity_kp
         sensitivity = self.map_sensitivity or self.slip_sensitivity
-        return 0.9 / sensitivity
+        return cfg.velocity_step_fraction / sensitivity
 
     def _calibrate_map_sensitivity(self) -> None:
         """S = −d v_next / d α of the apex return map with the leg's touchdown impact, around the
@@ -428,6 +454,9 @@ class Controller:
         self._alpha = 0.0
         self._td_alpha = 0.0
         self._v_set = 0.0
+        self._v_bias = 0.0
+        self._v_pred = None
+        self._hops_at_pred = 0
         self._apex_offset = None
         self._apex_offset_pred = None
         self._energy_td = 0.0
@@ -619,41 +648,99 @@ class Controller:
         self._last_apex_h = apex_h
         vx = float(vcom[0])
         self._last_apex_vx = vx
-        # velocity set-point: position PI on the error predicted at the next mid-stance, plus the
-        # speed whose hop has zero net displacement despite the touchdown impact's speed change
-        # (the stance starts at v + kick: v_ff (2 t_fall + T_s) + kick T_s / 2 = 0)
+        self._update_velocity_bias(vx)
+        # velocity set-point: position PI plus the in-place speed v_ff, the apex speed whose hop
+        # has zero net displacement despite the touchdown impact's speed change (the stance
+        # starts at v + kick: v_ff (2 t_fall + T_s) + kick T_s / 2 = 0). The error is that of
+        # the CoG x predicted ``lead`` ahead relative to an in-place hop, x + (v − v_ff) lead:
+        # zero in steady state means the apex CoG x is on the target.
         if math.isfinite(cfg.target_x):
             z_td = self._ground + self.rest_length * math.cos(self._alpha)
             fall = math.sqrt(2.0 * max(com[1] - z_td, 0.0) / g)
             kick = self._predicted_impact_kick(self._alpha, com, vx)
             v_ff = -0.5 * kick * self._stance_time / (2.0 * fall + self._stance_time)
-            lead = fall + 0.5 * self._stance_time     # CoG x predicted at mid-stance
-            self._v_set = self._position.update(cfg.target_x - (com[0] + vx * lead), dt_hop,
-                                                feedforward=v_ff)
+            lead = self._position_lead(fall, self._stance_time)
+            self._v_set = self._position.update(cfg.target_x - (com[0] + (vx - v_ff) * lead),
+                                                dt_hop, feedforward=v_ff)
         else:
             self._v_set = cfg.target_velocity
+        # the model-based policies aim the SLIP return map at v_set minus its learned bias
+        v_model = self._v_set - self._v_bias
+        self._v_pred = None
         if cfg.flight_policy == 'deadbeat':
-            self._alpha = self._return_map_angle(com, vx, self._v_set)
+            self._alpha = self._return_map_angle(com, vx, v_model)
+            self._v_pred = self._return_map_speed(com, vx, self._alpha)
             return
         if cfg.flight_policy == 'cascade' and not math.isfinite(cfg.velocity_kc):
             # neutral angle (keeps the current speed through the coming touchdown and stance)
             # from the SLIP apex return map with the leg's impact: no separate impact term
             neutral = self._return_map_angle(com, vx, vx)
-            alpha = self._velocity.update(vx, self._v_set, neutral=neutral)
+            alpha = self._velocity.update(vx, v_model, neutral=neutral)
+            self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack,
+                                        cfg.max_angle_of_attack))
+            self._v_pred = self._return_map_speed(com, vx, self._alpha)
+            return
+        if cfg.flight_policy == 'cascade':
+            alpha = self._velocity.update(vx, self._v_set)
         else:
-            if cfg.flight_policy == 'cascade':
-                alpha = self._velocity.update(vx, self._v_set)
-            else:
-                alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
-                                      cfg.raibert_gain_s, cfg.max_angle_of_attack)
-            if cfg.impact_feedforward:
-                # the impact changes the speed the stance starts with: shift the neutral point
-                # by K_c kick and cancel the kick by kick / S (kick evaluated at the α found)
-                gain = self.velocity_kc + 1.0 / self.slip_sensitivity
-                ff = gain * self._predicted_impact_kick(alpha, com, vx)
-                ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
-                alpha += ff
+            alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
+                                  cfg.raibert_gain_s, cfg.max_angle_of_attack)
+        if cfg.impact_feedforward:
+            # the impact changes the speed the stance starts with: shift the neutral point
+            # by K_c kick and cancel the kick by kick / S (kick evaluated at the α found)
+            gain = self.velocity_kc + 1.0 / self.slip_sensitivity
+            ff = gain * self._predicted_impact_kick(alpha, com, vx)
+            ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
+            alpha += ff
         self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack, cfg.max_angle_of_attack))
+
+    def _position_lead(self, fall_s: float, stance_s: float) -> float:
+        """Prediction horizon of the position error, s: :func:`.flight.critically_damped_lead`
+        with a = t_fall + T_s/2 (apex to mid-stance) and T = 2 t_fall + T_s."""
+        cfg = self._config
+        a = fall_s + 0.5 * stance_s
+        if cfg.position_kp <= 0.0:
+            return a
+        return critically_damped_lead(a, 2.0 * fall_s + stance_s, self._velocity_fraction(),
+                                      cfg.position_kp)
+
+    def _velocity_fraction(self) -> float:
+        """β: the fraction of a velocity set-point change the flight policy achieves in one hop
+        (linearised SLIP return map, sensitivity S = −d v_next / d α)."""
+        cfg = self._config
+        if cfg.flight_policy == 'deadbeat':
+            return 1.0
+        sensitivity = self.map_sensitivity or self.slip_sensitivity
+        if cfg.flight_policy == 'cascade':
+            per_speed = self._velocity.kp                       # rad per (m/s) of error
+        else:                                                    # raibert: foot placement
+            per_speed = cfg.raibert_gain_s / self.rest_length
+        return min(max(sensitivity * per_speed, 0.05), 1.0)
+
+    def _update_velocity_bias(self, vx: float) -> None:
+        """Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors
+        of the template, of the contact, of the touchdown timing) from the prediction made at
+        the previous apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep)
+        are not used."""
+        cfg = self._config
+        pred, self._v_pred = self._v_pred, None
+        if pred is None or self._hops == self._hops_at_pred or not math.isfinite(pred):
+            return
+        residual = vx - pred
+        if abs(residual) <= cfg.max_velocity_bias:
+            step = cfg.velocity_bias_gain * (residual - self._v_bias)
+            limit = cfg.max_velocity_bias_step
+            self._v_bias += min(max(step, -limit), limit)
+
+    def _return_map_speed(self, com, vx: float, alpha: float) -> float:
+        """Next apex speed the SLIP return map (with the leg's impact) predicts for α, m/s."""
+        cfg = self._config
+        self._hops_at_pred = self._hops
+        _, speed = apex_return_map_single(alpha, float(com[1] - self._ground), vx,
+                                          self.rest_length,
+                                          self._stance_spec(self._apex_target_rel()),
+                                          self._impact_matrix, cfg.impact_compensation)
+        return speed
 
     def _predicted_impact_kick(self, alpha: float, com, vx) -> float:
         """Horizontal CoG velocity change a touchdown at α will cause, m/s."""

@@ -133,9 +133,9 @@ BAD_STUDIES = [
     ('integer field, fractional bound', _with(parameters={'controller': {
         'liftoff_samples': {'low': 1.5, 'high': 8}}}),
      'is an integer'),
-    ('baseline outside the range', _with(parameters__controller__position_kp={'low': 1.0,
+    ('baseline outside the range', _with(parameters__controller__position_kp={'low': 1.2,
                                                                               'high': 2.0}),
-     'baseline (trial 0) value 0.8'),
+     'baseline (trial 0) value 1.0'),
     ('missing high', _with(parameters__controller__position_kp={'low': 1.0}),
      'needs low and high'),
     ('unknown objective metric', _with(objectives=[{'metric': 'happiness'}]),

@@ -685,7 +685,7 @@ def summary_text(study: Study, opt, workers: int, wall_s: float, out: Path) -> s
     for p in study.parameters:
         bv = base.params.get(p.key, p.baseline) if base is not None else p.baseline
         lines.append(f'  {p.key:36s} {_fmt(bv):>12s} {_fmt(best.params[p.key]):>12s}')
-    lines.append(f'  runs of the best trial:')
+    lines.append('  runs of the best trial:')
     for run in best.user_attrs.get('runs', []):
         what = run.get('failure') or ' '.join(f'{k}={_fmt(v)}' for k, v in run['metrics'].items())
         lines.append(f'    {run["scenario"]} / {run["perturbation"]}: {what}')
