@@ -34,10 +34,14 @@ Structure (docs/control.md):
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
   ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
-  k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). Every tick an
-  exact-model posture controller drives the foot to the SLIP touchdown point relative to the CoG.
+  k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). The
+  model-based policies aim the return map at v_set minus a per-hop observer's estimate of its
+  bias (measured minus predicted apex speed). The position error uses the critically damped
+  horizon of the hop model; its integral survives target changes (docs/control.md, "Position
+  precision"). Every tick an exact-model posture controller drives the foot to the SLIP
+  touchdown point relative to the CoG.
 * :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
-  once per hop on the apex tick); :mod:`.dynamics` — the controller's own pinocchio terms.
+  once per hop on the apex tick: the neutral-angle solve and the observer's prediction); :mod:`.dynamics` — the controller's own pinocchio terms.
 
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x; ``apex_height`` the base height above the ground at
