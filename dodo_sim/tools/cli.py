@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     'hop': ('dodo_sim.tools.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
     'replay': ('dodo_sim.tools.replay', 'replay a bag (original timing, or through the controller)'),
     'plot': ('dodo_sim.tools.plot', 'PNG figures and a leg animation from a bag'),
+    'optimize': ('dodo_sim.tools.optimize', 'tune controller parameters over scenarios (Optuna)'),
 }
 
 
