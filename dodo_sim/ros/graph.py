@@ -145,11 +145,18 @@ def known_parameters() -> dict[str, set]:
     return known
 
 
-def hop_nodes(record: bool) -> tuple:
-    """Nodes ``dodo hop`` starts (simulation on a plain machine), in start order."""
-    enabled = {'record': record}
-    return tuple(spec for spec in NODES if spec.module is not None
+def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
+    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install)."""
+    enabled = {'record': record, 'rviz': rviz}
+    return tuple(spec for spec in NODES if (use_sim or not spec.sim_only)
                  and (spec.condition is None or enabled.get(spec.condition, False)))
+
+
+def hop_nodes(record: bool) -> tuple:
+    """Nodes ``dodo hop`` starts (simulation on a plain machine): the launch graph with
+    ``use_sim:=true`` minus the nodes that need a ROS install (module None)."""
+    return tuple(spec for spec in launch_nodes(use_sim=True, record=record, rviz=False)
+                 if spec.module is not None)
 
 
 def subscriber_count(topic: str, running: tuple) -> int:
@@ -157,21 +164,57 @@ def subscriber_count(topic: str, running: tuple) -> int:
     return sum(topic in spec.subscribes for spec in running)
 
 
-def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
-    """Command-line parameters ``dodo hop`` gives ``spec`` (params file aside)."""
-    params: dict[str, Any] = {'use_sim_time': True}
+def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
+    """The start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
+
+    simulator: every state topic (/clock, /joint_states, /foot_contact) must have as many
+    matched subscriptions as the running nodes that subscribe to the least subscribed of them
+    (controller + recorder when recording), so no subscriber misses the first state.
+    controller: the command topic must reach every running subscriber, plus the hardware driver
+    (outside this graph) when ``use_sim`` is false. At least 1 either way.
+    """
+    if name == 'simulator':
+        return max(1, min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS))
+    if name == 'controller':
+        return max(1, subscriber_count(EFFORT_COMMANDS, running) + (0 if use_sim else 1))
+    return None
+
+
+#: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): the hardware
+#: driver stamps /joint_states and /foot_contact with its own clock, so the controller pairs them
+#: by arrival, not by stamp.
+HARDWARE_PARAMETERS = {'controller': {'sync_foot_contact': False}}
+
+
+def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
+                    use_sim: bool = True, launch: bool = False) -> dict[str, Any]:
+    """Parameters the graph gives ``spec`` on top of the params file — the same for the launch
+    file and ``dodo hop``: ``use_sim_time``, the start gate (:func:`min_subscribers`), the
+    node's :class:`Arg` parameters taken from ``values`` (launch arguments / ``dodo hop``
+    options by name), the hardware parameters without simulator and, with ``launch``, the
+    launch-only ones. Plain Python values (typed: a string stays a string)."""
+    params: dict[str, Any] = {'use_sim_time': use_sim}
     for key, value in spec.parameters.items():
-        params[key] = args[value.name] if isinstance(value, Arg) else value
-    if spec.name == 'simulator':
-        params['min_subscribers'] = max(1, min(subscriber_count(t, running)
-                                               for t in SIMULATOR_STATE_TOPICS))
-        if 'stop_after' in args:
-            params['stop_after'] = args['stop_after']
-    elif spec.name == 'controller':
-        params['min_subscribers'] = max(1, subscriber_count(EFFORT_COMMANDS, running))
+        params[key] = values[value.name] if isinstance(value, Arg) else value
+    gate = min_subscribers(spec.name, running, use_sim=use_sim)
+    if gate is not None:
+        params['min_subscribers'] = gate
+    if not use_sim:
+        params.update(HARDWARE_PARAMETERS.get(spec.name, {}))
+    if launch:
+        params.update(spec.launch_parameters)
+    return params
+
+
+def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
+    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters` plus
+    the simulator's ``stop_after`` (``args['stop_after']``, simulated s)."""
+    params = node_parameters(spec, running, args)
+    if spec.name == 'simulator' and 'stop_after' in args:
+        params['stop_after'] = float(args['stop_after'])
     return params
 
 
 __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
-           'node', 'hop_nodes', 'hop_parameters',
-           'known_parameters', 'config_classes']
+           'node', 'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters',
+           'hop_parameters', 'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes']
