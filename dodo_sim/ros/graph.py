@@ -1,8 +1,10 @@
 """The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
 
 Both ``launch/hop.launch.py`` (a ROS 2 install) and ``dodo hop`` (a plain machine, processes
-over DDS) build their node set from :data:`NODES` and :data:`LAUNCH_ARGUMENTS`; a test checks
-they agree. This module is pure data (no rclpy, no launch imports).
+over DDS) build their node set and parameters here: :func:`launch_nodes` / :func:`hop_nodes`,
+:func:`node_parameters` (incl. the start gates of :func:`min_subscribers`); tests check they
+agree (test/test_runs_graph.py) and run both for real (docs/running.md). This module is pure
+data and functions (no rclpy, no launch imports).
 
 Topic names, message types and QoS are the ROS contract of :mod:`dodo_sim.ros.contract`.
 """
@@ -40,12 +42,14 @@ LAUNCH_ARGUMENTS = (
               'ros__parameters, shared keys under /**:', share_path=('config', 'hop.yaml')),
     LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator)',
               share_path=('urdf', 'hopper.urdf.xacro')),
-    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: a hardware '
-              'driver publishes /joint_states and /foot_contact', default='true'),
+    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
+              'no /clock, a hardware driver publishes /joint_states and /foot_contact',
+              default='true'),
     LaunchArg('rviz', 'Start rviz2 with config/hop.rviz', default='false'),
-    LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder)',
-              default='false'),
-    LaunchArg('bag', 'Output directory of the bag when record:=true', default='hop_bag'),
+    LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
+              'simulator waits for the recorder, so the bag starts at t = 0', default='false'),
+    LaunchArg('bag', 'Output directory of the bag when record:=true (must not exist)',
+              default='hop_bag'),
 )
 
 
@@ -67,7 +71,7 @@ class NodeSpec:
         robot_description: launch passes the xacro output as its robot_description parameter.
         parameters: extra parameters (values may be :class:`Arg`), launch and ``dodo hop``.
         launch_parameters: extra parameters only in the launch file.
-        subscribes: topics it subscribes to (``dodo hop`` derives ``min_subscribers``).
+        subscribes: topics it subscribes to (:func:`min_subscribers` counts them).
         arguments: extra command-line arguments (share-relative paths as tuples).
         remappings: (from, to) topic remappings.
     """
