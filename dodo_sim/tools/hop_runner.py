@@ -255,6 +255,10 @@ class HopRun:
             finally:
                 os.dup2(saved, 2)
                 os.close(saved)
+            native.seek(0)
+            warnings = native.read().decode(errors='replace')
+            if warnings:                     # a usable model: pass on what the parser said
+                sys.stderr.write(warnings)
 
     # -- commands --------------------------------------------------------------------------
 
@@ -621,8 +625,12 @@ def main(argv=None) -> int:
     if plots is None and not args.no_plots:
         plots = default_plots
     params_file = args.params_file if args.params_file is not None else default_params_path()
-    return run(params_file, args.duration, bag, plots, args.wall_timeout,
-               domain_id=args.domain_id)
+    try:
+        return run(params_file, args.duration, bag, plots, args.wall_timeout,
+                   domain_id=args.domain_id)
+    except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
+        print('dodo hop: interrupted (SIGINT)', file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == '__main__':
