@@ -147,6 +147,8 @@ class RunResult:
             head = f'terminated ({self.signal_name}) at {t} {of}, after {self.wall_s:.1f} s'
         else:
             head = f'FAILED at {t} {of}: ' + '; '.join(self.failures)
+        if self.stop_reason:
+            head += f' (simulator: {self.stop_reason})'
         if self.outcome != 'failed':
             if self.failures:
                 head += '; but: ' + '; '.join(self.failures)
@@ -426,19 +428,21 @@ class HopRun:
     def simulated_time(self) -> tuple[float | None, int | None, str | None]:
         """(simulated s reached, steps, stop reason): the simulator's summary line, else the
         last /clock in the bag, else its stop_after line."""
+        last = None
+        if self.bag is not None and (self.bag / 'metadata.yaml').is_file():
+            last, problem = bag_clock(self.bag, self.env.get('ROS_DOMAIN_ID', '?'))
+            if problem:
+                self._fail(problem)
         summary = self.sim_summary
         if summary and isinstance(summary.get('sim_time_s'), (int, float)):
             steps = summary.get('steps')
             return (float(summary['sim_time_s']), steps if isinstance(steps, int) else None,
                     summary.get('stop_reason'))
         line = self._stop_after_line
-        if self.bag is not None and (self.bag / 'metadata.yaml').is_file():
-            last, problem = bag_clock(self.bag, self.env.get('ROS_DOMAIN_ID', '?'))
-            if problem:
-                self._fail(problem)
-            if last is not None:
-                steps = line[1] if line is not None and abs(line[0] - last) < 1e-9 else None
-                return last, steps, None
+        if last is not None:
+            if line is not None and abs(line[0] - last) < 1e-9:
+                return last, line[1], 'stop_after'
+            return last, None, None
         if line is not None:
             return line[0], line[1], 'stop_after'
         return None, None, None

@@ -8,7 +8,8 @@ Used by ``dodo hop`` (docs/running.md). Every child
 * gets ``PR_SET_PDEATHSIG = SIGTERM`` (Linux): if the supervisor dies, even by SIGKILL, the
   kernel sends it SIGTERM, which every dodo_sim node handles as a clean stop (the recorder
   closes its bag). Set in the child between fork and exec; the supervisor is single-threaded,
-  so nothing else runs at that moment;
+  so nothing else runs at that moment. (The kernel watches the *thread* that started the child:
+  start children from a thread that lives as long as the run, e.g. the main thread.);
 * writes stdout and stderr into one pipe that the loop reads without threads (``selectors``);
   each line is passed to a callback.
 
