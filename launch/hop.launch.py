@@ -68,9 +68,15 @@ def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool) -> 
                 remappings=list(spec.remappings))
 
 
+def _switch(context, name: str) -> bool:
+    text = LaunchConfiguration(name).perform(context)
+    if text.strip().lower() not in ('true', 'false', '1', '0'):
+        raise ValueError(f'launch argument {name}:={text!r}: expected true or false')
+    return evaluate_condition_expression(context, [LaunchConfiguration(name)])
+
+
 def _nodes(context):
-    switches = {name: evaluate_condition_expression(context, [LaunchConfiguration(name)])
-                for name in SWITCHES}
+    switches = {name: _switch(context, name) for name in SWITCHES}
     values = {arg.name: LaunchConfiguration(arg.name).perform(context)
               for arg in graph.LAUNCH_ARGUMENTS}
     running = graph.launch_nodes(**switches)
