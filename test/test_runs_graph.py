@@ -121,8 +121,12 @@ def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
                  f'__node:=rec{i}', '--params-file', str(generated)],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO))
         for proc, name in zip(procs, bags):
-            line = proc.stdout.readline().strip()
-            assert line == f'dodo recorder: ready {tmp_path / name}', line
+            seen = []                  # DDS may log first (e.g. shared-memory port contention)
+            for line in proc.stdout:
+                seen.append(line.rstrip('\n'))
+                if line.startswith('dodo recorder: ready'):
+                    break
+            assert seen and seen[-1] == f'dodo recorder: ready {tmp_path / name}', seen
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGINT)
