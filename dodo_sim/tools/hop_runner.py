@@ -286,8 +286,11 @@ class HopRun:
             self._parse_simulator_line(text)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
-        self.out.write(f'[{child.name}] {text}\n')
-        self.out.flush()
+        try:
+            self.out.write(f'[{child.name}] {text}\n')
+            self.out.flush()
+        except (BrokenPipeError, ValueError):   # e.g. `dodo hop | head` ended: keep running
+            self.out = open(os.devnull, 'w')
 
     def _parse_simulator_line(self, text: str) -> None:
         at = text.find(SIMULATOR_SUMMARY)
@@ -477,6 +480,13 @@ class HopRun:
                     outcome = 'completed'
             except RuntimeError as exc:
                 self._fail(str(exc))
+            except BaseException:            # a bug or our own output gone: stop them first
+                try:
+                    self.stop(latch, fast=True)
+                finally:
+                    self.group.close()
+                    self.release()
+                raise
             first = latch.received[0] if latch.received else None
             if first is not None:
                 outcome = 'interrupted' if first == signal.SIGINT else 'terminated'
