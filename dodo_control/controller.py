@@ -69,6 +69,12 @@ from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_ti
                      support_projection)
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
+#: An apex set-point is reachable if the SLIP return map brings the apex back to within this, m.
+APEX_REACH_TOLERANCE_M = 1e-3
+#: ControllerConfig fields besides apex_height that change the feasible apex range.
+APEX_RANGE_FIELDS = ('leg_stiffness', 'leg_rest_length_m', 'leg_rest_length_fraction',
+                     'max_leg_length_fraction', 'impact_compensation', 'apex_regulation',
+                     'deadbeat_step_s')
 _NAN_XZ = (math.nan, math.nan)
 _ZERO_XZ = (0.0, 0.0)
 
@@ -336,6 +342,9 @@ class Controller:
                              f'max_leg_length_fraction x stretched leg = '
                              f'{max_rest_length:.4f} m')
         old = self._config
+        if old is None or any(not _same(getattr(old, n), getattr(cfg, n))
+                              for n in ('apex_height',) + APEX_RANGE_FIELDS):
+            self._check_apex_height(cfg, rest_length, max_rest_length)
         self._config = cfg
         self.rest_length, self.max_rest_length = rest_length, max_rest_length
         gains_changed = old is None or self._gains_changed(old, cfg)
@@ -381,6 +390,73 @@ class Controller:
             ('target_x', target_x), ('target_velocity', target_velocity),
             ('apex_height', apex_height), ('flight_policy', flight_policy)) if value is not None}
         self.reconfigure(dataclasses.replace(self._config, **changes))
+
+    # -- feasibility of the apex set-point ---------------------------------------------------
+
+    def apex_height_range(self, config: ControllerConfig | None = None) -> tuple[float, float]:
+        """Apex heights (base above the ground, m) this leg can hop at with ``config``.
+
+        Lower end (exclusive): the base height at a vertical touchdown with the leg at its rest
+        length — a lower apex never leaves the ground. Upper end: the highest apex the SLIP apex
+        return map of this leg still returns to within :data:`APEX_REACH_TOLERANCE_M` — vertical
+        hop, the leg's touchdown impact (from N_s at the touchdown posture), SLIPic
+        pre-compression and apex regulation with the spring no longer than its longest rest
+        length (``max_leg_length_fraction``): above it the impact takes more energy than the
+        stance can give back. Necessary, not sufficient (the return map ignores torque limits).
+        """
+        cfg = config if config is not None else self._config
+        rest = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
+                else cfg.leg_rest_length_fraction * self.stretched_length)
+        max_rest = cfg.max_leg_length_fraction * self.stretched_length
+        return self._apex_range(cfg, rest, max_rest)
+
+    def _apex_range(self, cfg: ControllerConfig, rest: float, max_rest: float,
+                    probe: float | None = None):
+        """(low, high) of :meth:`apex_height_range`; with ``probe``: whether it is inside."""
+        try:
+            joints = self.dyn.posture_for_foot(np.array([0.0, -rest]),
+                                               np.array([0.0, 0.0, 0.5, -1.0]))
+        except ValueError:
+            raise ValueError(f'the leg cannot reach its rest length {rest:.3f} m below the '
+                             f'CoG: check leg_rest_length_m against the URDF') from None
+        terms = self.dyn.terms(np.array([0.0, 0.0, joints[0], joints[1]]), np.zeros(4))
+        touchdown, offset = -float(terms.foot[1]), float(terms.com[1])   # base at z = 0
+        impact = (terms.Jc @ support_projection(terms).N_s)[:, :2]
+
+        def returns(height: float) -> bool:
+            rel = height + offset                      # CoG apex above the ground
+            spec = StanceSpec(stiffness=cfg.leg_stiffness, mass=self.mass,
+                              gravity_z=float(self.gravity[1]), regulate=cfg.apex_regulation,
+                              apex_height_rel=rel, max_rest_length=max_rest,
+                              step_s=cfg.deadbeat_step_s)
+            apex, _ = apex_return_map_single(0.0, rel, 0.0, rest, spec, impact_matrix=impact,
+                                             precompress=cfg.impact_compensation)
+            return math.isfinite(apex) and apex >= rel - APEX_REACH_TOLERANCE_M
+
+        if probe is not None:
+            return probe > touchdown and returns(probe)
+        low = high = touchdown + 0.01
+        if not returns(low):
+            return touchdown, touchdown
+        step = 0.5
+        while returns(high + step) and high < 100.0:
+            high += step
+        for _ in range(20):                            # bisection to < 1 mm
+            step *= 0.5
+            if returns(high + step):
+                high += step
+        return touchdown, high
+
+    def _check_apex_height(self, cfg: ControllerConfig, rest: float, max_rest: float) -> None:
+        if self._apex_range(cfg, rest, max_rest, probe=cfg.apex_height):
+            return
+        low, high = self._apex_range(cfg, rest, max_rest)
+        raise ValueError(
+            f'ControllerConfig.apex_height = {cfg.apex_height!r} m is out of reach for this leg: '
+            f'feasible {low:.3f} m < apex_height <= {high:.3f} m (above the base height at a '
+            f'vertical touchdown with the leg at rest length {rest:.3f} m, and no higher than '
+            f'the SLIP stance with spring {cfg.leg_stiffness:g} N/m and longest rest length '
+            f'{max_rest:.3f} m gives back after the touchdown impact)')
 
     @staticmethod
     def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
