@@ -88,9 +88,8 @@ class DriverConfig:
             (the foot switch also counts).
         diagnostics_period: period of /diagnostics, s (0.1 .. 1).
         warn_period: wall-clock s between repeated warnings of the same kind.
-        emulator_mode: emulated hardware: 'realtime' (physics in wall-clock time on its own
-            thread) or 'lockstep' (one physics period per driver cycle, deterministic).
-        emulator_reply_latency: emulated actuator reply latency, s (realtime mode).
+        emulator_mode: emulated hardware: 'realtime' (the physics follows the wall clock) or
+            'lockstep' (one physics period per driver cycle, deterministic).
         emulator_initial_q: initial configuration of the emulated robot (SimConfig.initial_q).
         emulator_integrator: integrator of the emulated physics ('timestepping' | 'event').
     """
@@ -132,7 +131,6 @@ class DriverConfig:
     diagnostics_period: float = 0.5
     warn_period: float = 1.0
     emulator_mode: str = 'realtime'
-    emulator_reply_latency: float = 0.0001
     emulator_initial_q: tuple = (0.0, 1.2, 0.3, -0.6)
     emulator_integrator: str = 'timestepping'
 
@@ -193,7 +191,7 @@ class DriverConfig:
         if not all(math.isfinite(d) and d >= 0.0 for d in self.damping):
             bad('damping', 'entries must be >= 0')
         for name in ('soft_limit_margin', 'soft_limit_stiffness', 'soft_limit_damping',
-                     'stuck_reading_time', 'contact_threshold', 'emulator_reply_latency'):
+                     'stuck_reading_time', 'contact_threshold'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 bad(name, 'must be >= 0')

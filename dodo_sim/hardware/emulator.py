@@ -18,11 +18,14 @@ The sensor board answers each Sync with the boom encoder counts (power-up offset
 resolution), boom rates and the foot force of the contact frame (0.5 N resolution, overload
 flag beyond the field range).
 
-Timing: ``mode='lockstep'`` advances the physics by one control period at each Sync (then
-replies), so a driver cycle is one period of simulated time (deterministic; the driver side of
-the bus services the emulator when it waits for replies, no thread). ``mode='realtime'`` runs
-its own thread: the physics steps at wall-clock period boundaries (zero-order hold of the
-latest commands), replies leave ``reply_latency`` after the frame they answer.
+Timing: the emulator has no thread; the driver's side of the bus (:meth:`Emulator.driver_bus`)
+lets it answer the frames waiting for it whenever the driver receives. ``mode='lockstep'``
+advances the physics by one control period at each Sync (then replies), so a driver cycle is
+one period of simulated time (deterministic). ``mode='realtime'`` first advances the physics to
+the wall clock in whole periods (zero-order hold of the commands in force, the firmware
+timeout checked at each period), then replies: a stalled driver finds the robot where the
+held commands took it. (An emulator thread was tried first: Python's GIL hand-offs between
+two threads cost 0.4-5 ms per exchange on a loaded 2-core machine, more than the period.)
 
 Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.set_error`,
 :meth:`Emulator.set_temperature`, :meth:`Emulator.freeze_encoder`,
@@ -32,10 +35,7 @@ Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.se
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import itertools
 import math
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -81,8 +81,10 @@ class EmulatorConfig:
     """Emulated hardware parameters.
 
     Attributes:
-        mode: 'lockstep' (one physics period per Sync) or 'realtime' (own thread, wall clock).
-        reply_latency: actuator and board reply latency, s (realtime mode).
+        mode: 'lockstep' (one physics period per Sync) or 'realtime' (the physics follows the
+            wall clock).
+        stand: the robot rests on a stand in its initial pose (physics frozen) until an
+            actuator is first enabled, as a real leg is held while the motors are off.
         velocity_noise_counts: standard deviation of the velocity reading, counts (real
             velocity estimates jitter; the frozen-reading check relies on it).
         actuator_offsets: actuator position at joint zero per actuated joint, rad (what a
@@ -98,11 +100,12 @@ class EmulatorConfig:
         firmware_temperature_limit: over this the firmware reports error 1 and rests, degC.
         foot_switch_threshold: vertical force that closes the foot switch, N.
         seed: noise seed.
-        max_catch_up: realtime: most physics periods made up at once after a stall.
+        max_catch_up: realtime: most physics periods made up at once after a stall (the rest
+            of the stall is skipped, counted in ``skipped_steps``).
     """
 
     mode: str = 'lockstep'
-    reply_latency: float = 0.0001
+    stand: bool = True
     velocity_noise_counts: float = 1.0
     actuator_offsets: tuple = ()
     boom_power_on_counts: tuple = (0, 0)
@@ -264,12 +267,6 @@ class EmulatedSensorBoard:
         return self.wire.encode_board(sample)
 
 
-class _Reply(NamedTuple):
-    due: float
-    order: int
-    msg: can.Message
-
-
 class Emulator:
     """The emulated actuators and sensor board on an in-process virtual bus (see module docs).
 
@@ -319,13 +316,10 @@ class Emulator:
         self._bus_off_until = -math.inf
         self._bus_off_announced = False
         self._tx_full = 0
-        self._pending: list = []
-        self._order = itertools.count()
-        self._thread: threading.Thread | None = None
-        self._running = threading.Event()
-        self._lock = threading.Lock()
         self._wall_start = 0.0
-        self.error: BaseException | None = None
+        self._started = False
+        self.skipped_steps = 0
+        self.on_stand = self.config.stand
 
     # -- the driver's side of the bus -----------------------------------------------------------
 
@@ -339,20 +333,24 @@ class Emulator:
     # -- time -----------------------------------------------------------------------------------
 
     def now(self) -> float:
-        if self.config.mode == 'lockstep':
+        """Emulator time, s: simulated time in lockstep, wall-clock time since the first
+        frame in realtime."""
+        if self.config.mode == 'lockstep' or not self._started:
             return self.steps * self.period
         return time.monotonic() - self._wall_start
 
     # -- frames ---------------------------------------------------------------------------------
 
     def service(self) -> None:
-        """Handle every frame waiting on the bus (lockstep; realtime uses its thread)."""
+        """Answer every frame waiting on the bus (the driver's side of the bus calls this
+        before it receives); in realtime mode first advance the physics to the wall clock."""
+        if self.config.mode == 'realtime':
+            self._advance_to(self.now())
         while True:
             msg = self.bus.recv(0.0)
             if msg is None:
                 break
             self._handle(msg, self.now())
-        self._flush_replies(math.inf)
 
     def _handle(self, msg: can.Message, now: float) -> None:
         if msg.is_error_frame:
@@ -392,17 +390,32 @@ class Emulator:
             self._queue(now, self.wire.reply_id, reply)
 
     def _queue(self, now: float, frame_id: int, data: bytes) -> None:
-        msg = can.Message(arbitration_id=frame_id, data=data, is_extended_id=False)
-        latency = self.config.reply_latency if self.config.mode == 'realtime' else 0.0
-        heapq.heappush(self._pending, _Reply(now + latency, next(self._order), msg))
-
-    def _flush_replies(self, now: float) -> None:
-        while self._pending and self._pending[0].due <= now:
-            self.bus.send(heapq.heappop(self._pending).msg)
+        self.bus.send(can.Message(arbitration_id=frame_id, data=data, is_extended_id=False))
 
     # -- physics --------------------------------------------------------------------------------
 
+    def _advance_to(self, now: float) -> None:
+        """Realtime: step the physics until it reaches wall-clock time ``now`` (at most
+        ``max_catch_up`` periods; beyond, time is skipped and counted in ``skipped_steps``)."""
+        if not self._started:
+            self._started = True
+            self._wall_start = time.monotonic() - self.steps * self.period
+            return
+        due = int(now / self.period) - self.steps
+        if due > self.config.max_catch_up:
+            skipped = due - self.config.max_catch_up
+            self.skipped_steps += skipped
+            self._wall_start += skipped * self.period
+            due = self.config.max_catch_up
+        for _ in range(due):
+            self._step_physics(self.steps * self.period)
+
     def _step_physics(self, now: float) -> None:
+        if self.on_stand:
+            self.on_stand = not any(a.motor_mode for a in self.actuators.values())
+            if self.on_stand:
+                self.steps += 1          # time passes, the robot stays on its stand
+                return
         state = self.sim.state
         tau = self.tau
         for actuator in self.actuators.values():
@@ -415,52 +428,7 @@ class Emulator:
         for actuator in self.actuators.values():
             actuator.heat(self.period)
 
-    # -- realtime thread ------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Run the realtime emulator on its own thread (mode 'realtime')."""
-        if self.config.mode != 'realtime':
-            raise RuntimeError("start() is for mode 'realtime'; lockstep is driven by the "
-                               "driver's bus")
-        self._wall_start = time.monotonic() - self.sim.time
-        self._running.set()
-        self._thread = threading.Thread(target=self._run, name='dodo-emulator', daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._running.clear()
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
-            self._thread = None
-
-    def _run(self) -> None:
-        try:
-            period = self.period
-            while self._running.is_set():
-                now = self.now()
-                next_step = (self.steps + 1) * period
-                if now >= next_step:
-                    due = int(now / period) - self.steps
-                    if due > self.config.max_catch_up:
-                        self.steps += due - self.config.max_catch_up   # dropped: too far behind
-                        due = self.config.max_catch_up
-                    for _ in range(due):
-                        self._step_physics(now)
-                    continue
-                wake = next_step
-                if self._pending:
-                    wake = min(wake, self._pending[0].due)
-                msg = self.bus.recv(max(0.0, min(wake - now, 0.01)))
-                now = self.now()
-                if msg is not None:
-                    self._handle(msg, now)
-                self._flush_replies(now)
-        except BaseException as exc:   # reported by the owner (driver node) instead of lost
-            self.error = exc
-            self._running.clear()
-
     def close(self) -> None:
-        self.stop()
         self.bus.shutdown()
 
     # -- fault injection ------------------------------------------------------------------------
@@ -542,10 +510,8 @@ class _DriverSideBus:
         self.inner.send(msg, timeout)
 
     def recv(self, timeout: float | None = None) -> can.Message | None:
-        if self.emulator.config.mode == 'lockstep':
-            self.emulator.service()
-            return self.inner.recv(0.0)
-        return self.inner.recv(timeout)
+        self.emulator.service()
+        return self.inner.recv(0.0)
 
     def shutdown(self) -> None:
         self.inner.shutdown()

@@ -265,7 +265,8 @@ class SafetySupervisor:
 
     @property
     def watchdog_active(self) -> bool:
-        return self._watchdog
+        """Enabled, but zero torque plus damping because commands are missing."""
+        return self._watchdog and self.state is SafetyState.ENABLED
 
 
 __all__ = ['SafetyState', 'JointMode', 'JointSetpoint', 'SafetyLimits', 'SafetyConfig',
