@@ -167,6 +167,7 @@ class EmulatedActuator:
         elif kind == 'disable':
             self.disable_frames += 1
             self.motor_mode = False
+            self.output = 0.0                # the current loop stops at once
         elif kind == 'zero':
             p, _ = self.actuator_state(q, v)
             self.config = dataclasses.replace(self.config,
@@ -204,6 +205,7 @@ class EmulatedActuator:
             self.error_code = 1
         if self.error_code:
             self.motor_mode = False
+            self.output = 0.0
 
     def reply(self, q: float, v: float) -> bytes:
         r = self.config.ranges
@@ -455,6 +457,7 @@ class Emulator:
         a.error_code = int(code)
         if code:
             a.motor_mode = False
+            a.output = 0.0
 
     def set_temperature(self, joint: str, degc: float) -> None:
         a = self._actuator(joint)
