@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -122,9 +123,17 @@ class DriverCore:
                  limits: Mapping[str, JointLimit], backend: ActuatorBackend,
                  calibration: Calibration | None = None):
         self.config = config
+        #: why the driver has no calibration (enable is refused), None when calibrated
+        self.uncalibrated: str | None = None
         if calibration is None:
-            calibration = (load_calibration(config.calibration_file) if config.calibration_file
-                           else Calibration())
+            calibration = Calibration()
+            if config.calibration_file:
+                if Path(config.calibration_file).is_file():
+                    calibration = load_calibration(config.calibration_file)
+                else:
+                    self.uncalibrated = (f'not calibrated: {config.calibration_file} does not '
+                                         f'exist (put the robot in the calibration pose and '
+                                         f'call ~/calibrate)')
         self.calibration = calibration
         self.actuators = actuator_configs(config, limits, calibration.zero_offsets)
         self.boom: BoomConfig = boom_config(config, calibration.boom_zero_counts)
@@ -248,6 +257,7 @@ class DriverCore:
         save_calibration(self.config.calibration_file, calibration, pose,
                          {a.joint: a.can_id for a in self.actuators})
         self._apply_calibration(calibration)
+        self.uncalibrated = None
         return calibration
 
     def _apply_calibration(self, calibration: Calibration) -> None:
@@ -290,6 +300,8 @@ class DriverCore:
         if self.has_board and self.board.consecutive_missed >= self.config.max_consecutive_missed:
             self.safety.add_condition(
                 f'sensor board: no sample for {self.board.consecutive_missed} cycles')
+        if self.uncalibrated:
+            self.safety.add_condition(self.uncalibrated)
         if self.board.yaw_encoder_error or self.board.pitch_encoder_error:
             self.safety.add_condition('sensor board: boom encoder signal fault')
         self.cycles += 1

@@ -508,7 +508,10 @@ class _DriverSideBus:
         self.channel_info = f'emulated ({emulator.channel}, {emulator.config.mode})'
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        if self.emulator._driver_send_fails():
+        emulator = self.emulator
+        if emulator._driver_send_fails():
+            if emulator.config.mode == 'lockstep' and msg.arbitration_id == emulator.wire.sync_id:
+                emulator._step_physics(emulator.now())   # the world goes on while the bus is off
             raise enobufs_error()
         self.inner.send(msg, timeout)
 
@@ -578,7 +581,10 @@ class EmulatedRig:
         return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, s.effort[self._index])
 
     def step(self, tau) -> RigState:
-        self.driver.set_command(self.state.t, tau)
+        """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle
+        (a silent controller)."""
+        if tau is not None:
+            self.driver.set_command(self.state.t, tau)
         self.state = self._cycle()
         return self.state
 
