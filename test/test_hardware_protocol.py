@@ -168,3 +168,14 @@ def test_dbc_is_installed_with_the_package():
     assert importlib.resources.files('dodo_sim.hardware').joinpath('dodo_can.dbc').is_file()
     assert math.isclose(WIRE.database.get_message_by_name('BoomRatesFoot')
                         .get_signal_by_name('yaw_rate').scale, 0.0002)
+
+
+def test_hardware_modules_import_no_rclpy():
+    import subprocess
+    import sys
+    code = ('import sys\n'
+            'import dodo_sim.hardware.protocol, dodo_sim.hardware.config, '
+            'dodo_sim.hardware.safety, dodo_sim.hardware.backend, dodo_sim.hardware.driver, '
+            'dodo_sim.hardware.emulator\n'
+            'assert "rclpy" not in sys.modules, "a hardware core module imported rclpy"')
+    subprocess.run([sys.executable, '-c', code], check=True)

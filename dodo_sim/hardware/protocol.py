@@ -204,7 +204,7 @@ class WireFormat:
                               torque: int) -> bytes:
         return bytes(self._command.encode(
             {'position': position, 'velocity': velocity, 'kp': kp, 'kd': kd, 'torque': torque},
-            scaling=False))
+            scaling=False, strict=False))     # counts are in range by construction
 
     def command_counts(self, command: MitCommand, ranges: MitRanges) -> tuple:
         """(position, velocity, kp, kd, torque) counts the driver sends for ``command``."""
@@ -247,7 +247,7 @@ class WireFormat:
         return bytes(self._reply.encode(
             {'motor_id': motor_id, 'position': position, 'velocity': velocity, 'torque': torque,
              'temperature': max(-128, min(127, int(temperature))), 'error_code': error_code},
-            scaling=False))
+            scaling=False, strict=False))
 
     def decode_reply(self, data: bytes, ranges_by_id) -> MitReply | None:
         """Decode a reply; ``ranges_by_id`` maps CAN id -> MitRanges. None for an unknown id."""

@@ -32,6 +32,7 @@ Every parameter comes from :class:`dodo_sim.hardware.config.DriverConfig`.
 from __future__ import annotations
 
 import array
+import collections
 import math
 import sys
 import time
@@ -112,7 +113,12 @@ class DriverNode(Node):
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.exit_code = runtime.EXIT_OK
         self.done = Future()                # completed only when the emulated physics diverges
-        self.command_latency = []           # s from command receipt to its frame on the bus
+        #: per cycle (bench/bench_driver.py): perf_counter s of the tick, then s from the
+        #: command's receipt to its frame on the bus (nan: no new command), frames -> replies,
+        #: replies -> /joint_states published; the last 60 s
+        self.cycle_timing = collections.deque(maxlen=60000)
+        #: s from a state's stamp to the receipt of the /joint_commands answering it
+        self.state_to_command = collections.deque(maxlen=60000)
         self._command_wall: float | None = None
         self._state_age = math.nan          # s from a state's stamp to the command answering it
         self._last_state = None
@@ -171,6 +177,7 @@ class DriverNode(Node):
             self._last_joint_command_stamp = stamp
             if stamp > 0:
                 self._state_age = (self.get_clock().now().nanoseconds - stamp) * 1e-9
+                self.state_to_command.append(self._state_age)
         self._accepted(ok, f'/joint_commands {list(msg.name)} {list(msg.effort)}')
 
     def _on_effort_command(self, msg: Float64MultiArray) -> None:
@@ -237,9 +244,11 @@ class DriverNode(Node):
             if not self.done.done():
                 self.done.set_result(EXIT_DIVERGED)
             return
+        timing = self.core.timing
+        waited = math.nan
         if command_wall is not None:
             self._command_wall = None
-            self.command_latency.append(self.core.timing.sent - command_wall)
+            waited = timing.sent - command_wall
         stamp = self.get_clock().now().to_msg()
         if self._pub_contact is not None:
             c = self._msg_contact
@@ -253,6 +262,8 @@ class DriverNode(Node):
         js.velocity = array.array('d', sample.v)
         js.effort = array.array('d', sample.effort)
         self._pub_joints.publish(js)
+        self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
+                                  time.perf_counter() - timing.received))
         self._report_transitions(sample)
 
     def _report_transitions(self, sample) -> None:
