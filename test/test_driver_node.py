@@ -3,6 +3,7 @@ process) and a command publisher in its own process: joint states at ~1 kHz, the
 service turning the emulated motors off from the next cycle, a killed command publisher giving
 zero torque plus damping within command_timeout, reported on /diagnostics."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,9 +25,11 @@ from dodo_sim.ros import contract  # noqa: E402
 pytestmark = [pytest.mark.ros]
 
 COMMAND_TIMEOUT = 0.1
-DAMPING = (40.0, 40.0)   # N*m*s/rad: the leg sinks slowly enough to stay in its limits
+DAMPING = (2.0, 1.5)     # N*m*s/rad
 
-#: A PD hold of the leg as its own process: answers every joint state (both command topics).
+#: A command publisher as its own process: answers every joint state with constant torques
+#: (argv: topic, hip N*m, knee N*m) — commands flow, no closed loop whose stability would depend
+#: on the machine's load (closed-loop control through the driver: test_hardware_emulator.py).
 PUBLISHER = textwrap.dedent('''
     import sys
     import rclpy
@@ -35,18 +38,15 @@ PUBLISHER = textwrap.dedent('''
     from std_msgs.msg import Float64MultiArray
     from dodo_sim.ros import contract
     topic = sys.argv[1]
+    tau = [float(sys.argv[2]), float(sys.argv[3])]
     rclpy.init()
-    node = rclpy.create_node('hold')
+    node = rclpy.create_node('commands')
     qos = contract.stream_qos()
     pub = node.create_publisher(JointState if topic == 'joint_commands' else Float64MultiArray,
                                 contract.JOINT_COMMANDS if topic == 'joint_commands'
                                 else contract.EFFORT_COMMANDS, qos)
-    ref = {'hip': 0.3, 'knee': -0.6}
 
     def on_state(msg):
-        q = dict(zip(msg.name, msg.position))
-        v = dict(zip(msg.name, msg.velocity))
-        tau = [-300.0 * (q[j] - ref[j]) - 20.0 * v[j] for j in ('hip', 'knee')]
         if topic == 'joint_commands':
             out = JointState(name=['hip', 'knee'], effort=tau)
             out.header.stamp = msg.header.stamp
@@ -59,6 +59,7 @@ PUBLISHER = textwrap.dedent('''
     executor.add_node(node)
     executor.spin()
 ''')
+TORQUE = (2.0, 1.0)      # N*m: the hanging leg settles a little off its rest pose
 
 
 class Probe:
@@ -120,6 +121,7 @@ class Probe:
 def graph(tmp_path):
     env = ros_env()
     env['PYTHONPATH'] = os.pathsep.join([str(REPO), env.get('PYTHONPATH', '')])
+    env['RCUTILS_LOGGING_BUFFERED_STREAM'] = '0'     # the driver's log file is read live
     procs = {}
     log = tmp_path / 'driver.log'
 
@@ -128,14 +130,16 @@ def graph(tmp_path):
             [sys.executable, '-m', 'dodo_sim.ros.driver_node', '--ros-args',
              '-p', 'hardware:=emulated', '-p', f'command_timeout:={COMMAND_TIMEOUT}',
              '-p', f'damping:=[{DAMPING[0]}, {DAMPING[1]}]', '-p', 'diagnostics_period:=0.1',
-             # standing on the ground: the hold need not catch a drop (commands can be late)
-             '-p', 'emulator_initial_q:=[0.0, 0.96, 0.3, -0.6]'],
+             # a leg on a test stand (body clamped): when the loaded machine starves the
+             # command publisher past command_timeout, the damped leg swings instead of falling
+             '-p', 'emulator_stand:=clamped'],
             env=env, stdout=log.open('w'), stderr=subprocess.STDOUT)
 
     def start_publisher(topic='effort_commands'):
-        script = tmp_path / 'hold.py'
+        script = tmp_path / 'commands.py'
         script.write_text(PUBLISHER)
-        procs['publisher'] = subprocess.Popen([sys.executable, str(script), topic], env=env)
+        procs['publisher'] = subprocess.Popen(
+            [sys.executable, str(script), topic, str(TORQUE[0]), str(TORQUE[1])], env=env)
         return procs['publisher']
 
     probe = Probe(int(env['ROS_DOMAIN_ID']))
@@ -163,18 +167,18 @@ def commands_flow(probe):
     return age != 'none' and float(age) < 0.05
 
 
-def held(probe):
-    """The PD hold carries the leg: commands flow (no watchdog on /diagnostics) and the last
-    200 joint states are at the hold pose with the knee carrying load."""
+def torque_applied(probe):
+    """The commands act: enabled in torque mode, and the last 100 joint states measure the
+    commanded torques (12-bit torque field: +-0.13 N*m a count at the joint)."""
     if not probe.diagnostics:
         return False
-    safety = probe.diagnostics[-1][1]['driver: safety'][1]
-    if safety['state'] != 'enabled' or safety['watchdog_active'] != 'False':
+    status = probe.diagnostics[-1][1]
+    if status['driver: safety'][1]['state'] != 'enabled' or any(
+            status[f'driver: actuator {j}'][1]['mode'] != 'torque' for j in ('hip', 'knee')):
         return False
-    recent = probe.states[-200:]
-    return len(recent) == 200 and all(
-        abs(q[0] - 0.3) < 0.05 and abs(q[1] + 0.6) < 0.1 and abs(effort[1]) > 5.0
-        for _, effort, _, q in recent)
+    recent = probe.states[-100:]
+    return len(recent) == 100 and all(np.all(np.abs(effort - TORQUE) < 0.3)
+                                      for _, effort, *_ in recent)
 
 
 def test_joint_states_at_1khz_and_estop_turns_motors_off_from_the_next_cycle(graph):
@@ -184,16 +188,16 @@ def test_joint_states_at_1khz_and_estop_turns_motors_off_from_the_next_cycle(gra
     stamps = np.array([s[0] for s in probe.states[-3000:]])
     spacing = np.diff(stamps)
     rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
-    # ~1 kHz: the median spacing is the 1 ms period, stretched when the machine is loaded
-    # (1.13 ms at load 10 on 2 cores). The average rate is what the load leaves
-    # (bench/bench_driver.py: 714 Hz at load 4.9, 247 Hz at load 15): here only "not stuck".
-    assert 0.0009 < np.median(spacing) < 0.002, (rate, np.percentile(spacing, [1, 50, 99]))
+    # ~1 kHz: the median spacing is about the 1 ms period (0.88 ms at 997 Hz with alternating
+    # early/late ticks, 1.13 ms at load 10 on 2 cores). The average rate is what the load
+    # leaves (bench/bench_driver.py: 714 Hz at load 4.9, 247 Hz at load 15): here "not stuck".
+    assert 0.0005 < np.median(spacing) < 0.002, (rate, np.percentile(spacing, [1, 50, 99]))
     assert rate > 100.0, (rate, os.getloadavg())
     start_publisher()
     probe.spin_until(lambda: commands_flow(probe), 60.0, 'commands from the publisher', log)
     response, _ = probe.call('enable')
     assert response.success, response.message
-    probe.spin_until(lambda: held(probe), 60.0, 'the hold to carry the leg', log)
+    probe.spin_until(lambda: torque_applied(probe), 60.0, 'the commanded torques', log)
     response, answered = probe.call('estop')
     assert response.success
     probe.spin_until(lambda: sum(stamp > answered for stamp, *_ in probe.states[-300:]) > 100,
@@ -216,32 +220,37 @@ def test_killed_command_publisher_gives_zero_torque_plus_damping_and_diagnostics
     probe.spin_until(lambda: commands_flow(probe), 60.0, 'commands from the publisher', log)
     response, _ = probe.call('enable')
     assert response.success, response.message
-    probe.spin_until(lambda: held(probe), 60.0, 'the hold to carry the leg', log)
+    probe.spin_until(lambda: torque_applied(probe), 60.0, 'the commanded torques', log)
     publisher.send_signal(signal.SIGKILL)
     publisher.wait()
     killed = time.time()
-    probe.spin_until(lambda: sum(stamp > killed + COMMAND_TIMEOUT + 0.005
-                                 for stamp, *_ in probe.states[-300:]) > 100,
-                     30.0, '100 joint states after the command timeout')
-    states = probe.states
-    late = [k for k, (stamp, *_) in enumerate(states)
-            if stamp > killed + COMMAND_TIMEOUT + 0.005]
-    assert len(late) > 100
-    damping = np.array(DAMPING)
-    for k in late:
-        # the firmware's output -kd v, computed at the start of the physics period(s) since
-        # the previous reply: between -kd v of the last three samples (+ velocity noise and torque counts)
-        effort = states[k][1]
-        bounds = np.array([-damping * states[i][2] for i in (k - 2, k - 1, k)])
-        assert np.all(effort >= bounds.min(axis=0) - 0.6), (effort, bounds)
-        assert np.all(effort <= bounds.max(axis=0) + 0.6), (effort, bounds)
-    probe.spin_until(lambda: any(t > killed + COMMAND_TIMEOUT and d['driver: safety'][1][
-        'watchdog_active'] == 'True' for t, d in probe.diagnostics), 10.0,
-        'the watchdog on /diagnostics')
-    first = next(t for t, d in probe.diagnostics
-                 if t > killed and d['driver: safety'][1]['watchdog_active'] == 'True')
-    assert first - killed < 5.0              # reported at the next 10 Hz diagnostics (+ load)
-    level, values = next(d for t, d in probe.diagnostics if t == first)['driver: safety']
-    assert level == 1                                         # WARN
-    assert float(values['command_age_s']) > COMMAND_TIMEOUT
-    assert 'no command for' in log.read_text()
+
+    def damping_reported():
+        return any(t > killed and all(
+            d[f'driver: actuator {j}'][1]['mode'] == 'damping' for j in ('hip', 'knee'))
+            for t, d in probe.diagnostics)
+
+    probe.spin_until(damping_reported, 30.0, 'damping mode on /diagnostics', log)
+    first = next(d for t, d in probe.diagnostics if t > killed and d[
+        'driver: actuator hip'][1]['mode'] == 'damping')
+    level, safety = first['driver: safety']
+    assert level == 1 and safety['watchdog_active'] == 'True'           # WARN
+    assert float(safety['command_age_s']) > COMMAND_TIMEOUT
+    for joint, kd in zip(('hip', 'knee'), DAMPING):
+        values = first[f'driver: actuator {joint}'][1]
+        assert float(values['command_torque_nm']) == 0.0
+        assert float(values['command_kd_nms_rad']) == kd
+        assert values['motor_on'] == 'True'
+    # the watchdog tripped at the first cycle past command_timeout: the age the driver logged
+    # then is the timeout plus at most a few periods (more only if the machine starved it)
+    # (the exact timing is checked deterministically on the lockstep rig, test_hardware_emulator;
+    # here the driver process shares 2 loaded cores and may itself be late by a few 100 ms)
+    pattern = re.compile(r'\[WARN\] \[(\d+\.\d+)\] \[driver\]: no command for ([\d.]+) s')
+
+    def ages_after_kill():
+        return [float(age) for stamp, age in pattern.findall(log.read_text())
+                if float(stamp) > killed]
+
+    probe.spin_until(ages_after_kill, 10.0, 'the watchdog warning', log)
+    age = ages_after_kill()[0]
+    assert COMMAND_TIMEOUT < age < COMMAND_TIMEOUT + 0.5, (age, os.getloadavg())

@@ -92,6 +92,8 @@ class DriverConfig:
             'lockstep' (one physics period per driver cycle, deterministic).
         emulator_initial_q: initial configuration of the emulated robot (SimConfig.initial_q).
         emulator_integrator: integrator of the emulated physics ('timestepping' | 'event').
+        emulator_stand: how the emulated robot is held: 'until_enable' (frozen on its stand
+            until the first enable), 'clamped' (body clamped, leg hanging free) or 'none'.
     """
 
     hardware: str = 'can'
@@ -133,6 +135,7 @@ class DriverConfig:
     emulator_mode: str = 'realtime'
     emulator_initial_q: tuple = (0.0, 1.2, 0.3, -0.6)
     emulator_integrator: str = 'timestepping'
+    emulator_stand: str = 'until_enable'
 
     def __post_init__(self):
         for name in ('joints', 'models', 'boom_joints', 'boom_kinds'):
@@ -155,6 +158,8 @@ class DriverConfig:
             bad('estop_mode', f'choose one of {ESTOP_MODES}')
         if self.emulator_mode not in EMULATOR_MODES:
             bad('emulator_mode', f'choose one of {EMULATOR_MODES}')
+        if self.emulator_stand not in ('until_enable', 'clamped', 'none'):
+            bad('emulator_stand', "choose one of ('until_enable', 'clamped', 'none')")
         for name in ('control_period', 'reply_timeout', 'command_timeout', 'diagnostics_period',
                      'warn_period', 'boom_radius'):
             value = getattr(self, name)

@@ -75,6 +75,9 @@ class ActuatorStatus:
     motor_on: bool = False          # what the driver last told the actuator
     primed: bool = False            # zero command sent before the enable frame
     soft_limited: bool = False
+    mode: str = 'off'               # what the actuator was sent: off, damping or torque
+    command_torque: float = 0.0     # joint side, N*m
+    command_kd: float = 0.0         # joint side, N*m*s/rad
 
     @property
     def current(self) -> float:
@@ -311,6 +314,13 @@ class DriverCore:
                       self.contact_force.copy(), self.in_contact, fresh, self.safety.state)
 
     def _frame(self, s: ActuatorStatus, setpoint) -> ActuatorFrame:
+        frame = self._frame_for(s, setpoint)
+        s.mode = setpoint.mode.value if frame.kind == 'command' and s.motor_on else 'off'
+        s.command_torque = setpoint.torque if s.mode == 'torque' else 0.0
+        s.command_kd = setpoint.kd if s.mode == 'damping' else 0.0
+        return frame
+
+    def _frame_for(self, s: ActuatorStatus, setpoint) -> ActuatorFrame:
         a = s.config
         if setpoint.mode is JointMode.OFF:
             s.motor_on = False

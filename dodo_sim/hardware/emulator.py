@@ -56,6 +56,8 @@ from .protocol import (FIELD_BITS, POSITION_BITS, BoardSample, MitCommand, WireF
 #: robot-agnostic engine).
 HOPPER_JOINTS = ('base_x', 'base_z', 'hip', 'knee')
 HOPPER_ACTUATED = ('hip', 'knee')
+#: How the emulated robot is held (EmulatorConfig.stand).
+STANDS = ('until_enable', 'clamped', 'none')
 
 
 
@@ -83,8 +85,11 @@ class EmulatorConfig:
     Attributes:
         mode: 'lockstep' (one physics period per Sync) or 'realtime' (the physics follows the
             wall clock).
-        stand: the robot rests on a stand in its initial pose (physics frozen) until an
-            actuator is first enabled, as a real leg is held while the motors are off.
+        stand: 'until_enable': the robot rests on a stand in its initial pose (physics
+            frozen) until an actuator is first enabled, as a real leg is held while the motors
+            are off; 'clamped': the body stays clamped at its initial boom pose, the leg hangs
+            free (a leg on a test stand; the boom joints are put back after every period);
+            'none': the physics runs from the start.
         velocity_noise_counts: standard deviation of the velocity reading, counts (real
             velocity estimates jitter; the frozen-reading check relies on it).
         actuator_offsets: actuator position at joint zero per actuated joint, rad (what a
@@ -105,7 +110,7 @@ class EmulatorConfig:
     """
 
     mode: str = 'lockstep'
-    stand: bool = True
+    stand: str = 'until_enable'
     velocity_noise_counts: float = 1.0
     actuator_offsets: tuple = ()
     boom_power_on_counts: tuple = (0, 0)
@@ -122,6 +127,8 @@ class EmulatorConfig:
     def __post_init__(self):
         if self.mode not in ('lockstep', 'realtime'):
             raise ValueError(f"EmulatorConfig.mode = {self.mode!r}: 'lockstep' or 'realtime'")
+        if self.stand not in STANDS:
+            raise ValueError(f'EmulatorConfig.stand = {self.stand!r}: one of {STANDS}')
 
 
 class EmulatedActuator:
@@ -321,7 +328,11 @@ class Emulator:
         self._wall_start = 0.0
         self._started = False
         self.skipped_steps = 0
-        self.on_stand = self.config.stand
+        self.on_stand = self.config.stand == 'until_enable'
+        self._clamped = [i for i in (self.joint_names.index(j) for j in driver_config.boom_joints
+                                     if j)] if self.config.stand == 'clamped' else []
+        self._clamp_q = np.array(sim.state.q, dtype=float)
+        self._pin_data = sim.leg.model.createData() if self._clamped else None
 
     # -- the driver's side of the bus -----------------------------------------------------------
 
@@ -412,6 +423,23 @@ class Emulator:
         for _ in range(due):
             self._step_physics(self.steps * self.period)
 
+    def _clamp(self, state) -> None:
+        """Stand 'clamped': the base joints' velocity is removed by an impulse through the
+        mass matrix (the leg's velocities change as the clamp's reaction makes them, no energy
+        is added) and their positions are put back."""
+        import pinocchio as pin
+        model = self.sim.leg.model
+        b = self._clamped
+        q = np.array(state.q, dtype=float)
+        v = np.array(state.v, dtype=float)
+        q[b] = self._clamp_q[b]
+        mass = pin.crba(model, self._pin_data, q)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        minv_b = np.linalg.solve(mass, np.eye(len(v))[:, b])       # M^-1 J^T
+        v = v - minv_b @ np.linalg.solve(minv_b[b, :], v[b])
+        v[b] = 0.0
+        self.sim.reset(q, v)
+
     def _step_physics(self, now: float) -> None:
         if self.on_stand:
             self.on_stand = not any(a.motor_mode for a in self.actuators.values())
@@ -425,7 +453,9 @@ class Emulator:
             i = self._q_index[joint]
             out = actuator.torque(now, float(state.q[i]), float(state.v[i]))
             tau[self._tau_index[joint]] = actuator.config.joint_torque(out)
-        self.sim.step(tau)
+        state = self.sim.step(tau)
+        if self._clamped:
+            self._clamp(state)
         self.steps += 1
         for actuator in self.actuators.values():
             actuator.heat(self.period)

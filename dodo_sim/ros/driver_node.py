@@ -79,7 +79,8 @@ def build_driver(config: DriverConfig, urdf_xml: str):
                                             integrator=config.emulator_integrator,
                                             dt=config.control_period,
                                             control_period=config.control_period))
-        emulator = Emulator(sim, config, EmulatorConfig(mode=config.emulator_mode))
+        emulator = Emulator(sim, config, EmulatorConfig(mode=config.emulator_mode,
+                                                        stand=config.emulator_stand))
         bus = emulator.driver_bus()
     else:
         bus = open_bus(config.bus_interface, config.bus_channel, config.bus_bitrate)
@@ -340,7 +341,9 @@ class DriverNode(Node):
                 position_rad=f'{s.position:.5f}', velocity_rad_s=f'{s.velocity:.4f}',
                 torque_nm=f'{s.torque:.3f}', current_a=f'{s.current:.2f}',
                 temperature_degc=f'{s.temperature:.0f}', fault_code=s.error_code,
-                fault=error_name(s.error_code), motor_on=s.motor_on, replies=s.replies,
+                fault=error_name(s.error_code), motor_on=s.motor_on, mode=s.mode,
+                command_torque_nm=f'{s.command_torque:.3f}',
+                command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
                 missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
                 miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_for:.3f}',
                 soft_limited=s.soft_limited))
