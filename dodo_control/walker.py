@@ -91,6 +91,16 @@ class WalkerConfig:
         swing_leg_stance_gain: extra placement angle per rad of stance-thigh angle behind the
             vertical, (-), in [-2, 2].
         swing_leg_feedback_phase: step phase from which the placement PD acts, in [0, 1].
+        speed_target_m_s: hip speed the torso lean regulates, m/s, in [0, 3].
+        torso_pitch_speed_gain_rad_s_per_m: the torso pitch reference leans back by this much per
+            m/s of filtered hip speed above ``speed_target_m_s`` (and forward below it),
+            rad*s/m, in [0, 2] (0: a fixed reference). The reference is kept within +-0.5 rad.
+        speed_filter_time_s: time constant of the first-order low-pass filter of the hip speed,
+            s, in (0, 5].
+        swing_knee_kp_nm_per_rad: late-swing knee extension stiffness towards the straight knee
+            (its stop), N*m/rad, in [0, 100] (0: pulses only).
+        swing_knee_kd_nms_per_rad: late-swing knee extension damping, N*m*s/rad, in [0, 10].
+        swing_knee_extend_phase: step phase from which the swing knee extension acts, in [0, 1].
         stance_knee_lock_nm: constant torque on the stance knee for the whole step, N*m, within
             [-max_torque_nm, 0] (negative presses the straight knee onto its stop, the knee lock).
         max_torque_nm: every motor torque is clipped to +-this, N*m, > 0 (the URDF effort).
@@ -108,21 +118,27 @@ class WalkerConfig:
     hip_joints: tuple = ('left_hip', 'right_hip')
     knee_joints: tuple = ('left_knee', 'right_knee')
     actuated_joints: tuple = ('left_hip', 'left_knee', 'right_hip', 'right_knee')
-    initial_stance_frame: str = 'right_foot'
-    step_frequency_hz: float = 2.0
-    pulse_amplitude_nm: tuple = (0.0, 0.0, -6.0, 3.0, -2.0, -2.0, 2.0, -2.0)
-    pulse_phase: tuple = (0.0, 0.0, 0.0, 0.5, 0.0, 0.5, 0.0, 0.6)
-    pulse_period: tuple = (0.0, 0.0, 0.3, 0.3, 0.5, 0.5, 0.3, 0.3)
-    torso_pitch_ref_rad: float = 0.1
-    torso_kp_nm_per_rad: float = 100.0
-    torso_kd_nms_per_rad: float = 10.0
-    swing_leg_kp_nm_per_rad: float = 0.0
-    swing_leg_kd_nms_per_rad: float = 0.0
-    swing_leg_angle_rad: float = 0.2
+    initial_stance_frame: str = 'left_foot'
+    step_frequency_hz: float = 1.5
+    pulse_amplitude_nm: tuple = (-3.0, 0.0, -1.1, 1.0, 0.0, 0.0, 0.3, -0.5)
+    pulse_phase: tuple = (0.26, 0.0, 0.13, 0.63, 0.0, 0.0, 0.0, 0.5)
+    pulse_period: tuple = (0.41, 0.0, 0.04, 0.3, 0.0, 0.0, 0.15, 0.5)
+    torso_pitch_ref_rad: float = 0.29
+    torso_kp_nm_per_rad: float = 140.0
+    torso_kd_nms_per_rad: float = 18.0
+    swing_leg_kp_nm_per_rad: float = 24.0
+    swing_leg_kd_nms_per_rad: float = 4.0
+    swing_leg_angle_rad: float = 0.45
     swing_leg_velocity_gain_rad_s_per_m: float = 0.0
-    swing_leg_stance_gain: float = 0.0
-    swing_leg_feedback_phase: float = 0.0
-    stance_knee_lock_nm: float = -3.0
+    swing_leg_stance_gain: float = -0.4
+    swing_leg_feedback_phase: float = 0.03
+    speed_target_m_s: float = 0.8
+    torso_pitch_speed_gain_rad_s_per_m: float = 0.5
+    speed_filter_time_s: float = 0.5
+    swing_knee_kp_nm_per_rad: float = 5.0
+    swing_knee_kd_nms_per_rad: float = 0.3
+    swing_knee_extend_phase: float = 0.5
+    stance_knee_lock_nm: float = -10.0
     max_torque_nm: float = 20.0
     load_on_n: float = 5.0
     load_off_n: float = 1.0
@@ -176,6 +192,12 @@ class WalkerConfig:
                   'swing_leg_velocity_gain_rad_s_per_m': (-2.0, 2.0, True),
                   'swing_leg_stance_gain': (-2.0, 2.0, True),
                   'swing_leg_feedback_phase': (0.0, 1.0, True),
+                  'speed_target_m_s': (0.0, 3.0, True),
+                  'torso_pitch_speed_gain_rad_s_per_m': (0.0, 2.0, True),
+                  'speed_filter_time_s': (0.0, 5.0, False),
+                  'swing_knee_kp_nm_per_rad': (0.0, 100.0, True),
+                  'swing_knee_kd_nms_per_rad': (0.0, 10.0, True),
+                  'swing_knee_extend_phase': (0.0, 1.0, True),
                   'load_off_n': (0.0, math.inf, True), 'min_step_fraction': (0.0, 1.0, True)}
         for name, (low, high, closed_low) in ranges.items():
             value = getattr(self, name)
@@ -243,6 +265,8 @@ class WalkerTelemetry:
         touchdown: this update started a new step.
         foot_loaded: per contact frame, the detector's loaded flag.
         torso_pitch_rad / torso_pitch_rate_rad_s: measured torso pitch and its rate.
+        torso_pitch_ref_rad: the torso pitch reference after the speed feedback, rad.
+        hip_speed_m_s: low-pass filtered hip speed, m/s.
         torso_torque_nm: torso PD torque demanded from the hips (on the torso), N*m.
         pulses_on: per pulse (8, the pulse-vector order), whether it is on.
         role_torque_nm: commanded torque of each role in ``ROLES`` order, N*m (after clipping).
@@ -259,6 +283,8 @@ class WalkerTelemetry:
     foot_loaded: tuple
     torso_pitch_rad: float
     torso_pitch_rate_rad_s: float
+    torso_pitch_ref_rad: float
+    hip_speed_m_s: float
     torso_torque_nm: float
     pulses_on: tuple
     role_torque_nm: tuple
@@ -317,6 +343,8 @@ class WalkerController:
         """Forget the step history; the next update starts step 0 on the initial stance foot."""
         self._detector.reset(self._config.contact_frames.index(self._config.initial_stance_frame))
         self._telemetry = None
+        self._speed = math.nan
+        self._last_t = math.nan
 
     @property
     def telemetry(self) -> WalkerTelemetry | None:
@@ -330,6 +358,17 @@ class WalkerController:
     @property
     def stance_frame(self) -> str:
         return self._config.contact_frames[self._detector.stance]
+
+    def _filter_speed(self, t: float, speed: float) -> float:
+        """First-order low-pass of the hip speed (exact discretisation for any tick length)."""
+        if math.isnan(self._speed):
+            self._speed = speed
+        else:
+            dt = max(float(t) - self._last_t, 0.0)
+            alpha = 1.0 - math.exp(-dt / self._config.speed_filter_time_s)
+            self._speed += alpha * (speed - self._speed)
+        self._last_t = float(t)
+        return self._speed
 
     def _placement(self, q, v, stance: int, swing: int) -> float:
         """Swing-leg placement PD torque, N*m: the swing thigh's angle ahead of the vertical is
@@ -360,15 +399,24 @@ class WalkerController:
         gens = self._generators
         limit = cfg.max_torque_nm
 
+        speed = self._filter_speed(t, float(v[self._forward]))
+        pitch_ref = cfg.torso_pitch_ref_rad - cfg.torso_pitch_speed_gain_rad_s_per_m * (
+            speed - cfg.speed_target_m_s)
+        pitch_ref = min(max(pitch_ref, -0.5), 0.5)
         pitch, pitch_rate = float(q[self._pitch]), float(v[self._pitch])
-        torso = torso_pd_torque(pitch, pitch_rate, cfg.torso_pitch_ref_rad,
+        torso = torso_pd_torque(pitch, pitch_rate, pitch_ref,
                                 cfg.torso_kp_nm_per_rad, cfg.torso_kd_nms_per_rad)
         swing_hip = gens['swing_hip'].torque(phase)
         if cfg.swing_leg_kp_nm_per_rad or cfg.swing_leg_kd_nms_per_rad:
             if phase >= cfg.swing_leg_feedback_phase:
                 swing_hip += self._placement(q, v, stance, swing)
         swing_hip = _clip(swing_hip, limit)
-        swing_knee = _clip(gens['swing_knee'].torque(phase), limit)
+        swing_knee = gens['swing_knee'].torque(phase)
+        if cfg.swing_knee_kp_nm_per_rad and phase >= cfg.swing_knee_extend_phase:
+            knee = self._knee_q[swing]
+            swing_knee -= (cfg.swing_knee_kp_nm_per_rad * q[knee]
+                           + cfg.swing_knee_kd_nms_per_rad * v[knee])
+        swing_knee = _clip(swing_knee, limit)
         stance_knee = _clip(gens['stance_knee'].torque(phase) + cfg.stance_knee_lock_nm, limit)
         stance_hip = _clip(gens['stance_hip'].torque(phase) - torso - swing_hip, limit)
 
@@ -384,7 +432,8 @@ class WalkerController:
             stance_frame=frames[stance], swing_frame=frames[swing],
             step_count=detector.step_count, touchdown=touchdown,
             foot_loaded=tuple(detector.loaded), torso_pitch_rad=pitch,
-            torso_pitch_rate_rad_s=pitch_rate, torso_torque_nm=torso,
+            torso_pitch_rate_rad_s=pitch_rate, torso_pitch_ref_rad=pitch_ref,
+            hip_speed_m_s=speed, torso_torque_nm=torso,
             pulses_on=sum((gens[role].states(phase) for role in ROLES), ()),
             role_torque_nm=(stance_hip, swing_hip, stance_knee, swing_knee),
             tau=tuple(float(x) for x in tau))

@@ -119,22 +119,54 @@ class FallDetector:
         return reason is not None
 
 
-def count_steps(in_contacts) -> tuple:
-    """Touchdown times (tick indices) of alternating feet from per-state contact flags.
+def count_steps(in_contacts, times_s, min_step_time_s: float = 0.1) -> tuple:
+    """Touchdowns of alternating feet from per-state contact flags.
 
-    ``in_contacts`` is (ticks, n_feet) bool. A touchdown is a foot's False -> True edge; it is a
-    step when that foot is not the foot of the previous step. Returns (indices, feet)."""
+    ``in_contacts`` is (ticks, n_feet) bool, ``times_s`` the states' times. Row 0 is the reset
+    state (no contact solved yet), so edges are looked for from row 1 on, against row 1's flags.
+    A touchdown is a foot's False -> True edge; it is a step when that foot is not the foot of the
+    previous step and at least ``min_step_time_s`` after it (a trailing foot that scuffs right
+    after the touchdown of the other is not a step). Returns (tick indices, feet)."""
     flags = np.asarray(in_contacts, dtype=bool)
+    times = np.asarray(times_s, dtype=float)
     ticks, feet = [], []
-    last = None
-    rising = flags[1:] & ~flags[:-1]
-    for k, row in enumerate(rising, start=1):
+    last, last_t = None, -math.inf
+    if len(flags) < 3:
+        return (), ()
+    rising = flags[2:] & ~flags[1:-1]
+    for k, row in enumerate(rising, start=2):
         for foot in np.flatnonzero(row):
-            if foot != last:
+            if foot != last and times[k] - last_t >= min_step_time_s:
                 ticks.append(k)
                 feet.append(int(foot))
-                last = foot
+                last, last_t = foot, times[k]
     return tuple(ticks), tuple(feet)
+
+
+def place_on_terrain(sim, q, v, stance_frame: str, *, x_joint: str = 'base_x',
+                     z_joint: str = 'base_z', pitch_joint: str = 'base_pitch') -> tuple:
+    """A walking state (q, v) of a planar robot, moved rigidly onto the simulator's terrain.
+
+    The whole robot is rotated about its stance foot by the terrain's inclination under that
+    foot and shifted vertically so that the stance foot lies on the terrain: a gait state
+    recorded on flat ground becomes the same state on a slope (joint angles unchanged; the base
+    pitch turns with the ground, the base velocity is rotated). Returns new (q, v) arrays."""
+    names = list(sim.joint_names)
+    ix, iz, ip = (names.index(j) for j in (x_joint, z_joint, pitch_joint))
+    q = np.array(q, dtype=float)
+    v = np.array(v, dtype=float)
+    foot = sim.contact_positions(q)[list(sim.contact_frames).index(stance_frame)]
+    terrain = sim.terrain
+    beta = -math.atan(terrain.slope(foot[0]))      # rotation about +y taking x onto the ground
+    c, s = math.cos(beta), math.sin(beta)
+    dx, dz = q[ix] - foot[0], q[iz] - foot[2]
+    q[ix], q[iz] = foot[0] + c * dx + s * dz, foot[2] - s * dx + c * dz
+    q[ip] += beta
+    vx, vz = v[ix], v[iz]
+    v[ix], v[iz] = c * vx + s * vz, -s * vx + c * vz
+    shift = terrain.height(foot[0]) - foot[2]
+    q[iz] += shift
+    return q, v
 
 
 @dataclass(frozen=True)
@@ -189,10 +221,41 @@ def _run_from_states(states, taus) -> Rollout:
                    contact_forces=np.array([s.contact_forces for s in states]))
 
 
+class _OnlineStepCounter:
+    """:func:`count_steps` one state at a time (to stop a run after a number of steps)."""
+
+    def __init__(self, min_step_time_s: float = 0.1):
+        self.min_step_time_s = min_step_time_s
+        self.steps = 0
+        self._previous = None
+        self._rows = 0
+        self._last, self._last_t = None, -math.inf
+
+    def add(self, state) -> None:
+        flags = tuple(bool(c) for c in state.in_contacts)
+        self._rows += 1
+        if self._rows >= 3:
+            for foot, (now, before) in enumerate(zip(flags, self._previous)):
+                if now and not before and foot != self._last \
+                        and state.t - self._last_t >= self.min_step_time_s:
+                    self.steps += 1
+                    self._last, self._last_t = foot, state.t
+        self._previous = flags
+
+
 def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = None,
-         settle_steps: int = 4) -> WalkerOutcome:
-    """Run ``controller`` on ``sim`` from its current state until ``duration_s`` or a fall."""
+         settle_steps: int = 4, max_steps: int | None = None) -> WalkerOutcome:
+    """Run ``controller`` on ``sim`` from its current state until ``duration_s``, a fall, or
+    (with ``max_steps``) the touchdown that completes ``max_steps`` steps."""
     detector = FallDetector(sim, criteria)
+    counter = _OnlineStepCounter()
+
+    def stop(state) -> bool:
+        if detector(state):
+            return True
+        counter.add(state)
+        return max_steps is not None and counter.steps >= max_steps
+
     seen_states, seen_taus = [], []
 
     def remember(k, state, tau):
@@ -201,7 +264,7 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
 
     diverged = False
     try:
-        run = rollout(sim, controller, duration_s=duration_s, stop=detector, on_tick=remember,
+        run = rollout(sim, controller, duration_s=duration_s, stop=stop, on_tick=remember,
                       keep_states=True)
     except SimulationDiverged:
         # the runner's own arrays go with the exception: rebuild the run from the states seen
@@ -210,7 +273,7 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
         run = _run_from_states(seen_states, seen_taus)
     flags = np.array([s.in_contacts for s in run.states], dtype=bool) if run.states else \
         np.zeros((1, len(sim.contact_frames)), dtype=bool)
-    ticks, feet = count_steps(flags)
+    ticks, feet = count_steps(flags, run.t)
     if diverged:
         reason, t_fall = 'diverged', float(run.t[-1])
     else:
@@ -234,4 +297,4 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
 
 
 __all__ = ['FALL_REASONS', 'FallCriteria', 'FallDetector', 'WalkerOutcome', 'count_steps',
-           'motor_work_per_tick', 'walk']
+           'motor_work_per_tick', 'place_on_terrain', 'walk']
