@@ -320,7 +320,8 @@ def test_late_swing_knee_extension_drives_the_swing_knee_straight():
 
 
 def test_placement_pd_swings_a_trailing_leg_forward():
-    cfg = _feedback_config(swing_leg_kp_nm_per_rad=10.0, swing_leg_angle_rad=0.3)
+    cfg = _feedback_config(swing_leg_kp_nm_per_rad=10.0, swing_leg_angle_rad=0.3,
+                           swing_leg_feedback_phase=0.0, swing_leg_stance_gain=0.0)
     ctrl = WalkerController(cfg)
     q = Q_STAND.copy()                             # left (swing) thigh 0.15 rad behind
     tau = ctrl.update(0.0, q, np.zeros(7), [FREE, LOADED])
