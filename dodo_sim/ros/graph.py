@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FOOT_CONTACT,
-                                   FORCE, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
-                                   ROBOT_DESCRIPTION)
+                                   FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
+                                   RECORDED_TOPICS, ROBOT_DESCRIPTION)
 
 
 # -- launch arguments -------------------------------------------------------------------------
@@ -91,7 +91,7 @@ NODES = (
     NodeSpec('simulator', PACKAGE, 'simulator', 'dodo_sim.ros.simulator_node', sim_only=True,
              robot_description=True,
              launch_parameters={'publish_robot_description': False},
-             subscribes=(EFFORT_COMMANDS, PUSH, FORCE)),
+             subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, PUSH, FORCE)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
@@ -168,7 +168,8 @@ def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict
         if 'stop_after' in args:
             params['stop_after'] = args['stop_after']
     elif spec.name == 'controller':
-        params['min_subscribers'] = max(1, subscriber_count(EFFORT_COMMANDS, running))
+        # the controller holds its first command until the stamped command topic is matched
+        params['min_subscribers'] = max(1, subscriber_count(JOINT_COMMANDS, running))
     return params
 
 
