@@ -318,10 +318,16 @@ class SimulatorNode(Node):
         gid = publisher_gid(info)
         if self._lockstep:
             if not (self._awaiting and stamp_ns == self._stamp_ns):
-                if gid == self._controller_gid:
-                    self.late_commands += 1       # a late answer, after a timeout
-                else:
+                if gid != self._controller_gid:
                     self._foreign(gid, stamp_ns)
+                    return
+                self.late_commands += 1           # a late answer, after a timeout
+                if self._controller_lost and self._published_recently(stamp_ns):
+                    # the controller is back: stop stepping on our own and wait for its answer
+                    # to the newest state (it has it or gets it next), so that the exchange
+                    # resumes with zero offset however long its round trip is
+                    self._recover()
+                    self._published_wall = now
                 return
             if gid != self._controller_gid:
                 if self._controller_gid and not self._controller_lost:
@@ -459,11 +465,11 @@ class SimulatorNode(Node):
         if silent > self.config.command_timeout:
             self.command_timeouts += 1
             self._controller_lost = True
-            self._throttle.warn(
-                'timeout', f'no command answering the state of t = {self._stamp_ns * 1e-9:.3f} s '
-                f'for {silent:.2f} s (command_timeout = {self.config.command_timeout} s): zero '
-                f'torque, stepping at the wall-clock control rate until a command answers the '
-                f'newest state')
+            self.get_logger().warning(
+                f'no command for {silent:.2f} s answering the state of t = '
+                f'{self._stamp_ns * 1e-9:.3f} s (command_timeout = {self.config.command_timeout} '
+                f's): zero torque, stepping at the wall-clock control rate until a command '
+                f'answers the newest state')
             self._tick_timer = self.create_timer(self.config.control_period, self._on_tick,
                                                  clock=self._steady)
 
@@ -472,7 +478,7 @@ class SimulatorNode(Node):
         if self._lockstep and self._tick_timer is not None:
             self.destroy_timer(self._tick_timer)
             self._tick_timer = None
-        self.get_logger().info(f'commands are back (answering the state of t = '
+        self.get_logger().info(f'commands are back (newest state: t = '
                                f'{self._stamp_ns * 1e-9:.3f} s): lockstep again')
 
     def _on_tick(self) -> None:
@@ -510,8 +516,8 @@ class SimulatorNode(Node):
                     or time.monotonic() - self._realtime_start > self.config.command_timeout):
                 self.command_timeouts += 1
                 self._controller_lost = True
-                self._throttle.warn('timeout', f'no command newer than command_timeout = '
-                                    f'{self.config.command_timeout} s: zero torque')
+                self.get_logger().warning(f'no command computed within command_timeout = '
+                                          f'{self.config.command_timeout} s: zero torque')
             return self._zero
         if self._controller_lost:
             self._controller_lost = False
