@@ -57,6 +57,18 @@ ECHO = textwrap.dedent('''
         pass
 ''')
 
+#: The controller node under cProfile (CPU time), written at its exit (SIGTERM ends it cleanly).
+PROFILED_CONTROLLER = textwrap.dedent('''
+    import cProfile, sys, time
+    from dodo_control.controller_node import main
+    out = sys.argv.pop(1)
+    profiler = cProfile.Profile(time.process_time)
+    try:
+        profiler.runcall(main, sys.argv)
+    finally:
+        profiler.dump_stats(out)
+''')
+
 PARAMS = '''
 /**:
   ros__parameters:
@@ -156,16 +168,20 @@ def core_rate(params: Path, steps: int) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> float:
-    """Lockstep: simulator node here, controller node in a second process; steps per second."""
+def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
+    """Lockstep: simulator node here, controller node in a second process. Returns (steps per
+    second, simulator CPU s per step, controller CPU s per step)."""
     import rclpy
     from rclpy.parameter import Parameter
     from dodo_sim.ros.runtime import make_executor
     from dodo_sim.ros.simulator_node import SimulatorNode
 
+    command = ['-m', 'dodo_control.controller_node']
+    if profile is not None:
+        command = ['-c', PROFILED_CONTROLLER, str(profile / 'controller_lockstep.prof')]
     controller = subprocess.Popen(
-        [sys.executable, '-m', 'dodo_control.controller_node', '--ros-args', '--params-file',
-         str(params)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [sys.executable, *command, '--ros-args', '--params-file', str(params)], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         rclpy.init(args=['--ros-args', '--params-file', str(params)])
         sim = SimulatorNode(parameter_overrides=[Parameter('stop_after', value=steps * 0.001)])
@@ -177,20 +193,30 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> flo
         profiler = None
         if profile is not None:
             import cProfile
-            profiler = cProfile.Profile()
+            profiler = cProfile.Profile(time.process_time)
             profiler.enable()
         t0 = time.perf_counter()
+        cpu0, ctrl_cpu0 = time.process_time(), process_cpu_s(controller.pid)
         spin_until(executor, sim.done.done, 600.0)
         rate = (sim.steps - first) / (time.perf_counter() - t0)
+        done = sim.steps - first
+        cpu = ((time.process_time() - cpu0) / done, (process_cpu_s(controller.pid) - ctrl_cpu0)
+               / done)
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(str(profile / 'simulator_lockstep.prof'))
         sim.destroy_node()
         rclpy.shutdown()
-        return rate
+        return (rate,) + cpu
     finally:
         controller.terminate()
-        controller.wait(10)
+        controller.wait(30)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU time of a process so far, s."""
+    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def resident_kib(pid: int) -> int:
@@ -270,14 +296,16 @@ def main(argv=None) -> int:
         realtime_params.write_text(PARAMS.format(mode='realtime'))
 
         # interleaved rounds, best of each: a shared machine only ever slows a measurement down
-        pings, shapeds, cores, locks = [], [], [], []
+        pings, shapeds, cores, locks, cpus = [], [], [], [], []
         for round_ in range(args.rounds):
             ping, shaped = raw_rates(args.steps, env)
             pings.append(ping)
             shapeds.append(shaped)
             cores.append(core_rate(lockstep_params, args.steps))
             profile = args.profile if round_ == args.rounds - 1 else None
-            locks.append(graph_run(lockstep_params, env, args.steps, profile))
+            rate, sim_cpu, ctrl_cpu = graph_run(lockstep_params, env, args.steps, profile)
+            locks.append(rate)
+            cpus.append((sim_cpu, ctrl_cpu))
         ping, shaped, core, lock = max(pings), max(shapeds), max(cores), max(locks)
         print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python '
               f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps, best of '
@@ -297,6 +325,9 @@ def main(argv=None) -> int:
         print(f'ratio lockstep / raw round trip                   : {lock / ping:8.2f}')
         print(f'ratio lockstep / raw graph-shaped exchange        : {lock / shaped:8.2f}')
         print(f'real-time factor (lockstep, 1 kHz control)        : {lock * 1e-3:8.2f}')
+        sim_cpu, ctrl_cpu = min(c[0] for c in cpus), min(c[1] for c in cpus)
+        print(f'CPU per lockstep step (least of the rounds)       : simulator process '
+              f'{sim_cpu * 1e6:.0f} us, controller process {ctrl_cpu * 1e6:.0f} us')
         sys.stdout.flush()
         if args.minutes > 0:
             rt = realtime_run(realtime_params, env, args.minutes, hog=not args.no_hog)

@@ -75,7 +75,7 @@ from std_srvs.srv import Trigger
 from dodo_sim.ros import contract, node_config, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
-                                  publisher_gid, stamp_from_ns, with_message_info)
+                                  publisher_gid, with_message_info)
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 
@@ -566,15 +566,16 @@ class SimulatorNode(Node):
     def _publish_state(self, state) -> None:
         ns = self._time_offset_ns + int(round(state.t * 1e9))
         self._stamp_ns = ns
-        stamp = stamp_from_ns(ns)
+        sec, nanosec = divmod(ns, 1_000_000_000)
         forces = contact_forces(state, len(self.contact_frames))
         for pub, msg, force in zip(self._pub_contacts, self._msg_contacts, forces):
-            msg.header.stamp = stamp
+            stamp = msg.header.stamp                  # messages and stamps are reused
+            stamp.sec, stamp.nanosec = sec, nanosec
             f = msg.wrench.force
             f.x, f.y, f.z = float(force[0]), float(force[1]), float(force[2])
             pub.publish(msg)
         joints = self._msg_joints
-        joints.header.stamp = stamp
+        joints.header.stamp.sec, joints.header.stamp.nanosec = sec, nanosec
         joints.position = array.array('d', state.q)
         joints.velocity = array.array('d', state.v)
         effort = self._effort
@@ -591,7 +592,8 @@ class SimulatorNode(Node):
         slot = (ns // self._period_ns) % _ROUND_TRIP_RING
         self._ring_stamp[slot] = ns
         self._ring_wall[slot] = int(now * 1e9)
-        self._msg_clock.clock = stamp
+        clock = self._msg_clock.clock
+        clock.sec, clock.nanosec = sec, nanosec
         self._pub_clock.publish(self._msg_clock)
 
     # -- the end --------------------------------------------------------------------------------
