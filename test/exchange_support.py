@@ -158,15 +158,21 @@ class LockstepGraph:
                 on_spin()
         return True
 
-    def finish(self, timeout_s=120.0, on_spin=None) -> None:
-        """Spin until the run ends and the probe has every state and every answer it saw."""
-        assert self.spin_until(self.sim.done.done, timeout_s, on_spin), (
+    def finish(self, timeout_s=120.0, on_spin=None, until=None) -> None:
+        """Spin until the run ends (or ``until()`` holds), then keep in ``self.states`` every
+        state published so far (in order, none missing) and in ``self.commands`` every stamped
+        command seen, including the answer to the last state that was stepped from."""
+        done = self.sim.done.done if until is None else until
+        assert self.spin_until(done, timeout_s, on_spin), (
             f'run did not finish: {self.sim.steps} steps', self.logs())
-        steps = self.sim.steps
-        assert self.spin_until(lambda: len(self.recorder.states) == steps + 1, 20.0), (
-            len(self.recorder.states), steps)
-        last = self.recorder.states[-1][0]
-        self.spin_until(lambda: any(c[0] == last for c in self.recorder.commands[-5:]), 5.0)
+        count = self.sim.steps + 1
+        recorded = self.recorder.states
+        assert self.spin_until(lambda: len(recorded) >= count, 20.0), (len(recorded), count)
+        self.states = recorded[:count]
+        last_stepped = self.states[-2][0]
+        self.spin_until(lambda: any(c[0] == last_stepped for c in self.recorder.commands[-50:]),
+                        5.0)
+        self.commands = list(self.recorder.commands)
 
     def logs(self) -> str:
         return '\n'.join(f'--- {p.log.name}\n{p.output()[-3000:]}' for p in self.processes)

@@ -370,6 +370,40 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
     assert not fixed.successful
 
 
+def test_config_revision_marks_the_first_tick_computed_with_a_change(ros):
+    ctrl = make_controller(ros, robot_description=Simulator(default_urdf_path()).leg.urdf_xml,
+                           min_subscribers=0)
+    probe = Probe(ros)
+    states = []
+    probe.node.create_subscription(JointState, contract.CONTROLLER_STATE, states.append, 100)
+    joints = probe.publisher(JointState, contract.JOINT_STATES)
+    foot = probe.publisher(WrenchStamped, contract.FOOT_CONTACT)
+    assert ros.spin_until(lambda: joints.get_subscription_count() >= 2
+                          and foot.get_subscription_count() >= 1, 20.0)
+
+    def tick(k):
+        stamp = rclpy.time.Time(nanoseconds=k * 1_000_000).to_msg()
+        msg = JointState(name=['base_x', 'base_z', 'hip', 'knee'], position=[0.0, 1.3, 0.3, -0.6],
+                         velocity=[0.0] * 4, effort=[0.0] * 4)
+        contact = WrenchStamped()
+        msg.header.stamp = contact.header.stamp = stamp
+        foot.publish(contact)
+        joints.publish(msg)
+        assert ros.spin_until(lambda: len(states) == k + 1, 10.0)
+
+    tick(0)
+    tick(1)
+    assert ctrl.set_parameters([Parameter('apex_height', value=1.3)])[0].successful
+    assert not ctrl.set_parameters([Parameter('flight_policy', value='teleport')])[0].successful
+    tick(2)
+    assert ctrl.set_parameters([Parameter('target_velocity', value=0.2)])[0].successful
+    tick(3)
+    revisions = [m.position[list(m.name).index('config_revision')] for m in states]
+    assert revisions == [0.0, 0.0, 1.0, 2.0]        # a rejected change is no revision
+    assert [stamp_ns(m) for m in states] == [0, 1_000_000, 2_000_000, 3_000_000]
+    assert list(states[0].name)[-3:] == ['tau_hip', 'tau_knee', 'config_revision']
+
+
 @pytest.mark.parametrize('module, args, words', [
     ('dodo_sim.ros.simulator_node', ['-p', 'integrator:=rk45'], ['integrator', 'rk45']),
     ('dodo_sim.ros.simulator_node', ['-p', 'dt:=fast'], ['dt', 'fast']),

@@ -501,6 +501,9 @@ class SimulatorNode(Node):
             behind = self._max_catch_up
         for _ in range(max(behind, 0)):
             self._realtime_steps += 1
+            if self._finished:              # the run ends here: no step, no command accounted
+                self._advance(self._zero)
+                return
             self._advance(self._realtime_command())
             if self.done.done():
                 return
