@@ -17,8 +17,9 @@ stamps). The simulator is the clock source and does not follow ``/clock`` itself
 Subscribes: ``/joint_commands`` (sensor_msgs/JointState: ``name`` = the actuated joints, any
 order, ``effort`` = N*m, ``header.stamp`` = stamp of the state the command answers),
 ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in order, N*m:
-applied in realtime mode when no stamped commands come; counted and otherwise ignored in
-lockstep), ``/simulator/push`` (geometry_msgs/Vector3: an impulse on the base, x and z in N*s,
+applied in realtime mode when no stamped commands come; in lockstep read only while a publisher
+besides the controller is on it — checked every ``graph_check_period`` — and then counted and
+never applied), ``/simulator/push`` (geometry_msgs/Vector3: an impulse on the base, x and z in N*s,
 applied at the start of the next step), ``/simulator/force`` (geometry_msgs/Vector3: a constant
 force on the base, x and z in N, until the next message). Service ``/simulator/reset``
 (std_srvs/Trigger): back to ``initial_q`` / ``initial_v`` at the next step; the published clock
@@ -202,8 +203,13 @@ class SimulatorNode(Node):
         self._sub_joint_commands = self.create_subscription(
             JointState, contract.JOINT_COMMANDS, with_message_info(self._on_joint_command),
             command_qos)
-        self._sub_effort_commands = self.create_subscription(
-            Float64MultiArray, contract.EFFORT_COMMANDS, self._on_effort_command, command_qos)
+        # the unstamped topic: always read in realtime; in lockstep only while someone besides
+        # the controller publishes on it (to reject and count what strays send): reading the
+        # controller's own copy of every command would cost both nodes a message per step
+        self._command_qos = command_qos
+        self._sub_effort_commands = None
+        if not self._lockstep:
+            self._read_effort_commands(True)
         self._sub_push = self.create_subscription(Vector3, contract.PUSH, self._on_push, 10)
         self._sub_force = self.create_subscription(Vector3, contract.FORCE, self._on_force, 10)
         self._srv_reset = self.create_service(Trigger, contract.RESET_SERVICE, self._on_reset)
@@ -407,7 +413,18 @@ class SimulatorNode(Node):
                             f'{endpoint.node_name}')
         return f'publisher {gid.hex()}'
 
+    def _read_effort_commands(self, read: bool) -> None:
+        if read and self._sub_effort_commands is None:
+            self._sub_effort_commands = self.create_subscription(
+                Float64MultiArray, contract.EFFORT_COMMANDS, self._on_effort_command,
+                self._command_qos)
+        elif not read and self._sub_effort_commands is not None:
+            self.destroy_subscription(self._sub_effort_commands)
+            self._sub_effort_commands = None
+
     def _check_publishers(self) -> None:
+        if self._lockstep:
+            self._read_effort_commands(self.count_publishers(contract.EFFORT_COMMANDS) > 1)
         for topic in (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS):
             count = self.count_publishers(topic)
             if count > self.command_publishers:
