@@ -55,6 +55,21 @@ _FORCE_EPS = 1e-9
 # A contact at rest slides (its friction direction is set by its velocity) above this, m/s.
 _SLIDE_EPS = 1e-6
 _LWA = pin.LOCAL_WORLD_ALIGNED
+_WORLD = pin.Convention.WORLD
+
+
+def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """x with K x = r; 1x1 and 2x2 in closed form (numpy's LAPACK call costs more than the
+    arithmetic at this size)."""
+    n = len(r)
+    if n == 1:
+        return r / K[0, 0]
+    if n == 2:
+        (a, b), (c, d) = K.tolist()
+        r0, r1 = r.tolist()
+        det = a * d - b * c
+        return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
+    return np.linalg.solve(K, r)
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,7 @@ class EventDrivenIntegrator:
         self.n_contacts = len(robot.contact_frame_ids)
         self.dim = robot.contact_dim
         self._zero = np.zeros(robot.model.nv)
+        self._no_forces = np.zeros((self.n_contacts, 3))
         bounds = []
         for i, lim in enumerate(self.geometry.limits):
             if lim.lower > -math.inf:
@@ -217,101 +233,121 @@ class EventDrivenIntegrator:
         return gap, basis, p, rows
 
     def _limit_constraint(self, j, q):
-        i, side = self.bounds[j]
-        lim = self.geometry.limits[i]
-        gap = q[lim.idx_q] - lim.lower if side > 0 else lim.upper - q[lim.idx_q]
-        return gap, self.geometry.limit_row(i, side)
+        _, side, iq, _, bound, row = self.geometry.bounds[j]
+        return side * (float(q[iq]) - bound), row
+
+    def _limit_gaps(self, q) -> list:
+        values = q.tolist()
+        return [side * (values[iq] - bound) for _, side, iq, _, bound, _ in self.geometry.bounds]
 
     def _kinematics(self, q, v):
         model, data = self.model, self.data
         pin.forwardKinematics(model, data, q, v, self._zero)
         pin.computeJointJacobians(model, data, q)
 
+    def _any_active(self) -> bool:
+        return self.mode.count(FREE) != self.n_contacts or True in self.limit_active
+
+    def _minv(self, q):
+        """M^-1 at q (pinocchio 4 fills the whole symmetric matrix)."""
+        return pin.computeMinverse(self.model, self.data, q)
+
     def _evaluate(self, q, v) -> _Eval:
-        model, data = self.model, self.data
-        force = self._force
-        a_free = pin.aba(model, data, q, v, force).copy()
-        any_active = any(m != FREE for m in self.mode) or any(self.limit_active)
-        forces = np.zeros((self.n_contacts, 3))
-        if not any_active:
-            pin.forwardKinematics(model, data, q)
-            values = [self.geometry.contact_gap(data, k)[0] for k in range(self.n_contacts)]
-            values += [self._limit_constraint(j, q)[0] for j in range(len(self.bounds))]
-            return _Eval(a_free, forces, tuple(values))
-        minv = pin.computeMinverse(model, data, q)
-        minv = np.triu(minv) + np.triu(minv, 1).T
-        self._kinematics(q, v)
+        model, data, geometry = self.model, self.data, self.geometry
+        # ABA with the WORLD convention leaves the placements, joint jacobians and the
+        # factorisation computeMinverse(model, data) reuses
+        a_free = pin.aba(model, data, q, v, self._force, _WORLD).copy()
+        modes = self.mode
+        if not (self._any_active()):
+            values = []
+            for k in range(self.n_contacts):
+                p = geometry.contact_position(data, k)
+                values.append(geometry.gap_and_basis(k, p[0], p[2])[0])
+            if geometry.bounds:
+                values += self._limit_gaps(q)
+            return _Eval(a_free, self._no_forces, tuple(values))
+        minv = pin.computeMinverse(model, data)
+        pin.forwardKinematics(model, data, q, v, self._zero)  # for J-dot v (placements unchanged)
         rate = self.params.drift_correction_rate
+        rate2 = rate * rate
         mu = self.contact.friction
+        dim = self.dim
         rows_list, target_list, cols = [], [], []
-        pieces = []  # (kind, index, rows, basis, size of lambda)
-        free_values = {}
-        for k, mode in enumerate(self.mode):
+        pieces = []  # per contact: its gap (free) or (k, basis, u, mode, d, size of lambda)
+        for k, mode in enumerate(modes):
+            p = geometry.contact_position(data, k)
+            gap, basis = geometry.gap_and_basis(k, p[0], p[2])
             if mode == FREE:
-                free_values[('contact', k)] = self.geometry.contact_gap(data, k)[0]
+                pieces.append(gap)
                 continue
-            gap, basis, p, rows = self._contact_constraint(k)
-            jdv = self.geometry.contact_jdot_v(data, k, basis)
-            u = rows @ v
+            rows = geometry.contact_rows(data, k, basis)
+            jdv = geometry.contact_jdot_v(data, k, basis)
+            u = rows.dot(v)
             if mode == STICK:
-                drift = np.concatenate(((gap,), basis[1:self.dim] @ p - self.anchor[k]))
+                drift = basis[1:dim].dot(p) - self.anchor[k]
+                target = -jdv - 2.0 * rate * u
+                target[0] -= rate2 * gap
+                target[1:] -= rate2 * drift
                 rows_list.append(rows)
-                target_list.append(-jdv - 2.0 * rate * u - rate * rate * drift)
+                target_list.append(target)
                 cols.append(rows)
-                pieces.append(('contact', k, rows, basis, u, STICK, None))
+                pieces.append((k, basis, u, STICK, None, dim))
             else:
                 d = self._slide_direction(k, u[1:])
                 rows_list.append(rows[:1])
-                target_list.append(np.array((-jdv[0] - 2.0 * rate * u[0] - rate * rate * gap,)))
-                cols.append((rows[0] - mu * (d @ rows[1:]))[None, :])
-                pieces.append(('contact', k, rows, basis, u, SLIP, d))
+                target_list.append((-jdv[0] - 2.0 * rate * u[0] - rate2 * gap,))
+                cols.append((rows[0] - mu * d.dot(rows[1:]))[None, :])
+                pieces.append((k, basis, u, SLIP, d, 1))
+        limit_gaps = self._limit_gaps(q) if geometry.bounds else []
+        rates = v.tolist()
+        limit_pieces = []
         for j, active in enumerate(self.limit_active):
-            gap, row = self._limit_constraint(j, q)
             if not active:
-                free_values[('limit', j)] = gap
                 continue
-            u = row @ v
+            _, side, _, iv, _, row = geometry.bounds[j]
+            u = side * rates[iv]
             rows_list.append(row)
-            target_list.append(-2.0 * rate * u - rate * rate * np.array((gap,)))
+            target_list.append((-2.0 * rate * u - rate2 * limit_gaps[j],))
             cols.append(row)
-            pieces.append(('limit', j, row, None, u, None, None))
-        E = np.vstack(rows_list)
-        C = np.vstack(cols)
-        minv_ct = minv @ C.T
-        x = np.linalg.solve(E @ minv_ct, np.concatenate(target_list) - E @ a_free)
-        accel = a_free + minv_ct @ x
-        values = []
-        lam_of = {}
+            limit_pieces.append(j)
+        E = rows_list[0] if len(rows_list) == 1 else np.vstack(rows_list)
+        C = cols[0] if len(cols) == 1 else np.vstack(cols)
+        minv_ct = minv.dot(C.T)
+        target = (np.asarray(target_list[0], float) if len(target_list) == 1
+                  else np.concatenate(target_list))
+        x = _small_solve(E.dot(minv_ct), target - E.dot(a_free))
+        accel = a_free + minv_ct.dot(x)
+        forces = np.zeros((self.n_contacts, 3))
+        x_list = x.tolist()
+        # event values in _keys() order
+        values_out = []
         pos = 0
-        for kind, index, rows, basis, u, mode, d in pieces:
-            if kind == 'limit':
-                lam_of[('limit', index)] = (x[pos],)
-                pos += 1
+        for piece in pieces:
+            if not isinstance(piece, tuple):
+                values_out.append(piece)  # a free contact's gap
                 continue
+            k, basis, u, mode, d, size = piece
             if mode == STICK:
-                lam = x[pos:pos + self.dim]
-                pos += self.dim
+                lam = x[pos:pos + dim]
+                lam_n = x_list[pos]
+                tangential = x_list[pos + 1:pos + dim]
+                forces[k] = lam.dot(basis[:dim])
+                values_out.append(lam_n + _FORCE_EPS)
+                values_out.append(mu * lam_n - math.sqrt(sum(t * t for t in tangential))
+                                  + _FORCE_EPS)
             else:
-                lam_n = x[pos]
-                pos += 1
-                lam = np.concatenate(((lam_n,), -mu * lam_n * d))
-            forces[index] = lam @ basis[:self.dim]
-            lam_of[('contact', index)] = (lam, u, mode)
-        for k, mode in enumerate(self.mode):
-            if mode == FREE:
-                values.append(free_values[('contact', k)])
-                continue
-            lam, u, _ = lam_of[('contact', k)]
-            values.append(lam[0] + _FORCE_EPS)
-            if mode == STICK:
-                values.append(mu * lam[0] - math.sqrt(float(lam[1:] @ lam[1:])) + _FORCE_EPS)
-            else:
-                ref = self.slip_dir[k]
-                values.append(float(u[1:] @ ref))
+                lam_n = x_list[pos]
+                lam = np.empty(dim)
+                lam[0] = lam_n
+                lam[1:] = -mu * lam_n * d
+                forces[k] = lam.dot(basis[:dim])
+                values_out.append(lam_n + _FORCE_EPS)
+                values_out.append(float(u[1:].dot(self.slip_dir[k])))
+            pos += size
+        limit_lam = dict(zip(limit_pieces, x_list[pos:]))
         for j, active in enumerate(self.limit_active):
-            values.append(lam_of[('limit', j)][0] + _FORCE_EPS if active
-                          else free_values[('limit', j)])
-        return _Eval(accel, forces, tuple(values))
+            values_out.append(limit_lam[j] + _FORCE_EPS if active else limit_gaps[j])
+        return _Eval(accel, forces, tuple(values_out))
 
     def _slide_direction(self, k, u_t):
         """Unit sliding direction of contact k: its tangential velocity while that stays on the
@@ -427,25 +463,35 @@ class EventDrivenIntegrator:
     def _impact_if_approaching(self, q, v, impulses, events):
         """A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
         foot coming straight back after a liftoff) closes now."""
-        pin.forwardKinematics(self.model, self.data, q)
-        pin.computeJointJacobians(self.model, self.data, q)
+        model, data, geometry = self.model, self.data, self.geometry
         slow = []
-        for k, mode in enumerate(self.mode):
-            if mode != FREE:
-                continue
-            gap, basis, p, rows = self._contact_constraint(k)
-            if gap <= 0.0:
-                u_n = rows[0] @ v
+        if FREE in self.mode:
+            pin.forwardKinematics(model, data, q)
+            jacobians = False
+            for k, mode in enumerate(self.mode):
+                if mode != FREE:
+                    continue
+                p = geometry.contact_position(data, k)
+                gap, basis = geometry.gap_and_basis(k, p[0], p[2])
+                if gap > 0.0:
+                    continue
+                if not jacobians:
+                    pin.computeJointJacobians(model, data, q)
+                    jacobians = True
+                rows = geometry.contact_rows(data, k, basis)
+                u_n = rows[0].dot(v)
                 if u_n < -_IMPACT_EPS:
                     return self._close(q, v, impulses, events)
                 if u_n < 0.0:
                     slow.append(('contact', k, basis, rows))
-        for j, active in enumerate(self.limit_active):
-            if active:
-                continue
-            gap, row = self._limit_constraint(j, q)
-            if gap <= 0.0:
-                u_n = row[0] @ v
+        if geometry.bounds and False in self.limit_active:
+            gaps = self._limit_gaps(q)
+            rates = v.tolist()
+            for j, active in enumerate(self.limit_active):
+                if active or gaps[j] > 0.0:
+                    continue
+                _, side, _, iv, _, row = geometry.bounds[j]
+                u_n = side * rates[iv]
                 if u_n < -_IMPACT_EPS:
                     return self._close(q, v, impulses, events)
                 if u_n < 0.0:
@@ -472,8 +518,7 @@ class EventDrivenIntegrator:
         if approaching:
             kinds = {c.kind for c, blk in zip(closed, blocks) if blk in approaching}
             events.append('touchdown' if 'contact' in kinds else 'limit')
-            minv = pin.computeMinverse(self.model, self.data, q)
-            minv = np.triu(minv) + np.triu(minv, 1).T
+            minv = self._minv(q)
             minv_wt = minv @ W.T
             b = u.copy()
             e = self.contact.restitution
@@ -528,8 +573,7 @@ class EventDrivenIntegrator:
             return
         model, data = self.model, self.data
         a_free = pin.aba(model, data, q, v, self._force).copy()
-        minv = pin.computeMinverse(model, data, q)
-        minv = np.triu(minv) + np.triu(minv, 1).T
+        minv = self._minv(q)
         W, blocks = blocks_for(candidates, mu, dirs)
         minv_wt = minv @ W.T
         b = W @ a_free + np.concatenate(offsets)

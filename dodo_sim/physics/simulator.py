@@ -276,7 +276,15 @@ class Simulator:
                                 cfg.motor_time_constant, len(robot.actuated_idx_v))
         self._data = robot.model.createData()
         self._actuated = np.array(robot.actuated_idx_v, dtype=int)
-        self._generalized = np.zeros(robot.nv)
+        self._n_actuated = len(robot.actuated_idx_v)
+        idx = list(robot.actuated_idx_v)
+        contiguous = idx == list(range(idx[0], idx[0] + len(idx))) if idx else True
+        self._actuated_slice = ((idx[0] if idx else 0, idx[-1] + 1 if idx else 0) if contiguous
+                                else (None, None))
+        self._substeps = cfg.substeps
+        self._max_speed_squared = cfg.max_speed * cfg.max_speed
+        self._forced = False
+        self._impulse_pending = False
         self._pushes = sorted(zip(cfg.push_times, cfg.push_impulses_x, cfg.push_impulses_z))
         self._external_force = np.zeros(3)
         self._pending_impulse = np.zeros(3)
@@ -325,6 +333,7 @@ class Simulator:
         self._steps = 0
         self._next_push = 0
         self._pending_impulse = np.zeros(3)
+        self._impulse_pending = False
         self._unconverged = 0
         self.motor.reset()
         self.integrator.reset(q, v)
@@ -335,10 +344,10 @@ class Simulator:
     def step(self, tau) -> State:
         """Advance one control period holding the torque command (one value per actuated joint,
         ``actuated_joint_names`` order, N*m or N)."""
-        n_act = len(self._actuated)
+        n_act = self._n_actuated
         try:
             command = np.array(tau, dtype=float).reshape(-1)
-            valid = command.shape == (n_act,) and bool(np.isfinite(command).all())
+            valid = command.shape == (n_act,) and all(map(math.isfinite, command.tolist()))
         except (TypeError, ValueError):
             valid = False
         if not valid:
@@ -348,36 +357,41 @@ class Simulator:
         dt = cfg.dt
         if self._next_push < len(self._pushes):
             self._collect_scheduled_pushes()
+        pushed = self._impulse_pending
         impulse = self._pending_impulse
-        pushed = bool(impulse.any())
         if pushed:
             self._pending_impulse = np.zeros(3)
+            self._impulse_pending = False
         base_force = self._external_force
-        forced = bool(base_force.any())
+        forced = self._forced
         q, v = self._q, self._v
         impulses = None
-        in_contact = ()
         iterations = 0
         residual = 0.0
         events = ()
-        generalized = self._generalized
         step = self.integrator.step
-        actuated = self._actuated
-        for substep in range(cfg.substeps):
-            generalized[:] = 0.0
-            generalized[actuated] = self.motor.advance(command, dt)
+        advance = self.motor.advance
+        lo, hi = self._actuated_slice
+        nv = self.robot.nv
+        for substep in range(self._substeps):
+            generalized = np.zeros(nv)
+            if lo is not None:
+                generalized[lo:hi] = advance(command, dt)
+            else:
+                generalized[self._actuated] = advance(command, dt)
             if forced or (pushed and substep == 0):
                 force = base_force
                 if pushed and substep == 0:
                     # a push is a constant force over one physics step carrying the impulse
                     force = base_force + impulse / dt
-                generalized += self._push_map(q) @ force
+                generalized += self._push_map(q).dot(force)
             q, v, report = step(q, v, generalized, dt)
             impulses = report.contact_impulses if impulses is None else (
                 impulses + report.contact_impulses)
-            in_contact = report.in_contact
-            iterations = max(iterations, report.iterations)
-            residual = max(residual, report.residual)
+            if report.iterations > iterations:
+                iterations = report.iterations
+            if report.residual > residual:
+                residual = report.residual
             if not report.converged:
                 self._unconverged += 1
             if report.events:
@@ -386,14 +400,14 @@ class Simulator:
         t = self._steps * cfg.control_period
         speed_squared = float(v.dot(v))
         # NaN fails every comparison, so this also catches a non-finite state
-        if not speed_squared <= cfg.max_speed * cfg.max_speed:
+        if not speed_squared <= self._max_speed_squared:
             self.integrator.reset(self._q, self._v)
             raise SimulationDiverged(
                 f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
                 f'last good state at t = {self.state.t:.6f} s', self.state)
         self._q, self._v = q, v
-        self.state = self._make_state(t, in_contact, impulses / cfg.control_period, iterations,
-                                      residual, events)
+        self.state = self._make_state(t, report.in_contact, impulses / cfg.control_period,
+                                      iterations, residual, events)
         return self.state
 
     def apply_impulse(self, impulse) -> None:
@@ -401,10 +415,12 @@ class Simulator:
         start of the next step."""
         self._pending_impulse = self._pending_impulse + self._world_vector(impulse, 'impulse',
                                                                            'N*s')
+        self._impulse_pending = bool(self._pending_impulse.any())
 
     def set_external_force(self, force) -> None:
         """Apply a constant world [x, z] or [x, y, z] force (N) on the base until changed."""
         self._external_force = self._world_vector(force, 'force', 'N')
+        self._forced = bool(self._external_force.any())
 
     def energy(self, q=None, v=None) -> float:
         """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
@@ -420,8 +436,10 @@ class Simulator:
         q = self._q if q is None else np.asarray(q, float)
         model, data = self.robot.model, self._data
         pin.forwardKinematics(model, data, q)
-        return np.array([pin.updateFramePlacement(model, data, f).translation
-                         for f in self.robot.contact_frame_ids]).reshape(-1, 3)
+        positions = np.empty((len(self.robot.contact_frame_ids), 3))
+        for k, frame in enumerate(self.robot.contact_frame_ids):
+            positions[k] = pin.updateFramePlacement(model, data, frame).translation
+        return positions
 
     @property
     def time(self) -> float:
@@ -460,6 +478,7 @@ class Simulator:
             _, jx, jz = self._pushes[self._next_push]
             self._pending_impulse = self._pending_impulse + np.array((jx, 0.0, jz))
             self._next_push += 1
+        self._impulse_pending = bool(self._pending_impulse.any())
 
     def _push_map(self, q) -> np.ndarray:
         """nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
@@ -471,10 +490,15 @@ class Simulator:
     def _make_state(self, t, in_contacts, forces, iterations, residual, events) -> State:
         positions = self.contact_positions()
         in_contacts = tuple(bool(c) for c in in_contacts)
-        total = forces.sum(axis=0) if len(forces) else np.zeros(3)
-        foot = positions[0, 0:3:2].copy() if len(positions) else np.zeros(2)
+        n = len(forces)
+        if n == 1:
+            total, foot = forces[0, ::2].copy(), positions[0, ::2].copy()
+        elif n:
+            total, foot = forces.sum(axis=0)[::2], positions[0, ::2].copy()
+        else:
+            total, foot = np.zeros(2), np.zeros(2)
         # q and v are fresh arrays from the integrator and never modified in place: no copies
-        return State(t, self._q, self._v, any(in_contacts), total[0:3:2].copy(), foot,
+        return State(t, self._q, self._v, any(in_contacts), total, foot,
                      self.motor.applied, self.config.integrator, iterations, events,
                      in_contacts, forces, positions, residual, self._unconverged)
 
