@@ -51,6 +51,8 @@ class TimeSteppingParams:
         max_iterations: sweep cap per step.
         tolerance: NCP residual at which a solve counts as converged, m/s.
         position_correction: project penetration out after each contact step.
+        compiled: use the compiled step of :mod:`dodo_sim.physics.fast` when the model
+            qualifies (same results as the generic step to rounding; much faster).
     """
 
     solver: str = 'gauss_seidel'
@@ -58,6 +60,7 @@ class TimeSteppingParams:
     max_iterations: int = 100
     tolerance: float = 1e-10
     position_correction: bool = True
+    compiled: bool = True
 
 
 class StepReport(NamedTuple):
@@ -70,6 +73,8 @@ class StepReport(NamedTuple):
         events: hybrid events located in the step (event-driven integrator).
         min_normal_velocity: smallest post-step normal velocity of a constraint that carried an
             impulse, m/s (inf without one).
+        contact_positions: (n_contacts, 3) world positions of the contact frames at q+, m, when
+            the step computed them (the compiled step), else None.
     """
 
     contact_impulses: np.ndarray
@@ -79,6 +84,7 @@ class StepReport(NamedTuple):
     converged: bool = True
     events: tuple = ()
     min_normal_velocity: float = float('inf')
+    contact_positions: np.ndarray | None = None
 
 
 def _spd_solve_or_least_squares(A: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -116,6 +122,39 @@ class MoreauJeanIntegrator:
         self.n_contacts = len(robot.contact_frame_ids)
         self._free_report = StepReport(np.zeros((self.n_contacts, 3)),
                                        (False,) * self.n_contacts)
+        self.packed = None
+        if params.compiled and params.relaxation == 1.0:
+            from .fast import pack_model
+            self.packed = pack_model(robot, self.geometry)
+        if self.packed is not None:
+            from .fast import pack_buffers, step as compiled_step
+            self._compiled_step = compiled_step
+            self._compiled_buffers = pack_buffers(
+                self.packed, np.arange(robot.nv), height=float(self.geometry.flat_height),
+                friction=float(contact.friction), restitution=float(contact.restitution),
+                margin=ACTIVATION_MARGIN_M, far=_FAR_M, tolerance=float(params.tolerance),
+                max_iterations=int(params.max_iterations), jacobi=params.solver == 'jacobi',
+                position_correction=bool(params.position_correction))
+
+    @staticmethod
+    def compiled_report(impulses, positions, stats) -> StepReport:
+        values = stats.tolist()
+        return StepReport(impulses, tuple(flag != 0.0 for flag in values[4:]), int(values[0]),
+                          values[1], values[2] != 0.0, (), values[3], positions)
+
+    def compiled_buffers(self, actuated_idx_v):
+        """The compiled step's buffers with the torques of ``actuated_idx_v`` as its input
+        (the Simulator's fast lane), or None without a compiled step."""
+        if self.packed is None:
+            return None
+        from .fast import pack_buffers
+        params, contact = self.params, self.contact
+        return pack_buffers(
+            self.packed, actuated_idx_v, height=float(self.geometry.flat_height),
+            friction=float(contact.friction), restitution=float(contact.restitution),
+            margin=ACTIVATION_MARGIN_M, far=_FAR_M, tolerance=float(params.tolerance),
+            max_iterations=int(params.max_iterations), jacobi=params.solver == 'jacobi',
+            position_correction=bool(params.position_correction))
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """No state is carried between steps."""
@@ -125,6 +164,10 @@ class MoreauJeanIntegrator:
 
     def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
         """Advance (q, v) by dt. Returns (q+, v+, StepReport)."""
+        if self.packed is not None:
+            q_next, v_next, impulses, positions, stats = self._compiled_step(
+                q, v, generalized_force, dt, *self._compiled_buffers)
+            return q_next, v_next, self.compiled_report(impulses, positions, stats)
         model, data = self.model, self.data
         half = 0.5 * dt
         q_mid = self._integrate(q, half * v)
