@@ -917,4 +917,32 @@ def dynamics(packed: PackedModel, q, v):
     return M, h
 
 
-__all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'dynamics']
+def warm_up() -> bool:
+    """Compile the step now (or load it from numba's on-disk cache, ``__pycache__`` next to this
+    file): the first compilation takes ~20-60 s of CPU, later processes load it in < 1 s.
+    Returns False without numba."""
+    if njit is None:
+        return False
+    nj, nc = 2, 1
+    packed = PackedModel(
+        parent=np.array([-1, 0], np.int64), joint_rot=np.tile(np.eye(3), (nj, 1, 1)),
+        joint_pos=np.zeros((nj, 3)), joint_type=np.array([_PRISMATIC, _REVOLUTE], np.int64),
+        axis=np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), mass=np.ones(nj),
+        com=np.zeros((nj, 3)), inertia=np.tile(np.eye(3), (nj, 1, 1)),
+        support=np.array([[True, False], [True, True]]), gravity=np.array([0.0, 0.0, -9.81]),
+        frame_joint=np.array([1], np.int64), frame_rot=np.eye(3)[None],
+        frame_pos=np.array([[0.0, 0.0, -0.5]]), radius=np.zeros(nc),
+        bound_iv=np.array([1], np.int64), bound_side=np.array([1.0]), bound_value=np.array([-1.0]))
+    floats, ints = pack_buffers(packed, [1], height=0.0, friction=0.8, restitution=0.0,
+                                margin=1e-5, far=0.5, tolerance=1e-10, max_iterations=100,
+                                jacobi=False, position_correction=True)
+    step(np.array([0.5, 0.0]), np.array([-1.0, 0.0]), np.zeros(1), 1e-3, floats, ints)
+    dynamics(packed, np.zeros(nj), np.zeros(nj))
+    return True
+
+
+if __name__ == '__main__':
+    print('compiled' if warm_up() else 'numba not installed: the generic step runs')
+
+
+__all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'dynamics', 'warm_up']
