@@ -42,6 +42,11 @@ from .timestepping import StepReport
 FREE, STICK, SLIP = 'free', 'stick', 'slip'
 
 # Gaps (m, rad) and normal velocities (m/s) below these count as closed when an event is resolved.
+# A closed constraint that becomes free at gap g0 ~ 0 (a liftoff, a bounce; the drift control and
+# the event location leave it at +-1e-12) has the touchdown event function
+# gap + _GAP_EPS - min(g0, 0), which starts at >= _GAP_EPS, until its gap exceeds _GAP_EPS: if it
+# comes straight back (a ball bouncing, a wheel rocking) the touchdown still has a sign change
+# to locate. Otherwise the event function is the gap.
 _GAP_EPS = 1e-9
 _VELOCITY_EPS = 1e-9
 # A free constraint at gap <= 0 whose normal velocity is below -this (m/s) at the start of a step
@@ -60,7 +65,9 @@ _WORLD = pin.Convention.WORLD
 
 def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
     """x with K x = r; 1x1 and 2x2 in closed form (numpy's LAPACK call costs more than the
-    arithmetic at this size)."""
+    arithmetic at this size). Three rows or more may be redundant (two sticking spokes of a
+    rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares solution (the accelerations
+    are unique, the multipliers of redundant constraints are shared)."""
     n = len(r)
     if n == 1:
         return r / K[0, 0]
@@ -69,7 +76,7 @@ def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
         r0, r1 = r.tolist()
         det = a * d - b * c
         return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
-    return np.linalg.solve(K, r)
+    return np.linalg.lstsq(K, r, rcond=1e-12)[0]
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,10 @@ class EventParams:
         max_events_per_step: guard against Zeno sequences within one physics step.
         solver_tolerance: NCP residual of impact / active-set problems, m/s or m/s^2.
         max_iterations: NCP sweep cap.
+        accumulation_speed: an impact whose fastest approaching constraint is slower than this
+            is the end of a Zeno sequence (docs/physics.md), m/s. The default 1e-4 m/s: a
+            separation that slow rises at most u^2 / (2 g) = 5e-10 m under gravity, below the
+            1e-9 m at which a gap counts as closed.
     """
 
     drift_correction_rate: float = 200.0
@@ -87,6 +98,7 @@ class EventParams:
     max_events_per_step: int = 50
     solver_tolerance: float = 1e-10
     max_iterations: int = 100
+    accumulation_speed: float = 1e-4
 
 
 class _Eval(NamedTuple):
@@ -154,6 +166,8 @@ class EventDrivenIntegrator:
         self.slip_dir = [None] * self.n_contacts
         self.anchor = [None] * self.n_contacts
         self.limit_active = [False] * len(self.bounds)
+        # touchdown event function offset of each contact then each limit bound (see _GAP_EPS)
+        self._shift = [0.0] * (self.n_contacts + len(self.bounds))
         self._classify = True
         self._stats = [0, 0.0, True]
 
@@ -190,6 +204,7 @@ class EventDrivenIntegrator:
             if not crossed:
                 q, v = q1, v1
                 impulses += impulse
+                self._clear_shifts(keys, end.values)
                 break
             when, which = min((self._locate(q, v, start, i, remaining), i) for i in crossed)
             q, v, _, impulse = self._rk4(q, v, when, start)
@@ -197,8 +212,10 @@ class EventDrivenIntegrator:
             remaining -= when
             key = keys[which]
             if key[0] == 'gap':
+                before = len(events)
                 v = self._close(q, v, impulses, events)
-                if self._keys() == keys:
+                if self._keys() == keys and len(events) == before:
+                    # no impact and no mode change (the gap jumped at a step edge): not again
                     passed.add(key)
             else:
                 self._transition(key, q, v, events, None)
@@ -213,6 +230,15 @@ class EventDrivenIntegrator:
                                 tuple(events))
 
     # -- constraints in the current modes --------------------------------------------------
+
+    def _clear_shifts(self, keys, values):
+        """A free constraint farther than _GAP_EPS has the plain gap as its event function."""
+        n = self.n_contacts
+        for key, value in zip(keys, values):
+            if key[0] != 'gap' or value <= 2.0 * _GAP_EPS:
+                continue
+            slot = key[2] if key[1] == 'contact' else n + key[2]
+            self._shift[slot] = 0.0
 
     def _keys(self) -> list:
         keys = []
@@ -262,9 +288,10 @@ class EventDrivenIntegrator:
             values = []
             for k in range(self.n_contacts):
                 p = geometry.contact_position(data, k)
-                values.append(geometry.gap_and_basis(k, p[0], p[2])[0])
+                values.append(geometry.gap_and_basis(k, p[0], p[2])[0] + self._shift[k])
             if geometry.bounds:
-                values += self._limit_gaps(q)
+                values += [gap + shift for gap, shift in
+                           zip(self._limit_gaps(q), self._shift[self.n_contacts:])]
             return _Eval(a_free, self._no_forces, tuple(values))
         minv = pin.computeMinverse(model, data)
         pin.forwardKinematics(model, data, q, v, self._zero)  # for J-dot v (placements unchanged)
@@ -278,7 +305,7 @@ class EventDrivenIntegrator:
             p = geometry.contact_position(data, k)
             gap, basis = geometry.gap_and_basis(k, p[0], p[2])
             if mode == FREE:
-                pieces.append(gap)
+                pieces.append(gap + self._shift[k])
                 continue
             rows = geometry.contact_rows(data, k, basis)
             jdv = geometry.contact_jdot_v(data, k, basis)
@@ -346,7 +373,8 @@ class EventDrivenIntegrator:
             pos += size
         limit_lam = dict(zip(limit_pieces, x_list[pos:]))
         for j, active in enumerate(self.limit_active):
-            values_out.append(limit_lam[j] + _FORCE_EPS if active else limit_gaps[j])
+            values_out.append(limit_lam[j] + _FORCE_EPS if active
+                              else limit_gaps[j] + self._shift[self.n_contacts + j])
         return _Eval(accel, forces, tuple(values_out))
 
     def _slide_direction(self, k, u_t):
@@ -508,7 +536,15 @@ class EventDrivenIntegrator:
         return v
 
     def _close(self, q, v, impulses, events, initial=False):
-        """Impact of every closed constraint (velocity-level NCP), then the new active set."""
+        """Impact of every closed constraint (velocity-level NCP), then the new active set.
+
+        Accumulation rule (the end of a Zeno sequence: a rimless wheel rocking between two
+        spokes, a ball bouncing with e < 1): an impact whose fastest approaching constraint is
+        slower than ``accumulation_speed`` is plastic, and after any impact every closed
+        constraint that would separate slower than that speed stays closed (its normal velocity,
+        and the tangential velocity of the contacts that stuck, projected to zero along
+        M^-1 W^T); the acceleration-level problem then decides which constraints stay active.
+        """
         closed = self._closed_candidates(q, v)
         if not closed:
             return v
@@ -521,18 +557,55 @@ class EventDrivenIntegrator:
             minv = self._minv(q)
             minv_wt = minv @ W.T
             b = u.copy()
-            e = self.contact.restitution
+            speed = max(-u[blk.start] for blk in approaching)
+            accumulating = speed < self.params.accumulation_speed
+            e = 0.0 if accumulating else self.contact.restitution
             for blk in blocks:
                 if u[blk.start] < 0.0:
                     b[blk.start] += e * u[blk.start]
-            sol = self._solve(W @ minv_wt, b, blocks)
-            v = v + minv_wt @ sol.lam
+            G = W @ minv_wt
+            sol = self._solve(G, b, blocks)
+            lam = sol.lam
+            v = v + minv_wt @ lam
+            extra = self._close_slow_separations(W, minv_wt, G, v, lam, blocks)
+            if extra is not None:
+                v = v + minv_wt @ extra
+                lam = lam + extra
+                events.append('accumulation')
+            elif accumulating:
+                events.append('accumulation')
             for c, blk in zip(closed, blocks):
                 if c.kind == 'contact':
-                    impulses[c.index] += sol.lam[blk.start:blk.start + blk.size] @ \
+                    impulses[c.index] += lam[blk.start:blk.start + blk.size] @ \
                         c.basis[:blk.size]
         self._resolve(q, v)
         return v
+
+    def _close_slow_separations(self, W, minv_wt, G, v, lam, blocks):
+        """Impulse that zeroes the normal velocity of every closed constraint separating slower
+        than ``accumulation_speed`` (and keeps the constraints that pushed closed, sticking
+        contacts without tangential velocity); None if no constraint separates that slowly."""
+        u = W @ v
+        limit = self.params.accumulation_speed
+        rows = []
+        slow = False
+        for blk in blocks:
+            s = blk.start
+            if u[s] >= limit:
+                continue  # a real separation: it flies off
+            rows.append(s)
+            slow = slow or u[s] > _VELOCITY_EPS
+            if blk.size > 1 and lam[s] > 0.0:
+                tangential = lam[s + 1:s + blk.size]
+                if math.sqrt(float(tangential @ tangential)) < blk.mu * lam[s] * (1.0 - 1e-9):
+                    rows += list(range(s + 1, s + blk.size))
+        if not slow:
+            return None
+        # least squares: the closed constraints may be redundant (two spokes of a rigid wheel)
+        delta = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+        extra = np.zeros(len(u))
+        extra[rows] = delta
+        return extra
 
     def _resolve(self, q, v):
         """Active set of the closed constraints with zero normal velocity: the acceleration-level
@@ -570,6 +643,7 @@ class EventDrivenIntegrator:
             self.mode[k] = FREE
         self.limit_active = [False] * len(self.bounds)
         if not candidates:
+            self._shift_free_closed(closed)
             return
         model, data = self.model, self.data
         a_free = pin.aba(model, data, q, v, self._force).copy()
@@ -603,6 +677,17 @@ class EventDrivenIntegrator:
         for k in range(self.n_contacts):
             if self.mode[k] != STICK:
                 self.anchor[k] = None
+        self._shift_free_closed(closed)
+
+    def _shift_free_closed(self, closed):
+        """Closed constraints left free by a resolve get the touchdown offset (see _GAP_EPS)."""
+        for c in closed:
+            shift = _GAP_EPS - min(c.gap, 0.0)
+            if c.kind == 'contact':
+                if self.mode[c.index] == FREE:
+                    self._shift[c.index] = shift
+            elif not self.limit_active[c.index]:
+                self._shift[self.n_contacts + c.index] = shift
 
     def _solve(self, G, b, blocks):
         p = self.params
