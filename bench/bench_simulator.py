@@ -280,9 +280,11 @@ def build_cases(args, params: BenchParams) -> list:
         cases.append(Case('hopper', 'flight', make(), hold, flight_q))
     if not args.no_biped:
         feet = ('left_foot', 'right_foot')
-        biped = Simulator(args.biped, SimConfig(contact_frames=feet, contact_radii=(radius,) * 2))
+        q0 = load_robot(args.biped, contact_frames=feet).default_q.copy()
+        q0[1] += 0.01  # the Kneed Walker's URDF default has its feet 17 um under the ground
+        biped = Simulator(args.biped, SimConfig(contact_frames=feet, contact_radii=(radius,) * 2,
+                                                initial_q=tuple(q0)))
         act = list(biped.robot.actuated_idx_v)
-        q0 = biped.robot.default_q
         start = lift_to_height(biped, q0, params.drop_height_m)
         hold = PDHold(q0, act, params.biped_kp_nm_per_rad, params.biped_kd_nms_per_rad)
         factories = [lambda i=i: DodoEngine(args.biped, i, params, feet, radius)

@@ -33,6 +33,9 @@ from .terrain import TERRAIN_KINDS, make_terrain
 from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
 
 INTEGRATORS = ('timestepping', 'event')
+#: A contact point at most this deep under the terrain in an initial state is accepted (a foot
+#: resting on the ground, up to rounding of hand-written poses), m.
+INITIAL_PENETRATION_TOLERANCE_M = 1e-6
 MODES = ('lockstep', 'realtime')
 
 
@@ -320,7 +323,11 @@ class Simulator:
     # -- public API ---------------------------------------------------------------------------
 
     def reset(self, q=None, v=None) -> State:
-        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0."""
+        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
+
+        Raises ValueError for a state with a contact point more than
+        ``INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the contact
+        frame, its depth and how far to raise the robot)."""
         robot = self.robot
         cfg = self.config
         if q is None:
@@ -336,6 +343,7 @@ class Simulator:
                              f'got q={q.tolist()}, v={v.tolist()}')
         if not robot.vector_space:
             q = pin.normalize(robot.model, q)
+        self._check_above_terrain(q)
         self._q, self._v = q, v
         self._steps = 0
         self._next_push = 0
@@ -513,6 +521,53 @@ class Simulator:
             raise ValueError(f'SimConfig.initial_v has {len(cfg.initial_v)} values; the model '
                              f'needs nv = {robot.nv} for joints {list(robot.joint_names)} '
                              f'(or () for zero)')
+
+    def _check_above_terrain(self, q) -> None:
+        """Refuse a configuration with a contact point under the terrain (deeper than
+        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth
+        and how far to raise the robot."""
+        geometry = self.integrator.geometry
+        positions = self.contact_positions(q)
+        below = []
+        for k, p in enumerate(positions):
+            gap = geometry.gap_and_basis(k, float(p[0]), float(p[2]))[0]
+            if gap < -INITIAL_PENETRATION_TOLERANCE_M:
+                below.append((gap, k))
+        if not below:
+            return
+        gap, k = min(below)
+        depth = -gap
+        robot = self.robot
+        others = [robot.contact_frames[j] for _, j in sorted(below)[1:]]
+        message = (f"initial state puts contact frame '{robot.contact_frames[k]}' "
+                   f"{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; "
+                   f"a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)")
+        if others:
+            message += f"; also below: {others}"
+        message += f'; raise the robot by at least {depth:.6g} m'
+        lift = self._vertical_coordinate(q)
+        if lift is not None:
+            name, index = lift
+            message += f' ({name} >= {float(q[index]) + depth:.6g} m)'
+        raise ValueError(message + ' or change the joint angles')
+
+    def _vertical_coordinate(self, q):
+        """(name, q index) of a coordinate that moves every contact frame straight up (a
+        planar base's z slider), or None."""
+        robot = self.robot
+        if not robot.vector_space or not robot.contact_frame_ids:
+            return None
+        model, data = robot.model, self._data
+        pin.computeJointJacobians(model, data, np.asarray(q, float))
+        pin.updateFramePlacements(model, data)
+        rows = [pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+                for f in robot.contact_frame_ids]
+        names = robot.coordinate_names()
+        for i in range(robot.nv):
+            if all(abs(r[2, i] - 1.0) < 1e-12 and abs(r[0, i]) < 1e-12 and abs(r[1, i]) < 1e-12
+                   for r in rows):
+                return names[i], i
+        return None
 
     @staticmethod
     def _world_vector(value, what, unit) -> np.ndarray:
