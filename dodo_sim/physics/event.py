@@ -311,10 +311,12 @@ class EventDrivenIntegrator:
             jdv = geometry.contact_jdot_v(data, k, basis)
             u = rows.dot(v)
             if mode == STICK:
-                drift = basis[1:dim].dot(p) - self.anchor[k]
                 target = -jdv - 2.0 * rate * u
                 target[0] -= rate2 * gap
-                target[1:] -= rate2 * drift
+                if geometry.radii[k] == 0.0:
+                    # a point sticks where it touched down; a sphere's contact point moves as it
+                    # rolls, so only its tangential velocity is stabilised
+                    target[1:] -= rate2 * (basis[1:dim].dot(p) - self.anchor[k])
                 rows_list.append(rows)
                 target_list.append(target)
                 cols.append(rows)
