@@ -76,12 +76,12 @@ class BenchParams:
 # -- engines behind one small interface ------------------------------------------------------
 
 class DodoEngine:
-    def __init__(self, model, integrator, params, contact_frames, radius):
+    def __init__(self, model, integrator, params, contact_frames, radius, initial_q):
         self.label = f'dodo {integrator}'
         self.sim = Simulator(model, SimConfig(
             integrator=integrator, dt=params.dt_s, control_period=params.dt_s,
             friction=params.friction, contact_frames=tuple(contact_frames),
-            contact_radii=(radius,) * len(contact_frames)))
+            contact_radii=(radius,) * len(contact_frames), initial_q=tuple(initial_q)))
         self.state = self.sim.state
 
     def reset(self, q, v):
@@ -262,13 +262,14 @@ def timer_overhead_s(clock=time.perf_counter, n: int = 20000) -> float:
 def build_cases(args, params: BenchParams) -> list:
     radius = params.contact_radius_m
     cases = []
-    hopper = Simulator(args.model, SimConfig(contact_radii=(radius,)))
+    hopper = Simulator(args.model, SimConfig(contact_radii=(radius,),
+                                             initial_q=(0.0, 2.0, 0.0, 0.0)))
     act = list(hopper.robot.actuated_idx_v)
     stance_q = lift_to_height(hopper, params.hopper_pose, params.drop_height_m)
     flight_q = np.array(params.hopper_pose, float)
     flight_q[1] = params.flight_base_z_m
     hold = PDHold(params.hopper_pose, act, params.kp_nm_per_rad, params.kd_nms_per_rad)
-    factories = [lambda i=i: DodoEngine(args.model, i, params, ('foot',), radius)
+    factories = [lambda i=i: DodoEngine(args.model, i, params, ('foot',), radius, stance_q)
                  for i in ('timestepping', 'event')]
     factories.append(lambda: MujocoEngine(args.model, params))
     if importlib.util.find_spec('dartpy'):
@@ -281,13 +282,13 @@ def build_cases(args, params: BenchParams) -> list:
     if not args.no_biped:
         feet = ('left_foot', 'right_foot')
         q0 = load_robot(args.biped, contact_frames=feet).default_q.copy()
-        q0[1] += 0.01  # the Kneed Walker's URDF default has its feet 17 um under the ground
+        q0[1] += 0.1  # the Kneed Walker's URDF default has its feet 17 um under the ground
         biped = Simulator(args.biped, SimConfig(contact_frames=feet, contact_radii=(radius,) * 2,
                                                 initial_q=tuple(q0)))
         act = list(biped.robot.actuated_idx_v)
         start = lift_to_height(biped, q0, params.drop_height_m)
         hold = PDHold(q0, act, params.biped_kp_nm_per_rad, params.biped_kd_nms_per_rad)
-        factories = [lambda i=i: DodoEngine(args.biped, i, params, feet, radius)
+        factories = [lambda i=i: DodoEngine(args.biped, i, params, feet, radius, start)
                      for i in ('timestepping', 'event')]
         if importlib.util.find_spec('dartpy'):
             factories.append(lambda: DartEngine(args.biped, params, feet, act))

@@ -26,6 +26,7 @@ from dodo_sim.terrain import make_terrain
     ('solver_relaxation', 2.5, 'solver_relaxation'),
     ('mode', 'fast', 'mode'),
     ('motor_time_constant', -0.01, 'motor_time_constant'),
+    ('event_accumulation_speed', -1e-4, 'event_accumulation_speed'),
 ])
 def test_bad_values_are_named(field, value, message):
     with pytest.raises(ValueError, match=message):

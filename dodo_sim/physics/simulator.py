@@ -70,6 +70,7 @@ class SimConfig:
         position_correction: time-stepping: project residual penetration out after each step.
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
+        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
         torque_saturation: clip commanded torques at the URDF effort limits.
         motor_time_constant: first-order torque lag, s (0: ideal motors).
         push_times: times of scheduled pushes on the base, s.
@@ -104,6 +105,7 @@ class SimConfig:
     position_correction: bool = True
     drift_correction_rate: float = 200.0
     event_tolerance_s: float = 1e-12
+    event_accumulation_speed: float = 1e-4
     torque_saturation: bool = False
     motor_time_constant: float = 0.0
     push_times: tuple = ()
@@ -168,6 +170,9 @@ class SimConfig:
             bad('solver_max_iterations', 'must be >= 1')
         if not (math.isfinite(self.solver_tolerance) and self.solver_tolerance > 0.0):
             bad('solver_tolerance', 'must be positive')
+        if not (math.isfinite(self.event_accumulation_speed)
+                and self.event_accumulation_speed >= 0.0):
+            bad('event_accumulation_speed', 'must be a finite speed >= 0 m/s')
         if not (math.isfinite(self.motor_time_constant) and self.motor_time_constant >= 0.0):
             bad('motor_time_constant', 'must be >= 0')
         if not len(self.push_times) == len(self.push_impulses_x) == len(self.push_impulses_z):
@@ -273,7 +278,8 @@ class Simulator:
                 EventParams(drift_correction_rate=cfg.drift_correction_rate,
                             time_tolerance_s=cfg.event_tolerance_s,
                             solver_tolerance=cfg.solver_tolerance,
-                            max_iterations=cfg.solver_max_iterations),
+                            max_iterations=cfg.solver_max_iterations,
+                            accumulation_speed=cfg.event_accumulation_speed),
                 joint_limits=cfg.joint_limits)
         # the compiled time-stepping step with the motor torques as input (fast lane of step())
         self._fast = None
