@@ -91,6 +91,8 @@ class EventParams:
             is the end of a Zeno sequence (docs/physics.md), m/s. The default 1e-4 m/s: a
             separation that slow rises at most u^2 / (2 g) = 5e-10 m under gravity, below the
             1e-9 m at which a gap counts as closed.
+        compiled: evaluate the dynamics with :func:`dodo_sim.physics.fast.evaluate` when the
+            model qualifies (the same values to rounding; much faster).
     """
 
     drift_correction_rate: float = 200.0
@@ -99,6 +101,7 @@ class EventParams:
     solver_tolerance: float = 1e-10
     max_iterations: int = 100
     accumulation_speed: float = 1e-4
+    compiled: bool = True
 
 
 class _Eval(NamedTuple):
@@ -157,6 +160,19 @@ class EventDrivenIntegrator:
             if lim.upper < math.inf:
                 bounds.append((i, -1))
         self.bounds = tuple(bounds)
+        # the compiled evaluation (fast.py) when the model qualifies (planar, flat, 1-DoF joints)
+        self._kernel = None
+        self.packed = None
+        if params.compiled:
+            from .fast import pack_buffers, pack_model
+            self.packed = pack_model(robot, self.geometry)
+            if self.packed is not None:
+                from .fast import evaluate
+                self._kernel = evaluate
+                self._buffers = pack_buffers(
+                    self.packed, np.arange(robot.nv), height=float(self.geometry.flat_height),
+                    friction=float(contact.friction), restitution=0.0, margin=0.0, far=0.0,
+                    tolerance=0.0, max_iterations=1, jacobi=False, position_correction=False)
         self.reset(None, None)
 
     # -- public ----------------------------------------------------------------------------
@@ -168,6 +184,7 @@ class EventDrivenIntegrator:
         self.limit_active = [False] * len(self.bounds)
         # touchdown event function offset of each contact then each limit bound (see _GAP_EPS)
         self._shift = [0.0] * (self.n_contacts + len(self.bounds))
+        self._mode_arrays = None
         self._classify = True
         self._stats = [0, 0.0, True]
 
@@ -191,6 +208,7 @@ class EventDrivenIntegrator:
             v = self._impact_if_approaching(q, v, impulses, events)
             if self.dim == 3:
                 self._refresh_slide_directions(v)
+            self._mode_arrays = None  # the modes may have changed: rebuild the kernel's view
             start = self._evaluate(q, v)
             keys = self._keys()
             violated = self._violated_at_start(keys, start.values)
@@ -278,7 +296,28 @@ class EventDrivenIntegrator:
         """M^-1 at q (pinocchio 4 fills the whole symmetric matrix)."""
         return pin.computeMinverse(self.model, self.data, q)
 
+    def _compiled_modes(self):
+        """The modes as the compiled evaluation reads them (rebuilt when they change)."""
+        if self._mode_arrays is None:
+            code = {FREE: 0, STICK: 1, SLIP: 2}
+            self._mode_arrays = (
+                np.array([code[m] for m in self.mode], np.int64),
+                np.array([float(d[0]) if m == SLIP else 0.0
+                          for m, d in zip(self.mode, self.slip_dir)]),
+                np.array([float(a[0]) if a is not None else 0.0 for a in self.anchor]),
+                np.array(self._shift, float),
+                np.array(self.limit_active, np.int64))
+        return self._mode_arrays
+
     def _evaluate(self, q, v) -> _Eval:
+        if self._kernel is not None:
+            accel, forces, values = self._kernel(
+                q, v, self._force, *self._buffers, self.params.drift_correction_rate,
+                *self._compiled_modes())
+            return _Eval(accel, forces, tuple(values.tolist()))
+        return self._evaluate_generic(q, v)
+
+    def _evaluate_generic(self, q, v) -> _Eval:
         model, data, geometry = self.model, self.data, self.geometry
         # ABA with the WORLD convention leaves the placements, joint jacobians and the
         # factorisation computeMinverse(model, data) reuses
@@ -437,6 +476,7 @@ class EventDrivenIntegrator:
         """Mode change at an event of an active constraint, then a consistency check of the
         whole active set (acceleration-level complementarity problem)."""
         before = (list(self.mode), list(self.limit_active))
+        pin.forwardKinematics(self.model, self.data, q)  # placements for anchors and bases
         _, kind, index = key
         if key[0] == 'lift':
             if kind == 'contact':

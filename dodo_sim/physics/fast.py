@@ -34,6 +34,8 @@ except ImportError:  # the generic step runs without numba
 
 #: pinocchio's generalised-force convention: M a + h(q, v) = tau.
 _REVOLUTE, _PRISMATIC = 0, 1
+#: the event integrator's force-condition offset (event.py _FORCE_EPS), N
+_FORCE_EPS = 1e-9
 
 
 class PackedModel(NamedTuple):
@@ -215,15 +217,18 @@ _point_jacobian = _compiled(_point_jacobian)
 
 
 def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia,
-              support, gravity, rot, pos, waxis, M, h, jac):
+              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc):
     """Mass matrix M(q) and bias h(q, v) (M a + h = tau) into ``M`` and ``h``; the joint frames
-    at q into rot / pos / waxis. M = sum over bodies of m J_c^T J_c + J_w^T I J_w, h = sum of
+    at q into rot / pos / waxis, their angular velocities and velocity-product accelerations
+    (angular, origin) into omega / alpha / acc. M = sum over bodies of m J_c^T J_c + J_w^T I J_w, h = sum of
     J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the velocity-product accelerations."""
     nv = len(q)
     _placements(q, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis)
-    omega = np.zeros((nv, 3))
-    alpha = np.zeros((nv, 3))
-    acc = np.zeros((nv, 3))
+    for i in range(nv):
+        for r in range(3):
+            omega[i, r] = 0.0
+            alpha[i, r] = 0.0
+            acc[i, r] = 0.0
     for i in range(nv):
         p = parent[i]
         qd = v[i]
@@ -616,7 +621,8 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
     for i in range(nv):
         q_mid[i] = q[i] + half * v[i]
     _dynamics(q_mid, v, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, P_mass,
-              P_com, P_inertia, P_support, P_gravity, rot, pos, waxis, M, h, jac)
+              P_com, P_inertia, P_support, P_gravity, rot, pos, waxis, M, h, jac,
+              np.empty((nv, 3)), np.empty((nv, 3)), np.empty((nv, 3)))
     if not _cholesky(M, L):
         raise ValueError('mass matrix is not positive definite')
     v_free = np.empty(nv)
@@ -913,8 +919,223 @@ def dynamics(packed: PackedModel, q, v):
     _dynamics(np.asarray(q, float), np.asarray(v, float), packed.parent, packed.joint_rot,
               packed.joint_pos, packed.joint_type, packed.axis, packed.mass, packed.com,
               packed.inertia, packed.support, packed.gravity, np.empty((nv, 3, 3)),
-              np.empty((nv, 3)), np.empty((nv, 3)), M, h, np.empty((6, nv)))
+              np.empty((nv, 3)), np.empty((nv, 3)), M, h, np.empty((6, nv)), np.empty((nv, 3)),
+              np.empty((nv, 3)), np.empty((nv, 3)))
     return M, h
+
+
+def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, limit_active):
+    """The event-driven integrator's dynamics in given modes (EventDrivenIntegrator._evaluate):
+    ``modes`` per contact 0 free / 1 stick / 2 slip, ``slip_dir`` +-1 of a sliding contact
+    (along t1 = +x), ``anchor`` the x a sticking point contact holds, ``shift`` the touchdown
+    offsets (contacts, then limit bounds), ``limit_active`` per bound. Returns the
+    acceleration, the (nc, 3) world contact forces and the event values in the order of
+    EventDrivenIntegrator._keys()."""
+    nj, nc, nb, na = ints[0], ints[1], ints[2], ints[3]
+    o = 7
+    parent = ints[o:o + nj]
+    o += nj
+    joint_type = ints[o:o + nj]
+    o += nj
+    support = ints[o:o + nj * nj].reshape((nj, nj)) != 0
+    o += nj * nj
+    frame_joint = ints[o:o + nc]
+    o += nc
+    bound_iv = ints[o:o + nb]
+    o += nb
+    actuated = ints[o:o + na]
+    f = 0
+    joint_rot = floats[f:f + 9 * nj].reshape((nj, 3, 3))
+    f += 9 * nj
+    joint_pos = floats[f:f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    axis = floats[f:f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    mass = floats[f:f + nj]
+    f += nj
+    com = floats[f:f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    inertia = floats[f:f + 9 * nj].reshape((nj, 3, 3))
+    f += 9 * nj
+    gravity = floats[f:f + 3]
+    f += 3
+    frame_rot = floats[f:f + 9 * nc].reshape((nc, 3, 3))
+    f += 9 * nc
+    frame_pos = floats[f:f + 3 * nc].reshape((nc, 3))
+    f += 3 * nc
+    radius = floats[f:f + nc]
+    f += nc
+    bound_side = floats[f:f + nb]
+    f += nb
+    bound_value = floats[f:f + nb]
+    f += nb
+    height, friction = floats[f], floats[f + 1]
+    nv = nj
+    tau = np.zeros(nv)
+    for i in range(na):
+        tau[actuated[i]] = applied[i]
+    rot = np.empty((nv, 3, 3))
+    pos = np.empty((nv, 3))
+    waxis = np.empty((nv, 3))
+    M = np.empty((nv, nv))
+    h = np.empty(nv)
+    jac = np.empty((6, nv))
+    omega = np.empty((nv, 3))
+    alpha = np.empty((nv, 3))
+    acc = np.empty((nv, 3))
+    _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia,
+              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc)
+    L = np.empty((nv, nv))
+    if not _cholesky(M, L):
+        raise ValueError('mass matrix is not positive definite')
+    a_free = np.empty(nv)
+    for i in range(nv):
+        a_free[i] = tau[i] - h[i]
+    _cholesky_solve_vec(L, a_free)
+    points = np.empty((nc, 3))
+    _contact_points(rot, pos, frame_joint, frame_rot, frame_pos, points)
+    n_values = nb
+    for k in range(nc):
+        n_values += 1 if modes[k] == 0 else 2
+    values = np.empty(n_values)
+    forces = np.zeros((nc, 3))
+    any_active = False
+    for k in range(nc):
+        if modes[k] != 0:
+            any_active = True
+    for j in range(nb):
+        if limit_active[j] != 0:
+            any_active = True
+    limit_gaps = np.empty(nb)
+    for j in range(nb):
+        limit_gaps[j] = bound_side[j] * (q[bound_iv[j]] - bound_value[j])
+    if not any_active:
+        for k in range(nc):
+            values[k] = points[k, 2] - height - radius[k] + shift[k]
+        for j in range(nb):
+            values[nc + j] = limit_gaps[j] + shift[nc + j]
+        return a_free, forces, values
+    rate2 = rate * rate
+    m_max = 2 * nc + nb
+    E = np.zeros((m_max, nv))
+    C = np.zeros((m_max, nv))
+    target = np.empty(m_max)
+    gaps = np.empty(nc)
+    u_t = np.empty(nc)
+    m = 0
+    for k in range(nc):
+        gaps[k] = points[k, 2] - height - radius[k]
+        if modes[k] == 0:
+            continue
+        j0 = frame_joint[k]
+        _point_jacobian(points[k, 0], points[k, 1], points[k, 2], j0, support, joint_type, pos,
+                        waxis, jac)
+        # J-dot v: the frame origin's acceleration for zero joint accelerations
+        rx, ry, rz = points[k, 0] - pos[j0, 0], points[k, 1] - pos[j0, 1], \
+            points[k, 2] - pos[j0, 2]
+        wx, wy, wz = omega[j0, 0], omega[j0, 1], omega[j0, 2]
+        bx, by, bz = alpha[j0, 0], alpha[j0, 1], alpha[j0, 2]
+        cx, cy, cz = wy * rz - wz * ry, wz * rx - wx * rz, wx * ry - wy * rx
+        ax_ = acc[j0, 0] + (by * rz - bz * ry) + (wy * cz - wz * cy)
+        az_ = acc[j0, 2] + (bx * ry - by * rx) + (wx * cy - wy * cx)
+        u_n = 0.0
+        u_tk = 0.0
+        for j in range(nv):
+            u_n += jac[2, j] * v[j]
+            u_tk += (jac[0, j] - radius[k] * jac[4, j]) * v[j]
+        u_t[k] = u_tk
+        if modes[k] == 1:
+            for j in range(nv):
+                E[m, j] = jac[2, j]
+                E[m + 1, j] = jac[0, j] - radius[k] * jac[4, j]
+                C[m, j] = E[m, j]
+                C[m + 1, j] = E[m + 1, j]
+            target[m] = -az_ - 2.0 * rate * u_n - rate2 * gaps[k]
+            target[m + 1] = -ax_ - 2.0 * rate * u_tk
+            if radius[k] == 0.0:
+                target[m + 1] -= rate2 * (points[k, 0] - anchor[k])
+            m += 2
+        else:
+            d = slip_dir[k]
+            for j in range(nv):
+                E[m, j] = jac[2, j]
+                C[m, j] = jac[2, j] - friction * d * (jac[0, j] - radius[k] * jac[4, j])
+            target[m] = -az_ - 2.0 * rate * u_n - rate2 * gaps[k]
+            m += 1
+    for j in range(nb):
+        if limit_active[j] == 0:
+            continue
+        iv = bound_iv[j]
+        side = bound_side[j]
+        E[m, iv] = side
+        C[m, iv] = side
+        target[m] = -2.0 * rate * side * v[iv] - rate2 * limit_gaps[j]
+        m += 1
+    # K = E M^-1 C^T, x = K^-1 (target - E a_free)
+    minv_ct = np.empty((nv, m))
+    column = np.empty(nv)
+    for r in range(m):
+        for j in range(nv):
+            column[j] = C[r, j]
+        _cholesky_solve_vec(L, column)
+        for j in range(nv):
+            minv_ct[j, r] = column[j]
+    K = np.empty((m, m))
+    rhs = np.empty(m)
+    for r in range(m):
+        acc_r = target[r]
+        for j in range(nv):
+            acc_r -= E[r, j] * a_free[j]
+        rhs[r] = acc_r
+        for c in range(m):
+            acc_r = 0.0
+            for j in range(nv):
+                acc_r += E[r, j] * minv_ct[j, c]
+            K[r, c] = acc_r
+    if m == 1:
+        x = np.array((rhs[0] / K[0, 0],))
+    elif m == 2:
+        det = K[0, 0] * K[1, 1] - K[0, 1] * K[1, 0]
+        x = np.array(((K[1, 1] * rhs[0] - K[0, 1] * rhs[1]) / det,
+                      (K[0, 0] * rhs[1] - K[1, 0] * rhs[0]) / det))
+    else:
+        x = np.linalg.lstsq(K, rhs, 1e-12)[0]
+    accel = a_free.copy()
+    for j in range(nv):
+        for c in range(m):
+            accel[j] += minv_ct[j, c] * x[c]
+    pos_x = 0
+    n = 0
+    for k in range(nc):
+        if modes[k] == 0:
+            values[n] = gaps[k] + shift[k]
+            n += 1
+            continue
+        lam_n = x[pos_x]
+        if modes[k] == 1:
+            lam_t = x[pos_x + 1]
+            pos_x += 2
+            values[n] = lam_n + _FORCE_EPS
+            values[n + 1] = friction * lam_n - math.sqrt(lam_t * lam_t) + _FORCE_EPS
+        else:
+            lam_t = -friction * lam_n * slip_dir[k]
+            pos_x += 1
+            values[n] = lam_n + _FORCE_EPS
+            values[n + 1] = u_t[k] * slip_dir[k]
+        forces[k, 0] = lam_t
+        forces[k, 2] = lam_n
+        n += 2
+    for j in range(nb):
+        if limit_active[j] != 0:
+            values[n] = x[pos_x] + _FORCE_EPS
+            pos_x += 1
+        else:
+            values[n] = limit_gaps[j] + shift[nc + j]
+        n += 1
+    return accel, forces, values
+
+
+evaluate = _compiled(evaluate)
 
 
 def warm_up() -> bool:
@@ -937,6 +1158,10 @@ def warm_up() -> bool:
                                 margin=1e-5, far=0.5, tolerance=1e-10, max_iterations=100,
                                 jacobi=False, position_correction=True)
     step(np.array([0.5, 0.0]), np.array([-1.0, 0.0]), np.zeros(1), 1e-3, floats, ints)
+    for mode in (0, 1, 2):
+        evaluate(np.array([0.5, 0.0]), np.array([-1.0, 0.0]), np.zeros(1), floats, ints, 200.0,
+                 np.array([mode], np.int64), np.array([1.0]), np.zeros(1), np.zeros(2),
+                 np.array([mode % 2], np.int64))
     dynamics(packed, np.zeros(nj), np.zeros(nj))
     return True
 
@@ -945,4 +1170,4 @@ if __name__ == '__main__':
     print('compiled' if warm_up() else 'numba not installed: the generic step runs')
 
 
-__all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'dynamics', 'warm_up']
+__all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'evaluate', 'dynamics', 'warm_up']
