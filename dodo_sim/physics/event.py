@@ -167,8 +167,9 @@ class EventDrivenIntegrator:
             from .fast import pack_buffers, pack_model
             self.packed = pack_model(robot, self.geometry)
             if self.packed is not None:
-                from .fast import evaluate
+                from .fast import evaluate, rk4
                 self._kernel = evaluate
+                self._compiled_rk4 = rk4
                 self._buffers = pack_buffers(
                     self.packed, np.arange(robot.nv), height=float(self.geometry.flat_height),
                     friction=float(contact.friction), restitution=0.0, margin=0.0, far=0.0,
@@ -444,6 +445,11 @@ class EventDrivenIntegrator:
 
     def _rk4(self, q, v, h, start: _Eval):
         """One RK4 step of length h. Returns q, v, end evaluation, world contact impulses."""
+        if self._kernel is not None:
+            q1, v1, accel, forces, values, impulse = self._compiled_rk4(
+                q, v, h, start.accel, start.forces, self._force, *self._buffers,
+                self.params.drift_correction_rate, *self._compiled_modes())
+            return q1, v1, _Eval(accel, forces, tuple(values.tolist())), impulse
         k1 = start
         v2 = v + 0.5 * h * k1.accel
         k2 = self._evaluate(self._integrate(q, 0.5 * h * v), v2)

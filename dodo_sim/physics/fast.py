@@ -1138,6 +1138,31 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
 evaluate = _compiled(evaluate)
 
 
+def rk4(q, v, h, start_accel, start_forces, applied, floats, ints, rate, modes, slip_dir,
+        anchor, shift, limit_active):
+    """One classical RK4 step of length h of the event integrator's dynamics in given modes
+    (EventDrivenIntegrator._rk4, vector-space q): q1, v1, the evaluation at the end
+    (acceleration, forces, event values) and the world contact impulses over the step."""
+    v2 = v + 0.5 * h * start_accel
+    a2, f2, _ = evaluate(q + 0.5 * h * v, v2, applied, floats, ints, rate, modes, slip_dir,
+                         anchor, shift, limit_active)
+    v3 = v + 0.5 * h * a2
+    a3, f3, _ = evaluate(q + 0.5 * h * v2, v3, applied, floats, ints, rate, modes, slip_dir,
+                         anchor, shift, limit_active)
+    v4 = v + h * a3
+    a4, f4, _ = evaluate(q + h * v3, v4, applied, floats, ints, rate, modes, slip_dir, anchor,
+                         shift, limit_active)
+    q1 = q + (h / 6.0) * (v + 2.0 * v2 + 2.0 * v3 + v4)
+    v1 = v + (h / 6.0) * (start_accel + 2.0 * a2 + 2.0 * a3 + a4)
+    end_accel, end_forces, end_values = evaluate(q1, v1, applied, floats, ints, rate, modes,
+                                                 slip_dir, anchor, shift, limit_active)
+    impulse = (h / 6.0) * (start_forces + 2.0 * f2 + 2.0 * f3 + f4)
+    return q1, v1, end_accel, end_forces, end_values, impulse
+
+
+rk4 = _compiled(rk4)
+
+
 def warm_up() -> bool:
     """Compile the step now (or load it from numba's on-disk cache, ``__pycache__`` next to this
     file): the first compilation takes ~20-60 s of CPU, later processes load it in < 1 s.
@@ -1162,6 +1187,9 @@ def warm_up() -> bool:
         evaluate(np.array([0.5, 0.0]), np.array([-1.0, 0.0]), np.zeros(1), floats, ints, 200.0,
                  np.array([mode], np.int64), np.array([1.0]), np.zeros(1), np.zeros(2),
                  np.array([mode % 2], np.int64))
+    rk4(np.array([0.5, 0.0]), np.array([-1.0, 0.0]), 1e-3, np.zeros(2), np.zeros((1, 3)),
+        np.zeros(1), floats, ints, 200.0, np.array([1], np.int64), np.array([1.0]),
+        np.zeros(1), np.zeros(2), np.array([0], np.int64))
     dynamics(packed, np.zeros(nj), np.zeros(nj))
     return True
 
@@ -1170,4 +1198,5 @@ if __name__ == '__main__':
     print('compiled' if warm_up() else 'numba not installed: the generic step runs')
 
 
-__all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'evaluate', 'dynamics', 'warm_up']
+__all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'evaluate', 'rk4', 'dynamics',
+           'warm_up']
