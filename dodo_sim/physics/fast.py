@@ -117,6 +117,8 @@ def pack_model(robot, geometry) -> PackedModel | None:
     frame_rot = np.array([f.placement.rotation for f in frames]).reshape(-1, 3, 3)
     frame_pos = np.array([f.placement.translation for f in frames]).reshape(-1, 3)
     bounds = geometry.bounds
+    # load (or compile) the kernels now, not in the first step of a real-time run
+    warm_up()
     return PackedModel(
         parent=parent, joint_rot=joint_rot, joint_pos=joint_pos, joint_type=joint_type,
         axis=axis, mass=mass, com=com, inertia=inertia, support=support,
