@@ -626,7 +626,10 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
               P_com, P_inertia, P_support, P_gravity, rot, pos, waxis, M, h, jac,
               np.empty((nv, 3)), np.empty((nv, 3)), np.empty((nv, 3)))
     if not _cholesky(M, L):
-        raise ValueError('mass matrix is not positive definite')
+        # a non-finite state (or a singular model): NaN out, the Simulator reports divergence
+        nan = np.full(nv, np.nan)
+        return (nan, nan.copy(), np.zeros((nc, 3)), np.zeros(nc, np.bool_), 0, math.inf, False,
+                math.inf, np.full((nc, 3), np.nan))
     v_free = np.empty(nv)
     for i in range(nv):
         v_free[i] = tau[i] - h[i]
@@ -989,7 +992,11 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
               support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc)
     L = np.empty((nv, nv))
     if not _cholesky(M, L):
-        raise ValueError('mass matrix is not positive definite')
+        # a non-finite state: NaN out (the integrator's divergence check reports it)
+        n_values = nb
+        for k in range(nc):
+            n_values += 1 if modes[k] == 0 else 2
+        return np.full(nv, np.nan), np.zeros((nc, 3)), np.full(n_values, np.nan)
     a_free = np.empty(nv)
     for i in range(nv):
         a_free[i] = tau[i] - h[i]
