@@ -67,28 +67,36 @@ def test_models_the_compiled_step_does_not_cover_use_the_generic_one():
     sim = Simulator(horizontal_double_pendulum(), SimConfig(contact_frames=()))
     assert sim.integrator.packed is None                  # not planar
     sim = Simulator(two_foot_body(), SimConfig(contact_frames=('left', 'right'),
-                                               terrain='slope', slope_deg=10.0,
+                                               terrain='sinusoid', sine_amplitude_m=0.05,
                                                initial_q=(0.0, 1.0, 0.0)))
-    assert sim.integrator.packed is None                  # not flat ground
+    assert sim.integrator.packed is None                  # not a plane
 
 
 def random_contact_state(sim, rng, nominal):
     """A configuration near the nominal one with its lowest contact point within
-    [-0.1, 2] mm of the ground, random velocities and generalised forces."""
+    [-0.1, 2] mm of the terrain (height above it), random velocities and generalised forces."""
     q = np.array(nominal, float)
     q[2:] += rng.normal(scale=0.3, size=len(q) - 2)
-    q[1] += rng.uniform(-1e-4, 2e-3) - sim.contact_positions(q)[:, 2].min()
+    points = sim.contact_positions(q)
+    clearance = min(p[2] - sim.terrain.height(p[0]) for p in points)
+    q[1] += rng.uniform(-1e-4, 2e-3) - clearance
     return q, rng.normal(size=len(q)), rng.normal(scale=50.0, size=len(q))
 
 
+def terrain_config(terrain):
+    return {'flat': {}, 'slope': {'terrain': 'slope', 'slope_deg': 12.0}}[terrain]
+
+
+@pytest.mark.parametrize('terrain', ['flat', 'slope'])
 @pytest.mark.parametrize('restitution', [0.0, 0.5])
 @pytest.mark.parametrize('model, frames', [(URDF_XACRO, ('foot',)), (WALKER, WALKER_FEET)])
-def test_compiled_step_equals_the_generic_step(model, frames, restitution):
+def test_compiled_step_equals_the_generic_step(model, frames, restitution, terrain):
     """Random states around touchdown (free, impacts, sticking, sliding, joint stops, one and
     two feet, unconverged solves): the same q+, v+, impulses to 1e-12 (relative to their
     size), the same contact flags and solver iterations."""
     sim = Simulator(model, SimConfig(contact_frames=frames, contact_radii=(1e-3,) * len(frames),
-                                     initial_q=lifted_default(model, frames)))
+                                     initial_q=lifted_default(model, frames, height_m=1.0),
+                                     **terrain_config(terrain)))
     generic, compiled = integrators(sim, friction=0.8, restitution=restitution)
     nominal = sim.robot.default_q if model == WALKER else (0.0, 1.0, 0.3, -0.6)
     rng = np.random.default_rng(1)
@@ -159,16 +167,18 @@ def test_planar_solver_equals_the_array_solver():
                                            atol=1e-12 * (1.0 + np.abs(array_path.lam).max()))
 
 
+@pytest.mark.parametrize('terrain', ['flat', 'slope'])
 @pytest.mark.parametrize('radius', [0.0, 1e-3])
 @pytest.mark.parametrize('model, frames', [(URDF_XACRO, ('foot',)), (WALKER, WALKER_FEET)])
-def test_compiled_event_evaluation_equals_the_generic_one(model, frames, radius):
+def test_compiled_event_evaluation_equals_the_generic_one(model, frames, radius, terrain):
     """The event-driven integrator's dynamics in random modes (free / stick with an anchor /
     slip either way per contact, at most one active limit bound): the same accelerations,
     contact forces and event values to 1e-12 (relative to their size)."""
     from dodo_sim.physics import event
     sim = Simulator(model, SimConfig(integrator='event', contact_frames=frames,
                                      contact_radii=(radius,) * len(frames),
-                                     initial_q=lifted_default(model, frames)))
+                                     initial_q=lifted_default(model, frames, height_m=1.0),
+                                     **terrain_config(terrain)))
     integrator = sim.integrator
     assert integrator._kernel is not None
     nominal = sim.robot.default_q if model == WALKER else (0.0, 1.0, 0.3, -0.6)

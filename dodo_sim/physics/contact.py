@@ -80,6 +80,14 @@ class ConstraintGeometry:
         self.limits = robot.limits if joint_limits else ()
         self.nv = robot.model.nv
         self.flat_height = terrain.height_m if isinstance(terrain, FlatTerrain) else None
+        # a plane (flat ground or a slope): (height at x = 0, dh/dx, n_x, n_z) for fast.py
+        from .terrain import SlopeTerrain
+        if isinstance(terrain, (FlatTerrain, SlopeTerrain)):
+            nx, nz = terrain.normal(0.0)
+            self.plane = (float(terrain.height(0.0)), float(terrain.slope(0.0)), float(nx),
+                          float(nz))
+        else:
+            self.plane = None
         self._flat_basis = contact_basis(FlatTerrain(0.0), 0.0, 0.0)[1]
         self._flat_rows_basis = self._flat_basis[:self.dim].copy()
         # (limit index, side, idx_q, idx_v, bound, row) of every finite bound

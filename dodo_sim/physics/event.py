@@ -171,7 +171,7 @@ class EventDrivenIntegrator:
                 self._kernel = evaluate
                 self._compiled_rk4 = rk4
                 self._buffers = pack_buffers(
-                    self.packed, np.arange(robot.nv), height=float(self.geometry.flat_height),
+                    self.packed, np.arange(robot.nv), plane=self.geometry.plane,
                     friction=float(contact.friction), restitution=0.0, margin=0.0, far=0.0,
                     tolerance=0.0, max_iterations=1, jacobi=False, position_correction=False)
         self.reset(None, None)

@@ -10,14 +10,14 @@ This module does the whole step in one compiled call:
   coordinates: joint frames, the mass matrix as sum of m J_c^T J_c + J_w^T I J_w over the
   bodies, the bias forces from the velocity-product accelerations, a Cholesky factorisation
   (the same quantities pinocchio's CRBA / RNEA give; the step uses M^-1 through the factor);
-* the point-contact gaps and rows on flat ground (sphere radius included) and the joint-limit
-  rows, the active set, the Delassus operator, restitution;
+* the point-contact gaps and rows on a plane (flat ground or a slope; sphere radius included)
+  and the joint-limit rows, the active set, the Delassus operator, restitution;
 * the NCP solve of :mod:`dodo_sim.physics.solver` for planar blocks (exact single-block solve,
   block Gauss-Seidel / Jacobi with the polish), the same iteration and tests;
 * the update, the position correction and the contact positions of the new state.
 
 Used when the model qualifies (:func:`pack_model`: every joint 1-DoF revolute or prismatic,
-planar, flat terrain) and numba is installed; otherwise the generic step runs. Both give the same
+planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give the same
 results to rounding (test_physics_fast.py compares them step by step to 1e-12).
 """
 from __future__ import annotations
@@ -62,12 +62,12 @@ class PackedModel(NamedTuple):
 
 def pack_model(robot, geometry) -> PackedModel | None:
     """The packed arrays of ``robot`` for the compiled step, or None when the model does not
-    qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D model, a non-flat terrain) or
-    numba is not installed."""
+    qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D model, a terrain that is not a
+    plane) or numba is not installed."""
     import pinocchio as pin
     if njit is None or not robot.vector_space or not robot.planar:
         return None
-    if geometry.flat_height is None:
+    if geometry.plane is None:
         return None
     model = robot.model
     nj = model.njoints - 1
@@ -602,8 +602,8 @@ _cholesky_solve_vec = _compiled(_cholesky_solve_vec)
 
 def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, P_mass,
          P_com, P_inertia, P_support, P_gravity, P_frame_joint, P_frame_rot, P_frame_pos,
-         P_radius, P_bound_iv, P_bound_side, P_bound_value, height, friction, restitution,
-         margin, far, tolerance, max_iterations, jacobi, position_correction):
+         P_radius, P_bound_iv, P_bound_side, P_bound_value, h0, slope, nx, nz, friction,
+         restitution, margin, far, tolerance, max_iterations, jacobi, position_correction):
     """One Moreau-Jean step (timestepping.MoreauJeanIntegrator.step). Returns q+, v+, the
     (nc, 3) world impulses, the per-contact pushing flags, iterations, residual, converged,
     the smallest post-step normal velocity of a pushing constraint and the (nc, 3) contact
@@ -645,18 +645,18 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
     n_active = 0
     m = 0
     for k in range(nc):
-        gap = points[k, 2] - height - P_radius[k]
+        gap = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - P_radius[k]
         if gap > far:
             continue
         _point_jacobian(points[k, 0], points[k, 1], points[k, 2], P_frame_joint[k], P_support,
                         P_joint_type, pos, waxis, jac)
         rate = 0.0
         for j in range(nv):
-            rate += jac[2, j] * v_free[j]
+            rate += (nx * jac[0, j] + nz * jac[2, j]) * v_free[j]
         if gap <= margin or gap + half * rate < 0.0:
             for j in range(nv):
-                W[m, j] = jac[2, j]
-                W[m + 1, j] = jac[0, j] - P_radius[k] * jac[4, j]
+                W[m, j] = nx * jac[0, j] + nz * jac[2, j]
+                W[m + 1, j] = (nz * jac[0, j] - nx * jac[2, j]) - P_radius[k] * jac[4, j]
             kind[n_active] = 0
             index[n_active] = k
             n_active += 1
@@ -751,9 +751,9 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
                 min_u = u_next
         if kind[a] == 0:
             k = index[a]
-            # flat ground: n = +z, t1 = +x
-            impulses[k, 0] = lam[s + 1]
-            impulses[k, 2] = lam[s]
+            # world impulse lambda_N n + lambda_T t1, n = (nx, 0, nz), t1 = (nz, 0, -nx)
+            impulses[k, 0] = lam[s] * nx + lam[s + 1] * nz
+            impulses[k, 2] = lam[s] * nz + lam[s + 1] * -nx
             pushing_flags[k] = pushed
     _placements(q_next, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, rot, pos,
                 waxis)
@@ -765,7 +765,7 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
             a = push_active[p]
             if kind[a] == 0:
                 k = index[a]
-                gaps[p] = points[k, 2] - height - P_radius[k]
+                gaps[p] = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - P_radius[k]
             else:
                 j = index[a]
                 gaps[p] = P_bound_side[j] * (q_next[P_bound_iv[j]] - P_bound_value[j])
@@ -830,7 +830,7 @@ _spd_solve_or_least_squares = _compiled(_spd_solve_or_least_squares)
 _step_arrays = _compiled(_step_arrays)
 
 
-def pack_buffers(packed: PackedModel, actuated_idx_v, *, height, friction, restitution,
+def pack_buffers(packed: PackedModel, actuated_idx_v, *, plane, friction, restitution,
                  margin, far, tolerance, max_iterations, jacobi, position_correction):
     """One float64 and one int64 buffer holding the model and the parameters (a compiled call
     pays per argument: 2 buffers instead of 30 arrays and scalars)."""
@@ -839,7 +839,8 @@ def pack_buffers(packed: PackedModel, actuated_idx_v, *, height, friction, resti
         packed.joint_rot.ravel(), packed.joint_pos.ravel(), packed.axis.ravel(), packed.mass,
         packed.com.ravel(), packed.inertia.ravel(), packed.gravity, packed.frame_rot.ravel(),
         packed.frame_pos.ravel(), packed.radius, packed.bound_side, packed.bound_value,
-        np.array([height, friction, restitution, margin, far, tolerance])]).astype(np.float64)
+        np.array(tuple(plane) + (friction, restitution, margin, far, tolerance))]).astype(
+            np.float64)
     actuated = np.asarray(actuated_idx_v, np.int64)
     ints = np.concatenate([
         np.array([nj, nc, nb, len(actuated), max_iterations, int(jacobi),
@@ -893,16 +894,17 @@ def step(q, v, applied, dt, floats, ints):
     f += nb
     bound_value = floats[f:f + nb]
     f += nb
-    height, friction, restitution = floats[f], floats[f + 1], floats[f + 2]
-    margin, far, tolerance = floats[f + 3], floats[f + 4], floats[f + 5]
+    h0, slope, nx, nz = floats[f], floats[f + 1], floats[f + 2], floats[f + 3]
+    friction, restitution = floats[f + 4], floats[f + 5]
+    margin, far, tolerance = floats[f + 6], floats[f + 7], floats[f + 8]
     tau = np.zeros(nj)
     for i in range(na):
         tau[actuated[i]] = applied[i]
     (q_next, v_next, impulses, pushing, iterations, residual, converged, min_u,
      positions) = _step_arrays(q, v, tau, dt, parent, joint_rot, joint_pos, joint_type, axis,
                                mass, com, inertia, support, gravity, frame_joint, frame_rot,
-                               frame_pos, radius, bound_iv, bound_side, bound_value, height,
-                               friction, restitution, margin, far, tolerance, max_iterations,
+                               frame_pos, radius, bound_iv, bound_side, bound_value, h0,
+                               slope, nx, nz, friction, restitution, margin, far, tolerance, max_iterations,
                                jacobi, position_correction)
     stats = np.empty(4 + nc)
     stats[0] = iterations
@@ -974,7 +976,8 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
     f += nb
     bound_value = floats[f:f + nb]
     f += nb
-    height, friction = floats[f], floats[f + 1]
+    h0, slope, nx, nz, friction = floats[f], floats[f + 1], floats[f + 2], floats[f + 3], \
+        floats[f + 4]
     nv = nj
     tau = np.zeros(nv)
     for i in range(na):
@@ -1020,7 +1023,7 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
         limit_gaps[j] = bound_side[j] * (q[bound_iv[j]] - bound_value[j])
     if not any_active:
         for k in range(nc):
-            values[k] = points[k, 2] - height - radius[k] + shift[k]
+            values[k] = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - radius[k] + shift[k]
         for j in range(nb):
             values[nc + j] = limit_gaps[j] + shift[nc + j]
         return a_free, forces, values
@@ -1033,7 +1036,7 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
     u_t = np.empty(nc)
     m = 0
     for k in range(nc):
-        gaps[k] = points[k, 2] - height - radius[k]
+        gaps[k] = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - radius[k]
         if modes[k] == 0:
             continue
         j0 = frame_joint[k]
@@ -1047,29 +1050,32 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
         cx, cy, cz = wy * rz - wz * ry, wz * rx - wx * rz, wx * ry - wy * rx
         ax_ = acc[j0, 0] + (by * rz - bz * ry) + (wy * cz - wz * cy)
         az_ = acc[j0, 2] + (bx * ry - by * rx) + (wx * cy - wy * cx)
+        jdv_n = nx * ax_ + nz * az_
+        jdv_t = nz * ax_ - nx * az_
         u_n = 0.0
         u_tk = 0.0
         for j in range(nv):
-            u_n += jac[2, j] * v[j]
-            u_tk += (jac[0, j] - radius[k] * jac[4, j]) * v[j]
+            u_n += (nx * jac[0, j] + nz * jac[2, j]) * v[j]
+            u_tk += ((nz * jac[0, j] - nx * jac[2, j]) - radius[k] * jac[4, j]) * v[j]
         u_t[k] = u_tk
         if modes[k] == 1:
             for j in range(nv):
-                E[m, j] = jac[2, j]
-                E[m + 1, j] = jac[0, j] - radius[k] * jac[4, j]
+                E[m, j] = nx * jac[0, j] + nz * jac[2, j]
+                E[m + 1, j] = (nz * jac[0, j] - nx * jac[2, j]) - radius[k] * jac[4, j]
                 C[m, j] = E[m, j]
                 C[m + 1, j] = E[m + 1, j]
-            target[m] = -az_ - 2.0 * rate * u_n - rate2 * gaps[k]
-            target[m + 1] = -ax_ - 2.0 * rate * u_tk
+            target[m] = -jdv_n - 2.0 * rate * u_n - rate2 * gaps[k]
+            target[m + 1] = -jdv_t - 2.0 * rate * u_tk
             if radius[k] == 0.0:
-                target[m + 1] -= rate2 * (points[k, 0] - anchor[k])
+                target[m + 1] -= rate2 * ((nz * points[k, 0] - nx * points[k, 2]) - anchor[k])
             m += 2
         else:
             d = slip_dir[k]
             for j in range(nv):
-                E[m, j] = jac[2, j]
-                C[m, j] = jac[2, j] - friction * d * (jac[0, j] - radius[k] * jac[4, j])
-            target[m] = -az_ - 2.0 * rate * u_n - rate2 * gaps[k]
+                E[m, j] = nx * jac[0, j] + nz * jac[2, j]
+                C[m, j] = E[m, j] - friction * d * ((nz * jac[0, j] - nx * jac[2, j])
+                                                    - radius[k] * jac[4, j])
+            target[m] = -jdv_n - 2.0 * rate * u_n - rate2 * gaps[k]
             m += 1
     for j in range(nb):
         if limit_active[j] == 0:
@@ -1131,8 +1137,8 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
             pos_x += 1
             values[n] = lam_n + _FORCE_EPS
             values[n + 1] = u_t[k] * slip_dir[k]
-        forces[k, 0] = lam_t
-        forces[k, 2] = lam_n
+        forces[k, 0] = lam_n * nx + lam_t * nz
+        forces[k, 2] = lam_n * nz + lam_t * -nx
         n += 2
     for j in range(nb):
         if limit_active[j] != 0:
@@ -1188,7 +1194,8 @@ def warm_up() -> bool:
         frame_joint=np.array([1], np.int64), frame_rot=np.eye(3)[None],
         frame_pos=np.array([[0.0, 0.0, -0.5]]), radius=np.zeros(nc),
         bound_iv=np.array([1], np.int64), bound_side=np.array([1.0]), bound_value=np.array([-1.0]))
-    floats, ints = pack_buffers(packed, [1], height=0.0, friction=0.8, restitution=0.0,
+    floats, ints = pack_buffers(packed, [1], plane=(0.0, 0.0, 0.0, 1.0), friction=0.8,
+                                restitution=0.0,
                                 margin=1e-5, far=0.5, tolerance=1e-10, max_iterations=100,
                                 jacobi=False, position_correction=True)
     step(np.array([0.5, 0.0]), np.array([-1.0, 0.0]), np.zeros(1), 1e-3, floats, ints)

@@ -130,7 +130,7 @@ class MoreauJeanIntegrator:
             from .fast import pack_buffers, step as compiled_step
             self._compiled_step = compiled_step
             self._compiled_buffers = pack_buffers(
-                self.packed, np.arange(robot.nv), height=float(self.geometry.flat_height),
+                self.packed, np.arange(robot.nv), plane=self.geometry.plane,
                 friction=float(contact.friction), restitution=float(contact.restitution),
                 margin=ACTIVATION_MARGIN_M, far=_FAR_M, tolerance=float(params.tolerance),
                 max_iterations=int(params.max_iterations), jacobi=params.solver == 'jacobi',
@@ -150,7 +150,7 @@ class MoreauJeanIntegrator:
         from .fast import pack_buffers
         params, contact = self.params, self.contact
         return pack_buffers(
-            self.packed, actuated_idx_v, height=float(self.geometry.flat_height),
+            self.packed, actuated_idx_v, plane=self.geometry.plane,
             friction=float(contact.friction), restitution=float(contact.restitution),
             margin=ACTIVATION_MARGIN_M, far=_FAR_M, tolerance=float(params.tolerance),
             max_iterations=int(params.max_iterations), jacobi=params.solver == 'jacobi',
