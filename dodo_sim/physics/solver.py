@@ -137,6 +137,10 @@ def solve_contact_3d(g: np.ndarray, b: np.ndarray, mu: float):
     return _slip_3d_bracketed(g, b, mu)
 
 
+#: Relative tolerance of the slip-angle root: the smallest scipy.optimize.brentq accepts.
+_BRENT_RTOL = 4.0 * np.finfo(float).eps
+
+
 def _slip_3d_bracketed(g, b, mu):
     def cross(phi):
         d = np.array((math.cos(phi), math.sin(phi)))
@@ -154,12 +158,23 @@ def _slip_3d_bracketed(g, b, mu):
         (f0, p0), (f1, p1) = values[k], values[k + 1]
         if f0 is None or f1 is None or f0 * f1 > 0.0:
             continue
-        phi = brentq(lambda a: cross(a)[0], angles[k], angles[k + 1], xtol=1e-15, rtol=4e-16)
+        def crossing(a):
+            value = cross(a)[0]
+            if value is None:   # no sliding solution in this direction: not a root
+                raise ValueError('no slip solution inside the bracket')
+            return value
+
+        try:
+            # rtol: Brent's method needs at least 4 machine epsilons
+            phi = brentq(crossing, angles[k], angles[k + 1], xtol=1e-15, rtol=_BRENT_RTOL)
+        except ValueError:
+            continue
         d = np.array((math.cos(phi), math.sin(phi)))
         lam_n, lam_t, u_t = _slip_3d(g, b, mu, d)
         if lam_n >= 0.0 and u_t @ d >= 0.0:
             return np.array((lam_n, lam_t[0], lam_t[1])), True
-        best = best or np.array((max(lam_n, 0.0), lam_t[0], lam_t[1]))
+        if best is None:
+            best = np.array((max(lam_n, 0.0), lam_t[0], lam_t[1]))
     lam = np.linalg.solve(g, -b)
     lam[0] = max(lam[0], 0.0)
     norm = math.hypot(lam[1], lam[2])
