@@ -384,7 +384,8 @@ class Controller:
                 or old.leg_rest_length_fraction != cfg.leg_rest_length_fraction):
             self._table = None        # rebuilt from the measured knee branch at the next update
             self.map_sensitivity = None
-        elif gains_changed or old.apex_height != cfg.apex_height:
+        elif (gains_changed or old.apex_height != cfg.apex_height) and self._table is not None:
+            # without a posture table (before the first update) the first update calibrates
             self._calibrate_map_sensitivity()
         self._phase_params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
                                          int(cfg.liftoff_samples))
