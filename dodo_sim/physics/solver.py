@@ -286,9 +286,48 @@ def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: f
     if len(blocks) == 1:
         return _solve_single(G, b, blocks[0], tolerance)
     if relaxation == 1.0 and all(blk.size <= 2 for blk in blocks):
-        return _solve_planar(G, b, blocks, tolerance, max_iterations, method == 'jacobi')
-    return _solve_general(G, b, blocks, tolerance=tolerance, max_iterations=max_iterations,
-                          method=method, relaxation=relaxation)
+        sol = _solve_planar(G, b, blocks, tolerance, max_iterations, method == 'jacobi')
+    else:
+        sol = _solve_general(G, b, blocks, tolerance=tolerance, max_iterations=max_iterations,
+                             method=method, relaxation=relaxation)
+    if sol.converged:
+        return sol
+    return _enumerate_modes(G, b, blocks, tolerance) or sol
+
+
+#: Most mode sets :func:`_enumerate_modes` tries.
+_MAX_MODE_SETS = 1024
+
+
+def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
+    """The exact solution of a small planar problem by trying every mode set (None if none
+    solves it, or the problem is 3-D or too large). The block iteration can miss a solution
+    that exists: a contact sliding in a fixed direction whose own block is Painlevé-
+    inconsistent (G_NN - mu d G_NT <= 0) returns lambda_N = 0 whatever the other blocks do,
+    while with the other constraints active (a leg whose knee stop is closed) the coupled
+    problem is consistent."""
+    choices = []
+    count = 1
+    for blk in blocks:
+        if blk.size == 1 or blk.slip_dir is not None:
+            options = (None, 'active')
+        elif blk.size == 2:
+            options = (None, 'stick', (1.0,), (-1.0,))
+        else:
+            return None
+        choices.append(options)
+        count *= len(options)
+        if count > _MAX_MODE_SETS:
+            return None
+    import itertools
+    for tried, modes in enumerate(itertools.product(*choices), start=1):
+        lam = _polish(G, b, blocks, modes)
+        if lam is None:
+            continue
+        res = residual(G, b, lam, blocks)
+        if res <= tolerance:
+            return Solution(lam, tried, res, True)
+    return None
 
 
 def _solve_general(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,
