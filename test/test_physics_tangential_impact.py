@@ -91,7 +91,8 @@ def test_solver_finds_a_slide_made_consistent_by_the_other_constraints():
     b = np.array([-27.317111, 344.379607, -1950.757764, -1084.877644])
     blocks = [ncp.Block(0, 2, 0.8, (-1.0,)), ncp.Block(2, 1), ncp.Block(3, 1)]
     assert G[0, 0] - 0.8 * (-1.0) * G[0, 1] < 0.0
-    sol = ncp.solve(G, b, blocks)
+    assert not ncp.solve(G, b, blocks).converged           # the block iteration alone
+    sol = ncp.solve(G, b, blocks, enumerate_modes=True)
     assert sol.converged
     assert sol.lam[0] > 0.0
     assert ncp.residual(G, b, sol.lam, blocks) <= 1e-10

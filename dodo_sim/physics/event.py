@@ -812,7 +812,7 @@ class EventDrivenIntegrator:
     def _solve(self, G, b, blocks):
         p = self.params
         sol = ncp.solve(G, b, blocks, tolerance=p.solver_tolerance,
-                        max_iterations=p.max_iterations)
+                        max_iterations=p.max_iterations, enumerate_modes=True)
         stats = self._stats
         stats[0] = max(stats[0], sol.iterations)
         stats[1] = max(stats[1], sol.residual)

@@ -279,10 +279,13 @@ def _solve_single(G, b, blk: Block, tolerance: float) -> Solution:
 
 def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: float = 1e-10,
           max_iterations: int = 100, method: str = 'gauss_seidel',
-          relaxation: float = 1.0) -> Solution:
+          relaxation: float = 1.0, enumerate_modes: bool = False) -> Solution:
     """Solve the NCP of ``blocks`` (module docs). ``method``: block 'gauss_seidel' (default) or
     block 'jacobi'; ``relaxation`` omega blends each block's exact solution with its last value
-    (SOR/JOR). One block is solved exactly in one iteration."""
+    (SOR/JOR). One block is solved exactly in one iteration. ``enumerate_modes``: when the
+    iteration does not converge, try every mode set of a small planar problem
+    (:func:`_enumerate_modes`; the event-driven integrator's problems. The time-stepping step
+    keeps the plain iteration, which its compiled twin in fast.py reproduces exactly)."""
     if len(blocks) == 1:
         return _solve_single(G, b, blocks[0], tolerance)
     if relaxation == 1.0 and all(blk.size <= 2 for blk in blocks):
@@ -290,7 +293,7 @@ def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: f
     else:
         sol = _solve_general(G, b, blocks, tolerance=tolerance, max_iterations=max_iterations,
                              method=method, relaxation=relaxation)
-    if sol.converged:
+    if sol.converged or not enumerate_modes:
         return sol
     return _enumerate_modes(G, b, blocks, tolerance) or sol
 
