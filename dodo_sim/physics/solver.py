@@ -24,6 +24,7 @@ limit. The residual is the natural-map residual of the NCP in velocity units (m/
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import NamedTuple, Sequence
 
@@ -322,7 +323,6 @@ def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
         count *= len(options)
         if count > _MAX_MODE_SETS:
             return None
-    import itertools
     for tried, modes in enumerate(itertools.product(*choices), start=1):
         lam = _polish(G, b, blocks, modes)
         if lam is None:
