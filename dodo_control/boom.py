@@ -106,6 +106,7 @@ class BoomDynamics(RobotDynamics):
             raise ModelError(f'boom: the hip must lie on +x from the yaw axis at q = 0, got '
                              f'{self.radius_m:.4f} m')
         self._neutral_legs = np.array(robot.default_q[2:], dtype=float)
+        self.crouch_joints = tuple(float(x) for x in self._neutral_legs)
         # SLIP template: effective mass and gravity of the hip, leg locked, boom level
         terms = self.terms(np.concatenate(([0.0, 0.0], self._neutral_legs)), np.zeros(4))
         jp = terms.Jc[:, :2]

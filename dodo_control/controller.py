@@ -78,6 +78,12 @@ from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_ti
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
 STANCE_POLICIES = ('slip', 'bezier')
 BEZIER_FORCE_FRAMES = ('leg', 'task')
+#: An apex set-point is reachable if the SLIP return map brings the apex back to within this, m.
+APEX_REACH_TOLERANCE_M = 1e-3
+#: ControllerConfig fields besides apex_height that change the feasible apex range.
+APEX_RANGE_FIELDS = ('leg_stiffness', 'leg_rest_length_m', 'leg_rest_length_fraction',
+                     'max_leg_length_fraction', 'impact_compensation', 'apex_regulation',
+                     'deadbeat_step_s')
 _NAN_XZ = (math.nan, math.nan)
 _ZERO_XZ = (0.0, 0.0)
 
@@ -399,7 +405,7 @@ class Controller:
         self.reconfigure(config if config is not None else ControllerConfig())
         self.reset()
 
-    # -- configuration ---------------------------------------------------------------------
+    # -- the robot it drives (the controller node sizes its topics from these) ----------------
 
     @property
     def config(self) -> ControllerConfig:
@@ -407,8 +413,19 @@ class Controller:
 
     @property
     def joint_names(self) -> tuple:
-        """Joints of ``q`` / ``v`` in ``update``, in order (the last two are actuated)."""
+        """Order of ``q`` / ``v`` in :meth:`update`, from the model (hopper ``base_x, base_z,
+        hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``)."""
         return tuple(self.dyn.joint_names)
+
+    @property
+    def actuated_joint_names(self) -> tuple:
+        """Order of the returned torques: the last two joints (the selection matrix S)."""
+        return tuple(self.dyn.joint_names[2:])
+
+    @property
+    def contact_frames(self) -> tuple:
+        """The contact force sensor read by :meth:`update`: the model's foot frame."""
+        return (str(self.dyn.model.frames[self.leg.foot_frame_id].name),)
 
     @property
     def task_frame(self) -> str:
@@ -428,6 +445,9 @@ class Controller:
                              f'max_leg_length_fraction x stretched leg = '
                              f'{max_rest_length:.4f} m')
         old = self._config
+        if old is None or any(not _same(getattr(old, n), getattr(cfg, n))
+                              for n in ('apex_height',) + APEX_RANGE_FIELDS):
+            self._check_apex_height(cfg, rest_length, max_rest_length)
         self._config = cfg
         self.rest_length, self.max_rest_length = rest_length, max_rest_length
         gains_changed = old is None or self._gains_changed(old, cfg)
@@ -473,6 +493,78 @@ class Controller:
             ('target_x', target_x), ('target_velocity', target_velocity),
             ('apex_height', apex_height), ('flight_policy', flight_policy)) if value is not None}
         self.reconfigure(dataclasses.replace(self._config, **changes))
+
+    # -- feasibility of the apex set-point ---------------------------------------------------
+
+    def apex_height_range(self, config: ControllerConfig | None = None) -> tuple[float, float]:
+        """Apex heights (base above the ground, m) this leg can hop at with ``config``.
+
+        Lower end (exclusive): the base height at a vertical touchdown with the leg at its rest
+        length — a lower apex never leaves the ground. Upper end: the highest apex the SLIP apex
+        return map of this leg still returns to within :data:`APEX_REACH_TOLERANCE_M` — vertical
+        hop, the leg's touchdown impact (from N_s at the touchdown posture), SLIPic
+        pre-compression and apex regulation with the spring no longer than its longest rest
+        length (``max_leg_length_fraction``): above it the impact takes more energy than the
+        stance can give back. Necessary, not sufficient (the return map ignores torque limits).
+        """
+        cfg = config if config is not None else self._config
+        rest = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
+                else cfg.leg_rest_length_fraction * self.stretched_length)
+        max_rest = cfg.max_leg_length_fraction * self.stretched_length
+        return self._apex_range(cfg, rest, max_rest)
+
+    def _apex_range(self, cfg: ControllerConfig, rest: float, max_rest: float,
+                    probe: float | None = None):
+        """(low, high) of :meth:`apex_height_range`; with ``probe``: whether it is inside."""
+        dyn = self.dyn
+        table_q = dyn.table_q(np.array([0.0, 0.0, *dyn.crouch_joints]), rest)
+        try:
+            for _ in range(2):     # boom leg: the leg's plane tilts with the table's pitch
+                joints = dyn.posture_for_foot(np.array([0.0, -rest]), table_q)
+                table_q = dyn.table_q(np.array([0.0, 0.0, joints[0], joints[1]]), rest)
+        except ValueError:
+            raise ValueError(f'the leg cannot reach its rest length {rest:.3f} m below the '
+                             f'SLIP point: check leg_rest_length_m against the URDF') from None
+        terms = dyn.terms(table_q, np.zeros(4))
+        # base height above the foot at a vertical touchdown; SLIP point above the base
+        touchdown = dyn.base_height(table_q) - float(terms.foot[1])
+        offset = dyn.posture_offset(terms)
+        impact = dyn.impact_map(terms, support_projection(terms).N_s)
+
+        def returns(height: float) -> bool:
+            rel = height + offset                      # CoG apex above the ground
+            spec = StanceSpec(stiffness=cfg.leg_stiffness, mass=self.mass,
+                              gravity_z=float(self.gravity[1]), regulate=cfg.apex_regulation,
+                              apex_height_rel=rel, max_rest_length=max_rest,
+                              step_s=cfg.deadbeat_step_s)
+            apex, _ = apex_return_map_single(0.0, rel, 0.0, rest, spec, impact_matrix=impact,
+                                             precompress=cfg.impact_compensation)
+            return math.isfinite(apex) and apex >= rel - APEX_REACH_TOLERANCE_M
+
+        if probe is not None:
+            return probe > touchdown and returns(probe)
+        low = high = touchdown + 0.01
+        if not returns(low):
+            return touchdown, touchdown
+        step = 0.5
+        while returns(high + step) and high < 100.0:
+            high += step
+        for _ in range(20):                            # bisection to < 1 mm
+            step *= 0.5
+            if returns(high + step):
+                high += step
+        return touchdown, high
+
+    def _check_apex_height(self, cfg: ControllerConfig, rest: float, max_rest: float) -> None:
+        if self._apex_range(cfg, rest, max_rest, probe=cfg.apex_height):
+            return
+        low, high = self._apex_range(cfg, rest, max_rest)
+        raise ValueError(
+            f'ControllerConfig.apex_height = {cfg.apex_height!r} m is out of reach for this leg: '
+            f'feasible {low:.3f} m < apex_height <= {high:.3f} m (above the base height at a '
+            f'vertical touchdown with the leg at rest length {rest:.3f} m, and no higher than '
+            f'the SLIP stance with spring {cfg.leg_stiffness:g} N/m and longest rest length '
+            f'{max_rest:.3f} m gives back after the touchdown impact)')
 
     @staticmethod
     def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
@@ -589,15 +681,25 @@ class Controller:
     # -- the control law -------------------------------------------------------------------
 
     def update(self, t: float, q, v, foot_force) -> np.ndarray:
-        """One control tick: returns ``[hip, knee]`` torques, N*m."""
+        """One control tick: returns ``[hip, knee]`` torques, N*m.
+
+        ``foot_force``: the foot force sensor, world frame, N — ``[fx, fz]``, or the contact
+        row ``[[fx, fy, fz]]`` of :attr:`contact_frames` as the controller node and
+        :func:`dodo_sim.rollout.rollout` pass it (y is not used: the hopper is planar; the boom
+        leg's contact detection reads only the vertical fz)."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         force = np.asarray(foot_force, dtype=float)
-        if q.ndim != 1 or v.ndim != 1 or force.ndim != 1:
-            q, v, force = q.reshape(-1), v.reshape(-1), force.reshape(-1)
+        if q.ndim != 1 or v.ndim != 1:
+            q, v = q.reshape(-1), v.reshape(-1)
+        if force.shape in ((1, 3), (3,)):
+            force = force.reshape(3)[0::2]
+        elif force.ndim != 1:
+            force = force.reshape(-1)
         if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
-            raise ValueError(f'update needs q (4), v (4), foot_force (2); got shapes '
-                             f'{q.shape}, {v.shape}, {force.shape}')
+            raise ValueError(f'update needs q (4), v (4), foot_force ([fx, fz] or one [fx, fy, '
+                             f'fz] row); got shapes {q.shape}, {v.shape}, '
+                             f'{np.shape(foot_force)}')
         fx, fz = force.tolist()
         # a NaN or inf anywhere makes the sum non-finite
         if not math.isfinite(sum(q.tolist()) + sum(v.tolist()) + fx + fz + t):

@@ -126,6 +126,8 @@ class RobotDynamics:
     #: task frame name (docs/control.md)
     frame = 'planar_xz'
     joint_names = JOINT_NAMES
+    #: [hip, knee] start guess of posture searches (picks the knee branch), rad
+    crouch_joints = (0.5, -1.0)
 
     def __init__(self, leg: LegModel):
         self.leg = leg
