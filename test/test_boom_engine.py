@@ -6,13 +6,12 @@ slip direction of ``dodo_sim.physics.solver.solve_contact_3d`` does not converge
 bracketed search runs. The two problems below were taken from a simulated drop of the boom leg
 (friction 0.8, PD-held leg, time-stepping) at the first calls that fail:
 
-* ``rtol``: ``scipy.optimize.brentq`` refuses ``rtol=4e-16`` (its minimum is 4 eps = 8.9e-16);
-* ``two_roots``: a second bracketed root after an invalid first one evaluates ``best or
+* ``rtol``: ``scipy.optimize.brentq`` refused ``rtol=4e-16`` (its minimum is 4 eps = 8.9e-16);
+* ``two_roots``: a second bracketed root after an invalid first one evaluated ``best or
   array`` (the truth value of an array).
 
-Until the engine solves them, the boom's closed-loop tests (test_boom_hopping.py) are skipped
-and the tests here are expected failures (strict: raising ValueError); once it does, all of them
-run as plain tests.
+Both raised ValueError until the engine fixed its bracketed search; the boom's closed-loop tests
+(test_boom_hopping.py) need them solved.
 """
 import math
 
@@ -34,19 +33,6 @@ SLIDE_CASES = {
 }
 
 
-def engine_slides_in_3d() -> bool:
-    """True when the engine's 3-D contact solve handles the boom's sliding cases."""
-    try:
-        for g, b, mu in SLIDE_CASES.values():
-            solve_contact_3d(g, b, mu)
-    except ValueError:
-        return False
-    return True
-
-
-@pytest.mark.xfail(not engine_slides_in_3d(), strict=True, raises=ValueError,
-                   reason='engine: solve_contact_3d raises in its bracketed slip search '
-                          '(brentq rtol below 4 eps; `best or array`)')
 @pytest.mark.parametrize('case', sorted(SLIDE_CASES))
 def test_3d_slide_of_the_boom_foot_is_solved(case):
     """Coulomb conditions of the solution: λ_n >= 0, in the cone, sliding against the

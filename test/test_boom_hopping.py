@@ -5,8 +5,7 @@ ground, hip arc coordinate R boom_yaw).
 
 Time-stepping integrator, dt = 1 ms. The event-driven integrator is not run here: on this
 contact it stops with "more than 50 contact events in one physics step" at the first reversal
-of the foot's radial slide (docs/control.md). Skipped while the engine's 3-D slip solve raises
-on the boom's sliding foot (test_boom_engine.py).
+of the foot's radial slide (docs/control.md).
 """
 import dataclasses
 
@@ -18,16 +17,10 @@ from dodo_control.scenarios import Perturbation
 from dodo_control.scenarios import boom as scenarios
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig
-from test_boom_engine import engine_slides_in_3d
 
 BOOM_YAML = REPO / 'config' / 'boom.yaml'
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not engine_slides_in_3d(),
-                       reason='engine: solve_contact_3d raises on the sliding boom foot '
-                              '(test_boom_engine.py)'),
-]
+pytestmark = pytest.mark.slow
 
 
 def _run(kind, controller_changes=None, **options):
