@@ -205,15 +205,16 @@ class BoomDynamics(RobotDynamics):
         q = np.asarray(q, dtype=float)
         model, data = self.model, self.data
         pin.forwardKinematics(model, data, q)
-        psi = float(q[0])
+        return tuple(self.task_coordinates(q[0], pin.updateFramePlacement(model, data,
+                                                                           fid).translation)
+                     for fid in (self._hip_frame, self._foot_frame))
+
+    def task_coordinates(self, boom_yaw: float, point) -> np.ndarray:
+        """Task coordinates (arc m, height m) of a world point at this boom yaw (rad)."""
+        psi = float(boom_yaw)
         c, s = math.cos(psi), math.sin(psi)
-        out = []
-        for fid in (self._hip_frame, self._foot_frame):
-            p = pin.updateFramePlacement(model, data, fid).translation
-            px, py = p[0] - self._axis[0], p[1] - self._axis[1]
-            out.append(np.array([self.radius_m * psi - s * px + c * py - self.offset_m,
-                                 float(p[2])]))
-        return out[0], out[1]
+        px, py = point[0] - self._axis[0], point[1] - self._axis[1]
+        return np.array([self.radius_m * psi - s * px + c * py - self.offset_m, float(point[2])])
 
     def world_points(self, q) -> tuple[np.ndarray, np.ndarray]:
         """Hip (SLIP point) and foot in world coordinates (3-D, m), e.g. for markers."""

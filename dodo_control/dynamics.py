@@ -268,7 +268,12 @@ def load_dynamics(urdf_xml_or_path, xacro_args=None):
     from .boom import BoomDynamics, boom_layout_problem
 
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
-    robot = load_robot(xml, contact_frames=())
+    supported = (f'the SLIP controller supports the planar hopper (joints {list(JOINT_NAMES)}) '
+                 f'and a boom-mounted leg')
+    try:
+        robot = load_robot(xml, contact_frames=())
+    except ModelError as exc:
+        raise ModelError(f'{supported}; this robot: {exc}') from None
     if robot.joint_names == JOINT_NAMES:
         leg = load_leg_model(xml)
         return leg, RobotDynamics(leg)
@@ -276,6 +281,5 @@ def load_dynamics(urdf_xml_or_path, xacro_args=None):
     if problem is None:
         robot = load_robot(xml, contact_frames=('foot',))
         return robot, BoomDynamics(robot)
-    raise ModelError(f'the SLIP controller supports the planar hopper (joints '
-                     f'{list(JOINT_NAMES)}) and a boom-mounted leg; this robot has joints '
-                     f'{list(robot.joint_names)} ({problem})')
+    raise ModelError(f'{supported}; this robot has joints {list(robot.joint_names)} '
+                     f'({problem})')
