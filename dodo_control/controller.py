@@ -194,6 +194,11 @@ class ControllerConfig:
 
     Output:
         saturate_torque: clip torques at the URDF effort limits.
+
+    Model:
+        joint_armature_kgm2: [hip, knee] reflected rotor inertia G² J_rotor the controller adds
+            to the diagonal of its model's mass matrix, kg*m^2 (>= 0): the motors the
+            simulator's ``motor_dynamics`` simulates (docs/physics.md "Motors"); empty: none.
     """
 
     target_x: float = math.nan
@@ -247,9 +252,11 @@ class ControllerConfig:
     kinematic_touchdown_ratio: float = 0.5
     ground_height_guess_m: float = 0.0
     saturate_torque: bool = True
+    joint_armature_kgm2: tuple = ()
 
     def __post_init__(self):
-        for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad'):
+        for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad',
+                     'joint_armature_kgm2'):
             value = getattr(self, name)
             try:
                 object.__setattr__(self, name, tuple(float(x) for x in value))
@@ -274,6 +281,9 @@ class ControllerConfig:
                 bad(name, 'needs finite values')
         if len(self.bezier_joint_target_rad) not in (0, 2):
             bad('bezier_joint_target_rad', 'needs [hip, knee] (2 values) or none')
+        if len(self.joint_armature_kgm2) not in (0, 2) or not all(
+                math.isfinite(x) and x >= 0.0 for x in self.joint_armature_kgm2):
+            bad('joint_armature_kgm2', 'needs [hip, knee] (2 finite values >= 0) or none')
         for name in ('bezier_stance_time_s', 'bezier_joint_kp', 'bezier_joint_kd',
                      'bezier_apex_gain', 'max_bezier_scale'):
             if not math.isfinite(getattr(self, name)):
@@ -445,8 +455,14 @@ class Controller:
                              f'max_leg_length_fraction x stretched leg = '
                              f'{max_rest_length:.4f} m')
         old = self._config
+        armature = self.dyn.model.armature
+        wanted = cfg.joint_armature_kgm2 or (0.0, 0.0)
+        if tuple(armature[2:4]) != tuple(wanted):     # the mass matrix changes: new tables
+            armature[2:4] = wanted
+            self._table = None
         if old is None or any(not _same(getattr(old, n), getattr(cfg, n))
-                              for n in ('apex_height',) + APEX_RANGE_FIELDS):
+                              for n in ('apex_height', 'joint_armature_kgm2')
+                              + APEX_RANGE_FIELDS):
             self._check_apex_height(cfg, rest_length, max_rest_length)
         self._config = cfg
         self.rest_length, self.max_rest_length = rest_length, max_rest_length

@@ -9,8 +9,11 @@ from a supply of V volts through its winding resistance R: the largest current i
 
     τ_max(q̇) = clip(G K_t (V − K_e G |q̇|) / R, 0, τ_peak)
 
-(K_t torque constant, K_e back-EMF constant; τ_peak the stall/peak torque). It falls linearly
-from G K_t V / R at rest to 0 at the no-load speed V / (K_e G) and stays 0 above it.
+(K_t torque constant, K_e back-EMF constant; τ_peak the stall/peak torque) along the motion
+(motoring: τ q̇ >= 0). It falls linearly from G K_t V / R at rest to 0 at the no-load speed
+V / (K_e G) and stays 0 above it. Against the motion (braking) the supply adds to the back-EMF:
+|τ| <= clip(G K_t (V + K_e G |q̇|) / R, 0, τ_peak) — the braking quadrants of Ding & Ramos'
+torque-speed polytope |a q̇ + τ| <= b, |τ| <= τ_peak (:meth:`BackEmfLimit.bounds`).
 
 Rotor inertia: a rotor of inertia J_rotor turning G times as fast as its joint adds G² J_rotor to
 that joint's diagonal of the mass matrix (pinocchio's ``model.armature``; :func:`armature`).
@@ -54,11 +57,23 @@ class BackEmfLimit:
     peak_torque: np.ndarray
 
     def limit(self, joint_speed) -> np.ndarray:
-        """τ_max(q̇) of each joint (module docstring), N*m."""
+        """τ_max(q̇) of each joint (module docstring): the torque bound along the motion, N*m."""
         g = self.gear_ratio
         current = (self.supply_voltage - self.back_emf_constant * g * np.abs(joint_speed)) \
             / self.resistance
         return np.clip(g * self.torque_constant * current, 0.0, self.peak_torque)
+
+    def bounds(self, joint_speed) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) joint torque bounds at q̇, N*m: along the motion (motoring) |τ| <=
+        τ_max(q̇); against it (braking) the supply adds to the back-EMF, |τ| <= clip(G K_t (V +
+        K_e G |q̇|) / R, 0, τ_peak) — the braking quadrants of Ding & Ramos' torque-speed
+        polytope."""
+        w = np.asarray(joint_speed, dtype=float)
+        g, k = self.gear_ratio, self.gear_ratio * self.torque_constant / self.resistance
+        emf = self.back_emf_constant * g * w
+        upper = np.clip(k * (self.supply_voltage - emf), 0.0, self.peak_torque)
+        lower = -np.clip(k * (self.supply_voltage + emf), 0.0, self.peak_torque)
+        return lower, upper
 
     def no_load_speed(self) -> np.ndarray:
         """Joint speed at which τ_max reaches 0, V / (K_e G), rad/s (inf for K_e = 0)."""
@@ -117,8 +132,8 @@ class MotorModel:
         if self.torque_limits is not None:
             target = np.clip(command, -self.torque_limits, self.torque_limits)
         if self.back_emf is not None:
-            bound = self.back_emf.limit(np.asarray(v, float)[self.speed_index])
-            target = np.clip(target, -bound, bound)
+            lower, upper = self.back_emf.bounds(np.asarray(v, float)[self.speed_index])
+            target = np.clip(target, lower, upper)
         if self.time_constant_s > 0.0:
             blend = 1.0 - math.exp(-dt / self.time_constant_s)
             self.applied = self.applied + blend * (target - self.applied)

@@ -77,7 +77,7 @@ class SimConfig:
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
         event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
-        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF torque-speed limit clip(G K_t (V - K_e G |qdot|) / R, 0, peak) of each actuated joint (Ding & Ramos' isControlSaturate; docs/physics.md "Motors").
+        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak) along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos' isControlSaturate; docs/physics.md "Motors").
         motor_time_constant: first-order torque lag, s (0: ideal motors).
         motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2 J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without their back-EMF damping).
         motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint. Default: Ding & Ramos' hip, 26.9.
