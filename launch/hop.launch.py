@@ -4,6 +4,7 @@
     ros2 launch dodo_sim hop.launch.py rviz:=true record:=true bag:=runs/hop1
     ros2 launch dodo_sim hop.launch.py use_sim:=false        # a hardware driver publishes
                                                              # /joint_states and /foot_contact
+    ros2 launch dodo_sim hop.launch.py params_file:=<share>/config/boom.yaml   # boom leg
     ros2 launch dodo_sim hop.launch.py --show-args           # documented arguments
 
 The node set, executables and parameters come from ``dodo_sim.ros.graph`` — the same functions
@@ -12,7 +13,8 @@ two cannot drift: with ``record:=true`` the simulator's start gate (``min_subscr
 the recorder exactly as in ``dodo hop``, and the bag holds the run from t = 0. The launch
 arguments are evaluated once (an OpaqueFunction) and the nodes built from their values; string
 parameters are passed typed (a bag called ``123`` or ``run #1`` stays that string).
-robot_state_publisher gets robot_description from the xacro (``model`` argument) and publishes
+robot_state_publisher gets robot_description from the xacro (``model`` argument; empty: the
+params file's simulator ``robot_description``, else urdf/hopper.urdf.xacro) and publishes
 /robot_description; the simulator simulates the same URDF. docs/running.md has the details.
 """
 import shlex
@@ -59,8 +61,10 @@ def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool) -> 
     extra = {key: _typed(value) for key, value in graph.node_parameters(
         spec, running, values, use_sim=use_sim, launch=True).items()}
     if spec.robot_description:
+        model = graph.robot_model(values['params_file'], values['model'])
         extra['robot_description'] = ParameterValue(
-            Command(['xacro ', shlex.quote(values['model'])]), value_type=str)
+            model if model.lstrip().startswith('<')
+            else Command(['xacro ', shlex.quote(model)]), value_type=str)
     parameters.append(extra)
     arguments = [_share_path(a) if isinstance(a, tuple) else a for a in spec.arguments]
     return Node(package=spec.package, executable=spec.executable, name=spec.name,

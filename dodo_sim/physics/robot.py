@@ -41,12 +41,14 @@ class ModelError(ValueError):
 
 def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
                           xacro_args: Mapping[str, object] | None = None) -> str:
-    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
+    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file (a path, or
+    ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
 
     ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
     allowed with a ``.xacro`` file.
     """
-    text = os.fspath(urdf_xml_or_path)
+    from dodo_sim.paths import resolve_package_uri
+    text = resolve_package_uri(os.fspath(urdf_xml_or_path))
     if text.lstrip().startswith('<'):
         if xacro_args:
             raise ModelError('xacro arguments were given but the robot description is plain XML')

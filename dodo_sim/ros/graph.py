@@ -40,8 +40,9 @@ class Arg:
 LAUNCH_ARGUMENTS = (
     LaunchArg('params_file', 'Parameters file: simulator:/controller: sections with '
               'ros__parameters, shared keys under /**:', share_path=('config', 'hop.yaml')),
-    LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator)',
-              share_path=('urdf', 'hopper.urdf.xacro')),
+    LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator); '
+              'empty: the params file\'s simulator robot_description, else '
+              'urdf/hopper.urdf.xacro'),
     LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
               'no /clock, a hardware driver publishes /joint_states and /foot_contact',
               default='true'),
@@ -117,6 +118,19 @@ NODE_CONFIGS = {
 }
 
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT)
+
+
+def robot_model(params_file, model: str = '') -> str:
+    """The robot description the simulator and robot_state_publisher load: ``model`` (the
+    launch argument) if given, else the params file's simulator ``robot_description`` (a path,
+    ``package://dodo_sim/...`` or URDF XML), else the package's urdf/hopper.urdf.xacro. Package
+    URIs are resolved to paths (:func:`dodo_sim.paths.resolve_package_uri`)."""
+    from dodo_sim.paths import default_urdf_path, resolve_package_uri
+    from dodo_sim.ros.params import node_parameters as file_parameters
+    chosen = (str(model) if model
+              else str(file_parameters(params_file, 'simulator').get('robot_description') or '')
+              or str(default_urdf_path()))
+    return resolve_package_uri(chosen)
 
 
 def node(name: str) -> NodeSpec:
@@ -222,4 +236,5 @@ def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict
 
 __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
            'node', 'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters',
-           'hop_parameters', 'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes']
+           'hop_parameters', 'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes',
+           'robot_model']

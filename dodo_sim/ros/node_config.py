@@ -17,7 +17,9 @@ class SimulatorNodeConfig:
     """Parameters of the simulator node that are not physics (SimConfig holds those).
 
     Attributes:
-        robot_description: URDF XML of the robot; empty: the package's urdf/hopper.urdf.xacro.
+        robot_description: the robot: URDF XML, or a .urdf / .xacro path (absolute, relative
+            to the working directory, or package://dodo_sim/urdf/...); empty: the package's
+            urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model.
         publish_robot_description: publish the URDF on /robot_description (transient local);
             false when robot_state_publisher publishes it.
         min_subscribers: before the first step, wait until /clock, /joint_states and each
