@@ -281,7 +281,8 @@ def is_planar(model: pin.Model, samples: int = 3, tolerance: float = 1e-12) -> b
     neutral = pin.neutral(model)
     for _ in range(samples):
         q = pin.integrate(model, neutral, rng.uniform(-1.0, 1.0, model.nv))
-        jac = pin.computeJointJacobians(model, data, q)
+        # (6, nv) even for nv = 1 (pinocchio returns a 1-D array for a single column)
+        jac = np.asarray(pin.computeJointJacobians(model, data, q)).reshape(6, model.nv)
         if np.abs(jac[(1, 3, 5), :]).max(initial=0.0) > tolerance:
             return False
     return True
