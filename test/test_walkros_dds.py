@@ -103,6 +103,15 @@ def test_recorded_walk_equals_the_offline_rollout_bit_for_bit(walked):
     np.testing.assert_array_equal(js.effort[1:, 3:], run.tau)    # applied = commanded
 
 
+def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
+    from dodo_sim.tools import walk_plot
+    code, output, bag, _ = walked
+    written = walk_plot.plot_walk_bag(bag, tmp_path / 'plots')
+    assert sorted(p.name for p in written) == ['base.png', 'contacts.png', 'joints.png',
+                                                'torques.png', 'walk.png']
+    assert all(p.stat().st_size > 10_000 for p in written)
+
+
 @pytest.fixture(scope='module')
 def fell(tmp_path_factory):
     """dodo walk with the torso PD off: the torso topples (offline: torso_pitch at 0.111 s)."""

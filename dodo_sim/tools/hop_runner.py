@@ -592,8 +592,10 @@ def default_wall_timeout(duration: float) -> float:
 
 def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out: TextIO | None = None, err: TextIO | None = None,
-        domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop') -> int:
-    """Check, run, report; the exit code (see module docs)."""
+        domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
+        plotter: str = 'dodo_sim.tools.plot') -> int:
+    """Check, run, report; the exit code (see module docs). ``plotter``: the module whose
+    ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`)."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env,
@@ -631,14 +633,20 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
         out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
-            code = max(code, make_plots(bag, plots, out, prog))
+            code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
     return code
 
 
-def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop') -> int:
+#: Profile (``dodo hop``, ``dodo walk``) -> module writing the figures of its bag.
+PLOTTERS = {'hop': 'dodo_sim.tools.plot', 'walk': 'dodo_sim.tools.walk_plot'}
+
+
+def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',
+               plotter: str = 'dodo_sim.tools.plot') -> int:
+    import importlib
     try:
-        from dodo_sim.tools import plot
+        plot = importlib.import_module(plotter)
     except ImportError as exc:
         out.write(f'{prog}: no plots ({exc})\n')
         return EXIT_FAILED
@@ -718,7 +726,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                    else share_dir().joinpath(*graph.profile(profile).params_file))
     try:
         return run(params_file, args.duration, bag, plots, args.wall_timeout,
-                   domain_id=args.domain_id, model=args.model, prog=prog)
+                   domain_id=args.domain_id, model=args.model, prog=prog,
+                   plotter=PLOTTERS[profile])
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED
