@@ -521,8 +521,9 @@ class HopRun:
             self._fail(f'the simulator stopped at t = {t:.3f} s, before {self.duration:g} s')
         fall = (self.controller_summary or {}).get('fall_reason')
         if fall:
-            self._fail(f"the robot fell: {fall} at t = "
-                       f"{self.controller_summary.get('fall_time_s')} s (controller)")
+            when = self.controller_summary.get('fall_time_s')
+            when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
+            self._fail(f'the robot fell: {fall} at t = {when} s (controller)')
         if outcome == 'completed' and self.failures:
             outcome = 'failed'
         exit_code = {'completed': EXIT_OK, 'failed': EXIT_FAILED}.get(outcome)
