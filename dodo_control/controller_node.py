@@ -668,9 +668,9 @@ class ControllerNode(Node):
 
     def summary(self) -> dict:
         pairing = {True: 'stamp', False: 'latest', None: 'undecided'}[self._paired]
-        out = {'controller': self.entry.name, 'updates': self.updates,
-               'skipped_states': self.skipped_states, 'config_revision': self.config_revision,
-               'contact_pairing': pairing, 'command_publishers': self.command_publishers}
+        out = {'updates': self.updates, 'skipped_states': self.skipped_states,
+               'config_revision': self.config_revision, 'contact_pairing': pairing,
+               'command_publishers': self.command_publishers, 'controller': self.entry.name}
         if self.monitor is not None:
             out.update(self.monitor.summary())
         return out
