@@ -277,8 +277,9 @@ def _run_from_states(states, taus) -> Rollout:
                    contact_forces=np.array([s.contact_forces for s in states]))
 
 
-class _OnlineStepCounter:
-    """:func:`count_steps` one state at a time (to stop a run after a number of steps)."""
+class OnlineStepCounter:
+    """:func:`count_steps` one state at a time (to stop a run after a number of steps; the
+    controller node's walk monitor counts from the contact forces it receives)."""
 
     def __init__(self, min_step_time_s: float = 0.1):
         self.min_step_time_s = min_step_time_s
@@ -287,16 +288,24 @@ class _OnlineStepCounter:
         self._rows = 0
         self._last, self._last_t = None, -math.inf
 
-    def add(self, state) -> None:
-        flags = tuple(bool(c) for c in state.in_contacts)
+    def add(self, state) -> bool:
+        """Count a simulator state (its per-foot contact flags); True if it makes a step."""
+        return self.add_flags(state.t, state.in_contacts)
+
+    def add_flags(self, t: float, in_contacts) -> bool:
+        """Count one state given as its time and per-foot contact flags; True if a step."""
+        flags = tuple(bool(c) for c in in_contacts)
         self._rows += 1
+        stepped = False
         if self._rows >= 3:
             for foot, (now, before) in enumerate(zip(flags, self._previous)):
                 if now and not before and foot != self._last \
-                        and state.t - self._last_t >= self.min_step_time_s:
+                        and t - self._last_t >= self.min_step_time_s:
                     self.steps += 1
-                    self._last, self._last_t = foot, state.t
+                    self._last, self._last_t = foot, t
+                    stepped = True
         self._previous = flags
+        return stepped
 
 
 def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = None,
@@ -304,7 +313,7 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
     """Run ``controller`` on ``sim`` from its current state until ``duration_s``, a fall, or
     (with ``max_steps``) the touchdown that completes ``max_steps`` steps."""
     detector = FallDetector(sim, criteria)
-    counter = _OnlineStepCounter()
+    counter = OnlineStepCounter()
 
     def stop(state) -> bool:
         if detector(state):
@@ -353,4 +362,5 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
 
 
 __all__ = ['FALL_REASONS', 'FallCriteria', 'FallDetector', 'WalkerOutcome', 'count_steps',
-           'config_on_terrain', 'motor_work_per_tick', 'place_on_terrain', 'walk']
+           'OnlineStepCounter', 'config_on_terrain', 'motor_work_per_tick', 'place_on_terrain',
+           'walk']
