@@ -2,7 +2,9 @@
 position limits, as rows of the constraint jacobian W and gaps (see ``docs/physics.md``).
 
 Point contact k (frame origin p, sphere radius r, terrain normal n under p): the gap is the
-signed distance ``(p_z - h(p_x)) n_z - r`` (exact on flat ground and slopes), the rows are the
+signed distance ``(p_z - h(p_x)) n_z - r`` (exact on flat ground and slopes; on steps the exact
+signed distance to the tread-and-riser profile minus r, with n the normal of the nearest feature,
+``StepsTerrain.signed_distance``), the rows are the
 velocities of the sphere's lowest point along ``n``, ``t1 = (n_z, 0, -n_x)`` (along +x on flat
 ground) and, for a 3-D model, ``t2 = (0, 1, 0)``. A limit of a 1-DoF joint gives one row,
 ``+e_j`` at its lower bound (gap q - lower) and ``-e_j`` at its upper bound (gap upper - q).
@@ -52,8 +54,13 @@ class Constraint(NamedTuple):
 
 def contact_basis(terrain, x: float, z: float, radius: float = 0.0):
     """Gap (m, > 0 above ground) and world [n, t1, t2] of a point (x, ., z) with a sphere."""
-    nx, nz = terrain.normal(x)
-    gap = (z - terrain.height(x)) * nz - radius
+    profile = getattr(terrain, 'signed_distance', None)
+    if profile is not None:
+        distance, nx, nz = profile(x, z)
+        gap = distance - radius
+    else:
+        nx, nz = terrain.normal(x)
+        gap = (z - terrain.height(x)) * nz - radius
     basis = np.array(((nx, 0.0, nz), (nz, 0.0, -nx), (0.0, 1.0, 0.0)))
     return gap, basis
 
