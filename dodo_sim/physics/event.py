@@ -466,7 +466,17 @@ class EventDrivenIntegrator:
     def _locate(self, q, v, start, index, h_max) -> float:
         def value(h):
             return self._rk4(q, v, h, start)[2].values[index]
-        return brentq(value, 0.0, h_max, xtol=self.params.time_tolerance_s, rtol=1e-15)
+        when = brentq(value, 0.0, h_max, xtol=self.params.time_tolerance_s, rtol=1e-15)
+        if self.geometry.normal_curvature is not None:
+            # a terrain with corners (steps): the contact force jumps where a point passes a
+            # corner (the normal starts to turn), so the event function jumps there too; the
+            # event state must lie past the jump, or the resolve at it sees the tread again
+            # and closes the contact it has just released, forever (a ball rolling off an edge)
+            step = self.params.time_tolerance_s
+            while value(when) > 0.0 and when < h_max:
+                when = min(h_max, when + step)
+                step *= 2.0
+        return when
 
     def _violated_at_start(self, keys, values):
         """Index of an active-mode condition already violated, else None (the slide-stop
@@ -792,8 +802,10 @@ class EventDrivenIntegrator:
                     self.anchor[k] = c.basis[1:self.dim] @ p
                 self.mode[k] = STICK
             else:
+                # at rest on a frictionless contact (mu = 0, lambda_T = 0) the direction is
+                # arbitrary: the friction column is W_N whatever it is
                 self.mode[k] = SLIP
-                self.slip_dir[k] = -lam_t / norm
+                self.slip_dir[k] = -lam_t / norm if norm > 0.0 else np.eye(self.dim - 1)[0]
         for k in range(self.n_contacts):
             if self.mode[k] != STICK:
                 self.anchor[k] = None
