@@ -101,6 +101,18 @@ class StepsTerrain:
         Exact: features are visited outwards from the tread under x while their horizontal
         distance alone is below the best distance found.
         """
+        d, nx, nz, _ = self._nearest(x, z)
+        return d, nx, nz
+
+    def normal_curvature(self, x: float, z: float) -> float:
+        """1 / |P - Q| (1/m) when the nearest point Q of (x, z) is a corner, else 0: the rate at
+        which the normal turns per metre of motion across it, so the gap's second derivative
+        along a velocity v (x-z components) is n . a + curvature * |v - (n . v) n|^2."""
+        d = self._nearest(x, z)[3]
+        return 1.0 / d if d > 0.0 else 0.0
+
+    def _nearest(self, x: float, z: float):
+        """(signed distance, n_x, n_z, |P - Q| if Q is a corner else 0)."""
         edges, heights = self.edges_x_m, self.treads_m
         n = len(edges)
         i = bisect.bisect_right(edges, x)           # tread under x (upper one at an edge)
@@ -125,14 +137,16 @@ class StepsTerrain:
                 best, qx, qz, face = d, px, pz, f
             j -= 1
         inside = z < heights[i] and best > 0.0
+        corner = 0.0
         if face is None and best == 0.0:             # exactly at a corner: on its tread
             face = (0.0, 1.0)
         elif face is None:                           # the corner is nearest: along P - Q
+            corner = best
             nx, nz = (x - qx) / best, (z - qz) / best
             if inside:
                 nx, nz = -nx, -nz
             face = (nx, nz)
-        return (-best if inside else best), face[0], face[1]
+        return (-best if inside else best), face[0], face[1], corner
 
     def _tread(self, k: int, x: float, z: float):
         """(distance, Q, face normal or None at an end) of tread k."""
