@@ -79,6 +79,10 @@ def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(K, r, rcond=1e-12)[0]
 
 
+class EventLimitExceeded(RuntimeError):
+    """More than ``EventParams.max_events_per_step`` events in one physics step."""
+
+
 @dataclass(frozen=True)
 class EventParams:
     """Attributes:
@@ -218,6 +222,9 @@ class EventDrivenIntegrator:
                 v = self._transition(keys[violated], q, v, impulses, events, start)
                 continue
             q1, v1, end, impulse = self._rk4(q, v, remaining, start)
+            if not (np.isfinite(v1).all() and np.isfinite(q1).all()):
+                # resolving events on a blown-up state only ends in a singular matrix later
+                raise FloatingPointError(f'non-finite state after an RK4 step of {remaining} s')
             crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
                        if a > 0.0 and b <= 0.0 and keys[i] not in passed]
             if not crossed:
@@ -241,8 +248,9 @@ class EventDrivenIntegrator:
             if remaining <= 0.0:
                 break
         else:
-            raise RuntimeError(f'more than {self.params.max_events_per_step} contact events in one '
-                               f'physics step of {dt} s (Zeno behaviour?)')
+            raise EventLimitExceeded(
+                f'more than {self.params.max_events_per_step} contact events in one physics step '
+                f'of {dt} s (Zeno behaviour?)')
         in_contact = tuple(m != FREE for m in self.mode)
         iterations, residual, converged = self._stats
         return q, v, StepReport(impulses, in_contact, iterations, residual, converged,
@@ -832,4 +840,4 @@ class EventDrivenIntegrator:
         return sol
 
 
-__all__ = ['EventDrivenIntegrator', 'EventParams', 'impact_map', 'FREE', 'STICK', 'SLIP']
+__all__ = ['EventDrivenIntegrator', 'EventLimitExceeded', 'EventParams', 'impact_map', 'FREE', 'STICK', 'SLIP']
