@@ -104,7 +104,7 @@ def test_solver_finds_a_slide_made_consistent_by_the_other_constraints():
 # down again and sticks, and the left (swing) knee hits its stop; that impact leaves the stance
 # foot sliding backwards at 3.3e-5 m/s. The slide's acceleration-level problem is consistent but
 # near Painlevé's singularity (W_N M^-1 (W_N - mu d W_T)^T = 0.00126 m/s^2/N): lambda_N = 1.6e4 N,
-# and friction stops the slide 2e-10 s later. One RK4 step over the rest of the tick passed that
+# and friction stops the slide 2.3e-10 s later. One RK4 step over the rest of the tick passed that
 # stop and diverged (q ~ 1e17, then LinAlgError) before the fix.
 STEPS_Q = (2.1557035581376933, 0.879823981642561, 0.31116007827595227, -0.6634472064761457,
            6.254691403944667e-07, -0.2913839369007654, 3.3707491984198723e-06)
