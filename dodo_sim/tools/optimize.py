@@ -441,6 +441,10 @@ def _load_study(path: Path) -> Study:
         cls = sections[section]
         known = {f.name for f in dataclasses.fields(cls)}
         specs = _mapping(specs, f'parameters.{section}')
+        indexed = {m.group(1): key for key in specs if (m := _ELEMENT.match(str(key)))}
+        for name in sorted(set(indexed) & set(specs)):
+            raise StudyError(f'parameters.{section}: {indexed[name]} and the whole {name} are '
+                             f'both tuned; give one')
         for key, spec in specs.items():
             element = _ELEMENT.match(str(key))
             name, index = (element.group(1), int(element.group(2))) if element else (key, None)
@@ -449,9 +453,6 @@ def _load_study(path: Path) -> Study:
                                  + _unknown(f'{cls.__name__} parameter', name, known))
             if index is None and name in fixed.get(section, {}):
                 raise StudyError(f'parameters.{section}.{name} is also in fixed.{section}')
-            if index is not None and name in specs:
-                raise StudyError(f'parameters.{section}: {key} and the whole {name} are both '
-                                 f'tuned; give one')
             parameters.append(_parse_parameter(section, name, spec, cls,
                                                fixed.get(section, {}), index))
     if not parameters:
