@@ -221,6 +221,8 @@ def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping,
         raise StudyError(f'{where}: unknown key(s) {extra}; allowed: {sorted(allowed)}')
     default = fixed.get(name, _field_default(cls, name))
     if index is not None:
+        if isinstance(default, (tuple, list)):     # as the dataclass holds it (converted)
+            default = getattr(cls(**fixed), name)
         if not isinstance(default, (tuple, list)):
             raise StudyError(f'{where}: {cls.__name__}.{name} is not a vector (default '
                              f'{default!r}); tune it as {name} without an index')
