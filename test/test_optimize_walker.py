@@ -76,6 +76,7 @@ def test_best_params_file_holds_the_pulse_vector_and_reproduces_the_best_trial(s
     expected = list(WalkerConfig().pulse_amplitude_nm)
     expected[6] = opt.best_params['controller.pulse_amplitude_nm[6]']
     assert cfg.pulse_amplitude_nm == tuple(expected)      # the other elements: the defaults
+    assert 'over config/walk.yaml' in (short_run['out'] / 'best.yaml').read_text()
     again = evaluate(study, {'controller.pulse_amplitude_nm[6]': cfg.pulse_amplitude_nm[6]})
     assert again.values[0] == pytest.approx(opt.best_value, rel=1e-9, abs=1e-12)
 

@@ -55,6 +55,10 @@ WALK_PARAMS = _REPO / 'config' / 'walk.yaml'
 #: params-file section -> config dataclass
 SECTIONS = {'simulator': SimConfig, 'controller': WalkerConfig}
 
+#: how to use the params file ``dodo optimize`` writes (its header comment)
+PARAMS_FILE_USE = ('# Use: its sections over config/walk.yaml, e.g. config_from_file(WalkerConfig, '
+                   "<this file>, 'controller') (unset fields: the WalkerConfig defaults)")
+
 
 def xacro_arg_names() -> tuple:
     """Arguments the walker xacro declares."""
@@ -126,5 +130,5 @@ SCENARIOS = {
         'walk for duration_s from the shipped start state on the simulator terrain'),
 }
 
-__all__ = ['SECTIONS', 'SCENARIOS', 'URDF', 'WALK_PARAMS', 'check_perturbation',
+__all__ = ['PARAMS_FILE_USE', 'SECTIONS', 'SCENARIOS', 'URDF', 'WALK_PARAMS', 'check_perturbation',
            'simulator_config', 'xacro_arg_names']

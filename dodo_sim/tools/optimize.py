@@ -654,8 +654,9 @@ def params_file_text(study: Study, trial, baseline_trial=None) -> str:
         lines.append(f'# baseline trial {baseline_trial.number}: '
                      + ', '.join(f'{o.name} = {v:.6g}'
                                  for o, v in zip(study.objectives, baseline_trial.values)))
-    lines.append('# Use: dodo hop --params-file <this file>  |  ros2 launch dodo_sim '
-                 'hop.launch.py params_file:=<this file>')
+    lines.append(getattr(study.module, 'PARAMS_FILE_USE',
+                         '# Use: dodo hop --params-file <this file>  |  ros2 launch dodo_sim '
+                         'hop.launch.py params_file:=<this file>'))
     doc = {section: {'ros__parameters': {k: (list(v) if isinstance(v, tuple) else v)
                                          for k, v in params.items()}}
            for section, params in values.items() if params}
