@@ -8,18 +8,22 @@ Prints a table with the robots side by side; asserts nothing.
 1. Rollouts: one scenario of each robot's scenario module (dodo_control.scenarios: the hopper's
    ``hold`` — simulator core + SLIP controller + measurement; the walker's ``walk`` — simulator
    core + pulse controller + fall judge + step count) for ``--duration`` simulated seconds, each
-   integrator, in this process: rollouts/s on one core (model build and measurement included)
-   and the real-time factor (simulated s per wall s).
-2. Workers: a study of ``--trials`` trials of one such rollout each (timestepping) with
-   ``--workers 1`` and ``--workers 2`` on a journal file in a temporary directory; wall time from
-   start to the last trial (worker process start-up included) and from the first trial's start
-   to the last one's end. Speed-up = time(1 worker) / time(2 workers); 2.00 is linear. On a
-   shared 2-core machine other load lowers it: the load average is printed with each number.
+   integrator, in this process: the first rollout (a fresh process loads the compiled physics,
+   builds the model) timed alone, then rollouts/s on one core over ``--repeats`` rollouts (model
+   build and measurement included) and the real-time factor (simulated s per wall s).
+2. Workers: a study of ``--trials`` trials of one such rollout each (timestepping), run as
+   ``dodo optimize --workers 1`` and ``--workers 2`` in a fresh process each (as a user runs it) on
+   a journal file in a temporary directory: the command's wall time (process start-up included),
+   and the steady rate: trials after each worker's first one per second, from the end of the last
+   worker's first trial to the end of the last trial. Speed-up = wall(1) / wall(2) and
+   rate(2) / rate(1); 2.00 is linear. On a shared 2-core machine other load lowers it: the load
+   average is printed with each number.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,21 +63,26 @@ objectives:
 
 
 def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: int) -> tuple:
-    """(rollouts/s, real-time factor) of ``repeats`` rollouts in this process."""
+    """(first rollout s, rollouts/s, real-time factor) of ``repeats`` rollouts in this process
+    after the first."""
     module = robot_module(robot)
     kind, options, _, _ = ROBOTS[robot]
     scenario = module.SCENARIOS[kind]
     pert = Perturbation(integrator, {'simulator': {'integrator': integrator}})
     options = {**scenario.options, **options, 'duration_s': duration}
     start = time.perf_counter()
+    scenario.run(build_configs(module.SECTIONS, {}, pert), options, pert)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
     for _ in range(repeats):
         scenario.run(build_configs(module.SECTIONS, {}, pert), options, pert)
     wall = time.perf_counter() - start
-    return repeats / wall, repeats * duration / wall
+    return first, repeats / wall, repeats * duration / wall
 
 
 def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
-    """(wall s incl. start-up, complete trials, s spent evaluating, first start to last end s)."""
+    """(command wall s incl. start-up, complete trials, steady rate trials/s) of ``dodo optimize
+    --workers N`` in a fresh process."""
     kind, options, parameter, metric = ROBOTS[robot]
     text = STUDY.format(robot=robot, trials=trials, parameter=parameter, kind=kind,
                         duration=duration, metric=metric,
@@ -81,21 +90,29 @@ def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / 'bench.yaml'
         path.write_text(text)
-        study = optimize.load_study(path)
+        storage = f'journal:{Path(tmp) / "bench.journal"}'
         start = time.perf_counter()
-        opt = optimize.run_study(study, f'journal:{Path(tmp) / "bench.journal"}', workers,
-                                 trials, progress=False)
+        subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', 'optimize', str(path),
+                        '--workers', str(workers), '--storage', storage, '--out',
+                        str(Path(tmp) / 'out'), '--no-progress'], check=True, cwd=tmp,
+                       stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
-        done = [t for t in opt.trials if t.state.name == 'COMPLETE']
-        eval_s = sum(t.user_attrs['wall_s'] for t in done)
-        span = (max(t.datetime_complete for t in done)
-                - min(t.datetime_start for t in done)).total_seconds()
-    return wall, len(done), eval_s, span
+        opt = optimize._open_study(optimize.load_study(path), storage, create=False)
+        done = sorted((t for t in opt.trials if t.state.name == 'COMPLETE'),
+                      key=lambda t: t.datetime_start)
+        first: dict = {}
+        for t in done:
+            first.setdefault(t.user_attrs['worker'], t)
+        steady = [t for t in done if t not in first.values()]
+        begin = max(t.datetime_complete for t in first.values())
+        span = (max(t.datetime_complete for t in done) - begin).total_seconds()
+        rate = sum(t.datetime_start >= begin for t in steady) / span if span > 0 else float('nan')
+    return wall, len(done), rate
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--trials', type=int, default=8, help='trials per worker setting')
+    parser.add_argument('--trials', type=int, default=24, help='trials per worker setting')
     parser.add_argument('--duration', type=float, default=2.0, help='simulated s per rollout')
     parser.add_argument('--repeats', type=int, default=3, help='rollouts per integrator')
     parser.add_argument('--robots', nargs='+', default=list(ROBOTS), choices=list(ROBOTS))
@@ -110,25 +127,27 @@ def main(argv=None) -> int:
     for robot in args.robots:
         kind = ROBOTS[robot][0]
         for integrator in ('timestepping', 'event'):
-            rate, rtf = rollouts_per_second(robot, integrator, args.duration, args.repeats)
+            first, rate, rtf = rollouts_per_second(robot, integrator, args.duration,
+                                                   args.repeats)
             load = os.getloadavg()[0]
-            print(f'  {robot} {kind} {integrator}: {rate:.3f} rollouts/s on one core, real-time '
-                  f'factor {rtf:.2f} (load {load:.1f})', flush=True)
+            print(f'  {robot} {kind} {integrator}: first rollout {first:.2f} s, then {rate:.3f} '
+                  f'rollouts/s on one core, real-time factor {rtf:.2f} (load {load:.1f})',
+                  flush=True)
+            put(f'first rollout in this process (s), {integrator}', robot, f'{first:.2f}')
             put(f'rollouts/s per core, {integrator}', robot, f'{rate:.3f}')
             put(f'real-time factor, {integrator}', robot, f'{rtf:.2f}')
-        walls, spans = {}, {}
+        walls, rates = {}, {}
         for workers in (1, 2):
-            wall, done, eval_s, span = study_wall(robot, workers, args.trials, args.duration)
-            walls[workers], spans[workers] = wall, span
+            wall, done, rate = study_wall(robot, workers, args.trials, args.duration)
+            walls[workers], rates[workers] = wall, rate
             load = os.getloadavg()[0]
-            print(f'  {robot} --workers {workers}: {done} trials in {wall:.1f} s wall incl. '
-                  f'start-up, {span:.1f} s first trial start to last trial end '
-                  f'({done / span:.2f} rollouts/s; {eval_s:.1f} s spent evaluating; load '
-                  f'{load:.1f})', flush=True)
+            print(f'  {robot} dodo optimize --workers {workers}: {done} trials in {wall:.1f} s '
+                  f'wall incl. start-up; steady {rate:.2f} rollouts/s (load {load:.1f})',
+                  flush=True)
             put(f'--workers {workers}: wall s incl. start-up', robot, f'{wall:.1f}')
-            put(f'--workers {workers}: rollouts/s (trials only)', robot, f'{done / span:.2f}')
-        put('speed-up 2 vs 1 workers, incl. start-up', robot, f'{walls[1] / walls[2]:.2f}')
-        put('speed-up 2 vs 1 workers, trials only', robot, f'{spans[1] / spans[2]:.2f}')
+            put(f'--workers {workers}: steady rollouts/s', robot, f'{rate:.2f}')
+        put('speed-up 2 vs 1 workers, wall incl. start-up', robot, f'{walls[1] / walls[2]:.2f}')
+        put('speed-up 2 vs 1 workers, steady rate', robot, f'{rates[2] / rates[1]:.2f}')
         put('scenario', robot, kind)
     print(f'\n| {"":44s} | ' + ' | '.join(f'{r:>10s}' for r in args.robots) + ' |')
     print(f'|{"-" * 46}|' + '|'.join('-' * 12 for _ in args.robots) + '|')
