@@ -10,7 +10,8 @@ Prints a table with the robots side by side; asserts nothing.
    core + pulse controller + fall judge + step count) for ``--duration`` simulated seconds, each
    integrator, in this process: the first rollout (a fresh process loads the compiled physics,
    builds the model) timed alone, then rollouts/s on one core over ``--repeats`` rollouts (model
-   build and measurement included) and the real-time factor (simulated s per wall s).
+   build and measurement included) and the real-time factor (simulated s per wall s); also per
+   CPU second of this process, which other load on a shared machine changes much less.
 2. Workers: a study of ``--trials`` trials of one such rollout each (timestepping), run as
    ``dodo optimize --workers 1`` and ``--workers 2`` in a fresh process each (as a user runs it) on
    a journal file in a temporary directory: the command's wall time (process start-up included),
@@ -63,8 +64,8 @@ objectives:
 
 
 def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: int) -> tuple:
-    """(first rollout s, rollouts/s, real-time factor) of ``repeats`` rollouts in this process
-    after the first."""
+    """(first rollout s, rollouts/s, real-time factor, rollouts per CPU s) of ``repeats``
+    rollouts in this process after the first."""
     module = robot_module(robot)
     kind, options, _, _ = ROBOTS[robot]
     scenario = module.SCENARIOS[kind]
@@ -73,11 +74,11 @@ def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: i
     start = time.perf_counter()
     scenario.run(build_configs(module.SECTIONS, {}, pert), options, pert)
     first = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeats):
         scenario.run(build_configs(module.SECTIONS, {}, pert), options, pert)
-    wall = time.perf_counter() - start
-    return first, repeats / wall, repeats * duration / wall
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return first, repeats / wall, repeats * duration / wall, repeats / cpu
 
 
 def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
@@ -127,15 +128,16 @@ def main(argv=None) -> int:
     for robot in args.robots:
         kind = ROBOTS[robot][0]
         for integrator in ('timestepping', 'event'):
-            first, rate, rtf = rollouts_per_second(robot, integrator, args.duration,
-                                                   args.repeats)
+            first, rate, rtf, per_cpu = rollouts_per_second(robot, integrator, args.duration,
+                                                            args.repeats)
             load = os.getloadavg()[0]
             print(f'  {robot} {kind} {integrator}: first rollout {first:.2f} s, then {rate:.3f} '
-                  f'rollouts/s on one core, real-time factor {rtf:.2f} (load {load:.1f})',
-                  flush=True)
+                  f'rollouts/s on one core ({per_cpu:.3f} per CPU s), real-time factor '
+                  f'{rtf:.2f} (load {load:.1f})', flush=True)
             put(f'first rollout in this process (s), {integrator}', robot, f'{first:.2f}')
             put(f'rollouts/s per core, {integrator}', robot, f'{rate:.3f}')
             put(f'real-time factor, {integrator}', robot, f'{rtf:.2f}')
+            put(f'rollouts per CPU s, {integrator}', robot, f'{per_cpu:.3f}')
         walls, rates = {}, {}
         for workers in (1, 2):
             wall, done, rate = study_wall(robot, workers, args.trials, args.duration)
@@ -149,11 +151,11 @@ def main(argv=None) -> int:
         put('speed-up 2 vs 1 workers, wall incl. start-up', robot, f'{walls[1] / walls[2]:.2f}')
         put('speed-up 2 vs 1 workers, steady rate', robot, f'{rates[2] / rates[1]:.2f}')
         put('scenario', robot, kind)
-    print(f'\n| {"":44s} | ' + ' | '.join(f'{r:>10s}' for r in args.robots) + ' |')
-    print(f'|{"-" * 46}|' + '|'.join('-' * 12 for _ in args.robots) + '|')
+    print(f'\n| {"":48s} | ' + ' | '.join(f'{r:>10s}' for r in args.robots) + ' |')
+    print(f'|{"-" * 50}|' + '|'.join('-' * 12 for _ in args.robots) + '|')
     order = ['scenario'] + [k for k in rows if k != 'scenario']
     for label in order:
-        print(f'| {label:44s} | ' + ' | '.join(f'{rows[label].get(r, ""):>10s}'
+        print(f'| {label:48s} | ' + ' | '.join(f'{rows[label].get(r, ""):>10s}'
                                                 for r in args.robots) + ' |')
     print(f'(linear speed-up: 2.00; load average at the end {os.getloadavg()[0]:.1f})')
     return 0
