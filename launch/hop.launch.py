@@ -2,8 +2,11 @@
 
     ros2 launch dodo_sim hop.launch.py                       # simulator + controller + RSP
     ros2 launch dodo_sim hop.launch.py rviz:=true record:=true bag:=runs/hop1
-    ros2 launch dodo_sim hop.launch.py use_sim:=false        # a hardware driver publishes
-                                                             # /joint_states and /foot_contact
+    ros2 launch dodo_sim hop.launch.py use_sim:=false        # the driver on emulated hardware
+                                                             # (hardware:=emulated, the default)
+    ros2 launch dodo_sim hop.launch.py use_sim:=false hardware:=can params_file:=my_robot.yaml
+                                                             # a real CAN bus: the driver stays
+                                                             # disabled until /driver/enable
     ros2 launch dodo_sim hop.launch.py --show-args           # documented arguments
 
 The node set, executables and parameters come from ``dodo_sim.ros.graph`` — the same functions
@@ -13,9 +16,14 @@ the recorder exactly as in ``dodo hop``, and the bag holds the run from t = 0. T
 arguments are evaluated once (an OpaqueFunction) and the nodes built from their values; string
 parameters are passed typed (a bag called ``123`` or ``run #1`` stays that string).
 robot_state_publisher gets robot_description from the xacro (``model`` argument) and publishes
-/robot_description; the simulator simulates the same URDF. docs/running.md has the details.
+/robot_description; the simulator simulates the same URDF. With ``use_sim:=false`` the
+``driver`` takes the simulator's place (docs/hardware.md): every node on wall time, the
+recorder records /diagnostics; on emulated hardware the driver enables itself once the
+controller (and the recorder) are up, a real bus (``hardware:=can``) never without an explicit
+``ros2 service call /driver/enable std_srvs/srv/Trigger``. docs/running.md has the details.
 """
 import shlex
+import sys
 from pathlib import Path
 from typing import List
 
@@ -52,6 +60,21 @@ def _typed(value):
     return value
 
 
+def _prefix(spec: graph.NodeSpec, values: dict, use_sim: bool) -> str | None:
+    """``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
+    scheduling where permitted, normal scheduling with a note where not); None otherwise."""
+    text = values['realtime_priority']
+    try:
+        priority = int(text)
+        fifo = graph.realtime_priority(spec, use_sim, priority)
+    except ValueError:
+        raise ValueError(f'launch argument realtime_priority:={text!r}: expected 0 (off) or '
+                         f'1..99') from None
+    if not fifo:
+        return None
+    return f'{shlex.quote(sys.executable)} -m dodo_sim.tools.supervisor fifo {fifo} --'
+
+
 def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool) -> Node:
     parameters = []
     if spec.params_file:
@@ -65,7 +88,7 @@ def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool) -> 
     arguments = [_share_path(a) if isinstance(a, tuple) else a for a in spec.arguments]
     return Node(package=spec.package, executable=spec.executable, name=spec.name,
                 output='screen', parameters=parameters, arguments=arguments,
-                remappings=list(spec.remappings))
+                remappings=list(spec.remappings), prefix=_prefix(spec, values, use_sim))
 
 
 def _switch(context, name: str) -> bool:
@@ -79,6 +102,9 @@ def _nodes(context):
     switches = {name: _switch(context, name) for name in SWITCHES}
     values = {arg.name: LaunchConfiguration(arg.name).perform(context)
               for arg in graph.LAUNCH_ARGUMENTS}
+    if values['hardware'] not in graph.HARDWARE_KINDS:
+        raise ValueError(f"launch argument hardware:={values['hardware']!r}: expected one of "
+                         f'{graph.HARDWARE_KINDS}')
     running = graph.launch_nodes(**switches)
     return [_node(spec, running, values, switches['use_sim']) for spec in running]
 

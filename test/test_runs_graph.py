@@ -23,7 +23,7 @@ def test_launch_node_sets_follow_the_switches():
     assert names(graph.launch_nodes(use_sim=True, record=False, rviz=False)) == [
         'simulator', 'controller', 'robot_state_publisher']
     assert names(graph.launch_nodes(use_sim=False, record=True, rviz=True)) == [
-        'controller', 'robot_state_publisher', 'rviz2', 'recorder']
+        'driver', 'controller', 'robot_state_publisher', 'rviz2', 'recorder']
 
 
 def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
@@ -35,7 +35,7 @@ def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
 @pytest.mark.parametrize('use_sim, record, simulator, controller', [
     (True, False, 1, 1),     # controller | simulator
     (True, True, 2, 2),      # controller + recorder | simulator + recorder
-    (False, False, None, 1),  # the hardware driver (outside the graph) takes the commands
+    (False, False, None, 1),  # the hardware driver takes the commands
     (False, True, None, 2),  # driver + recorder
 ])
 def test_start_gates_count_every_subscriber(use_sim, record, simulator, controller):
@@ -45,7 +45,8 @@ def test_start_gates_count_every_subscriber(use_sim, record, simulator, controll
                     graph.hop_nodes(record) if use_sim else None):
         if running is None:
             continue
-        gates = {s.name: graph.node_parameters(s, running, {'bag': 'b'}, use_sim=use_sim)
+        gates = {s.name: graph.node_parameters(s, running, {'bag': 'b', 'hardware': 'emulated'},
+                                               use_sim=use_sim)
                  .get('min_subscribers') for s in running}
         assert gates.get('simulator') == simulator
         assert gates['controller'] == controller

@@ -564,6 +564,7 @@ class RigState(NamedTuple):
     in_contact: bool
     contact_force: np.ndarray
     tau_applied: np.ndarray
+    contact_forces: np.ndarray      # one world [fx, fy, fz] row per contact frame, N
 
 
 class EmulatedRig:
@@ -592,6 +593,11 @@ class EmulatedRig:
                              board=self.emulator.has_board)
         self.driver = DriverCore(driver_config, names, limits, backend, calibration)
         self.config = SimpleNamespace(control_period=driver_config.control_period)
+        #: what the sensor board measures (the rollout reads contact forces per frame)
+        self.contact_frames = ((driver_config.contact_frame,) if driver_config.contact_frame
+                               else ())
+        self.joint_names = tuple(names)
+        self.actuated_joint_names = tuple(driver_config.joints)
         self._index = [names.index(j) for j in self.driver.actuated_joint_names]
         self.state = self._cycle()
         if enable:
@@ -608,7 +614,10 @@ class EmulatedRig:
     def _cycle(self) -> RigState:
         now = (self.emulator.steps + 1) * self.emulator.period
         s = self.driver.cycle(now)
-        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, s.effort[self._index])
+        rows = np.array([[s.contact_force[0], 0.0, s.contact_force[1]]] * len(
+            self.contact_frames)).reshape(len(self.contact_frames), 3)
+        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, s.effort[self._index],
+                        rows)
 
     def step(self, tau) -> RigState:
         """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle

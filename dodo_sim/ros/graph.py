@@ -13,12 +13,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FOOT_CONTACT,
-                                   FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
-                                   RECORDED_TOPICS, ROBOT_DESCRIPTION)
+from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS,
+                                   ESTOP, FOOT_CONTACT, FORCE, HARDWARE_RECORDED_TOPICS,
+                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
+                                   ROBOT_DESCRIPTION)
 
 
 # -- launch arguments -------------------------------------------------------------------------
+
+#: The nodes of the hardware control loop: on hardware they run under SCHED_FIFO real-time
+#: scheduling (``dodo hop --realtime-priority``, launch ``realtime_priority:=``), as a real
+#: robot's driver and controller would (docs/hardware.md, "Timing").
+REALTIME_NODES = (DRIVER_NODE, 'controller')
+#: Their default SCHED_FIFO priority (0: normal scheduling). A Python driver and controller on a
+#: shared, loaded machine do not hold 1 kHz with normal scheduling (docs/hardware.md, "Timing").
+DEFAULT_REALTIME_PRIORITY = 40
+
 
 @dataclass(frozen=True)
 class LaunchArg:
@@ -42,9 +52,18 @@ LAUNCH_ARGUMENTS = (
               'ros__parameters, shared keys under /**:', share_path=('config', 'hop.yaml')),
     LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator)',
               share_path=('urdf', 'hopper.urdf.xacro')),
-    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
-              'no /clock, a hardware driver publishes /joint_states and /foot_contact',
+    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: the hardware '
+              'driver instead (params file driver: section), no /clock, every node on wall time',
               default='true'),
+    LaunchArg('hardware', 'With use_sim:=false, what the driver drives: emulated (the physics '
+              'answers on an in-process virtual CAN bus; enabled once the controller is up) or '
+              'can (the real bus, ids and calibration of the params file driver: section; '
+              'stays disabled until: ros2 service call /driver/enable std_srvs/srv/Trigger)',
+              default='emulated'),
+    LaunchArg('realtime_priority', 'With use_sim:=false, the SCHED_FIFO priority (1..99) of the '
+              'hardware loop nodes (driver, controller), as on a real robot; 0: normal '
+              'scheduling. Where it is refused (no CAP_SYS_NICE / rtprio limit) they run with '
+              'normal scheduling and say so', default=str(DEFAULT_REALTIME_PRIORITY)),
     LaunchArg('rviz', 'Start rviz2 with config/hop.rviz', default='false'),
     LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
               'simulator waits for the recorder, so the bag starts at t = 0', default='false'),
@@ -65,6 +84,7 @@ class NodeSpec:
         module: Python module ``dodo hop`` runs with ``python -m``; None: needs a ROS install
             (started by the launch file only).
         sim_only: only under simulation (launch: ``use_sim:=true``).
+        hardware_only: only without simulation (launch: ``use_sim:=false``).
         condition: launch argument that enables the node (None: always); ``dodo hop`` enables
             'record' when ``--bag`` is given and never starts nodes with module None.
         params_file: the node reads the params file.
@@ -81,6 +101,7 @@ class NodeSpec:
     executable: str
     module: str | None
     sim_only: bool = False
+    hardware_only: bool = False
     condition: str | None = None
     params_file: bool = True
     robot_description: bool = False
@@ -96,6 +117,10 @@ NODES = (
              robot_description=True,
              launch_parameters={'publish_robot_description': False},
              subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, PUSH, FORCE)),
+    NodeSpec(DRIVER_NODE, PACKAGE, 'driver', 'dodo_sim.ros.driver_node', hardware_only=True,
+             robot_description=True, parameters={'hardware': Arg('hardware')},
+             launch_parameters={'publish_robot_description': False},
+             subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, ESTOP)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
@@ -114,9 +139,17 @@ NODE_CONFIGS = {
     'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.ros.node_config:SimulatorNodeConfig'),
     'controller': ('dodo_control.controller:ControllerConfig',
                    'dodo_sim.ros.node_config:ControllerNodeConfig'),
+    DRIVER_NODE: ('dodo_sim.hardware.config:DriverConfig',),
 }
 
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT)
+#: What the hardware driver publishes every cycle (no /clock: wall time).
+DRIVER_STATE_TOPICS = (JOINT_STATES, FOOT_CONTACT)
+#: Values of the ``hardware`` launch argument / ``dodo hop --hardware``.
+HARDWARE_KINDS = ('emulated', 'can')
+#: The node that owns the run's time and ends it (``dodo hop`` waits for it): the simulator, or
+#: without simulation the driver.
+CLOCK_NODES = ('simulator', DRIVER_NODE)
 
 
 def node(name: str) -> NodeSpec:
@@ -150,17 +183,37 @@ def known_parameters() -> dict[str, set]:
 
 
 def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
-    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install)."""
+    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install): the
+    simulator with ``use_sim``, else the hardware driver in its place."""
     enabled = {'record': record, 'rviz': rviz}
-    return tuple(spec for spec in NODES if (use_sim or not spec.sim_only)
+    return tuple(spec for spec in NODES
+                 if (use_sim or not spec.sim_only) and (not use_sim or not spec.hardware_only)
                  and (spec.condition is None or enabled.get(spec.condition, False)))
 
 
-def hop_nodes(record: bool) -> tuple:
-    """Nodes ``dodo hop`` starts (simulation on a plain machine): the launch graph with
-    ``use_sim:=true`` minus the nodes that need a ROS install (module None)."""
-    return tuple(spec for spec in launch_nodes(use_sim=True, record=record, rviz=False)
+def hop_nodes(record: bool, hardware: str | None = None) -> tuple:
+    """Nodes ``dodo hop`` starts on a plain machine: the launch graph with ``use_sim:=true``
+    (``hardware`` None) or ``use_sim:=false`` (``hardware`` 'emulated' or 'can') minus the nodes
+    that need a ROS install (module None)."""
+    return tuple(spec for spec in launch_nodes(use_sim=hardware is None, record=record,
+                                               rviz=False)
                  if spec.module is not None)
+
+
+def realtime_priority(spec: NodeSpec, use_sim: bool, priority: int) -> int:
+    """SCHED_FIFO priority ``spec`` runs with (0: normal scheduling): ``priority`` for the
+    hardware loop's nodes without simulation (the simulator's lockstep needs none)."""
+    if priority < 0 or priority > 99:
+        raise ValueError(f'realtime priority {priority}: expected 0 (off) or 1..99')
+    return priority if not use_sim and spec.name in REALTIME_NODES else 0
+
+
+def clock_node(running: tuple) -> NodeSpec:
+    """The node of ``running`` that owns the run's time (simulator or driver)."""
+    for spec in running:
+        if spec.name in CLOCK_NODES:
+            return spec
+    raise KeyError(f'no simulator or driver among {[s.name for s in running]}')
 
 
 def subscriber_count(topic: str, running: tuple) -> int:
@@ -174,21 +227,31 @@ def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int |
     simulator: every state topic (/clock, /joint_states, /foot_contact) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them
     (controller + recorder when recording), so no subscriber misses the first state.
-    controller: the command topic must reach every running subscriber, plus the hardware driver
-    (outside this graph) when ``use_sim`` is false. At least 1 either way.
+    driver (hardware): the same for its state topics (/joint_states, /foot_contact); the gate
+    of its ``enable_on_start`` (emulated hardware), so the bag holds the run from the enable.
+    controller: the command topic must reach every running subscriber (simulator or driver,
+    recorder). At least 1 either way.
     """
     if name == 'simulator':
         return max(1, min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS))
+    if name == DRIVER_NODE:
+        return max(1, min(subscriber_count(t, running) for t in DRIVER_STATE_TOPICS))
     if name == 'controller':
         # the stamped command topic (/joint_commands) is what the simulator and the driver pair
-        return max(1, subscriber_count(JOINT_COMMANDS, running) + (0 if use_sim else 1))
+        return max(1, subscriber_count(JOINT_COMMANDS, running))
     return None
 
 
-#: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): the hardware
-#: driver stamps /joint_states and /foot_contact with its own clock, so the controller pairs them
-#: by arrival (the newest of each), not by stamp.
-HARDWARE_PARAMETERS = {'controller': {'contact_pairing': 'latest'}}
+#: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): a hardware
+#: driver's sensors may have their own clocks, so the controller pairs /joint_states and
+#: /foot_contact by arrival (the newest of each), not by stamp; the recorder records the
+#: driver's /diagnostics and /estop instead of /clock.
+HARDWARE_PARAMETERS = {'controller': {'contact_pairing': 'latest'},
+                       'recorder': {'topics': list(HARDWARE_RECORDED_TOPICS)}}
+#: Node name -> parameters on emulated hardware only (``hardware: emulated``): the driver enables
+#: itself once its start gate is open. Never on a real bus (DriverConfig refuses it there): real
+#: motors are enabled by an explicit ``/driver/enable``.
+EMULATED_PARAMETERS = {DRIVER_NODE: {'enable_on_start': True}}
 
 
 def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
@@ -196,8 +259,9 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     """Parameters the graph gives ``spec`` on top of the params file — the same for the launch
     file and ``dodo hop``: ``use_sim_time``, the start gate (:func:`min_subscribers`), the
     node's :class:`Arg` parameters taken from ``values`` (launch arguments / ``dodo hop``
-    options by name), the hardware parameters without simulator and, with ``launch``, the
-    launch-only ones. Plain Python values (typed: a string stays a string)."""
+    options by name), the hardware parameters without simulator (:data:`HARDWARE_PARAMETERS`,
+    and :data:`EMULATED_PARAMETERS` when ``values['hardware']`` is 'emulated') and, with
+    ``launch``, the launch-only ones. Plain Python values (typed: a string stays a string)."""
     params: dict[str, Any] = {'use_sim_time': use_sim}
     for key, value in spec.parameters.items():
         params[key] = values[value.name] if isinstance(value, Arg) else value
@@ -206,20 +270,27 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
         params['min_subscribers'] = gate
     if not use_sim:
         params.update(HARDWARE_PARAMETERS.get(spec.name, {}))
+        if values.get('hardware') == 'emulated':
+            params.update(EMULATED_PARAMETERS.get(spec.name, {}))
     if launch:
         params.update(spec.launch_parameters)
     return params
 
 
 def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
-    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters` plus
-    the simulator's ``stop_after`` (``args['stop_after']``, simulated s)."""
-    params = node_parameters(spec, running, args)
-    if spec.name == 'simulator' and 'stop_after' in args:
+    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters`
+    (without simulation when ``args['hardware']`` is given) plus the ``stop_after`` of the node
+    that owns the run's time (``args['stop_after']``: simulated s, or driver s since the
+    driver's first enable)."""
+    use_sim = args.get('hardware') is None
+    params = node_parameters(spec, running, args, use_sim=use_sim)
+    if spec.name in CLOCK_NODES and 'stop_after' in args:
         params['stop_after'] = float(args['stop_after'])
     return params
 
 
 __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
-           'node', 'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters',
-           'hop_parameters', 'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes']
+           'node', 'launch_nodes', 'hop_nodes', 'clock_node', 'min_subscribers',
+           'node_parameters', 'hop_parameters', 'HARDWARE_PARAMETERS', 'EMULATED_PARAMETERS',
+           'HARDWARE_KINDS', 'CLOCK_NODES', 'REALTIME_NODES', 'realtime_priority', 'DEFAULT_REALTIME_PRIORITY',
+           'known_parameters', 'config_classes']
