@@ -10,8 +10,8 @@ terminal's Ctrl-C; launch then stops its nodes):
 * default: the nodes come up, the leg hops, SIGINT -> launch and every node exit 0;
 * ``record:=true bag:=...``: the bag is complete from t = 0 and ``dodo replay --through-
   controller`` reproduces every recorded command exactly;
-* ``use_sim:=false``: no simulator, no /clock; a driver-like publisher with its own wall-clock
-  stamps gets answers from the controller;
+* ``use_sim:=false hardware:=emulated record:=true``: the driver in the simulator's place, no
+  /clock; the leg hops through driver + emulated hardware over DDS, the bag has /diagnostics;
 * ``ros2 param set /controller apex_height``: accepted values show in the recorded
   /controller/state, an unreachable one is refused with the feasible range.
 
@@ -272,42 +272,36 @@ def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, t
     assert 'max |dtau| = 0.000e+00 N*m' in replay.stdout
 
 
-def test_use_sim_false_starts_no_simulator_and_the_controller_answers_a_driver(launch_env):
-    from geometry_msgs.msg import WrenchStamped
+def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env, tmp_path):
+    """use_sim:=false hardware:=emulated record:=true: the driver in the simulator's place (no
+    /clock), enabled by itself once the controller answers; the leg hops through driver +
+    emulator over DDS; SIGINT -> every process exits 0 and the bag holds /diagnostics."""
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
     from dodo_sim.ros import contract
-    launch = Launch(launch_env, 'use_sim:=false')
-    commands = []
+    from dodo_sim.tools.bag import joint_states, message_counts, read_bag
+    bag = tmp_path / 'hardware bag'
+    launch = Launch(launch_env, 'use_sim:=false', 'hardware:=emulated', 'record:=true',
+                    f'bag:={bag}')
+    hops = []
     listener = Listener(launch.domain)
-    node = listener.node
     try:
-        node.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
-                                 lambda m: commands.append(list(m.data)), 100)
-        joints = node.create_publisher(JointState, contract.JOINT_STATES, 10)
-        contact = node.create_publisher(WrenchStamped, contract.FOOT_CONTACT, 10)
-
-        def publish():            # a driver: its own wall-clock stamps, contact sent apart
-            stamp = node.get_clock().now().to_msg()
-            msg = JointState(name=['base_x', 'base_z', 'hip', 'knee'],
-                             position=[0.0, 1.3, 0.3, -0.6], velocity=[0.0] * 4)
-            msg.header.stamp = stamp
-            joints.publish(msg)
-            wrench = WrenchStamped()
-            wrench.header.stamp = node.get_clock().now().to_msg()
-            contact.publish(wrench)
-
-        node.create_timer(0.01, publish)
-        launch.wait_for(r'\[controller\]: controller ready')
-        assert until(lambda: len(commands) >= 50, 120.0), (len(commands),
-                                                            launch.output[-3000:])
-        assert node.get_publishers_info_by_topic(contract.CLOCK) == []
+        def on_state(msg):
+            if 'hops' in msg.name:
+                hops.append(msg.position[msg.name.index('hops')])
+        listener.node.create_subscription(JointState, contract.CONTROLLER_STATE, on_state, 100)
+        launch.wait_for(r'\[driver\]: enable_on_start: enabled')
+        assert until(lambda: hops and hops[-1] >= 3, 60.0), (hops[-1:], launch.output[-3000:])
+        assert listener.node.get_publishers_info_by_topic(contract.CLOCK) == []
     finally:
         listener.close()
-    assert all(len(c) == 2 and all(math.isfinite(x) for x in c) for c in commands)
     assert '[simulator' not in launch.output
+    assert 'SCHED_FIFO' not in launch.output, launch.output[-3000:]     # it was permitted
     assert launch.interrupt() == 0, launch.output[-4000:]
-    launch.finished_cleanly('controller', 'robot_state_publisher')
+    launch.finished_cleanly('driver', 'controller', 'robot_state_publisher', 'recorder')
+    counts = message_counts(bag)
+    assert counts.get(contract.CLOCK, 0) == 0 and counts[contract.DIAGNOSTICS] >= 2, counts
+    js = joint_states(read_bag(bag, [contract.JOINT_STATES])[contract.JOINT_STATES])
+    assert np.all(np.diff(js.stamp_ns) > 0) and js.q[:, 1].max() > 1.1, counts
 
 
 def test_runtime_param_set_shows_in_the_recorded_controller_state(launch_env, tmp_path):
