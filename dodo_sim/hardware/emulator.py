@@ -563,8 +563,8 @@ class RigState(NamedTuple):
     v: np.ndarray
     in_contact: bool
     contact_force: np.ndarray
-    tau_applied: np.ndarray
     contact_forces: np.ndarray      # one world [fx, fy, fz] row per contact frame, N
+    tau_applied: np.ndarray
 
 
 class EmulatedRig:
@@ -593,7 +593,8 @@ class EmulatedRig:
                              board=self.emulator.has_board)
         self.driver = DriverCore(driver_config, names, limits, backend, calibration)
         self.config = SimpleNamespace(control_period=driver_config.control_period)
-        #: what the sensor board measures (the rollout reads contact forces per frame)
+        #: the one contact the sensor board measures (driver config), under the simulator's
+        #: frame name; the rollout reads contact forces per frame
         self.contact_frames = ((driver_config.contact_frame,) if driver_config.contact_frame
                                else ())
         self.joint_names = tuple(names)
@@ -614,10 +615,10 @@ class EmulatedRig:
     def _cycle(self) -> RigState:
         now = (self.emulator.steps + 1) * self.emulator.period
         s = self.driver.cycle(now)
-        rows = np.array([[s.contact_force[0], 0.0, s.contact_force[1]]] * len(
-            self.contact_frames)).reshape(len(self.contact_frames), 3)
-        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, s.effort[self._index],
-                        rows)
+        fx, fz = s.contact_force
+        rows = np.array([[fx, 0.0, fz]] * len(self.contact_frames)).reshape(-1, 3)
+        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, rows,
+                        s.effort[self._index])
 
     def step(self, tau) -> RigState:
         """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle
