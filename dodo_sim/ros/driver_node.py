@@ -71,6 +71,8 @@ from dodo_sim.simulator import SimulationDiverged
 ESTOP_TOPIC = contract.ESTOP
 #: Histogram bin width of the cycle period and the state-to-command age, ns (10 us).
 TIMING_BIN_NS = 10_000
+#: A cycle misses its deadline when it starts this many control periods after the one before.
+MISSED_DEADLINE_PERIODS = 1.5
 
 _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
           'error': DiagnosticStatus.ERROR, 'stale': DiagnosticStatus.STALE}
@@ -146,10 +148,13 @@ class DriverNode(Node):
         self.stop_reason = 'shutdown'
         self._stopping = False              # stop_after reached: the last cycle goes out next
         self.published = 0                  # /joint_states messages published
+        self.estops = 0                     # e-stops taken (~/estop calls, /estop presses)
         self.commands_received = 0          # valid commands (either topic)
         self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
         self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
         self._first_tick = self._last_tick = None     # monotonic s of the first / last tick
+        #: cycles that started more than half a period late (period > 1.5 control_period)
+        self.missed_deadlines = 0
         self._summary_logged = False
 
         qos = contract.stream_qos()
@@ -261,6 +266,7 @@ class DriverNode(Node):
         was = self.core.safety.estop_input
         self.core.safety.set_estop_input(msg.data)
         if msg.data and not was:
+            self.estops += 1
             self.get_logger().error('e-stop input pressed: motors '
                                     + ('off' if self.config.estop_mode == 'disable'
                                        else 'damped') + ' from the next cycle')
@@ -296,6 +302,7 @@ class DriverNode(Node):
 
     def _on_estop(self, request, response):
         self.core.estop('~/estop called')
+        self.estops += 1
         response.success, response.message = True, f'e-stop ({self.config.estop_mode})'
         self.get_logger().error('e-stop by ~/estop')
         return response
@@ -327,6 +334,8 @@ class DriverNode(Node):
         now = time.monotonic()
         if self._last_tick is not None:
             self._period_ns.add(int((now - self._last_tick) * 1e9))
+            if now - self._last_tick > MISSED_DEADLINE_PERIODS * self.config.control_period:
+                self.missed_deadlines += 1
         else:
             self._first_tick = now
         self._last_tick = now
@@ -486,7 +495,8 @@ class DriverNode(Node):
     def summary(self) -> dict:
         """The run in numbers (the ``dodo driver:`` line): driver time and cycles since the first
         enable, achieved rate, cycle period and state-to-command age percentiles (ms), watchdog
-        trips, missed replies, rejected commands, the emulator's skipped physics steps."""
+        trips, e-stops, missed deadlines (:data:`MISSED_DEADLINE_PERIODS`), missed replies,
+        rejected commands, the emulator's skipped physics steps."""
         run = self.driver_time()
         ms = (lambda h, p: None if h.percentile(p) is None else h.percentile(p) * 1e-6)
         safety = self.core.safety
@@ -496,9 +506,11 @@ class DriverNode(Node):
                            if self._period_ns.count else None),
                'period_ms_p50': ms(self._period_ns, 50), 'period_ms_p99': ms(self._period_ns, 99),
                'period_ms_max': None if self._period_ns.max is None else self._period_ns.max * 1e-6,
+               'missed_deadlines': self.missed_deadlines,
                'age_ms_p50': ms(self._age_ns, 50), 'age_ms_p99': ms(self._age_ns, 99),
                'age_ms_max': None if self._age_ns.max is None else self._age_ns.max * 1e-6,
-               'watchdog_trips': safety.watchdog_trips, 'state': safety.state.value,
+               'watchdog_trips': safety.watchdog_trips, 'estops': self.estops,
+               'state': safety.state.value,
                'missed_replies': sum(s.missed for s in self.core.status)
                + (self.core.board.missed if self.core.has_board else 0),
                'rejected': self.core.rejected_commands, 'cpu_s': time.process_time(),

@@ -185,9 +185,11 @@ class RunResult:
                 + (f", {x['emulator_mode']}" if x.get('emulator_mode') else '') + '): '
                 f"{x.get('cycles', '?')} cycles at "
                 + ('?' if rate is None else f'{rate:.0f}') + ' Hz, period p50/p99/max = '
-                f"{ms('period_ms_p50')}/{ms('period_ms_p99')}/{ms('period_ms_max')} ms, "
+                f"{ms('period_ms_p50')}/{ms('period_ms_p99')}/{ms('period_ms_max')} ms "
+                f"({x.get('missed_deadlines', '?')} missed deadline(s)), "
                 f"state-to-command age p50/p99/max = {ms('age_ms_p50')}/{ms('age_ms_p99')}/"
                 f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s), "
+                f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
                 f"rejected command(s)"
                 + (f", {x['skipped_steps']} skipped emulator step(s)"
@@ -667,6 +669,23 @@ def check_driver(config) -> str:
     return urdf
 
 
+def recorded_states_note(bag, driver: dict) -> str:
+    """How many of the driver's published /joint_states the bag holds. On hardware nothing
+    waits for the recorder: a loaded machine can make it miss states (its reliable reader
+    falls more than the writer's history behind), and that is said, not hidden."""
+    from dodo_sim.tools.bag import message_counts
+    recorded = message_counts(bag).get(contract.JOINT_STATES, 0)
+    published = driver.get('published')
+    if published is None:
+        return f'bag: {recorded} {contract.JOINT_STATES} (driver count unknown)'
+    missed = int(published) - recorded
+    if missed <= 0:
+        return f'bag: all {recorded} {contract.JOINT_STATES} the driver published'
+    return (f'bag: WARNING: {recorded} of the {int(published)} {contract.JOINT_STATES} the '
+            f'driver published ({missed} missed by the recorder: machine load '
+            f'{os.getloadavg()[0]:.1f})')
+
+
 def default_wall_timeout(duration: float) -> float:
     """Wall-clock limit of a run: generous (lockstep runs several times faster than real time)."""
     return 60.0 + 20.0 * duration
@@ -726,6 +745,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     if bag is not None:
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
         out.write(f'dodo hop: bag: {Path(bag).resolve()} ({state})\n')
+        if result.bag_closed and result.driver:
+            out.write(f'dodo hop: {recorded_states_note(bag, result.driver)}\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out))
     out.flush()
