@@ -86,8 +86,9 @@ def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool) -> 
             Command(['xacro ', shlex.quote(values['model'])]), value_type=str)
     parameters.append(extra)
     arguments = [_share_path(a) if isinstance(a, tuple) else a for a in spec.arguments]
+    # exec_name: the process label stays the executable's under the SCHED_FIFO prefix
     return Node(package=spec.package, executable=spec.executable, name=spec.name,
-                output='screen', parameters=parameters, arguments=arguments,
+                exec_name=spec.executable, output='screen', parameters=parameters, arguments=arguments,
                 remappings=list(spec.remappings), prefix=_prefix(spec, values, use_sim))
 
 
