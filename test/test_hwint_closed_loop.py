@@ -80,10 +80,19 @@ class Probe:
         self.node.create_subscription(DiagnosticArray, contract.DIAGNOSTICS, self._on_diag, 50)
         self.estop = self.node.create_client(Trigger, contract.DRIVER_ESTOP)
         self.estop_input = self.node.create_publisher(Bool, contract.ESTOP, 10)
+        #: (stamp s, max |measured actuated torque| N*m) of the states received live (best
+        #: effort, newest first: a Python probe does not take 1 kHz; what it takes is checked)
+        self.states = []
+        self.node.create_subscription(JointState, contract.JOINT_STATES, self._on_joints,
+                                      contract.input_qos())
 
     def _on_state(self, msg):
         if 'hops' in msg.name:
             self.hops = msg.position[msg.name.index('hops')]
+
+    def _on_joints(self, msg):
+        self.states.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
+                            max(abs(x) for x in msg.effort[2:])))
 
     def _on_diag(self, msg):
         self.diagnostics.append((time.time(), {
@@ -142,10 +151,12 @@ def driver_log(hop: HopRun, text: str) -> list:
     return out
 
 
-def controller_apexes(bag) -> np.ndarray:
+def controller_apexes(bag, before: float = np.inf) -> np.ndarray:
     """The apex height the controller measured at each hop (its /controller/state channel
-    ``last_apex_height_m`` when ``hops`` counts up), m."""
-    msgs = read_bag(bag, [contract.CONTROLLER_STATE])[contract.CONTROLLER_STATE].messages
+    ``last_apex_height_m`` when ``hops`` counts up; stamped before ``before``, s), m."""
+    msgs = [m for m in read_bag(bag, [contract.CONTROLLER_STATE])[
+        contract.CONTROLLER_STATE].messages
+        if m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec < before]
     names = list(msgs[0].name)
     hops = np.array([m.position[names.index('hops')] for m in msgs])
     apex = np.array([m.position[names.index('last_apex_height_m')] for m in msgs])
@@ -203,36 +214,42 @@ def test_estop_turns_the_motors_off_at_once_and_is_reported(hardware_run, how):
         assert future.result().success
     else:
         log_text = 'e-stop input pressed'
+        probe.spin_until(hop, lambda: probe.estop_input.get_subscription_count() > 0, 20.0,
+                         f'the driver on {contract.ESTOP}')
         probe.estop_input.publish(Bool(data=True))
     probe.spin_until(hop, lambda: driver_log(hop, log_text), 20.0, f'the log line {log_text!r}')
     handled = driver_log(hop, log_text)[0][0]
     probe.spin_until(hop, lambda: probe.diagnostics and probe.diagnostics[-1][0] > handled + 0.6,
                      20.0, 'diagnostics after the e-stop')
+    probe.spin_until(hop, lambda: sum(t > handled for t, _ in probe.states[-200:]) >= 50,
+                     20.0, '50 states after the e-stop')
     assert hop.wait(120.0), hop.failures
     hop.stop()
     result = hop.result('completed')
     assert result.exit_code == 0, (result.summary(), result.failures)
     assert result.driver['estops'] == 1, result.driver
     assert '1 e-stop(s)' in result.driver_summary()
-    apex = apex_heights(hop.bag, before=handled)
-    late = apex[3:]
-    spread = (late.max() - late.min()) / late.mean()
-    print(f'apexes {np.round(apex, 4)}; spread after hop 3 {spread:.4f}; '
-          f'{result.driver_summary()}; load {os.getloadavg()[0]:.1f}')
+    # the controller's measured apexes until then (the bag's /controller/state: the recorder
+    # of a loaded machine can miss /joint_states, see dodo hop's bag line)
+    apex = controller_apexes(hop.bag, before=handled)
+    print(f'apexes {np.round(apex, 4)}; {result.driver_summary()}; '
+          f'load {os.getloadavg()[0]:.1f}')
+    # it hopped at the set-point until the e-stop: the median apex, robust to the one hop a
+    # stall of the loaded machine disturbs (measured: up to 3.7 cm after a 52 ms driver stall)
     assert len(apex) >= 7, apex
-    assert spread < APEX_SPREAD, (apex, result.driver_summary())
-    assert abs(late.mean() - 1.2) < 0.03, apex          # config/hop.yaml apex_height
+    assert abs(np.median(apex[3:]) - 1.2) < 0.01, (apex, result.driver_summary())
     # the driver handled it at `handled` (its log line); the first cycle after that sent
     # disable frames, so every state stamped later measures a motor off (zero torque, within a
-    # count of the 12-bit field), while the cycle before still carried the controller's torque
-    js = joint_states(read_bag(hop.bag, [contract.JOINT_STATES])[contract.JOINT_STATES])
-    effort = np.abs(js.effort[:, 2:]).max(axis=1)
-    after = js.t > handled
+    # count of the 12-bit field), while the 300 ms before carried the controller's torques
+    # (every state the probe received live)
+    t, effort = np.array(probe.states).T
+    after = t > handled
     assert effort[after].max() <= TORQUE_COUNT, effort[after][:5]
-    first_off = js.t[after][0]
-    assert effort[~after][-1] > TORQUE_COUNT           # the motors were on before
+    before = (t > handled - 0.3) & ~after
+    assert effort[before].max() > 10 * TORQUE_COUNT, effort[before][-5:]
     print(f'e-stop ({how}) handled -> first state with the motors off: '
-          f'{1e3 * (first_off - handled):.2f} ms (period {1e3 * PERIOD:g} ms)')
+          f'{1e3 * (t[after][0] - handled):.2f} ms (period {1e3 * PERIOD:g} ms); probe '
+          f'received {len(t)} states')
     status = next(d for t, d in probe.diagnostics if t > handled + 0.05)
     assert status['driver: safety'][0] == 1                            # WARN
     assert status['driver: safety'][1]['state'] == 'estop'
