@@ -493,10 +493,11 @@ class DriverNode(Node):
     # -- the run summary --------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        """The run in numbers (the ``dodo driver:`` line): driver time and cycles since the first
-        enable, achieved rate, cycle period and state-to-command age percentiles (ms), watchdog
-        trips, e-stops, missed deadlines (:data:`MISSED_DEADLINE_PERIODS`), missed replies,
-        rejected commands, the emulator's skipped physics steps."""
+        """The run in numbers (the ``dodo driver:`` line): driver time since the first enable,
+        cycles and published states since the start, achieved rate, cycle period and
+        state-to-command age percentiles (ms), watchdog trips, e-stops, missed deadlines
+        (:data:`MISSED_DEADLINE_PERIODS`), missed replies, rejected commands, the emulator's
+        skipped physics steps."""
         run = self.driver_time()
         ms = (lambda h, p: None if h.percentile(p) is None else h.percentile(p) * 1e-6)
         safety = self.core.safety
