@@ -247,9 +247,9 @@ def test_estop_turns_the_motors_off_at_once_and_is_reported(hardware_run, how):
     assert effort[after].max() <= TORQUE_COUNT, effort[after][:5]
     before = (t > handled - 0.3) & ~after
     assert effort[before].max() > 10 * TORQUE_COUNT, effort[before][-5:]
-    print(f'e-stop ({how}) handled -> first state with the motors off: '
-          f'{1e3 * (t[after][0] - handled):.2f} ms (period {1e3 * PERIOD:g} ms); probe '
-          f'received {len(t)} states')
+    print(f'e-stop ({how}): the probe received {len(t)} states (a sample: best effort), '
+          f'{after.sum()} after the e-stop, all with the motors off; the first stamped '
+          f'{1e3 * (t[after][0] - handled):.2f} ms after it')
     status = next(d for t, d in probe.diagnostics if t > handled + 0.05)
     assert status['driver: safety'][0] == 1                            # WARN
     assert status['driver: safety'][1]['state'] == 'estop'
@@ -308,13 +308,14 @@ def test_stopped_controller_trips_the_watchdog_and_sigcont_recovers(hardware_run
     hop.stop()
     assert hop.driver_summary['watchdog_trips'] >= trips >= 1, hop.driver_summary
     # the recorded states while tripped: commanded zero torque + damping, so the measured
-    # torque follows -kd v (residual reported, the commanded values asserted above)
+    # torque follows -kd v (reported only: the commanded values are asserted above, and the
+    # recorder of a loaded machine can miss these states)
     js = joint_states(read_bag(hop.bag, [contract.JOINT_STATES])[contract.JOINT_STATES])
     window = (js.t > stopped + COMMAND_TIMEOUT + PERIOD) & (js.t < resumed)
     residual = np.abs(js.effort[window, 2:] + np.asarray(DAMPING) * js.v[window, 2:])
     print(f'watchdog: SIGSTOP -> damping on /diagnostics {1e3 * (tripped - stopped):.0f} ms '
           f'(diagnostics every 20 ms, command_timeout {1e3 * COMMAND_TIMEOUT:g} ms); trips '
-          f'{hop.driver_summary["watchdog_trips"]}; |tau + kd v| while tripped: median '
-          f'{np.median(residual):.3f} max {residual.max():.3f} N*m over {window.sum()} states; '
-          f'hops {hops_at_resume:g} at SIGCONT -> {probe.hops:g} 2 s later')
-    assert window.sum() > 0
+          f'{hop.driver_summary["watchdog_trips"]}; |tau + kd v| while tripped: '
+          + (f'median {np.median(residual):.3f} max {residual.max():.3f} N*m over '
+             f'{window.sum()} recorded states' if window.any() else 'no recorded state')
+          + f'; hops {hops_at_resume:g} at SIGCONT -> {probe.hops:g} 2 s later')
