@@ -103,6 +103,26 @@ def launch_env(tmp_path_factory) -> dict:
     return env
 
 
+@pytest.fixture(autouse=True)
+def stop_leftover_launches():
+    """A test that failed before its SIGINT leaves its launch running: SIGINT it then, and
+    SIGKILL what is left of its session (only the processes the launch started)."""
+    Launch.running = []
+    yield
+    for launch in Launch.running:
+        if launch.proc.poll() is not None:
+            continue                    # ended (interrupt() checked for leftovers)
+        launch.proc.send_signal(signal.SIGINT)
+        try:
+            launch.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(launch.proc.pid, signal.SIGKILL)     # its session: start_new_session
+        except ProcessLookupError:
+            pass
+
+
 def _stat(pid):
     try:
         text = Path(f'/proc/{pid}/stat').read_text()
@@ -134,6 +154,9 @@ def alive(pids) -> set[int]:
 class Launch:
     """``ros2 launch dodo_sim hop.launch.py ARGS`` in its own session, output collected."""
 
+    #: the launches of the running test (set by :func:`stop_leftover_launches`)
+    running: list = []
+
     def __init__(self, env: dict, *args: str):
         self.env = dict(env, ROS_DOMAIN_ID=str(ros_domain_id()))
         self.domain = int(self.env['ROS_DOMAIN_ID'])
@@ -144,6 +167,7 @@ class Launch:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self.nodes: set[int] = set()
+        Launch.running.append(self)
 
     def _read(self):
         for line in self.proc.stdout:
