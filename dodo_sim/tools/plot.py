@@ -64,9 +64,10 @@ class RunData:
     t: np.ndarray              # joint-state stamps, s
     q: np.ndarray              # (N, 4)
     v: np.ndarray              # (N, 4)
-    com: np.ndarray            # (N, 2) CoG x, z, m
+    com: np.ndarray            # (N, 2) CoG x, z, m (boom leg: the hip, its SLIP point)
     com_vel: np.ndarray        # (N, 2) m/s
     knee: np.ndarray           # (N, 2) knee joint position, m
+    base: np.ndarray           # (N, 2) base x, z (boom leg: the hip), m
     foot: np.ndarray           # (N, 2) foot point, m
     force_t: np.ndarray        # foot force stamps, s
     force: np.ndarray          # (M, 2) fx, fz, N
@@ -88,10 +89,10 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
                                     '/controller/state', '/robot_description'])
     if '/joint_states' not in data:
         raise ValueError(f'{bag_dir}: no /joint_states recorded, nothing to plot')
-    js = bagio.joint_states(data['/joint_states'])
-    if len(js.t) == 0:
-        raise ValueError(f'{bag_dir}: /joint_states never held all of the joints')
     description = urdf if urdf is not None else bagio.robot_description(data)
+    if description is not None and _is_boom_leg(description):
+        return _load_boom_run(bag_dir, data, description)
+    js = _joint_states(bag_dir, data, bagio.JOINT_NAMES)
     leg = load_leg_model(description if description is not None else default_urdf_path())
     kin = Kinematics(leg)
     model, pdata = leg.model, leg.create_data()
@@ -106,6 +107,48 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         pin.framesForwardKinematics(model, pdata, q)
         knee[i] = pdata.oMi[knee_id].translation[[0, 2]]
         foot[i] = pdata.oMf[leg.foot_frame_id].translation[[0, 2]]
+    return _run_data(data, js, com, com_vel, knee, foot, js.q[:, :2])
+
+
+def _joint_states(bag_dir, data: dict, joint_names: tuple):
+    if '/joint_states' not in data:
+        raise ValueError(f'{bag_dir}: no /joint_states recorded, nothing to plot')
+    js = bagio.joint_states(data['/joint_states'], joint_names)
+    if len(js.t) == 0:
+        raise ValueError(f'{bag_dir}: /joint_states never held all of the joints '
+                         f'{list(joint_names)}')
+    return js
+
+
+def _is_boom_leg(description) -> bool:
+    from dodo_sim.physics.robot import load_robot, robot_description_xml
+    from dodo_control.boom import boom_layout_problem
+    robot = load_robot(robot_description_xml(description), contact_frames=())
+    return boom_layout_problem(robot) is None
+
+
+def _load_boom_run(bag_dir, data: dict, description) -> RunData:
+    """The boom-mounted leg in its task frame (docs/control.md): horizontal = the hip's arc
+    coordinate R boom_yaw, vertical = height; "CoG" and base are the hip (the SLIP point)."""
+    import pinocchio as pin
+
+    from dodo_control.dynamics import load_dynamics
+    _, dyn = load_dynamics(description)
+    js = _joint_states(bag_dir, data, tuple(dyn.joint_names))
+    pdata = dyn.model.createData()
+    knee_id = dyn.model.getJointId(dyn.joint_names[3])
+    n = len(js.t)
+    com, com_vel = np.zeros((n, 2)), np.zeros((n, 2))
+    knee, foot = np.zeros((n, 2)), np.zeros((n, 2))
+    for i in range(n):
+        terms = dyn.tick_terms(js.q[i], js.v[i])
+        com[i], com_vel[i], foot[i] = terms.com, terms.com_vel, terms.foot
+        pin.forwardKinematics(dyn.model, pdata, js.q[i])
+        knee[i] = dyn.task_coordinates(js.q[i][0], pdata.oMi[knee_id].translation)
+    return _run_data(data, js, com, com_vel, knee, foot, com.copy())
+
+
+def _run_data(data: dict, js, com, com_vel, knee, foot, base) -> RunData:
     if '/foot_contact' in data:
         force_t, f3 = bagio.wrenches(data['/foot_contact'])
         force = f3[:, [0, 2]]
@@ -123,7 +166,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         if state_t is None:
             state_t = bagio.sim_time(data, data['/controller/state'].log_time_ns)
     return RunData(t=js.t, q=js.q, v=js.v, com=com, com_vel=com_vel, knee=knee, foot=foot,
-                   force_t=force_t, force=force, cmd_t=cmd_t, cmd=cmd, state_t=state_t,
+                   base=base, force_t=force_t, force=force, cmd_t=cmd_t, cmd=cmd, state_t=state_t,
                    state=state)
 
 
@@ -145,7 +188,7 @@ def apexes(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray]:
     if len(pt) and not np.all(np.isnan(phase)):
         k = np.clip(np.searchsorted(pt, run.t[idx], side='right') - 1, 0, len(pt) - 1)
         idx = idx[phase[k] < 0.5]
-    return run.t[idx], run.q[idx, 1]
+    return run.t[idx], run.base[idx, 1]
 
 
 def _figure(nrows: int = 1, figsize=(7.0, 4.0), layout: str | None = 'constrained'):
@@ -175,7 +218,7 @@ def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]
 
     fig, ax = _figure(figsize=(8.0, 4.0))
     ax.plot(run.com[:, 0], run.com[:, 1], label='CoG')
-    ax.plot(run.q[:, 0], run.q[:, 1], lw=0.8, alpha=0.7, label='base (hip)')
+    ax.plot(run.base[:, 0], run.base[:, 1], lw=0.8, alpha=0.7, label='base (hip)')
     td_t, td_x = _touchdowns(run, config.contact_threshold_n)
     if len(td_x):
         ax.plot(td_x, np.zeros_like(td_x), 'v', color='C3', label='touchdown foot')
@@ -324,8 +367,8 @@ def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Pat
     fig, ax = _figure(figsize=(6.0, 4.0), layout=None)  # no layout engine: blitted frames
     fig.set_dpi(dpi)
     fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.97)
-    xs = np.concatenate([run.q[:, 0], run.foot[:, 0], run.knee[:, 0]])
-    zs = np.concatenate([run.q[:, 1], run.foot[:, 1], run.knee[:, 1], [0.0]])
+    xs = np.concatenate([run.base[:, 0], run.foot[:, 0], run.knee[:, 0]])
+    zs = np.concatenate([run.base[:, 1], run.foot[:, 1], run.knee[:, 1], [0.0]])
     pad = 0.3
     ax.set_xlim(xs.min() - pad, xs.max() + pad)
     ax.set_ylim(min(zs.min(), 0.0) - 0.1, zs.max() + pad)
@@ -345,7 +388,7 @@ def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Pat
 
     def draw(k):
         canvas.restore_region(background)
-        base = run.q[k, :2]
+        base = run.base[k]
         leg_line.set_data([base[0], run.knee[k, 0], run.foot[k, 0]],
                           [base[1], run.knee[k, 1], run.foot[k, 1]])
         body.set_data([base[0]], [base[1]])
