@@ -631,6 +631,14 @@ class HopRun:
                 and (self.driver_summary or {}).get('stop_reason') != 'stop_after'):
             self._fail(f'the driver did not report reaching stop_after '
                        f'(summary: {self.driver_summary})')
+        timeouts = (self.sim_summary or {}).get('timeouts') or 0
+        if timeouts:
+            # zero torque replaced the controller's answer: the run does not show the controller
+            zero = (self.sim_summary or {}).get('zero_torque_steps', '?')
+            self._fail(f'{timeouts} command timeout(s): the controller did not answer within '
+                       f'command_timeout and the simulator applied zero torque on {zero} '
+                       f'step(s), so this run does not show the controller\'s behaviour (a '
+                       f'stalled controller or an overloaded machine)')
         fall = (self.controller_summary or {}).get('fall_reason')
         if fall:
             when = self.controller_summary.get('fall_time_s')
