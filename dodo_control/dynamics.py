@@ -58,6 +58,16 @@ def inv2(A: np.ndarray) -> np.ndarray:
     return np.array([[a11, -a01], [-a10, a00]]) / det
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _compiled_layout(x) -> bool:
+    """``x`` is a C-contiguous writable float64 ndarray (the compiled kernel's argument type)."""
+    flags = getattr(x, 'flags', None)
+    return (flags is not None and flags.c_contiguous and flags.writeable
+            and x.dtype == _FLOAT64 and x.ndim == 1)
+
+
 @dataclass(frozen=True)
 class Terms:
     """Rigid-body terms at one (q, v). Arrays are fresh copies (safe to keep)."""
@@ -194,7 +204,9 @@ class RobotDynamics:
         """:class:`TickTerms` at (q, v), the control tick's fast path: one compiled call
         (:meth:`use_compiled`), else seven pinocchio calls and scalar algebra; equal to
         :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays."""
-        if self._compiled is not None:
+        # the kernel's compiled signature: contiguous writable float64 arrays (anything else
+        # would compile a new specialisation, seconds, mid-run: it takes the pinocchio path)
+        if self._compiled is not None and _compiled_layout(q) and _compiled_layout(v):
             kernel, floats, ints, armature, out = self._compiled
             if kernel(q, v, floats, ints, armature, out):
                 x = out.tolist()      # layout: dodo_sim.physics.fast.point_terms, nv = 4

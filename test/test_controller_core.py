@@ -128,6 +128,24 @@ def test_compiled_tick_terms_follow_the_controllers_armature(urdf_path):
         assert abs(tt.Minv[3][3] - plain.tick_terms(q, v).Minv[3][3]) > 1e-3
 
 
+def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
+    """Arrays the kernel was not compiled for (read-only, strided) take the pinocchio path
+    instead of compiling a new specialisation mid-run; same terms."""
+    from dodo_sim.physics.fast import point_terms
+    q, v = next(_random_states(1, seed=23))
+    readonly_q = q.copy()
+    readonly_q.flags.writeable = False
+    strided_v = np.repeat(v, 2)[::2]
+    expected = dyn.tick_terms(q, v)
+    signatures = len(point_terms.signatures)
+    tt = dyn.tick_terms(readonly_q, strided_v)
+    assert len(point_terms.signatures) == signatures
+    for name in _TICK_FIELDS:
+        np.testing.assert_allclose(np.array(getattr(tt, name)),
+                                   np.array(getattr(expected, name)), rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
 def test_point_terms_refuse_a_model_they_do_not_cover(urdf_path):
     """A floating base (a 6-DoF joint) is not a chain of 1-DoF joints: no packed kernel (the
     pinocchio path runs)."""

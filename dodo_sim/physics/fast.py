@@ -1366,9 +1366,9 @@ rk4 = _compiled(rk4)
 
 
 def warm_up() -> bool:
-    """Compile the step now (or load it from numba's on-disk cache, ``__pycache__`` next to this
-    file): the first compilation takes ~20-60 s of CPU, later processes load it in < 1 s.
-    Returns False without numba."""
+    """Compile the step, the event evaluation and the controller's point terms now (or load them
+    from numba's on-disk cache, ``__pycache__`` next to this file): the first compilation takes
+    ~20-60 s of CPU, later processes load it in < 1 s. Returns False without numba."""
     if njit is None:
         return False
     nj, nc = 2, 1
@@ -1395,6 +1395,16 @@ def warm_up() -> bool:
         np.zeros(1), floats, ints, 200.0, np.array([1], np.int64), np.array([1.0]),
         np.zeros(1), np.zeros(2), np.array([0], np.int64))
     dynamics(packed, np.zeros(nj), np.zeros(nj))
+    # a controller's per-tick terms (pack_point_terms' layout: nj, frame joint, parent, type,
+    # support; placements, axes, masses, coms, inertias, gravity, frame rotation and position)
+    point_floats = np.concatenate([
+        packed.joint_rot.ravel(), packed.joint_pos.ravel(), packed.axis.ravel(), packed.mass,
+        packed.com.ravel(), packed.inertia.ravel(), packed.gravity, packed.frame_rot.ravel(),
+        packed.frame_pos.ravel()])
+    point_ints = np.concatenate([np.array([nj, 1], np.int64), packed.parent, packed.joint_type,
+                                 packed.support.astype(np.int64).ravel()])
+    point_terms(np.zeros(nj), np.zeros(nj), point_floats, point_ints, np.zeros(nj),
+                np.empty(point_terms_size(nj)))
     return True
 
 
