@@ -160,7 +160,8 @@ class RobotDynamics:
         joint 1-DoF); otherwise with pinocchio. Both give the same terms to rounding
         (unit-tested). Returns whether the compiled kernel is in use."""
         self._compiled = None
-        if enabled:
+        # a task frame with its own tick_terms (the boom leg) keeps its own evaluation
+        if enabled and type(self).tick_terms is RobotDynamics.tick_terms:
             from dodo_sim.physics.fast import pack_point_terms, point_terms, point_terms_size
             buffers = pack_point_terms(self.model, self.leg.foot_frame_id)
             if buffers is not None:

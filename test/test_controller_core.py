@@ -146,6 +146,16 @@ def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
                                    err_msg=name)
 
 
+def test_boom_leg_keeps_its_pinocchio_task_frame_terms():
+    """The boom leg's task-frame terms are its own pinocchio evaluation: the compiled kernel
+    is never switched on for it."""
+    from pathlib import Path
+    boom_urdf = Path(__file__).resolve().parent.parent / 'urdf' / 'boom_leg.urdf.xacro'
+    ctrl = Controller(boom_urdf)
+    assert ctrl.dyn.frame == 'boom'
+    assert not ctrl.dyn.compiled and not ctrl.dyn.use_compiled(True)
+
+
 def test_point_terms_refuse_a_model_they_do_not_cover(urdf_path):
     """A floating base (a 6-DoF joint) is not a chain of 1-DoF joints: no packed kernel (the
     pinocchio path runs)."""
