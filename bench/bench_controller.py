@@ -3,6 +3,7 @@
 factor of sim + controller without ROS. Prints numbers, asserts nothing.
 
     python bench/bench_controller.py [--duration 5] [--policy cascade|raibert|deadbeat]
+                                     [--repeats 5]
 
 For each integrator it runs the controller hopping in place (or at a velocity with --velocity)
 and reports, in microseconds, the median / 99th percentile / max time of ``Controller.update``
@@ -10,6 +11,13 @@ in flight and in stance ticks, of the event ticks (touchdown and apex: the apex 
 once-per-hop flight-policy solve), and of ``Simulator.step`` measured in the same loop; then the
 ratio controller/simulator and the real-time factor (simulated s per wall-clock s; > 1 is faster
 than real time) of the closed loop.
+
+Then the closed loop as users run it (plain ``rollout``, no timing wrappers), side by side in
+the same run: the controller's tick terms from the compiled kernel
+(``dodo_sim.physics.fast.point_terms``, the default) and from the seven pinocchio calls
+(``RobotDynamics.use_compiled(False)``), runs interleaved, median over ``--repeats``; wall-clock
+RTF and CPU-time RTF (simulated s per s of this thread's CPU time: what the loop costs, less
+sensitive to other processes on a loaded machine). The load average is printed with it.
 
 Side by side in the same run, on the same states: the torque law's cost on the controller's fast
 path (``RobotDynamics.tick_terms`` + the scalar ``slip_torque_tick`` / ``flight_foot_torque_tick``)
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -114,12 +123,44 @@ def run(integrator: str, duration: float, ctrl_cfg: ControllerConfig) -> dict:
     return times
 
 
+def closed_loop_rtf(integrator: str, duration: float, ctrl_cfg: ControllerConfig,
+                    compiled_terms: bool) -> tuple[float, float]:
+    """(wall-clock RTF, CPU-time RTF) of one plain rollout (no timing wrappers)."""
+    sim = Simulator(URDF, SimConfig(integrator=integrator, initial_q=(0.0, 1.2, 0.3, -0.6)))
+    ctrl = Controller(URDF, ctrl_cfg)
+    if ctrl.dyn.use_compiled(compiled_terms) != compiled_terms:
+        raise RuntimeError('the compiled controller terms are not available (numba?)')
+    wall0, cpu0 = time.perf_counter(), time.thread_time()
+    result = rollout(sim, ctrl, duration_s=duration)
+    wall, cpu = time.perf_counter() - wall0, time.thread_time() - cpu0
+    return result.t[-1] / wall, result.t[-1] / cpu
+
+
+def side_by_side(integrator: str, duration: float, ctrl_cfg: ControllerConfig,
+                 repeats: int) -> None:
+    runs = {False: [], True: []}
+    for _ in range(repeats):
+        for compiled in (False, True):
+            runs[compiled].append(closed_loop_rtf(integrator, duration, ctrl_cfg, compiled))
+    medians = {}
+    for compiled, label in ((False, 'pinocchio terms'), (True, 'compiled terms')):
+        wall = float(np.median([r[0] for r in runs[compiled]]))
+        cpu = float(np.median([r[1] for r in runs[compiled]]))
+        medians[compiled] = (wall, cpu)
+        print(f'  {label:16s} RTF wall {wall:6.2f}   CPU {cpu:6.2f}   '
+              f'(best wall {max(r[0] for r in runs[compiled]):.2f}, {repeats} runs)')
+    print(f'  compiled / pinocchio: wall {medians[True][0] / medians[False][0]:.2f}, '
+          f'CPU {medians[True][1] / medians[False][1]:.2f}')
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--duration', type=float, default=5.0, help='simulated seconds per run')
     parser.add_argument('--policy', default='cascade', choices=('cascade', 'raibert', 'deadbeat'))
     parser.add_argument('--velocity', type=float, default=math.nan,
                         help='run at this velocity set-point instead of hopping in place')
+    parser.add_argument('--repeats', type=int, default=5,
+                        help='interleaved plain-rollout runs per variant (side-by-side RTF)')
     args = parser.parse_args(argv)
     if math.isnan(args.velocity):
         cfg = ControllerConfig(target_velocity=0.0, flight_policy=args.policy)
@@ -146,6 +187,11 @@ def main(argv=None) -> int:
         print(f'controller / simulator mean time per tick: {ratio:.2f} '
               f'(controller mean {1e6 * np.mean(ctrl_all):.1f} us incl. apex ticks)')
         print(f'closed-loop real-time factor (sim + controller, no ROS): {times["rtf"]:.2f}')
+    for integrator in ('timestepping', 'event'):
+        print(f'-- plain rollout, integrator {integrator}, load average '
+              f'{os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs')
+        side_by_side(integrator, args.duration, cfg, args.repeats)
+    print(f'load average at the end: {os.getloadavg()[0]:.2f} (1 min)')
     return 0
 
 

@@ -58,6 +58,16 @@ def inv2(A: np.ndarray) -> np.ndarray:
     return np.array([[a11, -a01], [-a10, a00]]) / det
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _compiled_layout(x) -> bool:
+    """``x`` is a C-contiguous writable float64 ndarray (the compiled kernel's argument type)."""
+    flags = getattr(x, 'flags', None)
+    return (flags is not None and flags.c_contiguous and flags.writeable
+            and x.dtype == _FLOAT64 and x.ndim == 1)
+
+
 @dataclass(frozen=True)
 class Terms:
     """Rigid-body terms at one (q, v). Arrays are fresh copies (safe to keep)."""
@@ -125,6 +135,7 @@ class RobotDynamics:
 
     #: task frame name (docs/control.md)
     frame = 'planar_xz'
+    _compiled = None
     joint_names = JOINT_NAMES
     #: [hip, knee] start guess of posture searches (picks the knee branch), rad
     crouch_joints = (0.5, -1.0)
@@ -139,6 +150,31 @@ class RobotDynamics:
         self.weight = self.mass * abs(self.gravity_xz[1])     # m |g|, N
         self.effort_limits = tuple(float(x) for x in leg.effort_limits)  # hip, knee, N*m
         self._zero = np.zeros(self.model.nv)
+        self._compiled = None
+        self.use_compiled(True)
+
+    def use_compiled(self, enabled: bool = True) -> bool:
+        """Evaluate :meth:`tick_terms` with the compiled kernel
+        (:func:`dodo_sim.physics.fast.point_terms`, one call instead of seven pinocchio calls
+        and the list algebra) when ``enabled`` and the model qualifies (numba installed, every
+        joint 1-DoF); otherwise with pinocchio. Both give the same terms to rounding
+        (unit-tested). Returns whether the compiled kernel is in use."""
+        self._compiled = None
+        # a task frame with its own tick_terms (the boom leg) keeps its own evaluation
+        if enabled and type(self).tick_terms is RobotDynamics.tick_terms:
+            from dodo_sim.physics.fast import pack_point_terms, point_terms, point_terms_size
+            buffers = pack_point_terms(self.model, self.leg.foot_frame_id)
+            if buffers is not None:
+                # model.armature is a view of the model's own vector: the kernel sees the
+                # controller's armature changes (Controller.reconfigure writes into it)
+                self._compiled = (point_terms,) + buffers + (
+                    self.model.armature, np.empty(point_terms_size(self.model.nv)))
+        return self._compiled is not None
+
+    @property
+    def compiled(self) -> bool:
+        """:meth:`tick_terms` runs the compiled kernel (see :meth:`use_compiled`)."""
+        return self._compiled is not None
 
     def terms(self, q, v) -> Terms:
         model, data, fid = self.model, self.data, self.leg.foot_frame_id
@@ -166,8 +202,20 @@ class RobotDynamics:
                      dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com, com_vel=com_vel)
 
     def tick_terms(self, q, v) -> TickTerms:
-        """:class:`TickTerms` at (q, v): seven pinocchio calls, no numpy algebra (the control
-        tick's fast path; equal to :meth:`terms` up to rounding, unit-tested)."""
+        """:class:`TickTerms` at (q, v), the control tick's fast path: one compiled call
+        (:meth:`use_compiled`), else seven pinocchio calls and scalar algebra; equal to
+        :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays."""
+        # the kernel's compiled signature: contiguous writable float64 arrays (anything else
+        # would compile a new specialisation, seconds, mid-run: it takes the pinocchio path)
+        if self._compiled is not None and _compiled_layout(q) and _compiled_layout(v):
+            kernel, floats, ints, armature, out = self._compiled
+            if kernel(q, v, floats, ints, armature, out):
+                x = out.tolist()      # layout: dodo_sim.physics.fast.point_terms, nv = 4
+                return TickTerms((x[0], x[2]), [x[3], x[5]], (x[9], x[11]), [x[12], x[14]],
+                                 [x[18:22], x[26:30]], [x[30:34], x[38:42]],
+                                 [x[42:46], x[46:50], x[50:54], x[54:58]], x[58:62],
+                                 (x[6], x[8]), (x[15], x[17]))
+            # M not positive definite (a non-finite state): pinocchio's answer below
         model, data, fid = self.model, self.data, self.leg.foot_frame_id
         # kinematics with zero acceleration: data.a holds the velocity-product (drift) terms
         com = pin.centerOfMass(model, data, q, v, self._zero).tolist()

@@ -97,14 +97,19 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     n_frames = len(sim.contact_frames)
     forces = np.empty((steps + 1, n_frames, 3))
     rows = _policy_rows(sim, policy)
+    span = _row_span(rows)
     taus: list = []
     states = []
-    update = policy.update
+    update, step, append = policy.update, sim.step, taus.append
     k = 0
     stopped = False
     while True:
-        t[k], q[k], v[k] = state.t, state.q, state.v
-        force[k], contact[k] = state.contact_force, bool(state.in_contact)
+        state_t, state_q, state_v = state.t, state.q, state.v
+        t[k] = state_t
+        q[k] = state_q
+        v[k] = state_v
+        force[k] = state.contact_force
+        contact[k] = bool(state.in_contact)
         forces[k] = state.contact_forces
         if keep_states:
             states.append(state)
@@ -115,14 +120,17 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
             break
         if rows is None:
             sensed = np.array(state.contact_force, dtype=float)
+        elif span is not None:           # the same rows as a slice (no fancy indexing)
+            sensed = np.array(state.contact_forces[span[0]:span[1]], dtype=float)
         else:
             sensed = np.array(state.contact_forces[rows], dtype=float)
-        tau = np.asarray(update(controller_time(state.t), state.q.copy(), state.v.copy(),
-                                sensed), dtype=float)
+        # controller_time(state.t), inlined: the stamp in integer ns, in s
+        tau = np.asarray(update(int(round(state_t * NS_PER_S)) * 1e-9, state_q.copy(),
+                                state_v.copy(), sensed), dtype=float)
         if on_tick is not None:
             on_tick(k, state, tau)
-        taus.append(tau)
-        state = sim.step(tau)
+        append(tau)
+        state = step(tau)
         k += 1
     n = k + 1
     tau_rows = np.array(taus) if taus else np.empty((0, len(sim.state.tau_applied)))
@@ -145,6 +153,17 @@ def _policy_rows(sim, policy):
         raise ValueError(f'policy contact_frames {missing} are not simulated; the simulator\'s '
                          f'contact_frames are {list(simulated)} (SimConfig.contact_frames)')
     return np.array([simulated.index(f) for f in frames], dtype=int)
+
+
+def _row_span(rows):
+    """``(first, stop)`` when ``rows`` are consecutive ascending indices (``rows`` as a slice),
+    else None."""
+    if rows is None or len(rows) == 0:
+        return None
+    first = int(rows[0])
+    if list(rows) != list(range(first, first + len(rows))):
+        return None
+    return first, first + len(rows)
 
 
 class JointHold:

@@ -91,6 +91,82 @@ def test_tick_terms_equal_the_full_terms(dyn):
         np.testing.assert_allclose(tt.Minv_h, terms.Minv @ terms.h, rtol=1e-12, atol=1e-12)
 
 
+_TICK_FIELDS = ('com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Minv', 'Minv_h', 'dJc_v',
+                'dJs_v', 'Jf', 'dJf_v')
+
+
+def _pinocchio_dynamics(leg):
+    dyn = RobotDynamics(leg)
+    assert not dyn.use_compiled(False)
+    return dyn
+
+
+def test_compiled_tick_terms_equal_the_pinocchio_ones(dyn):
+    """The compiled kernel (default and mass-variant model) against the seven pinocchio calls,
+    on the controller's own model."""
+    assert dyn.compiled
+    reference = _pinocchio_dynamics(dyn.leg)
+    for q, v in _random_states(20, seed=21):
+        tt, ref = dyn.tick_terms(q, v), reference.tick_terms(q, v)
+        for name in _TICK_FIELDS:
+            np.testing.assert_allclose(np.array(getattr(tt, name)), np.array(getattr(ref, name)),
+                                       rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_compiled_tick_terms_follow_the_controllers_armature(urdf_path):
+    """Controller.reconfigure writes the joint armature into the model: the compiled M^-1
+    sees it (and differs from the model without it)."""
+    ctrl = Controller(urdf_path, ControllerConfig(joint_armature_kgm2=(0.02, 0.05)))
+    assert ctrl.dyn.compiled
+    reference = _pinocchio_dynamics(ctrl.leg)
+    plain = RobotDynamics(load_leg_model(urdf_path))
+    for q, v in _random_states(10, seed=22):
+        tt, ref = ctrl.dyn.tick_terms(q, v), reference.tick_terms(q, v)
+        for name in ('Minv', 'Minv_h'):
+            np.testing.assert_allclose(np.array(getattr(tt, name)), np.array(getattr(ref, name)),
+                                       rtol=1e-12, atol=1e-12, err_msg=name)
+        assert abs(tt.Minv[3][3] - plain.tick_terms(q, v).Minv[3][3]) > 1e-3
+
+
+def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
+    """Arrays the kernel was not compiled for (read-only, strided) take the pinocchio path
+    instead of compiling a new specialisation mid-run; same terms."""
+    from dodo_sim.physics.fast import point_terms
+    q, v = next(_random_states(1, seed=23))
+    readonly_q = q.copy()
+    readonly_q.flags.writeable = False
+    strided_v = np.repeat(v, 2)[::2]
+    expected = dyn.tick_terms(q, v)
+    signatures = len(point_terms.signatures)
+    tt = dyn.tick_terms(readonly_q, strided_v)
+    assert len(point_terms.signatures) == signatures
+    for name in _TICK_FIELDS:
+        np.testing.assert_allclose(np.array(getattr(tt, name)),
+                                   np.array(getattr(expected, name)), rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
+def test_boom_leg_keeps_its_pinocchio_task_frame_terms():
+    """The boom leg's task-frame terms are its own pinocchio evaluation: the compiled kernel
+    is never switched on for it."""
+    from pathlib import Path
+    boom_urdf = Path(__file__).resolve().parent.parent / 'urdf' / 'boom_leg.urdf.xacro'
+    ctrl = Controller(boom_urdf)
+    assert ctrl.dyn.frame == 'boom'
+    assert not ctrl.dyn.compiled and not ctrl.dyn.use_compiled(True)
+
+
+def test_point_terms_refuse_a_model_they_do_not_cover(urdf_path):
+    """A floating base (a 6-DoF joint) is not a chain of 1-DoF joints: no packed kernel (the
+    pinocchio path runs)."""
+    from dodo_sim.physics.fast import pack_point_terms
+    from dodo_sim.physics.robot import robot_description_xml
+    leg = load_leg_model(urdf_path)
+    floating = pin.buildModelFromXML(robot_description_xml(urdf_path), pin.JointModelFreeFlyer())
+    assert pack_point_terms(floating, floating.getFrameId('foot')) is None
+    assert pack_point_terms(leg.model, leg.foot_frame_id) is not None
+
+
 def test_tick_torques_equal_the_matrix_forms(dyn):
     rng = np.random.default_rng(12)
     for q, v in _random_states(8, seed=13):

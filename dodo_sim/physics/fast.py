@@ -72,8 +72,39 @@ def pack_model(robot, geometry) -> PackedModel | None:
     if geometry.plane is None:
         return None
     model = robot.model
+    joints = _joint_arrays(model)
+    if joints is None:
+        return None
+    parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia, support = joints
+    frames = [model.frames[f] for f in robot.contact_frame_ids]
+    frame_joint = np.array([f.parentJoint - 1 for f in frames], np.int64)
+    if (frame_joint < 0).any():
+        return None  # a contact frame fixed to the world
+    frame_rot = np.array([f.placement.rotation for f in frames]).reshape(-1, 3, 3)
+    frame_pos = np.array([f.placement.translation for f in frames]).reshape(-1, 3)
+    bounds = geometry.bounds
+    # load (or compile) the kernels now, not in the first step of a real-time run
+    warm_up()
+    return PackedModel(
+        parent=parent, joint_rot=joint_rot, joint_pos=joint_pos, joint_type=joint_type,
+        axis=axis, mass=mass, com=com, inertia=inertia, support=support,
+        gravity=np.array(model.gravity.linear, float), frame_joint=frame_joint,
+        frame_rot=frame_rot, frame_pos=frame_pos,
+        radius=np.array(geometry.radii, float).reshape(-1),
+        bound_iv=np.array([b[3] for b in bounds], np.int64),
+        bound_side=np.array([float(b[1]) for b in bounds]),
+        bound_value=np.array([b[4] for b in bounds], float),
+        armature=np.array(model.armature, float))
+
+
+def _joint_arrays(model):
+    """Per-joint arrays of a pinocchio model whose joints are all 1-DoF revolute or prismatic
+    (any axis), q and v indices in joint order: parent, joint placement rotation and
+    translation, type, axis, body mass, com, rotational inertia, support matrix. None when a
+    joint does not qualify."""
+    import pinocchio as pin
     nj = model.njoints - 1
-    if model.nv != nj:
+    if model.nv != nj or model.nq != nj:
         return None
     data = model.createData()
     q0 = pin.neutral(model)
@@ -112,25 +143,7 @@ def pack_model(robot, geometry) -> PackedModel | None:
         while j >= 0:
             support[i, j] = True
             j = parent[j]
-    frames = [model.frames[f] for f in robot.contact_frame_ids]
-    frame_joint = np.array([f.parentJoint - 1 for f in frames], np.int64)
-    if (frame_joint < 0).any():
-        return None  # a contact frame fixed to the world
-    frame_rot = np.array([f.placement.rotation for f in frames]).reshape(-1, 3, 3)
-    frame_pos = np.array([f.placement.translation for f in frames]).reshape(-1, 3)
-    bounds = geometry.bounds
-    # load (or compile) the kernels now, not in the first step of a real-time run
-    warm_up()
-    return PackedModel(
-        parent=parent, joint_rot=joint_rot, joint_pos=joint_pos, joint_type=joint_type,
-        axis=axis, mass=mass, com=com, inertia=inertia, support=support,
-        gravity=np.array(model.gravity.linear, float), frame_joint=frame_joint,
-        frame_rot=frame_rot, frame_pos=frame_pos,
-        radius=np.array(geometry.radii, float).reshape(-1),
-        bound_iv=np.array([b[3] for b in bounds], np.int64),
-        bound_side=np.array([float(b[1]) for b in bounds]),
-        bound_value=np.array([b[4] for b in bounds], float),
-        armature=np.array(model.armature, float))
+    return parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia, support
 
 
 def _compiled(function):
@@ -938,6 +951,172 @@ def dynamics(packed: PackedModel, q, v):
     return M, h
 
 
+# -- a controller's per-tick terms ------------------------------------------------------------
+
+def pack_point_terms(model, frame_id: int):
+    """Buffers ``(floats, ints)`` of :func:`point_terms` for a pinocchio model and one of its
+    frames (a controller's foot), or None when the model does not qualify (a joint that is not
+    1-DoF revolute / prismatic, an inertia on the world body, the frame fixed to the world) or
+    numba is not installed. Works from any model (e.g. a controller's own model with other
+    masses than the simulator's); the model's armature is read at each call, not packed."""
+    if njit is None:
+        return None
+    joints = _joint_arrays(model)
+    if joints is None or model.inertias[0].mass != 0.0:
+        return None
+    parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia, support = joints
+    frame = model.frames[frame_id]
+    if frame.parentJoint < 1 or not mass.sum() > 0.0:
+        return None
+    nj = len(parent)
+    floats = np.concatenate([
+        joint_rot.ravel(), joint_pos.ravel(), axis.ravel(), mass, com.ravel(), inertia.ravel(),
+        np.array(model.gravity.linear, float), np.asarray(frame.placement.rotation).ravel(),
+        np.asarray(frame.placement.translation, float)]).astype(np.float64)
+    ints = np.concatenate([np.array([nj, frame.parentJoint - 1], np.int64), parent, joint_type,
+                           support.astype(np.int64).ravel()]).astype(np.int64)
+    point_terms(np.zeros(nj), np.zeros(nj), floats, ints, np.zeros(nj),
+                np.empty(point_terms_size(nj)))   # compile / load now, not in the first tick
+    return floats, ints
+
+
+def point_terms_size(nv: int) -> int:
+    """Length of :func:`point_terms`' output for nv degrees of freedom."""
+    return 18 + 6 * nv + nv * nv + 2 * nv
+
+
+def point_terms(q, v, floats, ints, armature, out):
+    """A controller's rigid-body terms at (q, v) in one compiled call, written into ``out``
+    (world frame, the quantities of pinocchio's centerOfMass / jacobianCenterOfMass /
+    computeFrameJacobian(LOCAL_WORLD_ALIGNED) / getFrameClassicalAcceleration / computeMinverse
+    / nonLinearEffects with zero joint accelerations), in this order:
+
+    CoM position (3), CoM velocity (3), CoM drift J̇_c q̇ (3), frame position (3), frame
+    velocity (3), frame drift J̇_f q̇ (3), CoM jacobian (3 x nv, row-major), frame jacobian
+    (3 x nv, linear rows), M^-1 (nv x nv, symmetric), M^-1 h (nv), h (nv).
+    ``floats`` / ``ints``: :func:`pack_point_terms`; ``armature``: the model's diagonal added
+    to M. Returns False (``out`` undefined) if M is not positive definite."""
+    nj, frame_joint = ints[0], ints[1]
+    o = 2
+    parent = ints[o:o + nj]
+    o += nj
+    joint_type = ints[o:o + nj]
+    o += nj
+    support = ints[o:o + nj * nj].reshape((nj, nj)) != 0
+    f = 0
+    joint_rot = floats[f:f + 9 * nj].reshape((nj, 3, 3))
+    f += 9 * nj
+    joint_pos = floats[f:f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    axis = floats[f:f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    mass = floats[f:f + nj]
+    f += nj
+    com = floats[f:f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    inertia = floats[f:f + 9 * nj].reshape((nj, 3, 3))
+    f += 9 * nj
+    gravity = floats[f:f + 3]
+    f += 3
+    frame_rot = floats[f:f + 9]
+    f += 9
+    frame_pos = floats[f:f + 3]
+    nv = nj
+    rot = np.empty((nv, 3, 3))
+    pos = np.empty((nv, 3))
+    waxis = np.empty((nv, 3))
+    M = np.empty((nv, nv))
+    h = np.empty(nv)
+    jac = np.empty((6, nv))
+    omega = np.empty((nv, 3))
+    alpha = np.empty((nv, 3))
+    acc = np.empty((nv, 3))
+    _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia,
+              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc, armature)
+    # CoM: mass-weighted position, jacobian and drift of the body centres
+    i_com = 18
+    i_frame = 18 + 3 * nv
+    for k in range(18 + 6 * nv):
+        out[k] = 0.0
+    total = 0.0
+    for i in range(nv):
+        total += mass[i]
+    for i in range(nv):
+        m = mass[i]
+        if m == 0.0:
+            continue
+        R = rot[i]
+        dx = R[0, 0] * com[i, 0] + R[0, 1] * com[i, 1] + R[0, 2] * com[i, 2]
+        dy = R[1, 0] * com[i, 0] + R[1, 1] * com[i, 1] + R[1, 2] * com[i, 2]
+        dz = R[2, 0] * com[i, 0] + R[2, 1] * com[i, 1] + R[2, 2] * com[i, 2]
+        w = m / total
+        out[0] += w * (pos[i, 0] + dx)
+        out[1] += w * (pos[i, 1] + dy)
+        out[2] += w * (pos[i, 2] + dz)
+        wx, wy, wz = omega[i, 0], omega[i, 1], omega[i, 2]
+        bx, by, bz = alpha[i, 0], alpha[i, 1], alpha[i, 2]
+        cx, cy, cz = wy * dz - wz * dy, wz * dx - wx * dz, wx * dy - wy * dx
+        out[6] += w * (acc[i, 0] + (by * dz - bz * dy) + (wy * cz - wz * cy))
+        out[7] += w * (acc[i, 1] + (bz * dx - bx * dz) + (wz * cx - wx * cz))
+        out[8] += w * (acc[i, 2] + (bx * dy - by * dx) + (wx * cy - wy * cx))
+        _point_jacobian(pos[i, 0] + dx, pos[i, 1] + dy, pos[i, 2] + dz, i, support, joint_type,
+                        pos, waxis, jac)
+        for r in range(3):
+            for c in range(nv):
+                out[i_com + r * nv + c] += w * jac[r, c]
+    # the frame: position, jacobian, classical drift of a point fixed to its joint
+    j0 = frame_joint
+    R = rot[j0]
+    px, py, pz = pos[j0, 0], pos[j0, 1], pos[j0, 2]
+    rx = R[0, 0] * frame_pos[0] + R[0, 1] * frame_pos[1] + R[0, 2] * frame_pos[2]
+    ry = R[1, 0] * frame_pos[0] + R[1, 1] * frame_pos[1] + R[1, 2] * frame_pos[2]
+    rz = R[2, 0] * frame_pos[0] + R[2, 1] * frame_pos[1] + R[2, 2] * frame_pos[2]
+    out[9], out[10], out[11] = px + rx, py + ry, pz + rz
+    wx, wy, wz = omega[j0, 0], omega[j0, 1], omega[j0, 2]
+    bx, by, bz = alpha[j0, 0], alpha[j0, 1], alpha[j0, 2]
+    cx, cy, cz = wy * rz - wz * ry, wz * rx - wx * rz, wx * ry - wy * rx
+    out[15] = acc[j0, 0] + (by * rz - bz * ry) + (wy * cz - wz * cy)
+    out[16] = acc[j0, 1] + (bz * rx - bx * rz) + (wz * cx - wx * cz)
+    out[17] = acc[j0, 2] + (bx * ry - by * rx) + (wx * cy - wy * cx)
+    _point_jacobian(px + rx, py + ry, pz + rz, j0, support, joint_type, pos, waxis, jac)
+    for r in range(3):
+        for c in range(nv):
+            out[i_frame + r * nv + c] = jac[r, c]
+    # velocities J v
+    for r in range(3):
+        vc = 0.0
+        vf = 0.0
+        for c in range(nv):
+            vc += out[i_com + r * nv + c] * v[c]
+            vf += out[i_frame + r * nv + c] * v[c]
+        out[3 + r] = vc
+        out[12 + r] = vf
+    # M^-1 (columns through the Cholesky factor; upper triangle mirrored), M^-1 h, h
+    L = np.empty((nv, nv))
+    if not _cholesky(M, L):
+        return False
+    i_minv = 18 + 6 * nv
+    column = np.empty(nv)
+    for c in range(nv):
+        for r in range(nv):
+            column[r] = 1.0 if r == c else 0.0
+        _cholesky_solve_vec(L, column)
+        for r in range(c + 1):
+            out[i_minv + r * nv + c] = column[r]
+            out[i_minv + c * nv + r] = column[r]
+    i_mh = i_minv + nv * nv
+    for r in range(nv):
+        acc_r = 0.0
+        for c in range(nv):
+            acc_r += out[i_minv + r * nv + c] * h[c]
+        out[i_mh + r] = acc_r
+        out[i_mh + nv + r] = h[r]
+    return True
+
+
+point_terms = _compiled(point_terms)
+
+
 def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, limit_active):
     """The event-driven integrator's dynamics in given modes (EventDrivenIntegrator._evaluate):
     ``modes`` per contact 0 free / 1 stick / 2 slip, ``slip_dir`` +-1 of a sliding contact
@@ -1187,9 +1366,9 @@ rk4 = _compiled(rk4)
 
 
 def warm_up() -> bool:
-    """Compile the step now (or load it from numba's on-disk cache, ``__pycache__`` next to this
-    file): the first compilation takes ~20-60 s of CPU, later processes load it in < 1 s.
-    Returns False without numba."""
+    """Compile the step, the event evaluation and the controller's point terms now (or load them
+    from numba's on-disk cache, ``__pycache__`` next to this file): the first compilation takes
+    ~20-60 s of CPU, later processes load it in < 1 s. Returns False without numba."""
     if njit is None:
         return False
     nj, nc = 2, 1
@@ -1216,6 +1395,16 @@ def warm_up() -> bool:
         np.zeros(1), floats, ints, 200.0, np.array([1], np.int64), np.array([1.0]),
         np.zeros(1), np.zeros(2), np.array([0], np.int64))
     dynamics(packed, np.zeros(nj), np.zeros(nj))
+    # a controller's per-tick terms (pack_point_terms' layout: nj, frame joint, parent, type,
+    # support; placements, axes, masses, coms, inertias, gravity, frame rotation and position)
+    point_floats = np.concatenate([
+        packed.joint_rot.ravel(), packed.joint_pos.ravel(), packed.axis.ravel(), packed.mass,
+        packed.com.ravel(), packed.inertia.ravel(), packed.gravity, packed.frame_rot.ravel(),
+        packed.frame_pos.ravel()])
+    point_ints = np.concatenate([np.array([nj, 1], np.int64), packed.parent, packed.joint_type,
+                                 packed.support.astype(np.int64).ravel()])
+    point_terms(np.zeros(nj), np.zeros(nj), point_floats, point_ints, np.zeros(nj),
+                np.empty(point_terms_size(nj)))
     return True
 
 
@@ -1224,4 +1413,4 @@ if __name__ == '__main__':
 
 
 __all__ = ['PackedModel', 'pack_model', 'pack_buffers', 'step', 'evaluate', 'rk4', 'dynamics',
-           'warm_up']
+           'pack_point_terms', 'point_terms', 'point_terms_size', 'warm_up']

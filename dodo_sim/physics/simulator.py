@@ -339,6 +339,7 @@ class Simulator:
         self._actuated_slice = ((idx[0] if idx else 0, idx[-1] + 1 if idx else 0) if contiguous
                                 else (None, None))
         self._substeps = cfg.substeps
+        self._control_period = cfg.control_period
         self._max_speed_squared = cfg.max_speed * cfg.max_speed
         self._forced = False
         self._impulse_pending = False
@@ -534,23 +535,23 @@ class Simulator:
                 self._unconverged += 1
         if not float(v.dot(v)) <= self._max_speed_squared:
             self._diverged(f'speed bound exceeded (q = {q}, v = {v})')
-        self._steps += 1
-        cfg = self.config
-        t = self._steps * cfg.control_period
+        steps = self._steps = self._steps + 1
+        period = self._control_period
+        t = steps * period
         self._q, self._v = q, v
-        in_contacts = tuple(flag != 0.0 for flag in values[4:])
-        forces = impulses / cfg.control_period
-        n = len(forces)
+        in_contacts = tuple([flag != 0.0 for flag in values[4:]])
+        forces = impulses / period
+        n = len(in_contacts)
         if n == 1:
             total, foot = forces[0, ::2].copy(), positions[0, ::2].copy()
         elif n:
             total, foot = forces.sum(axis=0)[::2], positions[0, ::2].copy()
         else:
             total, foot = np.zeros(2), np.zeros(2)
-        self.state = State(t, q, v, True in in_contacts, total, foot, self.motor.applied,
-                           'timestepping', iterations, (), in_contacts, forces, positions,
-                           residual, self._unconverged)
-        return self.state
+        self.state = state = State(t, q, v, True in in_contacts, total, foot, self.motor.applied,
+                                   'timestepping', iterations, (), in_contacts, forces,
+                                   positions, residual, self._unconverged)
+        return state
 
     def apply_impulse(self, impulse) -> None:
         """Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the
