@@ -126,7 +126,9 @@ class RecorderConfig:
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract
 LATCHED_TOPICS = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC)
 #: discovery periods a node's parameter services are waited for before its snapshot is given up
-MAX_SNAPSHOT_ATTEMPTS = 100
+MAX_SNAPSHOT_ATTEMPTS = 50
+#: period at which parameter snapshots in progress are advanced, s
+SNAPSHOT_POLL_S = 0.01
 #: how often a topic is subscribed again after an incompatible-QoS event
 MAX_RESUBSCRIPTIONS = 3
 #: discovery periods a failing subscription is retried (e.g. while the middleware still holds
@@ -339,6 +341,10 @@ class Recorder:
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._timer = node.create_timer(config.discovery_period_s, self._discover, clock=steady)
         self._flush_timer = node.create_timer(config.flush_period_s, self.flush, clock=steady)
+        # parameter snapshots in progress advance every 10 ms (two service round trips each):
+        # the start configuration is in the bag before anyone can change it at run time
+        self._snapshot_timer = node.create_timer(SNAPSHOT_POLL_S, self._advance_snapshots,
+                                                 clock=steady)
 
     # ---- graph -------------------------------------------------------------------------------
     def _discover(self, initial: bool = False) -> None:
@@ -545,7 +551,18 @@ class Recorder:
                 if fqn not in present:        # gone: a node of that name later is new
                     del self._snapshots[fqn]
                 continue
-            self._advance_snapshot(snap)
+            snap.attempts += 1                # counted in discovery periods
+            if snap.attempts > MAX_SNAPSHOT_ATTEMPTS:
+                self.node.get_logger().warning(
+                    f'{snap.fqn}: no answer from its parameter services; its parameters are '
+                    f'not in the bag (only their changes on {contract.PARAMETER_EVENTS})')
+                self._finish_snapshot(snap, 'failed')
+        self._advance_snapshots()
+
+    def _advance_snapshots(self) -> None:
+        for snap in list(self._snapshots.values()):
+            if snap.state not in ('done', 'failed'):
+                self._advance_snapshot(snap)
 
     def _advance_snapshot(self, snap: '_Snapshot') -> None:
         from rcl_interfaces.srv import GetParameters, ListParameters
@@ -566,13 +583,6 @@ class Recorder:
             else:
                 self._write_snapshot(snap, response.values)
                 self._finish_snapshot(snap, 'done')
-                return
-        snap.attempts += 1
-        if snap.attempts > MAX_SNAPSHOT_ATTEMPTS:
-            self.node.get_logger().warning(
-                f'{snap.fqn}: no answer from its parameter services; its parameters are not in '
-                f'the bag (only their changes on {contract.PARAMETER_EVENTS})')
-            self._finish_snapshot(snap, 'failed')
 
     def _finish_snapshot(self, snap: '_Snapshot', state: str) -> None:
         snap.state = state
@@ -630,6 +640,7 @@ class Recorder:
             executor.spin_once(timeout_sec=0.1)
         self._timer.cancel()
         self._flush_timer.cancel()
+        self._snapshot_timer.cancel()
         deadline = time.monotonic() + drain_timeout_s
         quiet_since = time.monotonic()
         last_total = self.total

@@ -343,7 +343,7 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     if setup.changes and revisions is not None and max(revisions.values()) > len(setup.changes):
         warnings.append(f'{STATE_TOPIC} counts {max(revisions.values())} runtime changes but '
                         f'the bag holds {len(setup.changes)}')
-    command_log = rec.log_time_ns if rec.stamps is not None else None
+    command_log = rec.log_time_ns
     current = [0]
 
     def before_update(k, ns):
