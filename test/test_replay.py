@@ -191,3 +191,102 @@ def test_offline_replay_and_plot_need_no_rclpy(tmp_path, run):
     result = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+# ---- replay from the bag alone (configuration recorded, runtime changes) --------------------------
+
+from bags_support import closed_loop, write_run  # noqa: E402
+
+#: a params file other than the package default: the replay must take its values from the bag
+OTHER_PARAMS = ('controller:\n  ros__parameters:\n    apex_height: 1.1\n    target_x: 0.8\n'
+                '    flight_policy: cascade\n')
+#: the runtime set-point change (``ros2 param set``) after this tick
+CHANGE = (600, {'apex_height': 1.25, 'target_x': 1.2})
+
+
+@pytest.fixture(scope='module')
+def changed_run(tmp_path_factory):
+    params = tmp_path_factory.mktemp('params') / 'other.yaml'
+    params.write_text(OTHER_PARAMS)
+    return closed_loop(params, duration_s=1.5, change=CHANGE)
+
+
+def test_recorded_configuration_and_runtime_change_reproduce_every_command(tmp_path, changed_run):
+    bag = write_run(tmp_path / 'bag', changed_run)
+    result = compare_with_controller(bag)
+    assert result.source == '/joint_commands'
+    assert result.compared == len(changed_run['rows'])
+    assert result.changes_applied == 1 and 'recorded' in result.config_source
+    assert result.max_abs_nm == 0.0
+    assert not result.warnings
+
+
+def test_without_the_recorded_change_the_commands_differ_after_it(tmp_path, changed_run):
+    bag = write_run(tmp_path / 'bag', changed_run, changes=False)
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm > 1.0
+    assert result.t_of_max_s > changed_run['rows'][CHANGE[0]][0] * 1e-9
+
+
+def test_without_recorded_parameters_the_default_config_is_used_and_differs(tmp_path,
+                                                                            changed_run, capsys):
+    bag = write_run(tmp_path / 'bag', changed_run, parameters=False, changes=False)
+    result = compare_with_controller(bag)
+    assert 'package default' in result.config_source and result.warnings
+    assert result.max_abs_nm > 1.0
+    assert main([str(bag), '--through-controller']) == 1
+    assert 'no recorded configuration' in capsys.readouterr().err
+
+
+def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_run):
+    """The parameter event's bag time says 'somewhere around tick 600'; moving it 50 ticks
+    later in the bag does not matter while config_revision says where it took effect."""
+    moved = dict(changed_run)
+    rows = changed_run['rows']
+    bag = write_run(tmp_path / 'bag', moved, changes=False)
+    # rewrite with the change event 50 ms late
+    from dodo_sim.tools.bag import OfflineBagWriter
+    late = tmp_path / 'late'
+    with OfflineBagWriter(late) as w:
+        from dodo_sim.tools.bag import iter_raw_messages
+        for topic, msgtype, log_ns, raw in iter_raw_messages(bag):
+            w.write_raw(topic, msgtype, raw, log_ns)
+        w.parameter_change('controller', CHANGE[1], rows[CHANGE[0] + 50][0] * 1e-9)
+    assert compare_with_controller(late).max_abs_nm == 0.0
+    # without the revision channel only the bag time is left: the late event is 50 ticks late
+    no_rev = write_run(tmp_path / 'norev', moved, changes=False, revision_channel=False)
+    late2 = tmp_path / 'late2'
+    with OfflineBagWriter(late2) as w:
+        for topic, msgtype, log_ns, raw in iter_raw_messages(no_rev):
+            w.write_raw(topic, msgtype, raw, log_ns)
+        w.parameter_change('controller', CHANGE[1], rows[CHANGE[0] + 50][0] * 1e-9)
+    result = compare_with_controller(late2)
+    assert result.max_abs_nm > 1e-3 and any('approximate' in w for w in result.warnings)
+
+
+def test_without_revision_channel_the_change_goes_at_the_next_command(tmp_path, changed_run):
+    """Older controllers publish no config_revision: the change applies to the first command
+    recorded after the event (the node publishes the event before its next update)."""
+    bag = write_run(tmp_path / 'bag', changed_run, revision_channel=False)
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm == 0.0 and result.changes_applied == 1
+    assert any('approximate' in w for w in result.warnings)
+
+
+def test_params_file_overrides_the_recorded_configuration_with_a_warning(tmp_path, changed_run,
+                                                                         capsys):
+    bag = write_run(tmp_path / 'bag', changed_run)
+    from dodo_sim.paths import default_params_path
+    result = compare_with_controller(bag, params_file=default_params_path())
+    assert result.max_abs_nm > 1.0
+    assert any('overrides' in w for w in result.warnings)
+    assert main([str(bag), '--through-controller', '--params-file',
+                 str(default_params_path())]) == 1
+    assert 'overrides the configuration recorded' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('source', ['joint_commands', 'state', 'commands'])
+def test_every_recorded_command_stream_gives_the_same_answer(tmp_path, changed_run, source):
+    bag = write_run(tmp_path / 'bag', changed_run)
+    result = compare_with_controller(bag, source=source)
+    assert result.max_abs_nm == 0.0 and result.compared == len(changed_run['rows'])
