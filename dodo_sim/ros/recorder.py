@@ -75,7 +75,8 @@ from pathlib import Path
 from typing import Sequence
 
 from dodo_sim.ros import contract
-from dodo_sim.tools.bag import CONTRACT_TYPES, DEFAULT_TOPICS, make_typestore, register_msg_class
+from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
+                                 register_msg_class)
 
 
 @dataclass(frozen=True)
@@ -611,19 +612,12 @@ class Recorder:
 
     def flush(self) -> None:
         """Close the open MCAP chunk and hand it to the OS (a SIGKILL then loses only what came
-        after). Uses the rosbags MCAP writer's ``close_chunk`` (test_bags_recover checks it)."""
-        storage = getattr(self.writer, 'storage', None) if self.writer is not None else None
-        chunk = getattr(storage, 'chunk', None)
-        if storage is None or not hasattr(storage, 'close_chunk') or chunk is None:
-            if not self._flush_warned and self.writer is not None:
-                self._flush_warned = True
-                self.node.get_logger().warning(
-                    'this rosbags MCAP writer cannot close chunks early: a killed recorder '
-                    'loses up to 1 MiB of messages')
+        after)."""
+        if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
             return
-        if chunk.bio.tell():
-            storage.close_chunk()
-            storage.bio.flush()
+        self._flush_warned = True
+        self.node.get_logger().warning('this rosbags MCAP writer cannot close chunks early: a '
+                                       'killed recorder loses up to 1 MiB of messages')
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def request_stop(self, *_args) -> None:

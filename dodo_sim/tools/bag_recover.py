@@ -190,11 +190,47 @@ class _Rebuild:
         self.writer.close()
 
 
+def chunk_records(chunk) -> list:
+    """Schema, Channel and Message records of an MCAP chunk, every record checked against the
+    chunk's bounds (the mcap library's ``breakup_chunk`` reads a record whose length runs past
+    the chunk as a message holding the rest). Raises ValueError on a damaged chunk."""
+    from io import BytesIO
+
+    from mcap.data_stream import ReadDataStream
+    from mcap.opcode import Opcode
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import get_chunk_data_stream
+
+    stream, length = get_chunk_data_stream(chunk, validate_crc=True)
+    data = stream.read(length)
+    if len(data) != length:
+        raise ValueError(f'chunk holds {len(data)} of {length} bytes')
+    records, pos = [], 0
+    while pos < length:
+        if pos + 9 > length:
+            raise ValueError(f'record header cut at byte {pos} of {length}')
+        opcode = data[pos]
+        size = int.from_bytes(data[pos + 1:pos + 9], 'little')
+        start, end = pos + 9, pos + 9 + size
+        if end > length:
+            raise ValueError(f'record of {size} bytes at byte {pos} runs past the chunk '
+                             f'({length} bytes)')
+        body = ReadDataStream(BytesIO(data[start:end]))
+        if opcode == Opcode.MESSAGE:
+            records.append(Message.read(body, size))
+        elif opcode == Opcode.SCHEMA:
+            records.append(Schema.read(body))
+        elif opcode == Opcode.CHANNEL:
+            records.append(Channel.read(body))
+        pos = end
+    return records
+
+
 def _read_file(path: Path, rebuild: _Rebuild, report: RecoveryReport) -> None:
     """Feed every complete record of one MCAP file to ``rebuild``."""
     from mcap.exceptions import McapError
     from mcap.records import Chunk, Footer, MessageIndex
-    from mcap.stream_reader import StreamReader, breakup_chunk
+    from mcap.stream_reader import StreamReader
 
     key = path.name
     size = path.stat().st_size
@@ -214,8 +250,9 @@ def _read_file(path: Path, rebuild: _Rebuild, report: RecoveryReport) -> None:
             if isinstance(record, Chunk):
                 pending_lost = None
                 try:
-                    inner = breakup_chunk(record, validate_crc=True)
-                except (McapError, ValueError, struct.error, EOFError) as exc:
+                    inner = chunk_records(record)
+                except (McapError, ValueError, struct.error, EOFError, UnicodeDecodeError
+                        ) as exc:
                     pending_lost = LostChunk(key, good_end, f'unreadable: {exc}',
                                              record.message_start_time,
                                              record.message_end_time)
