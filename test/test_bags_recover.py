@@ -164,7 +164,14 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
                                          use_sim_time=True, min_subscribers=3,
                                          stop_after=120.0), env)
         procs.wait_line(simulator, 'simulation starts', 120)
-        time.sleep(6.0)                       # mid-run: several seconds of 1 kHz streams
+        # mid-run: once the killed recorder has flushed >= 1.5 MB (about 1500 control ticks of
+        # all streams), however fast the loaded machine runs the simulation
+        deadline = time.monotonic() + 300
+        mcap_file = killed_bag / f'{killed_bag.name}.mcap'
+        while not (mcap_file.is_file() and mcap_file.stat().st_size >= 1_500_000):
+            assert time.monotonic() < deadline and simulator.poll() is None, \
+                procs.output(simulator)[-3000:]
+            time.sleep(0.1)
         kill_ns = time.time_ns()
         os.kill(killed.pid, signal.SIGKILL)
         killed.wait(timeout=10)

@@ -609,6 +609,7 @@ class Recorder:
             new_parameters=params, changed_parameters=[], deleted_parameters=[])
         self._write(topic, time.time_ns(),
                     bytes(store.serialize_cdr(event, 'rcl_interfaces/msg/ParameterEvent')))
+        self.node.get_logger().info(f'parameters of {snap.fqn} recorded ({len(params)})')
 
     def flush(self) -> None:
         """Close the open MCAP chunk and hand it to the OS (a SIGKILL then loses only what came
