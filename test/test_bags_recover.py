@@ -164,7 +164,7 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
                                          use_sim_time=True, min_subscribers=3,
                                          stop_after=120.0), env)
         procs.wait_line(simulator, 'simulation starts', 120)
-        # mid-run: once the killed recorder has flushed >= 1.5 MB (about 1500 control ticks of
+        # mid-run: once the killed recorder has flushed >= 1.5 MB (900 to 1500 control ticks of
         # all streams), however fast the loaded machine runs the simulation
         deadline = time.monotonic() + 300
         mcap_file = killed_bag / f'{killed_bag.name}.mcap'
@@ -193,7 +193,7 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
         before_kill[topic] = int(np.sum(data.log_time_ns <= kill_ns))
     print(report.text())
     print('published before the kill (reference recorder):', before_kill)
-    assert before_kill['/joint_states'] > 1000
+    assert before_kill['/joint_states'] > 500
     for topic, count in before_kill.items():
         assert recovered[topic] >= 0.95 * count, (topic, recovered[topic], count)
         assert recovered[topic] <= count + 50, (topic, recovered[topic], count)
