@@ -6,7 +6,7 @@ Subcommands::
     dodo hop    [...]   simulator + controller (+ recorder) over DDS      -> dodo_sim.tools.hop_runner
     dodo replay BAG [...]  republish a bag / replay it through the controller -> dodo_sim.tools.replay
     dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.tools.plot
-    dodo bag    info|recover BAG   look at a bag / rebuild a crashed one     -> dodo_sim.tools.bag_tool
+    dodo bag    info|recover BAG  look at a bag, rebuild a crashed one   -> dodo_sim.tools.bag_tool
 
 ``dodo <subcommand> -h`` shows the options of each.
 """

@@ -400,7 +400,9 @@ def _qos_for(connection):
 def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
                     topics: Sequence[str] | None = None, start_delay_s: float = 1.0,
                     min_subscribers: int = 0, wait_timeout_s: float = 30.0) -> int:
-    """Republish the bag; returns the number of messages published."""
+    """Republish the bag; returns the number of messages published. Topics whose message type
+    has no Python package here (tf2_msgs, diagnostic_msgs on a plain machine) are skipped with a
+    warning on stderr."""
     import rclpy
     from rclpy.clock import Clock, ClockType
     from rclpy.experimental import EventsExecutor
@@ -412,6 +414,16 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
     reader = bagio._reader(bag_dir)
     with reader:
         conns = [c for c in reader.connections if topics is None or c.topic in topics]
+        skipped = []
+        for conn in conns:
+            try:
+                message_class(conn.msgtype)
+            except ValueError:
+                skipped.append(conn)
+        for conn in skipped:
+            print(f'dodo replay: warning: not replaying {conn.topic}: no Python message package '
+                  f'for {conn.msgtype} here', file=sys.stderr)
+        conns = [c for c in conns if c not in skipped]
         qos = {c.topic: (_qos_for(c), c.msgtype) for c in conns}
         messages = [(c.topic, ts, bytes(raw)) for c, ts, raw in reader.messages(connections=conns)]
     if not messages:
