@@ -4,7 +4,6 @@ default and a set-point changed at run time, from which the run is replayed exac
 Foxglove can show (/robot_description + /tf + /tf_static, read with the ``mcap`` reader)."""
 from __future__ import annotations
 
-import math
 import signal
 
 import numpy as np
@@ -134,3 +133,48 @@ def test_hop_bag_tf_opens_in_mcap_like_foxglove(hop_bag):
     # one /tf per 10 ms of joint-state stamps (tf_period_s default 0.01)
     assert counts['tf_static'] == 1
     assert abs(counts['tf'] - DURATION_S / 0.01) <= 2, counts
+
+
+PUBLISH_CONTACTS = '''
+import sys, time
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from rclpy.duration import Duration
+rclpy.init()
+node = rclpy.create_node('walker_contacts')
+pubs = [node.create_publisher(WrenchStamped, f'/{frame}_contact', 100)
+        for frame in ('left_foot', 'right_foot')]
+deadline = time.monotonic() + 60.0
+while any(p.get_subscription_count() < 1 for p in pubs):
+    if time.monotonic() > deadline:
+        sys.exit('no subscriber')
+    rclpy.spin_once(node, timeout_sec=0.05)
+for k in range(int(sys.argv[1])):
+    for i, pub in enumerate(pubs):
+        msg = WrenchStamped()
+        msg.header.stamp.nanosec = k * 1_000_000
+        msg.wrench.force.z = float(100 * i + k)
+        pub.publish(msg)
+    time.sleep(0.001)
+print('acked', all(p.wait_for_all_acked(Duration(seconds=10.0)) for p in pubs), flush=True)
+'''
+
+
+@pytest.mark.ros
+def test_contact_topics_of_any_robot_are_recorded(tmp_path, procs):
+    """The default topic list names the hopper's /foot_contact; a biped's /left_foot_contact and
+    /right_foot_contact are recorded all the same (found on the graph by their name and type)."""
+    import sys
+    env = ros_env()
+    bag = tmp_path / 'bag'
+    rec = procs.start(recorder_cmd(bag), env)
+    procs.wait_line(rec, 'dodo recorder: ready', 60)
+    pub = procs.start([sys.executable, '-c', PUBLISH_CONTACTS, '200'], env)
+    procs.wait_line(pub, 'acked True', 120)
+    rec.send_signal(signal.SIGINT)
+    assert rec.wait(timeout=60) == 0, procs.output(rec)
+    counts = bagio.message_counts(bag)
+    assert counts['/left_foot_contact'] == counts['/right_foot_contact'] == 200
+    data = bagio.read_bag(bag, ['/right_foot_contact'])
+    _, forces = bagio.wrenches(data['/right_foot_contact'])
+    np.testing.assert_array_equal(forces[:, 2], 100.0 + np.arange(200))

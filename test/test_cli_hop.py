@@ -46,7 +46,7 @@ def test_cli_lists_subcommands_and_rejects_unknown(capsys):
         assert name in out
     assert cli.main(['fly']) == 2
     assert "unknown subcommand 'fly'" in capsys.readouterr().err
-    assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'replay', 'plot'}
+    assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'replay', 'plot', 'bag'}
     assert cli.SUBCOMMANDS['hop'][0] == 'dodo_sim.tools.hop_runner'
 
 

@@ -23,6 +23,8 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
 * ``tf_period_s`` (double, s of sim time): at most one computed ``/tf`` message per period of the
   joint-state stamps (0: one per joint state).
 * ``parameter_snapshots`` (bool): write every node's parameters into the bag (below).
+* ``contact_topics`` (bool): also record every ``/<frame>_contact`` topic (WrenchStamped) that
+  shows up on the graph, so any robot's contact frames are recorded with the default topics.
 * ``flush_period_s`` (double, s): the open MCAP chunk is closed and flushed to disk at least this
   often, so a recorder killed with SIGKILL loses at most this much (``dodo bag recover``).
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
@@ -102,6 +104,8 @@ class RecorderConfig:
     tf_period_s: float = 0.01
     #: write every discovered node's parameters to /parameter_events (new_parameters)
     parameter_snapshots: bool = True
+    #: also record every contact topic (/<frame>_contact, WrenchStamped) seen on the graph
+    contact_topics: bool = True
     #: the open MCAP chunk is written to disk at least this often, s (wall clock)
     flush_period_s: float = 0.25
 
@@ -362,9 +366,18 @@ class Recorder:
         pending = [t for t in self.config.topics if t not in self.topics]
         unconfirmed = [t for t in self.topics.values()
                        if t.subscription is not None and t.connection is None]
+        on_graph = None
+        if self.config.contact_topics:
+            # any robot's contact topics (/<frame>_contact), whatever frames the list names
+            on_graph = dict(self.node.get_topic_names_and_types())
+            pending += [name for name, types in on_graph.items()
+                        if name not in self.topics and name not in pending
+                        and contract.CONTACT_TYPE in types
+                        and contract.topic_type(name) == contract.CONTACT_TYPE]
         if not pending and not unconfirmed:
             return
-        on_graph = dict(self.node.get_topic_names_and_types())
+        if on_graph is None:
+            on_graph = dict(self.node.get_topic_names_and_types())
         for topic in unconfirmed:
             # types offered by publishers (the graph also lists this recorder's subscription)
             types = sorted({i.topic_type for i in
