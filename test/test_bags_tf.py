@@ -154,3 +154,87 @@ def test_offline_bag_tf_opens_with_the_mcap_reader(tmp_path):
             w.tf(t, tree.moving_transforms(tree.configuration(dict(zip(names, q)))))
     counts = mcap_tf_check(tmp_path / 'bag', xml, 'left_foot')
     assert counts == {'tf': 20, 'tf_static': 2, 'joint_states': 20}
+
+
+class _StubRecorder:
+    """What the recorder's /tf writer uses of the recorder, without DDS."""
+
+    def __init__(self, **config):
+        import logging
+
+        from dodo_sim.ros.recorder import RecorderConfig
+        from dodo_sim.tools.bag import make_typestore
+        self.config = RecorderConfig(bag='unused', tf='compute', **config)
+        self.typestore = make_typestore()
+        self.written = []
+        logger = logging.getLogger('stub_recorder')
+        self.node = type('Node', (), {'get_logger': lambda _self: logger})()
+
+    def take_over_tf(self):
+        pass
+
+    def write_computed(self, name, type_name, log_ns, data):
+        self.written.append((name, self.typestore.deserialize_cdr(data, type_name)))
+
+
+def _joint_state_bytes(ns, names, positions):
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    msg = JointState(name=list(names), position=[float(p) for p in positions])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    return serialize_message(msg)
+
+
+@pytest.mark.parametrize('split', [False, True])
+def test_recorder_tf_from_joint_states_every_period(split):
+    """One /tf per 10 ms of stamps; each equals pinocchio for the joint positions of its stamp,
+    also when base and leg joints come in separate messages (two drivers)."""
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+
+    from dodo_sim.ros.recorder import _TfWriter
+    xml = _xml('hopper')
+    stub = _StubRecorder(tf_period_s=0.01)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=xml)))
+    tree = TfTree(xml)
+    truth = {}
+    for k in range(100):
+        ns = k * 1_000_000
+        q = {'base_x': 0.01 * k, 'base_z': 1.0 + 0.001 * k, 'hip': 0.3 - 0.004 * k,
+             'knee': -0.6 + 0.002 * k}
+        truth[ns] = q
+        if split:
+            writer.on_joint_state(ns, _joint_state_bytes(ns, ['base_x', 'base_z'],
+                                                         [q['base_x'], q['base_z']]))
+            writer.on_joint_state(ns, _joint_state_bytes(ns, ['hip', 'knee'],
+                                                         [q['hip'], q['knee']]))
+        else:
+            writer.on_joint_state(ns, _joint_state_bytes(ns, list(q), list(q.values())))
+    static = [m for name, m in stub.written if name == '/tf_static']
+    moving = [m for name, m in stub.written if name == '/tf']
+    # one message per driver and period, each with the joints it carried
+    assert len(static) == 1 and len(moving) == (20 if split else 10)
+    by_stamp = {}
+    for msg in moving:
+        stamp = msg.transforms[0].header.stamp
+        by_stamp.setdefault(stamp.sec * 1_000_000_000 + stamp.nanosec, []).extend(
+            msg.transforms)
+    assert sorted(by_stamp) == [k * 10_000_000 for k in range(10)]
+    static_edges = [Transform(t.header.frame_id, t.child_frame_id,
+                              np.array([t.transform.translation.x, t.transform.translation.y,
+                                        t.transform.translation.z]),
+                              np.array([t.transform.rotation.x, t.transform.rotation.y,
+                                        t.transform.rotation.z, t.transform.rotation.w]))
+                    for t in static[0].transforms]
+    for ns, transforms in by_stamp.items():
+        assert len(transforms) == 4
+        edges = static_edges + [Transform(
+            t.header.frame_id, t.child_frame_id,
+            np.array([t.transform.translation.x, t.transform.translation.y,
+                      t.transform.translation.z]),
+            np.array([t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z,
+                      t.transform.rotation.w])) for t in transforms]
+        position, _ = compose(edges, 'foot')
+        expected, _ = tree.placement(tree.configuration(truth[ns]), 'foot')
+        np.testing.assert_allclose(position, expected, atol=1e-12)

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import importlib
 import signal
+import struct
 import sys
 import time
 from dataclasses import dataclass, fields
@@ -245,6 +246,8 @@ class _TfWriter:
         self.period_ns = int(round(recorder.config.tf_period_s * 1e9))
         self.last_ns = None
         self.static_written = False
+        self.split = False
+        self.joint_last_ns: dict = {}
 
     def on_description(self, log_ns: int, data: bytes) -> None:
         from rclpy.serialization import deserialize_message
@@ -262,6 +265,7 @@ class _TfWriter:
             return
         self.static_written = False
         self.last_ns = None
+        self.joint_last_ns = {}
         if self.computing:
             self._write_static(log_ns)
 
@@ -288,6 +292,8 @@ class _TfWriter:
         self.static_written = True
 
     def on_joint_state(self, log_ns: int, data: bytes) -> None:
+        """robot_state_publisher's rule: the transforms of the joints in this message, stamped
+        with its stamp, each at most once per ``tf_period_s``."""
         if self.tree is None:
             return
         if not self.decided:
@@ -296,20 +302,32 @@ class _TfWriter:
             return
         if not self.static_written:
             self._write_static(log_ns)
+        if not self.split and self.last_ns is not None and len(data) >= 12:
+            # every message so far held every joint: the stamp (first, after the 4-byte CDR
+            # header) tells whether this one is skipped, without deserializing it (26 us at 1 kHz)
+            sec, nanosec = struct.unpack_from('<iI' if data[1] == 1 else '>iI', data, 4)
+            if sec * 1_000_000_000 + nanosec < self.last_ns + self.period_ns:
+                return
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
 
         from dodo_sim.ros.tf_frames import tf_message
         msg = deserialize_message(data, JointState)
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         for name, position in zip(msg.name, msg.position):
             self.positions[name] = position
-        if any(name not in self.positions for name in self.tree.joint_names):
+        names = set(msg.name)
+        if any(name not in names for name in self.tree.joint_names):
+            self.split = True         # joints from several publishers: look at every message
+        due = [name for name in self.tree.joint_names if name in names and (
+            name not in self.joint_last_ns
+            or stamp_ns >= self.joint_last_ns[name] + self.period_ns)]
+        if not due:
             return
-        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if self.last_ns is not None and stamp_ns < self.last_ns + self.period_ns:
-            return
-        self.last_ns = stamp_ns
-        transforms = self.tree.moving_transforms(self.tree.configuration(self.positions))
+        for name in due:
+            self.joint_last_ns[name] = stamp_ns
+        self.last_ns = stamp_ns if self.last_ns is None else max(self.last_ns, stamp_ns)
+        transforms = self.tree.moving_transforms(self.tree.configuration(self.positions), due)
         store = self.recorder.typestore
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, transforms), self.TYPE))

@@ -8,7 +8,8 @@ check the recorded transforms. Conventions of robot_state_publisher:
   ``child_frame_id`` = its child link (URDF link names, so ``world`` is the fixed frame of
   every dodo_sim robot);
 * fixed joints go to ``/tf_static`` (once, latched), movable 1-DoF joints (revolute,
-  continuous, prismatic) to ``/tf`` stamped with the joint state's stamp; joints with more
+  continuous, prismatic) to ``/tf`` stamped with the stamp of the joint state message that
+  carried them (joints from separate drivers: one message per driver); joints with more
   degrees of freedom (floating, planar) are not published (JointState cannot carry them).
 
 The transform of a joint is ``oMf(parent)^-1 * oMf(child)`` from pinocchio's forward kinematics
@@ -127,9 +128,13 @@ class TfTree:
         """Transforms of the fixed joints (for ``/tf_static``)."""
         return self._edges(self.neutral, self.static_joints)
 
-    def moving_transforms(self, q: np.ndarray) -> list[Transform]:
-        """Transforms of the movable joints at configuration ``q`` (for ``/tf``)."""
-        return self._edges(np.asarray(q, dtype=float), self.moving_joints)
+    def moving_transforms(self, q: np.ndarray, joints: Sequence[str] | None = None
+                          ) -> list[Transform]:
+        """Transforms of the movable joints (or of the named ones) at configuration ``q``
+        (for ``/tf``; a joint's transform depends on its own coordinate only)."""
+        chosen = self.moving_joints if joints is None else \
+            [j for j in self.moving_joints if j.name in set(joints)]
+        return self._edges(np.asarray(q, dtype=float), chosen)
 
     def placement(self, q: np.ndarray, link: str) -> tuple[np.ndarray, np.ndarray]:
         """World position and rotation matrix of ``link`` at ``q`` (pinocchio FK)."""
