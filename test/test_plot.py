@@ -2,7 +2,6 @@
 channels, and a robot the plots know nothing about (the Kneed Walker: seven joints, two feet)."""
 from __future__ import annotations
 
-import shutil
 
 import numpy as np
 import pytest

@@ -160,10 +160,10 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
              '--min-subscribers', '1', '--start-delay', '0.5'],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
         assert replay.returncode == 0, replay.stderr
-        try:
-            import tf2_msgs  # noqa: F401  (a ROS install: /tf_static is replayed too)
+        import importlib.util
+        if importlib.util.find_spec('tf2_msgs'):    # a ROS install: /tf_static is replayed too
             assert f'published {3 * n + 2} messages' in replay.stdout
-        except ImportError:  # plain machine: no tf2_msgs package, /tf_static is skipped
+        else:                     # plain machine: no tf2_msgs package, /tf_static is skipped
             assert 'not replaying /tf_static' in replay.stderr
             assert f'published {3 * n + 1} messages' in replay.stdout
         recorder.send_signal(signal.SIGINT)
@@ -248,9 +248,8 @@ def test_without_recorded_parameters_the_default_config_is_used_and_differs(tmp_
 def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_run):
     """The parameter event's bag time says 'somewhere around tick 600'; moving it 50 ticks
     later in the bag does not matter while config_revision says where it took effect."""
-    moved = dict(changed_run)
     rows = changed_run['rows']
-    bag = write_run(tmp_path / 'bag', moved, changes=False)
+    bag = write_run(tmp_path / 'bag', changed_run, changes=False)
     # rewrite with the change event 50 ms late
     from dodo_sim.tools.bag import OfflineBagWriter
     late = tmp_path / 'late'
@@ -261,7 +260,7 @@ def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_r
         w.parameter_change('controller', CHANGE[1], rows[CHANGE[0] + 50][0] * 1e-9)
     assert compare_with_controller(late).max_abs_nm == 0.0
     # without the revision channel only the bag time is left: the late event is 50 ticks late
-    no_rev = write_run(tmp_path / 'norev', moved, changes=False, revision_channel=False)
+    no_rev = write_run(tmp_path / 'norev', changed_run, changes=False, revision_channel=False)
     late2 = tmp_path / 'late2'
     with OfflineBagWriter(late2) as w:
         for topic, msgtype, log_ns, raw in iter_raw_messages(no_rev):
