@@ -17,7 +17,8 @@ setup(
         ('share/' + package_name + '/urdf', glob('urdf/*.xacro')),
     ],
     # ROS packages (rclpy, messages) come from rosdep or from requirements.txt, never from here.
-    install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml'],
+    install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml', 'python-can', 'cantools'],
+    package_data={'dodo_sim.hardware': ['*.dbc']},
     zip_safe=True,
     maintainer='dodo_sim developers',
     maintainer_email='dodo-sim@example.org',
@@ -30,6 +31,7 @@ setup(
             'simulator = dodo_sim.ros.simulator_node:main',
             'controller = dodo_control.controller_node:main',
             'recorder = dodo_sim.ros.recorder:main',
+            'driver = dodo_sim.ros.driver_node:main',
         ],
     },
 )

@@ -10,6 +10,11 @@ in flight and in stance ticks, of the event ticks (touchdown and apex: the apex 
 once-per-hop flight-policy solve), and of ``Simulator.step`` measured in the same loop; then the
 ratio controller/simulator and the real-time factor (simulated s per wall-clock s; > 1 is faster
 than real time) of the closed loop.
+
+Side by side in the same run, on the same states: the torque law's cost on the controller's fast
+path (``RobotDynamics.tick_terms`` + the scalar ``slip_torque_tick`` / ``flight_foot_torque_tick``)
+and on the matrix forms it replaced (``RobotDynamics.terms`` + ``slip_torque`` /
+``flight_foot_torque``, numpy), with their ratio.
 """
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
+from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,  # noqa: E402
+                                 slip_torque, slip_torque_tick)
 from dodo_sim.rollout import rollout  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
@@ -44,7 +51,8 @@ class _Timed:
 
     def __init__(self, sim, ctrl):
         self.sim, self.ctrl = sim, ctrl
-        self.times = {'flight': [], 'stance': [], 'touchdown': [], 'apex': [], 'sim': []}
+        self.times = {'flight': [], 'stance': [], 'touchdown': [], 'apex': [], 'sim': [],
+                      'law_tick': [], 'law_matrix': []}
 
     # the policy side
     def update(self, t, q, v, force):
@@ -55,7 +63,22 @@ class _Timed:
         key = 'apex' if 'apex' in tel.events else 'touchdown' if 'touchdown' in tel.events \
             else tel.phase
         self.times[key].append(elapsed)
+        self._time_laws(q, v, tel)
         return tau
+
+    def _time_laws(self, q, v, tel):
+        """The torque law of this tick on the fast path and on the matrix forms (same state)."""
+        dyn, accel = self.ctrl.dyn, (1.0, -2.0)
+        stance = tel.phase == 'stance'
+        t0 = time.perf_counter()
+        tt = dyn.tick_terms(q, v)
+        (slip_torque_tick if stance else flight_foot_torque_tick)(tt, *accel)
+        t1 = time.perf_counter()
+        terms = dyn.terms(q, v)
+        (slip_torque if stance else flight_foot_torque)(terms, np.array(accel))
+        t2 = time.perf_counter()
+        self.times['law_tick'].append(t1 - t0)
+        self.times['law_matrix'].append(t2 - t1)
 
     # the simulator side
     @property
@@ -81,7 +104,8 @@ def run(integrator: str, duration: float, ctrl_cfg: ControllerConfig) -> dict:
     result = rollout(timed, timed, duration_s=duration)
     wall = time.perf_counter() - start
     times = timed.times
-    times['rtf'] = result.t[-1] / wall
+    # the side-by-side law timing is not part of the closed loop
+    times['rtf'] = result.t[-1] / (wall - sum(times['law_tick']) - sum(times['law_matrix']))
     times['hops'] = ctrl.telemetry.hops
     return times
 
@@ -109,9 +133,14 @@ def main(argv=None) -> int:
                            ('touchdown', 'update, touchdown tick'),
                            ('apex', 'update, apex tick'), ('sim', 'Simulator.step')):
             print(f'{label:24s} {stats(times[key])}')
+        for key, label in (('law_tick', 'law, tick path'), ('law_matrix', 'law, matrix forms')):
+            print(f'{label:24s} {stats(times[key])}')
+        print(f'torque law matrix forms / tick path (median): '
+              f'{np.median(times["law_matrix"]) / np.median(times["law_tick"]):.2f}')
         ctrl_all = np.concatenate([times[k] for k in ('flight', 'stance', 'touchdown', 'apex')])
         ratio = float(np.mean(ctrl_all) / np.mean(times['sim']))
-        print(f'controller / simulator mean time per tick: {ratio:.2f}')
+        print(f'controller / simulator mean time per tick: {ratio:.2f} '
+              f'(controller mean {1e6 * np.mean(ctrl_all):.1f} us incl. apex ticks)')
         print(f'closed-loop real-time factor (sim + controller, no ROS): {times["rtf"]:.2f}')
     return 0
 

@@ -34,10 +34,14 @@ Structure (docs/control.md):
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
   ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
-  k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). Every tick an
-  exact-model posture controller drives the foot to the SLIP touchdown point relative to the CoG.
+  k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). The
+  model-based policies aim the return map at v_set minus a per-hop observer's estimate of its
+  bias (measured minus predicted apex speed). The position error uses the critically damped
+  horizon of the hop model; its integral survives target changes (docs/control.md, "Position
+  precision"). Every tick an exact-model posture controller drives the foot to the SLIP
+  touchdown point relative to the CoG.
 * :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
-  once per hop on the apex tick); :mod:`.dynamics` — the controller's own pinocchio terms.
+  once per hop on the apex tick: the neutral-angle solve and the observer's prediction); :mod:`.dynamics` — the controller's own pinocchio terms.
 
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x; ``apex_height`` the base height above the ground at
@@ -56,18 +60,23 @@ import numpy as np
 from dodo_sim.model import load_leg_model
 
 from .dynamics import RobotDynamics
-from .flight import (PositionLoop, VelocityLoop, foot_target, posture_acceleration,
+from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
                      raibert_angle)
 from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from .slip import (StanceSpec, apex_return_map, deadbeat_angle, precompression,
-                   regulated_force, slip_acceleration)
-from .stance import flight_foot_torque, impact_energy_loss, slip_torque, support_projection
+from .slip import (StanceSpec, apex_return_map, apex_return_map_single, deadbeat_angle,
+                   precompression)
+from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
+                     support_projection)
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
-_NAN2 = np.full(2, np.nan)
-_NAN2.flags.writeable = False
-_ZERO2 = np.zeros(2)
-_ZERO2.flags.writeable = False
+#: An apex set-point is reachable if the SLIP return map brings the apex back to within this, m.
+APEX_REACH_TOLERANCE_M = 1e-3
+#: ControllerConfig fields besides apex_height that change the feasible apex range.
+APEX_RANGE_FIELDS = ('leg_stiffness', 'leg_rest_length_m', 'leg_rest_length_fraction',
+                     'max_leg_length_fraction', 'impact_compensation', 'apex_regulation',
+                     'deadbeat_step_s')
+_NAN_XZ = (math.nan, math.nan)
+_ZERO_XZ = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -97,21 +106,32 @@ class ControllerConfig:
         apex_integral_gain: per-hop integral gain on the apex height error, (-) (m per m).
         max_apex_correction_m: bound of that integral correction, m.
 
-    Position loop (Feng, Lehner & Lutze 2021, eq. 21-23), updated at each apex:
+    Position loop (Feng, Lehner & Lutze 2021, eq. 21-23), updated at each apex, on the error
+    e = target_x − (x + (v − v_ff) L) with the in-place speed v_ff and the horizon L that makes
+    the hop-to-hop loop critically damped (docs/control.md, "Position precision"):
         position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
-        position_integral_band: the position integral only runs while |e| is below this, m.
+        position_integral_band: the position integral only runs while |e| is below this, m
+            (it is kept across target_x changes).
 
     Velocity loop ('cascade', Feng, Lehner & Lutze 2021, eq. 20), updated at each apex:
         velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
             use the exact neutral angle from the SLIP apex return map (with the leg's touchdown
             impact) every hop instead of K_c v.
-        velocity_kp: rad/(m/s); NaN (default) = 0.9 / S, i.e. 90 % of the one-hop (deadbeat)
-            correction of the linearised SLIP map, S = −d v_next / d α of the return map with
-            the touchdown impact, evaluated at the first update (posture table).
+        velocity_kp: rad/(m/s); NaN (default) = velocity_step_fraction / S, i.e. that fraction
+            of the one-hop (deadbeat) correction of the linearised SLIP map, S = −d v_next / d α
+            of the return map with the touchdown impact, evaluated at the first update (posture
+            table).
+        velocity_step_fraction: β, see velocity_kp, (-), within (0, 1].
         velocity_ki: rad/(m/s) per hop.
         velocity_integral_band: the velocity integral only runs while |v − v_set| is below
             this, m/s (integral separation against windup in large transients).
         max_angle_of_attack: |α| limit for every policy, rad.
+        velocity_bias_gain: per-hop gain γ of the observer of the SLIP return map's apex-speed
+            bias b ← b + γ (v_measured − v_predicted − b); 'cascade' (return-map neutral angle)
+            and 'deadbeat' aim the map at v_set − b. (-), within [0, 1]; 0: off.
+        max_velocity_bias: |b| limit; hops whose residual exceeds it (pushes, missteps) are not
+            used, m/s.
+        max_velocity_bias_step: largest change of b in one hop, m/s.
         raibert_gain_s: Raibert foot-placement gain k in x_f = v T_s/2 + k (v - v_set), s.
         impact_feedforward: 'raibert' and 'cascade' with a finite ``velocity_kc``: add to α the
             angle that cancels the horizontal
@@ -148,15 +168,19 @@ class ControllerConfig:
     apex_regulation: bool = True
     apex_integral_gain: float = 0.5
     max_apex_correction_m: float = 0.1
-    position_kp: float = 0.8
-    position_ki: float = 0.5
-    position_integral_band: float = 0.1
+    position_kp: float = 1.0
+    position_ki: float = 0.3
+    position_integral_band: float = 0.02
     max_speed: float = 1.5
     velocity_kc: float = math.nan
     velocity_kp: float = math.nan
+    velocity_step_fraction: float = 0.9
     velocity_ki: float = 0.0
     velocity_integral_band: float = 0.3
     max_angle_of_attack: float = 0.5
+    velocity_bias_gain: float = 0.6
+    max_velocity_bias: float = 0.1
+    max_velocity_bias_step: float = 1.0
     raibert_gain_s: float = 0.05
     impact_feedforward: bool = True
     deadbeat_step_s: float = 0.002
@@ -212,6 +236,13 @@ class ControllerConfig:
             bad('max_leg_length_fraction', 'must be within (0, 1)')
         if not self.max_angle_of_attack < 1.2:
             bad('max_angle_of_attack', 'must be below 1.2 rad')
+        if not 0.0 < self.velocity_step_fraction <= 1.0:
+            bad('velocity_step_fraction', 'must be within (0, 1]')
+        if not 0.0 <= self.velocity_bias_gain <= 1.0:
+            bad('velocity_bias_gain', 'must be within [0, 1]')
+        for name in ('max_velocity_bias', 'max_velocity_bias_step'):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0.0):
+                bad(name, 'must be finite and >= 0')
         if int(self.liftoff_samples) != self.liftoff_samples or self.liftoff_samples < 1:
             bad('liftoff_samples', 'must be an integer >= 1')
 
@@ -311,6 +342,9 @@ class Controller:
                              f'max_leg_length_fraction x stretched leg = '
                              f'{max_rest_length:.4f} m')
         old = self._config
+        if old is None or any(not _same(getattr(old, n), getattr(cfg, n))
+                              for n in ('apex_height',) + APEX_RANGE_FIELDS):
+            self._check_apex_height(cfg, rest_length, max_rest_length)
         self._config = cfg
         self.rest_length, self.max_rest_length = rest_length, max_rest_length
         gains_changed = old is None or self._gains_changed(old, cfg)
@@ -331,8 +365,10 @@ class Controller:
                                           cfg.max_angle_of_attack, cfg.velocity_integral_band)
         else:
             self._velocity.kc, self._velocity.kp = self.velocity_kc, kp
-            if math.isnan(old.target_x) != math.isnan(cfg.target_x) or (
-                    old.target_x != cfg.target_x and not math.isnan(cfg.target_x)):
+            # a new target keeps the position integral: it holds the in-place gait's speed
+            # offset (a property of the robot, not of the target); integral separation keeps
+            # it from winding up on the way to a far target
+            if math.isnan(old.target_x) != math.isnan(cfg.target_x):
                 self._position.reset()
         if (old is None or old.max_angle_of_attack != cfg.max_angle_of_attack
                 or not _same(old.leg_rest_length_m, cfg.leg_rest_length_m)
@@ -355,6 +391,73 @@ class Controller:
             ('apex_height', apex_height), ('flight_policy', flight_policy)) if value is not None}
         self.reconfigure(dataclasses.replace(self._config, **changes))
 
+    # -- feasibility of the apex set-point ---------------------------------------------------
+
+    def apex_height_range(self, config: ControllerConfig | None = None) -> tuple[float, float]:
+        """Apex heights (base above the ground, m) this leg can hop at with ``config``.
+
+        Lower end (exclusive): the base height at a vertical touchdown with the leg at its rest
+        length — a lower apex never leaves the ground. Upper end: the highest apex the SLIP apex
+        return map of this leg still returns to within :data:`APEX_REACH_TOLERANCE_M` — vertical
+        hop, the leg's touchdown impact (from N_s at the touchdown posture), SLIPic
+        pre-compression and apex regulation with the spring no longer than its longest rest
+        length (``max_leg_length_fraction``): above it the impact takes more energy than the
+        stance can give back. Necessary, not sufficient (the return map ignores torque limits).
+        """
+        cfg = config if config is not None else self._config
+        rest = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
+                else cfg.leg_rest_length_fraction * self.stretched_length)
+        max_rest = cfg.max_leg_length_fraction * self.stretched_length
+        return self._apex_range(cfg, rest, max_rest)
+
+    def _apex_range(self, cfg: ControllerConfig, rest: float, max_rest: float,
+                    probe: float | None = None):
+        """(low, high) of :meth:`apex_height_range`; with ``probe``: whether it is inside."""
+        try:
+            joints = self.dyn.posture_for_foot(np.array([0.0, -rest]),
+                                               np.array([0.0, 0.0, 0.5, -1.0]))
+        except ValueError:
+            raise ValueError(f'the leg cannot reach its rest length {rest:.3f} m below the '
+                             f'CoG: check leg_rest_length_m against the URDF') from None
+        terms = self.dyn.terms(np.array([0.0, 0.0, joints[0], joints[1]]), np.zeros(4))
+        touchdown, offset = -float(terms.foot[1]), float(terms.com[1])   # base at z = 0
+        impact = (terms.Jc @ support_projection(terms).N_s)[:, :2]
+
+        def returns(height: float) -> bool:
+            rel = height + offset                      # CoG apex above the ground
+            spec = StanceSpec(stiffness=cfg.leg_stiffness, mass=self.mass,
+                              gravity_z=float(self.gravity[1]), regulate=cfg.apex_regulation,
+                              apex_height_rel=rel, max_rest_length=max_rest,
+                              step_s=cfg.deadbeat_step_s)
+            apex, _ = apex_return_map_single(0.0, rel, 0.0, rest, spec, impact_matrix=impact,
+                                             precompress=cfg.impact_compensation)
+            return math.isfinite(apex) and apex >= rel - APEX_REACH_TOLERANCE_M
+
+        if probe is not None:
+            return probe > touchdown and returns(probe)
+        low = high = touchdown + 0.01
+        if not returns(low):
+            return touchdown, touchdown
+        step = 0.5
+        while returns(high + step) and high < 100.0:
+            high += step
+        for _ in range(20):                            # bisection to < 1 mm
+            step *= 0.5
+            if returns(high + step):
+                high += step
+        return touchdown, high
+
+    def _check_apex_height(self, cfg: ControllerConfig, rest: float, max_rest: float) -> None:
+        if self._apex_range(cfg, rest, max_rest, probe=cfg.apex_height):
+            return
+        low, high = self._apex_range(cfg, rest, max_rest)
+        raise ValueError(
+            f'ControllerConfig.apex_height = {cfg.apex_height!r} m is out of reach for this leg: '
+            f'feasible {low:.3f} m < apex_height <= {high:.3f} m (above the base height at a '
+            f'vertical touchdown with the leg at rest length {rest:.3f} m, and no higher than '
+            f'the SLIP stance with spring {cfg.leg_stiffness:g} N/m and longest rest length '
+            f'{max_rest:.3f} m gives back after the touchdown impact)')
+
     @staticmethod
     def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
         names = ('position_kp', 'position_ki', 'position_integral_band', 'max_speed',
@@ -372,12 +475,12 @@ class Controller:
                           step_s=cfg.deadbeat_step_s)
 
     def _velocity_kp(self) -> float:
-        """Velocity-loop P gain: configured, or 0.9 / S of the return map with the impact."""
+        """Velocity-loop P gain: configured, or β / S of the return map with the impact."""
         cfg = self._config
         if math.isfinite(cfg.velocity_kp):
             return cfg.velocity_kp
         sensitivity = self.map_sensitivity or self.slip_sensitivity
-        return 0.9 / sensitivity
+        return cfg.velocity_step_fraction / sensitivity
 
     def _calibrate_map_sensitivity(self) -> None:
         """S = −d v_next / d α of the apex return map with the leg's touchdown impact, around the
@@ -431,6 +534,9 @@ class Controller:
         self._alpha = 0.0
         self._td_alpha = 0.0
         self._v_set = 0.0
+        self._v_bias = 0.0
+        self._v_pred = None
+        self._hops_at_pred = 0
         self._apex_offset = None
         self._apex_offset_pred = None
         self._energy_td = 0.0
@@ -451,7 +557,8 @@ class Controller:
         """Snapshot of the last update (None before the first one)."""
         if self._telemetry is None and self._telemetry_args is not None:
             args = list(self._telemetry_args)
-            args[18] = np.array(args[18], dtype=float)          # foot_target
+            for i in range(15, 21):     # com_position ... leg_force: tuples/lists -> arrays
+                args[i] = np.array(args[i], dtype=float)
             self._telemetry = ControllerTelemetry(*args)
         return self._telemetry
 
@@ -463,110 +570,122 @@ class Controller:
 
     def update(self, t: float, q, v, foot_force) -> np.ndarray:
         """One control tick: returns ``[hip, knee]`` torques, N*m."""
-        q = np.asarray(q, dtype=float).reshape(-1)
-        v = np.asarray(v, dtype=float).reshape(-1)
-        force = np.asarray(foot_force, dtype=float).reshape(-1)
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        force = np.asarray(foot_force, dtype=float)
+        if q.ndim != 1 or v.ndim != 1 or force.ndim != 1:
+            q, v, force = q.reshape(-1), v.reshape(-1), force.reshape(-1)
         if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
             raise ValueError(f'update needs q (4), v (4), foot_force (2); got shapes '
                              f'{q.shape}, {v.shape}, {force.shape}')
-        if not math.isfinite(float(q.sum() + v.sum() + force.sum()) + t):
+        fx, fz = force.tolist()
+        # a NaN or inf anywhere makes the sum non-finite
+        if not math.isfinite(sum(q.tolist()) + sum(v.tolist()) + fx + fz + t):
             raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, f={force}')
         cfg = self._config
         if self._table is None:
             self._build_posture_table(q)
             self._calibrate_map_sensitivity()
-        terms = self.dyn.terms(q, v)
-        com, vcom, foot = terms.com, terms.com_vel, terms.foot
-        foot_vel = terms.Js @ v
-        d = com - foot
-        length = float(math.hypot(d[0], d[1]))
-        length_rate = float(d @ (vcom - foot_vel)) / length
-        rel_vz = float(foot_vel[1] - vcom[1])
+        tt = self.dyn.tick_terms(q, v)
+        (cx, cz), (vx, vz), (px, pz), (pvx, pvz) = tt.com, tt.com_vel, tt.foot, tt.foot_vel
+        dx, dz = cx - px, cz - pz
+        length = math.hypot(dx, dz)
+        length_rate = (dx * (vx - pvx) + dz * (vz - pvz)) / length
+        rel_vz = pvz - vz
 
-        contact = self._contact(force, foot_vel, vcom, rel_vz)
-        in_stance = self._phase.phase == STANCE
+        phase = self._phase
+        contact = self._contact(fz, pvx, pvz, vz, rel_vz)
+        in_stance = phase.phase == STANCE
         if in_stance and self._decompressing:
-            self._rest = self._decompression_rest(length, com, vcom)
+            self._rest = self._decompression_rest(length, cz, vz)
         released = (in_stance and self._decompressing and length >= self._rest - 1e-12
                     and length_rate > 0.0)
-        events = self._phase.update(t, contact, released, float(vcom[1]))
+        events = phase.update(t, contact, released, vz)
         for event in events:
             if event == 'touchdown':
-                self._on_touchdown(t, terms, v, length, foot, com, vcom)
+                self._on_touchdown(t, q, v, length, tt)
             elif event == 'liftoff':
                 self._stance_time = max(t - self._touchdown_t, cfg.min_stance_time_s)
             elif event == 'apex':
-                self._on_apex(t, terms, q, com, vcom)
+                self._on_apex(t, q, tt.com, tt.com_vel)
 
-        accel = _NAN2
-        leg_force = _ZERO2
-        if self._phase.phase == STANCE:
+        mass = self.mass
+        if phase.phase == STANCE:
             if not self._decompressing and length_rate > 0.0:
                 self._decompressing = True       # maximum compression passed
-                self._rest = self._decompression_rest(length, com, vcom)
-            accel = slip_acceleration(com, foot, self._rest, cfg.leg_stiffness, self.mass,
-                                      self.gravity)
-            leg_force = self.mass * (accel - self.gravity)
-            tau = slip_torque(terms, accel)
+                self._rest = self._decompression_rest(length, cz, vz)
+            # SLIP: a = F_leg/m + g, F_leg = k (l0 - l) (r - p_f) / l (slip.slip_acceleration)
+            scale = cfg.leg_stiffness * (self._rest - length) / (length * mass)
+            gx, gz = self.dyn.gravity_xz
+            ax, az = scale * dx + gx, scale * dz + gz
+            tau0, tau1 = slip_torque_tick(tt, ax, az)
+            accel = (ax, az)
+            leg_force = (mass * (ax - gx), mass * (az - gz))
             target = self._foothold
-            self._energy_injected = self._cog_energy(com, vcom) - self._energy_td
+            self._energy_injected = self._cog_energy(cz, vx, vz) - self._energy_td
         else:
-            rel_target = foot_target(self._alpha, self.rest_length)
-            rel_acc = posture_acceleration(foot - com, foot_vel - vcom, rel_target,
-                                           cfg.posture_kp, cfg.posture_kd)
-            tau = flight_foot_torque(terms, rel_acc)
-            target = com + rel_target
+            # posture: PD on the foot relative to the CoG towards the SLIP touchdown point
+            tx = self.rest_length * math.sin(self._alpha)     # flight.foot_target
+            tz = -self.rest_length * math.cos(self._alpha)
+            kp, kd = cfg.posture_kp, cfg.posture_kd
+            tau0, tau1 = flight_foot_torque_tick(tt, kp * (tx - (px - cx)) - kd * (pvx - vx),
+                                                 kp * (tz - (pz - cz)) - kd * (pvz - vz))
+            accel = _NAN_XZ
+            leg_force = _ZERO_XZ
+            target = (cx + tx, cz + tz)
         saturated = False
         if cfg.saturate_torque:
-            limits = self.effort_limits
-            for i in (0, 1):
-                if abs(tau[i]) > limits[i]:
-                    tau[i] = math.copysign(limits[i], tau[i])
-                    saturated = True
+            lim0, lim1 = self.dyn.effort_limits
+            if abs(tau0) > lim0:
+                tau0, saturated = math.copysign(lim0, tau0), True
+            if abs(tau1) > lim1:
+                tau1, saturated = math.copysign(lim1, tau1), True
         self._prev_v = v.copy()
         self._prev_rel_vz = rel_vz
-        self._prev_phase = self._phase.phase
+        self._prev_phase = phase.phase
         # telemetry is assembled lazily (only when read): positional in field order
         self._telemetry = None
         self._telemetry_args = (
-            float(t), self._phase.phase, self._hops, events, length, float(self._rest),
-            float(self._alpha if self._phase.phase == FLIGHT else self._td_alpha),
+            float(t), phase.phase, self._hops, events, length, float(self._rest),
+            float(self._alpha if phase.phase == FLIGHT else self._td_alpha),
             cfg.target_x, cfg.target_velocity, cfg.apex_height, float(self._v_set),
             float(self._last_apex_h), float(self._last_apex_vx), float(self._energy_injected),
-            float(self._impact_loss), com, vcom, foot, target, accel, leg_force, saturated)
-        return tau
+            float(self._impact_loss), tt.com, tt.com_vel, tt.foot, target, accel, leg_force,
+            saturated)
+        return np.array((tau0, tau1))
 
     # -- pieces ----------------------------------------------------------------------------
 
-    def _contact(self, force, foot_vel, vcom, rel_vz) -> bool:
+    def _contact(self, force_z, foot_vx, foot_vz, com_vz, rel_vz) -> bool:
         cfg = self._config
         if cfg.use_foot_sensor:
-            return bool(force[1] > cfg.contact_force_threshold_n)
+            return force_z > cfg.contact_force_threshold_n
         # kinematic fallback (no sensor): the foot stops dead at a plastic impact
         if self._phase.phase == STANCE:
-            return bool(foot_vel[1] < 0.05 and abs(foot_vel[0]) < 0.05)
+            return foot_vz < 0.05 and abs(foot_vx) < 0.05
         if self._phase.phase is None or self._prev_rel_vz is None:
             return False  # no history yet: start in flight
-        sink = -float(vcom[1])
-        return bool(sink > 0.1 and rel_vz - self._prev_rel_vz > cfg.kinematic_touchdown_ratio
-                    * sink)
+        sink = -com_vz
+        return sink > 0.1 and rel_vz - self._prev_rel_vz > cfg.kinematic_touchdown_ratio * sink
 
-    def _on_touchdown(self, t, terms, v, length, foot, com, vcom) -> None:
+    def _on_touchdown(self, t, q, v, length, tt) -> None:
         cfg = self._config
         self._hops += 1
         self._touchdown_t = t
-        self._foothold = foot.copy()
-        self._ground = float(foot[1])
+        foot, com = tt.foot, tt.com
+        self._foothold = foot
+        self._ground = foot[1]
         self._decompressing = False
         self._td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
         v_minus = self._prev_v if (self._prev_v is not None and self._prev_phase == FLIGHT) else v
         loss = 0.0
         if cfg.impact_compensation:
+            terms = self.dyn.terms(q, v)            # once per hop: the full terms
             loss = impact_energy_loss(terms, v_minus, self.mass, support_projection(terms))
         self._impact_loss = loss
         dl = precompression(loss, cfg.leg_stiffness)
         self._rest = min(length + dl, self.max_rest_length)
-        self._energy_td = self._cog_energy(com, vcom)
+        self._energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
         self._energy_injected = 0.0
         self._apex_offset_pred = self._posture_offset(self._alpha)
 
@@ -577,25 +696,24 @@ class Controller:
             offset = self._apex_offset if self._apex_offset is not None else 0.0
         return self._config.apex_height + offset + self._apex_correction
 
-    def _cog_energy(self, com, vcom) -> float:
+    def _cog_energy(self, com_z, com_vx, com_vz) -> float:
         """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
-        height = float(com[1] - (self._foothold[1] if self._foothold is not None else 0.0))
-        return float(0.5 * self.mass * (vcom @ vcom)
-                     + self.mass * abs(float(self.gravity[1])) * height)
+        height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
+        return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
-    def _decompression_rest(self, length, com, vcom) -> float:
-        """Rest length after maximum compression: constant, or apex-regulated (slip.py)."""
+    def _decompression_rest(self, length, com_z, com_vz) -> float:
+        """Rest length after maximum compression: constant, or apex-regulated
+        (:func:`.slip.regulated_force`, here in scalar form)."""
         cfg = self._config
         if not cfg.apex_regulation:
             return self._rest
-        _, rest = regulated_force(length, float(vcom[1]), float(com[1] - self._foothold[1]),
-                                  stiffness=cfg.leg_stiffness, mass=self.mass,
-                                  gravity_z=float(self.gravity[1]),
-                                  apex_height_rel=self._apex_target_rel(),
-                                  max_rest_length=self.max_rest_length)
-        return float(rest)
+        # ½ k (l0' − l)² = m |g| (z_apex − z) − ½ m ż², l0' <= max rest length
+        e_v = self.dyn.weight * (self._apex_target_rel() - (com_z - self._foothold[1])) \
+            - 0.5 * self.mass * com_vz * com_vz
+        stretch = math.sqrt(2.0 * e_v / cfg.leg_stiffness) if e_v > 0.0 else 0.0
+        return min(length + stretch, self.max_rest_length)
 
-    def _on_apex(self, t, terms, q, com, vcom) -> None:
+    def _on_apex(self, t, q, com, vcom) -> None:
         cfg = self._config
         g = abs(float(self.gravity[1]))
         apex_h = float(q[1] - self._ground)
@@ -610,41 +728,99 @@ class Controller:
         self._last_apex_h = apex_h
         vx = float(vcom[0])
         self._last_apex_vx = vx
-        # velocity set-point: position PI on the error predicted at the next mid-stance, plus the
-        # speed whose hop has zero net displacement despite the touchdown impact's speed change
-        # (the stance starts at v + kick: v_ff (2 t_fall + T_s) + kick T_s / 2 = 0)
+        self._update_velocity_bias(vx)
+        # velocity set-point: position PI plus the in-place speed v_ff, the apex speed whose hop
+        # has zero net displacement despite the touchdown impact's speed change (the stance
+        # starts at v + kick: v_ff (2 t_fall + T_s) + kick T_s / 2 = 0). The error is that of
+        # the CoG x predicted ``lead`` ahead relative to an in-place hop, x + (v − v_ff) lead:
+        # zero in steady state means the apex CoG x is on the target.
         if math.isfinite(cfg.target_x):
             z_td = self._ground + self.rest_length * math.cos(self._alpha)
             fall = math.sqrt(2.0 * max(com[1] - z_td, 0.0) / g)
             kick = self._predicted_impact_kick(self._alpha, com, vx)
             v_ff = -0.5 * kick * self._stance_time / (2.0 * fall + self._stance_time)
-            lead = fall + 0.5 * self._stance_time     # CoG x predicted at mid-stance
-            self._v_set = self._position.update(cfg.target_x - (com[0] + vx * lead), dt_hop,
-                                                feedforward=v_ff)
+            lead = self._position_lead(fall, self._stance_time)
+            self._v_set = self._position.update(cfg.target_x - (com[0] + (vx - v_ff) * lead),
+                                                dt_hop, feedforward=v_ff)
         else:
             self._v_set = cfg.target_velocity
+        # the model-based policies aim the SLIP return map at v_set minus its learned bias
+        v_model = self._v_set - self._v_bias
+        self._v_pred = None
         if cfg.flight_policy == 'deadbeat':
-            self._alpha = self._return_map_angle(com, vx, self._v_set)
+            self._alpha = self._return_map_angle(com, vx, v_model)
+            self._v_pred = self._return_map_speed(com, vx, self._alpha)
             return
         if cfg.flight_policy == 'cascade' and not math.isfinite(cfg.velocity_kc):
             # neutral angle (keeps the current speed through the coming touchdown and stance)
             # from the SLIP apex return map with the leg's impact: no separate impact term
             neutral = self._return_map_angle(com, vx, vx)
-            alpha = self._velocity.update(vx, self._v_set, neutral=neutral)
+            alpha = self._velocity.update(vx, v_model, neutral=neutral)
+            self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack,
+                                        cfg.max_angle_of_attack))
+            self._v_pred = self._return_map_speed(com, vx, self._alpha)
+            return
+        if cfg.flight_policy == 'cascade':
+            alpha = self._velocity.update(vx, self._v_set)
         else:
-            if cfg.flight_policy == 'cascade':
-                alpha = self._velocity.update(vx, self._v_set)
-            else:
-                alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
-                                      cfg.raibert_gain_s, cfg.max_angle_of_attack)
-            if cfg.impact_feedforward:
-                # the impact changes the speed the stance starts with: shift the neutral point
-                # by K_c kick and cancel the kick by kick / S (kick evaluated at the α found)
-                gain = self.velocity_kc + 1.0 / self.slip_sensitivity
-                ff = gain * self._predicted_impact_kick(alpha, com, vx)
-                ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
-                alpha += ff
+            alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
+                                  cfg.raibert_gain_s, cfg.max_angle_of_attack)
+        if cfg.impact_feedforward:
+            # the impact changes the speed the stance starts with: shift the neutral point
+            # by K_c kick and cancel the kick by kick / S (kick evaluated at the α found)
+            gain = self.velocity_kc + 1.0 / self.slip_sensitivity
+            ff = gain * self._predicted_impact_kick(alpha, com, vx)
+            ff = gain * self._predicted_impact_kick(alpha + ff, com, vx)
+            alpha += ff
         self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack, cfg.max_angle_of_attack))
+
+    def _position_lead(self, fall_s: float, stance_s: float) -> float:
+        """Prediction horizon of the position error, s: :func:`.flight.critically_damped_lead`
+        with a = t_fall + T_s/2 (apex to mid-stance) and T = 2 t_fall + T_s."""
+        cfg = self._config
+        a = fall_s + 0.5 * stance_s
+        if cfg.position_kp <= 0.0:
+            return a
+        return critically_damped_lead(a, 2.0 * fall_s + stance_s, self._velocity_fraction(),
+                                      cfg.position_kp)
+
+    def _velocity_fraction(self) -> float:
+        """β: the fraction of a velocity set-point change the flight policy achieves in one hop
+        (linearised SLIP return map, sensitivity S = −d v_next / d α)."""
+        cfg = self._config
+        if cfg.flight_policy == 'deadbeat':
+            return 1.0
+        sensitivity = self.map_sensitivity or self.slip_sensitivity
+        if cfg.flight_policy == 'cascade':
+            per_speed = self._velocity.kp                       # rad per (m/s) of error
+        else:                                                    # raibert: foot placement
+            per_speed = cfg.raibert_gain_s / self.rest_length
+        return min(max(sensitivity * per_speed, 0.05), 1.0)
+
+    def _update_velocity_bias(self, vx: float) -> None:
+        """Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors
+        of the template, of the contact, of the touchdown timing) from the prediction made at
+        the previous apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep)
+        are not used."""
+        cfg = self._config
+        pred, self._v_pred = self._v_pred, None
+        if pred is None or self._hops == self._hops_at_pred or not math.isfinite(pred):
+            return
+        residual = vx - pred
+        if abs(residual) <= cfg.max_velocity_bias:
+            step = cfg.velocity_bias_gain * (residual - self._v_bias)
+            limit = cfg.max_velocity_bias_step
+            self._v_bias += min(max(step, -limit), limit)
+
+    def _return_map_speed(self, com, vx: float, alpha: float) -> float:
+        """Next apex speed the SLIP return map (with the leg's impact) predicts for α, m/s."""
+        cfg = self._config
+        self._hops_at_pred = self._hops
+        _, speed = apex_return_map_single(alpha, float(com[1] - self._ground), vx,
+                                          self.rest_length,
+                                          self._stance_spec(self._apex_target_rel()),
+                                          self._impact_matrix, cfg.impact_compensation)
+        return speed
 
     def _predicted_impact_kick(self, alpha: float, com, vx) -> float:
         """Horizontal CoG velocity change a touchdown at α will cause, m/s."""

@@ -68,6 +68,22 @@ class Terms:
         return self.Js @ self.v
 
 
+class TickTerms:
+    """The per-tick subset of :class:`Terms` as plain Python floats (rows as lists), for the
+    control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's per-call overhead
+    (~1 us) costs far more than the arithmetic. Same quantities and notation as :class:`Terms`;
+    ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product).
+    """
+
+    __slots__ = ('com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Minv', 'Minv_h', 'dJc_v',
+                 'dJs_v')
+
+    def __init__(self, com, com_vel, foot, foot_vel, Jc, Js, Minv, Minv_h, dJc_v, dJs_v):
+        self.com, self.com_vel, self.foot, self.foot_vel = com, com_vel, foot, foot_vel
+        self.Jc, self.Js, self.Minv, self.Minv_h = Jc, Js, Minv, Minv_h
+        self.dJc_v, self.dJs_v = dJc_v, dJs_v
+
+
 class RobotDynamics:
     """Evaluates :class:`Terms` on the controller's own pinocchio Data."""
 
@@ -77,6 +93,9 @@ class RobotDynamics:
         self.data = leg.model.createData()
         self.mass = float(leg.total_mass)
         self.gravity = np.asarray(leg.gravity, dtype=float)  # [gx, gz] m/s^2
+        self.gravity_xz = (float(self.gravity[0]), float(self.gravity[1]))
+        self.weight = self.mass * abs(self.gravity_xz[1])     # m |g|, N
+        self.effort_limits = tuple(float(x) for x in leg.effort_limits)  # hip, knee, N*m
         self._zero = np.zeros(self.model.nv)
 
     def terms(self, q, v) -> Terms:
@@ -103,6 +122,33 @@ class RobotDynamics:
         g = pin.computeGeneralizedGravity(model, data, q).copy()
         return Terms(q=q, v=v, M=M, Minv=Minv, h=h, g=g, Js=Js, Jc=Jc,
                      dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com, com_vel=com_vel)
+
+    def tick_terms(self, q, v) -> TickTerms:
+        """:class:`TickTerms` at (q, v): seven pinocchio calls, no numpy algebra (the control
+        tick's fast path; equal to :meth:`terms` up to rounding, unit-tested)."""
+        model, data, fid = self.model, self.data, self.leg.foot_frame_id
+        # kinematics with zero acceleration: data.a holds the velocity-product (drift) terms
+        com = pin.centerOfMass(model, data, q, v, self._zero).tolist()
+        acom = data.acom[0].tolist()
+        foot = pin.updateFramePlacement(model, data, fid).translation.tolist()
+        dJs = pin.getFrameClassicalAcceleration(model, data, fid,
+                                                pin.LOCAL_WORLD_ALIGNED).linear.tolist()
+        jc = pin.jacobianCenterOfMass(model, data, q).tolist()
+        js = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED).tolist()
+        minv = pin.computeMinverse(model, data, q).tolist()
+        h = pin.nonLinearEffects(model, data, q, v).tolist()
+        v0, v1, v2, v3 = v.tolist()
+        m0, m1, m2, m3 = minv                   # symmetric: use the upper triangle (the one
+        m1[0] = m0[1]                           # pinocchio always fills)
+        m2[0], m2[1] = m0[2], m1[2]
+        m3[0], m3[1], m3[2] = m0[3], m1[3], m2[3]
+        Jc = [jc[0], jc[2]]
+        Js = [js[0], js[2]]
+        Minv_h = [r[0] * h[0] + r[1] * h[1] + r[2] * h[2] + r[3] * h[3] for r in minv]
+        com_vel = [r[0] * v0 + r[1] * v1 + r[2] * v2 + r[3] * v3 for r in Jc]
+        foot_vel = [r[0] * v0 + r[1] * v1 + r[2] * v2 + r[3] * v3 for r in Js]
+        return TickTerms((com[0], com[2]), com_vel, (foot[0], foot[2]), foot_vel, Jc, Js, minv,
+                         Minv_h, (acom[0], acom[2]), (dJs[0], dJs[2]))
 
     def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
         """CoG and foot positions (world x-z, m) at q (kinematics only)."""

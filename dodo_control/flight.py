@@ -74,6 +74,19 @@ class VelocityLoop:
         return float(np.clip(alpha, -self.max_angle, self.max_angle))
 
 
+def critically_damped_lead(a_s: float, period_s: float, fraction: float, kp: float) -> float:
+    """Horizon L (s) of the position error e − L v for v_set = K_p (e − L v).
+
+    Per hop (apex n -> n+1, period T) the CoG moves a v_n + (T − a) v_{n+1} and the velocity loop
+    gets the fraction β of the way to its set-point, v_{n+1} = v_n + β (v_set − v_n). The hop map
+    of (e, v) then has the double eigenvalue λ = 1 − √(K_p β T) (no overshoot) for
+    L = a + (1 − β − λ²) / (β K_p); λ = 0 (deadbeat) once K_p β T >= 1. ``a_s`` is a (s),
+    ``period_s`` T (s), ``fraction`` β in (0, 1], ``kp`` K_p (1/s, > 0).
+    """
+    lam = max(0.0, 1.0 - math.sqrt(kp * fraction * period_s))
+    return a_s + (1.0 - fraction - lam * lam) / (fraction * kp)
+
+
 def raibert_angle(velocity: float, velocity_set: float, stance_time_s: float,
                   touchdown_length: float, gain_s: float, max_angle: float) -> float:
     """Raibert foot placement: foot ahead of the CoG by v T_s/2 + k (v − v_set) (m), as an angle."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import SELECTION, Terms, inv2, solve2
+from .dynamics import SELECTION, Terms, TickTerms, inv2, solve2
 
 
 _EYE4 = np.eye(4)
@@ -111,3 +111,76 @@ def flight_foot_torque(terms: Terms, rel_accel_des) -> np.ndarray:
     A = Jr @ terms.Minv @ SELECTION.T
     c = terms.dJs_v - terms.dJc_v - Jr @ terms.Minv @ terms.h
     return solve2(A, np.asarray(rel_accel_des, dtype=float) - c)
+
+
+# -- the control tick's fast path: the same laws on TickTerms, in scalar arithmetic ------------
+
+def _solve2(a00, a01, a10, a11, b0, b1) -> tuple[float, float]:
+    det = a00 * a11 - a01 * a10
+    if abs(det) <= 1e-13 * max(abs(a00 * a11), abs(a01 * a10), 1e-300):
+        raise np.linalg.LinAlgError('singular 2x2 system')
+    return (a11 * b0 - a01 * b1) / det, (a00 * b1 - a10 * b0) / det
+
+
+def slip_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]:
+    """:func:`slip_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m.
+
+    With W = M⁻¹ J_sᵀ and Λ_s = (J_s W)⁻¹: A = J_c M⁻¹ (S N_s)ᵀ = J_c M⁻¹ Sᵀ − (J_c W) Λ_s (S W)ᵀ
+    and c = J̇_c q̇ + J_c q̈₀ with the zero-torque support-consistent acceleration
+    q̈₀ = −M⁻¹ h − W Λ_s (J_s (−M⁻¹ h) + J̇_s q̇).
+    """
+    (c0, c1, c2, c3), (d0, d1, d2, d3) = tt.Jc
+    (s0, s1, s2, s3), (t0, t1, t2, t3) = tt.Js
+    mi = tt.Minv
+    w = [(r[0] * s0 + r[1] * s1 + r[2] * s2 + r[3] * s3,
+          r[0] * t0 + r[1] * t1 + r[2] * t2 + r[3] * t3) for r in mi]   # W, 4x2
+    (w00, w01), (w10, w11), (w20, w21), (w30, w31) = w
+    g00 = s0 * w00 + s1 * w10 + s2 * w20 + s3 * w30
+    g01 = s0 * w01 + s1 * w11 + s2 * w21 + s3 * w31
+    g10 = t0 * w00 + t1 * w10 + t2 * w20 + t3 * w30
+    g11 = t0 * w01 + t1 * w11 + t2 * w21 + t3 * w31
+    det = g00 * g11 - g01 * g10
+    if abs(det) <= 1e-13 * max(abs(g00 * g11), abs(g01 * g10), 1e-300):
+        raise np.linalg.LinAlgError('singular 2x2 matrix')
+    l00, l01, l10, l11 = g11 / det, -g01 / det, -g10 / det, g00 / det       # Λ_s
+    # J_c W (2x2) and J_c M⁻¹ Sᵀ (2x2)
+    cw00 = c0 * w00 + c1 * w10 + c2 * w20 + c3 * w30
+    cw01 = c0 * w01 + c1 * w11 + c2 * w21 + c3 * w31
+    cw10 = d0 * w00 + d1 * w10 + d2 * w20 + d3 * w30
+    cw11 = d0 * w01 + d1 * w11 + d2 * w21 + d3 * w31
+    m0, m1, m2, m3 = mi
+    cm00 = c0 * m0[2] + c1 * m1[2] + c2 * m2[2] + c3 * m3[2]
+    cm01 = c0 * m0[3] + c1 * m1[3] + c2 * m2[3] + c3 * m3[3]
+    cm10 = d0 * m0[2] + d1 * m1[2] + d2 * m2[2] + d3 * m3[2]
+    cm11 = d0 * m0[3] + d1 * m1[3] + d2 * m2[3] + d3 * m3[3]
+    # (J_c W) Λ_s
+    p00, p01 = cw00 * l00 + cw01 * l10, cw00 * l01 + cw01 * l11
+    p10, p11 = cw10 * l00 + cw11 * l10, cw10 * l01 + cw11 * l11
+    # A = J_c M⁻¹ Sᵀ − (J_c W Λ_s) (S W)ᵀ, rows of S W are W's rows 2, 3
+    a00 = cm00 - (p00 * w20 + p01 * w21)
+    a01 = cm01 - (p00 * w30 + p01 * w31)
+    a10 = cm10 - (p10 * w20 + p11 * w21)
+    a11 = cm11 - (p10 * w30 + p11 * w31)
+    f0, f1, f2, f3 = tt.Minv_h                  # q̈_free = −M⁻¹ h
+    js0 = -(s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3) + tt.dJs_v[0]
+    js1 = -(t0 * f0 + t1 * f1 + t2 * f2 + t3 * f3) + tt.dJs_v[1]
+    e0 = -(c0 * f0 + c1 * f1 + c2 * f2 + c3 * f3) - (p00 * js0 + p01 * js1)
+    e1 = -(d0 * f0 + d1 * f1 + d2 * f2 + d3 * f3) - (p10 * js0 + p11 * js1)
+    return _solve2(a00, a01, a10, a11, ax - tt.dJc_v[0] - e0, az - tt.dJc_v[1] - e1)
+
+
+def flight_foot_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]:
+    """:func:`flight_foot_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m."""
+    (c0, c1, c2, c3), (d0, d1, d2, d3) = tt.Jc
+    (s0, s1, s2, s3), (t0, t1, t2, t3) = tt.Js
+    r0, r1, r2, r3 = s0 - c0, s1 - c1, s2 - c2, s3 - c3      # J_r = J_s − J_c
+    u0, u1, u2, u3 = t0 - d0, t1 - d1, t2 - d2, t3 - d3
+    m0, m1, m2, m3 = tt.Minv
+    a00 = r0 * m0[2] + r1 * m1[2] + r2 * m2[2] + r3 * m3[2]
+    a01 = r0 * m0[3] + r1 * m1[3] + r2 * m2[3] + r3 * m3[3]
+    a10 = u0 * m0[2] + u1 * m1[2] + u2 * m2[2] + u3 * m3[2]
+    a11 = u0 * m0[3] + u1 * m1[3] + u2 * m2[3] + u3 * m3[3]
+    f0, f1, f2, f3 = tt.Minv_h
+    b0 = ax - (tt.dJs_v[0] - tt.dJc_v[0] - (r0 * f0 + r1 * f1 + r2 * f2 + r3 * f3))
+    b1 = az - (tt.dJs_v[1] - tt.dJc_v[1] - (u0 * f0 + u1 * f1 + u2 * f2 + u3 * f3))
+    return _solve2(a00, a01, a10, a11, b0, b1)

@@ -13,6 +13,12 @@ with ``t`` the state's time rounded to integer nanoseconds (the header stamp the
 receives, so an offline run reproduces a ROS run bit for bit), then ``on_tick`` (pushes,
 bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that ``update``
 method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a replayed sequence).
+
+The force argument: by default the state's single-foot ``contact_force`` ([fx, fz], N). A policy
+with a ``contact_frames`` attribute (e.g. the biped :class:`dodo_control.walker.WalkerController`)
+instead receives one world force row per frame it names, in its order, taken from the state's
+``contact_forces`` (rows in ``sim.contact_frames`` order; [fx, fy, fz], N). A frame the simulator
+does not simulate is a ValueError naming it.
 """
 from __future__ import annotations
 
@@ -44,6 +50,8 @@ class Rollout:
         tau: command of each tick (one torque per actuated joint, N*m).
         contact_force: measured contact force of each state (world, N; the single-foot field).
         in_contact: whether the state's contact carried a force.
+        contact_forces: per state, one world force row [fx, fy, fz] per contact frame
+            (``sim.contact_frames`` order), N; shape (n + 1, n_contacts, 3).
         states: the State objects (only with ``keep_states=True``).
         stopped_early: ``stop`` ended the run before the requested length.
     """
@@ -56,6 +64,7 @@ class Rollout:
     in_contact: np.ndarray
     states: list = field(default_factory=list)
     stopped_early: bool = False
+    contact_forces: np.ndarray | None = None
 
     @property
     def ticks(self) -> int:
@@ -85,6 +94,9 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     v = np.empty((steps + 1, nv))
     force = np.empty((steps + 1, len(state.contact_force)))
     contact = np.empty(steps + 1, dtype=bool)
+    n_frames = len(sim.contact_frames)
+    forces = np.empty((steps + 1, n_frames, 3))
+    rows = _policy_rows(sim, policy)
     taus: list = []
     states = []
     update = policy.update
@@ -93,6 +105,7 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     while True:
         t[k], q[k], v[k] = state.t, state.q, state.v
         force[k], contact[k] = state.contact_force, bool(state.in_contact)
+        forces[k] = state.contact_forces
         if keep_states:
             states.append(state)
         if k == steps:
@@ -100,8 +113,12 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
         if stop is not None and stop(state):
             stopped = True
             break
+        if rows is None:
+            sensed = np.array(state.contact_force, dtype=float)
+        else:
+            sensed = np.array(state.contact_forces[rows], dtype=float)
         tau = np.asarray(update(controller_time(state.t), state.q.copy(), state.v.copy(),
-                                np.array(state.contact_force, dtype=float)), dtype=float)
+                                sensed), dtype=float)
         if on_tick is not None:
             on_tick(k, state, tau)
         taus.append(tau)
@@ -110,7 +127,24 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     n = k + 1
     tau_rows = np.array(taus) if taus else np.empty((0, len(sim.state.tau_applied)))
     return Rollout(t=t[:n], q=q[:n], v=v[:n], tau=tau_rows, contact_force=force[:n],
-                   in_contact=contact[:n], states=states, stopped_early=stopped)
+                   in_contact=contact[:n], states=states, stopped_early=stopped,
+                   contact_forces=forces[:n])
+
+
+def _policy_rows(sim, policy):
+    """Rows of ``state.contact_forces`` for a policy declaring ``contact_frames`` (None: the
+    policy takes the single-foot ``contact_force``)."""
+    frames = getattr(policy, 'contact_frames', None)
+    if frames is None:
+        return None
+    if isinstance(frames, str):
+        frames = (frames,)
+    simulated = tuple(sim.contact_frames)
+    missing = [f for f in frames if f not in simulated]
+    if missing:
+        raise ValueError(f'policy contact_frames {missing} are not simulated; the simulator\'s '
+                         f'contact_frames are {list(simulated)} (SimConfig.contact_frames)')
+    return np.array([simulated.index(f) for f in frames], dtype=int)
 
 
 class JointHold:

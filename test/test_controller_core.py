@@ -8,13 +8,15 @@ import pytest
 
 from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
 from dodo_control.dynamics import SELECTION, RobotDynamics
-from dodo_control.flight import PositionLoop, VelocityLoop, foot_target, raibert_angle
+from dodo_control.flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
+                                 raibert_angle)
 from dodo_control.phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
 from dodo_control.slip import (StanceSpec, apex_return_map, deadbeat_angle, leg_force,
                                precompression, slip_acceleration, stance_flow)
-from dodo_control.stance import (flight_foot_torque, impact_energy_loss, impact_velocity,
-                                 slip_torque, slip_torque_osc, support_consistent_acceleration,
-                                 support_projection)
+from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,
+                                 impact_energy_loss, impact_velocity, slip_torque,
+                                 slip_torque_osc, slip_torque_tick,
+                                 support_consistent_acceleration, support_projection)
 from dodo_sim.model import load_leg_model
 
 OTHER = {'body_mass': 8.0, 'thigh_length': 0.4, 'shank_length': 0.45}
@@ -76,6 +78,28 @@ def test_masses_and_lengths_come_from_the_urdf(urdf_path):
     assert other.stretched_length == pytest.approx(0.85 - depth, abs=1e-9)
     assert other.rest_length == pytest.approx(
         other.config.leg_rest_length_fraction * other.stretched_length, abs=1e-12)
+
+
+def test_tick_terms_equal_the_full_terms(dyn):
+    """The control tick's scalar fast path evaluates the same quantities as :meth:`terms`."""
+    for q, v in _random_states(6, seed=11):
+        terms, tt = dyn.terms(q, v), dyn.tick_terms(q, v)
+        for name in ('com', 'com_vel', 'foot', 'Jc', 'Js', 'Minv', 'dJc_v', 'dJs_v'):
+            np.testing.assert_allclose(np.array(getattr(tt, name)), getattr(terms, name),
+                                       rtol=1e-12, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(tt.foot_vel, terms.Js @ v, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(tt.Minv_h, terms.Minv @ terms.h, rtol=1e-12, atol=1e-12)
+
+
+def test_tick_torques_equal_the_matrix_forms(dyn):
+    rng = np.random.default_rng(12)
+    for q, v in _random_states(8, seed=13):
+        terms, tt = dyn.terms(q, v), dyn.tick_terms(q, v)
+        a = rng.normal(scale=20.0, size=2)
+        np.testing.assert_allclose(slip_torque_tick(tt, *a), slip_torque(terms, a),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(flight_foot_torque_tick(tt, *a), flight_foot_torque(terms, a),
+                                   rtol=1e-9, atol=1e-9)
 
 
 # -- stance: support-consistent dynamics and the SLIP law -------------------------------------
@@ -249,6 +273,52 @@ def test_position_loop_saturates_with_anti_windup():
     assert banded.integral == 0.0             # integral separation far from the target
     assert banded.update(0.05, 0.6, feedforward=0.01) == pytest.approx(
         0.01 + 0.05 + 0.5 * 0.03)
+
+
+@pytest.mark.parametrize('kp, fraction', [(0.5, 0.9), (1.0, 0.9), (1.0, 0.6), (0.8, 1.0),
+                                           (2.0, 0.9)])
+def test_critically_damped_lead_gives_a_double_eigenvalue(kp, fraction):
+    """The hop-to-hop position/velocity map with v_set = K_p (e − L v) has the double eigenvalue
+    λ = 1 − √(K_p β T) (0 beyond deadbeat), as docs/control.md derives."""
+    a, period = 0.33, 0.72
+    lead = critically_damped_lead(a, period, fraction, kp)
+    c = period - a
+    # e' = e − a v − c v',  v' = v + β (K_p (e − L v) − v)
+    v_row = np.array([fraction * kp, 1.0 - fraction - fraction * kp * lead])
+    e_row = np.array([1.0, -a]) - c * v_row
+    eig = np.linalg.eigvals(np.array([e_row, v_row]))
+    lam = max(0.0, 1.0 - math.sqrt(kp * fraction * period))
+    if lam > 0.0:
+        np.testing.assert_allclose(eig, [lam, lam], atol=1e-6)
+    else:                                    # beyond deadbeat: both eigenvalues inside 0
+        assert np.max(np.abs(eig)) < 1.0 - 1e-9 and abs(np.prod(eig)) < 1e-9
+
+
+def test_velocity_bias_observer_learns_a_model_bias_and_ignores_pushes(urdf_path):
+    ctrl = Controller(urdf_path, ControllerConfig(velocity_bias_gain=0.5, max_velocity_bias=0.1,
+                                                  max_velocity_bias_step=0.02))
+    for hop in range(1, 8):                  # the plant is 30 mm/s faster than predicted
+        ctrl._v_pred, ctrl._hops, ctrl._hops_at_pred = 0.2, hop, hop - 1
+        ctrl._update_velocity_bias(0.23)
+    assert ctrl._v_bias == pytest.approx(0.03, abs=1e-3)
+    ctrl._v_pred, ctrl._hops, ctrl._hops_at_pred = 0.2, 9, 8
+    ctrl._update_velocity_bias(0.9)          # a push: residual beyond max_velocity_bias
+    assert ctrl._v_bias == pytest.approx(0.03, abs=1e-3)
+    ctrl._v_pred, ctrl._hops, ctrl._hops_at_pred = 0.2, 10, 9
+    ctrl._update_velocity_bias(0.2 - 0.07)   # one-hop change limited to max_velocity_bias_step
+    assert ctrl._v_bias == pytest.approx(0.03 - 0.02, abs=1e-3)
+    ctrl._v_pred, ctrl._hops_at_pred = 0.2, 10   # no touchdown since the prediction: unused
+    ctrl._update_velocity_bias(0.0)
+    assert ctrl._v_bias == pytest.approx(0.01, abs=1e-3)
+
+
+def test_a_new_target_keeps_the_position_integral(urdf_path):
+    ctrl = Controller(urdf_path, ControllerConfig(target_x=0.0))
+    ctrl._position.integral = 0.012
+    ctrl.set_setpoints(target_x=0.5)
+    assert ctrl._position.integral == 0.012
+    ctrl.set_setpoints(target_x=math.nan)     # to velocity mode: reset
+    assert ctrl._position.integral == 0.0
 
 
 def test_velocity_loop_sign_and_anti_windup():

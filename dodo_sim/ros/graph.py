@@ -1,8 +1,10 @@
 """The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
 
 Both ``launch/hop.launch.py`` (a ROS 2 install) and ``dodo hop`` (a plain machine, processes
-over DDS) build their node set from :data:`NODES` and :data:`LAUNCH_ARGUMENTS`; a test checks
-they agree. This module is pure data (no rclpy, no launch imports).
+over DDS) build their node set and parameters here: :func:`launch_nodes` / :func:`hop_nodes`,
+:func:`node_parameters` (incl. the start gates of :func:`min_subscribers`); tests check they
+agree (test/test_runs_graph.py) and run both for real (docs/running.md). This module is pure
+data and functions (no rclpy, no launch imports).
 
 Topic names, message types and QoS are the ROS contract of :mod:`dodo_sim.ros.contract`.
 """
@@ -40,12 +42,14 @@ LAUNCH_ARGUMENTS = (
               'ros__parameters, shared keys under /**:', share_path=('config', 'hop.yaml')),
     LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator)',
               share_path=('urdf', 'hopper.urdf.xacro')),
-    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: a hardware '
-              'driver publishes /joint_states and /foot_contact', default='true'),
+    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
+              'no /clock, a hardware driver publishes /joint_states and /foot_contact',
+              default='true'),
     LaunchArg('rviz', 'Start rviz2 with config/hop.rviz', default='false'),
-    LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder)',
-              default='false'),
-    LaunchArg('bag', 'Output directory of the bag when record:=true', default='hop_bag'),
+    LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
+              'simulator waits for the recorder, so the bag starts at t = 0', default='false'),
+    LaunchArg('bag', 'Output directory of the bag when record:=true (must not exist)',
+              default='hop_bag'),
 )
 
 
@@ -67,7 +71,7 @@ class NodeSpec:
         robot_description: launch passes the xacro output as its robot_description parameter.
         parameters: extra parameters (values may be :class:`Arg`), launch and ``dodo hop``.
         launch_parameters: extra parameters only in the launch file.
-        subscribes: topics it subscribes to (``dodo hop`` derives ``min_subscribers``).
+        subscribes: topics it subscribes to (:func:`min_subscribers` counts them).
         arguments: extra command-line arguments (share-relative paths as tuples).
         remappings: (from, to) topic remappings.
     """
@@ -145,11 +149,18 @@ def known_parameters() -> dict[str, set]:
     return known
 
 
-def hop_nodes(record: bool) -> tuple:
-    """Nodes ``dodo hop`` starts (simulation on a plain machine), in start order."""
-    enabled = {'record': record}
-    return tuple(spec for spec in NODES if spec.module is not None
+def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
+    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install)."""
+    enabled = {'record': record, 'rviz': rviz}
+    return tuple(spec for spec in NODES if (use_sim or not spec.sim_only)
                  and (spec.condition is None or enabled.get(spec.condition, False)))
+
+
+def hop_nodes(record: bool) -> tuple:
+    """Nodes ``dodo hop`` starts (simulation on a plain machine): the launch graph with
+    ``use_sim:=true`` minus the nodes that need a ROS install (module None)."""
+    return tuple(spec for spec in launch_nodes(use_sim=True, record=record, rviz=False)
+                 if spec.module is not None)
 
 
 def subscriber_count(topic: str, running: tuple) -> int:
@@ -157,21 +168,57 @@ def subscriber_count(topic: str, running: tuple) -> int:
     return sum(topic in spec.subscribes for spec in running)
 
 
-def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
-    """Command-line parameters ``dodo hop`` gives ``spec`` (params file aside)."""
-    params: dict[str, Any] = {'use_sim_time': True}
+def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
+    """The start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
+
+    simulator: every state topic (/clock, /joint_states, /foot_contact) must have as many
+    matched subscriptions as the running nodes that subscribe to the least subscribed of them
+    (controller + recorder when recording), so no subscriber misses the first state.
+    controller: the command topic must reach every running subscriber, plus the hardware driver
+    (outside this graph) when ``use_sim`` is false. At least 1 either way.
+    """
+    if name == 'simulator':
+        return max(1, min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS))
+    if name == 'controller':
+        return max(1, subscriber_count(EFFORT_COMMANDS, running) + (0 if use_sim else 1))
+    return None
+
+
+#: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): the hardware
+#: driver stamps /joint_states and /foot_contact with its own clock, so the controller pairs them
+#: by arrival, not by stamp.
+HARDWARE_PARAMETERS = {'controller': {'sync_foot_contact': False}}
+
+
+def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
+                    use_sim: bool = True, launch: bool = False) -> dict[str, Any]:
+    """Parameters the graph gives ``spec`` on top of the params file — the same for the launch
+    file and ``dodo hop``: ``use_sim_time``, the start gate (:func:`min_subscribers`), the
+    node's :class:`Arg` parameters taken from ``values`` (launch arguments / ``dodo hop``
+    options by name), the hardware parameters without simulator and, with ``launch``, the
+    launch-only ones. Plain Python values (typed: a string stays a string)."""
+    params: dict[str, Any] = {'use_sim_time': use_sim}
     for key, value in spec.parameters.items():
-        params[key] = args[value.name] if isinstance(value, Arg) else value
-    if spec.name == 'simulator':
-        params['min_subscribers'] = max(1, min(subscriber_count(t, running)
-                                               for t in SIMULATOR_STATE_TOPICS))
-        if 'stop_after' in args:
-            params['stop_after'] = args['stop_after']
-    elif spec.name == 'controller':
-        params['min_subscribers'] = max(1, subscriber_count(EFFORT_COMMANDS, running))
+        params[key] = values[value.name] if isinstance(value, Arg) else value
+    gate = min_subscribers(spec.name, running, use_sim=use_sim)
+    if gate is not None:
+        params['min_subscribers'] = gate
+    if not use_sim:
+        params.update(HARDWARE_PARAMETERS.get(spec.name, {}))
+    if launch:
+        params.update(spec.launch_parameters)
+    return params
+
+
+def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
+    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters` plus
+    the simulator's ``stop_after`` (``args['stop_after']``, simulated s)."""
+    params = node_parameters(spec, running, args)
+    if spec.name == 'simulator' and 'stop_after' in args:
+        params['stop_after'] = float(args['stop_after'])
     return params
 
 
 __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
-           'node', 'hop_nodes', 'hop_parameters',
-           'known_parameters', 'config_classes']
+           'node', 'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters',
+           'hop_parameters', 'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes']

@@ -20,7 +20,8 @@ SUBCOMMANDS = {
     'demo': ('dodo_sim.tools.demo', 'simulator-only drop demo of both integrators (no ROS)'),
     'hop': ('dodo_sim.tools.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
     'replay': ('dodo_sim.tools.replay', 'replay a bag (original timing, or through the controller)'),
-    'plot': ('dodo_sim.tools.plot', 'PNG figures and a leg animation from a bag'),
+    'plot': ('dodo_sim.tools.plot', 'PNG figures and a robot animation from a bag'),
+    'optimize': ('dodo_sim.tools.optimize', 'tune controller parameters over scenarios (Optuna)'),
     'bag': ('dodo_sim.tools.bag_tool', 'bag info, and recover a bag whose recorder was killed'),
 }
 

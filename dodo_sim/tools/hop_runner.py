@@ -1,90 +1,175 @@
-"""``dodo hop``: run the dodo_sim graph as separate processes over real DDS (no ROS install).
+"""``dodo hop``: run the dodo_sim graph as supervised processes over real DDS (no ROS install).
 
 ::
 
     dodo hop [--params-file F] [--duration S] [--bag DIR] [--plots DIR | --no-plots]
+             [--domain-id N] [--wall-timeout S]
 
 Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
 ``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
 
-Starts the nodes of :func:`dodo_sim.ros.graph.hop_nodes` — the same node set, executables and
-parameters as ``launch/hop.launch.py`` minus what needs a ROS install (robot_state_publisher,
-rviz2; the simulator publishes /robot_description itself) — each as
-``python -m <module> --ros-args -r __node:=<name> --params-file F -p ...``.
-Order: recorder (waits for its ``ready`` line), controller, simulator. The simulator runs
-``S`` seconds of *simulated* time (parameter ``stop_after``) and exits; then the controller and
-the recorder get SIGINT (then SIGTERM, then SIGKILL after deadlines). Exit code 0 only if every
-process ended cleanly and on time; a process that dies early is reported and the run goes on
-(e.g. without the controller the simulator keeps stepping with zero torque) but the exit code is 1.
+Before anything starts, every input is checked (params file, node configurations, the URDF,
+the controller's set-points against what the leg can reach, ``--duration``, the bag and plot
+directories, the ROS domain); a bad one is one ``dodo hop: error: ...`` line and exit code 2.
 
-Child output is prefixed with ``[name]``. ``ROS_AUTOMATIC_DISCOVERY_RANGE`` defaults to
-``LOCALHOST`` (set it to override); ``ROS_DOMAIN_ID`` is passed through.
+Then the nodes of :func:`dodo_sim.ros.graph.hop_nodes` — the node set and parameters of
+``launch/hop.launch.py`` minus what needs a ROS install — run as
+``python -m <module> --ros-args -r __node:=<name> --params-file F --params-file G``, where G is a
+generated params file with the graph's parameters (typed YAML, never text spliced into a
+command line). Order: recorder (waits for its ``ready`` line), controller, simulator; the
+simulator runs ``S`` seconds of simulated time (``stop_after``) and exits, then the controller
+and the recorder are stopped. The run gets a private ROS domain (:mod:`dodo_sim.ros.domains`).
+
+Supervision (:mod:`dodo_sim.tools.supervisor`, docs/running.md): children die with ``dodo hop``
+(SIGINT, SIGTERM, SIGHUP, even SIGKILL), the bag is closed whenever the recorder gets a chance,
+and the last line says what happened. Exit codes: 0 completed, 1 failed (a process failed or
+ended early, the simulation diverged, the wall-clock limit, the bag not closed), 2 bad input,
+130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import re
+import shutil
 import signal
-import subprocess
 import sys
-import threading
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from dodo_sim.ros import graph
-from dodo_sim.ros.params import ParamsFileError, check_params_file, node_parameters
-from dodo_sim.paths import default_params_path
+import yaml
+
+from dodo_sim.paths import default_params_path, default_urdf_path
+from dodo_sim.ros import domains, graph
+from dodo_sim.ros.params import (check_params_file, config_from_parameters,
+                                 config_defaults, node_parameters)
+from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch
 
 RECORDER_READY = 'dodo recorder: ready'
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: The simulator's final line (docs/running.md): ``dodo simulator: summary {"sim_time_s": ...,
+#: "steps": ..., "stop_reason": ...}`` (JSON object, one line).
+SIMULATOR_SUMMARY = 'dodo simulator: summary '
+#: The simulator's stop_after log line (read when no summary line comes).
+_STOP_AFTER_RE = re.compile(r'stop_after = ([\d.eE+-]+) s of simulated time reached after '
+                            r'(\d+) steps')
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+#: Node exit codes (dodo_sim.ros.runtime) by name, for the summary.
+NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
+#: Simulator first, recorder last: the recorder must see everything the others send.
+STOP_ORDER = {'simulator': 0, 'controller': 1, 'recorder': 2}
+#: Wall-clock s a child gets to exit after SIGINT, then after SIGTERM (then SIGKILL).
+STOP_GRACE_S, TERM_GRACE_S = 15.0, 5.0
 
 
-def ros_arg_value(value: Any) -> str:
-    """A parameter value as ``-p name:=value`` text (YAML, like ros2 run)."""
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    if isinstance(value, (list, tuple)):
-        return '[' + ', '.join(_yaml_item(v) for v in value) + ']'
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+def exit_name(code: int | None) -> str:
+    """What a node's exit code means."""
+    if code is not None and code < 0:
+        return f'killed by {signal.Signals(-code).name}'
+    return NODE_EXIT_NAMES.get(code, 'failed')
 
 
-def _yaml_item(value: Any) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return ros_arg_value(value)
+class UsageError(ValueError):
+    """Bad user input, found before anything started; the message is one line."""
 
 
-def node_command(spec: graph.NodeSpec, params_file: Path, parameters: dict) -> list:
-    """The command line of one node."""
+def one_line(text: str) -> str:
+    """A message on one line (YAML errors and the like span several)."""
+    return re.sub(r'\s*\n\s*', ' ', str(text)).strip()
+
+
+def write_params_file(path: Path, parameters: dict[str, dict[str, Any]]) -> Path:
+    """Write ``{node: {name: value}}`` as a ROS params file (typed YAML: strings quoted where
+    YAML would read them as something else, e.g. ``'123'``, ``'true'``, ``'run #1'``)."""
+    data = {node: {'ros__parameters': {k: (list(v) if isinstance(v, tuple) else v)
+                                       for k, v in params.items()}}
+            for node, params in parameters.items()}
+    path.write_text(yaml.safe_dump(data, default_flow_style=False, sort_keys=False))
+    return path
+
+
+def node_command(spec: graph.NodeSpec, params_file: Path, generated: Path) -> list:
+    """The command line of one node: the user's params file, then the generated one (wins)."""
     cmd = [sys.executable, '-m', spec.module, '--ros-args', '-r', f'__node:={spec.name}']
     if spec.params_file:
         cmd += ['--params-file', str(params_file)]
-    for key, value in parameters.items():
-        cmd += ['-p', f'{key}:={ros_arg_value(value)}']
-    return cmd
+    return cmd + ['--params-file', str(generated)]
+
+
+def _check_new_dir(path: Path, what: str) -> None:
+    """``path`` can be created: it does not exist and its nearest existing parent is a writable
+    directory (probed by creating and removing a directory there)."""
+    if path.exists():
+        raise UsageError(f'{what} {path} exists already; choose a new one')
+    ancestor = path.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f'{what} {path}: {ancestor} is not a directory')
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix='.dodo-probe-', dir=ancestor))
+    except OSError as exc:
+        raise UsageError(f'{what} {path}: cannot write in {ancestor} '
+                         f'({exc.strerror or exc})') from None
 
 
 @dataclass
-class Child:
-    """One started node process and the thread that forwards its output."""
+class RunResult:
+    """What a run did (``dodo hop`` prints :meth:`summary`)."""
 
-    name: str
-    proc: subprocess.Popen
-    ready: threading.Event = field(default_factory=threading.Event)
-    lines: list = field(default_factory=list)
-    thread: threading.Thread | None = None
-    expected_exit: bool = False
+    outcome: str                   # completed | interrupted | terminated | failed
+    exit_code: int
+    duration_s: float
+    sim_time_s: float | None = None
+    steps: int | None = None
+    stop_reason: str | None = None
+    wall_s: float = 0.0
+    signal_name: str | None = None
+    failures: list = field(default_factory=list)
+    exit_codes: dict = field(default_factory=dict)
+    bag: Path | None = None
+    bag_closed: bool | None = None
+
+    def summary(self) -> str:
+        t = ('t = ?' if self.sim_time_s is None else f't = {self.sim_time_s:.3f} s')
+        of = f'of {self.duration_s:g} s simulated'
+        if self.outcome == 'completed':
+            steps = f' ({self.steps} steps)' if self.steps is not None else ''
+            head = f'completed: {t}{steps} simulated in {self.wall_s:.1f} s wall time'
+        elif self.outcome == 'interrupted':
+            head = f'interrupted ({self.signal_name}) at {t} {of}, after {self.wall_s:.1f} s'
+        elif self.outcome == 'terminated':
+            head = f'terminated ({self.signal_name}) at {t} {of}, after {self.wall_s:.1f} s'
+        else:
+            head = f'FAILED at {t} {of}: ' + '; '.join(self.failures)
+        if self.stop_reason:
+            head += f' (simulator: {self.stop_reason})'
+        if self.outcome != 'failed':
+            if self.failures:
+                head += '; but: ' + '; '.join(self.failures)
+            else:
+                head += ('; every process exited cleanly' if self.outcome == 'completed'
+                         else '; every process stopped cleanly')
+        return head
 
 
 class HopRun:
-    """Start, watch and stop the graph processes (usable from tests)."""
+    """Check, start, watch and stop the graph processes (usable from tests).
+
+    ``check()`` validates everything and takes the ROS domain; ``start()`` starts the nodes;
+    ``wait()`` pumps their output until the simulator ends; ``stop()`` stops the rest in order;
+    ``result()`` tells what happened. ``run()`` does all of it with signal handling (the CLI).
+    Call ``pump()`` while doing other things between ``start()`` and ``wait()``.
+    """
 
     def __init__(self, params_file, duration: float, bag=None, env=None,
-                 out: TextIO | None = None, keep_lines: bool = False):
+                 out: TextIO | None = None, err: TextIO | None = None,
+                 keep_lines: bool = False, domain_id: int | None = None):
         self.params_file = Path(params_file)
         self.duration = float(duration)
         self.bag = Path(bag) if bag is not None else None
@@ -94,121 +179,346 @@ class HopRun:
         self.env.setdefault('RCUTILS_LOGGING_BUFFERED_STREAM', '1')
         self.env.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
         self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else self.out
         self.keep_lines = keep_lines
-        self.children: dict[str, Child] = {}
-        self.failures: list[str] = []
-        self._out_lock = threading.Lock()
+        self.explicit_domain = domain_id
+        self.domain: domains.DomainLease | None = None
         self.nodes = graph.hop_nodes(record=self.bag is not None)
+        self.group = ProcessGroup(self.env)
+        self.failures: list[str] = []
+        self.sim_summary: dict | None = None
+        self._stop_after_line: tuple[float, int] | None = None
+        self._tmp: Path | None = None
+        self._started_at: float | None = None
+        self._recorder_ready = False
+        self._reported: set[str] = set()    # children whose exit is reported already
 
-    # -- checks --------------------------------------------------------------------------------
+    @property
+    def children(self) -> dict[str, Child]:
+        return self.group.children
+
+    # -- checks (nothing runs before they pass) -------------------------------------------------
 
     def check(self) -> None:
-        """Raise ValueError / ParamsFileError before anything starts."""
-        if not self.duration > 0.0:
-            raise ValueError(f'--duration must be > 0 s of simulated time, got {self.duration}')
-        check_params_file(self.params_file, graph.known_parameters())
-        for spec in self.nodes:
-            if spec.name in graph.NODE_CONFIGS:
-                self._check_node_config(spec.name)
-        if self.bag is not None and self.bag.exists():
-            raise ValueError(f'bag directory {self.bag} exists already; choose a new one')
+        """Raise :class:`UsageError` (one line) on any bad input; then take the ROS domain."""
+        if not (math.isfinite(self.duration) and self.duration > 0.0):
+            raise UsageError(f'--duration must be a finite number of simulated seconds > 0, '
+                             f'got {self.duration}')
+        try:
+            check_params_file(self.params_file, graph.known_parameters())
+            configs = {name: self._node_configs(name) for name in graph.NODE_CONFIGS}
+            self._check_models(configs)
+        except ValueError as exc:          # ParamsFileError, ModelError, config errors
+            raise UsageError(one_line(exc)) from None
+        if self.bag is not None:
+            _check_new_dir(self.bag, 'bag directory')
+        explicit = self.explicit_domain
+        try:
+            if explicit is None and self.env.get('ROS_DOMAIN_ID', '').strip():
+                explicit = domains.parse_domain_id(self.env['ROS_DOMAIN_ID'], 'ROS_DOMAIN_ID')
+            self.domain = domains.reserve(explicit, self.env)
+        except domains.DomainUnavailable as exc:
+            raise UsageError(str(exc)) from None
+        self.env['ROS_DOMAIN_ID'] = str(self.domain.domain_id)
 
-    def _check_node_config(self, name: str) -> None:
-        from dodo_sim.ros.params import config_from_parameters, config_defaults
+    def _node_configs(self, name: str) -> dict:
+        """The node's config dataclasses built from the params file plus what dodo hop sets."""
         values = node_parameters(self.params_file, name)
+        values.update(self.graph_parameters().get(name, {}))
+        out = {}
         for cls in graph.config_classes(name):
             fields = set(config_defaults(cls))
-            config_from_parameters(cls, {k: v for k, v in values.items() if k in fields})
+            out[cls.__name__] = config_from_parameters(
+                cls, {k: v for k, v in values.items() if k in fields})
+        return out
 
-    # -- processes -----------------------------------------------------------------------------
+    @staticmethod
+    def _check_models(configs: dict) -> None:
+        """The simulator builds its model; the controller accepts its set-points on that leg.
 
-    def commands(self) -> dict[str, list]:
+        What the URDF parser (C++) prints on stderr is kept out of the terminal and added to
+        the one error line."""
+        from dodo_control.controller import Controller
+        from dodo_sim.simulator import Simulator
+        sim, ctrl = configs['simulator'], configs['controller']
+        with tempfile.TemporaryFile(mode='w+b') as native:
+            sys.stderr.flush()
+            saved = os.dup(2)
+            os.dup2(native.fileno(), 2)
+            try:
+                urdf = sim['SimulatorNodeConfig'].robot_description or str(default_urdf_path())
+                leg_xml = Simulator(urdf, sim['SimConfig']).leg.urdf_xml
+                Controller(ctrl['ControllerNodeConfig'].robot_description or leg_xml,
+                           ctrl['ControllerConfig'])
+            except ValueError as exc:
+                native.seek(0)
+                said = ' '.join(native.read().decode(errors='replace').split())
+                raise ValueError(f'{exc} ({said})' if said else str(exc)) from None
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            native.seek(0)
+            warnings = native.read().decode(errors='replace')
+            if warnings:                     # a usable model: pass on what the parser said
+                sys.stderr.write(warnings)
+
+    # -- commands --------------------------------------------------------------------------
+
+    def graph_parameters(self) -> dict[str, dict[str, Any]]:
+        """Node name -> the parameters dodo hop gives it on top of the params file."""
         args = {'bag': str(self.bag) if self.bag is not None else '',
                 'stop_after': self.duration}
-        return {spec.name: node_command(spec, self.params_file,
-                                        graph.hop_parameters(spec, self.nodes, args))
+        return {spec.name: graph.hop_parameters(spec, self.nodes, args) for spec in self.nodes}
+
+    def commands(self, directory: Path) -> dict[str, list]:
+        """Node name -> command line; writes the generated params file into ``directory``."""
+        generated = write_params_file(Path(directory) / 'dodo_hop.params.yaml',
+                                      self.graph_parameters())
+        return {spec.name: node_command(spec, self.params_file, generated)
                 for spec in self.nodes}
 
-    def _forward(self, child: Child) -> None:
-        for line in child.proc.stdout:
-            text = line.rstrip('\n')
-            if self.keep_lines:
-                child.lines.append(text)
-            if text.startswith(RECORDER_READY):
-                child.ready.set()
-            with self._out_lock:
-                self.out.write(f'[{child.name}] {text}\n')
-                self.out.flush()
+    # -- running ---------------------------------------------------------------------------
 
-    def _start(self, name: str, cmd: list) -> Child:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, env=self.env, bufsize=1)
-        child = Child(name, proc)
-        child.thread = threading.Thread(target=self._forward, args=(child,), daemon=True)
-        child.thread.start()
-        self.children[name] = child
-        return child
+    def _on_line(self, child: Child, text: str) -> None:
+        if self.keep_lines:
+            child.lines.append(text)
+        if child.name == 'simulator':
+            self._parse_simulator_line(text)
+        elif child.name == 'recorder' and text.startswith(RECORDER_READY):
+            self._recorder_ready = True
+        try:
+            self.out.write(f'[{child.name}] {text}\n')
+            self.out.flush()
+        except (BrokenPipeError, ValueError):   # e.g. `dodo hop | head` ended: keep running
+            self.out = open(os.devnull, 'w')
 
-    def start(self, ready_timeout: float = 60.0) -> None:
-        """Start every node: recorder first (waits for its ready line), simulator last."""
-        commands = self.commands()
-        order = sorted(commands, key=lambda n: {'recorder': 0, 'simulator': 2}.get(n, 1))
-        for name in order:
-            child = self._start(name, commands[name])
-            if name == 'recorder':
-                deadline = time.monotonic() + ready_timeout
-                while not child.ready.wait(0.05):
-                    if child.proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(
-                            f'recorder did not get ready (exit code {child.proc.poll()})')
+    def _parse_simulator_line(self, text: str) -> None:
+        at = text.find(SIMULATOR_SUMMARY)
+        if at >= 0:
+            try:
+                summary = json.loads(text[at + len(SIMULATOR_SUMMARY):])
+            except ValueError:
+                summary = None
+            if isinstance(summary, dict):
+                self.sim_summary = summary
+            return
+        match = _STOP_AFTER_RE.search(text)
+        if match:
+            self._stop_after_line = (float(match.group(1)), int(match.group(2)))
 
-    def wait(self, timeout: float) -> bool:
-        """Wait for the simulator to finish; note early deaths. False on timeout."""
+    def pump(self, timeout: float = 0.05) -> None:
+        """Forward the children's output (waits at most ``timeout`` s for some)."""
+        self.group.pump(timeout)
+
+    def start(self, ready_timeout: float = 60.0, latch: SignalLatch | None = None) -> bool:
+        """Start every node: recorder first (waits for its ready line), simulator last.
+
+        False if a signal arrived meanwhile (the caller stops); RuntimeError if the recorder
+        does not get ready."""
+        if self.domain is None:
+            self.check()
+        self._started_at = time.monotonic()
+        self._tmp = Path(tempfile.mkdtemp(prefix='dodo_hop-'))
+        commands = self.commands(self._tmp)
+        for name in sorted(commands, key=lambda n: {'recorder': 0, 'simulator': 2}.get(n, 1)):
+            child = self.group.start(name, commands[name], self._on_line)
+            if name != 'recorder':
+                continue
+            deadline = time.monotonic() + ready_timeout
+            while not self._recorder_ready:
+                if latch is not None and latch.received:
+                    return False
+                if child.proc.poll() is not None or time.monotonic() > deadline:
+                    self.group.drain(child)
+                    self._reported.add(name)
+                    raise RuntimeError(f'recorder did not get ready (exit code '
+                                       f'{child.proc.poll()})')
+                self.group.pump(0.05)
+        return True
+
+    def wait(self, timeout: float, latch: SignalLatch | None = None) -> bool:
+        """Pump output until the simulator exits (True), a signal arrives or ``timeout`` s of wall
+        time pass (False). A process that ends early is reported; the run goes on (without the
+        controller the simulator steps with zero torque)."""
         deadline = time.monotonic() + timeout
         sim = self.children['simulator']
-        reported = set()
-        while time.monotonic() < deadline:
-            try:
-                sim.proc.wait(timeout=0.1)
-                sim.expected_exit = True
+        while True:
+            self.group.pump(0.05)
+            if sim.proc.poll() is not None:
+                self.group.drain(sim)
+                sim.stop_requested = True
+                code = sim.proc.returncode
+                if code != 0:
+                    self._reported.add('simulator')
+                    self._fail(f'simulator exited with code {code} ({exit_name(code)})')
                 return True
-            except subprocess.TimeoutExpired:
-                pass
+            if latch is not None and latch.received:
+                return False
             for name, child in self.children.items():
-                if name not in reported and child.proc.poll() is not None:
-                    reported.add(name)
-                    self._fail(f'{name} exited early with code {child.proc.returncode}')
-        self._fail(f'simulator did not finish {self.duration} s of simulated time within '
-                   f'{timeout:.0f} s of wall time')
-        return False
+                if (child is not sim and name not in self._reported
+                        and child.proc.poll() is not None):
+                    self._reported.add(name)
+                    self.group.drain(child)
+                    self._fail(f'{name} exited early with code {child.proc.returncode} '
+                               f'({exit_name(child.proc.returncode)})')
+            if time.monotonic() > deadline:
+                self._fail(f'simulator did not finish {self.duration:g} s of simulated time '
+                           f'within {timeout:.0f} s of wall time')
+                return False
 
-    def stop(self, grace: float = 15.0) -> None:
-        """SIGINT the others (controller first, recorder last), escalate after deadlines."""
-        order = sorted(self.children, key=lambda n: {'simulator': 0, 'recorder': 2}.get(n, 1))
-        for name in order:
-            child = self.children[name]
-            proc = child.proc
-            if proc.poll() is None:
-                child.expected_exit = True
-                for sig, wait_s in ((signal.SIGINT, grace), (signal.SIGTERM, 5.0),
-                                    (signal.SIGKILL, 5.0)):
-                    proc.send_signal(sig)
-                    try:
-                        proc.wait(timeout=wait_s)
-                        break
-                    except subprocess.TimeoutExpired:
-                        self._fail(f'{name} ignored {signal.Signals(sig).name} for {wait_s} s')
-            if child.thread is not None:
-                child.thread.join(timeout=5.0)
-            if proc.returncode not in (0, None) and child.expected_exit:
-                self._fail(f'{name} ended with exit code {proc.returncode}')
+    def stop(self, latch: SignalLatch | None = None, fast: bool = False) -> None:
+        """Stop every running child: SIGINT one after the other (simulator first, recorder
+        last), escalating to SIGTERM and SIGKILL after deadlines; ``fast``: SIGTERM all at once.
+        Each further signal in ``latch`` escalates one step for all (2nd: SIGTERM, 3rd: SIGKILL).
+        """
+        seen = latch.count() if latch is not None else 0
+        level = 1 if fast else 0           # 0 SIGINT in order, 1 SIGTERM all, 2 SIGKILL all
+        escalations = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+        order = sorted(self.children.values(), key=lambda c: STOP_ORDER.get(c.name, 1))
+        if level:
+            for child in order:
+                child.stop_requested = True
+                child.send(signal.SIGTERM)
+        for child in order:
+            if child.proc.poll() is None and not child.signals_sent:
+                child.stop_requested = True
+                child.send(signal.SIGINT)
+            sent_at = time.monotonic()
+            child_level = 1 if child.signals_sent[-1:] == ['SIGTERM'] else 0
+            while child.proc.poll() is None:
+                self.group.pump(0.05)
+                if latch is not None and latch.count() > seen:
+                    seen = latch.count()
+                    level = min(level + 1, 2)
+                    for other in order:
+                        other.stop_requested = True
+                        other.send(escalations[level])
+                    child_level = level
+                    sent_at = time.monotonic()
+                    continue
+                grace = STOP_GRACE_S if child_level == 0 else TERM_GRACE_S
+                if time.monotonic() - sent_at > grace and child_level < 2:
+                    self._fail(f'{child.name} ignored {escalations[child_level].name} for '
+                               f'{grace:g} s')
+                    child_level += 1
+                    child.send(escalations[child_level])
+                    sent_at = time.monotonic()
+            self.group.drain(child, timeout=1.0)
+        for child in order:
+            code = child.proc.returncode
+            if code != 0 and child.name not in self._reported:
+                self._reported.add(child.name)
+                after = f' after {", ".join(child.signals_sent)}' if child.signals_sent else ''
+                self._fail(f'{child.name} ended with exit code {code} ({exit_name(code)}){after}')
+        self.release()
+
+    def release(self) -> None:
+        """Free the domain and the temporary files (after the children are gone)."""
+        if self.domain is not None:
+            self.domain.release()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def _fail(self, message: str) -> None:
         if message not in self.failures:
             self.failures.append(message)
-            with self._out_lock:
-                self.out.write(f'dodo hop: {message}\n')
-                self.out.flush()
+            self.err.write(f'dodo hop: {message}\n')
+            self.err.flush()
+
+    # -- results ---------------------------------------------------------------------------
+
+    def simulated_time(self) -> tuple[float | None, int | None, str | None]:
+        """(simulated s reached, steps, stop reason): the simulator's summary line, else the
+        last /clock in the bag, else its stop_after line."""
+        last = None
+        if self.bag is not None and (self.bag / 'metadata.yaml').is_file():
+            last, problem = bag_clock(self.bag, self.env.get('ROS_DOMAIN_ID', '?'))
+            if problem:
+                self._fail(problem)
+        summary = self.sim_summary
+        if summary and isinstance(summary.get('sim_time_s'), (int, float)):
+            steps = summary.get('steps')
+            return (float(summary['sim_time_s']), steps if isinstance(steps, int) else None,
+                    summary.get('stop_reason'))
+        line = self._stop_after_line
+        if last is not None:
+            if line is not None and abs(line[0] - last) < 1e-9:
+                return last, line[1], 'stop_after'
+            return last, None, None
+        if line is not None:
+            return line[0], line[1], 'stop_after'
+        return None, None, None
+
+    def result(self, outcome: str, signal_name: str | None = None) -> RunResult:
+        t, steps, reason = self.simulated_time()
+        closed = None
+        if self.bag is not None:
+            closed = (self.bag / 'metadata.yaml').is_file()
+            if not closed and self.bag.exists():
+                self._fail(f'bag {self.bag} was not closed (no metadata.yaml)')
+        codes = {name: c.proc.returncode for name, c in self.children.items()}
+        if outcome == 'completed' and t is not None and t + 1e-6 < self.duration:
+            self._fail(f'the simulator stopped at t = {t:.3f} s, before {self.duration:g} s')
+        if outcome == 'completed' and self.failures:
+            outcome = 'failed'
+        exit_code = {'completed': EXIT_OK, 'failed': EXIT_FAILED}.get(outcome)
+        if exit_code is None:
+            exit_code = 128 + signal.Signals[signal_name].value
+        wall = time.monotonic() - self._started_at if self._started_at is not None else 0.0
+        return RunResult(outcome=outcome, exit_code=exit_code, duration_s=self.duration,
+                         sim_time_s=t, steps=steps, stop_reason=reason, wall_s=wall,
+                         signal_name=signal_name, failures=list(self.failures),
+                         exit_codes=codes, bag=self.bag, bag_closed=closed)
+
+    def run(self, wall_timeout: float) -> RunResult:
+        """check() must have passed. Start, wait, stop, with SIGINT/SIGTERM/SIGHUP handled."""
+        with SignalLatch() as latch:
+            outcome = 'failed'
+            try:
+                if self.start(latch=latch) and self.wait(wall_timeout, latch):
+                    outcome = 'completed'
+            except RuntimeError as exc:
+                self._fail(str(exc))
+            except BaseException:            # a bug or our own output gone: stop them first
+                try:
+                    self.stop(latch, fast=True)
+                finally:
+                    self.group.close()
+                    self.release()
+                raise
+            first = latch.received[0] if latch.received else None
+            if first is not None:
+                outcome = 'interrupted' if first == signal.SIGINT else 'terminated'
+            try:
+                self.stop(latch, fast=first in (signal.SIGTERM, signal.SIGHUP))
+            finally:
+                self.group.close()
+                self.release()
+            return self.result(outcome, signal.Signals(first).name if first else None)
+
+
+def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
+    """(time of the last /clock in a closed bag, s; a problem found): /clock must rise strictly
+    in bag order — a step back means the bag holds a second graph's messages."""
+    import numpy as np
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.bag import clock, read_bag
+    try:
+        data = read_bag(bag, [contract.CLOCK])
+    except (OSError, ValueError) as exc:
+        return None, f'cannot read the bag {bag}: {one_line(exc)}'
+    if contract.CLOCK not in data:
+        return None, None
+    times = clock(data[contract.CLOCK])
+    back = np.nonzero(np.diff(times) <= 0.0)[0]
+    problem = None
+    if back.size:
+        i = int(back[0])
+        problem = (f'the bag mixes messages of another graph: /clock goes from '
+                   f'{times[i]:.3f} s back to {times[i + 1]:.3f} s (another simulator in ROS '
+                   f'domain {domain}?)')
+    return float(times.max()), problem
 
 
 def default_wall_timeout(duration: float) -> float:
@@ -217,32 +527,42 @@ def default_wall_timeout(duration: float) -> float:
 
 
 def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
-        out: TextIO | None = None) -> int:
+        out: TextIO | None = None, err: TextIO | None = None,
+        domain_id: int | None = None, env=None) -> int:
+    """Check, run, report; the exit code (see module docs)."""
     out = out if out is not None else sys.stdout
-    hop = HopRun(params_file, duration, bag, out=out)
+    err = err if err is not None else sys.stderr
+    hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env)
     try:
         hop.check()
-    except (ValueError, ParamsFileError) as exc:
-        out.write(f'dodo hop: {exc}\n')
+        if wall_timeout is not None and not (math.isfinite(wall_timeout) and wall_timeout > 0):
+            raise UsageError(f'--wall-timeout must be a finite number of seconds > 0, '
+                             f'got {wall_timeout}')
+        if plots is not None:
+            _check_new_dir(Path(plots), 'plots directory')
+        if bag is not None:
+            Path(bag).absolute().parent.mkdir(parents=True, exist_ok=True)
+    except (UsageError, OSError) as exc:
+        hop.release()
+        err.write(f'dodo hop: error: {one_line(exc)}\n')
+        err.flush()
         return EXIT_USAGE
-    interrupted = False
-    t0 = time.monotonic()
-    try:
-        hop.start()
-        hop.wait(wall_timeout if wall_timeout is not None else default_wall_timeout(duration))
-    except KeyboardInterrupt:
-        interrupted = True
-    except RuntimeError as exc:
-        hop._fail(str(exc))
-    finally:
-        hop.stop()
-    wall = time.monotonic() - t0
-    code = EXIT_INTERRUPTED if interrupted else (EXIT_FAILED if hop.failures else EXIT_OK)
-    out.write(f'dodo hop: {duration} s simulated in {wall:.1f} s wall time; '
-              f'{"ok" if code == 0 else "FAILED: " + "; ".join(hop.failures)}\n')
+    domain = hop.domain.domain_id
+    out.write(f'dodo hop: ROS domain {domain} (private to this run); watch it with '
+              f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
+              f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo /joint_states\n')
+    if hop.domain.foreign_sockets:
+        out.write(f'dodo hop: note: domain {domain} already has DDS participants on this '
+                  f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
+    out.flush()
+    result = hop.run(wall_timeout if wall_timeout is not None
+                     else default_wall_timeout(duration))
+    out.write(f'dodo hop: {result.summary()}\n')
+    code = result.exit_code
     if bag is not None:
-        out.write(f'dodo hop: bag: {Path(bag).resolve()}\n')
-        if plots is not None and Path(bag).is_dir():
+        state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
+        out.write(f'dodo hop: bag: {Path(bag).resolve()} ({state})\n')
+        if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out))
     out.flush()
     return code
@@ -262,10 +582,19 @@ def make_plots(bag, plots, out: TextIO) -> int:
     return EXIT_OK
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``dodo hop: error: ...``) raised, not printed."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
         prog='dodo hop', description=__doc__.split('\n\n')[0],
-        epilog='Example: dodo hop --duration 10 --bag runs/hop1 --plots runs/hop1_plots')
+        epilog='Example: dodo hop --duration 10 --bag runs/hop1 --plots runs/hop1_plots. '
+               'Exit codes: 0 completed, 1 failed, 2 bad input, 130 interrupted, '
+               '143 terminated (docs/running.md).')
     parser.add_argument('--params-file', type=Path, default=None,
                         help='params file (default: the package config/hop.yaml)')
     parser.add_argument('--duration', type=float, default=10.0,
@@ -280,12 +609,26 @@ def main(argv=None) -> int:
                         help='write figures of the bag here (default <run directory>/plots, '
                              'or <bag>_plots with --bag)')
     parser.add_argument('--no-plots', action='store_true', help='do not plot the bag')
+    parser.add_argument('--domain-id', type=int, default=None,
+                        help='ROS domain of the run (default: ROS_DOMAIN_ID if set, else a free '
+                             'one); refused if another dodo hop holds it')
     parser.add_argument('--wall-timeout', type=float, default=None,
                         help='give up after this many wall-clock seconds '
                              '(default 60 + 20 x duration)')
-    args = parser.parse_args(argv)
-    if args.plots is not None and args.no_plots:
-        parser.error('--plots and --no-plots exclude each other')
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.plots is not None and args.no_plots:
+            raise UsageError('--plots and --no-plots exclude each other')
+        if args.domain_id is not None:
+            domains.parse_domain_id(args.domain_id, '--domain-id')
+    except (UsageError, domains.DomainUnavailable) as exc:
+        print(f'dodo hop: error: {one_line(exc)}', file=sys.stderr)
+        return EXIT_USAGE
     bag, plots = args.bag, args.plots
     if bag is None:
         run_dir = args.runs_dir / time.strftime('hop-%Y%m%d-%H%M%S')
@@ -295,9 +638,13 @@ def main(argv=None) -> int:
         default_plots = bag.parent / (bag.name + '_plots')
     if plots is None and not args.no_plots:
         plots = default_plots
-    bag.parent.mkdir(parents=True, exist_ok=True)
     params_file = args.params_file if args.params_file is not None else default_params_path()
-    return run(params_file, args.duration, bag, plots, args.wall_timeout)
+    try:
+        return run(params_file, args.duration, bag, plots, args.wall_timeout,
+                   domain_id=args.domain_id)
+    except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
+        print('dodo hop: interrupted (SIGINT)', file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == '__main__':

@@ -1,0 +1,114 @@
+"""Closed-loop scenarios for evaluating a controller: the robot-agnostic part.
+
+A *scenario* builds a simulator and a controller from configuration values and a
+:class:`Perturbation`, runs them with :func:`dodo_sim.rollout.rollout` (no ROS) and returns
+named metrics (floats). ``dodo optimize`` (docs/optimize.md) evaluates every scenario of a study
+under every perturbation for each trial; tests and benchmarks may call scenarios directly.
+
+Each robot/controller pair is one small module (``dodo_control.scenarios.hopper`` for the SLIP
+hopper); a module plugs in by defining:
+
+``SECTIONS``
+    ``{params-file section: frozen config dataclass}``, e.g. ``{'simulator': SimConfig,
+    'controller': ControllerConfig}``. Tunable parameters are fields of these; the results are
+    written as a params file with these sections.
+``SCENARIOS``
+    ``{kind: Scenario}`` (see :class:`Scenario`).
+``check_perturbation(perturbation)``
+    optional: raise ValueError naming what the robot cannot use (e.g. unknown xacro args).
+
+:func:`robot_module` resolves a robot name: a key of :data:`ROBOTS` or a dotted module path
+(``mypackage.my_robot_scenarios``), so a new robot needs no edit here.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Callable, Mapping
+
+#: Shipped robot scenario modules (name -> module path). Others: give the module path.
+ROBOTS = {
+    'hopper': 'dodo_control.scenarios.hopper',
+}
+
+
+class ScenarioFailed(RuntimeError):
+    """The run did not produce usable metrics (the robot fell, the simulation diverged, the
+    controller refused its configuration); the message says which."""
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One variant of the conditions a scenario runs under.
+
+    Attributes:
+        name: short label, e.g. 'event/body_mass=8.0'.
+        overrides: section -> {field: value} applied on top of the trial's values, e.g.
+            ``{'simulator': {'integrator': 'event', 'terrain': 'slope', 'slope_deg': 5.0}}``.
+        xacro_args: robot description arguments (mass/length variants) for the simulator and
+            the controller alike (the controller's model is exact, as on the real robot with an
+            identified model).
+    """
+
+    name: str = 'nominal'
+    overrides: Mapping = field(default_factory=dict)
+    xacro_args: Mapping = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A kind of closed-loop run of one robot.
+
+    Attributes:
+        run: ``run(configs, options, perturbation) -> {metric: float}`` where ``configs`` maps
+            each section of ``SECTIONS`` to its config instance (perturbation overrides already
+            applied) and ``options`` holds every option (defaults filled in). Raises
+            :class:`ScenarioFailed` when the run is unusable.
+        options: option name -> default value (the study may override these).
+        metrics: names of the metrics ``run`` returns (what objectives may use).
+        description: one line for the docs and error messages.
+    """
+
+    run: Callable[..., dict]
+    options: Mapping
+    metrics: tuple
+    description: str = ''
+
+
+def robot_module(name: str) -> ModuleType:
+    """The scenario module of a robot: a :data:`ROBOTS` key or a dotted module path."""
+    path = ROBOTS.get(name, name)
+    try:
+        module = importlib.import_module(path)
+    except ImportError as exc:
+        raise ValueError(f"unknown robot '{name}': not one of {sorted(ROBOTS)} and no importable "
+                         f'module of that name ({exc})') from None
+    for attr in ('SECTIONS', 'SCENARIOS'):
+        if not hasattr(module, attr):
+            raise ValueError(f"robot module '{path}' has no {attr} (see dodo_control.scenarios)")
+    return module
+
+
+def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
+                  perturbation: Perturbation | None = None) -> dict:
+    """Config instances per section: dataclass defaults <- ``values[section]`` <- the
+    perturbation's overrides. Raises ValueError naming a bad value."""
+    perturbation = perturbation or Perturbation()
+    unknown_sections = sorted(set(perturbation.overrides) - set(sections))
+    if unknown_sections:
+        raise ValueError(f'unknown section(s) {unknown_sections}; known: {sorted(sections)}')
+    configs = {}
+    for section, cls in sections.items():
+        merged = {**dict(values.get(section, {})), **dict(perturbation.overrides.get(section, {}))}
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(merged) - known)
+        if unknown:
+            raise ValueError(f'unknown {section} parameter(s) {unknown}')
+        configs[section] = cls(**merged)
+    return configs
+
+
+__all__ = ['ROBOTS', 'Perturbation', 'Scenario', 'ScenarioFailed', 'robot_module',
+           'build_configs']

@@ -1,0 +1,448 @@
+"""Pulse controller of the planar Kneed Walker (As & Mailhot 2018). Pure core, no rclpy.
+
+API (a ROS node wraps exactly this)::
+
+    from dodo_control.walker import WalkerController, WalkerConfig
+    ctrl = WalkerController(WalkerConfig())
+    tau = ctrl.update(t, q, v, contact_forces)   # -> [left_hip, left_knee, right_hip, right_knee] N*m
+    ctrl.telemetry                               # WalkerTelemetry (frozen) of the last update
+    ctrl.reconfigure(new_config)                 # swap the whole config (pulses, gains, ...)
+    ctrl.reset()                                 # forget the step history
+    WalkerConfig.from_dict({'step_frequency_hz': 2.0})   # unknown keys -> ValueError naming them
+
+Inputs of ``update``: ``t`` (s); ``q``, ``v`` in the order of ``WalkerConfig.joint_names``
+(the simulator's ``joint_names``: base x, z, pitch, then the leg joints; m, rad, m/s, rad/s);
+``contact_forces``: one world force row per ``WalkerConfig.contact_frames`` entry (N; [fx, fz]
+or [fx, fy, fz]). Output: one torque per ``WalkerConfig.actuated_joints`` entry, N*m.
+
+Control law (docs/walker.md). Each step has a stance foot s and a swing foot w, switched at the
+touchdown of the swing foot (:class:`~dodo_control.walker_phase.StepPhaseDetector`, from the
+force rows only). The step phase is ``phase = step_frequency_hz * (t - t_touchdown)``. The four
+motors play four roles within a step, each driven by two rectangular pulses on the phase
+(:class:`~dodo_control.walker_pulses.PulseGenerator`; As & Mailhot's amplitude, phase and period):
+
+* swing knee: a flexion pulse early in the swing lifts the foot; an extension pulse late in the
+  swing drives the shank onto the knee stop (the URDF lower limit 0), which locks the knee
+  before touchdown;
+* swing hip: a protraction pulse swings the leg forward, a retraction pulse brakes it;
+* stance knee: pulses pressing the straight knee onto its stop keep the stance leg locked;
+* stance hip: the torso PD plus its own pulses (push-off).
+
+The torso is the passive base pitch, so it is controlled through the hips: the torque the
+hips exert on the torso is ``-(tau_stance_hip + tau_swing_hip)``. The stance hip carries the
+torso PD ``tau_torso = -kp (pitch - pitch_ref) - kd pitch_rate`` and cancels the swing hip's
+reaction: ``tau_stance_hip = stance_hip_pulses - tau_torso - tau_swing_hip``. Every torque is
+clipped to ``max_torque_nm``.
+
+Conventions (docs/robots.md): positive pitch leans the torso forward (+x); a positive hip or knee
+angle swings the distal segment backwards; knee 0 is the straight (locked) knee.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .walker_phase import StepPhaseDetector
+from .walker_pulses import Pulse, PulseGenerator
+
+#: The motor roles within a step, in the order of the pulse parameter vectors (two entries each).
+ROLES = ('stance_hip', 'swing_hip', 'stance_knee', 'swing_knee')
+PULSES_PER_ROLE = 2
+
+
+@dataclass(frozen=True)
+class WalkerConfig:
+    """Walker controller parameters (a controller node declares exactly these as ROS parameters).
+
+    The pulse vectors have 8 entries: two pulses for each role in ``ROLES`` order,
+    (stance hip 1, stance hip 2, swing hip 1, swing hip 2, stance knee 1, stance knee 2,
+    swing knee 1, swing knee 2). Phases and periods are fractions of the nominal step time
+    ``1 / step_frequency_hz``.
+
+    Attributes:
+        contact_frames: the feet's contact frames, one force row each in ``update`` (default
+            left then right, the simulator's ``contact_frames`` order).
+        joint_names: order of q and v (the simulator's ``joint_names``).
+        pitch_joint: the torso pitch coordinate in q (rad, positive = leaning forward).
+        forward_joint: the hip's horizontal coordinate in q (m, walking direction +x); its rate
+            is the hip speed of the placement feedback.
+        hip_joints: the hip joint of each foot's leg, same order as ``contact_frames``.
+        knee_joints: the knee joint of each foot's leg, same order as ``contact_frames``.
+        actuated_joints: order of the returned torques (the simulator's actuated joints).
+        initial_stance_frame: the stance foot at reset (one of ``contact_frames``).
+        step_frequency_hz: omega, steps per second of the nominal step, 1/s, in (0.5, 5].
+        pulse_amplitude_nm: torque of each pulse, N*m, within [-max_torque_nm, max_torque_nm].
+        pulse_phase: start of each pulse in step phase, in [0, 1].
+        pulse_period: width of each pulse in step phase, in [0, 1].
+        torso_pitch_ref_rad: torso pitch the PD holds, rad, in [-0.5, 0.5].
+        torso_kp_nm_per_rad: torso PD stiffness, N*m/rad, in [0, 1000].
+        torso_kd_nms_per_rad: torso PD damping, N*m*s/rad, in [0, 100].
+        swing_leg_kp_nm_per_rad: swing-leg placement stiffness, N*m/rad, in [0, 1000] (0: off,
+            the pure pulse controller of As & Mailhot).
+        swing_leg_kd_nms_per_rad: swing-leg placement damping, N*m*s/rad, in [0, 100].
+        swing_leg_angle_rad: nominal swing-thigh angle ahead of the vertical at touchdown, rad,
+            in [-0.6, 0.6].
+        swing_leg_velocity_gain_rad_s_per_m: extra placement angle per m/s of hip speed, rad*s/m,
+            in [-2, 2].
+        swing_leg_stance_gain: extra placement angle per rad of stance-thigh angle behind the
+            vertical, (-), in [-2, 2].
+        swing_leg_feedback_phase: step phase from which the placement PD acts, in [0, 1].
+        speed_target_m_s: hip speed the torso lean regulates, m/s, in [0, 3].
+        torso_pitch_speed_gain_rad_s_per_m: the torso pitch reference leans back by this much per
+            m/s of filtered hip speed above ``speed_target_m_s`` (and forward below it),
+            rad*s/m, in [0, 2] (0: a fixed reference). The reference is kept within +-0.5 rad.
+        speed_filter_time_s: time constant of the first-order low-pass filter of the hip speed,
+            s, in (0, 5].
+        swing_knee_kp_nm_per_rad: late-swing knee extension stiffness towards the straight knee
+            (its stop), N*m/rad, in [0, 100] (0: pulses only).
+        swing_knee_kd_nms_per_rad: late-swing knee extension damping, N*m*s/rad, in [0, 10].
+        swing_knee_extend_phase: step phase from which the swing knee extension acts, in [0, 1].
+        stance_knee_lock_nm: constant torque on the stance knee for the whole step, N*m, within
+            [-max_torque_nm, 0] (negative presses the straight knee onto its stop, the knee lock).
+        max_torque_nm: every motor torque is clipped to +-this, N*m, > 0 (the URDF effort).
+        load_on_n: foot load above which a foot counts as loaded, N, > load_off_n.
+        load_off_n: foot load below which a loaded foot counts as unloaded, N, >= 0.
+        min_step_fraction: shortest accepted step as a fraction of ``1 / step_frequency_hz``,
+            in [0, 1) (refractory time against contact chatter).
+    """
+
+    contact_frames: tuple = ('left_foot', 'right_foot')
+    joint_names: tuple = ('base_x', 'base_z', 'base_pitch', 'left_hip', 'left_knee',
+                          'right_hip', 'right_knee')
+    pitch_joint: str = 'base_pitch'
+    forward_joint: str = 'base_x'
+    hip_joints: tuple = ('left_hip', 'right_hip')
+    knee_joints: tuple = ('left_knee', 'right_knee')
+    actuated_joints: tuple = ('left_hip', 'left_knee', 'right_hip', 'right_knee')
+    initial_stance_frame: str = 'left_foot'
+    step_frequency_hz: float = 1.5
+    pulse_amplitude_nm: tuple = (-3.0, 0.0, -1.1, 1.0, 0.0, 0.0, 0.3, -0.5)
+    pulse_phase: tuple = (0.26, 0.0, 0.13, 0.63, 0.0, 0.0, 0.0, 0.5)
+    pulse_period: tuple = (0.41, 0.0, 0.04, 0.3, 0.0, 0.0, 0.15, 0.5)
+    torso_pitch_ref_rad: float = 0.29
+    torso_kp_nm_per_rad: float = 140.0
+    torso_kd_nms_per_rad: float = 18.0
+    swing_leg_kp_nm_per_rad: float = 24.0
+    swing_leg_kd_nms_per_rad: float = 4.0
+    swing_leg_angle_rad: float = 0.45
+    swing_leg_velocity_gain_rad_s_per_m: float = 0.0
+    swing_leg_stance_gain: float = -0.4
+    swing_leg_feedback_phase: float = 0.03
+    speed_target_m_s: float = 0.8
+    torso_pitch_speed_gain_rad_s_per_m: float = 0.5
+    speed_filter_time_s: float = 0.5
+    swing_knee_kp_nm_per_rad: float = 5.0
+    swing_knee_kd_nms_per_rad: float = 0.3
+    swing_knee_extend_phase: float = 0.5
+    stance_knee_lock_nm: float = -10.0
+    max_torque_nm: float = 20.0
+    load_on_n: float = 5.0
+    load_off_n: float = 1.0
+    min_step_fraction: float = 0.3
+
+    def __post_init__(self):
+        for name in ('contact_frames', 'joint_names', 'hip_joints', 'knee_joints',
+                     'actuated_joints'):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(str(x) for x in value))
+        for name in ('pulse_amplitude_nm', 'pulse_phase', 'pulse_period'):
+            object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad value."""
+        def bad(name, why):
+            raise ValueError(f'WalkerConfig.{name} = {getattr(self, name)!r}: {why}')
+
+        n_feet = len(self.contact_frames)
+        if n_feet < 2 or len(set(self.contact_frames)) != n_feet:
+            bad('contact_frames', 'needs at least two distinct frames')
+        for name in ('hip_joints', 'knee_joints'):
+            if len(getattr(self, name)) != n_feet:
+                bad(name, f'needs one joint per contact frame ({n_feet})')
+        for name in ('hip_joints', 'knee_joints'):
+            for joint in getattr(self, name):
+                if joint not in self.joint_names:
+                    bad(name, f'{joint!r} is not in joint_names {self.joint_names}')
+                if joint not in self.actuated_joints:
+                    bad(name, f'{joint!r} is not in actuated_joints {self.actuated_joints}')
+        for name in ('pitch_joint', 'forward_joint'):
+            if getattr(self, name) not in self.joint_names:
+                bad(name, f'is not in joint_names {self.joint_names}')
+        if len(set(self.actuated_joints)) != len(self.actuated_joints):
+            bad('actuated_joints', 'needs distinct names')
+        if self.initial_stance_frame not in self.contact_frames:
+            bad('initial_stance_frame', f'must be one of contact_frames {self.contact_frames}')
+        n_pulses = len(ROLES) * PULSES_PER_ROLE
+        for name in ('pulse_amplitude_nm', 'pulse_phase', 'pulse_period'):
+            if len(getattr(self, name)) != n_pulses:
+                bad(name, f'needs {n_pulses} values ({PULSES_PER_ROLE} per role of {ROLES})')
+        ranges = {'step_frequency_hz': (0.5, 5.0, False), 'torso_pitch_ref_rad': (-0.5, 0.5, True),
+                  'torso_kp_nm_per_rad': (0.0, 1000.0, True),
+                  'torso_kd_nms_per_rad': (0.0, 100.0, True),
+                  'swing_leg_kp_nm_per_rad': (0.0, 1000.0, True),
+                  'swing_leg_kd_nms_per_rad': (0.0, 100.0, True),
+                  'swing_leg_angle_rad': (-0.6, 0.6, True),
+                  'swing_leg_velocity_gain_rad_s_per_m': (-2.0, 2.0, True),
+                  'swing_leg_stance_gain': (-2.0, 2.0, True),
+                  'swing_leg_feedback_phase': (0.0, 1.0, True),
+                  'speed_target_m_s': (0.0, 3.0, True),
+                  'torso_pitch_speed_gain_rad_s_per_m': (0.0, 2.0, True),
+                  'speed_filter_time_s': (0.0, 5.0, False),
+                  'swing_knee_kp_nm_per_rad': (0.0, 100.0, True),
+                  'swing_knee_kd_nms_per_rad': (0.0, 10.0, True),
+                  'swing_knee_extend_phase': (0.0, 1.0, True),
+                  'load_off_n': (0.0, math.inf, True), 'min_step_fraction': (0.0, 1.0, True)}
+        for name, (low, high, closed_low) in ranges.items():
+            value = getattr(self, name)
+            ok = math.isfinite(value) and (value >= low if closed_low else value > low) \
+                and value <= high
+            if name == 'min_step_fraction':
+                ok = ok and value < 1.0
+            if not ok:
+                bad(name, f'must be within {"[" if closed_low else "("}{low}, {high}]')
+        if not (math.isfinite(self.max_torque_nm) and self.max_torque_nm > 0.0):
+            bad('max_torque_nm', 'must be a positive finite torque')
+        if not (math.isfinite(self.stance_knee_lock_nm)
+                and -self.max_torque_nm <= self.stance_knee_lock_nm <= 0.0):
+            bad('stance_knee_lock_nm', f'must be within [-max_torque_nm, 0] = '
+                                       f'[{-self.max_torque_nm}, 0] N*m')
+        if not (math.isfinite(self.load_on_n) and self.load_on_n > self.load_off_n):
+            bad('load_on_n', f'must be finite and > load_off_n = {self.load_off_n} N')
+        for i, amplitude in enumerate(self.pulse_amplitude_nm):
+            if not (math.isfinite(amplitude) and abs(amplitude) <= self.max_torque_nm):
+                bad('pulse_amplitude_nm', f'entry {i} must be within +-max_torque_nm = '
+                                          f'{self.max_torque_nm} N*m')
+        for name in ('pulse_phase', 'pulse_period'):
+            for i, value in enumerate(getattr(self, name)):
+                if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+                    bad(name, f'entry {i} must be within [0, 1] (fraction of the step time)')
+
+    def pulses(self, role: str) -> tuple:
+        """The :class:`Pulse` objects of one role (one of ``ROLES``)."""
+        if role not in ROLES:
+            raise ValueError(f'unknown role {role!r}; choose one of {ROLES}')
+        first = ROLES.index(role) * PULSES_PER_ROLE
+        return tuple(Pulse(self.pulse_amplitude_nm[k], self.pulse_phase[k],
+                           self.pulse_period[k]) for k in range(first, first + PULSES_PER_ROLE))
+
+    @property
+    def nominal_step_time_s(self) -> float:
+        return 1.0 / self.step_frequency_hz
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> 'WalkerConfig':
+        """Build from a parameter mapping; unknown keys raise ValueError naming them."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f'unknown walker parameter(s) {unknown}; known: {sorted(known)}')
+        return cls(**values)
+
+
+def torso_pd_torque(pitch_rad: float, pitch_rate_rad_s: float, pitch_ref_rad: float,
+                    kp_nm_per_rad: float, kd_nms_per_rad: float) -> float:
+    """Torque the hips should exert on the torso, N*m (positive tips it forward, about +y)."""
+    return -kp_nm_per_rad * (pitch_rad - pitch_ref_rad) - kd_nms_per_rad * pitch_rate_rad_s
+
+
+@dataclass(frozen=True)
+class WalkerTelemetry:
+    """Snapshot after the last :meth:`WalkerController.update`.
+
+    Attributes:
+        t: time of the update, s.
+        phase: step phase omega * (t - t_touchdown), (-).
+        time_in_step_s: time since the current step started, s.
+        stance_frame / swing_frame: contact frame of the stance / swing foot.
+        step_count: touchdowns since reset.
+        touchdown: this update started a new step.
+        foot_loaded: per contact frame, the detector's loaded flag.
+        torso_pitch_rad / torso_pitch_rate_rad_s: measured torso pitch and its rate.
+        torso_pitch_ref_rad: the torso pitch reference after the speed feedback, rad.
+        hip_speed_m_s: low-pass filtered hip speed, m/s.
+        torso_torque_nm: torso PD torque demanded from the hips (on the torso), N*m.
+        pulses_on: per pulse (8, the pulse-vector order), whether it is on.
+        role_torque_nm: commanded torque of each role in ``ROLES`` order, N*m (after clipping).
+        tau: the returned torques, ``actuated_joints`` order, N*m.
+    """
+
+    t: float
+    phase: float
+    time_in_step_s: float
+    stance_frame: str
+    swing_frame: str
+    step_count: int
+    touchdown: bool
+    foot_loaded: tuple
+    torso_pitch_rad: float
+    torso_pitch_rate_rad_s: float
+    torso_pitch_ref_rad: float
+    hip_speed_m_s: float
+    torso_torque_nm: float
+    pulses_on: tuple
+    role_torque_nm: tuple
+    tau: tuple
+
+
+class WalkerController:
+    """Two pulses per step and motor plus a torso PD (module docs)."""
+
+    def __init__(self, config: WalkerConfig | None = None):
+        self.reconfigure(config if config is not None else WalkerConfig())
+
+    @property
+    def config(self) -> WalkerConfig:
+        return self._config
+
+    @property
+    def contact_frames(self) -> tuple:
+        """Frames whose force rows ``update`` expects (the rollout passes these rows)."""
+        return self._config.contact_frames
+
+    def reconfigure(self, config: WalkerConfig) -> None:
+        """Swap the configuration. The step history is kept when the feet and joints stay the
+        same (a node changing pulses mid-walk); otherwise the controller is reset."""
+        if not isinstance(config, WalkerConfig):
+            raise TypeError(f'config must be a WalkerConfig, got {type(config).__name__}')
+        old = getattr(self, '_config', None)
+        self._config = config
+        cfg = config
+        index = {name: i for i, name in enumerate(cfg.joint_names)}
+        self._pitch = index[cfg.pitch_joint]
+        self._forward = index[cfg.forward_joint]
+        self._hip_q = [index[j] for j in cfg.hip_joints]
+        self._knee_q = [index[j] for j in cfg.knee_joints]
+        act = {name: i for i, name in enumerate(cfg.actuated_joints)}
+        self._hip_out = [act[j] for j in cfg.hip_joints]
+        self._knee_out = [act[j] for j in cfg.knee_joints]
+        self._generators = {role: PulseGenerator(cfg.pulses(role)) for role in ROLES}
+        self._min_step_s = cfg.min_step_fraction * cfg.nominal_step_time_s
+        same_layout = old is not None and all(
+            getattr(old, name) == getattr(cfg, name)
+            for name in ('contact_frames', 'joint_names', 'hip_joints', 'knee_joints',
+                         'actuated_joints', 'initial_stance_frame', 'pitch_joint',
+                         'forward_joint'))
+        if same_layout:
+            detector = self._detector
+            detector.load_on_n, detector.load_off_n = cfg.load_on_n, cfg.load_off_n
+            detector.min_step_time_s = self._min_step_s
+        else:
+            self._detector = StepPhaseDetector(
+                len(cfg.contact_frames), cfg.load_on_n, cfg.load_off_n, self._min_step_s,
+                cfg.contact_frames.index(cfg.initial_stance_frame))
+            self.reset()
+
+    def reset(self) -> None:
+        """Forget the step history; the next update starts step 0 on the initial stance foot."""
+        self._detector.reset(self._config.contact_frames.index(self._config.initial_stance_frame))
+        self._telemetry = None
+        self._speed = math.nan
+        self._last_t = math.nan
+
+    @property
+    def telemetry(self) -> WalkerTelemetry | None:
+        """Snapshot of the last update (None before the first)."""
+        return self._telemetry
+
+    @property
+    def step_count(self) -> int:
+        return self._detector.step_count
+
+    @property
+    def stance_frame(self) -> str:
+        return self._config.contact_frames[self._detector.stance]
+
+    def _filter_speed(self, t: float, speed: float) -> float:
+        """First-order low-pass of the hip speed (exact discretisation for any tick length)."""
+        if math.isnan(self._speed):
+            self._speed = speed
+        else:
+            dt = max(float(t) - self._last_t, 0.0)
+            alpha = 1.0 - math.exp(-dt / self._config.speed_filter_time_s)
+            self._speed += alpha * (speed - self._speed)
+        self._last_t = float(t)
+        return self._speed
+
+    def _placement(self, q, v, stance: int, swing: int) -> float:
+        """Swing-leg placement PD torque, N*m: the swing thigh's angle ahead of the vertical is
+        driven to swing_leg_angle + velocity and stance-angle feedback."""
+        cfg = self._config
+        pitch, pitch_rate = q[self._pitch], v[self._pitch]
+        # absolute thigh angles, positive = ahead of the vertical (the joint angles' opposite)
+        swing_angle = -(pitch + q[self._hip_q[swing]])
+        swing_rate = -(pitch_rate + v[self._hip_q[swing]])
+        stance_angle_behind = pitch + q[self._hip_q[stance]]
+        target = (cfg.swing_leg_angle_rad
+                  + cfg.swing_leg_velocity_gain_rad_s_per_m * v[self._forward]
+                  + cfg.swing_leg_stance_gain * stance_angle_behind)
+        # a torque ahead (about -y) is a negative joint torque
+        return -(cfg.swing_leg_kp_nm_per_rad * (target - swing_angle)
+                 - cfg.swing_leg_kd_nms_per_rad * swing_rate)
+
+    def update(self, t: float, q, v, contact_forces) -> np.ndarray:
+        """One control tick: torques for ``actuated_joints``, N*m."""
+        cfg = self._config
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        detector = self._detector
+        touchdown = detector.update(t, contact_forces)
+        stance, swing = detector.stance, detector.swing
+        time_in_step = detector.time_in_step(t)
+        phase = cfg.step_frequency_hz * time_in_step
+        gens = self._generators
+        limit = cfg.max_torque_nm
+
+        speed = self._filter_speed(t, float(v[self._forward]))
+        pitch_ref = cfg.torso_pitch_ref_rad - cfg.torso_pitch_speed_gain_rad_s_per_m * (
+            speed - cfg.speed_target_m_s)
+        pitch_ref = min(max(pitch_ref, -0.5), 0.5)
+        pitch, pitch_rate = float(q[self._pitch]), float(v[self._pitch])
+        torso = torso_pd_torque(pitch, pitch_rate, pitch_ref,
+                                cfg.torso_kp_nm_per_rad, cfg.torso_kd_nms_per_rad)
+        swing_hip = gens['swing_hip'].torque(phase)
+        if cfg.swing_leg_kp_nm_per_rad or cfg.swing_leg_kd_nms_per_rad:
+            if phase >= cfg.swing_leg_feedback_phase:
+                swing_hip += self._placement(q, v, stance, swing)
+        swing_hip = _clip(swing_hip, limit)
+        swing_knee = gens['swing_knee'].torque(phase)
+        if cfg.swing_knee_kp_nm_per_rad and phase >= cfg.swing_knee_extend_phase:
+            knee = self._knee_q[swing]
+            swing_knee -= (cfg.swing_knee_kp_nm_per_rad * q[knee]
+                           + cfg.swing_knee_kd_nms_per_rad * v[knee])
+        swing_knee = _clip(swing_knee, limit)
+        stance_knee = _clip(gens['stance_knee'].torque(phase) + cfg.stance_knee_lock_nm, limit)
+        stance_hip = _clip(gens['stance_hip'].torque(phase) - torso - swing_hip, limit)
+
+        tau = np.zeros(len(cfg.actuated_joints))
+        tau[self._hip_out[stance]] = stance_hip
+        tau[self._hip_out[swing]] = swing_hip
+        tau[self._knee_out[stance]] = stance_knee
+        tau[self._knee_out[swing]] = swing_knee
+
+        frames = cfg.contact_frames
+        self._telemetry = WalkerTelemetry(
+            t=float(t), phase=phase, time_in_step_s=time_in_step,
+            stance_frame=frames[stance], swing_frame=frames[swing],
+            step_count=detector.step_count, touchdown=touchdown,
+            foot_loaded=tuple(detector.loaded), torso_pitch_rad=pitch,
+            torso_pitch_rate_rad_s=pitch_rate, torso_pitch_ref_rad=pitch_ref,
+            hip_speed_m_s=speed, torso_torque_nm=torso,
+            pulses_on=sum((gens[role].states(phase) for role in ROLES), ()),
+            role_torque_nm=(stance_hip, swing_hip, stance_knee, swing_knee),
+            tau=tuple(float(x) for x in tau))
+        return tau
+
+
+def _clip(value: float, limit: float) -> float:
+    return -limit if value < -limit else (limit if value > limit else value)
+
+
+__all__ = ['WalkerController', 'WalkerConfig', 'WalkerTelemetry', 'ROLES', 'PULSES_PER_ROLE',
+           'torso_pd_torque']

@@ -1,0 +1,474 @@
+"""Configuration of the hardware path: the driver node's parameters (one frozen dataclass,
+:class:`DriverConfig`), the per-actuator and boom views built from them, URDF joint limits and
+the calibration file. Pure data and file IO: no rclpy, no bus.
+
+Joint conventions (actuator ``a``, joint ``q``; ``N`` = ``gear_ratio``, ``d`` = ``direction``,
+``p0`` = the calibrated zero offset in actuator radians)::
+
+    q = d (p - p0) / N      q' = d v / N      tau_joint = d N tau_actuator
+    kp_actuator = kp_joint / N^2              kd_actuator = kd_joint / N^2
+
+Boom (sensor board): ``yaw = dy 2 pi (counts_yaw - c0_yaw) / cpr_yaw``, same for pitch; a
+``boom_arc`` joint is ``R yaw`` (the hopper's base_x), a ``boom_height`` joint is ``h + R sin
+pitch`` (base_z), an ``angle`` joint is the angle itself (a revolute boom joint).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import math
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+from .protocol import MitRanges, model_ranges
+
+HARDWARE_KINDS = ('can', 'emulated')
+ESTOP_MODES = ('disable', 'damping')
+BOOM_KINDS = ('boom_arc', 'boom_height', 'angle')
+EMULATOR_MODES = ('realtime', 'lockstep')
+CALIBRATION_FORMAT = 'dodo_sim_calibration/1'
+
+
+@dataclass(frozen=True)
+class DriverConfig:
+    """Parameters of the ``driver`` node (each one a ROS parameter; see config/hardware.yaml).
+
+    Attributes:
+        hardware: 'can' (a real bus) or 'emulated' (the physics answers on an in-process
+            python-can virtual bus with the same wire format).
+        bus_interface: python-can interface of the real bus: socketcan, pcan, slcan, kvaser, ...
+        bus_channel: channel of that interface (socketcan: can0).
+        bus_bitrate: bit/s (interfaces that set it themselves; socketcan is set with ip link).
+        control_period: period of the driver loop (send commands, read replies, publish), s.
+        reply_timeout: how long a cycle waits for all replies after sending, s (< control_period).
+        robot_description: URDF XML; empty: the package's urdf/hopper.urdf.xacro. Joint limits
+            and effort limits come from it.
+        joints: actuated joints driven by MIT-mode actuators, in command order.
+        can_ids: CAN id of each joint's actuator (11-bit, 1..0x7F).
+        models: actuator model of each joint (protocol.MODELS: AK80-9, AK10-9, ...).
+        directions: +1 or -1 per joint: sign between actuator and joint rotation.
+        gear_ratios: external transmission ratio per joint (actuator turns per joint turn), -.
+        torque_constants: output torque per ampere of each actuator, N*m/A (reports current).
+        max_torques: joint-side torque clamp per joint, N*m; empty: min(URDF effort, model
+            torque range x gear ratio).
+        damping: joint damping of the watchdog / e-stop damping mode per joint, N*m*s/rad.
+        command_timeout: no valid command for this long while enabled: zero torque plus
+            damping until commands return, s.
+        estop_mode: 'disable' (motors off, joints free) or 'damping' (motors on, zero torque
+            plus damping) while the e-stop is active.
+        soft_limit_margin: width of the soft zone inside each URDF position limit, rad.
+        soft_limit_stiffness: restoring stiffness in the soft zone, N*m/rad.
+        soft_limit_damping: damping of motion towards the limit in the soft zone, N*m*s/rad.
+        max_consecutive_missed: replies an actuator (or the sensor board) may miss in a row
+            before the driver faults and disables, cycles.
+        temperature_warn: actuator temperature reported as a warning, degC.
+        temperature_limit: actuator temperature that faults and disables the driver, degC.
+        stuck_reading_time: an enabled actuator whose position and velocity counts do not change
+            for this long is faulted (frozen encoder), s; 0 disables the check.
+        calibration_file: YAML file with the zero offsets (written by ~/calibrate); empty: no
+            offsets (zeros), calibrate refuses.
+        calibration_pose: joint positions of the calibration pose, one per joint in
+            /joint_states order (m or rad); empty: all zero.
+        boom_joints: joints measured by the sensor board's two encoders: [yaw joint, pitch
+            joint] (empty strings: not present).
+        boom_kinds: how each boom encoder maps to its joint: boom_arc (R yaw), boom_height
+            (h + R sin pitch) or angle.
+        boom_radius: boom length from the pivot to the body, m.
+        boom_pivot_height: height of the boom pivot above the ground, m.
+        boom_counts_per_rev: encoder counts per revolution [yaw, pitch].
+        boom_directions: +1 or -1 per boom encoder.
+        contact_frame: the contact frame whose force the sensor board measures ('' = none).
+        contact_threshold: vertical force above which the foot counts as in contact, N
+            (the foot switch also counts).
+        diagnostics_period: period of /diagnostics, s (0.1 .. 1).
+        warn_period: wall-clock s between repeated warnings of the same kind.
+        emulator_mode: emulated hardware: 'realtime' (the physics follows the wall clock) or
+            'lockstep' (one physics period per driver cycle, deterministic).
+        emulator_initial_q: initial configuration of the emulated robot (SimConfig.initial_q).
+        emulator_integrator: integrator of the emulated physics ('timestepping' | 'event').
+        emulator_stand: how the emulated robot is held: 'until_enable' (frozen on its stand
+            until the first enable), 'clamped' (body clamped, leg hanging free) or 'none'.
+    """
+
+    hardware: str = 'can'
+    bus_interface: str = 'socketcan'
+    bus_channel: str = 'can0'
+    bus_bitrate: int = 1000000
+    control_period: float = 0.001
+    reply_timeout: float = 0.0006
+    robot_description: str = ''
+    joints: tuple = ('hip', 'knee')
+    can_ids: tuple = (1, 2)
+    models: tuple = ('AK10-9', 'AK10-9')
+    directions: tuple = (1, 1)
+    gear_ratios: tuple = (4.0, 4.0)
+    torque_constants: tuple = (1.44, 1.44)
+    max_torques: tuple = ()
+    damping: tuple = (4.0, 4.0)
+    command_timeout: float = 0.05
+    estop_mode: str = 'disable'
+    soft_limit_margin: float = 0.15
+    soft_limit_stiffness: float = 1000.0
+    soft_limit_damping: float = 20.0
+    max_consecutive_missed: int = 10
+    temperature_warn: float = 70.0
+    temperature_limit: float = 85.0
+    stuck_reading_time: float = 0.2
+    calibration_file: str = ''
+    calibration_pose: tuple = ()
+    boom_joints: tuple = ('base_x', 'base_z')
+    boom_kinds: tuple = ('boom_arc', 'boom_height')
+    boom_radius: float = 2.5
+    boom_pivot_height: float = 1.0
+    boom_counts_per_rev: tuple = (65536, 65536)
+    boom_directions: tuple = (1, 1)
+    contact_frame: str = 'foot'
+    contact_threshold: float = 10.0
+    diagnostics_period: float = 0.5
+    warn_period: float = 1.0
+    emulator_mode: str = 'realtime'
+    emulator_initial_q: tuple = (0.0, 1.2, 0.3, -0.6)
+    emulator_integrator: str = 'timestepping'
+    emulator_stand: str = 'until_enable'
+
+    def __post_init__(self):
+        for name in ('joints', 'models', 'boom_joints', 'boom_kinds'):
+            object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
+        for name in ('can_ids', 'directions', 'boom_counts_per_rev', 'boom_directions'):
+            object.__setattr__(self, name, tuple(int(x) for x in getattr(self, name)))
+        for name in ('gear_ratios', 'torque_constants', 'max_torques', 'damping',
+                     'calibration_pose', 'emulator_initial_q'):
+            object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad value."""
+        def bad(name, why):
+            raise ValueError(f'DriverConfig.{name} = {getattr(self, name)!r}: {why}')
+
+        if self.hardware not in HARDWARE_KINDS:
+            bad('hardware', f'choose one of {HARDWARE_KINDS}')
+        if self.estop_mode not in ESTOP_MODES:
+            bad('estop_mode', f'choose one of {ESTOP_MODES}')
+        if self.emulator_mode not in EMULATOR_MODES:
+            bad('emulator_mode', f'choose one of {EMULATOR_MODES}')
+        if self.emulator_stand not in ('until_enable', 'clamped', 'none'):
+            bad('emulator_stand', "choose one of ('until_enable', 'clamped', 'none')")
+        for name in ('control_period', 'reply_timeout', 'command_timeout', 'diagnostics_period',
+                     'warn_period', 'boom_radius'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                bad(name, 'must be a positive finite number')
+        if self.reply_timeout >= self.control_period:
+            bad('reply_timeout', f'must be below control_period = {self.control_period} s')
+        n = len(self.joints)
+        if n == 0:
+            bad('joints', 'needs at least one actuated joint')
+        if len(set(self.joints)) != n:
+            bad('joints', 'joint names must be unique')
+        for name in ('can_ids', 'models', 'directions', 'gear_ratios', 'torque_constants',
+                     'damping'):
+            if len(getattr(self, name)) != n:
+                bad(name, f'needs one entry per joint ({n}: {list(self.joints)})')
+        if self.max_torques and len(self.max_torques) != n:
+            bad('max_torques', f'needs one entry per joint ({n}) or none')
+        if len(set(self.can_ids)) != n or not all(1 <= i <= 0x7F for i in self.can_ids):
+            bad('can_ids', 'must be unique 11-bit ids in 1..0x7F (0 is the reply id)')
+        for model in self.models:
+            try:
+                model_ranges(model)
+            except ValueError as exc:
+                bad('models', str(exc))
+        for name in ('directions', 'boom_directions'):
+            if any(d not in (1, -1) for d in getattr(self, name)):
+                bad(name, 'entries must be +1 or -1')
+        for name in ('gear_ratios', 'torque_constants'):
+            if not all(math.isfinite(g) and g > 0.0 for g in getattr(self, name)):
+                bad(name, 'entries must be positive')
+        if not all(math.isfinite(t) and t > 0.0 for t in self.max_torques):
+            bad('max_torques', 'entries must be positive')
+        if not all(math.isfinite(d) and d >= 0.0 for d in self.damping):
+            bad('damping', 'entries must be >= 0')
+        for name in ('soft_limit_margin', 'soft_limit_stiffness', 'soft_limit_damping',
+                     'stuck_reading_time', 'contact_threshold'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                bad(name, 'must be >= 0')
+        if self.max_consecutive_missed < 1:
+            bad('max_consecutive_missed', 'must be >= 1')
+        if not self.temperature_warn < self.temperature_limit:
+            bad('temperature_warn', f'must be below temperature_limit = {self.temperature_limit}')
+        if len(self.boom_joints) != 2 or len(self.boom_kinds) != 2:
+            bad('boom_joints', 'boom_joints and boom_kinds need 2 entries [yaw, pitch] '
+                               '(an empty joint name: encoder not used)')
+        if any(k not in BOOM_KINDS for k in self.boom_kinds):
+            bad('boom_kinds', f'entries must be one of {BOOM_KINDS}')
+        if len(self.boom_counts_per_rev) != 2 or any(c <= 0 for c in self.boom_counts_per_rev):
+            bad('boom_counts_per_rev', 'needs 2 positive counts [yaw, pitch]')
+        if len(self.boom_directions) != 2:
+            bad('boom_directions', 'needs 2 entries [yaw, pitch]')
+        overlap = set(self.joints) & {j for j in self.boom_joints if j}
+        if overlap:
+            bad('boom_joints', f'{sorted(overlap)} is also an actuated joint')
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> 'DriverConfig':
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f'unknown driver parameter(s) {unknown}; known: {sorted(known)}')
+        return cls(**values)
+
+
+# -- URDF limits ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JointLimit:
+    """URDF limits of one joint (inf when the URDF gives none)."""
+
+    lower: float
+    upper: float
+    effort: float
+    velocity: float
+
+
+def urdf_joints(urdf_xml: str) -> tuple[tuple, dict]:
+    """(movable joint names in URDF order, {name: JointLimit}) of a URDF."""
+    try:
+        root = ET.fromstring(urdf_xml)
+    except ET.ParseError as exc:
+        raise ValueError(f'robot_description is not valid XML: {exc}') from exc
+    names, limits = [], {}
+    for joint in root.iter('joint'):
+        kind = joint.get('type')
+        if kind in ('fixed', None):
+            continue
+        name = joint.get('name')
+        names.append(name)
+        limit = joint.find('limit')
+        get = (lambda key, default: float(limit.get(key, default))) if limit is not None \
+            else (lambda key, default: float(default))
+        if kind == 'continuous':
+            lower, upper = -math.inf, math.inf
+        else:
+            lower, upper = get('lower', -math.inf), get('upper', math.inf)
+        limits[name] = JointLimit(lower, upper, get('effort', math.inf),
+                                  get('velocity', math.inf))
+    return tuple(names), limits
+
+
+# -- per-actuator and boom views ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ActuatorConfig:
+    """One MIT-mode actuator and its joint (see the module docs for the conventions).
+
+    Attributes:
+        joint: joint name.  can_id: CAN id.  model: actuator model.  ranges: its MIT ranges.
+        direction: +1/-1.  gear_ratio: actuator turns per joint turn.
+        torque_constant: N*m/A at the actuator output.  zero_offset: actuator position at
+        joint zero, rad (from the calibration file).  max_torque: joint-side clamp, N*m.
+        damping: joint damping of the damping mode, N*m*s/rad.
+    """
+
+    joint: str
+    can_id: int
+    model: str
+    ranges: MitRanges
+    direction: int = 1
+    gear_ratio: float = 1.0
+    torque_constant: float = 1.0
+    zero_offset: float = 0.0
+    max_torque: float = math.inf
+    damping: float = 0.0
+
+    def joint_position(self, actuator_position: float) -> float:
+        return self.direction * (actuator_position - self.zero_offset) / self.gear_ratio
+
+    def joint_velocity(self, actuator_velocity: float) -> float:
+        return self.direction * actuator_velocity / self.gear_ratio
+
+    def joint_torque(self, actuator_torque: float) -> float:
+        return self.direction * self.gear_ratio * actuator_torque
+
+    def actuator_position(self, joint_position: float) -> float:
+        return self.zero_offset + self.direction * self.gear_ratio * joint_position
+
+    def actuator_torque(self, joint_torque: float) -> float:
+        return self.direction * joint_torque / self.gear_ratio
+
+    def actuator_gain(self, joint_gain: float) -> float:
+        """kp or kd seen by the actuator for a joint-side gain."""
+        return joint_gain / (self.gear_ratio * self.gear_ratio)
+
+    @property
+    def joint_position_range(self) -> tuple:
+        """Joint positions the 16-bit position field can carry with this offset, rad."""
+        a = self.joint_position(self.ranges.p_min)
+        b = self.joint_position(self.ranges.p_max)
+        return (min(a, b), max(a, b))
+
+
+@dataclass(frozen=True)
+class BoomConfig:
+    """The sensor board's boom encoders and foot sensor."""
+
+    joints: tuple = ('base_x', 'base_z')
+    kinds: tuple = ('boom_arc', 'boom_height')
+    radius: float = 2.5
+    pivot_height: float = 1.0
+    counts_per_rev: tuple = (65536, 65536)
+    directions: tuple = (1, 1)
+    zero_counts: tuple = (0, 0)
+    contact_frame: str = 'foot'
+    contact_threshold: float = 10.0
+
+    def angle(self, axis: int, counts: int) -> float:
+        return (self.directions[axis] * 2.0 * math.pi * (counts - self.zero_counts[axis])
+                / self.counts_per_rev[axis])
+
+    def counts(self, axis: int, angle: float) -> float:
+        """Encoder counts (not rounded) of an angle."""
+        return (self.zero_counts[axis]
+                + self.directions[axis] * angle * self.counts_per_rev[axis] / (2.0 * math.pi))
+
+    def joint_state(self, axis: int, angle: float, rate: float) -> tuple:
+        """(position, velocity) of boom joint ``axis`` from its angle and rate (rad, rad/s,
+        in encoder direction)."""
+        kind = self.kinds[axis]
+        rate = self.directions[axis] * rate
+        if kind == 'boom_arc':
+            return self.radius * angle, self.radius * rate
+        if kind == 'boom_height':
+            return (self.pivot_height + self.radius * math.sin(angle),
+                    self.radius * math.cos(angle) * rate)
+        return angle, rate
+
+    def angle_of(self, axis: int, position: float, velocity: float) -> tuple:
+        """(angle, rate in encoder direction) of boom joint ``axis`` at (position, velocity);
+        the inverse of :meth:`joint_state`."""
+        kind = self.kinds[axis]
+        if kind == 'boom_arc':
+            angle, rate = position / self.radius, velocity / self.radius
+        elif kind == 'boom_height':
+            s = (position - self.pivot_height) / self.radius
+            if not -1.0 < s < 1.0:
+                raise ValueError(f'height {position} m is out of reach of a {self.radius} m boom '
+                                 f'pivoting at {self.pivot_height} m')
+            angle = math.asin(s)
+            rate = velocity / (self.radius * math.cos(angle))
+        else:
+            angle, rate = position, velocity
+        return angle, self.directions[axis] * rate
+
+
+def actuator_configs(config: DriverConfig, limits: Mapping[str, JointLimit],
+                     zero_offsets: Mapping[str, float] | None = None) -> tuple:
+    """The :class:`ActuatorConfig` of every actuated joint (URDF limits checked)."""
+    zero_offsets = zero_offsets or {}
+    out = []
+    for k, joint in enumerate(config.joints):
+        if joint not in limits:
+            raise ValueError(f'DriverConfig.joints: {joint!r} is not a movable joint of the '
+                             f'robot description (has {sorted(limits)})')
+        ranges = model_ranges(config.models[k])
+        gear = config.gear_ratios[k]
+        clamp = ranges.max_torque * gear
+        if math.isfinite(limits[joint].effort) and limits[joint].effort > 0.0:
+            clamp = min(clamp, limits[joint].effort)
+        if config.max_torques:
+            clamp = min(clamp, config.max_torques[k])
+        out.append(ActuatorConfig(joint=joint, can_id=config.can_ids[k], model=config.models[k],
+                                  ranges=ranges, direction=config.directions[k],
+                                  gear_ratio=gear, torque_constant=config.torque_constants[k],
+                                  zero_offset=float(zero_offsets.get(joint, 0.0)),
+                                  max_torque=clamp, damping=config.damping[k]))
+    return tuple(out)
+
+
+def boom_config(config: DriverConfig, zero_counts=(0, 0)) -> BoomConfig:
+    return BoomConfig(joints=config.boom_joints, kinds=config.boom_kinds,
+                      radius=config.boom_radius, pivot_height=config.boom_pivot_height,
+                      counts_per_rev=config.boom_counts_per_rev,
+                      directions=config.boom_directions, zero_counts=tuple(zero_counts),
+                      contact_frame=config.contact_frame,
+                      contact_threshold=config.contact_threshold)
+
+
+# -- calibration file -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Calibration:
+    """Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder
+    counts at angle zero ([yaw, pitch])."""
+
+    zero_offsets: Mapping[str, float] = field(default_factory=dict)
+    boom_zero_counts: tuple = (0, 0)
+
+
+def load_calibration(path: str | os.PathLike) -> Calibration:
+    """Read a calibration file (ValueError naming the file and the bad entry)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f'calibration file not found: {path} (run the driver\'s ~/calibrate '
+                         f'service with the robot in the calibration pose)')
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ValueError(f'calibration file {path} is not valid YAML: {exc}') from exc
+    if not isinstance(data, dict) or data.get('format') != CALIBRATION_FORMAT:
+        raise ValueError(f'calibration file {path}: expected format: {CALIBRATION_FORMAT}')
+    try:
+        offsets = {str(k): float(v['zero_offset_rad'])
+                   for k, v in (data.get('actuators') or {}).items()}
+        boom = data.get('boom') or {}
+        counts = (int(boom.get('yaw_zero_counts', 0)), int(boom.get('pitch_zero_counts', 0)))
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ValueError(f'calibration file {path}: bad entry ({exc!r}); expected '
+                         f'actuators: {{joint: {{zero_offset_rad: x}}}}, boom: '
+                         f'{{yaw_zero_counts: n, pitch_zero_counts: n}}') from exc
+    if not all(math.isfinite(v) for v in offsets.values()):
+        raise ValueError(f'calibration file {path}: non-finite zero offset')
+    return Calibration(offsets, counts)
+
+
+def save_calibration(path: str | os.PathLike, calibration: Calibration,
+                     pose: Mapping[str, float] | None = None, can_ids: Mapping[str, int] = None
+                     ) -> None:
+    """Write a calibration file atomically (a crash never leaves a half-written file)."""
+    path = Path(path)
+    can_ids = can_ids or {}
+    data = {
+        'format': CALIBRATION_FORMAT,
+        'written': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        'pose': {k: float(v) for k, v in (pose or {}).items()},
+        'actuators': {joint: dict({'zero_offset_rad': float(offset)},
+                                  **({'can_id': int(can_ids[joint])} if joint in can_ids else {}))
+                      for joint, offset in calibration.zero_offsets.items()},
+        'boom': {'yaw_zero_counts': int(calibration.boom_zero_counts[0]),
+                 'pitch_zero_counts': int(calibration.boom_zero_counts[1])},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix='.tmp', dir=path.parent)
+    try:
+        with os.fdopen(fd, 'w') as f:
+            f.write('# dodo_sim hardware calibration, written by the driver (~/calibrate)\n')
+            yaml.safe_dump(data, f, sort_keys=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ['DriverConfig', 'JointLimit', 'ActuatorConfig', 'BoomConfig', 'Calibration',
+           'urdf_joints', 'actuator_configs', 'boom_config', 'load_calibration',
+           'save_calibration', 'HARDWARE_KINDS', 'ESTOP_MODES', 'BOOM_KINDS', 'EMULATOR_MODES']

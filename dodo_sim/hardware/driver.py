@@ -1,0 +1,431 @@
+"""The driver core: backend + safety supervisor + calibration -> one measured sample per cycle.
+
+No rclpy: the ``driver`` node (dodo_sim/ros/driver_node.py) is a thin adapter around
+:class:`DriverCore`, and :class:`dodo_sim.hardware.emulator.EmulatedRig` runs the same core in
+process (``dodo_sim.rollout``). Time is passed in (``now``, s, any monotonic clock).
+
+One :meth:`DriverCore.cycle`:
+
+1. the safety supervisor turns the latest command and the latest measurement into a set-point
+   per actuator (off / damping / torque, see :mod:`dodo_sim.hardware.safety`);
+2. set-points become MIT frames (an actuator being enabled first gets a zero command, then the
+   enable frame, so no stale firmware set-point can kick; torque commands carry kp = kd = 0);
+3. the backend sends them with the sensor board's Sync and collects the replies;
+4. replies become joint positions, velocities and torques (calibrated), the board sample
+   becomes the boom joints and the contact force; missed replies hold the last value;
+5. the supervisor checks the new measurement (faults, URDF limits, temperatures).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from .backend import ActuatorBackend, ActuatorFrame
+from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, JointLimit,
+                     actuator_configs, boom_config, load_calibration, save_calibration)
+from .protocol import MitCommand, error_name
+from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,
+                     SafetySupervisor)
+
+
+class Sample(NamedTuple):
+    """The measured state after a cycle (joint side, every joint in ``joint_names`` order).
+
+    Attributes:
+        t: the cycle's time (the ``now`` passed to :meth:`DriverCore.cycle`), s.
+        q / v: positions (m, rad) and velocities; effort: measured torque (N*m, 0 on the boom).
+        contact_force: foot force, world [x, z] N (zeros without a sensor).
+        in_contact: foot switch closed or vertical force above ``contact_threshold``.
+        fresh: every actuator and the board answered this cycle.
+        state: the safety state after the cycle.
+    """
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    effort: np.ndarray
+    contact_force: np.ndarray
+    in_contact: bool
+    fresh: bool
+    state: SafetyState
+
+
+@dataclass
+class ActuatorStatus:
+    """Live status of one actuator (diagnostics)."""
+
+    config: ActuatorConfig
+    position: float = 0.0           # joint side
+    velocity: float = 0.0
+    torque: float = 0.0
+    actuator_position: float = 0.0  # actuator side, rad (calibration reads this)
+    temperature: float = math.nan
+    error_code: int = 0
+    replies: int = 0
+    missed: int = 0
+    consecutive_missed: int = 0
+    missed_window: int = 0          # since the last diagnostics report
+    counts: tuple | None = None
+    frozen_for: float = 0.0
+    motor_on: bool = False          # what the driver last told the actuator
+    primed: bool = False            # zero command sent before the enable frame
+    soft_limited: bool = False
+    mode: str = 'off'               # what the actuator was sent: off, damping or torque
+    command_torque: float = 0.0     # joint side, N*m
+    command_kd: float = 0.0         # joint side, N*m*s/rad
+
+    @property
+    def current(self) -> float:
+        """Estimated current, A (torque / torque constant, actuator side)."""
+        return abs(self.torque / self.config.gear_ratio) / self.config.torque_constant
+
+
+@dataclass
+class BoardStatus:
+    """Live status of the sensor board (diagnostics)."""
+
+    samples: int = 0
+    missed: int = 0
+    consecutive_missed: int = 0
+    missed_window: int = 0
+    counts: tuple = (0, 0)
+    yaw_encoder_error: bool = False
+    pitch_encoder_error: bool = False
+    force_overload: bool = False
+    foot_switch: bool = False
+    encoder_errors: int = 0
+
+
+@dataclass
+class CycleTiming:
+    """perf_counter stamps of the last cycle, s."""
+
+    start: float = 0.0
+    sent: float = 0.0
+    received: float = 0.0
+    done: float = 0.0
+
+
+class DriverCore:
+    """See module docs.
+
+    Args:
+        config: the driver parameters.
+        urdf_joint_names: movable joints of the robot description, URDF order.
+        limits: their URDF limits.
+        backend: an :class:`ActuatorBackend` (real bus or emulated).
+        calibration: zero offsets; None: read ``config.calibration_file`` (zeros if empty).
+    """
+
+    def __init__(self, config: DriverConfig, urdf_joint_names: Sequence[str],
+                 limits: Mapping[str, JointLimit], backend: ActuatorBackend,
+                 calibration: Calibration | None = None):
+        self.config = config
+        #: why the driver has no calibration (enable is refused), None when calibrated
+        self.uncalibrated: str | None = None
+        if calibration is None:
+            calibration = Calibration()
+            if config.calibration_file:
+                if Path(config.calibration_file).is_file():
+                    calibration = load_calibration(config.calibration_file)
+                else:
+                    self.uncalibrated = (f'not calibrated: {config.calibration_file} does not '
+                                         f'exist (put the robot in the calibration pose and '
+                                         f'call ~/calibrate)')
+        self.calibration = calibration
+        self.actuators = actuator_configs(config, limits, calibration.zero_offsets)
+        self.boom: BoomConfig = boom_config(config, calibration.boom_zero_counts)
+        boom_joints = [j for j in config.boom_joints if j]
+        for j in boom_joints:
+            if j not in limits:
+                raise ValueError(f'DriverConfig.boom_joints: {j!r} is not a movable joint of '
+                                 f'the robot description (has {sorted(limits)})')
+        measured = set(config.joints) | set(boom_joints)
+        missing = [j for j in urdf_joint_names if j not in measured]
+        if missing:
+            raise ValueError(f'joints {missing} of the robot description are neither actuated '
+                             f'(DriverConfig.joints) nor measured by the boom '
+                             f'(DriverConfig.boom_joints)')
+        if config.calibration_pose and len(config.calibration_pose) != len(urdf_joint_names):
+            raise ValueError(f'DriverConfig.calibration_pose needs one value per joint '
+                             f'{list(urdf_joint_names)}')
+        self.joint_names = tuple(urdf_joint_names)
+        self.actuated_joint_names = tuple(config.joints)
+        self._index = {name: i for i, name in enumerate(self.joint_names)}
+        self._act_index = [self._index[a.joint] for a in self.actuators]
+        self._boom_index = [self._index[j] if j else None for j in config.boom_joints]
+        self.backend = backend
+        self.safety = SafetySupervisor(
+            self.actuated_joint_names,
+            [SafetyLimits(limits[a.joint].lower, limits[a.joint].upper, a.max_torque, a.damping)
+             for a in self.actuators],
+            SafetyConfig(command_timeout=config.command_timeout, estop_mode=config.estop_mode,
+                         soft_limit_margin=config.soft_limit_margin,
+                         soft_limit_stiffness=config.soft_limit_stiffness,
+                         soft_limit_damping=config.soft_limit_damping,
+                         max_consecutive_missed=config.max_consecutive_missed,
+                         temperature_warn=config.temperature_warn,
+                         temperature_limit=config.temperature_limit,
+                         stuck_reading_time=config.stuck_reading_time))
+        n = len(self.joint_names)
+        self.q = np.zeros(n)
+        self.v = np.zeros(n)
+        self.effort = np.zeros(n)
+        self.contact_force = np.zeros(2)
+        self.in_contact = False
+        self.status = [ActuatorStatus(a) for a in self.actuators]
+        self.board = BoardStatus()
+        self.has_board = any(self._boom_index) or bool(config.contact_frame)
+        self.cycles = 0
+        self.rejected_commands = 0
+        self.timing = CycleTiming()
+        self._sequence = 0
+        self._last_cycle_time: float | None = None
+        self._zero_requests: set = set()
+
+    # -- commands and requests ------------------------------------------------------------------
+
+    def set_command(self, now: float, torques: Sequence[float]) -> bool:
+        """A command (joint torques, N*m, ``actuated_joint_names`` order). False (counted) if
+        it has the wrong length or a non-finite value; the previous command is kept."""
+        try:
+            values = [float(x) for x in torques]
+        except (TypeError, ValueError):
+            values = None
+        if (values is None or len(values) != len(self.actuators)
+                or not all(math.isfinite(x) for x in values)):
+            self.rejected_commands += 1
+            return False
+        self.safety.command(now, values)
+        return True
+
+    def set_named_command(self, now: float, names: Sequence[str],
+                          torques: Sequence[float]) -> bool:
+        """A command by joint name (every actuated joint exactly once)."""
+        if len(names) != len(torques) or sorted(names) != sorted(self.actuated_joint_names):
+            self.rejected_commands += 1
+            return False
+        by_name = dict(zip(names, torques))
+        return self.set_command(now, [by_name[j] for j in self.actuated_joint_names])
+
+    def enable(self, now: float) -> tuple[bool, str]:
+        ok, message = self.safety.enable(now)
+        if ok:
+            for s in self.status:
+                if not s.motor_on:
+                    s.primed = False
+        return ok, message
+
+    def disable(self, reason: str = 'disable requested') -> None:
+        self.safety.disable(reason)
+
+    def estop(self, reason: str = 'e-stop requested') -> None:
+        self.safety.estop(reason)
+
+    def calibrate(self, pose: Mapping[str, float] | None = None) -> Calibration:
+        """Zero offsets that make the current reading equal the calibration pose; applied at
+        once and written to ``calibration_file``. Only while not enabled."""
+        if self.safety.state is SafetyState.ENABLED:
+            raise RuntimeError('calibrate only while disabled (the motors must be off)')
+        if not self.config.calibration_file:
+            raise RuntimeError('no calibration_file configured: nowhere to write the offsets')
+        if pose is None:
+            values = self.config.calibration_pose or (0.0,) * len(self.joint_names)
+            pose = dict(zip(self.joint_names, values))
+        missing = [s.config.joint for s in self.status if s.replies == 0]
+        if missing:
+            raise RuntimeError(f'no reply yet from {missing}: cannot calibrate')
+        offsets = {}
+        for s in self.status:
+            a = s.config
+            offsets[a.joint] = s.actuator_position - a.direction * a.gear_ratio * pose[a.joint]
+        zero_counts = list(self.boom.zero_counts)
+        if self.has_board:
+            if self.board.samples == 0:
+                raise RuntimeError('no sample from the sensor board yet: cannot calibrate')
+            for axis, joint in enumerate(self.config.boom_joints):
+                if not joint:
+                    continue
+                angle, _ = self.boom.angle_of(axis, pose[joint], 0.0)
+                raw = self.board.counts[axis]
+                zero_counts[axis] = int(round(
+                    raw - self.boom.directions[axis] * angle * self.boom.counts_per_rev[axis]
+                    / (2.0 * math.pi)))
+        calibration = Calibration(offsets, tuple(zero_counts))
+        save_calibration(self.config.calibration_file, calibration, pose,
+                         {a.joint: a.can_id for a in self.actuators})
+        self._apply_calibration(calibration)
+        self.uncalibrated = None
+        return calibration
+
+    def _apply_calibration(self, calibration: Calibration) -> None:
+        self.calibration = calibration
+        updated = []
+        for s in self.status:
+            a = s.config
+            new = dataclasses.replace(a, zero_offset=calibration.zero_offsets.get(a.joint, 0.0))
+            s.config = new
+            updated.append(new)
+        self.actuators = tuple(updated)
+        self.boom = dataclasses.replace(self.boom,
+                                        zero_counts=tuple(calibration.boom_zero_counts))
+
+    # -- the cycle ------------------------------------------------------------------------------
+
+    def cycle(self, now: float, clock=None) -> Sample:
+        """One control cycle at time ``now`` (s)."""
+        backend = self.backend
+        act_q = self.q[self._act_index]
+        act_v = self.v[self._act_index]
+        out = self.safety.setpoints(now, act_q, act_v)
+        frames = []
+        for s, setpoint, limited in zip(self.status, out.setpoints, out.soft_limited):
+            frames.append(self._frame(s, setpoint))
+            s.soft_limited = limited
+        self._sequence = (self._sequence + 1) & 0xFF
+        exchange = backend.exchange(frames, self._sequence, self.config.reply_timeout)
+        self.timing = CycleTiming(exchange.t_start, exchange.t_sent, exchange.t_received)
+        dt = (now - self._last_cycle_time) if self._last_cycle_time is not None else 0.0
+        self._last_cycle_time = now
+        fresh = self._read_actuators(exchange, dt)
+        fresh &= self._read_board(exchange)
+        if fresh and hasattr(backend, 'note_traffic'):
+            backend.note_traffic()
+        health = [JointHealth(s.consecutive_missed, s.error_code,
+                              s.temperature if math.isfinite(s.temperature) else 25.0,
+                              s.frozen_for, s.replies > 0) for s in self.status]
+        self.safety.observe(self.q[self._act_index], health)
+        if self.has_board and self.board.consecutive_missed >= self.config.max_consecutive_missed:
+            self.safety.add_condition(
+                f'sensor board: no sample for {self.board.consecutive_missed} cycles')
+        if self.uncalibrated:
+            self.safety.add_condition(self.uncalibrated)
+        if self.board.yaw_encoder_error or self.board.pitch_encoder_error:
+            self.safety.add_condition('sensor board: boom encoder signal fault')
+        self.cycles += 1
+        if clock is not None:
+            self.timing.done = clock()
+        return Sample(now, self.q.copy(), self.v.copy(), self.effort.copy(),
+                      self.contact_force.copy(), self.in_contact, fresh, self.safety.state)
+
+    def _frame(self, s: ActuatorStatus, setpoint) -> ActuatorFrame:
+        frame = self._frame_for(s, setpoint)
+        s.mode = setpoint.mode.value if frame.kind == 'command' and s.motor_on else 'off'
+        s.command_torque = setpoint.torque if s.mode == 'torque' else 0.0
+        s.command_kd = setpoint.kd if s.mode == 'damping' else 0.0
+        return frame
+
+    def _frame_for(self, s: ActuatorStatus, setpoint) -> ActuatorFrame:
+        a = s.config
+        if setpoint.mode is JointMode.OFF:
+            s.motor_on = False
+            s.primed = False
+            return ActuatorFrame(a.can_id, 'disable')
+        if not s.motor_on:
+            if self.safety.state is SafetyState.ESTOP:
+                return ActuatorFrame(a.can_id, 'disable')   # an e-stop never switches a motor on
+            if not s.primed:          # clear the firmware's last set-point before enabling
+                s.primed = True
+                return ActuatorFrame(a.can_id, 'command', MitCommand())
+            s.motor_on = True
+            return ActuatorFrame(a.can_id, 'enable')
+        if setpoint.mode is JointMode.DAMPING:
+            return ActuatorFrame(a.can_id, 'command',
+                                 MitCommand(kd=min(a.actuator_gain(setpoint.kd),
+                                                   a.ranges.kd_max)))
+        return ActuatorFrame(a.can_id, 'command',
+                             MitCommand(torque=a.actuator_torque(setpoint.torque)))
+
+    def _read_actuators(self, exchange, dt: float) -> bool:
+        fresh = True
+        for s, index in zip(self.status, self._act_index):
+            a = s.config
+            reply = exchange.replies.get(a.can_id)
+            if reply is None:
+                s.missed += 1
+                s.missed_window += 1
+                s.consecutive_missed += 1
+                fresh = False
+                continue
+            s.replies += 1
+            s.consecutive_missed = 0
+            s.actuator_position = reply.position
+            s.position = a.joint_position(reply.position)
+            s.velocity = a.joint_velocity(reply.velocity)
+            s.torque = a.joint_torque(reply.torque)
+            s.temperature = float(reply.temperature)
+            s.error_code = reply.error_code
+            if s.counts is not None and reply.counts[:2] == s.counts[:2]:
+                s.frozen_for += dt
+            else:
+                s.frozen_for = 0.0
+            s.counts = reply.counts
+            self.q[index] = s.position
+            self.v[index] = s.velocity
+            self.effort[index] = s.torque
+        return fresh
+
+    def _read_board(self, exchange) -> bool:
+        if not self.has_board:
+            return True
+        b = self.board
+        sample = exchange.board
+        if sample is None:
+            b.missed += 1
+            b.missed_window += 1
+            b.consecutive_missed += 1
+            return False
+        b.samples += 1
+        b.consecutive_missed = 0
+        b.counts = (sample.yaw_counts, sample.pitch_counts)
+        b.yaw_encoder_error = sample.yaw_encoder_error
+        b.pitch_encoder_error = sample.pitch_encoder_error
+        b.encoder_errors += sample.yaw_encoder_error + sample.pitch_encoder_error
+        b.force_overload = sample.force_overload
+        b.foot_switch = sample.foot_switch
+        rates = (sample.yaw_rate, sample.pitch_rate)
+        for axis, index in enumerate(self._boom_index):
+            if index is None:
+                continue
+            angle = self.boom.angle(axis, b.counts[axis])
+            self.q[index], self.v[index] = self.boom.joint_state(axis, angle, rates[axis])
+        if self.config.contact_frame:
+            self.contact_force[:] = (sample.foot_force_x, sample.foot_force_z)
+            self.in_contact = bool(sample.foot_switch
+                                   or sample.foot_force_z > self.config.contact_threshold)
+        return True
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    def take_window(self) -> dict:
+        """Missed replies per actuator (and 'board') since the last call (resets them)."""
+        out = {s.config.joint: s.missed_window for s in self.status}
+        out['board'] = self.board.missed_window
+        for s in self.status:
+            s.missed_window = 0
+        self.board.missed_window = 0
+        return out
+
+    def shutdown(self) -> None:
+        """Disable every actuator (one cycle of disable frames) and close the bus."""
+        self.safety.disable('driver shutting down')
+        try:
+            frames = [ActuatorFrame(s.config.can_id, 'disable') for s in self.status]
+            self.backend.exchange(frames, self._sequence, self.config.reply_timeout)
+            for s in self.status:
+                s.motor_on = False
+        finally:
+            self.backend.close()
+
+
+def actuated_status_text(s: ActuatorStatus) -> str:
+    return (f'{s.config.joint} (CAN id {s.config.can_id}, {s.config.model}): '
+            f'{error_name(s.error_code)}, {s.temperature:.0f} degC')
+
+
+__all__ = ['DriverCore', 'Sample', 'ActuatorStatus', 'BoardStatus', 'CycleTiming']

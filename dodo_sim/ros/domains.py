@@ -1,0 +1,181 @@
+"""A private ROS 2 domain per ``dodo hop`` run, so that two runs on one machine never mix.
+
+A run holds an exclusive ``flock`` on ``<lock dir>/domain-<id>.lock`` for its whole life (the
+lock dies with the process, even on SIGKILL; the file stays and is reused). The lock directory is
+``$XDG_RUNTIME_DIR/dodo_sim`` if that is set, else ``<temp dir>/dodo_sim-<uid>``.
+
+* No explicit domain: the first id of the range (``DODO_HOP_DOMAINS=lo:hi``, default
+  :data:`DEFAULT_RANGE`) that no other ``dodo hop`` holds *and* on which no DDS participant of
+  this machine is seen (any process: an old run's orphans, another user's nodes, a test) is
+  taken.
+* An explicit domain (``ROS_DOMAIN_ID`` or ``dodo hop --domain-id``) is used only if no other
+  ``dodo hop`` holds it; otherwise :class:`DomainUnavailable` names the holder. Participants
+  already there (e.g. the user's ``ros2 topic echo``) are reported, not refused.
+
+Participants are seen through the UDP ports of the RTPS well-known port mapping (the default of
+Fast DDS and Cyclone DDS): domain ``d`` uses ports ``7400 + 250 d`` to ``7400 + 250 d + 249``;
+the sockets bound on them are read from ``/proc/net/udp`` and ``/proc/net/udp6`` (Linux; elsewhere
+only the locks count). Pure Python, no rclpy.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Domain ids tried when none is given: 0 (everybody's default) is left out; above ~101 the
+#: RTPS ports of a domain reach the ephemeral port range of Linux.
+DEFAULT_RANGE = (1, 101)
+#: Environment variable narrowing the automatic choice, ``lo:hi`` (inclusive).
+RANGE_ENV = 'DODO_HOP_DOMAINS'
+#: Largest domain id ROS 2 accepts on Linux.
+MAX_DOMAIN_ID = 232
+#: RTPS well-known ports: port base PB and domain gain DG.
+PORT_BASE, DOMAIN_GAIN = 7400, 250
+
+
+class DomainUnavailable(ValueError):
+    """No usable ROS domain id; the message says why and what to do."""
+
+
+def lock_dir() -> Path:
+    """Directory of the per-domain lock files (created on demand, private to the user)."""
+    runtime = os.environ.get('XDG_RUNTIME_DIR')
+    if runtime and Path(runtime).is_dir():
+        path = Path(runtime) / 'dodo_sim'
+    else:
+        path = Path(tempfile.gettempdir()) / f'dodo_sim-{os.getuid()}'
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def parse_domain_id(text: str, source: str) -> int:
+    """An explicit domain id, checked (``source`` names where it came from)."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise DomainUnavailable(f'{source} = {text!r} is not a ROS domain id '
+                                f'(an integer 0..{MAX_DOMAIN_ID})') from None
+    if not 0 <= value <= MAX_DOMAIN_ID:
+        raise DomainUnavailable(f'{source} = {value} is outside 0..{MAX_DOMAIN_ID}')
+    return value
+
+
+def domain_range(environ=None) -> tuple[int, int]:
+    """The automatic range (``DODO_HOP_DOMAINS=lo:hi`` or :data:`DEFAULT_RANGE`)."""
+    text = (environ if environ is not None else os.environ).get(RANGE_ENV, '')
+    if not text:
+        return DEFAULT_RANGE
+    try:
+        low, high = (int(x) for x in text.split(':'))
+    except ValueError:
+        raise DomainUnavailable(f'{RANGE_ENV} = {text!r}: expected lo:hi, e.g. 40:69') from None
+    if not 0 <= low <= high <= MAX_DOMAIN_ID:
+        raise DomainUnavailable(f'{RANGE_ENV} = {text!r}: need 0 <= lo <= hi <= {MAX_DOMAIN_ID}')
+    return low, high
+
+
+def domain_ports(domain_id: int) -> range:
+    """UDP ports of the RTPS well-known port mapping that participants of a domain bind."""
+    start = PORT_BASE + DOMAIN_GAIN * domain_id
+    return range(start, start + DOMAIN_GAIN)
+
+
+def bound_udp_ports() -> set[int] | None:
+    """Local UDP ports bound on this machine (None where /proc/net/udp is not readable)."""
+    ports: set[int] = set()
+    seen = False
+    for table in ('/proc/net/udp', '/proc/net/udp6'):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        seen = True
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 1 and ':' in parts[1]:
+                ports.add(int(parts[1].rsplit(':', 1)[1], 16))
+    return ports if seen else None
+
+
+def sockets_in_domain(domain_id: int, ports: set[int] | None = None) -> int:
+    """Number of local UDP ports bound in the domain's RTPS port range (0 if unknown)."""
+    ports = bound_udp_ports() if ports is None else ports
+    if not ports:
+        return 0
+    return len(ports.intersection(domain_ports(domain_id)))
+
+
+@dataclass
+class DomainLease:
+    """A held domain id; :meth:`release` (or process exit) frees it."""
+
+    domain_id: int
+    path: Path
+    fd: int = field(repr=False)
+    explicit: bool = False
+    #: sockets of other participants seen in the domain when it was taken (explicit ids only)
+    foreign_sockets: int = 0
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)      # closing the descriptor drops the flock
+            self.fd = -1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def _try_lock(domain_id: int, directory: Path) -> tuple[int, Path] | tuple[None, str]:
+    """Lock a domain's file; (fd, path) or (None, text naming the holder)."""
+    path = directory / f'domain-{domain_id}.lock'
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            os.close(fd)
+            raise
+        try:
+            holder = os.pread(fd, 200, 0).decode(errors='replace').strip()
+        finally:
+            os.close(fd)
+        return None, holder or 'another process'
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f'dodo hop pid {os.getpid()}\n'.encode(), 0)
+    return fd, path
+
+
+def reserve(explicit: int | None = None, environ=None) -> DomainLease:
+    """Take a domain id for one run (see module docs); raise :class:`DomainUnavailable`."""
+    directory = lock_dir()
+    if explicit is not None:
+        fd, path = _try_lock(explicit, directory)
+        if fd is None:
+            raise DomainUnavailable(
+                f'ROS domain {explicit} is in use by another run ({path}); unset ROS_DOMAIN_ID '
+                f'to get a free private domain, or choose another id')
+        return DomainLease(explicit, path, fd, explicit=True,
+                           foreign_sockets=sockets_in_domain(explicit))
+    low, high = domain_range(environ)
+    ports = bound_udp_ports()
+    for domain_id in range(low, high + 1):
+        if sockets_in_domain(domain_id, ports):
+            continue
+        fd, path = _try_lock(domain_id, directory)
+        if fd is not None:
+            return DomainLease(domain_id, path, fd)
+    raise DomainUnavailable(f'no free ROS domain in {low}..{high} (each is held by another '
+                            f'dodo hop or has DDS participants on this machine); set '
+                            f'{RANGE_ENV}=lo:hi or ROS_DOMAIN_ID')
+
+
+__all__ = ['DomainLease', 'DomainUnavailable', 'reserve', 'parse_domain_id', 'domain_range',
+           'domain_ports', 'sockets_in_domain', 'bound_udp_ports', 'lock_dir', 'DEFAULT_RANGE',
+           'RANGE_ENV']

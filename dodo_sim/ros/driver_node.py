@@ -1,0 +1,393 @@
+"""``driver`` ROS 2 node: a thin adapter around :class:`dodo_sim.hardware.driver.DriverCore` —
+the hardware in place of the simulator, same topics, wall-clock time.
+
+Publishes every cycle (``control_period``, steady wall-clock timer; ``header.stamp`` = system
+time of the cycle): ``/joint_states`` (sensor_msgs/JointState: every joint of the robot
+description by name; boom joints from the sensor board's encoders, actuated joints from the
+actuators' replies; effort = measured torque, 0 on the boom) and the contact topic of
+``contact_frame`` (geometry_msgs/WrenchStamped, world frame, N; hopper: ``/foot_contact``).
+``/diagnostics`` (diagnostic_msgs/DiagnosticArray) every ``diagnostics_period``: one status
+per actuator (temperature, fault code, missed replies, current), the sensor board, the bus
+(state, transmit errors, error frames) and the safety supervisor (state, reason, command age,
+watchdog trips). Does not publish ``/clock``; ``use_sim_time`` is forced to false.
+
+Subscribes: ``/joint_commands`` (sensor_msgs/JointState, ``effort`` per actuated joint by
+name; its ``header.stamp`` is the stamp of the state it answers, so the state-to-command age is
+reported) and ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in
+``joints`` order, N*m). A command with the wrong joints/length or a non-finite value is
+rejected, counted and logged (throttled); the previous command is kept. ``/estop``
+(std_msgs/Bool): true latches the e-stop, false releases the input (the driver stays in
+e-stop until ``~/enable``).
+
+Services (std_srvs/Trigger): ``~/enable`` (refused while the e-stop input is held or a fault
+condition is present, with the reason), ``~/disable``, ``~/estop``, ``~/calibrate`` (only while
+not enabled: zero offsets from the current reading and ``calibration_pose``, written to
+``calibration_file``).
+
+Actuators stay disabled until ``~/enable``. With ``hardware: emulated`` the node builds the
+physics (:class:`dodo_sim.simulator.Simulator`) and the emulated actuators and sensor board
+(:class:`dodo_sim.hardware.emulator.Emulator`) in process on a python-can virtual bus.
+Every parameter comes from :class:`dodo_sim.hardware.config.DriverConfig`.
+"""
+from __future__ import annotations
+
+import array
+import collections
+import math
+import sys
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Float64MultiArray
+from std_srvs.srv import Trigger
+
+from dodo_sim.hardware.backend import CanBackend, open_bus
+from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
+from dodo_sim.hardware.driver import DriverCore
+from dodo_sim.hardware.protocol import error_name
+from dodo_sim.hardware.safety import SafetyState
+from dodo_sim.model import robot_description_xml
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.ros import contract, runtime
+from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.runtime import EXIT_DIVERGED, WarnThrottle
+from dodo_sim.simulator import SimulationDiverged
+
+#: The e-stop input topic (std_msgs/Bool).
+ESTOP_TOPIC = '/estop'
+
+_LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
+          'error': DiagnosticStatus.ERROR, 'stale': DiagnosticStatus.STALE}
+
+
+def build_driver(config: DriverConfig, urdf_xml: str):
+    """(DriverCore, Emulator or None) for ``config`` (pure: no rclpy; the node and tests use
+    it). ValueError names a bad parameter, an unknown joint or a bus that cannot be opened."""
+    names, limits = urdf_joints(urdf_xml)
+    actuators = actuator_configs(config, limits)
+    emulator = None
+    if config.hardware == 'emulated':
+        from dodo_sim.hardware.emulator import Emulator, EmulatorConfig
+        from dodo_sim.simulator import SimConfig, Simulator
+        sim = Simulator(urdf_xml, SimConfig(initial_q=config.emulator_initial_q,
+                                            integrator=config.emulator_integrator,
+                                            dt=config.control_period,
+                                            control_period=config.control_period))
+        emulator = Emulator(sim, config, EmulatorConfig(mode=config.emulator_mode,
+                                                        stand=config.emulator_stand))
+        bus = emulator.driver_bus()
+    else:
+        bus = open_bus(config.bus_interface, config.bus_channel, config.bus_bitrate)
+    has_board = any(config.boom_joints) or bool(config.contact_frame)
+    backend = CanBackend(bus, actuators, board=has_board)
+    try:
+        core = DriverCore(config, names, limits, backend)
+    except BaseException:
+        backend.close()
+        if emulator is not None:
+            emulator.close()
+        raise
+    return core, emulator
+
+
+class DriverNode(Node):
+    """The driver node (see module docs)."""
+
+    def __init__(self, **node_kwargs):
+        super().__init__('driver', **node_kwargs)
+        if self.get_parameter('use_sim_time').value:
+            self.get_logger().warning('use_sim_time is true but hardware runs on wall time: '
+                                      'forcing it to false for the driver')
+            self.set_parameters([Parameter('use_sim_time', Parameter.Type.BOOL, False)])
+        values = declare_config_parameters(
+            self, DriverConfig, read_only=[f for f in DriverConfig.__dataclass_fields__])
+        self.config: DriverConfig = config_from_parameters(DriverConfig, values)
+        urdf = robot_description_xml(self.config.robot_description or default_urdf_path())
+        self.core, self.emulator = build_driver(self.config, urdf)
+        self._throttle = WarnThrottle(self.get_logger(), self.config.warn_period)
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.exit_code = runtime.EXIT_OK
+        self.done = Future()                # completed only when the emulated physics diverges
+        #: per cycle (bench/bench_driver.py): perf_counter s of the tick, then s from the
+        #: command's receipt to its frame on the bus (nan: no new command), frames -> replies,
+        #: replies -> /joint_states published; the last 60 s
+        self.cycle_timing = collections.deque(maxlen=60000)
+        #: s from a state's stamp to the receipt of the /joint_commands answering it
+        self.state_to_command = collections.deque(maxlen=60000)
+        self._command_wall: float | None = None
+        self._state_age = math.nan          # s from a state's stamp to the command answering it
+        self._last_state = None
+        self._last_joint_command_stamp = -1
+        self._prev_state = self.core.safety.state
+
+        qos = contract.stream_qos()
+        self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, qos)
+        self._pub_contact = None
+        if self.config.contact_frame:
+            self._pub_contact = self.create_publisher(
+                WrenchStamped, contract.contact_topic(self.config.contact_frame), qos)
+        self._pub_diag = self.create_publisher(DiagnosticArray, contract.DIAGNOSTICS, 10)
+        self.create_subscription(JointState, contract.JOINT_COMMANDS, self._on_joint_command, qos)
+        self.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
+                                 self._on_effort_command, qos)
+        self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop_input, 10)
+        self.create_service(Trigger, '~/enable', self._on_enable)
+        self.create_service(Trigger, '~/disable', self._on_disable)
+        self.create_service(Trigger, '~/estop', self._on_estop)
+        self.create_service(Trigger, '~/calibrate', self._on_calibrate)
+
+        self._msg_joints = JointState()
+        self._msg_joints.name = list(self.core.joint_names)
+        self._msg_contact = WrenchStamped()
+        self._msg_contact.header.frame_id = contract.WORLD_FRAME
+        self._tick = self.create_timer(self.config.control_period, self._on_tick,
+                                       clock=self._steady)
+        self._diag_timer = self.create_timer(self.config.diagnostics_period,
+                                             self._on_diagnostics, clock=self._steady)
+        self._diag_wall = time.monotonic()
+        where = (f'emulated bus {self.emulator.channel} ({self.config.emulator_mode})'
+                 if self.emulator is not None
+                 else f'{self.config.bus_interface}:{self.config.bus_channel}')
+        self.get_logger().info(
+            f'driver ready on {where} ({self.config.hardware}): actuators '
+            + ', '.join(f'{a.joint}=CAN {a.can_id} ({a.model})' for a in self.core.actuators)
+            + f'; disabled until ~/enable; period {self.config.control_period} s')
+
+    # -- commands --------------------------------------------------------------------------------
+
+    def _accepted(self, ok: bool, what: str) -> None:
+        if ok:
+            self._command_wall = time.perf_counter()
+            return
+        self._throttle.warn('bad_command', f'rejected {what} (need one finite torque per '
+                            f'actuated joint {list(self.core.actuated_joint_names)}); '
+                            f'{self.core.rejected_commands} rejected so far, holding the last')
+
+    def _on_joint_command(self, msg: JointState) -> None:
+        stamp = runtime.stamp_to_ns(msg.header.stamp)
+        if stamp < self._last_joint_command_stamp:
+            return                              # out of order: an older answer
+        ok = self.core.set_named_command(time.monotonic(), list(msg.name), list(msg.effort))
+        if ok:
+            self._last_joint_command_stamp = stamp
+            if stamp > 0:
+                self._state_age = (self.get_clock().now().nanoseconds - stamp) * 1e-9
+                self.state_to_command.append(self._state_age)
+        self._accepted(ok, f'/joint_commands {list(msg.name)} {list(msg.effort)}')
+
+    def _on_effort_command(self, msg: Float64MultiArray) -> None:
+        ok = self.core.set_command(time.monotonic(), msg.data)
+        self._accepted(ok, f'{contract.EFFORT_COMMANDS} {list(msg.data)}')
+
+    def _on_estop_input(self, msg: Bool) -> None:
+        was = self.core.safety.estop_input
+        self.core.safety.set_estop_input(msg.data)
+        if msg.data and not was:
+            self.get_logger().error('e-stop input pressed: motors '
+                                    + ('off' if self.config.estop_mode == 'disable'
+                                       else 'damped') + ' from the next cycle')
+        elif was and not msg.data:
+            self.get_logger().info('e-stop input released (still stopped until ~/enable)')
+
+    # -- services -------------------------------------------------------------------------------
+
+    def _on_enable(self, request, response):
+        ok, message = self.core.enable(time.monotonic())
+        response.success, response.message = ok, message
+        if ok:
+            self.get_logger().info(f'enable: {message}')
+        else:
+            self.get_logger().warning(f'enable refused: {message}')
+        return response
+
+    def _on_disable(self, request, response):
+        self.core.disable('~/disable called')
+        response.success, response.message = True, 'disabled (from the next cycle)'
+        self.get_logger().info('disabled by ~/disable')
+        return response
+
+    def _on_estop(self, request, response):
+        self.core.estop('~/estop called')
+        response.success, response.message = True, f'e-stop ({self.config.estop_mode})'
+        self.get_logger().error('e-stop by ~/estop')
+        return response
+
+    def _on_calibrate(self, request, response):
+        try:
+            calibration = self.core.calibrate()
+        except (RuntimeError, OSError, ValueError) as exc:
+            response.success, response.message = False, f'calibration refused: {exc}'
+            self.get_logger().warning(response.message)
+            return response
+        response.success = True
+        response.message = (f'zero offsets written to {self.config.calibration_file}: '
+                            f'{dict(calibration.zero_offsets)}, boom '
+                            f'{list(calibration.boom_zero_counts)}')
+        self.get_logger().info(response.message)
+        return response
+
+    # -- the cycle --------------------------------------------------------------------------------
+
+    def _on_tick(self) -> None:
+        command_wall = self._command_wall
+        try:
+            sample = self.core.cycle(time.monotonic())
+        except SimulationDiverged as exc:          # only the emulated hardware can raise it
+            self.get_logger().fatal(f'emulated hardware: {exc}')
+            self.exit_code = EXIT_DIVERGED
+            self._tick.cancel()
+            if not self.done.done():
+                self.done.set_result(EXIT_DIVERGED)
+            return
+        timing = self.core.timing
+        waited = math.nan
+        if command_wall is not None:
+            self._command_wall = None
+            waited = timing.sent - command_wall
+        stamp = self.get_clock().now().to_msg()
+        if self._pub_contact is not None:
+            c = self._msg_contact
+            c.header.stamp = stamp
+            c.wrench.force.x = float(sample.contact_force[0])
+            c.wrench.force.z = float(sample.contact_force[1])
+            self._pub_contact.publish(c)
+        js = self._msg_joints
+        js.header.stamp = stamp
+        js.position = array.array('d', sample.q)
+        js.velocity = array.array('d', sample.v)
+        js.effort = array.array('d', sample.effort)
+        self._pub_joints.publish(js)
+        self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
+                                  time.perf_counter() - timing.received))
+        self._report_transitions(sample)
+
+    def _report_transitions(self, sample) -> None:
+        safety = self.core.safety
+        if sample.state is not self._prev_state:
+            text = f'safety: {self._prev_state.value} -> {sample.state.value} ({safety.reason})'
+            if sample.state is SafetyState.FAULT:
+                self.get_logger().error(text)
+            else:
+                self.get_logger().info(text)
+            self._prev_state = sample.state
+        if safety.watchdog_active:
+            age = safety.command_age(time.monotonic())
+            since = f'for {age:.3f} s' if math.isfinite(age) else 'since enable'
+            self._throttle.warn('watchdog', f'no command {since} (command_timeout = '
+                                f'{self.config.command_timeout} s): zero torque plus damping '
+                                f'until commands return')
+        if not sample.fresh:
+            missed = [s.config.joint for s in self.core.status if s.consecutive_missed]
+            if self.core.has_board and self.core.board.consecutive_missed:
+                missed.append('sensor board')
+            self._throttle.warn('missed', f'missed replies this cycle: {missed}')
+
+    # -- diagnostics ------------------------------------------------------------------------------
+
+    def _on_diagnostics(self) -> None:
+        self._pub_diag.publish(self.diagnostics())
+
+    def diagnostics(self) -> DiagnosticArray:
+        core = self.core
+        now = time.monotonic()
+        window = core.take_window()
+        span = max(now - self._diag_wall, 1e-9)
+        self._diag_wall = now
+        cycles_window = span / self.config.control_period
+        cfg = self.config
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        safety = core.safety
+        age = safety.command_age(now)
+        level = {SafetyState.ENABLED: 'warn' if safety.watchdog_active else 'ok',
+                 SafetyState.DISABLED: 'ok', SafetyState.ESTOP: 'warn',
+                 SafetyState.FAULT: 'error'}[safety.state]
+        msg.status.append(_status(
+            level, 'driver: safety', 'driver',
+            f'{safety.state.value}: {safety.reason}'
+            + ('; watchdog: zero torque + damping' if safety.watchdog_active else ''),
+            state=safety.state.value, reason=safety.reason,
+            watchdog_active=safety.watchdog_active, watchdog_trips=safety.watchdog_trips,
+            command_age_s=f'{age:.4f}' if math.isfinite(age) else 'none',
+            state_to_command_age_s=f'{self._state_age:.4f}',
+            estop_input=safety.estop_input, faults=safety.faults,
+            conditions='; '.join(safety.conditions) or 'none',
+            rejected_commands=core.rejected_commands, cycles=core.cycles))
+        for s in core.status:
+            a = s.config
+            rate = window[a.joint] / cycles_window
+            if s.error_code or s.temperature >= cfg.temperature_limit or (
+                    s.consecutive_missed >= cfg.max_consecutive_missed) or s.replies == 0:
+                lvl = 'error'
+            elif (s.temperature >= cfg.temperature_warn or window[a.joint]
+                  or s.soft_limited or (s.frozen_for >= cfg.stuck_reading_time > 0.0)):
+                lvl = 'warn'
+            else:
+                lvl = 'ok'
+            text = (f'{error_name(s.error_code)}, {s.temperature:.0f} degC'
+                    + (f', {window[a.joint]} missed replies' if window[a.joint] else '')
+                    + (', in the soft limit zone' if s.soft_limited else '')
+                    + (', reading frozen' if s.frozen_for >= cfg.stuck_reading_time > 0.0
+                       else '')
+                    + ('' if s.replies else ', never replied'))
+            msg.status.append(_status(
+                lvl, f'driver: actuator {a.joint}', f'can_id {a.can_id} ({a.model})', text,
+                position_rad=f'{s.position:.5f}', velocity_rad_s=f'{s.velocity:.4f}',
+                torque_nm=f'{s.torque:.3f}', current_a=f'{s.current:.2f}',
+                temperature_degc=f'{s.temperature:.0f}', fault_code=s.error_code,
+                fault=error_name(s.error_code), motor_on=s.motor_on, mode=s.mode,
+                command_torque_nm=f'{s.command_torque:.3f}',
+                command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
+                missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
+                miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_for:.3f}',
+                soft_limited=s.soft_limited))
+        if core.has_board:
+            b = core.board
+            encoder_fault = b.yaw_encoder_error or b.pitch_encoder_error
+            lvl = ('error' if encoder_fault or b.consecutive_missed >= cfg.max_consecutive_missed
+                   or b.samples == 0 else 'warn' if window['board'] or b.force_overload else 'ok')
+            msg.status.append(_status(
+                lvl, 'driver: sensor board', 'boom encoders and foot sensor',
+                ('boom encoder signal fault' if encoder_fault else 'ok')
+                + (f', {window["board"]} missed samples' if window['board'] else ''),
+                samples=b.samples, missed=b.missed, consecutive_missed=b.consecutive_missed,
+                yaw_counts=b.counts[0], pitch_counts=b.counts[1],
+                yaw_encoder_error=b.yaw_encoder_error, pitch_encoder_error=b.pitch_encoder_error,
+                foot_switch=b.foot_switch, force_overload=b.force_overload))
+        backend = core.backend
+        counters = backend.counters
+        lvl = ('error' if backend.bus_state == 'bus-off' else
+               'warn' if backend.bus_state != 'error-active' or counters['tx_errors'] else 'ok')
+        msg.status.append(_status(
+            lvl, 'driver: bus', self.config.hardware, f'{backend.bus_state}',
+            bus_state=backend.bus_state, **counters,
+            last_cycle_bus_s=f'{core.timing.received - core.timing.start:.6f}'))
+        return msg
+
+    def destroy_node(self):
+        try:
+            self.core.shutdown()                    # disable frames, bus closed
+        finally:
+            if self.emulator is not None:
+                self.emulator.close()
+        return super().destroy_node()
+
+
+def _status(level: str, name: str, hardware_id: str, message: str, **values) -> DiagnosticStatus:
+    return DiagnosticStatus(level=_LEVEL[level], name=name, hardware_id=hardware_id,
+                            message=message,
+                            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])
+
+
+def main(args=None) -> int:
+    return runtime.run_node(DriverNode, 'driver', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Child processes that die with their supervisor, and a single-threaded loop that watches them.
+
+Used by ``dodo hop`` (docs/running.md). Every child
+
+* is started in its own process group, so a terminal's Ctrl-C reaches the supervisor only and
+  the supervisor stops the children in order (the ones that must see the end — the recorder —
+  last);
+* gets ``PR_SET_PDEATHSIG = SIGTERM`` (Linux): if the supervisor dies, even by SIGKILL, the
+  kernel sends it SIGTERM, which every dodo_sim node handles as a clean stop (the recorder
+  closes its bag). Set in the child between fork and exec; the supervisor is single-threaded,
+  so nothing else runs at that moment. (The kernel watches the *thread* that started the child:
+  start children from a thread that lives as long as the run, e.g. the main thread.);
+* writes stdout and stderr into one pipe that the loop reads without threads (``selectors``);
+  each line is passed to a callback.
+
+Signals the supervisor itself receives are recorded by :class:`SignalLatch` and acted upon by the
+caller's loop; nothing is done inside the handler.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+PR_SET_PDEATHSIG = 1
+
+
+def _libc_prctl():
+    if not sys.platform.startswith('linux'):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl()
+
+
+def die_with_parent(signum: int = signal.SIGTERM) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks the kernel to send ``signum`` to the child when the process
+    that started it dies (None where prctl is not available)."""
+    if _PRCTL is None:
+        return None
+    parent = os.getpid()
+    prctl = _PRCTL
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+        if os.getppid() != parent:          # the parent died before prctl took effect
+            os.kill(os.getpid(), signum)
+
+    return preexec
+
+
+@dataclass
+class Child:
+    """One supervised process."""
+
+    name: str
+    proc: subprocess.Popen
+    on_line: Callable[['Child', str], None]
+    lines: list = field(default_factory=list)
+    _buffer: bytes = b''
+    eof: bool = False
+    #: the supervisor asked it to stop (an exit after this is not "early")
+    stop_requested: bool = False
+    signals_sent: list = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def send(self, signum: int) -> None:
+        """Signal the child's process group (the node and anything it started)."""
+        if self.proc.poll() is not None:
+            return
+        self.signals_sent.append(signal.Signals(signum).name)
+        try:
+            os.killpg(self.proc.pid, signum)
+        except ProcessLookupError:
+            pass
+
+
+class SignalLatch:
+    """Records SIGINT / SIGTERM / SIGHUP for the supervisor loop; restores handlers on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self):
+        self.received: list[int] = []
+        self._saved: dict = {}
+
+    def _handler(self, signum, frame) -> None:
+        self.received.append(signum)
+
+    def __enter__(self):
+        for signum in self.SIGNALS:
+            try:
+                self._saved[signum] = signal.signal(signum, self._handler)
+            except ValueError:       # not the main thread: signals stay with the caller
+                break
+        return self
+
+    def __exit__(self, *exc):
+        for signum, handler in self._saved.items():
+            signal.signal(signum, handler)
+        self._saved.clear()
+
+    def count(self, *signums: int) -> int:
+        return sum(s in signums for s in self.received) if signums else len(self.received)
+
+
+class ProcessGroup:
+    """Start children, pump their output, reap them; no threads."""
+
+    def __init__(self, env: dict):
+        self.env = env
+        self.children: dict[str, Child] = {}
+        self._selector = selectors.DefaultSelector()
+
+    def start(self, name: str, cmd: list, on_line: Callable[[Child, str], None]) -> Child:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=self.env, process_group=0,
+                                preexec_fn=die_with_parent(), bufsize=0)
+        os.set_blocking(proc.stdout.fileno(), False)
+        child = Child(name, proc, on_line)
+        self.children[name] = child
+        self._selector.register(proc.stdout, selectors.EVENT_READ, child)
+        return child
+
+    def pump(self, timeout: float) -> None:
+        """Read whatever the children printed (waiting at most ``timeout`` s for output)."""
+        if not self._selector.get_map():
+            time.sleep(timeout)
+            return
+        for key, _ in self._selector.select(timeout):
+            self._read(key.data)
+
+    def _read(self, child: Child) -> None:
+        try:
+            data = os.read(child.proc.stdout.fileno(), 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            child.eof = True
+            self._selector.unregister(child.proc.stdout)
+            if child._buffer:
+                child.on_line(child, child._buffer.decode(errors='replace'))
+                child._buffer = b''
+            return
+        *complete, child._buffer = (child._buffer + data).split(b'\n')
+        for raw in complete:
+            child.on_line(child, raw.decode(errors='replace').rstrip('\r'))
+
+    def running(self) -> list[Child]:
+        return [c for c in self.children.values() if c.proc.poll() is None]
+
+    def drain(self, child: Child, timeout: float = 2.0) -> None:
+        """Read the rest of a finished child's output."""
+        deadline = time.monotonic() + timeout
+        while not child.eof and time.monotonic() < deadline:
+            ready = self._selector.select(0.05)
+            for key, _ in ready:
+                self._read(key.data)
+
+    def close(self) -> None:
+        for child in self.children.values():
+            if not child.eof:
+                try:
+                    self._selector.unregister(child.proc.stdout)
+                except (KeyError, ValueError):
+                    pass
+            child.proc.stdout.close()
+        self._selector.close()
+
+
+__all__ = ['Child', 'ProcessGroup', 'SignalLatch', 'die_with_parent']

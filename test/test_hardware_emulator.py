@@ -1,0 +1,301 @@
+"""The driver core on the emulated hardware (lockstep, in process): readings against the
+physics, enable/e-stop/watchdog as seen by the emulated firmware, each injected fault reported
+and handled as docs/hardware.md says, calibration across a restart, and closed-loop hopping
+through the wire format."""
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from dodo_sim.hardware.config import DriverConfig, load_calibration
+from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
+from dodo_sim.hardware.safety import SafetyState
+from dodo_sim.rollout import JointHold
+from dodo_sim.simulator import SimConfig, Simulator
+
+START = (0.0, 1.2, 0.3, -0.6)
+GEAR = 4.0
+
+
+def make_rig(urdf_xml, driver=None, emulator=None, initial_q=START, enable=True):
+    sim = Simulator(urdf_xml, SimConfig(initial_q=initial_q))
+    config = DriverConfig(hardware='emulated', **(driver or {}))
+    return EmulatedRig(sim, config, EmulatorConfig(**(emulator or {})), enable=enable)
+
+
+@pytest.fixture
+def rig(urdf_xml):
+    r = make_rig(urdf_xml)
+    yield r
+    r.close()
+
+
+HOLD = JointHold([2, 3], START, kp=300.0, kd=20.0)
+
+
+def hold(rig, steps):
+    for _ in range(steps):
+        rig.step(HOLD.update(rig.state.t, rig.state.q, rig.state.v, None))
+    return rig.state
+
+
+def test_readings_match_the_physics_within_quantisation(rig):
+    boom_count = 2.0 * math.pi * 2.5 / 65536                 # m per boom encoder count
+    joint_count = 25.0 / 65535 / GEAR                         # rad per position count
+    for _ in range(60):
+        state = hold(rig, 5)
+        truth = rig.sim.state
+        assert np.all(np.abs(state.q[:2] - truth.q[:2]) <= 1.01 * boom_count)
+        assert np.all(np.abs(state.q[2:] - truth.q[2:]) <= 1.01 * joint_count)
+        assert np.all(np.abs(state.v[:2] - truth.v[:2]) <= 2.6 * 2e-4 * 2.5 + 1e-9)
+        # the velocity field spans +-50 rad/s at the actuator: +-12.5 rad/s at the joint;
+        # faster joints (the landing) read the range end
+        expected = np.clip(truth.v[2:], -50.0 / GEAR, 50.0 / GEAR)
+        assert np.all(np.abs(state.v[2:] - expected) <= 6 * 100.0 / 4095 / GEAR)
+        assert np.allclose(state.contact_force, truth.contact_force, atol=0.26)
+
+
+def test_actuators_stay_off_until_enable(urdf_xml):
+    rig = make_rig(urdf_xml, enable=False)
+    try:
+        for _ in range(50):
+            rig.step([50.0, 50.0])
+            assert not rig.emulator.actuator_on('hip') and not rig.emulator.actuator_on('knee')
+        assert rig.sim.state.t == 0.0                        # still on its stand
+        assert rig.driver.enable(rig.state.t)[0]
+        for _ in range(2):
+            rig.step([0.0, 0.0])
+        assert rig.emulator.actuator_on('hip') and rig.emulator.actuator_on('knee')
+    finally:
+        rig.close()
+
+
+def test_enable_clears_a_stale_firmware_setpoint_first(urdf_xml):
+    rig = make_rig(urdf_xml, enable=False)
+    try:
+        hip = rig.emulator._actuator('hip')
+        hip.command = hip.command._replace(torque=30.0)      # left over in the firmware
+        rig.driver.enable(rig.state.t)
+        rig.step(None)                                       # zero command goes out first
+        assert hip.command.torque == pytest.approx(0.0, abs=0.02)
+        assert not hip.motor_mode
+        rig.step(None)
+        assert hip.motor_mode
+    finally:
+        rig.close()
+
+
+def test_estop_turns_the_emulated_motors_off_within_one_cycle(rig):
+    hold(rig, 50)
+    assert rig.emulator.actuator_on('hip')
+    rig.driver.estop('test')
+    state = rig.step(HOLD.update(rig.state.t, rig.state.q, rig.state.v, None))
+    assert not rig.emulator.actuator_on('hip') and not rig.emulator.actuator_on('knee')
+    assert np.all(np.abs(state.tau_applied) < 0.2)           # measured torque: zero (+- 1 count)
+    hold(rig, 20)
+    assert rig.driver.safety.state is SafetyState.ESTOP
+
+
+def test_watchdog_zero_torque_plus_damping_within_command_timeout_and_recovery(urdf_xml):
+    timeout = 0.05
+    rig = make_rig(urdf_xml, driver={'command_timeout': timeout, 'damping': (4.0, 3.0)})
+    try:
+        hold(rig, 600)                                        # landed, standing
+        knee = rig.emulator._actuator('knee')
+        assert abs(knee.command.torque) > 0.5
+        silent_from = rig.state.t
+        while rig.state.t < silent_from + timeout + 0.002:
+            rig.step(None)
+        assert rig.driver.safety.watchdog_active
+        assert knee.motor_mode
+        assert abs(knee.command.torque) < 0.02                # zero (one count)
+        assert knee.command.kd == pytest.approx(3.0 / GEAR ** 2, abs=0.002)
+        assert knee.command.kp == 0.0
+        assert rig.driver.safety.watchdog_trips == 1
+        hold(rig, 5)                                          # commands return
+        assert not rig.driver.safety.watchdog_active
+        assert knee.command.kd == 0.0 and abs(knee.command.torque) > 0.5
+    finally:
+        rig.close()
+
+
+def test_a_few_dropped_replies_are_counted_and_survived(rig):
+    hold(rig, 20)
+    rig.emulator.drop_replies('knee', count=3)
+    hold(rig, 20)
+    knee = rig.driver.status[1]
+    assert knee.missed == 3
+    assert rig.driver.safety.state is SafetyState.ENABLED
+
+
+def test_many_dropped_replies_fault_the_driver(rig):
+    hold(rig, 20)
+    rig.emulator.drop_replies('knee', count=50)
+    hold(rig, 12)
+    assert rig.driver.safety.state is SafetyState.FAULT
+    assert 'knee: no reply for 10 cycles' in rig.driver.safety.reason
+    assert not rig.emulator.actuator_on('hip')               # every motor off
+    hold(rig, 40)                                            # replies are back
+    assert rig.driver.enable(rig.state.t)[0]
+
+
+def test_motor_fault_code_disables_and_blocks_enable_until_cleared(rig):
+    hold(rig, 20)
+    rig.emulator.set_error('knee', 2)
+    hold(rig, 2)
+    assert rig.driver.safety.state is SafetyState.FAULT
+    assert 'knee: actuator error code 2' in rig.driver.safety.reason
+    assert rig.driver.status[1].error_code == 2
+    ok, why = rig.driver.enable(rig.state.t)
+    assert not ok and 'error code 2' in why
+    rig.emulator.set_error('knee', 0)
+    hold(rig, 2)
+    assert rig.driver.enable(rig.state.t)[0]
+
+
+def test_warm_actuator_is_reported_hot_actuator_disables(rig):
+    hold(rig, 20)
+    rig.emulator.set_temperature('hip', 75.0)
+    hold(rig, 2)
+    assert rig.driver.status[0].temperature == 75.0
+    assert rig.driver.safety.state is SafetyState.ENABLED
+    rig.emulator.set_temperature('hip', 90.0)                # below the firmware's own 100
+    hold(rig, 2)
+    assert rig.driver.safety.state is SafetyState.FAULT
+    assert 'hip: temperature 90 degC' in rig.driver.safety.reason
+
+
+def test_stuck_actuator_encoder_faults_within_stuck_reading_time(urdf_xml):
+    rig = make_rig(urdf_xml, driver={'stuck_reading_time': 0.1})
+    try:
+        hold(rig, 20)
+        rig.emulator.freeze_encoder('knee')
+        for _ in range(99):
+            hold(rig, 1)
+            assert rig.driver.safety.state is SafetyState.ENABLED
+        hold(rig, 3)
+        assert rig.driver.safety.state is SafetyState.FAULT
+        assert 'knee: reading frozen' in rig.driver.safety.reason
+    finally:
+        rig.close()
+
+
+def test_boom_encoder_signal_fault_disables(rig):
+    hold(rig, 20)
+    rig.emulator.boom_encoder_error(1)
+    hold(rig, 2)
+    assert rig.driver.safety.state is SafetyState.FAULT
+    assert 'boom encoder' in rig.driver.safety.reason
+    assert rig.driver.board.pitch_encoder_error
+
+
+def test_bus_off_is_counted_faults_and_recovers(rig):
+    hold(rig, 20)
+    rig.emulator.bus_off(0.03)
+    hold(rig, 5)
+    backend = rig.driver.backend
+    assert backend.bus_state == 'bus-off'
+    assert backend.counters['bus_off_events'] == 1
+    assert backend.counters['tx_enobufs'] > 0
+    hold(rig, 30)
+    assert rig.driver.safety.state is SafetyState.FAULT
+    assert 'no reply' in rig.driver.safety.reason
+    hold(rig, 5)                                              # bus back
+    assert backend.bus_state == 'error-active'
+    assert rig.driver.status[0].consecutive_missed == 0
+    assert rig.driver.enable(rig.state.t)[0]
+
+
+def test_transmit_queue_full_is_counted_and_survived(rig):
+    hold(rig, 20)
+    rig.emulator.transmit_queue_full(2)
+    hold(rig, 20)
+    counters = rig.driver.backend.counters
+    assert counters['tx_enobufs'] == 2 and counters['tx_errors'] == 2
+    assert rig.driver.safety.state is SafetyState.ENABLED
+
+
+def test_calibration_file_survives_a_restart(urdf_xml, tmp_path):
+    path = tmp_path / 'calibration.yaml'
+    driver = {'calibration_file': str(path), 'calibration_pose': START}
+    emulator = {'actuator_offsets': (0.7, -1.3), 'boom_power_on_counts': (1234, -5678)}
+    rig = make_rig(urdf_xml, driver, emulator, enable=False)
+    try:
+        assert abs(rig.state.q[2] - START[2]) > 0.1          # uncalibrated reading is off
+        rig.driver.calibrate()
+        state = rig.step(None)
+        assert np.allclose(state.q, START, atol=1e-3)
+    finally:
+        rig.close()
+    data = yaml.safe_load(path.read_text())
+    assert data['format'] == 'dodo_sim_calibration/1'
+    assert data['actuators']['hip']['can_id'] == 1
+    assert load_calibration(path).zero_offsets['hip'] == pytest.approx(0.7, abs=1e-3)
+    restarted = make_rig(urdf_xml, driver, emulator, enable=False)   # power cycle
+    try:
+        assert np.allclose(restarted.state.q, START, atol=1e-3)
+    finally:
+        restarted.close()
+
+
+def test_calibrate_refused_while_enabled(urdf_xml, tmp_path):
+    path = tmp_path / 'c.yaml'
+    rig = make_rig(urdf_xml, {'calibration_file': str(path), 'calibration_pose': START},
+                   enable=False)
+    try:
+        rig.driver.calibrate()
+        written = path.read_text()
+        rig.step(None)
+        assert rig.driver.enable(rig.state.t)[0]
+        with pytest.raises(RuntimeError, match='only while disabled'):
+            rig.driver.calibrate()
+        assert path.read_text() == written
+    finally:
+        rig.close()
+
+
+def test_missing_calibration_file_refuses_enable_until_calibrated(urdf_xml, tmp_path):
+    path = tmp_path / 'nope.yaml'
+    rig = make_rig(urdf_xml, {'calibration_file': str(path), 'calibration_pose': START},
+                   enable=False)
+    try:
+        rig.step(None)
+        ok, why = rig.driver.enable(rig.state.t)
+        assert not ok and f'not calibrated: {path} does not exist' in why
+        rig.driver.calibrate()
+        rig.step(None)
+        assert rig.driver.enable(rig.state.t)[0]
+    finally:
+        rig.close()
+
+
+def test_corrupt_calibration_file_is_a_clear_error(urdf_xml, tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('format: something else\n')
+    with pytest.raises(ValueError, match=f'calibration file {path}: expected format'):
+        make_rig(urdf_xml, {'calibration_file': str(path)})
+
+
+@pytest.mark.slow
+def test_slip_controller_hops_through_the_emulated_hardware(urdf_xml):
+    """The SLIP controller core on driver + emulator (one-period command delay, quantised
+    encoders and forces): apex heights within 2 % of each other from the 3rd hop on."""
+    from dodo_control.controller import Controller, ControllerConfig
+    from dodo_sim.rollout import rollout
+    rig = make_rig(urdf_xml)
+    try:
+        controller = Controller(urdf_xml, ControllerConfig(apex_height=1.2))
+        run = rollout(rig, controller, duration_s=8.0)
+        assert rig.driver.safety.state is SafetyState.ENABLED
+        assert all(s.missed == 0 for s in rig.driver.status)
+    finally:
+        rig.close()
+    vz = run.v[:, 1]
+    touched = np.cumsum(run.in_contact) > 0
+    idx = np.flatnonzero((vz[:-1] > 0) & (vz[1:] <= 0) & ~run.in_contact[1:] & touched[1:]) + 1
+    apex = run.q[idx, 1]
+    assert len(apex) >= 8, apex
+    late = apex[2:]
+    assert (late.max() - late.min()) / late.mean() < 0.02, apex
+    assert abs(late.mean() - 1.2) < 0.02, apex

@@ -1,0 +1,196 @@
+"""The safety supervisor as a pure state machine (dodo_sim.hardware.safety)."""
+import math
+
+import pytest
+
+from dodo_sim.hardware.safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits,
+                                      SafetyState, SafetySupervisor)
+
+PERIOD = 0.001
+LIMITS = [SafetyLimits(-1.9, 1.9, 100.0, 4.0), SafetyLimits(-2.8, 2.8, 100.0, 3.0)]
+HEALTHY = [JointHealth(), JointHealth()]
+
+
+def supervisor(**overrides):
+    s = SafetySupervisor(('hip', 'knee'), LIMITS, SafetyConfig(**overrides))
+    s.observe([0.0, -1.0], HEALTHY)
+    return s
+
+
+def modes(out):
+    return [sp.mode for sp in out.setpoints]
+
+
+def test_disabled_until_enable_even_with_commands():
+    s = supervisor()
+    for k in range(100):
+        s.command(k * PERIOD, [5.0, 5.0])
+        out = s.setpoints(k * PERIOD, [0.0, -1.0], [0.0, 0.0])
+        assert out.state is SafetyState.DISABLED
+        assert modes(out) == [JointMode.OFF, JointMode.OFF]
+
+
+def test_commands_from_before_the_enable_are_dropped():
+    s = supervisor()
+    s.command(0.0, [5.0, 5.0])
+    s.enable(0.001)
+    out = s.setpoints(0.002, [0.0, -1.0], [0.0, 0.0])
+    assert modes(out) == [JointMode.DAMPING, JointMode.DAMPING]
+    s.command(0.002, [5.0, -7.0])
+    out = s.setpoints(0.003, [0.0, -1.0], [0.0, 0.0])
+    assert [sp.torque for sp in out.setpoints] == [5.0, -7.0]
+
+
+def test_estop_turns_motors_off_in_the_next_cycle_and_latches():
+    s = supervisor()
+    s.enable(0.0)
+    s.command(0.001, [5.0, 5.0])
+    assert modes(s.setpoints(0.001, [0.0, -1.0], [0.0, 0.0])) == [JointMode.TORQUE] * 2
+    s.estop()
+    s.command(0.002, [5.0, 5.0])
+    out = s.setpoints(0.002, [0.0, -1.0], [0.0, 0.0])
+    assert out.state is SafetyState.ESTOP
+    assert modes(out) == [JointMode.OFF, JointMode.OFF]
+    s.command(0.5, [5.0, 5.0])
+    assert modes(s.setpoints(0.5, [0.0, -1.0], [0.0, 0.0])) == [JointMode.OFF, JointMode.OFF]
+
+
+def test_estop_damping_mode():
+    s = supervisor(estop_mode='damping')
+    s.enable(0.0)
+    s.estop()
+    out = s.setpoints(0.001, [0.0, -1.0], [0.0, 0.0])
+    assert modes(out) == [JointMode.DAMPING, JointMode.DAMPING]
+    assert [sp.kd for sp in out.setpoints] == [4.0, 3.0]
+    assert [sp.torque for sp in out.setpoints] == [0.0, 0.0]
+
+
+def test_estop_input_blocks_enable_until_released():
+    s = supervisor()
+    s.enable(0.0)
+    s.set_estop_input(True)
+    assert s.state is SafetyState.ESTOP
+    ok, why = s.enable(0.1)
+    assert not ok and 'e-stop' in why
+    s.set_estop_input(False)
+    assert s.state is SafetyState.ESTOP            # releasing does not enable
+    assert s.enable(0.2)[0]
+    assert s.state is SafetyState.ENABLED
+
+
+def test_watchdog_zero_torque_and_damping_within_command_timeout_then_recovers():
+    timeout = 0.05
+    s = supervisor(command_timeout=timeout)
+    s.enable(0.0)
+    t = 0.0
+    for _ in range(20):                            # commands at 1 kHz
+        t += PERIOD
+        s.command(t, [10.0, -10.0])
+        assert modes(s.setpoints(t, [0.0, -1.0], [0.0, 0.0])) == [JointMode.TORQUE] * 2
+    last_command = t
+    while t < last_command + timeout + 2 * PERIOD:  # commands stop
+        t += PERIOD
+        out = s.setpoints(t, [0.0, -1.0], [0.0, 0.0])
+        if t - last_command > timeout:
+            assert out.watchdog
+            assert modes(out) == [JointMode.DAMPING] * 2
+            assert [sp.torque for sp in out.setpoints] == [0.0, 0.0]
+            assert [sp.kd for sp in out.setpoints] == [4.0, 3.0]
+        else:
+            assert modes(out) == [JointMode.TORQUE] * 2
+    assert s.watchdog_trips == 1
+    t += PERIOD
+    s.command(t, [1.0, 2.0])                       # commands return
+    out = s.setpoints(t, [0.0, -1.0], [0.0, 0.0])
+    assert not out.watchdog
+    assert [sp.torque for sp in out.setpoints] == [1.0, 2.0]
+
+
+def test_torque_clamped_to_max_torque():
+    s = supervisor()
+    s.enable(0.0)
+    s.command(0.0, [1e4, -1e4])
+    out = s.setpoints(0.0, [0.0, -1.0], [0.0, 0.0])
+    assert [sp.torque for sp in out.setpoints] == [100.0, -100.0]
+
+
+def simulate_push(s, torque, inertia=0.3, steps=3000, q0=1.7):
+    """1-DOF joint (hip) pushed with ``torque`` toward its upper limit; returns the path."""
+    q, v, path = q0, 0.0, []
+    for k in range(steps):
+        t = k * PERIOD
+        s.command(t, [torque, 0.0])
+        out = s.setpoints(t, [q, -1.0], [v, 0.0])
+        s.observe([q, -1.0], HEALTHY)
+        tau = out.setpoints[0].torque if out.setpoints[0].mode is JointMode.TORQUE else 0.0
+        v += tau / inertia * PERIOD
+        q += v * PERIOD
+        path.append(q)
+    return path
+
+
+@pytest.mark.parametrize('torque', [5.0, 20.0, 80.0])
+def test_soft_limit_stops_a_joint_pushed_toward_its_limit(torque):
+    s = supervisor(soft_limit_margin=0.15, soft_limit_stiffness=1000.0, soft_limit_damping=20.0)
+    s.enable(0.0)
+    path = simulate_push(s, torque)
+    assert s.state is SafetyState.ENABLED
+    assert max(path) < 1.9                          # never reaches the URDF limit
+    assert max(path) > 1.9 - 0.15                   # it did get into the soft zone
+    assert abs(path[-1] - path[-100]) < 1e-3        # and came to rest there
+
+
+def test_without_soft_limits_the_same_push_crosses_the_limit_and_faults():
+    s = supervisor(soft_limit_margin=0.0)
+    s.enable(0.0)
+    path = simulate_push(s, 20.0)
+    assert max(path) > 1.9
+    assert s.state is SafetyState.FAULT
+    assert 'beyond the URDF limit' in s.reason
+
+
+def test_hard_limit_faults_and_blocks_enable():
+    s = supervisor()
+    s.enable(0.0)
+    s.observe([1.95, -1.0], HEALTHY)
+    assert s.state is SafetyState.FAULT
+    assert modes(s.setpoints(0.001, [1.95, -1.0], [0.0, 0.0])) == [JointMode.OFF] * 2
+    ok, why = s.enable(0.002)
+    assert not ok and 'hip' in why
+    s.observe([1.5, -1.0], HEALTHY)
+    assert s.enable(0.003)[0]
+
+
+@pytest.mark.parametrize('health,word', [
+    (JointHealth(error_code=2), 'error code 2'),
+    (JointHealth(temperature=90.0), 'temperature'),
+    (JointHealth(consecutive_missed=10), 'no reply'),
+    (JointHealth(frozen_for=0.3), 'frozen'),
+])
+def test_fault_conditions(health, word):
+    s = supervisor()
+    s.enable(0.0)
+    s.observe([0.0, -1.0], [JointHealth(), health])
+    assert s.state is SafetyState.FAULT
+    assert word in s.reason and 'knee' in s.reason
+
+
+def test_warm_actuator_is_not_a_fault():
+    s = supervisor()
+    s.enable(0.0)
+    s.observe([0.0, -1.0], [JointHealth(temperature=75.0), JointHealth()])
+    assert s.state is SafetyState.ENABLED
+
+
+def test_enable_refused_before_any_reply():
+    s = SafetySupervisor(('hip', 'knee'), LIMITS)
+    s.observe([0.0, 0.0], [JointHealth(seen=False), JointHealth(seen=False)])
+    ok, why = s.enable(0.0)
+    assert not ok and 'no reply' in why
+
+
+def test_bad_command_length_raises():
+    s = supervisor()
+    with pytest.raises(ValueError, match='2 torques'):
+        s.command(0.0, [1.0])
+    assert math.isinf(s.command_age(0.0))

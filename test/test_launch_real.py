@@ -1,0 +1,334 @@
+"""``launch/hop.launch.py`` under the real ROS 2 launch tooling: colcon build + ``ros2 launch``.
+
+The launch/launch_ros/ros2cli sources beside the repository (``../shared/ros2_launch``, with
+stand-ins for robot_state_publisher and rviz2) are installed once per test venv by its
+``install.sh`` (about 30 s; :func:`launch_tooling`), the package is built with colcon in a
+temporary workspace that links the repository, and each test runs ``ros2 launch dodo_sim
+hop.launch.py`` on a private ROS domain, stopped with SIGINT to the launch process (as a
+terminal's Ctrl-C; launch then stops its nodes):
+
+* default: the nodes come up, the leg hops, SIGINT -> launch and every node exit 0;
+* ``record:=true bag:=...``: the bag is complete from t = 0 and ``dodo replay --through-
+  controller`` reproduces every recorded command exactly;
+* ``use_sim:=false``: no simulator, no /clock; a driver-like publisher with its own wall-clock
+  stamps gets answers from the controller;
+* ``ros2 param set /controller apex_height``: accepted values show in the recorded
+  /controller/state, an unreachable one is refused with the feasible range.
+
+Skipped, with the reason, only where ``../shared/ros2_launch`` is absent.
+"""
+import fcntl
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, ros_domain_id
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+INSTALL_STAMP = 'dodo_sim-installed'
+
+
+def _tooling_dir() -> Path | None:
+    candidates = [Path(os.environ['DODO_ROS2_LAUNCH'])] if os.environ.get('DODO_ROS2_LAUNCH') \
+        else []
+    # CI: ../shared beside the clone; a git worktree under <root>/wt/<name>: <root>/shared
+    candidates += [REPO.parent / 'shared' / 'ros2_launch',
+                   REPO.parent.parent / 'shared' / 'ros2_launch']
+    return next((c for c in candidates if (c / 'install.sh').is_file()), None)
+
+
+def _install(tooling: Path) -> Path:
+    """Run install.sh into this test venv once (a stamp and a lock in the venv); the WORK dir."""
+    prefix = Path(sys.prefix)
+    work = prefix / 'ros2_launch_work'
+    work.mkdir(exist_ok=True)
+    stamp = work / INSTALL_STAMP
+    script = tooling / 'install.sh'
+    key = f'{script.resolve()} {script.stat().st_mtime_ns}'
+    with open(work / '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (stamp.is_file() and stamp.read_text() == key
+                and (prefix / 'bin' / 'ros2').is_file() and (work / 'env.sh').is_file()):
+            proc = subprocess.run(['bash', str(script), str(prefix), str(work)],
+                                  capture_output=True, text=True, timeout=900)
+            if proc.returncode:
+                pytest.fail(f'{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}')
+            stamp.write_text(key)
+    return work
+
+
+def _sourced_env(*scripts: Path, base: dict) -> dict:
+    """The environment after sourcing ``scripts`` in bash."""
+    command = ' && '.join(f'. "{s}"' for s in scripts) + ' && env -0'
+    out = subprocess.run(['bash', '-c', command], capture_output=True, env=base, check=True,
+                         timeout=60).stdout
+    return dict(item.split('=', 1) for item in out.decode().split('\0') if '=' in item)
+
+
+@pytest.fixture(scope='session')
+def launch_env(tmp_path_factory) -> dict:
+    """Environment with ros2, colcon and the built dodo_sim (install/setup.bash sourced)."""
+    tooling = _tooling_dir()
+    if tooling is None:
+        pytest.skip('ROS 2 launch tooling not found: ../shared/ros2_launch (install.sh) is not '
+                    'beside the repository and DODO_ROS2_LAUNCH is not set')
+    if sys.prefix == sys.base_prefix:
+        pytest.skip('the launch tests install the launch tooling into the test venv; run '
+                    'pytest from a venv (README test command)')
+    work = _install(tooling)
+    base = dict(os.environ)
+    base['PATH'] = f'{Path(sys.executable).parent}{os.pathsep}{base.get("PATH", "")}'
+    base['VIRTUAL_ENV'] = sys.prefix
+    workspace = tmp_path_factory.mktemp('colcon_ws')
+    (workspace / 'src').mkdir()
+    (workspace / 'src' / 'dodo_sim').symlink_to(REPO)
+    env = _sourced_env(work / 'env.sh', base=base)
+    build = subprocess.run(['colcon', 'build', '--packages-select', 'dodo_sim'], cwd=workspace,
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    env = _sourced_env(work / 'env.sh', workspace / 'install' / 'setup.bash', base=base)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['ROS_LOG_DIR'] = str(tmp_path_factory.mktemp('ros_log'))
+    env['PYTHONUNBUFFERED'] = '1'
+    env.pop('ROS_DOMAIN_ID', None)
+    return env
+
+
+def _stat(pid):
+    try:
+        text = Path(f'/proc/{pid}/stat').read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(')') + 2:].split()
+    return fields[0], int(fields[1])
+
+
+def descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            stat = _stat(int(entry))
+            if stat is not None:
+                children.setdefault(stat[1], []).append(int(entry))
+    out, todo = set(), [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            out.add(pid)
+            todo.append(pid)
+    return out
+
+
+def alive(pids) -> set[int]:
+    return {p for p in pids if (_stat(p) or ('Z', 0))[0] not in ('Z', 'X')}
+
+
+class Launch:
+    """``ros2 launch dodo_sim hop.launch.py ARGS`` in its own session, output collected."""
+
+    def __init__(self, env: dict, *args: str):
+        self.env = dict(env, ROS_DOMAIN_ID=str(ros_domain_id()))
+        self.domain = int(self.env['ROS_DOMAIN_ID'])
+        self.lines: list[str] = []
+        self.proc = subprocess.Popen(['ros2', 'launch', 'dodo_sim', 'hop.launch.py', *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=self.env, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.nodes: set[int] = set()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip('\n'))
+
+    @property
+    def output(self) -> str:
+        return '\n'.join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float = 120.0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                match = re.search(pattern, line)
+                if match:
+                    return match
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f'no line matching {pattern!r}:\n{self.output}')
+
+    def interrupt(self, timeout: float = 60.0) -> int:
+        """SIGINT to the launch process only (its nodes are stopped by launch); exit code."""
+        self.nodes = descendants(self.proc.pid)
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self._reader.join(timeout=10)
+            leftovers = alive(self.nodes | descendants(self.proc.pid))
+            for pid in leftovers:
+                os.kill(pid, signal.SIGKILL)
+            assert not leftovers, f'processes left after launch ended: {leftovers}'
+
+    def run_cli(self, *args: str, timeout: float = 90.0) -> subprocess.CompletedProcess:
+        return subprocess.run(list(args), capture_output=True, text=True, env=self.env,
+                              timeout=timeout)
+
+    def finished_cleanly(self, *names: str) -> None:
+        for name in names:
+            assert re.search(rf'\[INFO\] \[{name}-\d+\]: process has finished cleanly',
+                             self.output), (name, self.output[-4000:])
+        assert 'process has died' not in self.output, self.output[-4000:]
+
+
+class Listener:
+    """An rclpy node of the test on the launch's domain, spun in a thread."""
+
+    def __init__(self, domain: int):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        self.rclpy = rclpy
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = rclpy.create_node('launch_test', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        while not self._stop.is_set() and self.context.ok():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.node.destroy_node()
+        self.rclpy.try_shutdown(context=self.context)
+
+
+def until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_default_launch_hops_and_every_process_exits_0_on_sigint(launch_env):
+    from sensor_msgs.msg import JointState
+    from dodo_sim.ros import contract
+    launch = Launch(launch_env)
+    hops = []
+    listener = Listener(launch.domain)
+    try:
+        def on_state(msg):
+            if 'hops' in msg.name:
+                hops.append(msg.position[msg.name.index('hops')])
+        listener.node.create_subscription(JointState, contract.CONTROLLER_STATE, on_state, 100)
+        launch.wait_for(r'\[simulator\]: simulation starts')
+        # the leg hops: touchdowns counted by the controller keep coming
+        assert until(lambda: hops and hops[-1] >= 3, 120.0), (hops[-1:], launch.output[-3000:])
+    finally:
+        listener.close()
+    for name in ('simulator', 'controller', 'robot_state_publisher'):
+        assert re.search(rf'\[{name}-\d+\]: process started', launch.output), name
+    assert '[recorder' not in launch.output and '[rviz2' not in launch.output
+    assert launch.interrupt() == 0, launch.output[-4000:]
+    launch.finished_cleanly('simulator', 'controller', 'robot_state_publisher')
+
+
+def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, tmp_path):
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.bag import clock, joint_states, message_counts, read_bag
+    bag = tmp_path / 'launch bag #1'
+    launch = Launch(launch_env, 'record:=true', f'bag:={bag}')
+    launch.wait_for(r'\[simulator\]: simulator ready: .*waiting for 2 subscriber')
+    launch.wait_for(r'\[simulator\]: simulation starts')
+    launch.wait_for(r'2001 /joint_states messages so far')        # robot_state_publisher
+    assert launch.interrupt() == 0, launch.output[-4000:]
+    launch.finished_cleanly('simulator', 'controller', 'robot_state_publisher', 'recorder')
+    counts = message_counts(bag)
+    data = read_bag(bag, [contract.JOINT_STATES, contract.CLOCK])
+    js = joint_states(data[contract.JOINT_STATES])
+    # complete from t = 0: the first recorded state is the initial state of config/hop.yaml
+    assert js.stamp_ns[0] == 0 and clock(data[contract.CLOCK])[0] == 0.0
+    np.testing.assert_array_equal(js.q[0], [0.0, 1.3, 0.3, -0.6])
+    assert np.all(np.diff(js.stamp_ns) == 1_000_000)
+    assert counts[contract.CLOCK] == counts[contract.JOINT_STATES] == counts[
+        contract.FOOT_CONTACT] > 2000
+    replay = subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', 'replay', str(bag),
+                             '--through-controller'], capture_output=True, text=True,
+                            cwd=REPO, timeout=300)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert 'max |dtau| = 0.000e+00 N*m' in replay.stdout
+
+
+def test_use_sim_false_starts_no_simulator_and_the_controller_answers_a_driver(launch_env):
+    from geometry_msgs.msg import WrenchStamped
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from dodo_sim.ros import contract
+    launch = Launch(launch_env, 'use_sim:=false')
+    commands = []
+    listener = Listener(launch.domain)
+    node = listener.node
+    try:
+        node.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
+                                 lambda m: commands.append(list(m.data)), 100)
+        joints = node.create_publisher(JointState, contract.JOINT_STATES, 10)
+        contact = node.create_publisher(WrenchStamped, contract.FOOT_CONTACT, 10)
+
+        def publish():            # a driver: its own wall-clock stamps, contact sent apart
+            stamp = node.get_clock().now().to_msg()
+            msg = JointState(name=['base_x', 'base_z', 'hip', 'knee'],
+                             position=[0.0, 1.3, 0.3, -0.6], velocity=[0.0] * 4)
+            msg.header.stamp = stamp
+            joints.publish(msg)
+            wrench = WrenchStamped()
+            wrench.header.stamp = node.get_clock().now().to_msg()
+            contact.publish(wrench)
+
+        node.create_timer(0.01, publish)
+        launch.wait_for(r'\[controller\]: controller ready')
+        assert until(lambda: len(commands) >= 50, 120.0), (len(commands),
+                                                            launch.output[-3000:])
+        assert node.get_publishers_info_by_topic(contract.CLOCK) == []
+    finally:
+        listener.close()
+    assert all(len(c) == 2 and all(math.isfinite(x) for x in c) for c in commands)
+    assert '[simulator' not in launch.output
+    assert launch.interrupt() == 0, launch.output[-4000:]
+    launch.finished_cleanly('controller', 'robot_state_publisher')
+
+
+def test_runtime_param_set_shows_in_the_recorded_controller_state(launch_env, tmp_path):
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.bag import named_values, read_bag
+    bag = tmp_path / 'bag'
+    launch = Launch(launch_env, 'record:=true', f'bag:={bag}')
+    launch.wait_for(r'\[simulator\]: simulation starts')
+    set_apex = ('ros2', 'param', 'set', '--no-daemon', '--timeout', '30', '/controller',
+                'apex_height')       # --timeout: wait for discovery of /controller
+    accepted = launch.run_cli(*set_apex, '1.35')
+    assert accepted.returncode == 0 and 'Set parameter successful' in accepted.stdout, accepted
+    refused = launch.run_cli(*set_apex, '5.0')
+    assert 'out of reach' in refused.stdout + refused.stderr, refused
+    assert 'feasible' in refused.stdout + refused.stderr
+    launch.wait_for(r'\[controller\]: set-points changed: \{.apex_height.: 1\.35\}', 10.0)
+    time.sleep(1.0)
+    assert launch.interrupt() == 0, launch.output[-4000:]
+    _, values = named_values(read_bag(bag, [contract.CONTROLLER_STATE])[
+        contract.CONTROLLER_STATE])
+    apex = values['apex_height']
+    assert apex[0] == 1.2 and apex[-1] == 1.35 and apex.max() == 1.35
+    changed = int(np.argmax(apex == 1.35))
+    assert np.all(apex[:changed] == 1.2) and np.all(apex[changed:] == 1.35)

@@ -1,0 +1,135 @@
+"""One graph for ``hop.launch.py`` and ``dodo hop`` (dodo_sim.ros.graph), and parameters passed
+typed through a generated params file instead of text spliced into a command line."""
+import signal
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import REPO, ros_env
+
+from dodo_sim.ros import contract, graph
+from dodo_sim.tools.hop_runner import HopRun, write_params_file
+
+NASTY = ['run #1', '123', 'true', 'a: b', "it's", '', 'null', '~', '1e3', '0x10', '- x',
+         '[1, 2]', '{k: v}', ' lead', 'trail ', '*alias', '&anchor', '%x', '@x', '!tag']
+
+
+def names(nodes):
+    return [spec.name for spec in nodes]
+
+
+def test_launch_node_sets_follow_the_switches():
+    assert names(graph.launch_nodes(use_sim=True, record=False, rviz=False)) == [
+        'simulator', 'controller', 'robot_state_publisher']
+    assert names(graph.launch_nodes(use_sim=False, record=True, rviz=True)) == [
+        'controller', 'robot_state_publisher', 'rviz2', 'recorder']
+
+
+def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
+    for record in (False, True):
+        launch = graph.launch_nodes(use_sim=True, record=record, rviz=False)
+        assert graph.hop_nodes(record) == tuple(s for s in launch if s.module is not None)
+
+
+@pytest.mark.parametrize('use_sim, record, simulator, controller', [
+    (True, False, 1, 1),     # controller | simulator
+    (True, True, 2, 2),      # controller + recorder | simulator + recorder
+    (False, False, None, 1),  # the hardware driver (outside the graph) takes the commands
+    (False, True, None, 2),  # driver + recorder
+])
+def test_start_gates_count_every_subscriber(use_sim, record, simulator, controller):
+    """The simulator waits until the recorder (when recording) and the controller see /clock,
+    /joint_states and /foot_contact: the bag then starts at t = 0 (launch and dodo hop alike)."""
+    for running in (graph.launch_nodes(use_sim=use_sim, record=record, rviz=True),
+                    graph.hop_nodes(record) if use_sim else None):
+        if running is None:
+            continue
+        gates = {s.name: graph.node_parameters(s, running, {'bag': 'b'}, use_sim=use_sim)
+                 .get('min_subscribers') for s in running}
+        assert gates.get('simulator') == simulator
+        assert gates['controller'] == controller
+
+
+def test_launch_and_dodo_hop_give_the_same_parameters():
+    values = {'bag': 'b'}
+    launch = graph.launch_nodes(use_sim=True, record=True, rviz=False)
+    hop = graph.hop_nodes(True)
+    for spec in hop:
+        from_launch = graph.node_parameters(spec, launch, values, launch=True)
+        from_hop = graph.hop_parameters(spec, hop, {**values, 'stop_after': 2.0})
+        for key in spec.launch_parameters:       # e.g. robot_state_publisher publishes the URDF
+            from_launch.pop(key)
+        from_hop.pop('stop_after', None)
+        assert from_launch == from_hop, spec.name
+
+
+def test_without_simulator_the_controller_pairs_by_arrival_and_uses_wall_time():
+    running = graph.launch_nodes(use_sim=False, record=False, rviz=False)
+    params = graph.node_parameters(graph.node('controller'), running, {}, use_sim=False)
+    assert params['use_sim_time'] is False and params['sync_foot_contact'] is False
+
+
+def test_params_file_values_round_trip_typed(tmp_path):
+    path = write_params_file(tmp_path / 'g.yaml', {
+        'recorder': {'bag': NASTY[0], 'topics': list(NASTY)},
+        'simulator': {'stop_after': 2.5, 'min_subscribers': 2, 'use_sim_time': True}})
+    data = yaml.safe_load(path.read_text())
+    assert data['recorder']['ros__parameters']['topics'] == NASTY
+    assert data['simulator']['ros__parameters'] == {'stop_after': 2.5, 'min_subscribers': 2,
+                                                    'use_sim_time': True}
+
+
+def test_hop_commands_pass_the_graph_parameters_in_a_generated_file(tmp_path):
+    params = tmp_path / 'p.yaml'
+    params.write_text('/**:\n  ros__parameters: {use_sim_time: true}\n')
+    bag = tmp_path / 'run #1: a'
+    hop = HopRun(params, 2.5, bag=bag)
+    commands = hop.commands(tmp_path)
+    assert sorted(commands) == ['controller', 'recorder', 'simulator']
+    generated = None
+    for name, cmd in commands.items():
+        spec = graph.node(name)
+        assert cmd[1:6] == ['-m', spec.module, '--ros-args', '-r', f'__node:={name}']
+        files = [cmd[i + 1] for i, a in enumerate(cmd) if a == '--params-file']
+        assert files[:-1] == ([str(params)] if spec.params_file else [])
+        generated = files[-1]
+        assert '-p' not in cmd            # nothing spliced into the command line
+    data = yaml.safe_load(open(generated))
+    assert data['recorder']['ros__parameters']['bag'] == str(bag)
+    assert data['recorder']['ros__parameters']['topics'] == list(contract.RECORDED_TOPICS)
+    assert data['simulator']['ros__parameters']['stop_after'] == 2.5
+    assert data['simulator']['ros__parameters']['min_subscribers'] == 2
+    assert data['controller']['ros__parameters']['min_subscribers'] == 2
+
+
+@pytest.mark.ros
+def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
+    """rcl's own YAML parser (not PyYAML) reads the generated file: bag names that YAML would
+    read as a number, a bool, a mapping or a comment reach the recorder unchanged."""
+    bags = ['123', 'true', 'a: b', 'run #1']
+    env = ros_env()
+    procs = []
+    try:
+        for i, name in enumerate(bags):
+            generated = write_params_file(tmp_path / f'g{i}.yaml', {
+                f'rec{i}': {'bag': str(tmp_path / name), 'topics': ['/nothing']}})
+            procs.append(subprocess.Popen(
+                [sys.executable, '-m', 'dodo_sim.ros.recorder', '--ros-args', '-r',
+                 f'__node:=rec{i}', '--params-file', str(generated)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO))
+        for proc, name in zip(procs, bags):
+            seen = []                  # DDS may log first (e.g. shared-memory port contention)
+            for line in proc.stdout:
+                seen.append(line.rstrip('\n'))
+                if line.startswith('dodo recorder: ready'):
+                    break
+            assert seen and seen[-1] == f'dodo recorder: ready {tmp_path / name}', seen
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGINT)
+        for proc in procs:
+            proc.wait(timeout=30)
+    for proc, name in zip(procs, bags):
+        assert proc.returncode == 0, proc.stdout.read()
+        assert (tmp_path / name / 'metadata.yaml').is_file(), name
