@@ -1,6 +1,6 @@
 """ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
 
-    .venv/bin/python bench/bench_ros.py [--steps 3000] [--realtime-seconds 3]
+    .venv/bin/python bench/bench_ros.py [--steps 3000] [--minutes 1] [--no-hog]
 
 Prints (all measured now, on this machine, with rclpy's EventsExecutor on both sides):
 
@@ -8,20 +8,27 @@ Prints (all measured now, on this machine, with rclpy's EventsExecutor on both s
 * raw graph-shaped exchange: per step /clock + /foot_contact + /joint_states out, one
   Float64MultiArray back (the lockstep message pattern, no physics, no control);
 * core loop: Simulator.step + Controller.update in one process, no ROS (the compute per step);
-* lockstep graph: the simulator node (here) with the controller node (second process);
-* ratio lockstep / raw round trip (issue goal >= 0.8) and lockstep / graph-shaped raw;
+* lockstep graph: the simulator node (here) with the controller node (second process), the
+  stamped exchange (/joint_commands);
 * the bound 1 / (1/round trip + 1/core loop): lockstep is strictly sequential (state -> command
   -> step), so even with zero ROS overhead the graph cannot beat it; lockstep / bound is the
-  efficiency of the node adapters;
+  efficiency of the node adapters (goal >= 0.8);
+* ratio lockstep / raw round trip and lockstep / graph-shaped raw;
 * real-time factor of lockstep (simulated s per wall s);
-* realtime mode at 1 kHz: achieved rate and period jitter (p50 / p99 / max of |period - 1 ms|).
+* realtime mode at 1 kHz for ``--minutes``, simulator and controller in their own processes
+  beside a one-core CPU hog (a busy loop; ``--no-hog`` without): the simulator's ``dodo
+  exchange:`` summary (applied command age p50/p99/max — goal p99 <= 3 ms —, round trip, stale
+  and zero-torque steps, overruns, tick lateness), the controller's skipped states, whether it
+  diverged, and the simulator's resident memory over the run (goal: flat).
 
 Uses a private ROS domain with localhost discovery. Nothing here is a test: no timed asserts.
+Profile a side with ``--profile DIR`` (cProfile of the simulator node in the lockstep runs).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +55,18 @@ ECHO = textwrap.dedent('''
         ex.spin_until_future_complete(rclpy.task.Future(), timeout_sec=float(sys.argv[1]))
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
+''')
+
+#: The controller node under cProfile (CPU time), written at its exit (SIGTERM ends it cleanly).
+PROFILED_CONTROLLER = textwrap.dedent('''
+    import cProfile, sys, time
+    from dodo_control.controller_node import main
+    out = sys.argv.pop(1)
+    profiler = cProfile.Profile(time.process_time)
+    try:
+        profiler.runcall(main, sys.argv)
+    finally:
+        profiler.dump_stats(out)
 ''')
 
 PARAMS = '''
@@ -149,45 +168,122 @@ def core_rate(params: Path, steps: int) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def graph_run(params: Path, env, mode: str, steps: int = 0, seconds: float = 0.0):
-    """Simulator node here, controller node in a second process. Returns the sim node."""
+def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
+    """Lockstep: simulator node here, controller node in a second process. Returns (steps per
+    second, simulator CPU s per step, controller CPU s per step)."""
     import rclpy
     from rclpy.parameter import Parameter
-    from dodo_sim.ros.simulator_node import SimulatorNode, make_executor
+    from dodo_sim.ros.runtime import make_executor
+    from dodo_sim.ros.simulator_node import SimulatorNode
 
+    command = ['-m', 'dodo_control.controller_node']
+    if profile is not None:
+        command = ['-c', PROFILED_CONTROLLER, str(profile / 'controller_lockstep.prof')]
     controller = subprocess.Popen(
-        [sys.executable, '-m', 'dodo_control.controller_node', '--ros-args', '--params-file',
-         str(params)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [sys.executable, *command, '--ros-args', '--params-file', str(params)], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         rclpy.init(args=['--ros-args', '--params-file', str(params)])
-        overrides = [Parameter('stop_after', value=steps * 0.001)] if steps else []
-        sim = SimulatorNode(parameter_overrides=overrides)
+        sim = SimulatorNode(parameter_overrides=[Parameter('stop_after', value=steps * 0.001)])
         executor = make_executor()
         executor.add_node(sim)
         spin_until(executor, lambda: sim._started, 120.0)
-        if steps:
-            spin_until(executor, lambda: sim.steps >= 1, 120.0)   # the first answer arrived
-            first = sim.steps
-            t0 = time.perf_counter()
-            spin_until(executor, sim.done.done, 600.0)
-            sim.wall_rate = (sim.steps - first) / (time.perf_counter() - t0)
-        else:
-            t0 = time.perf_counter()
-            spin_until(executor, lambda: time.perf_counter() - t0 > seconds, seconds + 60.0)
+        spin_until(executor, lambda: sim.steps >= 1, 120.0)   # the first answer arrived
+        first = sim.steps
+        profiler = None
+        if profile is not None:
+            import cProfile
+            profiler = cProfile.Profile(time.process_time)
+            profiler.enable()
+        t0 = time.perf_counter()
+        cpu0, ctrl_cpu0 = time.process_time(), process_cpu_s(controller.pid)
+        spin_until(executor, sim.done.done, 600.0)
+        rate = (sim.steps - first) / (time.perf_counter() - t0)
+        done = sim.steps - first
+        cpu = ((time.process_time() - cpu0) / done, (process_cpu_s(controller.pid) - ctrl_cpu0)
+               / done)
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(str(profile / 'simulator_lockstep.prof'))
         sim.destroy_node()
         rclpy.shutdown()
-        return sim
+        return (rate,) + cpu
     finally:
         controller.terminate()
-        controller.wait(10)
+        controller.wait(30)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU time of a process so far, s."""
+    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def resident_kib(pid: int) -> int:
+    for line in Path(f'/proc/{pid}/status').read_text().splitlines():
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1])
+    return 0
+
+
+def realtime_run(params: Path, env, minutes: float, hog: bool) -> dict:
+    """Realtime for ``minutes``: simulator and controller processes (and a busy loop)."""
+    from dodo_sim.ros.runtime import parse_summary
+    seconds = minutes * 60.0
+    procs = {}
+    logs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            if hog:
+                procs['hog'] = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+            for name, module, extra in (
+                    ('controller', 'dodo_control.controller_node', []),
+                    ('simulator', 'dodo_sim.ros.simulator_node', ['-p', f'stop_after:={seconds}'])):
+                logs[name] = open(Path(tmp) / f'{name}.log', 'w+')
+                procs[name] = subprocess.Popen(
+                    [sys.executable, '-m', module, '--ros-args', '--params-file', str(params),
+                     *extra], env=env, stdout=logs[name], stderr=subprocess.STDOUT)
+            sim = procs['simulator']
+            memory = []                                   # (wall s, RSS KiB)
+            t0 = time.monotonic()
+            while sim.poll() is None and time.monotonic() - t0 < seconds + 120.0:
+                memory.append((time.monotonic() - t0, resident_kib(sim.pid)))
+                try:
+                    sim.wait(timeout=min(5.0, max(1.0, seconds / 60.0)))
+                except subprocess.TimeoutExpired:
+                    pass
+            code = sim.wait(10)
+        finally:
+            for name in ('controller', 'hog', 'simulator'):
+                proc = procs.get(name)
+                if proc is not None and proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL if name == 'hog' else signal.SIGINT)
+                    try:
+                        proc.wait(20)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+        texts = {}
+        for name, handle in logs.items():
+            handle.seek(0)
+            texts[name] = handle.read()
+            handle.close()
+    summary = parse_summary(texts['simulator'], 'exchange') or {}
+    controller = parse_summary(texts['controller'], 'controller') or {}
+    return {'exit_code': code, 'summary': summary, 'controller': controller, 'memory': memory,
+            'log_tail': texts['simulator'][-2000:]}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=int, default=3000, help='lockstep steps to time')
-    parser.add_argument('--realtime-seconds', type=float, default=3.0)
     parser.add_argument('--rounds', type=int, default=3,
                         help='interleaved measurement rounds; the best of each is reported')
+    parser.add_argument('--minutes', type=float, default=1.0,
+                        help='length of the realtime run (0: skip it)')
+    parser.add_argument('--no-hog', action='store_true',
+                        help='realtime run without the one-core busy loop beside it')
+    parser.add_argument('--profile', type=Path, default=None,
+                        help='write a cProfile of the simulator node (last lockstep round) here')
     args = parser.parse_args(argv)
     domain = 1 + os.getpid() % 99
     os.environ['ROS_DOMAIN_ID'] = str(domain)
@@ -200,44 +296,73 @@ def main(argv=None) -> int:
         realtime_params.write_text(PARAMS.format(mode='realtime'))
 
         # interleaved rounds, best of each: a shared machine only ever slows a measurement down
-        pings, shapeds, cores, locks = [], [], [], []
-        for _ in range(args.rounds):
+        pings, shapeds, cores, locks, cpus = [], [], [], [], []
+        for round_ in range(args.rounds):
             ping, shaped = raw_rates(args.steps, env)
             pings.append(ping)
             shapeds.append(shaped)
             cores.append(core_rate(lockstep_params, args.steps))
-            locks.append(graph_run(lockstep_params, env, 'lockstep', steps=args.steps).wall_rate)
+            profile = args.profile if round_ == args.rounds - 1 else None
+            rate, sim_cpu, ctrl_cpu = graph_run(lockstep_params, env, args.steps, profile)
+            locks.append(rate)
+            cpus.append((sim_cpu, ctrl_cpu))
         ping, shaped, core, lock = max(pings), max(shapeds), max(cores), max(locks)
-        rt = graph_run(realtime_params, env, 'realtime', seconds=args.realtime_seconds)
-
-    ticks = np.array(rt.tick_times)
-    periods = np.diff(ticks[len(ticks) // 10:])            # skip the first 10 %
-    jitter = np.abs(periods - 1e-3)
-    tick_rate = len(periods) / (ticks[-1] - ticks[len(ticks) // 10])
-    achieved = rt.steps / (ticks[-1] - rt._realtime_start)
-    print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python '
-          f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps, best of '
-          f'{args.rounds} interleaved rounds')
-    print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
-        f'{a:.0f} / {b:.0f} / {c:.0f} / {d:.0f}' for a, b, c, d in zip(pings, shapeds, cores,
-                                                                      locks)))
-    print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
-    print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')
-    print(f'core loop, no ROS (sim.step + ctrl.update)        : {core:8.0f} /s')
-    print(f'lockstep graph (simulator node + controller node) : {lock:8.0f} steps/s')
-    print(f'ratio lockstep / raw round trip                   : {lock / ping:8.2f}  (goal >= 0.8)')
-    print(f'ratio lockstep / raw graph-shaped exchange        : {lock / shaped:8.2f}')
-    bound = 1.0 / (1.0 / ping + 1.0 / core)
-    print(f'bound: 1 / (1/round trip + 1/core loop)           : {bound:8.0f} /s  '
-          f'(zero ROS overhead)')
-    print(f'ratio lockstep / that bound                       : {lock / bound:8.2f}')
-    print(f'real-time factor (lockstep, 1 kHz control)        : {lock * 1e-3:8.2f}')
-    print(f'realtime mode: achieved {achieved:.1f} steps/s (target 1000; timer ticks '
-          f'{tick_rate:.1f} /s, {rt.overruns} overruns), tick period jitter '
-          f'p50 {np.percentile(jitter, 50) * 1e6:.0f} us, '
-          f'p99 {np.percentile(jitter, 99) * 1e6:.0f} us, '
-          f'max {jitter.max() * 1e6:.0f} us over {len(periods)} periods')
+        print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python '
+              f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps, best of '
+              f'{args.rounds} interleaved rounds')
+        print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
+            f'{a:.0f} / {b:.0f} / {c:.0f} / {d:.0f}' for a, b, c, d in zip(pings, shapeds, cores,
+                                                                          locks)))
+        bound = 1.0 / (1.0 / ping + 1.0 / core)
+        print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
+        print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')
+        print(f'core loop, no ROS (sim.step + ctrl.update)        : {core:8.0f} /s')
+        print(f'lockstep graph (simulator node + controller node) : {lock:8.0f} steps/s')
+        print(f'bound: 1 / (1/round trip + 1/core loop)           : {bound:8.0f} /s  '
+              f'(zero ROS overhead)')
+        print(f'ratio lockstep / that bound                       : {lock / bound:8.2f}  '
+              f'(goal >= 0.8)')
+        print(f'ratio lockstep / raw round trip                   : {lock / ping:8.2f}')
+        print(f'ratio lockstep / raw graph-shaped exchange        : {lock / shaped:8.2f}')
+        print(f'real-time factor (lockstep, 1 kHz control)        : {lock * 1e-3:8.2f}')
+        sim_cpu, ctrl_cpu = min(c[0] for c in cpus), min(c[1] for c in cpus)
+        print(f'CPU per lockstep step (least of the rounds)       : simulator process '
+              f'{sim_cpu * 1e6:.0f} us, controller process {ctrl_cpu * 1e6:.0f} us')
+        sys.stdout.flush()
+        if args.minutes > 0:
+            rt = realtime_run(realtime_params, env, args.minutes, hog=not args.no_hog)
+            report_realtime(rt, args.minutes, hog=not args.no_hog)
     return 0
+
+
+def report_realtime(rt: dict, minutes: float, hog: bool) -> None:
+    s = rt['summary']
+    beside = 'beside a one-core CPU hog' if hog else 'no hog'
+    print(f'realtime 1 kHz, {minutes:g} min, {beside}: exit code {rt["exit_code"]} '
+          f'({"diverged" if rt["exit_code"] == 3 else "no divergence" if rt["exit_code"] == 0 else "failed"})')
+    if not s:
+        print('  no summary line from the simulator; its log ends with:\n' + rt['log_tail'])
+        return
+    print(f'  steps {s["steps"]}, zero-torque steps {s["zero_torque_steps"]}, timeouts '
+          f'{s["timeouts"]}, overruns {s["overruns"]}')
+    print(f'  applied command age ms: p50 {s["age_ms_p50"]}, p99 {s["age_ms_p99"]} '
+          f'(goal <= 3), max {s["age_ms_max"]}; stale steps (> {s["max_command_age_ms"]} ms) '
+          f'{s["stale_steps"]}')
+    print(f'  round trip state -> command ms: p50 {s["round_trip_ms_p50"]}, p99 '
+          f'{s["round_trip_ms_p99"]}, max {s["round_trip_ms_max"]}; timer tick lateness ms: '
+          f'p99 {s["tick_late_ms_p99"]}, max {s["tick_late_ms_max"]}')
+    c = rt['controller']
+    if c:
+        print(f'  controller: {c.get("updates")} updates, {c.get("skipped_states")} states '
+              f'skipped (newest first)')
+    memory = rt['memory']
+    if len(memory) >= 4:
+        half = [m for m in memory if m[0] >= memory[-1][0] / 2]
+        times = np.array([m[0] for m in half])
+        kib = np.array([m[1] for m in half], dtype=float)
+        slope = np.polyfit(times, kib, 1)[0] if len(half) >= 2 and np.ptp(times) > 0 else 0.0
+        print(f'  simulator RSS: {memory[0][1]} KiB at {memory[0][0]:.0f} s, {memory[-1][1]} KiB '
+              f'at {memory[-1][0]:.0f} s; slope over the second half {slope:+.2f} KiB/s')
 
 
 if __name__ == '__main__':

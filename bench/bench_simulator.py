@@ -1,197 +1,254 @@
-"""Speed of ``Simulator.step`` against MuJoCo on the same hopper, measured side by side.
+"""Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
 
-    python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--profile]
+    python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--model PATH]
+                                    [--biped PATH] [--no-biped] [--profile]
 
-For both dodo_sim integrators and for MuJoCo (``mujoco.mj_step``, same URDF/xacro, see
-``mujoco_model.py``), dt = control period = 1 ms:
+Cases (dt = control period = 1 ms, every engine built from the same URDF/xacro):
 
-* drop test: the PD-held bent leg (hip/knee held at the start pose) falls from a foot height
-  of 0.3 m and settles for 2 s; worst and resting penetration of the foot point (dodo_sim: min
-  foot z; MuJoCo: depth of the foot sphere in the floor - its contacts are soft);
-* stance: the settled leg keeps standing under the PD hold; time per step;
-* flight: the leg far above the ground with zero torque (a free fall); time per step.
+* hopper (``--model``, default urdf/hopper.urdf.xacro): dodo_sim timestepping and event, MuJoCo
+  (``mujoco_model.py``), DART (``dart_model.py``: Featherstone dynamics + boxed-LCP Dantzig
+  contact) and pybullet (``pybullet_model.py``, if installed);
+  *stance*: the leg dropped 5 cm and settled under a PD hold of hip and knee, then timed while
+  standing; *flight*: the leg far above the ground with zero torque.
+* biped (``--biped``, default urdf/kneed_walker.urdf.xacro, contact frames left_foot and
+  right_foot): *double support*, standing on both feet under a PD hold of the four joints at
+  the model's default pose; dodo_sim (both integrators) and DART.
 
-Each timed block runs ``--steps`` steps of one case; the cases take turns block by block
-(``--repetitions`` rounds after one warm-up round) so that machine noise hits them alike, and
-the table shows the median over rounds. Every step is timed on its own with
-``time.perf_counter`` (the PD law and setting MuJoCo's ctrl are outside the timed region;
-the timer's own overhead is measured and subtracted). Ratios are against MuJoCo in this run;
-nothing here asserts on time.
+Each timed block runs ``--steps`` steps of one case; cases take turns block by block
+(``--repetitions`` rounds after one warm-up round) so machine noise hits them alike. Each step
+is timed on its own with ``time.perf_counter`` (the PD law is outside; the timer's overhead is
+subtracted). The table shows the median over rounds and the least disturbed block (min); the
+ratios are against the peers measured in this run. Nothing here asserts on time.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import math
 import pstats
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
-from dodo_sim.model import Kinematics, load_leg_model
-from dodo_sim.paths import default_urdf_path
-from dodo_sim.simulator import INTEGRATORS, SimConfig, Simulator
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mujoco_model import MujocoHopper, build_mujoco_hopper, compare_with_pinocchio  # noqa: E402
+from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402
+from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 
 @dataclass(frozen=True)
 class BenchParams:
     """Attributes:
         dt_s: physics step = control period of every engine, s.
-        hold_stiffness_nm_per_rad / hold_damping_nms_per_rad: PD hold of hip and knee.
-        stance_pose: [x m, z m, hip rad, knee rad] held by the PD law (z is shifted for the drop).
-        drop_height_m: initial height of the foot point above the ground, m.
-        drop_duration_s: simulated drop-and-settle time before the stance timing, s.
-        rest_window_s: the last part of the drop test averaged for the resting penetration, s.
-        flight_base_z_m: base height of the flight case (the foot stays above ground for > 3 s).
-        friction: Coulomb coefficient of both engines (-).
-        goal_stance_us: issue-2 goal for the time-stepping integrator in stance, us/step.
-        mujoco_reference_us: MuJoCo's stance cost the goal was set against, us/step.
+        kp_nm_per_rad / kd_nms_per_rad: PD hold of the hopper's hip and knee.
+        biped_kp_nm_per_rad / biped_kd_nms_per_rad: PD hold of the biped's joints (its light
+            shanks make the sampled hopper gains unstable at a 1 ms control period).
+        hopper_pose: hopper [x m, z m, hip rad, knee rad] held by the PD law (z is shifted so the
+            foot starts ``drop_height_m`` above the ground).
+        drop_height_m: initial foot height of the stance cases, m.
+        settle_s: simulated time before the stance timing starts, s.
+        flight_base_z_m: base height of the flight case (no ground contact for > 3 s), m.
+        friction: Coulomb coefficient of every engine (-).
+        contact_radius_m: sphere radius of the peers' contact geoms (DART, pybullet), m; dodo_sim
+            uses the same radius so that the geometry is the same.
     """
 
     dt_s: float = 0.001
-    hold_stiffness_nm_per_rad: float = 300.0
-    hold_damping_nms_per_rad: float = 20.0
-    stance_pose: tuple = (0.0, 1.0, 0.3, -0.6)
-    drop_height_m: float = 0.3
-    drop_duration_s: float = 2.0
-    rest_window_s: float = 0.2
+    kp_nm_per_rad: float = 300.0
+    kd_nms_per_rad: float = 20.0
+    biped_kp_nm_per_rad: float = 100.0
+    biped_kd_nms_per_rad: float = 2.0
+    hopper_pose: tuple = (0.0, 1.0, 0.3, -0.6)
+    drop_height_m: float = 0.05
+    settle_s: float = 1.0
     flight_base_z_m: float = 8.0
     friction: float = 0.8
-    goal_stance_us: float = 25.0
-    mujoco_reference_us: float = 5.0
+    contact_radius_m: float = 1e-3
 
+
+# -- engines behind one small interface ------------------------------------------------------
 
 class DodoEngine:
-    """dodo_sim ``Simulator`` behind the small interface the bench drives."""
-
-    def __init__(self, urdf, integrator: str, params: BenchParams):
-        self.label = integrator
-        self.sim = Simulator(urdf, SimConfig(integrator=integrator, dt=params.dt_s,
-                                             control_period=params.dt_s,
-                                             friction=params.friction))
+    def __init__(self, model, integrator, params, contact_frames, radius, initial_q):
+        self.label = f'dodo {integrator}'
+        self.sim = Simulator(model, SimConfig(
+            integrator=integrator, dt=params.dt_s, control_period=params.dt_s,
+            friction=params.friction, contact_frames=tuple(contact_frames),
+            contact_radii=(radius,) * len(contact_frames), initial_q=tuple(initial_q)))
         self.state = self.sim.state
 
-    def reset(self, q, v) -> None:
+    def reset(self, q, v):
         self.state = self.sim.reset(q, v)
 
-    def joints(self):
-        """hip, knee, hip rate, knee rate as Python floats."""
-        q, v = self.state.q, self.state.v
-        return float(q[2]), float(q[3]), float(v[2]), float(v[3])
+    def qv(self):
+        return self.state.q.tolist(), self.state.v.tolist()
 
-    def timed_step(self, tau, clock=time.perf_counter) -> float:
+    def timed_step(self, tau, clock=time.perf_counter):
         start = clock()
         self.state = self.sim.step(tau)
         return clock() - start
 
-    def foot_z(self) -> float:
-        return float(self.state.foot_position[1])
-
-    def in_contact(self) -> bool:
-        return self.state.in_contact
+    def contacts(self) -> int:
+        return sum(self.state.in_contacts)
 
 
 class MujocoEngine:
-    """``mujoco.mj_step`` on the converted hopper behind the same interface."""
+    def __init__(self, model, params):
+        import mujoco
+        from mujoco_model import build_mujoco_hopper
+        self.label = 'mujoco'
+        self.mujoco = mujoco
+        self.hopper = build_mujoco_hopper(model, timestep_s=params.dt_s, friction=params.friction)
+        self.model = self.hopper.model
+        self.data = mujoco.MjData(self.model)
 
-    label = 'mujoco'
-
-    def __init__(self, hopper: MujocoHopper):
-        self.hopper = hopper
-        self.model = hopper.model
-        self.data = mujoco.MjData(hopper.model)
-
-    def reset(self, q, v) -> None:
-        mujoco.mj_resetData(self.model, self.data)
+    def reset(self, q, v):
+        self.mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:] = q
         self.data.qvel[:] = v
-        mujoco.mj_forward(self.model, self.data)
+        self.mujoco.mj_forward(self.model, self.data)
 
-    def joints(self):
-        qpos, qvel = self.data.qpos, self.data.qvel
-        return float(qpos[2]), float(qpos[3]), float(qvel[2]), float(qvel[3])
+    def qv(self):
+        return self.data.qpos.tolist(), self.data.qvel.tolist()
 
-    def timed_step(self, tau, clock=time.perf_counter, step=mujoco.mj_step) -> float:
-        ctrl = self.data.ctrl
-        ctrl[0] = tau[0]
-        ctrl[1] = tau[1]
-        model, data = self.model, self.data
+    def timed_step(self, tau, clock=time.perf_counter):
+        self.data.ctrl[:] = tau
+        model, data, step = self.model, self.data, self.mujoco.mj_step
         start = clock()
         step(model, data)
         return clock() - start
 
-    def foot_z(self) -> float:
-        # mj_step leaves geom_xpos at the state before its integration: recompute it
-        mujoco.mj_kinematics(self.model, self.data)
-        return self.hopper.foot_z(self.data)
+    def contacts(self) -> int:
+        return int(self.data.ncon)
 
-    def in_contact(self) -> bool:
-        return self.data.ncon > 0
 
+class DartEngine:
+    def __init__(self, model, params, contact_frames, actuated_idx):
+        from dart_model import build_dart_robot
+        self.label = 'dart'
+        self.robot = build_dart_robot(robot_description_xml(model), contact_frames,
+                                      contact_radius_m=params.contact_radius_m,
+                                      friction=params.friction, timestep_s=params.dt_s)
+        self.skeleton = self.robot.skeleton
+        self.world = self.robot.world
+        self.force = np.zeros(self.skeleton.getNumDofs())
+        self.actuated = list(actuated_idx)
+
+    def reset(self, q, v):
+        self.robot.reset(q, v)
+
+    def qv(self):
+        return self.skeleton.getPositions().tolist(), self.skeleton.getVelocities().tolist()
+
+    def timed_step(self, tau, clock=time.perf_counter):
+        self.force[self.actuated] = tau
+        skeleton, world, force = self.skeleton, self.world, self.force
+        start = clock()
+        skeleton.setForces(force)
+        world.step()
+        return clock() - start
+
+    def contacts(self) -> int:
+        return sum(self.robot.in_contact())
+
+
+class BulletEngine:
+    def __init__(self, model, params, contact_frames, actuated_idx):
+        from pybullet_model import build_bullet_robot
+        self.label = 'pybullet'
+        self.robot = build_bullet_robot(robot_description_xml(model), contact_frames,
+                                        contact_radius_m=params.contact_radius_m,
+                                        friction=params.friction, timestep_s=params.dt_s)
+        self.actuated = list(actuated_idx)
+
+    def reset(self, q, v):
+        self.robot.reset(q, v)
+
+    def qv(self):
+        return self.robot.qv()
+
+    def timed_step(self, tau, clock=time.perf_counter):
+        full = [0.0] * self.robot.ndof
+        for i, value in zip(self.actuated, tau):
+            full[i] = value
+        start = clock()
+        self.robot.step(full)
+        return clock() - start
+
+    def contacts(self) -> int:
+        return self.robot.contact_count()
+
+
+# -- cases -----------------------------------------------------------------------------------
 
 class PDHold:
-    """tau = kp (q_ref - q) - kd v on hip and knee, in Python floats."""
+    """tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
 
-    def __init__(self, params: BenchParams):
-        self.kp = params.hold_stiffness_nm_per_rad
-        self.kd = params.hold_damping_nms_per_rad
-        self.hip_ref, self.knee_ref = params.stance_pose[2], params.stance_pose[3]
+    def __init__(self, q_ref, actuated_idx, kp: float, kd: float):
+        self.kp, self.kd = kp, kd
+        self.index = list(actuated_idx)
+        self.ref = [float(q_ref[i]) for i in self.index]
 
-    def __call__(self, engine) -> tuple:
-        hip, knee, hip_rate, knee_rate = engine.joints()
-        return (self.kp * (self.hip_ref - hip) - self.kd * hip_rate,
-                self.kp * (self.knee_ref - knee) - self.kd * knee_rate)
-
-
-@dataclass
-class DropResult:
-    worst_penetration_m: float
-    rest_penetration_m: float
-    touchdown_s: float
-
-
-def drop_pose(leg, params: BenchParams, foot_height_m: float) -> np.ndarray:
-    q = np.array(params.stance_pose, dtype=float)
-    q[1] += foot_height_m - Kinematics(leg).foot_position(q)[1]
-    return q
-
-
-def drop_test(engine, q0, params: BenchParams, hold: PDHold) -> DropResult:
-    """PD-held drop and settle; leaves the engine standing (the stance case continues it)."""
-    engine.reset(q0, np.zeros(4))
-    steps = int(round(params.drop_duration_s / params.dt_s))
-    rest_steps = int(round(params.rest_window_s / params.dt_s))
-    foot_z = np.empty(steps)
-    touchdown = math.nan
-    for k in range(steps):
-        engine.timed_step(hold(engine))
-        foot_z[k] = engine.foot_z()
-        if math.isnan(touchdown) and engine.in_contact():
-            touchdown = (k + 1) * params.dt_s
-    return DropResult(worst_penetration_m=max(0.0, -float(foot_z.min())),
-                      rest_penetration_m=-float(foot_z[-rest_steps:].mean()),
-                      touchdown_s=touchdown)
+    def __call__(self, engine):
+        q, v = engine.qv()
+        kp, kd = self.kp, self.kd
+        return [kp * (r - q[i]) - kd * v[i] for i, r in zip(self.index, self.ref)]
 
 
 @dataclass
 class Case:
-    engine: object
+    robot: str
     phase: str
-    samples_us: list
+    engine: object
+    hold: PDHold
+    start_q: np.ndarray
+    samples_us: list = field(default_factory=list)
     contact_steps: int = 0
     steps: int = 0
 
     @property
-    def label(self) -> str:
+    def label(self):
         return self.engine.label
+
+
+def lift_to_height(sim, q, height_m):
+    """q with the base z raised so the lowest contact point is ``height_m`` above the ground."""
+    q = np.array(q, float)
+    q[1] += height_m - sim.contact_positions(q)[:, 2].min()
+    return q
+
+
+def prepare(case: Case, params: BenchParams):
+    case.engine.reset(case.start_q, np.zeros(len(case.start_q)))
+    if case.phase != 'flight':
+        for _ in range(int(round(params.settle_s / params.dt_s))):
+            case.engine.timed_step(case.hold(case.engine))
+
+
+def run_block(case: Case, steps: int, overhead_s: float) -> float:
+    engine, hold = case.engine, case.hold
+    total = 0.0
+    contact = 0
+    if case.phase == 'flight':
+        engine.reset(case.start_q, np.zeros(len(case.start_q)))
+        zero = [0.0] * len(hold.index)
+        for _ in range(steps):
+            total += engine.timed_step(zero)
+            contact += engine.contacts() > 0
+    else:
+        for _ in range(steps):
+            total += engine.timed_step(hold(engine))
+            contact += engine.contacts() > 0
+    case.contact_steps += contact
+    case.steps += steps
+    return (total / steps - overhead_s) * 1e6
 
 
 def timer_overhead_s(clock=time.perf_counter, n: int = 20000) -> float:
@@ -202,153 +259,136 @@ def timer_overhead_s(clock=time.perf_counter, n: int = 20000) -> float:
     return statistics.median(samples)
 
 
-def run_block(case: Case, steps: int, hold: PDHold, flight_q: np.ndarray,
-              overhead_s: float) -> float:
-    """Mean us per step of ``steps`` steps of one case."""
-    engine = case.engine
-    total = 0.0
-    contact = 0
-    if case.phase == 'flight':
-        engine.reset(flight_q, np.zeros(4))
-        zero = (0.0, 0.0)
-        for _ in range(steps):
-            total += engine.timed_step(zero)
-            contact += engine.in_contact()
-    else:
-        for _ in range(steps):
-            total += engine.timed_step(hold(engine))
-            contact += engine.in_contact()
-    case.contact_steps += contact
-    case.steps += steps
-    return (total / steps - overhead_s) * 1e6
+def build_cases(args, params: BenchParams) -> list:
+    radius = params.contact_radius_m
+    cases = []
+    hopper = Simulator(args.model, SimConfig(contact_radii=(radius,),
+                                             initial_q=(0.0, 2.0, 0.0, 0.0)))
+    act = list(hopper.robot.actuated_idx_v)
+    stance_q = lift_to_height(hopper, params.hopper_pose, params.drop_height_m)
+    flight_q = np.array(params.hopper_pose, float)
+    flight_q[1] = params.flight_base_z_m
+    hold = PDHold(params.hopper_pose, act, params.kp_nm_per_rad, params.kd_nms_per_rad)
+    factories = [lambda i=i: DodoEngine(args.model, i, params, ('foot',), radius, stance_q)
+                 for i in ('timestepping', 'event')]
+    factories.append(lambda: MujocoEngine(args.model, params))
+    if importlib.util.find_spec('dartpy'):
+        factories.append(lambda: DartEngine(args.model, params, ('foot',), act))
+    if importlib.util.find_spec('pybullet'):
+        factories.append(lambda: BulletEngine(args.model, params, ('foot',), act))
+    for make in factories:
+        cases.append(Case('hopper', 'stance', make(), hold, stance_q))
+        cases.append(Case('hopper', 'flight', make(), hold, flight_q))
+    if not args.no_biped:
+        feet = ('left_foot', 'right_foot')
+        q0 = load_robot(args.biped, contact_frames=feet).default_q.copy()
+        q0[1] += 0.1  # the Kneed Walker's URDF default has its feet 17 um under the ground
+        biped = Simulator(args.biped, SimConfig(contact_frames=feet, contact_radii=(radius,) * 2,
+                                                initial_q=tuple(q0)))
+        act = list(biped.robot.actuated_idx_v)
+        start = lift_to_height(biped, q0, params.drop_height_m)
+        hold = PDHold(q0, act, params.biped_kp_nm_per_rad, params.biped_kd_nms_per_rad)
+        factories = [lambda i=i: DodoEngine(args.biped, i, params, feet, radius, start)
+                     for i in ('timestepping', 'event')]
+        if importlib.util.find_spec('dartpy'):
+            factories.append(lambda: DartEngine(args.biped, params, feet, act))
+        for make in factories:
+            cases.append(Case('biped', 'double', make(), hold, start))
+    return cases
 
 
-def profile_timestepping_stance(urdf, params: BenchParams, steps: int) -> None:
-    """Per-line profile of Simulator.step + the time-stepping step in settled stance.
-
-    Uses line_profiler when installed (``pip install line_profiler``): cProfile cannot see the
-    pinocchio calls (Boost.Python functions) and lumps them into the caller's own time.
-    """
-    leg = load_leg_model(urdf)
-    engine = DodoEngine(urdf, 'timestepping', params)
-    hold = PDHold(params)
-    drop_test(engine, drop_pose(leg, params, params.drop_height_m), params, hold)
-    sim = engine.sim
+def profile_stance(case: Case, params: BenchParams, steps: int) -> None:
+    """Per-line profile (line_profiler) of Simulator.step in settled stance, else cProfile."""
+    prepare(case, params)
+    sim = case.engine.sim
     try:
         from line_profiler import LineProfiler
     except ImportError:
         LineProfiler = None
     if LineProfiler is not None:
         integrator = type(sim.integrator)
-        profiler = LineProfiler(type(sim).step, type(sim)._make_state, integrator.step,
-                                *(getattr(integrator, name) for name in ('_gap', '_project_out')
-                                  if hasattr(integrator, name)))
+        profiler = LineProfiler(type(sim).step, type(sim)._make_state, integrator.step)
     else:
         profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(steps):
-        engine.state = sim.step(hold(engine))
+        case.engine.timed_step(case.hold(case.engine))
     profiler.disable()
-    print(f'\nProfile of Simulator.step, timestepping, stance, {steps} steps (the profiler adds '
-          'about 0.3 us per line: read proportions, not absolute times):')
+    print(f'\nProfile of Simulator.step, {case.label}, {case.robot} {case.phase}, {steps} steps '
+          '(the profiler adds ~0.3 us per line: read proportions):')
     if LineProfiler is not None:
         profiler.print_stats(output_unit=1e-6, stripzeros=True)
     else:
-        print('(line_profiler not installed: cProfile hides the pinocchio calls in the callers)')
         pstats.Stats(profiler).sort_stats('tottime').print_stats(18)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--urdf', default=str(default_urdf_path()))
+    parser.add_argument('--model', default=str(REPO / 'urdf' / 'hopper.urdf.xacro'),
+                        help='hopper-like model (joints base_x, base_z, hip, knee; frame foot)')
+    parser.add_argument('--biped', default=str(REPO / 'urdf' / 'kneed_walker.urdf.xacro'))
+    parser.add_argument('--no-biped', action='store_true')
     parser.add_argument('--steps', type=int, default=1000, help='steps per timed block')
     parser.add_argument('--repetitions', type=int, default=7, help='timed rounds (median)')
     parser.add_argument('--profile', action='store_true',
-                        help='also print a cProfile of the time-stepping stance step')
+                        help='also profile the time-stepping hopper stance step')
     args = parser.parse_args(argv)
     params = BenchParams()
     wall_start = time.perf_counter()
+    versions = []
+    for module in ('mujoco', 'dartpy', 'pybullet', 'pinocchio'):
+        if importlib.util.find_spec(module):
+            mod = __import__(module)
+            versions.append(f'{module} {getattr(mod, "__version__", "?")}')
+    print(', '.join(versions) + f', python {sys.version.split()[0]}')
 
-    leg = load_leg_model(args.urdf)
-    hopper = build_mujoco_hopper(args.urdf, timestep_s=params.dt_s, friction=params.friction)
-    check = compare_with_pinocchio(hopper, leg, params.stance_pose)
-    print(f'mujoco {mujoco.__version__}, python {sys.version.split()[0]}; '
-          f'model check vs pinocchio at the stance pose: max |dM| = {check["mass_matrix"]:.1e}'
-          f' (boom carriage mass), |dg| = {check["gravity_torque"]:.1e} N, '
-          f'|dfoot| = {check["foot_position"]:.1e} m')
-
-    hold = PDHold(params)
-    q_drop = drop_pose(leg, params, params.drop_height_m)
-    flight_q = np.array(params.stance_pose, dtype=float)
-    flight_q[1] = params.flight_base_z_m
-
-    engines = {name: DodoEngine(args.urdf, name, params) for name in INTEGRATORS}
-    engines['mujoco'] = MujocoEngine(hopper)
-    drops = {name: drop_test(engine, q_drop, params, hold) for name, engine in engines.items()}
-    cases = []
-    for name, engine in engines.items():
-        flight_engine = (MujocoEngine(hopper) if name == 'mujoco'
-                         else DodoEngine(args.urdf, name, params))
-        cases.append(Case(engine, 'stance', []))
-        cases.append(Case(flight_engine, 'flight', []))
-
+    cases = build_cases(args, params)
+    for case in cases:
+        prepare(case, params)
     overhead = timer_overhead_s()
     for case in cases:  # warm-up round, not recorded
-        run_block(case, args.steps, hold, flight_q, overhead)
+        run_block(case, args.steps, overhead)
         case.contact_steps = case.steps = 0
     for _ in range(args.repetitions):
         for case in cases:
-            case.samples_us.append(run_block(case, args.steps, hold, flight_q, overhead))
+            case.samples_us.append(run_block(case, args.steps, overhead))
 
-    median = {(c.label, c.phase): statistics.median(c.samples_us) for c in cases}
-    print(f'\nSimulator.step vs mujoco.mj_step, dt = {params.dt_s * 1e3:g} ms, median of '
-          f'{args.repetitions} interleaved blocks of {args.steps} steps '
-          f'(timer overhead {overhead * 1e9:.0f} ns/step subtracted)')
-    header = (f"{'integrator':<14}{'phase':<8}{'us/step':>9}{'min-max us':>14}{'steps/s':>10}"
-              f"{'ours/MuJoCo':>13}{'in contact':>12}")
+    med = {(c.robot, c.phase, c.label): statistics.median(c.samples_us) for c in cases}
+    low = {(c.robot, c.phase, c.label): min(c.samples_us) for c in cases}
+    peers = [p for p in ('mujoco', 'dart', 'pybullet')
+             if any(c.label == p for c in cases)]
+    print(f'\nus per step, dt = {params.dt_s * 1e3:g} ms, median (min) of {args.repetitions} '
+          f'interleaved blocks of {args.steps} steps, timer overhead {overhead * 1e9:.0f} ns '
+          f'subtracted; ratios = median / median of the peer in this run')
+    header = (f"{'robot':<7}{'phase':<8}{'engine':<18}{'us/step':>9}{'(min)':>9}{'contact':>9}"
+              + ''.join(f'{"/" + p:>10}' for p in peers))
     print(header)
     print('-' * len(header))
-    for case in cases:
-        us = median[(case.label, case.phase)]
-        ratio = us / median[('mujoco', case.phase)]
-        spread = f'{min(case.samples_us):.1f}-{max(case.samples_us):.1f}'
-        print(f'{case.label:<14}{case.phase:<8}{us:>9.2f}{spread:>14}{1e6 / us:>10.0f}'
-              f'{ratio:>12.1f}x{case.contact_steps / case.steps:>12.0%}')
-
-    print(f'\nDrop test: PD hold (kp = {params.hold_stiffness_nm_per_rad:g} N*m/rad, '
-          f'kd = {params.hold_damping_nms_per_rad:g} N*m*s/rad), foot dropped from '
-          f'{params.drop_height_m:g} m, {params.drop_duration_s:g} s')
-    header = (f"{'integrator':<14}{'touchdown s':>12}{'worst penetration mm':>22}"
-              f"{'resting depth mm':>18}")
-    print(header)
-    print('-' * len(header))
-    for name, drop in drops.items():
-        print(f'{name:<14}{drop.touchdown_s:>12.3f}{drop.worst_penetration_m * 1e3:>22.4f}'
-              f'{drop.rest_penetration_m * 1e3:>18.4f}')
-    solref = ' '.join(f'{x:g}' for x in hopper.model.geom_solref[hopper.foot_geom_id])
-    solimp = ' '.join(f'{x:g}' for x in hopper.model.geom_solimp[hopper.foot_geom_id])
-    print('(dodo_sim: -min foot-point z; MuJoCo: depth of the foot sphere in the floor, default '
-          f'soft contact solref = [{solref}], solimp = [{solimp}]; resting depth: mean over the '
-          f'last {params.rest_window_s:g} s, negative = above the ground)')
-
-    ours = median[('timestepping', 'stance')]
-    reference = median[('mujoco', 'stance')]
-    verdict = 'MET' if ours <= params.goal_stance_us else (
-        f'NOT MET, {ours / params.goal_stance_us:.1f}x over')
-    print(f'\nGoal (issue 2): timestepping stance <= {params.goal_stance_us:g} us/step '
-          f'(MuJoCo ~{params.mujoco_reference_us:g} us) -> measured {ours:.1f} us/step: '
-          f'{verdict}.')
-    print(f'  same goal as a ratio: <= {params.goal_stance_us / params.mujoco_reference_us:.0f}x '
-          f'MuJoCo -> measured {ours / reference:.1f}x (MuJoCo here {reference:.2f} us/step)')
-    best = {(c.label, c.phase): min(c.samples_us) for c in cases}
-    print(f'  least disturbed block (min over rounds): timestepping stance '
-          f'{best[("timestepping", "stance")]:.1f} us/step, MuJoCo '
-          f'{best[("mujoco", "stance")]:.2f} us/step (a shared machine inflates the medians)')
+    for c in cases:
+        key = (c.robot, c.phase, c.label)
+        ratios = ''
+        for p in peers:
+            ref = med.get((c.robot, c.phase, p))
+            ratios += f'{med[key] / ref:>9.2f}x' if ref else f'{"-":>10}'
+        print(f'{c.robot:<7}{c.phase:<8}{c.label:<18}{med[key]:>9.2f}{low[key]:>9.2f}'
+              f'{c.contact_steps / max(c.steps, 1):>9.0%}{ratios}')
+    print('goals, as median ratio (min ratio: least disturbed blocks):')
+    for label in ('dodo timestepping', 'dodo event'):
+        stance = ('hopper', 'stance', label)
+        for peer, goal in (('dart', 'goal <= 1'), ('mujoco', 'moonshot <= 1')):
+            ref = ('hopper', 'stance', peer)
+            if ref in med:
+                print(f'  hopper stance, {label} / {peer} = {med[stance] / med[ref]:.2f} '
+                      f'({low[stance] / low[ref]:.2f}) ({goal})')
+        biped = ('biped', 'double', label)
+        if biped in med:
+            print(f'  biped double support / hopper stance, {label} = '
+                  f'{med[biped] / med[stance]:.2f} ({low[biped] / low[stance]:.2f}) (goal <= 2)')
     print(f'bench wall time {time.perf_counter() - wall_start:.1f} s')
-
     if args.profile:
-        profile_timestepping_stance(args.urdf, params, args.steps * 3)
+        case = next(c for c in cases if c.label == 'dodo timestepping' and c.phase == 'stance')
+        profile_stance(case, params, args.steps * 3)
     return 0
 
 

@@ -57,7 +57,7 @@ from typing import Mapping
 
 import numpy as np
 
-from dodo_sim.model import load_leg_model
+from dodo_sim.model import ACTUATED_JOINTS, FOOT_FRAME, JOINT_NAMES, load_leg_model
 
 from .dynamics import RobotDynamics
 from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
@@ -323,6 +323,15 @@ class Controller:
         self.reconfigure(config if config is not None else ControllerConfig())
         self.reset()
 
+    # -- the robot it drives (the controller node sizes its topics from these) ----------------
+
+    #: Order of q and v in :meth:`update`.
+    joint_names = JOINT_NAMES
+    #: Order of the returned torques.
+    actuated_joint_names = ACTUATED_JOINTS
+    #: The contact force sensor(s) read by :meth:`update` (one foot).
+    contact_frames = (FOOT_FRAME,)
+
     # -- configuration ---------------------------------------------------------------------
 
     @property
@@ -569,15 +578,24 @@ class Controller:
     # -- the control law -------------------------------------------------------------------
 
     def update(self, t: float, q, v, foot_force) -> np.ndarray:
-        """One control tick: returns ``[hip, knee]`` torques, N*m."""
+        """One control tick: returns ``[hip, knee]`` torques, N*m.
+
+        ``foot_force``: the foot force sensor, world frame, N — ``[fx, fz]``, or the contact
+        row ``[[fx, fy, fz]]`` of :attr:`contact_frames` as the controller node and
+        :func:`dodo_sim.rollout.rollout` pass it (y is not used: the leg is planar)."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         force = np.asarray(foot_force, dtype=float)
-        if q.ndim != 1 or v.ndim != 1 or force.ndim != 1:
-            q, v, force = q.reshape(-1), v.reshape(-1), force.reshape(-1)
+        if q.ndim != 1 or v.ndim != 1:
+            q, v = q.reshape(-1), v.reshape(-1)
+        if force.shape in ((1, 3), (3,)):
+            force = force.reshape(3)[0::2]
+        elif force.ndim != 1:
+            force = force.reshape(-1)
         if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
-            raise ValueError(f'update needs q (4), v (4), foot_force (2); got shapes '
-                             f'{q.shape}, {v.shape}, {force.shape}')
+            raise ValueError(f'update needs q (4), v (4), foot_force ([fx, fz] or one [fx, fy, '
+                             f'fz] row); got shapes {q.shape}, {v.shape}, '
+                             f'{np.shape(foot_force)}')
         fx, fz = force.tolist()
         # a NaN or inf anywhere makes the sum non-finite
         if not math.isfinite(sum(q.tolist()) + sum(v.tolist()) + fx + fz + t):

@@ -1,31 +1,52 @@
 """``controller`` ROS 2 node: a thin adapter around :class:`dodo_control.controller.Controller`.
 
+Robot-agnostic: joints, actuated joints and contact frames come from the controller's robot
+model; nothing here knows the hopper.
+
 Inputs (what a boom-mounted leg measures, nothing else):
 
 * ``/joint_states`` (sensor_msgs/JointState): merged by joint name, so base (boom) and leg joints
-  may come from different drivers. A state is *complete* once every joint of
-  ``base_x, base_z, hip, knee`` has a new position and velocity since the last update; its time is
-  the newest header stamp.
-* ``/foot_contact`` (geometry_msgs/WrenchStamped): the foot force sensor, world ``[x, z]`` N.
-  With ``sync_foot_contact`` (default) the update waits for the force with the same stamp as the
-  joint state (deterministic in simulation); otherwise the latest force is used.
+  may come from different drivers. A state is *complete* once every joint of the model has a new
+  position and velocity since the last update; its time is the newest header stamp.
+* ``/<frame>_contact`` (geometry_msgs/WrenchStamped), one per contact frame (the hopper:
+  ``/foot_contact``): the force sensor, world frame, N. Parameter ``contact_pairing``: 'stamp'
+  waits for the contact message with the joint state's stamp (simulation: deterministic),
+  'latest' takes the newest (a driver whose sensors have their own clocks), 'auto' (default)
+  decides from the stamps it sees and logs its choice.
 * the robot model: parameter ``robot_description`` or the ``/robot_description`` topic
   (std_msgs/String, transient local) — the URDF the simulator / robot_state_publisher use.
 
-Per complete state: exactly one ``ctrl.update(t, q, v, foot_force)`` and one command on
-``/effort_controller/commands`` (std_msgs/Float64MultiArray ``[hip, knee]`` N*m, the ros2_control
-JointGroupEffortController convention).
+Fresh state only: the state subscriptions keep a short history (``contract.input_qos``) and each
+callback takes whatever else is queued before it computes, so after a stall (CPU load, SIGSTOP)
+the controller answers the newest state and skips the backlog (counted in ``skipped_states``)
+instead of working through old states.
 
-``/controller/state`` (sensor_msgs/JointState used as *named scalar channels*, PlotJuggler /
-Foxglove friendly): ``header.stamp`` = stamp of the answered joint state, ``name`` = channel
-names, ``position`` = values. Channels: ``phase`` (0 flight, 1 stance, -1 unknown), then every
-numeric field of ``ctrl.telemetry`` under its own name (2-vectors split into ``<name>_x``,
-``<name>_z``), then ``tau_hip``, ``tau_knee``.
+Per complete state: exactly one ``ctrl.update(t, q, v, contact_force)`` (``t`` = the stamp in s;
+``contact_force`` = one world ``[fx, fy, fz]`` row per contact frame of the controller, N)
+and, in this order:
 
-``/controller/markers`` (visualization_msgs/MarkerArray, frame ``world``, every
-``marker_period`` s of sim time): ``slip_leg`` (line CoG -> foot, the virtual SLIP leg),
-``cog_path`` (line strip), ``foot_target`` (sphere at the desired foot point, when the
-controller reports one), ``grf`` (arrow at the foot, 1 m per body weight).
+* ``/joint_commands`` (sensor_msgs/JointState): ``header.stamp`` = the stamp of the answered
+  state, ``name`` = the actuated joints, ``effort`` = torques N*m. The simulator pairs commands
+  with states by this stamp; its age at application is the command's age.
+* ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in order, N*m:
+  the ros2_control JointGroupEffortController convention, for realtime/hardware use).
+* ``/controller/state`` (sensor_msgs/JointState used as *named scalar channels*, PlotJuggler /
+  Foxglove friendly): ``header.stamp`` = stamp of the answered joint state, ``name`` = channel
+  names, ``position`` = values. Channels: ``phase`` (0 flight, 1 stance, -1 unknown), then every
+  numeric field of ``ctrl.telemetry`` under its own name (2-vectors split into ``<name>_x``,
+  ``<name>_z``), then ``tau_<joint>`` per actuated joint, then ``config_revision``: 0 at start,
+  +1 each time a runtime parameter change is accepted; a message carrying revision r was
+  computed with the configuration of the r-th accepted change (a replay applies each change
+  right before the first state whose revision is higher).
+* ``/controller/markers`` (visualization_msgs/MarkerArray, frame ``world``, every
+  ``marker_period`` s of sim time): ``slip_leg`` (line CoG -> foot, the virtual SLIP leg),
+  ``cog_path`` (line strip), ``foot_target`` (sphere at the desired foot point, when the
+  controller reports one), ``grf`` (arrow at the foot, 1 m per body weight).
+
+Without a command for ``wait_report_after`` s the node logs what it is waiting for (the robot
+model, command subscribers, joints missing from /joint_states, a contact message with a given
+stamp). More than one publisher on the command topics is reported. At shutdown it logs one
+summary line, ``dodo controller: updates=... skipped_states=... config_revision=...``.
 
 Set-points (``target_x``, ``target_velocity``, ``apex_height``, ``flight_policy``) and every
 other ControllerConfig field except ``control_period`` are ROS parameters settable at runtime
@@ -52,11 +73,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
 
-from dodo_sim.model import JOINT_NAMES, ModelError
+from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, node_config, runtime
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
-                             declare_config_parameters)
-from dodo_sim.ros.runtime import WarnThrottle
+                                 declare_config_parameters)
+from dodo_sim.ros.runtime import WarnThrottle, drain
 
 from .controller import Controller, ControllerConfig
 
@@ -141,15 +162,35 @@ def telemetry_channels(telemetry) -> list:
     return list(zip(channels.names, values))
 
 
+#: Complete joint states that found no contact message with their stamp before ``auto`` contact
+#: pairing decides that the contact sensor has its own clock and takes the newest contact.
+AUTO_PAIRING_STATES = 3
+#: Contact messages remembered per frame (to find the one stamped like a joint state).
+CONTACT_HISTORY = 8
+
+
+def robot_names(ctrl) -> tuple:
+    """(joint names, actuated joint names, contact frames) of the controller: the order of q/v it
+    takes, of the torques it returns and of the contact forces it reads. Every controller the
+    node wraps states them (attributes of the same names)."""
+    return (tuple(ctrl.joint_names), tuple(ctrl.actuated_joint_names),
+            tuple(ctrl.contact_frames))
+
+
+def _stamp_ns(msg) -> int:
+    stamp = msg.header.stamp
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
 class ControllerNode(Node):
     """The controller node (see module docs)."""
 
     def __init__(self, **node_kwargs):
         super().__init__('controller', **node_kwargs)
-        runtime = set(runtime_parameters())
+        runtime_names = set(runtime_parameters())
         ctrl_values = declare_config_parameters(
             self, ControllerConfig,
-            read_only=[n for n in config_defaults(ControllerConfig) if n not in runtime])
+            read_only=[n for n in config_defaults(ControllerConfig) if n not in runtime_names])
         node_values = declare_config_parameters(
             self, node_config.ControllerNodeConfig,
             read_only=list(config_defaults(node_config.ControllerNodeConfig)))
@@ -157,19 +198,25 @@ class ControllerNode(Node):
         self.node_config: node_config.ControllerNodeConfig = config_from_parameters(
             node_config.ControllerNodeConfig, node_values)
         self._throttle = WarnThrottle(self.get_logger(), self.node_config.warn_period)
+        self._wait_throttle = WarnThrottle(self.get_logger(),
+                                           10.0 * max(self.node_config.wait_report_after, 0.1))
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         self.ctrl: Controller | None = None
-        self.updates = 0
-        self._index = {name: i for i, name in enumerate(JOINT_NAMES)}
-        self._q = np.zeros(len(JOINT_NAMES))
-        self._v = np.zeros(len(JOINT_NAMES))
-        self._fresh: set = set()
-        self._stamp_ns = -1           # stamp of the pending complete joint state
-        self._pending = False
-        self._force = np.zeros(2)
-        self._force_stamp_ns = -2
+        self.updates = 0                # commands sent
+        self.skipped_states = 0         # complete states replaced by a newer one unanswered
+        self.config_revision = 0        # accepted runtime parameter changes
+        self.command_publishers = 1     # most publishers seen on /joint_commands
+        self._pending = False           # a complete state waits for its update
+        self._stamp_ns = -1             # stamp of the pending complete state
+        self._partial_ns = -1           # newest stamp of the joints merged since the last one
+        self._answered_ns = None
+        self._states_received = 0
+        self._last_command_wall = time.monotonic()
+        self._pairing = self.node_config.contact_pairing
+        self._paired = {'stamp': True, 'latest': False}.get(self._pairing)  # auto: None
+        self._unpaired_states = 0
         self._gate_open = (self.node_config.min_subscribers <= 0
                            and self.node_config.discovery_settle <= 0.0)
         self._next_marker_ns = 0
@@ -177,7 +224,10 @@ class ControllerNode(Node):
         self._state_names: list | None = None
         self._channels = TelemetryChannels()
         self._last_values: list = []
+        self._last_contact = np.zeros(2)
         self._sub_description = None
+        self._report_timer = self.create_timer(max(self.node_config.wait_report_after, 0.1),
+                                               self._on_report_timer, clock=self._steady)
         if self.node_config.robot_description:
             self._setup(self.node_config.robot_description)
         else:
@@ -199,24 +249,42 @@ class ControllerNode(Node):
     def _setup(self, urdf_xml: str) -> None:
         self.ctrl = Controller(urdf_xml, self.config)
         leg = self.ctrl.leg
+        self.joint_names, self.actuated_joint_names, self.contact_frames = robot_names(self.ctrl)
         self._weight = leg.total_mass * float(np.linalg.norm(leg.gravity))
+        self._joint_list = list(self.joint_names)
+        self._index = {name: i for i, name in enumerate(self.joint_names)}
+        self._q = np.zeros(len(self.joint_names))
+        self._v = np.zeros(len(self.joint_names))
+        self._fresh: set = set()
+        self._contacts = [collections.deque(maxlen=CONTACT_HISTORY) for _ in self.contact_frames]
+        self._contact_topics = [contract.contact_topic(f) for f in self.contact_frames]
         stream_qos = contract.stream_qos()
-        self._pub_command = self.create_publisher(Float64MultiArray, contract.EFFORT_COMMANDS, stream_qos)
+        self._pub_joint_command = self.create_publisher(JointState, contract.JOINT_COMMANDS,
+                                                        stream_qos)
+        self._pub_command = self.create_publisher(Float64MultiArray, contract.EFFORT_COMMANDS,
+                                                  stream_qos)
         self._pub_state = self.create_publisher(JointState, contract.CONTROLLER_STATE, stream_qos)
         self._pub_markers = self.create_publisher(MarkerArray, contract.CONTROLLER_MARKERS, 10)
-        self.create_subscription(JointState, contract.JOINT_STATES, self._on_joint_states,
-                                 stream_qos)
-        self.create_subscription(WrenchStamped, contract.FOOT_CONTACT, self._on_foot_contact,
-                                 stream_qos)
+        input_qos = contract.input_qos()
+        self._sub_joints = self.create_subscription(JointState, contract.JOINT_STATES,
+                                                    self._on_joint_states, input_qos)
+        self._sub_contacts = [
+            self.create_subscription(WrenchStamped, topic,
+                                     lambda msg, i=i: self._on_contact(i, msg), input_qos)
+            for i, topic in enumerate(self._contact_topics)]
         if not self._gate_open:
             self._gate_start = time.monotonic()
             self._matched_since = None
             self._gate_timer = self.create_timer(0.005, self._check_gate, clock=self._steady)
+        self._msg_joint_command = JointState()
+        self._msg_joint_command.name = list(self.actuated_joint_names)
         self._msg_command = Float64MultiArray()
         self._msg_state = JointState()
         self.get_logger().info(
-            f'controller ready (model: {leg.total_mass:.2f} kg); '
-            f'flight policy {getattr(self.config, "flight_policy", "?")}')
+            f'controller ready (model: {leg.total_mass:.2f} kg; joints {self._joint_list}, '
+            f'actuated {list(self.actuated_joint_names)}, contact topics '
+            f'{self._contact_topics}, contact pairing {self._pairing}); flight policy '
+            f'{getattr(self.config, "flight_policy", "?")}')
 
     # -- parameters ---------------------------------------------------------------------------
 
@@ -239,50 +307,102 @@ class ControllerNode(Node):
                 self.ctrl.reconfigure(self.config)
                 return SetParametersResult(successful=False, reason=str(exc))
         self.config = config
-        self.get_logger().info(f'set-points changed: {changes}')
+        self.config_revision += 1
+        self.get_logger().info(f'set-points changed: {changes} (config_revision '
+                               f'{self.config_revision})')
         return SetParametersResult(successful=True)
 
     # -- inputs -------------------------------------------------------------------------------
 
     def _on_joint_states(self, msg: JointState) -> None:
-        names, position, velocity = msg.name, msg.position, msg.velocity
-        if len(position) != len(names) or len(velocity) != len(names):
-            self._throttle.warn('joint_states', 'ignored /joint_states without one position '
-                                'and one velocity per joint name')
-            return
-        index = self._index
-        used = False
-        for i, name in enumerate(names):
-            j = index.get(name)
-            if j is not None:
-                self._q[j] = position[i]
-                self._v[j] = velocity[i]
-                self._fresh.add(name)
-                used = True
-        if not used:
-            return
-        ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if ns > self._stamp_ns or not self._pending:
-            self._stamp_ns = max(ns, self._stamp_ns) if self._pending else ns
-        if len(self._fresh) == len(index):
-            self._fresh.clear()
-            self._pending = True
-            self._try_update()
-
-    def _on_foot_contact(self, msg: WrenchStamped) -> None:
-        force = msg.wrench.force
-        self._force = np.array((force.x, force.z))
-        self._force_stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self._merge(msg)
+        for newer, _info in drain(self._sub_joints):      # act on the newest state only
+            self._merge(newer)
         if self._pending:
             self._try_update()
+
+    def _merge(self, msg: JointState) -> None:
+        names, position, velocity = msg.name, msg.position, msg.velocity
+        if len(position) != len(names) or len(velocity) != len(names):
+            self._throttle.warn('joint_states', f'ignored {contract.JOINT_STATES} without one '
+                                f'position and one velocity per joint name')
+            return
+        self._states_received += 1
+        ns = _stamp_ns(msg)
+        if names == self._joint_list:           # one driver for every joint (the simulator)
+            self._q[:] = position
+            self._v[:] = velocity
+            self._partial_ns = max(ns, self._partial_ns)
+        else:
+            index, fresh = self._index, self._fresh
+            used = False
+            for i, name in enumerate(names):
+                j = index.get(name)
+                if j is not None:
+                    self._q[j] = position[i]
+                    self._v[j] = velocity[i]
+                    fresh.add(name)
+                    used = True
+            if not used:
+                return
+            self._partial_ns = max(ns, self._partial_ns)
+            if len(fresh) < len(index):
+                return
+            fresh.clear()
+        if self._pending:
+            self.skipped_states += 1            # a newer complete state: the older one is dropped
+            if self._paired is None and all(self._contacts):
+                self._unpaired_states += 1
+                if self._unpaired_states >= AUTO_PAIRING_STATES:
+                    self._paired = False
+                    self.get_logger().warning(
+                        f'contact messages carry other stamps than {contract.JOINT_STATES} (a '
+                        f'driver with its own clocks?): using the newest contact force '
+                        f'(contact_pairing = auto)')
+        self._stamp_ns = self._partial_ns
+        self._partial_ns = -1
+        self._pending = True
+
+    def _on_contact(self, index: int, msg: WrenchStamped) -> None:
+        history = self._contacts[index]
+        force = msg.wrench.force
+        history.append((_stamp_ns(msg), (force.x, force.y, force.z)))
+        for newer, _info in drain(self._sub_contacts[index]):
+            force = newer.wrench.force
+            history.append((_stamp_ns(newer), (force.x, force.y, force.z)))
+        if self._pending:
+            self._try_update()
+
+    def _contact_input(self):
+        """The contact forces for the pending state (one world ``[fx, fy, fz]`` row per contact
+        frame of the controller, N), or None while it has to wait for them."""
+        rows = []
+        if self._paired is not False:
+            stamp = self._stamp_ns
+            for history in self._contacts:
+                for ns, force in reversed(history):
+                    if ns == stamp:
+                        rows.append(force)
+                        break
+                else:
+                    return None
+            if self._paired is None:
+                self._paired = True
+                self.get_logger().info(f'contact messages carry the {contract.JOINT_STATES} '
+                                       f'stamps: pairing them by stamp (contact_pairing = auto)')
+        else:
+            if not all(self._contacts):
+                return None
+            rows = [history[-1][1] for history in self._contacts]
+        return np.array(rows)
 
     def _check_gate(self) -> None:
         now = time.monotonic()
         need = self.node_config.min_subscribers
-        matched = self._pub_command.get_subscription_count()
+        matched = self._pub_joint_command.get_subscription_count()
         if matched < need and now - self._gate_start > self.node_config.startup_timeout:
             self.get_logger().warning(f'sending commands with {matched} of {need} '
-                                      f'subscribers matched')
+                                      f'subscribers of {contract.JOINT_COMMANDS} matched')
             self._matched_since = -math.inf
         elif matched < need:
             self._matched_since = None
@@ -300,19 +420,29 @@ class ControllerNode(Node):
     def _try_update(self) -> None:
         if not self._gate_open:
             return
-        if self.node_config.sync_foot_contact and self._force_stamp_ns != self._stamp_ns:
+        contact = self._contact_input()
+        if contact is None:
             return
         self._pending = False
         ns = self._stamp_ns
-        t = ns * 1e-9
         q, v = self._q.copy(), self._v.copy()
-        tau = np.asarray(self.ctrl.update(t, q, v, self._force.copy()), dtype=float)
-        self.updates += 1
-        if tau.shape != (2,) or not np.isfinite(tau).all():
+        tau = np.asarray(self.ctrl.update(ns * 1e-9, q, v, contact), dtype=float)
+        if tau.shape != (len(self.actuated_joint_names),) or not np.isfinite(tau).all():
             self._throttle.warn('tau', f'controller returned {tau!r}; sending zero torque')
-            tau = np.zeros(2)
-        self._msg_command.data = array.array('d', tau)
+            tau = np.zeros(len(self.actuated_joint_names))
+        effort = array.array('d')
+        effort.frombytes(tau.tobytes())
+        command = self._msg_joint_command            # first: the simulator waits for it
+        command.header.stamp.sec, command.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+        command.effort = effort
+        self._pub_joint_command.publish(command)
+        self.updates += 1
+        self._answered_ns = ns
+        self._last_command_wall = time.monotonic()
+        self._msg_command.data = effort
         self._pub_command.publish(self._msg_command)
+        self._last_contact = (contact if contact.ndim == 1
+                              else np.array((contact[:, 0].sum(), contact[:, 2].sum())))
         self._publish_state(ns, tau)
         if ns >= self._next_marker_ns:
             self._next_marker_ns = ns + int(round(self.node_config.marker_period * 1e9))
@@ -321,14 +451,70 @@ class ControllerNode(Node):
     def _publish_state(self, ns: int, tau) -> None:
         values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
         self._last_values = values
-        values = values + [float(tau[0]), float(tau[1])]
         msg = self._msg_state
         if self._state_names is None:
-            self._state_names = self._channels.names + ['tau_hip', 'tau_knee']
+            self._state_names = (self._channels.names
+                                 + [f'tau_{name}' for name in self.actuated_joint_names]
+                                 + ['config_revision'])
             msg.name = self._state_names
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
-        msg.position = array.array('d', values)
+        msg.position = array.array('d', values + tau.tolist() + [float(self.config_revision)])
         self._pub_state.publish(msg)
+
+    # -- reports ------------------------------------------------------------------------------
+
+    def _on_report_timer(self) -> None:
+        self._check_publishers()
+        silent = time.monotonic() - self._last_command_wall
+        if silent < self.node_config.wait_report_after:
+            return
+        key, reason = self.waiting_for()
+        message = f'no command sent for {silent:.1f} s: waiting for {reason}'
+        if key == 'state':          # nothing wrong on this side: the states stopped
+            self._wait_throttle.info(key, message)
+        else:
+            self._wait_throttle.warn(key, message)
+
+    def waiting_for(self) -> tuple:
+        """(key, text): what keeps the controller from sending its next command."""
+        if self.ctrl is None:
+            return 'model', (f'the robot model on {contract.ROBOT_DESCRIPTION} '
+                             f'({self.count_publishers(contract.ROBOT_DESCRIPTION)} publisher(s))'
+                             f' or in the robot_description parameter')
+        if not self._gate_open:
+            return 'gate', (f'{self.node_config.min_subscribers} subscriber(s) on '
+                            f'{contract.JOINT_COMMANDS} (matched: '
+                            f'{self._pub_joint_command.get_subscription_count()})')
+        if self._states_received == 0:
+            return 'joint_states', (f'{contract.JOINT_STATES}: nothing received '
+                                    f'({self.count_publishers(contract.JOINT_STATES)} '
+                                    f'publisher(s))')
+        if not self._pending and self._fresh:
+            missing = [n for n in self._joint_list if n not in self._fresh]
+            return 'joints', (f'joints {missing} on {contract.JOINT_STATES} (since the last '
+                              f'complete state only {sorted(self._fresh)} came)')
+        if self._pending:
+            stamp = self._stamp_ns * 1e-9
+            for topic, history in zip(self._contact_topics, self._contacts):
+                if not history:
+                    return 'contact', (f'{topic}: nothing received '
+                                       f'({self.count_publishers(topic)} publisher(s))')
+            newest = ', '.join(f'{t} {h[-1][0] * 1e-9:.9f} s'
+                               for t, h in zip(self._contact_topics, self._contacts))
+            return 'contact', (f'contact messages stamped {stamp:.9f} s like the pending '
+                               f'{contract.JOINT_STATES} (newest: {newest}; contact_pairing = '
+                               f'{self._pairing})')
+        answered = '-' if self._answered_ns is None else f'{self._answered_ns * 1e-9:.6f} s'
+        return 'state', f'a new state on {contract.JOINT_STATES} (last answered: {answered})'
+
+    def _check_publishers(self) -> None:
+        count = self.count_publishers(contract.JOINT_COMMANDS)
+        if count > self.command_publishers:
+            nodes = sorted(f'{e.node_namespace.rstrip("/")}/{e.node_name}'
+                           for e in self.get_publishers_info_by_topic(contract.JOINT_COMMANDS))
+            self.get_logger().warning(f'{count} publishers on {contract.JOINT_COMMANDS}: '
+                                      f'{nodes}; a second controller?')
+        self.command_publishers = max(count, self.command_publishers)
 
     def _publish_markers(self, ns: int, q) -> None:
         telemetry = dict(zip(self._channels.names, self._last_values))
@@ -342,7 +528,7 @@ class ControllerNode(Node):
 
         def marker(mid, name, kind, rgba):
             m = Marker()
-            m.header.frame_id = 'world'
+            m.header.frame_id = contract.WORLD_FRAME
             m.header.stamp = stamp
             m.ns, m.id, m.type, m.action = name, mid, kind, Marker.ADD
             m.pose.orientation.w = 1.0
@@ -371,9 +557,19 @@ class ControllerNode(Node):
             tmark.action = Marker.DELETE
         grf = marker(3, 'grf', Marker.ARROW, (0.9, 0.1, 0.1, 1.0))
         grf.scale.x, grf.scale.y, grf.scale.z = 0.02, 0.04, 0.06
-        grf.points = [point(foot), point(foot + self._force / self._weight)]
+        grf.points = [point(foot), point(foot + self._last_contact / self._weight)]
         self._pub_markers.publish(MarkerArray(markers=markers))
 
+    def summary(self) -> dict:
+        pairing = {True: 'stamp', False: 'latest', None: 'undecided'}[self._paired]
+        return {'updates': self.updates, 'skipped_states': self.skipped_states,
+                'config_revision': self.config_revision, 'contact_pairing': pairing,
+                'command_publishers': self.command_publishers}
+
+    def destroy_node(self):
+        if self.ctrl is not None:
+            self.get_logger().info(runtime.format_summary('controller', self.summary()))
+        return super().destroy_node()
 
 def main(args=None) -> int:
     return runtime.run_node(ControllerNode, 'controller', args)

@@ -49,6 +49,14 @@ def urdf_xml() -> str:
     return robot_description_xml(URDF_XACRO)
 
 
+@pytest.fixture(scope='session', autouse=True)
+def compiled_physics_step():
+    """Compile the simulator's numba step once before any test (or load it from numba's cache):
+    node subprocesses started by the ROS tests then load it instead of compiling it each."""
+    from dodo_sim.physics.fast import warm_up
+    warm_up()
+
+
 def pytest_collection_modifyitems(items):
     """Tests over real DDS (marker ``ros``) race process start-up and scheduling on a shared
     2-core machine; a failed one is run once more. pytest's summary counts every rerun

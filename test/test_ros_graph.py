@@ -2,9 +2,9 @@
 
 Cheaper than separate processes and enough for: the lockstep exchange reproducing the pure core
 loop, hopping at the set-point, bad commands rejected without effect, command timeout -> zero
-torque and recovery, push topic and reset service, realtime zero-order hold, joint states merged
-from two drivers, runtime set-points. Multi-process runs over real DDS are in test_ros_dds.py
-and test_cli_hop.py.
+torque and recovery, push/force topics and reset service, realtime zero-order hold, joint states
+merged from two drivers, runtime set-points. Multi-process runs over real DDS are in
+test_ros_dds.py, test_exchange_*.py and test_cli_hop.py.
 """
 import dataclasses
 import itertools
@@ -108,18 +108,41 @@ def stamp_ns(msg):
 
 
 class Probe:
-    """A test node recording /joint_states and commands, and able to publish anything."""
+    """A test node recording /joint_states and both command topics, and able to publish
+    anything."""
 
     def __init__(self, ros):
         self.node = ros.add(rclpy.create_node('probe', context=ros.context))
-        self.states, self.commands = [], []
-        qos = 1000
+        self.states, self.commands, self.joint_commands = [], [], []
+        qos = 10000
         self.node.create_subscription(JointState, contract.JOINT_STATES, self.states.append, qos)
         self.node.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
                                       lambda m: self.commands.append(list(m.data)), qos)
+        self.node.create_subscription(JointState, contract.JOINT_COMMANDS,
+                                      self.joint_commands.append, qos)
 
     def publisher(self, msg_type, topic):
         return self.node.create_publisher(msg_type, topic, 100)
+
+    def answer_with(self, torques):
+        """Answer every state with the stamped command ``torques()`` (a controller stand-in);
+        returns a switch: ``switch['on'] = False`` stops answering."""
+        pub = self.publisher(JointState, contract.JOINT_COMMANDS)
+        switch = {'on': True}
+
+        def answer(state):
+            if switch['on']:
+                pub.publish(joint_command(state.header.stamp, torques()))
+
+        self.node.create_subscription(JointState, contract.JOINT_STATES, answer, 100)
+        return switch
+
+
+def joint_command(stamp, torques, names=('hip', 'knee')):
+    """A /joint_commands message answering the state stamped ``stamp``."""
+    msg = JointState(name=list(names), effort=[float(x) for x in torques])
+    msg.header.stamp = stamp
+    return msg
 
 
 def apex_heights(z, vz):
@@ -139,22 +162,38 @@ def core_reference(params, steps):
 
 @pytest.fixture
 def lockstep_run(ros):
-    """3 s lockstep with a stray publisher of bad commands (wrong length, NaN) all along."""
+    """3 s lockstep with a stray publisher of bad commands (wrong length, wrong names, NaN) on
+    both command topics all along, each stamped like the newest state."""
     duration = 3.0
     sim = make_sim(ros, stop_after=duration)
     ctrl = make_controller(ros)
     probe = Probe(ros)
     bad = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
+    bad_stamped = probe.publisher(JointState, contract.JOINT_COMMANDS)
     bad_messages = itertools.cycle([[1.0], [math.nan, 0.0], [0.0, 1.0, 2.0], [0.0, math.inf]])
-    probe.node.create_timer(0.01, lambda: bad.publish(Float64MultiArray(data=next(bad_messages))))
+    bad_names = itertools.cycle([('hip',), ('hip', 'ankle'), ('hip', 'knee', 'base_x'),
+                                 ('hip', 'knee')])
+
+    def stray():
+        data = next(bad_messages)
+        bad.publish(Float64MultiArray(data=data))
+        names = next(bad_names)
+        effort = (data * 3)[:len(names)] if names != ('hip', 'knee') else [math.nan, 1.0]
+        stamp = probe.states[-1].header.stamp if probe.states else JointState().header.stamp
+        bad_stamped.publish(joint_command(stamp, effort, names))
+
+    probe.node.create_timer(0.01, stray)
     assert ros.spin_until(lambda: sim.done.done(), timeout_s=120.0), 'run did not finish'
+    steps = int(round(duration / sim.config.control_period))
+    # the answer to the last state ends the run: the probe may still have it in flight
+    assert ros.spin_until(lambda: len(probe.joint_commands) >= steps + 1
+                          and len(probe.states) == steps + 1, 10.0)
     return sim, ctrl, probe, duration
 
 
 def test_lockstep_reproduces_the_core_loop_and_hops(ros, lockstep_run):
     sim, ctrl, probe, duration = lockstep_run
     steps = int(round(duration / sim.config.control_period))
-    assert ros.spin_until(lambda: len(probe.states) == steps + 1, 10.0)
     assert sim.exit_code == 0 and sim.steps == steps
     assert sim.command_timeouts == 0
     stamps = np.array([stamp_ns(m) for m in probe.states])
@@ -162,8 +201,10 @@ def test_lockstep_reproduces_the_core_loop_and_hops(ros, lockstep_run):
     q = np.array([list(m.position) for m in probe.states])
     v = np.array([list(m.velocity) for m in probe.states])
     q_ref, tau_ref = core_reference(ros.params, steps)
-    # the nodes are thin adapters: same trajectory as calling the cores directly
-    np.testing.assert_allclose(q, q_ref, rtol=0, atol=1e-9)
+    # the nodes are thin adapters: the same trajectory as calling the cores directly, bit for bit
+    np.testing.assert_array_equal(q, q_ref)
+    applied = np.array([list(m.effort)[2:] for m in probe.states[1:]])
+    np.testing.assert_array_equal(applied, tau_ref)
     apexes = apex_heights(q[:, 1], v[:, 1])
     assert len(apexes) >= 3, apexes
     np.testing.assert_allclose(apexes[2:], APEX_SETPOINT, rtol=0.01)
@@ -172,25 +213,20 @@ def test_lockstep_reproduces_the_core_loop_and_hops(ros, lockstep_run):
 
 def test_bad_commands_are_rejected_without_effect(ros, lockstep_run):
     sim, ctrl, probe, duration = lockstep_run
-    assert sim.rejected_commands >= 20     # ~100 Hz stray publisher during the whole run
-    good = [c for c in probe.commands if len(c) == 2 and all(map(math.isfinite, c))]
+    assert sim.rejected_commands >= 40     # 2 x ~100 Hz stray publishers during the whole run
+    good = [m for m in probe.joint_commands
+            if list(m.name) == ['hip', 'knee'] and all(map(math.isfinite, m.effort))]
     assert len(good) == sim.steps + 1
     # effort published = command applied one step later (ideal motors): never a bad value
     efforts = np.array([list(m.effort) for m in probe.states])
     assert np.isfinite(efforts).all()
+    assert sim.command_timeouts == 0 and sim.zero_torque_steps == 0
 
 
 def test_command_timeout_gives_zero_torque_then_recovers(ros):
     sim = make_sim(ros, command_timeout=0.2, min_subscribers=0)
     probe = Probe(ros)
-    pub = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
-    answering = {'on': True}
-
-    def answer(msg):
-        if answering['on']:
-            pub.publish(Float64MultiArray(data=[2.0, -1.0]))
-
-    probe.node.create_subscription(JointState, contract.JOINT_STATES, answer, 100)
+    answering = probe.answer_with(lambda: (2.0, -1.0))
     assert ros.spin_until(lambda: len(probe.states) >= 50, 30.0)
     assert list(probe.states[-1].effort)[2:] == [2.0, -1.0]
     answering['on'] = False
@@ -202,6 +238,9 @@ def test_command_timeout_gives_zero_torque_then_recovers(ros):
     assert ros.spin_until(lambda: sim.steps > m + 100 and not sim._controller_lost, 10.0)
     assert list(probe.states[-1].effort)[2:] == [2.0, -1.0]
     assert sim.command_timeouts == 1
+    # every zero-torque step was counted
+    zero = sum(list(m.effort)[2:] == [0.0, 0.0] for m in probe.states[1:])
+    assert zero == sim.zero_torque_steps > 50
 
 
 def test_push_force_topics_and_reset_service(ros):
@@ -210,18 +249,16 @@ def test_push_force_topics_and_reset_service(ros):
     high_q = [0.0, 30.0, 0.3, -0.6]
     sim = make_sim(ros, min_subscribers=0, initial_q=high_q)
     probe = Probe(ros)
-    cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
+    probe.answer_with(lambda: (0.0, 0.0))
     push = probe.publisher(Vector3, contract.PUSH)
-    zero = Float64MultiArray(data=[0.0, 0.0])
-    probe.node.create_subscription(JointState, contract.JOINT_STATES, lambda m: cmd.publish(zero),
-                                   100)
     assert ros.spin_until(lambda: len(probe.states) >= 20, 30.0)
     # reference: the core with the same impulse at the same step
     push.publish(Vector3(x=6.0, y=0.0, z=3.0))
     assert ros.spin_until(lambda: abs(probe.states[-1].velocity[0]) > 1e-6, 10.0)
     pushed = next(i for i, m in enumerate(probe.states) if abs(m.velocity[0]) > 1e-6)
-    ref = Simulator(default_urdf_path(), dataclasses.replace(
-        config_from_file(SimConfig, ros.params, 'simulator'), initial_q=tuple(high_q)))
+    config = dataclasses.replace(config_from_file(SimConfig, ros.params, 'simulator'),
+                                 initial_q=tuple(high_q))
+    ref = Simulator(default_urdf_path(), config)
     for _ in range(pushed - 1):
         ref.step([0.0, 0.0])
     ref.apply_impulse([6.0, 3.0])
@@ -235,20 +272,41 @@ def test_push_force_topics_and_reset_service(ros):
     initial_q = list(sim.config.initial_q)
     assert ros.spin_until(lambda: any(list(m.position) == initial_q
                                       for m in probe.states[pushed + 1:]), 10.0)
+    reset = next(i for i in range(pushed + 1, len(probe.states))
+                 if list(probe.states[i].position) == initial_q)
     stamps = [stamp_ns(m) for m in probe.states]
     assert all(b > a for a, b in zip(stamps, stamps[1:]))
-    # constant force: the base accelerates sideways while the leg hangs in the air
+    # constant force: on until removed; a non-finite force is rejected and the last one kept
     force = probe.publisher(Vector3, contract.FORCE)
     assert ros.spin_until(lambda: force.get_subscription_count() > 0, 10.0)
-    force.publish(Vector3(x=24.0, y=0.0, z=0.0))
-    n = len(probe.states)
-    assert ros.spin_until(lambda: len(probe.states) > n + 10
-                          and probe.states[-1].velocity[0] > 0.01, 10.0)
-    bad_force = sim.rejected_commands
-    force.publish(Vector3(x=math.nan, y=0.0, z=0.0))       # rejected, the run goes on
-    m = len(probe.states)
-    assert ros.spin_until(lambda: len(probe.states) > m + 10, 10.0)
-    assert sim.rejected_commands == bad_force and np.isfinite(probe.states[-1].velocity).all()
+    for value in (24.0, math.nan, 0.0):
+        force.publish(Vector3(x=value, y=0.0, z=0.0))
+        n = sim.steps
+        assert ros.spin_until(lambda: sim.steps > n + 100, 10.0)
+    assert sim.rejected_disturbances == 1
+    n = sim.steps
+    assert ros.spin_until(lambda: len(probe.states) > n, 10.0)
+    # which force acted in each step since the reset: the core stepped from the same state
+    # with 0 N or 24 N reproduces the published next state bit for bit with exactly one of them
+    ref = Simulator(default_urdf_path(), config)
+    acted = []
+    for before, after in zip(probe.states[reset:-1], probe.states[reset + 1:]):
+        matches = []
+        for fx in (0.0, 24.0):
+            ref.reset(list(before.position), list(before.velocity))
+            ref.set_external_force([fx, 0.0])
+            stepped = ref.step([0.0, 0.0])
+            if (list(stepped.q) == list(after.position)
+                    and list(stepped.v) == list(after.velocity)):
+                matches.append(fx)
+        assert len(matches) == 1, (stamp_ns(after), matches)
+        acted.append(matches[0])
+    # 0 N until the force came, 24 N through the rejected NaN (100 + 100 steps), then 0 N
+    first = acted.index(24.0)
+    last = len(acted) - acted[::-1].index(24.0)
+    assert set(acted[:first]) <= {0.0} and set(acted[first:last]) == {24.0}
+    assert last - first >= 150 and set(acted[last:]) == {0.0} and last < len(acted)
+    assert np.isfinite([list(m.velocity) for m in probe.states]).all()
 
 
 def test_realtime_mode_holds_the_last_command(ros):
@@ -257,12 +315,13 @@ def test_realtime_mode_holds_the_last_command(ros):
     cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
     assert ros.spin_until(lambda: sim._started, 30.0)
     cmd.publish(Float64MultiArray(data=[1.5, -0.5]))           # sent once, then held
+    # (no stamped commands come: the unstamped ros2_control topic is applied)
     assert ros.spin_until(lambda: len(probe.states) >= 300, 30.0)
     efforts = np.array([list(m.effort)[2:] for m in probe.states[-100:]])
     np.testing.assert_array_equal(efforts, [[1.5, -0.5]] * 100)
     stamps = np.array([stamp_ns(m) for m in probe.states])
     assert np.all(np.diff(stamps) == 1_000_000)      # one control period per tick
-    assert sim.tick_times and sim.steps >= len(probe.states) - 1   # the first state: no step
+    assert sim.tick_lateness.count > 0 and sim.steps >= len(probe.states) - 1   # first: no step
 
 
 def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(ros):
@@ -291,9 +350,14 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
         assert not ros.spin_until(lambda: len(probe.commands) > n, 0.2)   # incomplete state
         joints.publish(leg)
         foot.publish(contact)
-        assert ros.spin_until(lambda: len(probe.commands) == n + 1, 10.0)
+        assert ros.spin_until(lambda: len(probe.commands) == n + 1
+                              and len(probe.joint_commands) == n + 1, 10.0)
         expected = reference.update(k * 1e-3, q, v, np.zeros(2))
         np.testing.assert_allclose(probe.commands[-1], expected, rtol=0, atol=1e-12)
+        # the stamped command: answers the state of stamp k ms, names the actuated joints
+        answer = probe.joint_commands[-1]
+        assert stamp_ns(answer) == k * 1_000_000 and list(answer.name) == ['hip', 'knee']
+        assert list(answer.effort) == list(probe.commands[-1])
         q = q + 1e-3 * v
     assert ctrl.updates == 5
     # runtime set-points: accepted through Controller.reconfigure, bad ones rejected
@@ -304,6 +368,40 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
     assert ctrl.ctrl.config.flight_policy == 'cascade'
     fixed = ctrl.set_parameters([Parameter('control_period', value=0.002)])[0]
     assert not fixed.successful
+
+
+def test_config_revision_marks_the_first_tick_computed_with_a_change(ros):
+    ctrl = make_controller(ros, robot_description=Simulator(default_urdf_path()).leg.urdf_xml,
+                           min_subscribers=0)
+    probe = Probe(ros)
+    states = []
+    probe.node.create_subscription(JointState, contract.CONTROLLER_STATE, states.append, 100)
+    joints = probe.publisher(JointState, contract.JOINT_STATES)
+    foot = probe.publisher(WrenchStamped, contract.FOOT_CONTACT)
+    assert ros.spin_until(lambda: joints.get_subscription_count() >= 2
+                          and foot.get_subscription_count() >= 1, 20.0)
+
+    def tick(k):
+        stamp = rclpy.time.Time(nanoseconds=k * 1_000_000).to_msg()
+        msg = JointState(name=['base_x', 'base_z', 'hip', 'knee'], position=[0.0, 1.3, 0.3, -0.6],
+                         velocity=[0.0] * 4, effort=[0.0] * 4)
+        contact = WrenchStamped()
+        msg.header.stamp = contact.header.stamp = stamp
+        foot.publish(contact)
+        joints.publish(msg)
+        assert ros.spin_until(lambda: len(states) == k + 1, 10.0)
+
+    tick(0)
+    tick(1)
+    assert ctrl.set_parameters([Parameter('apex_height', value=1.3)])[0].successful
+    assert not ctrl.set_parameters([Parameter('flight_policy', value='teleport')])[0].successful
+    tick(2)
+    assert ctrl.set_parameters([Parameter('target_velocity', value=0.2)])[0].successful
+    tick(3)
+    revisions = [m.position[list(m.name).index('config_revision')] for m in states]
+    assert revisions == [0.0, 0.0, 1.0, 2.0]        # a rejected change is no revision
+    assert [stamp_ns(m) for m in states] == [0, 1_000_000, 2_000_000, 3_000_000]
+    assert list(states[0].name)[-3:] == ['tau_hip', 'tau_knee', 'config_revision']
 
 
 @pytest.mark.parametrize('module, args, words', [
@@ -329,10 +427,7 @@ def test_divergence_stops_with_a_clear_error(ros, caplog):
     """max_speed exceeded (here on purpose, 0.5 m/s during the drop): exit code 3, no hang."""
     sim = make_sim(ros, min_subscribers=0, max_speed=0.5)
     probe = Probe(ros)
-    cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
-    zero = Float64MultiArray(data=[0.0, 0.0])
-    probe.node.create_subscription(JointState, contract.JOINT_STATES, lambda m: cmd.publish(zero),
-                                   100)
+    probe.answer_with(lambda: (0.0, 0.0))
     assert ros.spin_until(sim.done.done, 60.0)
     assert sim.done.result() == 3 and sim.exit_code == 3
     speeds = np.abs([list(m.velocity) for m in probe.states])

@@ -67,7 +67,7 @@ def test_launch_and_dodo_hop_give_the_same_parameters():
 def test_without_simulator_the_controller_pairs_by_arrival_and_uses_wall_time():
     running = graph.launch_nodes(use_sim=False, record=False, rviz=False)
     params = graph.node_parameters(graph.node('controller'), running, {}, use_sim=False)
-    assert params['use_sim_time'] is False and params['sync_foot_contact'] is False
+    assert params['use_sim_time'] is False and params['contact_pairing'] == 'latest'
 
 
 def test_params_file_values_round_trip_typed(tmp_path):

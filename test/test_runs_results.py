@@ -22,11 +22,12 @@ def clock_bag(path, times_s):
 
 
 def test_the_simulator_summary_line_wins(tmp_path):
+    from dodo_sim.ros.runtime import format_summary
     hop = make_hop(tmp_path, clock_bag(tmp_path / 'bag', [0.0, 0.001, 0.002]))
-    hop._parse_simulator_line('[INFO] [1.2] [simulator]: dodo simulator: summary '
-                              '{"sim_time_s": 2.5, "steps": 2500, "stop_reason": "signal", '
-                              '"extra": [1, 2]}')
-    assert hop.simulated_time() == (2.5, 2500, 'signal')
+    line = format_summary('exchange', {'sim_time_s': 2.5, 'steps': 2500,
+                                       'stop_reason': 'shutdown', 'age_ms_p99': None})
+    hop._parse_simulator_line(f'[INFO] [1.2] [simulator]: {line}')
+    assert hop.simulated_time() == (2.5, 2500, 'shutdown')
 
 
 def test_without_summary_the_last_clock_of_the_bag_and_the_stop_after_line(tmp_path):
@@ -35,7 +36,7 @@ def test_without_summary_the_last_clock_of_the_bag_and_the_stop_after_line(tmp_p
     hop._parse_simulator_line('[simulator]: stop_after = 0.002 s of simulated time reached '
                               'after 2 steps; 0 command(s) rejected, 0 timeout(s)')
     assert hop.simulated_time() == (0.002, 2, 'stop_after')
-    hop._parse_simulator_line('dodo simulator: summary {not json')      # ignored
+    hop._parse_simulator_line('dodo simulator: stopping')      # not a summary line: ignored
     assert hop.sim_summary is None
 
 

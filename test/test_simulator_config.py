@@ -26,6 +26,7 @@ from dodo_sim.terrain import make_terrain
     ('solver_relaxation', 2.5, 'solver_relaxation'),
     ('mode', 'fast', 'mode'),
     ('motor_time_constant', -0.01, 'motor_time_constant'),
+    ('event_accumulation_speed', -1e-4, 'event_accumulation_speed'),
 ])
 def test_bad_values_are_named(field, value, message):
     with pytest.raises(ValueError, match=message):
@@ -130,3 +131,43 @@ def test_core_modules_import_no_rclpy():
             'if u.find_spec("dodo_control.controller"): import dodo_control.controller\n'
             'assert "rclpy" not in sys.modules, "core imported rclpy"')
     subprocess.run([sys.executable, '-c', code], check=True)
+
+
+# -- initial states under the terrain --------------------------------------------------------
+
+def hopper_pose_with_foot_at(sim, foot_z_m):
+    """The bent-leg hopper pose with its foot point at height ``foot_z_m``, and its base z."""
+    q = np.array([0.0, 1.0, 0.3, -0.6])
+    q[1] += foot_z_m - sim.contact_positions(q)[0, 2]
+    return q
+
+
+@pytest.mark.parametrize('integrator', ['timestepping', 'event'])
+def test_reset_refuses_a_foot_under_the_ground_and_says_how_far_to_raise(urdf_path, integrator):
+    sim = Simulator(urdf_path, SimConfig(integrator=integrator))
+    q = hopper_pose_with_foot_at(sim, -0.01)
+    with pytest.raises(ValueError) as info:
+        sim.reset(q, np.zeros(4))
+    message = str(info.value)
+    assert "contact frame 'foot' 0.01 m below the flat terrain" in message
+    assert f'base_z >= {q[1] + 0.01:.6g} m' in message
+
+
+def test_construction_refuses_an_initial_q_under_a_slope(urdf_path):
+    """The depth is measured to the terrain under the contact (here a 20 deg slope rising with
+    x), with the contact's sphere radius."""
+    probe = Simulator(urdf_path, SimConfig())
+    q = hopper_pose_with_foot_at(probe, 0.0)  # foot at x = 0, z = 0: on the slope's line
+    q[0] = 0.1                                  # 0.1 m uphill: tan(20 deg) 0.1 m under it
+    depth = (math.tan(math.radians(20.0)) * 0.1) * math.cos(math.radians(20.0)) + 0.005
+    with pytest.raises(ValueError, match=rf"'foot' {depth:.6g} m below the slope terrain"):
+        Simulator(urdf_path, SimConfig(initial_q=tuple(q), terrain='slope', slope_deg=20.0,
+                                       contact_radii=(0.005,)))
+
+
+@pytest.mark.parametrize('foot_z_m', [0.0, -0.9e-6])
+def test_a_foot_resting_on_the_ground_is_accepted(urdf_path, foot_z_m):
+    sim = Simulator(urdf_path, SimConfig())
+    q = hopper_pose_with_foot_at(sim, foot_z_m)
+    state = sim.reset(q, np.zeros(4))
+    assert state.foot_position[1] == pytest.approx(foot_z_m, abs=1e-12)

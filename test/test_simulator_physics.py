@@ -73,8 +73,12 @@ def test_free_fall_is_a_parabola(integrator):
 
 
 def test_drop_never_penetrates(dropped):
+    """Event-driven: impacts at the located touchdown (measured 1.2e-8 m, the drift control's
+    residual). Time-stepping: the position correction closes the gap of every constraint that
+    pushed, up to the linearisation error of that projection (measured 3.4e-7 m after the
+    2.4 m/s touchdown). The same bound for both, 1 um."""
     integrator, sim, states = dropped
-    limit = {'event': 1e-6, 'timestepping': 1e-3}[integrator]
+    limit = 1e-6
     lowest = min(s.foot_position[1] for s in states)
     assert lowest >= -limit, f'{integrator}: foot sank to {lowest:.3g} m'
     assert any(s.in_contact for s in states)

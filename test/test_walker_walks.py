@@ -7,7 +7,6 @@ the 2-core CI machine is a few minutes in all (docs/walker.md), hence ``slow``.
 """
 import dataclasses
 import functools
-import math
 
 import numpy as np
 import pinocchio as pin

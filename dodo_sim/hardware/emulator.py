@@ -563,6 +563,7 @@ class RigState(NamedTuple):
     v: np.ndarray
     in_contact: bool
     contact_force: np.ndarray
+    contact_forces: np.ndarray
     tau_applied: np.ndarray
 
 
@@ -592,6 +593,8 @@ class EmulatedRig:
                              board=self.emulator.has_board)
         self.driver = DriverCore(driver_config, names, limits, backend, calibration)
         self.config = SimpleNamespace(control_period=driver_config.control_period)
+        # the one contact the sensor board measures, under the simulator's frame name
+        self.contact_frames = tuple(sim.contact_frames[:1])
         self._index = [names.index(j) for j in self.driver.actuated_joint_names]
         self.state = self._cycle()
         if enable:
@@ -608,7 +611,9 @@ class EmulatedRig:
     def _cycle(self) -> RigState:
         now = (self.emulator.steps + 1) * self.emulator.period
         s = self.driver.cycle(now)
-        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, s.effort[self._index])
+        fx, fz = s.contact_force
+        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force,
+                        np.array([[fx, 0.0, fz]]), s.effort[self._index])
 
     def step(self, tau) -> RigState:
         """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle

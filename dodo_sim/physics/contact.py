@@ -9,6 +9,7 @@ ground) and, for a 3-D model, ``t2 = (0, 1, 0)``. A limit of a 1-DoF joint gives
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -62,9 +63,14 @@ class ConstraintGeometry:
 
     The Data must hold the frame placements and joint jacobians of the configuration (e.g.
     after ``pinocchio.aba(..., Convention.WORLD)`` or ``computeJointJacobians``).
+
+    Written for small models, where the per-call cost of numpy and of pinocchio's bindings is
+    the cost: a flat terrain has one constant basis, the limit rows are built once, gaps are
+    Python floats.
     """
 
     def __init__(self, robot, terrain, joint_limits: bool):
+        from .terrain import FlatTerrain
         self.robot = robot
         self.model = robot.model
         self.terrain = terrain
@@ -73,49 +79,77 @@ class ConstraintGeometry:
         self.radii = tuple(float(r) for r in robot.contact_radii)
         self.limits = robot.limits if joint_limits else ()
         self.nv = robot.model.nv
+        self.flat_height = terrain.height_m if isinstance(terrain, FlatTerrain) else None
+        # a plane (flat ground or a slope): (height at x = 0, dh/dx, n_x, n_z) for fast.py
+        from .terrain import SlopeTerrain
+        if isinstance(terrain, (FlatTerrain, SlopeTerrain)):
+            nx, nz = terrain.normal(0.0)
+            self.plane = (float(terrain.height(0.0)), float(terrain.slope(0.0)), float(nx),
+                          float(nz))
+        else:
+            self.plane = None
+        self._flat_basis = contact_basis(FlatTerrain(0.0), 0.0, 0.0)[1]
+        self._flat_rows_basis = self._flat_basis[:self.dim].copy()
+        # (limit index, side, idx_q, idx_v, bound, row) of every finite bound
+        bounds = []
+        for i, lim in enumerate(self.limits):
+            for side, bound in ((1, lim.lower), (-1, lim.upper)):
+                if math.isfinite(bound):
+                    row = np.zeros((1, self.nv))
+                    row[0, lim.idx_v] = float(side)
+                    bounds.append((i, side, lim.idx_q, lim.idx_v, float(bound), row))
+        self.bounds = tuple(bounds)
+        self._rows = {(b[0], b[1]): b[5] for b in bounds}
 
     # contacts ----------------------------------------------------------------------------
     def contact_position(self, data, k: int) -> np.ndarray:
         return pin.updateFramePlacement(self.model, data, self.frame_ids[k]).translation
 
+    def gap_and_basis(self, k: int, x: float, z: float):
+        """Gap (m) and world basis [n, t1, t2] of contact k with its frame origin at (x, ., z)."""
+        if self.flat_height is not None:
+            return z - self.flat_height - self.radii[k], self._flat_basis
+        return contact_basis(self.terrain, x, z, self.radii[k])
+
     def contact_gap(self, data, k: int):
         """(gap, basis, position) of contact k; updates the frame placement."""
         p = self.contact_position(data, k)
-        gap, basis = contact_basis(self.terrain, p[0], p[2], self.radii[k])
+        gap, basis = self.gap_and_basis(k, p[0], p[2])
         return gap, basis, p
 
     def contact_rows(self, data, k: int, basis: np.ndarray) -> np.ndarray:
         jac = pin.getFrameJacobian(self.model, data, self.frame_ids[k], _LWA)
-        rows = basis[:self.dim] @ jac[:3]
         radius = self.radii[k]
+        if basis is self._flat_basis:
+            rows = self._flat_rows_basis.dot(jac[:3])
+        else:
+            rows = basis[:self.dim].dot(jac[:3])
         if radius > 0.0:
-            # velocity of the sphere's lowest point: v_p + omega x (-r n) = v_p + r n x omega
-            n = basis[0]
-            rows[1:] += radius * (np.cross(basis[1:self.dim], n) @ jac[3:])
+            # velocity of the sphere's lowest point: v_p + omega x (-r n) = v_p + r n x omega;
+            # along t_i that is r (t_i x n) . omega, with t1 x n = (0, -1, 0) and
+            # t2 x n = (n_z, 0, -n_x) for n = (n_x, 0, n_z)
+            rows[1] -= radius * jac[4]
+            if self.dim == 3:
+                nx, nz = float(basis[0, 0]), float(basis[0, 2])
+                rows[2] += radius * (nz * jac[3] - nx * jac[5])
         return rows
 
     def contact_jdot_v(self, data, k: int, basis: np.ndarray) -> np.ndarray:
         """Rows times the classical acceleration of the frame origin for a = 0 (J-dot v);
         needs forwardKinematics with (q, v, 0). Sphere radius terms of second order omitted."""
         acc = pin.getFrameClassicalAcceleration(self.model, data, self.frame_ids[k], _LWA)
-        return basis[:self.dim] @ acc.linear
+        return basis[:self.dim].dot(acc.linear)
 
     # limits ------------------------------------------------------------------------------
     def limit_gaps(self, q: np.ndarray):
         """[(limit index, side, gap)] for every finite bound."""
-        out = []
-        for i, lim in enumerate(self.limits):
-            value = q[lim.idx_q]
-            if lim.lower > -np.inf:
-                out.append((i, 1, value - lim.lower))
-            if lim.upper < np.inf:
-                out.append((i, -1, lim.upper - value))
-        return out
+        values = q.tolist()
+        return [(i, side, side * (values[iq] - bound))
+                for i, side, iq, _, bound, _ in self.bounds]
 
     def limit_row(self, i: int, side: int) -> np.ndarray:
-        row = np.zeros((1, self.nv))
-        row[0, self.limits[i].idx_v] = float(side)
-        return row
+        """The (1 x nv) row of a bound (shared: do not modify)."""
+        return self._rows[(i, side)]
 
 
 def blocks_for(constraints, friction: float, slip_dirs=None) -> tuple[np.ndarray, list]:

@@ -42,6 +42,11 @@ from .timestepping import StepReport
 FREE, STICK, SLIP = 'free', 'stick', 'slip'
 
 # Gaps (m, rad) and normal velocities (m/s) below these count as closed when an event is resolved.
+# A closed constraint that becomes free at gap g0 ~ 0 (a liftoff, a bounce; the drift control and
+# the event location leave it at +-1e-12) has the touchdown event function
+# gap + _GAP_EPS - min(g0, 0), which starts at >= _GAP_EPS, until its gap exceeds _GAP_EPS: if it
+# comes straight back (a ball bouncing, a wheel rocking) the touchdown still has a sign change
+# to locate. Otherwise the event function is the gap.
 _GAP_EPS = 1e-9
 _VELOCITY_EPS = 1e-9
 # A free constraint at gap <= 0 whose normal velocity is below -this (m/s) at the start of a step
@@ -55,6 +60,23 @@ _FORCE_EPS = 1e-9
 # A contact at rest slides (its friction direction is set by its velocity) above this, m/s.
 _SLIDE_EPS = 1e-6
 _LWA = pin.LOCAL_WORLD_ALIGNED
+_WORLD = pin.Convention.WORLD
+
+
+def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """x with K x = r; 1x1 and 2x2 in closed form (numpy's LAPACK call costs more than the
+    arithmetic at this size). Three rows or more may be redundant (two sticking spokes of a
+    rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares solution (the accelerations
+    are unique, the multipliers of redundant constraints are shared)."""
+    n = len(r)
+    if n == 1:
+        return r / K[0, 0]
+    if n == 2:
+        (a, b), (c, d) = K.tolist()
+        r0, r1 = r.tolist()
+        det = a * d - b * c
+        return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
+    return np.linalg.lstsq(K, r, rcond=1e-12)[0]
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,12 @@ class EventParams:
         max_events_per_step: guard against Zeno sequences within one physics step.
         solver_tolerance: NCP residual of impact / active-set problems, m/s or m/s^2.
         max_iterations: NCP sweep cap.
+        accumulation_speed: an impact whose fastest approaching constraint is slower than this
+            is the end of a Zeno sequence (docs/physics.md), m/s. The default 1e-4 m/s: a
+            separation that slow rises at most u^2 / (2 g) = 5e-10 m under gravity, below the
+            1e-9 m at which a gap counts as closed.
+        compiled: evaluate the dynamics with :func:`dodo_sim.physics.fast.evaluate` when the
+            model qualifies (the same values to rounding; much faster).
     """
 
     drift_correction_rate: float = 200.0
@@ -72,6 +100,8 @@ class EventParams:
     max_events_per_step: int = 50
     solver_tolerance: float = 1e-10
     max_iterations: int = 100
+    accumulation_speed: float = 1e-4
+    compiled: bool = True
 
 
 class _Eval(NamedTuple):
@@ -122,6 +152,7 @@ class EventDrivenIntegrator:
         self.n_contacts = len(robot.contact_frame_ids)
         self.dim = robot.contact_dim
         self._zero = np.zeros(robot.model.nv)
+        self._no_forces = np.zeros((self.n_contacts, 3))
         bounds = []
         for i, lim in enumerate(self.geometry.limits):
             if lim.lower > -math.inf:
@@ -129,6 +160,20 @@ class EventDrivenIntegrator:
             if lim.upper < math.inf:
                 bounds.append((i, -1))
         self.bounds = tuple(bounds)
+        # the compiled evaluation (fast.py) when the model qualifies (planar, flat, 1-DoF joints)
+        self._kernel = None
+        self.packed = None
+        if params.compiled:
+            from .fast import pack_buffers, pack_model
+            self.packed = pack_model(robot, self.geometry)
+            if self.packed is not None:
+                from .fast import evaluate, rk4
+                self._kernel = evaluate
+                self._compiled_rk4 = rk4
+                self._buffers = pack_buffers(
+                    self.packed, np.arange(robot.nv), plane=self.geometry.plane,
+                    friction=float(contact.friction), restitution=0.0, margin=0.0, far=0.0,
+                    tolerance=0.0, max_iterations=1, jacobi=False, position_correction=False)
         self.reset(None, None)
 
     # -- public ----------------------------------------------------------------------------
@@ -138,6 +183,9 @@ class EventDrivenIntegrator:
         self.slip_dir = [None] * self.n_contacts
         self.anchor = [None] * self.n_contacts
         self.limit_active = [False] * len(self.bounds)
+        # touchdown event function offset of each contact then each limit bound (see _GAP_EPS)
+        self._shift = [0.0] * (self.n_contacts + len(self.bounds))
+        self._mode_arrays = None
         self._classify = True
         self._stats = [0, 0.0, True]
 
@@ -161,6 +209,7 @@ class EventDrivenIntegrator:
             v = self._impact_if_approaching(q, v, impulses, events)
             if self.dim == 3:
                 self._refresh_slide_directions(v)
+            self._mode_arrays = None  # the modes may have changed: rebuild the kernel's view
             start = self._evaluate(q, v)
             keys = self._keys()
             violated = self._violated_at_start(keys, start.values)
@@ -174,6 +223,7 @@ class EventDrivenIntegrator:
             if not crossed:
                 q, v = q1, v1
                 impulses += impulse
+                self._clear_shifts(keys, end.values)
                 break
             when, which = min((self._locate(q, v, start, i, remaining), i) for i in crossed)
             q, v, _, impulse = self._rk4(q, v, when, start)
@@ -181,8 +231,10 @@ class EventDrivenIntegrator:
             remaining -= when
             key = keys[which]
             if key[0] == 'gap':
+                before = len(events)
                 v = self._close(q, v, impulses, events)
-                if self._keys() == keys:
+                if self._keys() == keys and len(events) == before:
+                    # no impact and no mode change (the gap jumped at a step edge): not again
                     passed.add(key)
             else:
                 self._transition(key, q, v, events, None)
@@ -197,6 +249,15 @@ class EventDrivenIntegrator:
                                 tuple(events))
 
     # -- constraints in the current modes --------------------------------------------------
+
+    def _clear_shifts(self, keys, values):
+        """A free constraint farther than _GAP_EPS has the plain gap as its event function."""
+        n = self.n_contacts
+        for key, value in zip(keys, values):
+            if key[0] != 'gap' or value <= 2.0 * _GAP_EPS:
+                continue
+            slot = key[2] if key[1] == 'contact' else n + key[2]
+            self._shift[slot] = 0.0
 
     def _keys(self) -> list:
         keys = []
@@ -217,101 +278,146 @@ class EventDrivenIntegrator:
         return gap, basis, p, rows
 
     def _limit_constraint(self, j, q):
-        i, side = self.bounds[j]
-        lim = self.geometry.limits[i]
-        gap = q[lim.idx_q] - lim.lower if side > 0 else lim.upper - q[lim.idx_q]
-        return gap, self.geometry.limit_row(i, side)
+        _, side, iq, _, bound, row = self.geometry.bounds[j]
+        return side * (float(q[iq]) - bound), row
+
+    def _limit_gaps(self, q) -> list:
+        values = q.tolist()
+        return [side * (values[iq] - bound) for _, side, iq, _, bound, _ in self.geometry.bounds]
 
     def _kinematics(self, q, v):
         model, data = self.model, self.data
         pin.forwardKinematics(model, data, q, v, self._zero)
         pin.computeJointJacobians(model, data, q)
 
+    def _any_active(self) -> bool:
+        return self.mode.count(FREE) != self.n_contacts or True in self.limit_active
+
+    def _minv(self, q):
+        """M^-1 at q (pinocchio 4 fills the whole symmetric matrix)."""
+        return pin.computeMinverse(self.model, self.data, q)
+
+    def _compiled_modes(self):
+        """The modes as the compiled evaluation reads them (rebuilt when they change)."""
+        if self._mode_arrays is None:
+            code = {FREE: 0, STICK: 1, SLIP: 2}
+            self._mode_arrays = (
+                np.array([code[m] for m in self.mode], np.int64),
+                np.array([float(d[0]) if m == SLIP else 0.0
+                          for m, d in zip(self.mode, self.slip_dir)]),
+                np.array([float(a[0]) if a is not None else 0.0 for a in self.anchor]),
+                np.array(self._shift, float),
+                np.array(self.limit_active, np.int64))
+        return self._mode_arrays
+
     def _evaluate(self, q, v) -> _Eval:
-        model, data = self.model, self.data
-        force = self._force
-        a_free = pin.aba(model, data, q, v, force).copy()
-        any_active = any(m != FREE for m in self.mode) or any(self.limit_active)
-        forces = np.zeros((self.n_contacts, 3))
-        if not any_active:
-            pin.forwardKinematics(model, data, q)
-            values = [self.geometry.contact_gap(data, k)[0] for k in range(self.n_contacts)]
-            values += [self._limit_constraint(j, q)[0] for j in range(len(self.bounds))]
-            return _Eval(a_free, forces, tuple(values))
-        minv = pin.computeMinverse(model, data, q)
-        minv = np.triu(minv) + np.triu(minv, 1).T
-        self._kinematics(q, v)
+        if self._kernel is not None:
+            accel, forces, values = self._kernel(
+                q, v, self._force, *self._buffers, self.params.drift_correction_rate,
+                *self._compiled_modes())
+            return _Eval(accel, forces, tuple(values.tolist()))
+        return self._evaluate_generic(q, v)
+
+    def _evaluate_generic(self, q, v) -> _Eval:
+        model, data, geometry = self.model, self.data, self.geometry
+        # ABA with the WORLD convention leaves the placements, joint jacobians and the
+        # factorisation computeMinverse(model, data) reuses
+        a_free = pin.aba(model, data, q, v, self._force, _WORLD).copy()
+        modes = self.mode
+        if not (self._any_active()):
+            values = []
+            for k in range(self.n_contacts):
+                p = geometry.contact_position(data, k)
+                values.append(geometry.gap_and_basis(k, p[0], p[2])[0] + self._shift[k])
+            if geometry.bounds:
+                values += [gap + shift for gap, shift in
+                           zip(self._limit_gaps(q), self._shift[self.n_contacts:])]
+            return _Eval(a_free, self._no_forces, tuple(values))
+        minv = pin.computeMinverse(model, data)
+        pin.forwardKinematics(model, data, q, v, self._zero)  # for J-dot v (placements unchanged)
         rate = self.params.drift_correction_rate
+        rate2 = rate * rate
         mu = self.contact.friction
+        dim = self.dim
         rows_list, target_list, cols = [], [], []
-        pieces = []  # (kind, index, rows, basis, size of lambda)
-        free_values = {}
-        for k, mode in enumerate(self.mode):
+        pieces = []  # per contact: its gap (free) or (k, basis, u, mode, d, size of lambda)
+        for k, mode in enumerate(modes):
+            p = geometry.contact_position(data, k)
+            gap, basis = geometry.gap_and_basis(k, p[0], p[2])
             if mode == FREE:
-                free_values[('contact', k)] = self.geometry.contact_gap(data, k)[0]
+                pieces.append(gap + self._shift[k])
                 continue
-            gap, basis, p, rows = self._contact_constraint(k)
-            jdv = self.geometry.contact_jdot_v(data, k, basis)
-            u = rows @ v
+            rows = geometry.contact_rows(data, k, basis)
+            jdv = geometry.contact_jdot_v(data, k, basis)
+            u = rows.dot(v)
             if mode == STICK:
-                drift = np.concatenate(((gap,), basis[1:self.dim] @ p - self.anchor[k]))
+                target = -jdv - 2.0 * rate * u
+                target[0] -= rate2 * gap
+                if geometry.radii[k] == 0.0:
+                    # a point sticks where it touched down; a sphere's contact point moves as it
+                    # rolls, so only its tangential velocity is stabilised
+                    target[1:] -= rate2 * (basis[1:dim].dot(p) - self.anchor[k])
                 rows_list.append(rows)
-                target_list.append(-jdv - 2.0 * rate * u - rate * rate * drift)
+                target_list.append(target)
                 cols.append(rows)
-                pieces.append(('contact', k, rows, basis, u, STICK, None))
+                pieces.append((k, basis, u, STICK, None, dim))
             else:
                 d = self._slide_direction(k, u[1:])
                 rows_list.append(rows[:1])
-                target_list.append(np.array((-jdv[0] - 2.0 * rate * u[0] - rate * rate * gap,)))
-                cols.append((rows[0] - mu * (d @ rows[1:]))[None, :])
-                pieces.append(('contact', k, rows, basis, u, SLIP, d))
+                target_list.append((-jdv[0] - 2.0 * rate * u[0] - rate2 * gap,))
+                cols.append((rows[0] - mu * d.dot(rows[1:]))[None, :])
+                pieces.append((k, basis, u, SLIP, d, 1))
+        limit_gaps = self._limit_gaps(q) if geometry.bounds else []
+        rates = v.tolist()
+        limit_pieces = []
         for j, active in enumerate(self.limit_active):
-            gap, row = self._limit_constraint(j, q)
             if not active:
-                free_values[('limit', j)] = gap
                 continue
-            u = row @ v
+            _, side, _, iv, _, row = geometry.bounds[j]
+            u = side * rates[iv]
             rows_list.append(row)
-            target_list.append(-2.0 * rate * u - rate * rate * np.array((gap,)))
+            target_list.append((-2.0 * rate * u - rate2 * limit_gaps[j],))
             cols.append(row)
-            pieces.append(('limit', j, row, None, u, None, None))
-        E = np.vstack(rows_list)
-        C = np.vstack(cols)
-        minv_ct = minv @ C.T
-        x = np.linalg.solve(E @ minv_ct, np.concatenate(target_list) - E @ a_free)
-        accel = a_free + minv_ct @ x
-        values = []
-        lam_of = {}
+            limit_pieces.append(j)
+        E = rows_list[0] if len(rows_list) == 1 else np.vstack(rows_list)
+        C = cols[0] if len(cols) == 1 else np.vstack(cols)
+        minv_ct = minv.dot(C.T)
+        target = (np.asarray(target_list[0], float) if len(target_list) == 1
+                  else np.concatenate(target_list))
+        x = _small_solve(E.dot(minv_ct), target - E.dot(a_free))
+        accel = a_free + minv_ct.dot(x)
+        forces = np.zeros((self.n_contacts, 3))
+        x_list = x.tolist()
+        # event values in _keys() order
+        values_out = []
         pos = 0
-        for kind, index, rows, basis, u, mode, d in pieces:
-            if kind == 'limit':
-                lam_of[('limit', index)] = (x[pos],)
-                pos += 1
+        for piece in pieces:
+            if not isinstance(piece, tuple):
+                values_out.append(piece)  # a free contact's gap
                 continue
+            k, basis, u, mode, d, size = piece
             if mode == STICK:
-                lam = x[pos:pos + self.dim]
-                pos += self.dim
+                lam = x[pos:pos + dim]
+                lam_n = x_list[pos]
+                tangential = x_list[pos + 1:pos + dim]
+                forces[k] = lam.dot(basis[:dim])
+                values_out.append(lam_n + _FORCE_EPS)
+                values_out.append(mu * lam_n - math.sqrt(sum(t * t for t in tangential))
+                                  + _FORCE_EPS)
             else:
-                lam_n = x[pos]
-                pos += 1
-                lam = np.concatenate(((lam_n,), -mu * lam_n * d))
-            forces[index] = lam @ basis[:self.dim]
-            lam_of[('contact', index)] = (lam, u, mode)
-        for k, mode in enumerate(self.mode):
-            if mode == FREE:
-                values.append(free_values[('contact', k)])
-                continue
-            lam, u, _ = lam_of[('contact', k)]
-            values.append(lam[0] + _FORCE_EPS)
-            if mode == STICK:
-                values.append(mu * lam[0] - math.sqrt(float(lam[1:] @ lam[1:])) + _FORCE_EPS)
-            else:
-                ref = self.slip_dir[k]
-                values.append(float(u[1:] @ ref))
+                lam_n = x_list[pos]
+                lam = np.empty(dim)
+                lam[0] = lam_n
+                lam[1:] = -mu * lam_n * d
+                forces[k] = lam.dot(basis[:dim])
+                values_out.append(lam_n + _FORCE_EPS)
+                values_out.append(float(u[1:].dot(self.slip_dir[k])))
+            pos += size
+        limit_lam = dict(zip(limit_pieces, x_list[pos:]))
         for j, active in enumerate(self.limit_active):
-            values.append(lam_of[('limit', j)][0] + _FORCE_EPS if active
-                          else free_values[('limit', j)])
-        return _Eval(accel, forces, tuple(values))
+            values_out.append(limit_lam[j] + _FORCE_EPS if active
+                              else limit_gaps[j] + self._shift[self.n_contacts + j])
+        return _Eval(accel, forces, tuple(values_out))
 
     def _slide_direction(self, k, u_t):
         """Unit sliding direction of contact k: its tangential velocity while that stays on the
@@ -339,6 +445,11 @@ class EventDrivenIntegrator:
 
     def _rk4(self, q, v, h, start: _Eval):
         """One RK4 step of length h. Returns q, v, end evaluation, world contact impulses."""
+        if self._kernel is not None:
+            q1, v1, accel, forces, values, impulse = self._compiled_rk4(
+                q, v, h, start.accel, start.forces, self._force, *self._buffers,
+                self.params.drift_correction_rate, *self._compiled_modes())
+            return q1, v1, _Eval(accel, forces, tuple(values.tolist())), impulse
         k1 = start
         v2 = v + 0.5 * h * k1.accel
         k2 = self._evaluate(self._integrate(q, 0.5 * h * v), v2)
@@ -371,6 +482,7 @@ class EventDrivenIntegrator:
         """Mode change at an event of an active constraint, then a consistency check of the
         whole active set (acceleration-level complementarity problem)."""
         before = (list(self.mode), list(self.limit_active))
+        pin.forwardKinematics(self.model, self.data, q)  # placements for anchors and bases
         _, kind, index = key
         if key[0] == 'lift':
             if kind == 'contact':
@@ -427,25 +539,35 @@ class EventDrivenIntegrator:
     def _impact_if_approaching(self, q, v, impulses, events):
         """A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
         foot coming straight back after a liftoff) closes now."""
-        pin.forwardKinematics(self.model, self.data, q)
-        pin.computeJointJacobians(self.model, self.data, q)
+        model, data, geometry = self.model, self.data, self.geometry
         slow = []
-        for k, mode in enumerate(self.mode):
-            if mode != FREE:
-                continue
-            gap, basis, p, rows = self._contact_constraint(k)
-            if gap <= 0.0:
-                u_n = rows[0] @ v
+        if FREE in self.mode:
+            pin.forwardKinematics(model, data, q)
+            jacobians = False
+            for k, mode in enumerate(self.mode):
+                if mode != FREE:
+                    continue
+                p = geometry.contact_position(data, k)
+                gap, basis = geometry.gap_and_basis(k, p[0], p[2])
+                if gap > 0.0:
+                    continue
+                if not jacobians:
+                    pin.computeJointJacobians(model, data, q)
+                    jacobians = True
+                rows = geometry.contact_rows(data, k, basis)
+                u_n = rows[0].dot(v)
                 if u_n < -_IMPACT_EPS:
                     return self._close(q, v, impulses, events)
                 if u_n < 0.0:
                     slow.append(('contact', k, basis, rows))
-        for j, active in enumerate(self.limit_active):
-            if active:
-                continue
-            gap, row = self._limit_constraint(j, q)
-            if gap <= 0.0:
-                u_n = row[0] @ v
+        if geometry.bounds and False in self.limit_active:
+            gaps = self._limit_gaps(q)
+            rates = v.tolist()
+            for j, active in enumerate(self.limit_active):
+                if active or gaps[j] > 0.0:
+                    continue
+                _, side, _, iv, _, row = geometry.bounds[j]
+                u_n = side * rates[iv]
                 if u_n < -_IMPACT_EPS:
                     return self._close(q, v, impulses, events)
                 if u_n < 0.0:
@@ -462,7 +584,15 @@ class EventDrivenIntegrator:
         return v
 
     def _close(self, q, v, impulses, events, initial=False):
-        """Impact of every closed constraint (velocity-level NCP), then the new active set."""
+        """Impact of every closed constraint (velocity-level NCP), then the new active set.
+
+        Accumulation rule (the end of a Zeno sequence: a rimless wheel rocking between two
+        spokes, a ball bouncing with e < 1): an impact whose fastest approaching constraint is
+        slower than ``accumulation_speed`` is plastic, and after any impact every closed
+        constraint that would separate slower than that speed stays closed (its normal velocity,
+        and the tangential velocity of the contacts that stuck, projected to zero along
+        M^-1 W^T); the acceleration-level problem then decides which constraints stay active.
+        """
         closed = self._closed_candidates(q, v)
         if not closed:
             return v
@@ -472,22 +602,58 @@ class EventDrivenIntegrator:
         if approaching:
             kinds = {c.kind for c, blk in zip(closed, blocks) if blk in approaching}
             events.append('touchdown' if 'contact' in kinds else 'limit')
-            minv = pin.computeMinverse(self.model, self.data, q)
-            minv = np.triu(minv) + np.triu(minv, 1).T
+            minv = self._minv(q)
             minv_wt = minv @ W.T
             b = u.copy()
-            e = self.contact.restitution
+            speed = max(-u[blk.start] for blk in approaching)
+            accumulating = speed < self.params.accumulation_speed
+            e = 0.0 if accumulating else self.contact.restitution
             for blk in blocks:
                 if u[blk.start] < 0.0:
                     b[blk.start] += e * u[blk.start]
-            sol = self._solve(W @ minv_wt, b, blocks)
-            v = v + minv_wt @ sol.lam
+            G = W @ minv_wt
+            sol = self._solve(G, b, blocks)
+            lam = sol.lam
+            v = v + minv_wt @ lam
+            extra = self._close_slow_separations(W, minv_wt, G, v, lam, blocks)
+            if extra is not None:
+                v = v + minv_wt @ extra
+                lam = lam + extra
+                events.append('accumulation')
+            elif accumulating:
+                events.append('accumulation')
             for c, blk in zip(closed, blocks):
                 if c.kind == 'contact':
-                    impulses[c.index] += sol.lam[blk.start:blk.start + blk.size] @ \
+                    impulses[c.index] += lam[blk.start:blk.start + blk.size] @ \
                         c.basis[:blk.size]
         self._resolve(q, v)
         return v
+
+    def _close_slow_separations(self, W, minv_wt, G, v, lam, blocks):
+        """Impulse that zeroes the normal velocity of every closed constraint separating slower
+        than ``accumulation_speed`` (and keeps the constraints that pushed closed, sticking
+        contacts without tangential velocity); None if no constraint separates that slowly."""
+        u = W @ v
+        limit = self.params.accumulation_speed
+        rows = []
+        slow = False
+        for blk in blocks:
+            s = blk.start
+            if u[s] >= limit:
+                continue  # a real separation: it flies off
+            rows.append(s)
+            slow = slow or u[s] > _VELOCITY_EPS
+            if blk.size > 1 and lam[s] > 0.0:
+                tangential = lam[s + 1:s + blk.size]
+                if math.sqrt(float(tangential @ tangential)) < blk.mu * lam[s] * (1.0 - 1e-9):
+                    rows += list(range(s + 1, s + blk.size))
+        if not slow:
+            return None
+        # least squares: the closed constraints may be redundant (two spokes of a rigid wheel)
+        delta = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+        extra = np.zeros(len(u))
+        extra[rows] = delta
+        return extra
 
     def _resolve(self, q, v):
         """Active set of the closed constraints with zero normal velocity: the acceleration-level
@@ -525,11 +691,11 @@ class EventDrivenIntegrator:
             self.mode[k] = FREE
         self.limit_active = [False] * len(self.bounds)
         if not candidates:
+            self._shift_free_closed(closed)
             return
         model, data = self.model, self.data
         a_free = pin.aba(model, data, q, v, self._force).copy()
-        minv = pin.computeMinverse(model, data, q)
-        minv = np.triu(minv) + np.triu(minv, 1).T
+        minv = self._minv(q)
         W, blocks = blocks_for(candidates, mu, dirs)
         minv_wt = minv @ W.T
         b = W @ a_free + np.concatenate(offsets)
@@ -559,6 +725,17 @@ class EventDrivenIntegrator:
         for k in range(self.n_contacts):
             if self.mode[k] != STICK:
                 self.anchor[k] = None
+        self._shift_free_closed(closed)
+
+    def _shift_free_closed(self, closed):
+        """Closed constraints left free by a resolve get the touchdown offset (see _GAP_EPS)."""
+        for c in closed:
+            shift = _GAP_EPS - min(c.gap, 0.0)
+            if c.kind == 'contact':
+                if self.mode[c.index] == FREE:
+                    self._shift[c.index] = shift
+            elif not self.limit_active[c.index]:
+                self._shift[self.n_contacts + c.index] = shift
 
     def _solve(self, G, b, blocks):
         p = self.params

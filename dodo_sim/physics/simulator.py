@@ -33,6 +33,9 @@ from .terrain import TERRAIN_KINDS, make_terrain
 from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
 
 INTEGRATORS = ('timestepping', 'event')
+#: A contact point at most this deep under the terrain in an initial state is accepted (a foot
+#: resting on the ground, up to rounding of hand-written poses), m.
+INITIAL_PENETRATION_TOLERANCE_M = 1e-6
 MODES = ('lockstep', 'realtime')
 
 
@@ -67,6 +70,7 @@ class SimConfig:
         position_correction: time-stepping: project residual penetration out after each step.
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
+        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
         torque_saturation: clip commanded torques at the URDF effort limits.
         motor_time_constant: first-order torque lag, s (0: ideal motors).
         push_times: times of scheduled pushes on the base, s.
@@ -101,6 +105,7 @@ class SimConfig:
     position_correction: bool = True
     drift_correction_rate: float = 200.0
     event_tolerance_s: float = 1e-12
+    event_accumulation_speed: float = 1e-4
     torque_saturation: bool = False
     motor_time_constant: float = 0.0
     push_times: tuple = ()
@@ -165,6 +170,9 @@ class SimConfig:
             bad('solver_max_iterations', 'must be >= 1')
         if not (math.isfinite(self.solver_tolerance) and self.solver_tolerance > 0.0):
             bad('solver_tolerance', 'must be positive')
+        if not (math.isfinite(self.event_accumulation_speed)
+                and self.event_accumulation_speed >= 0.0):
+            bad('event_accumulation_speed', 'must be a finite speed >= 0 m/s')
         if not (math.isfinite(self.motor_time_constant) and self.motor_time_constant >= 0.0):
             bad('motor_time_constant', 'must be >= 0')
         if not len(self.push_times) == len(self.push_impulses_x) == len(self.push_impulses_z):
@@ -270,13 +278,29 @@ class Simulator:
                 EventParams(drift_correction_rate=cfg.drift_correction_rate,
                             time_tolerance_s=cfg.event_tolerance_s,
                             solver_tolerance=cfg.solver_tolerance,
-                            max_iterations=cfg.solver_max_iterations),
+                            max_iterations=cfg.solver_max_iterations,
+                            accumulation_speed=cfg.event_accumulation_speed),
                 joint_limits=cfg.joint_limits)
+        # the compiled time-stepping step with the motor torques as input (fast lane of step())
+        self._fast = None
+        if cfg.integrator == 'timestepping':
+            buffers = self.integrator.compiled_buffers(robot.actuated_idx_v)
+            if buffers is not None:
+                from .fast import step as compiled_step
+                self._fast = (compiled_step,) + buffers
         self.motor = MotorModel(robot.effort_limits if cfg.torque_saturation else None,
                                 cfg.motor_time_constant, len(robot.actuated_idx_v))
         self._data = robot.model.createData()
         self._actuated = np.array(robot.actuated_idx_v, dtype=int)
-        self._generalized = np.zeros(robot.nv)
+        self._n_actuated = len(robot.actuated_idx_v)
+        idx = list(robot.actuated_idx_v)
+        contiguous = idx == list(range(idx[0], idx[0] + len(idx))) if idx else True
+        self._actuated_slice = ((idx[0] if idx else 0, idx[-1] + 1 if idx else 0) if contiguous
+                                else (None, None))
+        self._substeps = cfg.substeps
+        self._max_speed_squared = cfg.max_speed * cfg.max_speed
+        self._forced = False
+        self._impulse_pending = False
         self._pushes = sorted(zip(cfg.push_times, cfg.push_impulses_x, cfg.push_impulses_z))
         self._external_force = np.zeros(3)
         self._pending_impulse = np.zeros(3)
@@ -305,7 +329,11 @@ class Simulator:
     # -- public API ---------------------------------------------------------------------------
 
     def reset(self, q=None, v=None) -> State:
-        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0."""
+        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
+
+        Raises ValueError for a state with a contact point more than
+        ``INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the contact
+        frame, its depth and how far to raise the robot)."""
         robot = self.robot
         cfg = self.config
         if q is None:
@@ -321,10 +349,12 @@ class Simulator:
                              f'got q={q.tolist()}, v={v.tolist()}')
         if not robot.vector_space:
             q = pin.normalize(robot.model, q)
+        self._check_above_terrain(q)
         self._q, self._v = q, v
         self._steps = 0
         self._next_push = 0
         self._pending_impulse = np.zeros(3)
+        self._impulse_pending = False
         self._unconverged = 0
         self.motor.reset()
         self.integrator.reset(q, v)
@@ -335,10 +365,10 @@ class Simulator:
     def step(self, tau) -> State:
         """Advance one control period holding the torque command (one value per actuated joint,
         ``actuated_joint_names`` order, N*m or N)."""
-        n_act = len(self._actuated)
+        n_act = self._n_actuated
         try:
             command = np.array(tau, dtype=float).reshape(-1)
-            valid = command.shape == (n_act,) and bool(np.isfinite(command).all())
+            valid = command.shape == (n_act,) and all(map(math.isfinite, command.tolist()))
         except (TypeError, ValueError):
             valid = False
         if not valid:
@@ -348,36 +378,44 @@ class Simulator:
         dt = cfg.dt
         if self._next_push < len(self._pushes):
             self._collect_scheduled_pushes()
+        pushed = self._impulse_pending
         impulse = self._pending_impulse
-        pushed = bool(impulse.any())
         if pushed:
             self._pending_impulse = np.zeros(3)
+            self._impulse_pending = False
         base_force = self._external_force
-        forced = bool(base_force.any())
+        forced = self._forced
         q, v = self._q, self._v
+        if (self._fast is not None and not forced and not pushed
+                and 'step' not in self.integrator.__dict__):  # a wrapped step (tests) runs it
+            return self._step_compiled(q, v, command, dt)
         impulses = None
-        in_contact = ()
         iterations = 0
         residual = 0.0
         events = ()
-        generalized = self._generalized
         step = self.integrator.step
-        actuated = self._actuated
-        for substep in range(cfg.substeps):
-            generalized[:] = 0.0
-            generalized[actuated] = self.motor.advance(command, dt)
+        advance = self.motor.advance
+        lo, hi = self._actuated_slice
+        nv = self.robot.nv
+        for substep in range(self._substeps):
+            generalized = np.zeros(nv)
+            if lo is not None:
+                generalized[lo:hi] = advance(command, dt)
+            else:
+                generalized[self._actuated] = advance(command, dt)
             if forced or (pushed and substep == 0):
                 force = base_force
                 if pushed and substep == 0:
                     # a push is a constant force over one physics step carrying the impulse
                     force = base_force + impulse / dt
-                generalized += self._push_map(q) @ force
+                generalized += self._push_map(q).dot(force)
             q, v, report = step(q, v, generalized, dt)
             impulses = report.contact_impulses if impulses is None else (
                 impulses + report.contact_impulses)
-            in_contact = report.in_contact
-            iterations = max(iterations, report.iterations)
-            residual = max(residual, report.residual)
+            if report.iterations > iterations:
+                iterations = report.iterations
+            if report.residual > residual:
+                residual = report.residual
             if not report.converged:
                 self._unconverged += 1
             if report.events:
@@ -386,14 +424,55 @@ class Simulator:
         t = self._steps * cfg.control_period
         speed_squared = float(v.dot(v))
         # NaN fails every comparison, so this also catches a non-finite state
-        if not speed_squared <= cfg.max_speed * cfg.max_speed:
+        if not speed_squared <= self._max_speed_squared:
             self.integrator.reset(self._q, self._v)
             raise SimulationDiverged(
                 f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
                 f'last good state at t = {self.state.t:.6f} s', self.state)
         self._q, self._v = q, v
-        self.state = self._make_state(t, in_contact, impulses / cfg.control_period, iterations,
-                                      residual, events)
+        self.state = self._make_state(t, report.in_contact, impulses / cfg.control_period,
+                                      iterations, residual, events)
+        return self.state
+
+    def _step_compiled(self, q, v, command, dt) -> State:
+        """step() through the compiled time-stepping step (no push or external force)."""
+        kernel, floats, ints = self._fast
+        advance = self.motor.advance
+        impulses = None
+        iterations = 0
+        residual = 0.0
+        for _ in range(self._substeps):
+            q, v, impulse, positions, stats = kernel(q, v, advance(command, dt), dt, floats,
+                                                     ints)
+            impulses = impulse if impulses is None else impulses + impulse
+            values = stats.tolist()
+            if values[0] > iterations:
+                iterations = int(values[0])
+            if values[1] > residual:
+                residual = values[1]
+            if values[2] == 0.0:
+                self._unconverged += 1
+        self._steps += 1
+        cfg = self.config
+        t = self._steps * cfg.control_period
+        if not float(v.dot(v)) <= self._max_speed_squared:
+            self.integrator.reset(self._q, self._v)
+            raise SimulationDiverged(
+                f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
+                f'last good state at t = {self.state.t:.6f} s', self.state)
+        self._q, self._v = q, v
+        in_contacts = tuple(flag != 0.0 for flag in values[4:])
+        forces = impulses / cfg.control_period
+        n = len(forces)
+        if n == 1:
+            total, foot = forces[0, ::2].copy(), positions[0, ::2].copy()
+        elif n:
+            total, foot = forces.sum(axis=0)[::2], positions[0, ::2].copy()
+        else:
+            total, foot = np.zeros(2), np.zeros(2)
+        self.state = State(t, q, v, True in in_contacts, total, foot, self.motor.applied,
+                           'timestepping', iterations, (), in_contacts, forces, positions,
+                           residual, self._unconverged)
         return self.state
 
     def apply_impulse(self, impulse) -> None:
@@ -401,10 +480,12 @@ class Simulator:
         start of the next step."""
         self._pending_impulse = self._pending_impulse + self._world_vector(impulse, 'impulse',
                                                                            'N*s')
+        self._impulse_pending = bool(self._pending_impulse.any())
 
     def set_external_force(self, force) -> None:
         """Apply a constant world [x, z] or [x, y, z] force (N) on the base until changed."""
         self._external_force = self._world_vector(force, 'force', 'N')
+        self._forced = bool(self._external_force.any())
 
     def energy(self, q=None, v=None) -> float:
         """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
@@ -420,8 +501,10 @@ class Simulator:
         q = self._q if q is None else np.asarray(q, float)
         model, data = self.robot.model, self._data
         pin.forwardKinematics(model, data, q)
-        return np.array([pin.updateFramePlacement(model, data, f).translation
-                         for f in self.robot.contact_frame_ids]).reshape(-1, 3)
+        positions = np.empty((len(self.robot.contact_frame_ids), 3))
+        for k, frame in enumerate(self.robot.contact_frame_ids):
+            positions[k] = pin.updateFramePlacement(model, data, frame).translation
+        return positions
 
     @property
     def time(self) -> float:
@@ -445,6 +528,53 @@ class Simulator:
                              f'needs nv = {robot.nv} for joints {list(robot.joint_names)} '
                              f'(or () for zero)')
 
+    def _check_above_terrain(self, q) -> None:
+        """Refuse a configuration with a contact point under the terrain (deeper than
+        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth
+        and how far to raise the robot."""
+        geometry = self.integrator.geometry
+        positions = self.contact_positions(q)
+        below = []
+        for k, p in enumerate(positions):
+            gap = geometry.gap_and_basis(k, float(p[0]), float(p[2]))[0]
+            if gap < -INITIAL_PENETRATION_TOLERANCE_M:
+                below.append((gap, k))
+        if not below:
+            return
+        gap, k = min(below)
+        depth = -gap
+        robot = self.robot
+        others = [robot.contact_frames[j] for _, j in sorted(below)[1:]]
+        message = (f"initial state puts contact frame '{robot.contact_frames[k]}' "
+                   f"{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; "
+                   f"a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)")
+        if others:
+            message += f"; also below: {others}"
+        message += f'; raise the robot by at least {depth:.6g} m'
+        lift = self._vertical_coordinate(q)
+        if lift is not None:
+            name, index = lift
+            message += f' ({name} >= {float(q[index]) + depth:.6g} m)'
+        raise ValueError(message + ' or change the joint angles')
+
+    def _vertical_coordinate(self, q):
+        """(name, q index) of a coordinate that moves every contact frame straight up (a
+        planar base's z slider), or None."""
+        robot = self.robot
+        if not robot.vector_space or not robot.contact_frame_ids:
+            return None
+        model, data = robot.model, self._data
+        pin.computeJointJacobians(model, data, np.asarray(q, float))
+        pin.updateFramePlacements(model, data)
+        rows = [pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+                for f in robot.contact_frame_ids]
+        names = robot.coordinate_names()
+        for i in range(robot.nv):
+            if all(abs(r[2, i] - 1.0) < 1e-12 and abs(r[0, i]) < 1e-12 and abs(r[1, i]) < 1e-12
+                   for r in rows):
+                return names[i], i
+        return None
+
     @staticmethod
     def _world_vector(value, what, unit) -> np.ndarray:
         vec = np.asarray(value, dtype=float).reshape(-1)
@@ -460,6 +590,7 @@ class Simulator:
             _, jx, jz = self._pushes[self._next_push]
             self._pending_impulse = self._pending_impulse + np.array((jx, 0.0, jz))
             self._next_push += 1
+        self._impulse_pending = bool(self._pending_impulse.any())
 
     def _push_map(self, q) -> np.ndarray:
         """nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
@@ -471,10 +602,15 @@ class Simulator:
     def _make_state(self, t, in_contacts, forces, iterations, residual, events) -> State:
         positions = self.contact_positions()
         in_contacts = tuple(bool(c) for c in in_contacts)
-        total = forces.sum(axis=0) if len(forces) else np.zeros(3)
-        foot = positions[0, 0:3:2].copy() if len(positions) else np.zeros(2)
+        n = len(forces)
+        if n == 1:
+            total, foot = forces[0, ::2].copy(), positions[0, ::2].copy()
+        elif n:
+            total, foot = forces.sum(axis=0)[::2], positions[0, ::2].copy()
+        else:
+            total, foot = np.zeros(2), np.zeros(2)
         # q and v are fresh arrays from the integrator and never modified in place: no copies
-        return State(t, self._q, self._v, any(in_contacts), total[0:3:2].copy(), foot,
+        return State(t, self._q, self._v, any(in_contacts), total, foot,
                      self.motor.applied, self.config.integrator, iterations, events,
                      in_contacts, forces, positions, residual, self._unconverged)
 

@@ -137,6 +137,10 @@ def solve_contact_3d(g: np.ndarray, b: np.ndarray, mu: float):
     return _slip_3d_bracketed(g, b, mu)
 
 
+#: Relative tolerance of the slip-angle root: the smallest scipy.optimize.brentq accepts.
+_BRENT_RTOL = 4.0 * np.finfo(float).eps
+
+
 def _slip_3d_bracketed(g, b, mu):
     def cross(phi):
         d = np.array((math.cos(phi), math.sin(phi)))
@@ -154,12 +158,23 @@ def _slip_3d_bracketed(g, b, mu):
         (f0, p0), (f1, p1) = values[k], values[k + 1]
         if f0 is None or f1 is None or f0 * f1 > 0.0:
             continue
-        phi = brentq(lambda a: cross(a)[0], angles[k], angles[k + 1], xtol=1e-15, rtol=4e-16)
+        def crossing(a):
+            value = cross(a)[0]
+            if value is None:   # no sliding solution in this direction: not a root
+                raise ValueError('no slip solution inside the bracket')
+            return value
+
+        try:
+            # rtol: Brent's method needs at least 4 machine epsilons
+            phi = brentq(crossing, angles[k], angles[k + 1], xtol=1e-15, rtol=_BRENT_RTOL)
+        except ValueError:
+            continue
         d = np.array((math.cos(phi), math.sin(phi)))
         lam_n, lam_t, u_t = _slip_3d(g, b, mu, d)
         if lam_n >= 0.0 and u_t @ d >= 0.0:
             return np.array((lam_n, lam_t[0], lam_t[1])), True
-        best = best or np.array((max(lam_n, 0.0), lam_t[0], lam_t[1]))
+        if best is None:
+            best = np.array((max(lam_n, 0.0), lam_t[0], lam_t[1]))
     lam = np.linalg.solve(g, -b)
     lam[0] = max(lam[0], 0.0)
     norm = math.hypot(lam[1], lam[2])
@@ -190,27 +205,74 @@ def solve_block(g: np.ndarray, b: np.ndarray, block: Block) -> np.ndarray:
 
 def residual(G: np.ndarray, b: np.ndarray, lam: np.ndarray, blocks: Sequence[Block]) -> float:
     """Natural-map residual of the NCP, in velocity units (0: every condition holds)."""
-    u = G @ lam + b
+    u = (G.dot(lam) + b).tolist()
+    return _residual_lists(u, lam.tolist(), G.diagonal().tolist(), blocks)
+
+
+def _residual_lists(u: list, lam: list, diag: list, blocks: Sequence[Block]) -> float:
+    """:func:`residual` on Python floats: u = G lam + b, lam and diag(G) as lists."""
     worst = 0.0
     for blk in blocks:
         s = blk.start
-        g_nn = G[s, s]
-        worst = max(worst, abs(min(lam[s] * g_nn, u[s])))
-        if blk.size == 1 or blk.slip_dir is not None:
-            if blk.slip_dir is not None:
-                # the tangential multiplier must be exactly -mu lambda_N d
-                d = np.asarray(blk.slip_dir, float)
-                err = lam[s + 1:s + blk.size] + blk.mu * max(lam[s], 0.0) * d
-                worst = max(worst, float(np.abs(err).max()) * g_nn)
+        lam_n = lam[s]
+        g_nn = diag[s]
+        value = abs(min(lam_n * g_nn, u[s]))
+        if value > worst:
+            worst = value
+        size = blk.size
+        if size == 1:
             continue
-        t = slice(s + 1, s + blk.size)
-        rho = 1.0 / max(float(np.diag(G)[t].max()), 1e-300)
-        z = lam[t] - rho * u[t]
-        radius = blk.mu * max(lam[s], 0.0)
-        norm = float(np.sqrt(z @ z))
-        proj = z if norm <= radius else z * (radius / norm)
-        worst = max(worst, float(np.abs(lam[t] - proj).max()) / rho)
+        pressure = lam_n if lam_n > 0.0 else 0.0
+        if blk.slip_dir is not None:
+            # the tangential multiplier must be exactly -mu lambda_N d
+            err = max(abs(lam[s + 1 + i] + blk.mu * pressure * float(blk.slip_dir[i]))
+                      for i in range(size - 1)) * g_nn
+            if err > worst:
+                worst = err
+            continue
+        rho = 1.0 / max(max(diag[s + 1:s + size]), 1e-300)
+        tangential = lam[s + 1:s + size]
+        z = [t - rho * w for t, w in zip(tangential, u[s + 1:s + size])]
+        radius = blk.mu * pressure
+        norm = math.sqrt(sum(c * c for c in z))
+        if norm > radius:
+            z = [c * (radius / norm) for c in z]
+        err = max(abs(t - c) for t, c in zip(tangential, z)) / rho
+        if err > worst:
+            worst = err
     return worst
+
+
+def residual_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu, lam_n, lam_t) -> float:
+    """:func:`residual` of one planar contact block, on Python floats."""
+    u_n = g_nn * lam_n + g_nt * lam_t + b_n
+    u_t = g_tn * lam_n + g_tt * lam_t + b_t
+    worst = abs(min(lam_n * g_nn, u_n))
+    rho = 1.0 / max(g_tt, 1e-300)
+    z = lam_t - rho * u_t
+    radius = mu * max(lam_n, 0.0)
+    proj = z if abs(z) <= radius else math.copysign(radius, z)
+    return max(worst, abs(lam_t - proj) / rho)
+
+
+def _solve_single(G, b, blk: Block, tolerance: float) -> Solution:
+    """One block: its exact local solve is the solution (no sweeps). Planar contacts and
+    unilateral rows on Python floats (the common cases: a hopper's foot, one joint stop)."""
+    if blk.size == 2 and blk.slip_dir is None:
+        (g_nn, g_nt), (g_tn, g_tt) = G.tolist()
+        b_n, b_t = b.tolist()
+        lam_n, lam_t, _ = solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, blk.mu)
+        res = residual_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, blk.mu, lam_n, lam_t)
+        return Solution(np.array((lam_n, lam_t)), 1, res, res <= tolerance)
+    if blk.size == 1:
+        g = float(G[0, 0])
+        b0 = float(b[0])
+        lam = solve_unilateral(g, b0)
+        res = abs(min(lam * g, g * lam + b0))
+        return Solution(np.array((lam,)), 1, res, res <= tolerance)
+    lam = solve_block(G, b, blk)
+    res = residual(G, b, lam, [blk])
+    return Solution(lam, 1, res, res <= tolerance)
 
 
 # -- the problem ----------------------------------------------------------------------------
@@ -222,9 +284,17 @@ def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: f
     block 'jacobi'; ``relaxation`` omega blends each block's exact solution with its last value
     (SOR/JOR). One block is solved exactly in one iteration."""
     if len(blocks) == 1:
-        lam = solve_block(G, b, blocks[0])
-        res = residual(G, b, lam, blocks)
-        return Solution(lam, 1, res, res <= tolerance)
+        return _solve_single(G, b, blocks[0], tolerance)
+    if relaxation == 1.0 and all(blk.size <= 2 for blk in blocks):
+        return _solve_planar(G, b, blocks, tolerance, max_iterations, method == 'jacobi')
+    return _solve_general(G, b, blocks, tolerance=tolerance, max_iterations=max_iterations,
+                          method=method, relaxation=relaxation)
+
+
+def _solve_general(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,
+                   tolerance: float = 1e-10, max_iterations: int = 100,
+                   method: str = 'gauss_seidel', relaxation: float = 1.0) -> Solution:
+    """The iteration of :func:`solve` on numpy arrays, for any block sizes."""
     lam = np.zeros(len(b))
     jacobi = method == 'jacobi'
     modes = None
@@ -262,6 +332,86 @@ def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: f
     if best is not None and best[1] < res:
         return Solution(best[0], max_iterations, best[1], False)
     return Solution(lam, max_iterations, res, False)
+
+
+def _local_planar(G: list, b_loc: list, blk: Block) -> tuple:
+    """Exact solve of a block of size 1 or 2 on Python floats (see :func:`solve_block`)."""
+    s = blk.start
+    if blk.size == 1:
+        return (solve_unilateral(G[s][s], b_loc[0]),)
+    g_nn, g_nt = G[s][s], G[s][s + 1]
+    if blk.slip_dir is not None:
+        d = float(blk.slip_dir[0])
+        den = g_nn - blk.mu * g_nt * d
+        lam_n = -b_loc[0] / den if (b_loc[0] < 0.0 and den > 0.0) else 0.0
+        return lam_n, -blk.mu * lam_n * d
+    lam_n, lam_t, _ = solve_contact_2d(g_nn, g_nt, G[s + 1][s], G[s + 1][s + 1], b_loc[0],
+                                       b_loc[1], blk.mu)
+    return lam_n, lam_t
+
+
+def _modes_lists(lam: list, blocks) -> tuple:
+    """:func:`_modes` on Python floats (planar blocks)."""
+    modes = []
+    for blk in blocks:
+        s = blk.start
+        if not lam[s] > _ZERO:
+            modes.append(None)
+        elif blk.size == 1 or blk.slip_dir is not None:
+            modes.append('active')
+        else:
+            t = lam[s + 1]
+            if abs(t) < blk.mu * lam[s] * (1.0 - 1e-9) or t == 0.0:
+                modes.append('stick')
+            else:
+                modes.append((-1.0 if t > 0.0 else 1.0,))
+    return tuple(modes)
+
+
+def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
+    """Block Gauss-Seidel / Jacobi of :func:`solve` for blocks of size 1 and 2 on Python floats
+    (numpy's per-call cost dominates at this size); the same iteration, polish and residual."""
+    m = len(b)
+    Gl = G.tolist()
+    bl = b.tolist()
+    diag = [Gl[i][i] for i in range(m)]
+    lam = [0.0] * m
+    spans = [(blk, range(blk.start, blk.start + blk.size)) for blk in blocks]
+    modes = None
+    res = math.inf
+    best = None
+    for iteration in range(1, max_iterations + 1):
+        source = lam[:] if jacobi else lam
+        for blk, rows in spans:
+            lo, hi = rows.start, rows.stop
+            b_loc = []
+            for i in rows:
+                row = Gl[i]
+                acc = bl[i]
+                for j in range(lo):
+                    acc += row[j] * source[j]
+                for j in range(hi, m):
+                    acc += row[j] * source[j]
+                b_loc.append(acc)
+            lam[lo:hi] = _local_planar(Gl, b_loc, blk)
+        lam_array = np.array(lam)
+        u = (G.dot(lam_array) + b).tolist()
+        res = _residual_lists(u, lam, diag, blocks)
+        if res <= tolerance:
+            return Solution(lam_array, iteration, res, True)
+        current = _modes_lists(lam, blocks)
+        if current == modes:
+            polished = _polish(G, b, blocks, current)
+            if polished is not None:
+                p_res = residual(G, b, polished, blocks)
+                if p_res <= tolerance:
+                    return Solution(polished, iteration, p_res, True)
+                if best is None or p_res < best[1]:
+                    best = (polished, p_res)
+        modes = current
+    if best is not None and best[1] < res:
+        return Solution(best[0], max_iterations, best[1], False)
+    return Solution(np.array(lam), max_iterations, res, False)
 
 
 def _project(lam, blk: Block):
@@ -330,4 +480,4 @@ def _polish(G, b, blocks, modes):
 
 
 __all__ = ['Block', 'Solution', 'METHODS', 'solve', 'solve_block', 'solve_contact_2d',
-           'solve_contact_3d', 'solve_unilateral', 'residual']
+           'solve_contact_3d', 'solve_unilateral', 'residual', 'residual_contact_2d']

@@ -37,6 +37,9 @@ SOLVERS = ncp.METHODS
 # foot resting on the ground after position correction stays active instead of alternating
 # between a free step and a double-impulse step (the impulse is still zero when it separates).
 ACTIVATION_MARGIN_M = 1e-5
+# A contact farther than this (m) is not closed by any step: at max_speed 1e3 m/s and dt <= 1 ms
+# a point moves at most 0.5 m in half a step. Its jacobian is not computed.
+_FAR_M = 0.5
 _WORLD = pin.Convention.WORLD
 
 
@@ -48,6 +51,8 @@ class TimeSteppingParams:
         max_iterations: sweep cap per step.
         tolerance: NCP residual at which a solve counts as converged, m/s.
         position_correction: project penetration out after each contact step.
+        compiled: use the compiled step of :mod:`dodo_sim.physics.fast` when the model
+            qualifies (same results as the generic step to rounding; much faster).
     """
 
     solver: str = 'gauss_seidel'
@@ -55,6 +60,7 @@ class TimeSteppingParams:
     max_iterations: int = 100
     tolerance: float = 1e-10
     position_correction: bool = True
+    compiled: bool = True
 
 
 class StepReport(NamedTuple):
@@ -67,6 +73,8 @@ class StepReport(NamedTuple):
         events: hybrid events located in the step (event-driven integrator).
         min_normal_velocity: smallest post-step normal velocity of a constraint that carried an
             impulse, m/s (inf without one).
+        contact_positions: (n_contacts, 3) world positions of the contact frames at q+, m, when
+            the step computed them (the compiled step), else None.
     """
 
     contact_impulses: np.ndarray
@@ -76,6 +84,22 @@ class StepReport(NamedTuple):
     converged: bool = True
     events: tuple = ()
     min_normal_velocity: float = float('inf')
+    contact_positions: np.ndarray | None = None
+
+
+def _spd_solve_or_least_squares(A: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """x with A x = r for a symmetric positive semi-definite A: a Cholesky solve when A is well
+    conditioned, else least squares (several closed contacts may be redundant, e.g. two spokes
+    of a rigid wheel and a third point)."""
+    try:
+        lower = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        lower = None
+    if lower is not None:
+        pivots = np.diagonal(lower)
+        if pivots.min() ** 2 > 1e-12 * pivots.max() ** 2:
+            return np.linalg.solve(A, r)
+    return np.linalg.lstsq(A, r, rcond=None)[0]
 
 
 class MoreauJeanIntegrator:
@@ -96,8 +120,41 @@ class MoreauJeanIntegrator:
         self.contact = contact
         self.params = params
         self.n_contacts = len(robot.contact_frame_ids)
-        self._no_impulse = np.zeros((self.n_contacts, 3))
-        self._no_contact = (False,) * self.n_contacts
+        self._free_report = StepReport(np.zeros((self.n_contacts, 3)),
+                                       (False,) * self.n_contacts)
+        self.packed = None
+        if params.compiled and params.relaxation == 1.0:
+            from .fast import pack_model
+            self.packed = pack_model(robot, self.geometry)
+        if self.packed is not None:
+            from .fast import pack_buffers, step as compiled_step
+            self._compiled_step = compiled_step
+            self._compiled_buffers = pack_buffers(
+                self.packed, np.arange(robot.nv), plane=self.geometry.plane,
+                friction=float(contact.friction), restitution=float(contact.restitution),
+                margin=ACTIVATION_MARGIN_M, far=_FAR_M, tolerance=float(params.tolerance),
+                max_iterations=int(params.max_iterations), jacobi=params.solver == 'jacobi',
+                position_correction=bool(params.position_correction))
+
+    @staticmethod
+    def compiled_report(impulses, positions, stats) -> StepReport:
+        values = stats.tolist()
+        return StepReport(impulses, tuple(flag != 0.0 for flag in values[4:]), int(values[0]),
+                          values[1], values[2] != 0.0, (), values[3], positions)
+
+    def compiled_buffers(self, actuated_idx_v):
+        """The compiled step's buffers with the torques of ``actuated_idx_v`` as its input
+        (the Simulator's fast lane), or None without a compiled step."""
+        if self.packed is None:
+            return None
+        from .fast import pack_buffers
+        params, contact = self.params, self.contact
+        return pack_buffers(
+            self.packed, actuated_idx_v, plane=self.geometry.plane,
+            friction=float(contact.friction), restitution=float(contact.restitution),
+            margin=ACTIVATION_MARGIN_M, far=_FAR_M, tolerance=float(params.tolerance),
+            max_iterations=int(params.max_iterations), jacobi=params.solver == 'jacobi',
+            position_correction=bool(params.position_correction))
 
     def reset(self, q: np.ndarray, v: np.ndarray) -> None:
         """No state is carried between steps."""
@@ -107,7 +164,11 @@ class MoreauJeanIntegrator:
 
     def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
         """Advance (q, v) by dt. Returns (q+, v+, StepReport)."""
-        model, data, geometry = self.model, self.data, self.geometry
+        if self.packed is not None:
+            q_next, v_next, impulses, positions, stats = self._compiled_step(
+                q, v, generalized_force, dt, *self._compiled_buffers)
+            return q_next, v_next, self.compiled_report(impulses, positions, stats)
+        model, data = self.model, self.data
         half = 0.5 * dt
         q_mid = self._integrate(q, half * v)
         # ABA with the WORLD convention leaves the placements, joint jacobians and the
@@ -115,17 +176,21 @@ class MoreauJeanIntegrator:
         v_free = v + dt * pin.aba(model, data, q_mid, v, generalized_force, _WORLD)
         active = self._active_constraints(q_mid, v_free, half)
         if not active:
-            return self._integrate(q_mid, half * v_free), v_free, StepReport(
-                self._no_impulse, self._no_contact)
+            return self._integrate(q_mid, half * v_free), v_free, self._free_report
 
         minv = pin.computeMinverse(model, data)
-        W, blocks = blocks_for(active, self.contact.friction)
-        minv_wt = minv @ W.T
-        G = W @ minv_wt
-        b = W @ v_free
+        if len(active) == 1:
+            W = active[0].rows
+            blocks = [Block(0, W.shape[0], self.contact.friction
+                            if active[0].kind == 'contact' else 0.0)]
+        else:
+            W, blocks = blocks_for(active, self.contact.friction)
+        minv_wt = minv.dot(W.T)
+        G = W.dot(minv_wt)
+        b = W.dot(v_free)
         e = self.contact.restitution
         if e > 0.0:
-            u_pre = W @ v
+            u_pre = W.dot(v)
             for blk in blocks:
                 if u_pre[blk.start] < 0.0:
                     b[blk.start] += e * u_pre[blk.start]
@@ -134,23 +199,25 @@ class MoreauJeanIntegrator:
                         max_iterations=params.max_iterations, method=params.solver,
                         relaxation=params.relaxation)
         lam = sol.lam
-        v_next = v_free + minv_wt @ lam
+        v_next = v_free + minv_wt.dot(lam)
         q_next = self._integrate(q_mid, half * v_next)
-        u_next = W @ v_next
         impulses = np.zeros((self.n_contacts, 3))
         in_contact = [False] * self.n_contacts
         pushing = []
-        min_u = float('inf')
+        lam_list = lam.tolist()
         for c, blk in zip(active, blocks):
-            lam_b = lam[blk.start:blk.start + blk.size]
-            if lam_b[0] > 0.0:
+            pushed = lam_list[blk.start] > 0.0
+            if pushed:
                 pushing.append((c, blk))
-                min_u = min(min_u, float(u_next[blk.start]))
             if c.kind == 'contact':
-                impulses[c.index] = lam_b @ c.basis[:blk.size]
-                in_contact[c.index] = bool(lam_b[0] > 0.0)
-        if params.position_correction and pushing:
-            q_next = self._correct_positions(q_next, pushing, W, minv_wt)
+                impulses[c.index] = lam[blk.start:blk.start + blk.size].dot(c.basis[:blk.size])
+                in_contact[c.index] = pushed
+        min_u = float('inf')
+        if pushing:
+            u_next = W.dot(v_next).tolist()
+            min_u = min(u_next[blk.start] for _, blk in pushing)
+            if params.position_correction:
+                q_next = self._correct_positions(q_next, pushing, W, minv_wt, G)
         return q_next, v_next, StepReport(impulses, tuple(in_contact), sol.iterations,
                                           sol.residual, sol.converged, (), min_u)
 
@@ -159,21 +226,23 @@ class MoreauJeanIntegrator:
         data = self.data
         active = []
         for k in range(self.n_contacts):
-            gap, basis, _ = geometry.contact_gap(data, k)
-            if gap > ACTIVATION_MARGIN_M and gap > 0.5:
-                continue  # far away: no jacobian needed
+            p = geometry.contact_position(data, k)
+            gap, basis = geometry.gap_and_basis(k, p[0], p[2])
+            if gap > _FAR_M:
+                continue  # no step closes it (|normal speed| < max_speed): no jacobian needed
             rows = geometry.contact_rows(data, k, basis)
             # a free step that would end below the ground enters the active set too
-            if gap <= ACTIVATION_MARGIN_M or gap + half * (rows[0] @ v_free) < 0.0:
+            if gap <= ACTIVATION_MARGIN_M or gap + half * rows[0].dot(v_free) < 0.0:
                 active.append(Constraint('contact', k, 0, gap, basis, rows))
-        for i, side, gap in geometry.limit_gaps(q_mid):
-            rate = side * v_free[geometry.limits[i].idx_v]
-            if gap <= ACTIVATION_MARGIN_M or gap + half * rate < 0.0:
-                active.append(Constraint('limit', i, side, gap, None,
-                                         geometry.limit_row(i, side)))
+        if geometry.bounds:
+            values, rates = q_mid.tolist(), v_free.tolist()
+            for i, side, iq, iv, bound, row in geometry.bounds:
+                gap = side * (values[iq] - bound)
+                if gap <= ACTIVATION_MARGIN_M or gap + half * side * rates[iv] < 0.0:
+                    active.append(Constraint('limit', i, side, gap, None, row))
         return active
 
-    def _correct_positions(self, q_next, pushing, W, minv_wt):
+    def _correct_positions(self, q_next, pushing, W, minv_wt, G):
         """Close the gap of the constraints that pushed in this step.
 
         A constraint that carried an impulse is closed at the end of the step up to the
@@ -187,25 +256,30 @@ class MoreauJeanIntegrator:
         gaps = []
         rows = []
         check = None
+        values = None
         for c, blk in pushing:
             if c.kind == 'contact':
                 if check is None:
                     pin.forwardKinematics(self.model, self.check_data, q_next)
                     check = self.check_data
-                gap = geometry.contact_gap(check, c.index)[0]
+                p = geometry.contact_position(check, c.index)
+                gap = geometry.gap_and_basis(c.index, p[0], p[2])[0]
             else:
+                if values is None:
+                    values = q_next.tolist()
                 lim = geometry.limits[c.index]
-                value = q_next[lim.idx_q]
-                gap = value - lim.lower if c.side > 0 else lim.upper - value
+                gap = c.side * (values[lim.idx_q] - (lim.lower if c.side > 0 else lim.upper))
             gaps.append(gap)
             rows.append(blk.start)
         if not any(gaps):
             return q_next
+        if len(rows) == 1:
+            r = rows[0]
+            return self._integrate(q_next, minv_wt[:, r] * (-gaps[0] / G[r, r]))
         minv_wn = minv_wt[:, rows]
-        G_nn = W[rows] @ minv_wn
-        # least squares: several closed contacts may be redundant (e.g. two spokes of a wheel)
-        delta = np.linalg.lstsq(G_nn, -np.array(gaps), rcond=None)[0]
-        return self._integrate(q_next, minv_wn @ delta)
+        G_nn = G[np.ix_(rows, rows)]
+        delta = _spd_solve_or_least_squares(G_nn, -np.array(gaps))
+        return self._integrate(q_next, minv_wn.dot(delta))
 
 
 __all__ = ['MoreauJeanIntegrator', 'TimeSteppingParams', 'StepReport', 'SOLVERS',

@@ -25,8 +25,9 @@ topic                            type                                  publisher
 /tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or the
                                                                        plain-machine tf publisher
 /diagnostics                     diagnostic_msgs/DiagnosticArray       hardware driver
-/controller/state                sensor_msgs/JointState (named         controller
-                                 scalar channels in ``position``)
+/controller/state                sensor_msgs/JointState (named         controller: header.stamp =
+                                 scalar channels in ``position``)      answered state; channel
+                                                                       ``config_revision``
 /controller/markers              visualization_msgs/MarkerArray        controller
 /simulator/push                  geometry_msgs/Vector3                 anyone: impulse on the base,
                                                                        x and z in N*s
@@ -34,7 +35,15 @@ topic                            type                                  publisher
                                                                        base until changed, N
 ================================ ===================================== =============================
 
-Service ``/simulator/reset`` (std_srvs/Trigger). This module imports no rclpy at module level
+Service ``/simulator/reset`` (std_srvs/Trigger).
+
+The exchange (``docs/ros_contract.md``, "Timing"): a command answers the state whose stamp it
+carries; the simulator applies it only to that state (lockstep) or holds the newest one and
+measures its age (realtime). QoS: writers of the 1 kHz streams keep :data:`STREAM_DEPTH` samples
+(:func:`stream_qos`, reliable: what recorders read); the controller reads states with a shallow
+best-effort :func:`input_qos` and acts on the newest; the simulator reads lockstep commands with
+:func:`command_qos` (keep all: a flood of stray commands can delay an answer, never drop it) and
+realtime commands with :func:`input_qos`. This module imports no rclpy at module level
 (the QoS helpers import it when called), so the launch file, ``dodo hop`` and offline tools can
 use the names on machines without rclpy.
 """
@@ -139,6 +148,29 @@ def stream_qos():
     return QoSProfile(depth=STREAM_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
 
 
+#: Reader history of the newest-first inputs (the controller's states, realtime commands),
+#: messages: a backlog longer than this is dropped, and the reader takes what is queued and acts
+#: on the newest (:func:`dodo_sim.ros.runtime.drain`).
+INPUT_DEPTH = 10
+
+
+def input_qos():
+    """Best effort, keep-last ``INPUT_DEPTH`` (the sensor-data profile): inputs where only the
+    newest sample matters. A reliable reader would hold newer samples back until older ones
+    lost while it was stalled are repaired (Fast DDS: measured 0.7 s after a 0.8 s SIGSTOP of
+    the controller ended), i.e. feed it stale states exactly when it is late already."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+def command_qos():
+    """Reliable, keep-all: the simulator's lockstep command reader. Every command is looked at
+    (its stamp says which state it answers), so none may be dropped, whatever else is sent."""
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+    return QoSProfile(history=HistoryPolicy.KEEP_ALL, depth=STREAM_DEPTH,
+                      reliability=ReliabilityPolicy.RELIABLE)
+
+
 def latched_qos():
     """Reliable, transient local, depth 1: /robot_description, /tf_static, configuration."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -147,4 +179,5 @@ def latched_qos():
 
 
 __all__ = [name for name in dir() if name.isupper() or name in (
-    'contact_topic', 'topic_type', 'recorded_topics', 'stream_qos', 'latched_qos')]
+    'contact_topic', 'topic_type', 'recorded_topics', 'stream_qos', 'input_qos', 'command_qos',
+    'latched_qos')]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FOOT_CONTACT,
-                                   FORCE, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
-                                   ROBOT_DESCRIPTION)
+                                   FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
+                                   RECORDED_TOPICS, ROBOT_DESCRIPTION)
 
 
 # -- launch arguments -------------------------------------------------------------------------
@@ -95,7 +95,7 @@ NODES = (
     NodeSpec('simulator', PACKAGE, 'simulator', 'dodo_sim.ros.simulator_node', sim_only=True,
              robot_description=True,
              launch_parameters={'publish_robot_description': False},
-             subscribes=(EFFORT_COMMANDS, PUSH, FORCE)),
+             subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, PUSH, FORCE)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
@@ -180,14 +180,15 @@ def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int |
     if name == 'simulator':
         return max(1, min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS))
     if name == 'controller':
-        return max(1, subscriber_count(EFFORT_COMMANDS, running) + (0 if use_sim else 1))
+        # the stamped command topic (/joint_commands) is what the simulator and the driver pair
+        return max(1, subscriber_count(JOINT_COMMANDS, running) + (0 if use_sim else 1))
     return None
 
 
 #: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): the hardware
 #: driver stamps /joint_states and /foot_contact with its own clock, so the controller pairs them
-#: by arrival, not by stamp.
-HARDWARE_PARAMETERS = {'controller': {'sync_foot_contact': False}}
+#: by arrival (the newest of each), not by stamp.
+HARDWARE_PARAMETERS = {'controller': {'contact_pairing': 'latest'}}
 
 
 def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,

@@ -5,7 +5,11 @@ ROS parameters (:func:`dodo_sim.ros.params.declare_config_parameters`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+#: Values of ControllerNodeConfig.contact_pairing.
+CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')
 
 
 @dataclass(frozen=True)
@@ -16,9 +20,9 @@ class SimulatorNodeConfig:
         robot_description: URDF XML of the robot; empty: the package's urdf/hopper.urdf.xacro.
         publish_robot_description: publish the URDF on /robot_description (transient local);
             false when robot_state_publisher publishes it.
-        min_subscribers: before the first step, wait until /clock, /joint_states and
-            /foot_contact each have this many matched subscriptions (and, in lockstep, the
-            command topic a publisher), so no subscriber misses the start.
+        min_subscribers: before the first step, wait until /clock, /joint_states and each
+            contact topic have this many matched subscriptions (and, in lockstep,
+            /joint_commands a publisher), so no subscriber misses the start.
         startup_timeout: wall-clock s to wait for those matches, and in lockstep for the answer
             to the first state; then start anyway (warning).
         discovery_settle: wall-clock s the matches must have lasted before the first state is
@@ -27,6 +31,11 @@ class SimulatorNodeConfig:
         stop_after: simulated s after which the simulator stops stepping and the process exits
             with code 0 (0: run until shut down).
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
+        max_command_age: s; an applied command computed from a state older than this (its
+            stamp) is counted as stale and warned about (realtime; in lockstep every command
+            answers the state it is applied to, age 0).
+        graph_check_period: wall-clock s between two looks at the publishers of the command
+            topics (a second controller is reported); 0: never.
     """
 
     robot_description: str = ''
@@ -36,6 +45,18 @@ class SimulatorNodeConfig:
     discovery_settle: float = 0.5
     stop_after: float = 0.0
     warn_period: float = 1.0
+    max_command_age: float = 0.005
+    graph_check_period: float = 1.0
+
+    def __post_init__(self):
+        for name in ('startup_timeout', 'discovery_settle', 'stop_after', 'warn_period',
+                     'graph_check_period'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
+        if not (math.isfinite(self.max_command_age) and self.max_command_age > 0.0):
+            raise ValueError(f'max_command_age = {self.max_command_age!r}: must be a positive '
+                             f'number of seconds')
 
 
 @dataclass(frozen=True)
@@ -44,26 +65,42 @@ class ControllerNodeConfig:
 
     Attributes:
         robot_description: URDF XML; empty: take it from the /robot_description topic.
-        min_subscribers: hold the first command until the command topic has this many matched
+        min_subscribers: hold the first command until /joint_commands has this many matched
             subscriptions (the simulator or driver, plus a recorder), so none misses it.
         startup_timeout: wall-clock s to wait for those matches; then send anyway (warning).
         discovery_settle: wall-clock s the matches must have lasted before the first command.
-        sync_foot_contact: compute a command only once /foot_contact with the joint-state
-            stamp has arrived (simulation, deterministic); false: use the latest foot force
-            (hardware drivers with their own clocks).
+        contact_pairing: how a contact force is matched to a joint state: 'stamp' (wait for
+            the contact message stamped like the joint state: simulation, deterministic),
+            'latest' (the newest contact message: a driver whose contact sensor has its own
+            clock) or 'auto' ('stamp' once a contact stamp equals a joint-state stamp,
+            'latest' when three complete joint states found no contact with their stamp).
         marker_period: simulated s between two /controller/markers messages.
         cog_path_points: number of CoG samples kept for the CoG path marker.
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
+        wait_report_after: wall-clock s without a command after which the controller logs what
+            it is waiting for (robot model, subscribers, joints, a contact stamp), then again
+            every 10 such periods while it waits.
     """
 
     robot_description: str = ''
     min_subscribers: int = 1
     startup_timeout: float = 60.0
     discovery_settle: float = 0.5
-    sync_foot_contact: bool = True
+    contact_pairing: str = 'auto'
     marker_period: float = 0.02
     cog_path_points: int = 500
     warn_period: float = 1.0
+    wait_report_after: float = 1.0
+
+    def __post_init__(self):
+        if self.contact_pairing not in CONTACT_PAIRINGS:
+            raise ValueError(f'contact_pairing = {self.contact_pairing!r}: choose one of '
+                             f'{CONTACT_PAIRINGS}')
+        for name in ('startup_timeout', 'discovery_settle', 'marker_period', 'warn_period',
+                     'wait_report_after'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
 
 
-__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig']
+__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS']

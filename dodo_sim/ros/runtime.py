@@ -11,9 +11,16 @@ A node module's ``main`` is::
 SIGINT/SIGTERM or until the node's ``done`` future (if it has one) completes, destroys the node
 and shuts rclpy down; the exit code is the node's ``exit_code`` attribute (default
 :data:`EXIT_OK`).
+
+Also here, for every node that takes part in the state/command exchange (simulator, controller,
+hardware driver): :class:`Histogram` (fixed memory, exact percentiles of integer samples),
+:func:`format_summary` / :func:`parse_summary` (the one-line run summaries a node logs at its
+end, which ``dodo hop`` and the tests read), :func:`with_message_info` and :func:`drain` (take
+what a subscription has queued, newest last, with the publisher of each message).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import signal
 import sys
@@ -36,10 +43,19 @@ class WarnThrottle:
         self._last: dict[str, float] = {}
 
     def warn(self, key: str, message: str) -> None:
+        if self._due(key):
+            self._logger.warning(message)
+
+    def info(self, key: str, message: str) -> None:
+        if self._due(key):
+            self._logger.info(message)
+
+    def _due(self, key: str) -> bool:
         now = time.monotonic()
         if now - self._last.get(key, -math.inf) >= self._period:
             self._last[key] = now
-            self._logger.warning(message)
+            return True
+        return False
 
 
 def stamp_from_ns(ns: int):
@@ -51,6 +67,156 @@ def stamp_from_ns(ns: int):
 def stamp_to_ns(stamp) -> int:
     """Integer ns of a builtin_interfaces/Time (or anything with sec / nanosec)."""
     return stamp.sec * NS_PER_S + stamp.nanosec
+
+
+class Histogram:
+    """Counts of integer samples (e.g. ns) in ``bins`` bins of ``bin_width``: fixed memory however
+    long the run, exact count, max and min, and nearest-rank percentiles to one bin width.
+
+    A sample ``x`` goes to bin ``ceil(x / bin_width)`` (samples above the last bin to an overflow
+    bin whose percentiles report the exact max), so a sample that is a multiple of the width — a
+    command age in control periods — is reported exactly.
+    """
+
+    def __init__(self, bin_width: int, bins: int):
+        if bin_width <= 0 or bins <= 0:
+            raise ValueError(f'Histogram needs bin_width > 0 and bins > 0, got {bin_width}, '
+                             f'{bins}')
+        self.bin_width = int(bin_width)
+        self.counts = [0] * (int(bins) + 1)          # the last one: overflow
+        self.count = 0
+        self.max = None
+        self.min = None
+
+    def add(self, value: int) -> None:
+        value = int(value)
+        index = -(-value // self.bin_width) if value > 0 else 0
+        last = len(self.counts) - 1
+        self.counts[index if index < last else last] += 1
+        self.count += 1
+        if self.max is None or value > self.max:
+            self.max = value
+        if self.min is None or value < self.min:
+            self.min = value
+
+    def percentile(self, p: float):
+        """Smallest bin value v with at least p % of the samples <= v (None when empty); the max
+        for the overflow bin."""
+        if self.count == 0:
+            return None
+        rank = max(1, math.ceil(p / 100.0 * self.count))
+        seen = 0
+        for index, n in enumerate(self.counts):
+            seen += n
+            if seen >= rank:
+                if index == len(self.counts) - 1:
+                    return self.max
+                return min(index * self.bin_width, self.max)
+        return self.max
+
+
+def nearest_rank(values, p: float):
+    """The nearest-rank percentile of a list of numbers (what :meth:`Histogram.percentile`
+    reports for samples that are multiples of its bin width); None when empty."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[max(1, math.ceil(p / 100.0 * len(ordered))) - 1]
+
+
+#: First words of the one-line run summaries the nodes log at their end (``dodo hop`` prints
+#: them; :func:`parse_summary` reads them back). The simulator writes ``dodo exchange: ...``,
+#: the controller ``dodo controller: ...``.
+SUMMARY_PREFIX = 'dodo '
+
+
+def format_summary(kind: str, fields: dict) -> str:
+    """``dodo <kind>: key=value key=value ...`` (floats with 3 decimals, None as ``-``)."""
+    def text(value):
+        if value is None:
+            return '-'
+        if isinstance(value, bool):
+            return 'true' if value else 'false'
+        if isinstance(value, float):
+            return f'{value:.3f}'
+        return str(value)
+    return f'{SUMMARY_PREFIX}{kind}: ' + ' '.join(f'{k}={text(v)}' for k, v in fields.items())
+
+
+def parse_summary(text: str, kind: str) -> dict | None:
+    """The fields of the last ``dodo <kind>:`` summary in ``text`` (numbers as int or float,
+    ``-`` as None), or None if there is none."""
+    head = f'{SUMMARY_PREFIX}{kind}: '
+    lines = [line[line.index(head) + len(head):] for line in text.splitlines() if head in line]
+    if not lines:
+        return None
+    fields = {}
+    for item in lines[-1].split():
+        key, _, value = item.partition('=')
+        if value == '-':
+            fields[key] = None
+            continue
+        for kind_ in (int, float):
+            try:
+                fields[key] = kind_(value)
+                break
+            except ValueError:
+                continue
+        else:
+            fields[key] = value
+    return fields
+
+
+class _WithMessageInfo:
+    """A subscription callback that gets ``(msg, info)``: rclpy 9.1's EventsExecutor passes them
+    as one tuple, the other executors as two arguments; this accepts both."""
+
+    __signature__ = inspect.Signature([
+        inspect.Parameter('msg', inspect.Parameter.POSITIONAL_ONLY),
+        inspect.Parameter('info', inspect.Parameter.POSITIONAL_ONLY)])
+
+    def __init__(self, function):
+        self._function = function
+
+    def __call__(self, *args):
+        if len(args) == 1:
+            args = args[0]
+        return self._function(args[0], args[1])
+
+
+def with_message_info(function):
+    """Wrap ``function(msg, info)`` for ``create_subscription`` so that it gets the message info
+    (``info['publisher_gid']['data']`` names the publisher) under every executor."""
+    return _WithMessageInfo(function)
+
+
+def drain(subscription, limit: int = 100_000):
+    """Yield ``(msg, info)`` for every message the subscription has queued (oldest first).
+
+    A callback that must act on the newest input only (the controller, realtime) takes the
+    backlog itself; the executor's later take for those messages finds nothing and calls no
+    callback (all rclpy executors skip an empty take).
+    """
+    handle = subscription.handle
+    msg_type = subscription.msg_type
+    with handle:
+        for _ in range(limit):
+            taken = handle.take_message(msg_type, False)
+            if taken is None:
+                return
+            yield taken
+
+
+def publisher_gid(info) -> bytes:
+    """The publisher id of a message (from its message info); b'' if the rmw gives none."""
+    gid = info.get('publisher_gid') if info else None
+    return bytes(gid['data']) if gid else b''
+
+
+def endpoint_gid(endpoint) -> bytes:
+    """The id of a graph endpoint (``get_publishers_info_by_topic``), comparable with
+    :func:`publisher_gid` (the rmw may pad it)."""
+    return bytes(endpoint.endpoint_gid)
 
 
 def make_executor():
@@ -119,4 +285,6 @@ def run_node(factory, name: str, args=None) -> int:
 
 
 __all__ = ['EXIT_OK', 'EXIT_FAILED', 'EXIT_CONFIG', 'EXIT_DIVERGED', 'EXIT_NAMES', 'WarnThrottle',
-           'stamp_from_ns', 'stamp_to_ns', 'make_executor', 'init_ros', 'spin_until', 'run_node']
+           'stamp_from_ns', 'stamp_to_ns', 'Histogram', 'nearest_rank', 'SUMMARY_PREFIX',
+           'format_summary', 'parse_summary', 'with_message_info', 'drain', 'publisher_gid',
+           'endpoint_gid', 'make_executor', 'init_ros', 'spin_until', 'run_node']

@@ -29,7 +29,6 @@ ended early, the simulation diverged, the wall-clock limit, the bag not closed),
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import re
@@ -46,14 +45,15 @@ import yaml
 
 from dodo_sim.paths import default_params_path, default_urdf_path
 from dodo_sim.ros import domains, graph
+from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.ros.params import (check_params_file, config_from_parameters,
                                  config_defaults, node_parameters)
 from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch
 
 RECORDER_READY = 'dodo recorder: ready'
-#: The simulator's final line (docs/running.md): ``dodo simulator: summary {"sim_time_s": ...,
-#: "steps": ..., "stop_reason": ...}`` (JSON object, one line).
-SIMULATOR_SUMMARY = 'dodo simulator: summary '
+#: The simulator's final line (docs/ros_contract.md): ``dodo exchange: sim_time_s=... steps=...
+#: stop_reason=... age_ms_p50=... ...`` (:func:`dodo_sim.ros.runtime.parse_summary` reads it).
+SIMULATOR_SUMMARY = 'exchange'
 #: The simulator's stop_after log line (read when no summary line comes).
 _STOP_AFTER_RE = re.compile(r'stop_after = ([\d.eE+-]+) s of simulated time reached after '
                             r'(\d+) steps')
@@ -134,6 +134,25 @@ class RunResult:
     exit_codes: dict = field(default_factory=dict)
     bag: Path | None = None
     bag_closed: bool | None = None
+    exchange: dict | None = None   # the simulator's ``dodo exchange:`` counters
+
+    def exchange_summary(self) -> str | None:
+        """One line on the simulator <-> controller exchange: command ages (p50/p99/max, ms),
+        overruns, timeouts, stale, rejected and foreign (ignored) commands."""
+        x = self.exchange
+        if not x:
+            return None
+
+        def ms(key):
+            value = x.get(key)
+            return '-' if value is None else f'{value:.2f}'
+
+        return (f"exchange ({x.get('mode', '?')}): command age p50/p99/max = "
+                f"{ms('age_ms_p50')}/{ms('age_ms_p99')}/{ms('age_ms_max')} ms, "
+                f"{x.get('stale_steps', 0)} stale step(s), {x.get('timeouts', 0)} timeout(s), "
+                f"{x.get('overruns', 0)} overrun(s), {x.get('zero_torque_steps', 0)} zero-torque "
+                f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
+                f"command(s) ignored")
 
     def summary(self) -> str:
         t = ('t = ?' if self.sim_time_s is None else f't = {self.sim_time_s:.3f} s')
@@ -293,14 +312,9 @@ class HopRun:
             self.out = open(os.devnull, 'w')
 
     def _parse_simulator_line(self, text: str) -> None:
-        at = text.find(SIMULATOR_SUMMARY)
-        if at >= 0:
-            try:
-                summary = json.loads(text[at + len(SIMULATOR_SUMMARY):])
-            except ValueError:
-                summary = None
-            if isinstance(summary, dict):
-                self.sim_summary = summary
+        summary = parse_summary(text, SIMULATOR_SUMMARY)
+        if summary is not None:
+            self.sim_summary = summary
             return
         match = _STOP_AFTER_RE.search(text)
         if match:
@@ -469,7 +483,8 @@ class HopRun:
         return RunResult(outcome=outcome, exit_code=exit_code, duration_s=self.duration,
                          sim_time_s=t, steps=steps, stop_reason=reason, wall_s=wall,
                          signal_name=signal_name, failures=list(self.failures),
-                         exit_codes=codes, bag=self.bag, bag_closed=closed)
+                         exit_codes=codes, bag=self.bag, bag_closed=closed,
+                         exchange=self.sim_summary)
 
     def run(self, wall_timeout: float) -> RunResult:
         """check() must have passed. Start, wait, stop, with SIGINT/SIGTERM/SIGHUP handled."""
@@ -558,6 +573,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     result = hop.run(wall_timeout if wall_timeout is not None
                      else default_wall_timeout(duration))
     out.write(f'dodo hop: {result.summary()}\n')
+    if result.exchange_summary():
+        out.write(f'dodo hop: {result.exchange_summary()}\n')
     code = result.exit_code
     if bag is not None:
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
