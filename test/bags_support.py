@@ -167,7 +167,8 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
 
     steps = int(round(duration_s / sim.config.control_period)) + 1
     run = rollout(sim, ctrl, steps=steps, on_tick=on_tick)
-    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(), run.contact_force[k].copy(),
+    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(),
+             run.contact_forces[k].copy(),
              run.tau[k].copy(), extra[k][0], extra[k][1]) for k in range(run.ticks)]
     from dodo_sim.physics.robot import robot_description_xml
     return {'urdf_xml': robot_description_xml(urdf),

@@ -20,7 +20,7 @@ DURATION_S = 1.0
 
 def _closed_loop(params_file=None):
     """An offline run of the simulator + controller cores as the ROS nodes drive them:
-    list of (stamp_ns, q, v, force_xz, tau, telemetry-ish channels)."""
+    list of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels)."""
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
@@ -36,7 +36,8 @@ def _closed_loop(params_file=None):
     run = rollout(sim, ctrl, steps=int(round(DURATION_S / sim.config.control_period)) + 1,
                   on_tick=lambda k, state, tau: alphas.append(
                       float(ctrl.telemetry.angle_of_attack_rad)))
-    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(), run.contact_force[k].copy(),
+    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(),
+             run.contact_forces[k].copy(),
              run.tau[k].copy(), alphas[k]) for k in range(run.ticks)]
     return sim.leg.urdf_xml, rows
 
@@ -89,6 +90,32 @@ def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
     assert main([str(bag), '--through-controller', '--tolerance', '0.01']) == 1
     assert 'FAIL' in capsys.readouterr().err
     assert main([str(bag), '--through-controller', '--tolerance', '0.1']) == 0
+
+
+def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, run,
+                                                                    monkeypatch):
+    """The controller node passes one world [fx, fy, fz] row per contact frame of the
+    controller (shape (n_frames, 3)); the replay passes the same, taken from the recorded
+    /<frame>_contact messages with the state's stamp (fy included, although the hopper ignores
+    it)."""
+    from dodo_control.controller import Controller
+    urdf_xml, rows = run
+    marked = [(ns, q, v, force + np.array([[0.0, 0.125 + k, 0.0]]), tau, alpha)
+              for k, (ns, q, v, force, tau, alpha) in enumerate(rows)]
+    bag = _write(tmp_path / 'bag', (urdf_xml, marked))
+    seen = {}
+    update = Controller.update
+
+    def spy(self, t, q, v, contact_force):
+        seen[int(round(t * 1e9))] = np.array(contact_force, copy=True)
+        return update(self, t, q, v, contact_force)
+
+    monkeypatch.setattr(Controller, 'update', spy)
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm <= 1e-9
+    for ns, _q, _v, force, _tau, _alpha in marked:
+        assert seen[ns].shape == (len(Controller.contact_frames), 3)
+        np.testing.assert_array_equal(seen[ns], force)
 
 
 @pytest.mark.parametrize('lag_steps', [0, 7])

@@ -12,7 +12,10 @@
   ``/controller/state`` counts it — where the controller applied it).  It is fed the recorded
   ``/joint_states`` and contact topics (``/<frame>_contact``) exactly as the controller node
   feeds its core: one ``update(t, q, v, contact)`` per answered state, ``t`` = the state's stamp
-  in s from integer ns (:mod:`dodo_sim.rollout`), the contact forces with the same stamp.  Its
+  in s from integer ns (:mod:`dodo_sim.rollout`), ``q``/``v`` in the controller's
+  ``joint_names`` order, ``contact`` = one world ``[fx, fy, fz]`` row per contact frame of the
+  controller (``contact_frames``) from the messages with the same stamp (or the newest, when the
+  recorded controller paired contacts by arrival: ``contact_pairing`` 'latest').  Its
   torques are compared with the recorded commands: ``/joint_commands`` (stamped, effort by
   joint name: exact pairing), else the ``tau_<joint>`` channels of ``/controller/state``
   (stamped), else ``/effort_controller/commands`` paired in order with consecutive states from
@@ -153,8 +156,9 @@ class _Inputs:
             self.contacts.append((stamps, forces, {int(s): f for s, f in zip(stamps, forces)}))
 
     def contact(self, ns: int):
-        """The controller's contact input for the state stamped ``ns`` (None if missing):
-        ``[fx, fz]`` for one frame, ``[fx, fy, fz]`` rows for several (the node's format)."""
+        """The controller's contact input for the state stamped ``ns`` (None if missing): one
+        world ``[fx, fy, fz]`` row per contact frame, shape (n_frames, 3) — what the controller
+        node passes (``dodo_control.controller_node``), for one frame as for several."""
         rows = []
         for stamps, forces, by_stamp in self.contacts:
             force = by_stamp.get(ns)
@@ -164,9 +168,7 @@ class _Inputs:
             if force is None:
                 return None
             rows.append(force)
-        if len(rows) == 1:
-            return np.array((rows[0][0], rows[0][2]))
-        return np.array(rows)
+        return np.array(rows, dtype=float).reshape(len(rows), 3)
 
     def run(self, ctrl, stamps, before_update=None) -> tuple[list, list, int]:
         """Feed ``ctrl`` like the controller node does: (torques, indices into stamps, skipped).
@@ -287,6 +289,16 @@ def _revisions(data: dict) -> dict | None:
     return out or None
 
 
+def controller_names(ctrl, robot: bagio.RobotInfo) -> tuple:
+    """(joint names, actuated joint names, contact frames) the replayed controller takes, in
+    its order: the controller's own ``joint_names`` / ``actuated_joint_names`` /
+    ``contact_frames`` (what the controller node sizes its inputs and commands from,
+    ``dodo_control.controller_node.robot_names``), else what the bag says about the robot."""
+    return (tuple(getattr(ctrl, 'joint_names', None) or robot.joint_names),
+            tuple(getattr(ctrl, 'actuated_joint_names', None) or robot.actuated_joint_names),
+            tuple(getattr(ctrl, 'contact_frames', None) or robot.contact_frames))
+
+
 def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.PathLike | None = None,
                             urdf: str | os.PathLike | None = None,
                             sync_foot_contact: bool | None = None,
@@ -315,13 +327,14 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
         urdf = default_urdf_path()
         warnings.append(f'the bag has no {contract.ROBOT_DESCRIPTION}: using {urdf}')
     robot = bagio.robot_info(data, urdf)
-    js = bagio.joint_states(data[contract.JOINT_STATES], robot.joint_names)
     setup = controller_setup(data, params_file)
     warnings += setup.warnings
+    probe = Controller(robot.urdf_xml, setup.config)
+    leg_xml = probe.leg.urdf_xml                                   # parse/xacro once
+    joint_names, actuated, frames = controller_names(probe, robot)
+    js = bagio.joint_states(data[contract.JOINT_STATES], joint_names)
     pair_by_stamp = setup.pair_by_stamp if sync_foot_contact is None else sync_foot_contact
-    inputs = _Inputs(data, js, robot.contact_frames, pair_by_stamp)
-    leg_xml = Controller(robot.urdf_xml, setup.config).leg.urdf_xml  # parse/xacro once
-    actuated = robot.actuated_joint_names
+    inputs = _Inputs(data, js, frames, pair_by_stamp)
     rec = _recorded_torques(data, js, actuated, source)
 
     def make_controller():
