@@ -118,6 +118,43 @@ def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, r
         np.testing.assert_array_equal(seen[ns], force)
 
 
+def _write_own_clock_contacts(path, run, pairing):
+    """A bag of a driver whose contact sensor has its own clock: each contact message carries
+    a stamp 0.3 ms after its joint state's but arrives (bag time) just before it; the
+    controller's recorded contact_pairing is ``pairing``."""
+    from dodo_control.controller import ControllerConfig
+    from dodo_sim.paths import default_params_path
+    from dodo_sim.ros.params import config_from_file, config_to_parameters
+    urdf_xml, rows = run
+    values = config_to_parameters(config_from_file(ControllerConfig, default_params_path(),
+                                                   'controller'))
+    with OfflineBagWriter(path) as w:
+        w.robot_description(urdf_xml)
+        w.parameters('controller', dict(values, contact_pairing=pairing))
+        for ns, q, v, force, tau, _alpha in rows:
+            t, log_ns = ns * 1e-9, w.log_offset_ns + ns
+            w.contact('foot', t + 0.0003, force[0], log_ns=log_ns)
+            w.joint_state(t, q, v, np.r_[0.0, 0.0, tau], log_ns=log_ns + 1)
+            w.joint_command(t, ['hip', 'knee'], tau, log_ns=log_ns + 500_000)
+    return path
+
+
+@pytest.mark.parametrize('pairing', ['auto', 'latest'])
+def test_contacts_with_their_own_clock_pair_by_arrival(tmp_path, run, pairing):
+    """contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries
+    a joint-state stamp): each state goes with the newest contact recorded before it."""
+    bag = _write_own_clock_contacts(tmp_path / 'bag', run, pairing)
+    result = compare_with_controller(bag)
+    assert result.compared == len(run[1]) and result.unmatched_states == 0
+    assert result.max_abs_nm == 0.0
+
+
+def test_contacts_with_their_own_clock_find_no_stamp_under_stamp_pairing(tmp_path, run):
+    bag = _write_own_clock_contacts(tmp_path / 'bag', run, 'stamp')
+    with pytest.raises(ValueError, match='no recorded command could be paired'):
+        compare_with_controller(bag)
+
+
 @pytest.mark.parametrize('lag_steps', [0, 7])
 def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, lag_steps):
     """No /controller/state: commands answer consecutive states from the one the first command

@@ -139,32 +139,44 @@ def _recorded_torques(data: dict, js: bagio.JointStates, actuated: tuple, source
 class _Inputs:
     """The recorded controller inputs by state stamp: joint states and contact forces."""
 
-    def __init__(self, data: dict, js: bagio.JointStates, frames: tuple, pair_by_stamp: bool):
+    def __init__(self, data: dict, js: bagio.JointStates, frames: tuple,
+                 pair_by_stamp: bool | None):
         self.js = js
-        self.pair_by_stamp = pair_by_stamp
         self.row_by_stamp = {int(s): i for i, s in enumerate(js.stamp_ns)}
         self.frames = frames
-        self.contacts = []           # per frame: (stamps, forces (M, 3), by stamp)
+        # per frame: (bag times, forces (M, 3), force by stamp)
+        self.contacts = []
         for frame in frames:
             topic = contract.contact_topic(frame)
             if topic not in data:
                 raise ValueError(f'the bag has no {topic} (contact frame {frame!r})')
             msgs = data[topic].messages
-            stamps = np.array([bagio.stamp_ns(m.header.stamp) for m in msgs], dtype=np.int64)
+            stamps = [bagio.stamp_ns(m.header.stamp) for m in msgs]
             forces = np.array([(m.wrench.force.x, m.wrench.force.y, m.wrench.force.z)
                                for m in msgs], dtype=float).reshape(-1, 3)
-            self.contacts.append((stamps, forces, {int(s): f for s, f in zip(stamps, forces)}))
+            self.contacts.append((np.asarray(data[topic].log_time_ns, dtype=np.int64), forces,
+                                  {int(s): f for s, f in zip(stamps, forces)}))
+        if pair_by_stamp is None:
+            # contact_pairing 'auto' as the node decides it: by stamp when contact messages
+            # carry the joint-state stamps, else the newest contact
+            pair_by_stamp = all(any(s in self.row_by_stamp for s in by_stamp)
+                                for _, _, by_stamp in self.contacts)
+        self.pair_by_stamp = pair_by_stamp
 
-    def contact(self, ns: int):
-        """The controller's contact input for the state stamped ``ns`` (None if missing): one
-        world ``[fx, fy, fz]`` row per contact frame, shape (n_frames, 3) — what the controller
-        node passes (``dodo_control.controller_node``), for one frame as for several."""
+    def contact(self, ns: int, row: int):
+        """The controller's contact input for the state stamped ``ns`` (``row`` of the joint
+        states; None if missing): one world ``[fx, fy, fz]`` row per contact frame, shape
+        (n_frames, 3) — what the controller node passes (``dodo_control.controller_node``), for
+        one frame as for several. By stamp, or (contact pairing 'latest') the newest contact
+        recorded before the joint state: arrival order as the recorder saw it, which can differ
+        from the controller's (an approximate replay)."""
         rows = []
-        for stamps, forces, by_stamp in self.contacts:
-            force = by_stamp.get(ns)
-            if force is None and not self.pair_by_stamp and len(stamps):
-                i = int(np.searchsorted(stamps, ns, side='right')) - 1
-                force = forces[i] if i >= 0 else np.zeros(3)
+        for log_ns, forces, by_stamp in self.contacts:
+            if self.pair_by_stamp:
+                force = by_stamp.get(ns)
+            else:
+                i = int(np.searchsorted(log_ns, self.js.log_time_ns[row], side='right')) - 1
+                force = forces[i] if i >= 0 else None
             if force is None:
                 return None
             rows.append(force)
@@ -177,8 +189,8 @@ class _Inputs:
         for k, ns in enumerate(stamps):
             ns = int(ns)
             row = self.row_by_stamp.get(ns)
-            contact = self.contact(ns)
-            if row is None or contact is None:
+            contact = None if row is None else self.contact(ns, row)
+            if contact is None:
                 unmatched += 1
                 continue
             if before_update is not None:
@@ -215,7 +227,7 @@ class ControllerSetup:
     config: object                              # ControllerConfig at start
     changes: list = field(default_factory=list)  # [(ParameterRecord, ControllerConfig after)]
     source: str = ''
-    pair_by_stamp: bool = True
+    pair_by_stamp: bool | None = True   # None: 'auto', decided from the recorded stamps
     warnings: list = field(default_factory=list)
 
 
@@ -260,7 +272,7 @@ def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
         pairing = recorded.initial.get('contact_pairing')
         if pairing is None and 'sync_foot_contact' in recorded.initial:
             pairing = 'stamp' if recorded.initial['sync_foot_contact'] else 'latest'
-        setup.pair_by_stamp = pairing != 'latest'
+        setup.pair_by_stamp = {'latest': False, 'auto': None}.get(pairing, True)
         defaults = config_defaults(ControllerConfig)
         config = setup.config
         for record in recorded.changes:
@@ -306,8 +318,9 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     """Feed the recorded states to a fresh controller built from the bag and compare its
     torques with the recorded ones (module docs).
 
-    ``sync_foot_contact``: pair contact forces by stamp (True) or take the latest (False);
-    None: as the recorded controller did (its ``contact_pairing``; stamp when unknown).
+    ``sync_foot_contact``: pair contact forces by stamp (True) or take the newest recorded
+    before the state (False); None: as the recorded controller did (its ``contact_pairing``;
+    'auto': by stamp when the contact messages carry joint-state stamps; stamp when unknown).
     ``source``: 'joint_commands', 'state', 'commands' or 'auto' (the first of these recorded).
     """
     from dodo_control.controller import Controller
