@@ -116,14 +116,6 @@ def set_parameter(env, node: str, name: str, value: float) -> None:
     assert result.returncode == 0, f'{result.stdout}\n{result.stderr}'
 
 
-def controller_has_config_revision() -> bool:
-    """The controller node publishes the ``config_revision`` channel (stamped exchange)."""
-    import inspect
-
-    import dodo_control.controller_node as node
-    return 'config_revision' in inspect.getsource(node)
-
-
 def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
     """An offline run of the simulator + controller cores as the ROS nodes drive them
     (:func:`dodo_sim.rollout.rollout`).

@@ -8,8 +8,8 @@ import signal
 
 import numpy as np
 import pytest
-from bags_support import (HOP_PARAMS, Procs, controller_has_config_revision, hop_cmd, node_cmd,
-                          recorder_cmd, set_parameter)
+from bags_support import (HOP_PARAMS, Procs, hop_cmd, node_cmd, recorder_cmd,
+                          set_parameter)
 from conftest import ros_env
 from test_bags_tf import mcap_tf_check
 
@@ -93,6 +93,9 @@ def test_hop_bag_describes_itself(hop_bag):
                            ('/tf_static', 'tf2_msgs/msg/TFMessage'),
                            ('/robot_description', 'std_msgs/msg/String'),
                            ('/joint_states', 'sensor_msgs/msg/JointState'),
+                           ('/joint_commands', 'sensor_msgs/msg/JointState'),
+                           ('/effort_controller/commands', 'std_msgs/msg/Float64MultiArray'),
+                           ('/controller/state', 'sensor_msgs/msg/JointState'),
                            ('/foot_contact', 'geometry_msgs/msg/WrenchStamped')):
         assert types.get(topic) == msgtype, (topic, types)
     data = bagio.read_bag(bag, ['/parameter_events', '/robot_description', '/joint_states'])
@@ -118,8 +121,11 @@ def test_replay_from_the_bag_alone_reproduces_the_run(hop_bag, capsys):
     assert 'recorded' in result.config_source
     assert result.compared >= DURATION_S / 0.001
     assert result.max_abs_nm == 0.0, result.summary()
-    if controller_has_config_revision():
-        assert not any('approximate' in w for w in result.warnings), result.warnings
+    # the stamped exchange: commands paired by stamp, the change placed by config_revision
+    assert result.source == '/joint_commands', result.summary()
+    assert result.unmatched_states == 0, result.summary()
+    assert not any('approximate' in w for w in result.warnings), result.warnings
+    print('dodo replay:', result.summary())
     assert replay_main([str(bag), '--through-controller']) == 0
     assert 'max |dtau| = 0.000e+00' in capsys.readouterr().out
 

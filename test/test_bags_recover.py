@@ -187,11 +187,13 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
     recovered = message_counts(killed_bag)
     before_kill = {}
     for topic, data in read_bag(reference_bag, ['/clock', '/joint_states', '/foot_contact',
-                                                '/effort_controller/commands',
+                                                '/joint_commands', '/effort_controller/commands',
                                                 '/controller/state']).items():
         before_kill[topic] = int(np.sum(data.log_time_ns <= kill_ns))
     print(report.text())
     print('published before the kill (reference recorder):', before_kill)
+    print('recovered fraction:', {topic: round(recovered[topic] / count, 4)
+                                  for topic, count in before_kill.items()})
     assert before_kill['/joint_states'] > 500
     for topic, count in before_kill.items():
         assert recovered[topic] >= 0.95 * count, (topic, recovered[topic], count)
