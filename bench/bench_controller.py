@@ -89,6 +89,10 @@ class _Timed:
     def config(self):
         return self.sim.config
 
+    @property
+    def contact_frames(self):
+        return self.sim.contact_frames
+
     def step(self, tau):
         t0 = time.perf_counter()
         state = self.sim.step(tau)

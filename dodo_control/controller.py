@@ -13,11 +13,15 @@ API (stable; the ROS controller node wraps exactly this)::
     ctrl.reset()                                            # forget phase, loops and history
     ControllerConfig.from_dict({'target_x': 4.0})           # unknown keys -> ValueError naming them
 
-Inputs of ``update``: ``t`` (s), ``q = [x, z, hip, knee]`` (m, m, rad, rad), ``v`` (their rates) —
-boom/base joints are measured like on the boom rig — and ``foot_force`` = world ``[fx, fz]`` (N)
-from the foot force sensor (zero in flight; ignored when ``use_foot_sensor`` is False). The
-controller never reads simulator internals. It builds its own pinocchio Model/Data from the URDF
-(masses and lengths come from there) and is meant to be called every ``control_period``.
+Inputs of ``update``: ``t`` (s), ``q`` in ``ctrl.joint_names`` order — the hopper's
+``[x, z, hip, knee]`` (m, m, rad, rad) or the boom-mounted leg's ``[boom_yaw, boom_pitch, hip,
+knee]`` (rad) —, ``v`` (their rates) — boom/base joints are measured like on the boom rig — and
+``foot_force`` = world ``[fx, fz]`` (N) from the foot force sensor (zero in flight; ignored when
+``use_foot_sensor`` is False). The controller never reads simulator internals. It builds its own
+pinocchio Model/Data from the URDF (masses and lengths come from there), picks the task frame
+from its joints (:func:`.dynamics.load_dynamics`; docs/control.md "Task frame": world x-z for the
+hopper, the plane tangent to the boom circle for the boom leg) and is meant to be called every
+``control_period``.
 
 Structure (docs/control.md):
 
@@ -42,10 +46,14 @@ Structure (docs/control.md):
   touchdown point relative to the CoG.
 * :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
   once per hop on the apex tick: the neutral-angle solve and the observer's prediction); :mod:`.dynamics` — the controller's own pinocchio terms.
+* :mod:`.bezier` — ``stance_policy='bezier'``: Ding & Ramos' Bézier ground-reaction-force
+  profile over the normalised stance time, through the hip-relative foot jacobian, with a soft
+  joint PD; :mod:`.boom` — the boom-mounted leg's task frame.
 
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
-(+x) of the CoG. ``target_x`` is the CoG x; ``apex_height`` the base height above the ground at
-the apex (docs/control.md). The ground height is estimated from the last foothold
+(+x) of the CoG. ``target_x`` is the CoG x (boom leg: the hip's arc coordinate R boom_yaw);
+``apex_height`` the base (boom leg: hip) height above the ground at the apex (docs/control.md).
+"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height is estimated from the last foothold
 (``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations
@@ -57,9 +65,8 @@ from typing import Mapping
 
 import numpy as np
 
-from dodo_sim.model import ACTUATED_JOINTS, FOOT_FRAME, JOINT_NAMES, load_leg_model
-
-from .dynamics import RobotDynamics
+from .bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
+from .dynamics import load_dynamics
 from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
                      raibert_angle)
 from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
@@ -69,6 +76,8 @@ from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_ti
                      support_projection)
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
+STANCE_POLICIES = ('slip', 'bezier')
+BEZIER_FORCE_FRAMES = ('leg', 'task')
 #: An apex set-point is reachable if the SLIP return map brings the apex back to within this, m.
 APEX_REACH_TOLERANCE_M = 1e-3
 #: ControllerConfig fields besides apex_height that change the feasible apex range.
@@ -83,11 +92,18 @@ _ZERO_XZ = (0.0, 0.0)
 class ControllerConfig:
     """Controller parameters (the controller node declares exactly these as ROS parameters).
 
-    Set-points (changeable at run time, see :meth:`Controller.set_setpoints`):
-        target_x: CoG x target, m; NaN = no position target (velocity mode).
-        target_velocity: CoG horizontal velocity set-point in velocity mode, m/s.
-        apex_height: height of the base above the ground at the apex, m.
+    Set-points (changeable at run time, see :meth:`Controller.set_setpoints`). Positions and
+    velocities are those of the SLIP point in the robot's task frame (docs/control.md, "Task
+    frame"): the hopper's CoG x; the boom leg's hip arc coordinate s = R boom_yaw (R the hip's
+    distance from the yaw axis, boom_radius_m):
+        target_x: horizontal position target of the SLIP point (hopper: CoG x; boom: hip arc
+            coordinate), m; NaN = no position target (velocity mode).
+        target_velocity: horizontal velocity set-point of the SLIP point in velocity mode, m/s.
+        apex_height: height of the base (hopper: base_z; boom: the hip) above the ground at the
+            apex, m.
         flight_policy: 'cascade' | 'raibert' | 'deadbeat' (angle-of-attack law).
+        stance_policy: 'slip' (the SLIP law) | 'bezier' (the Bézier force profile of Ding &
+            Ramos, see below).
         use_foot_sensor: touchdown/liftoff from the foot force sensor; False = kinematic fallback.
 
     Timing:
@@ -132,12 +148,38 @@ class ControllerConfig:
         max_velocity_bias: |b| limit; hops whose residual exceeds it (pushes, missteps) are not
             used, m/s.
         max_velocity_bias_step: largest change of b in one hop, m/s.
+        displacement_bias_gain: per-hop gain of the observer of the horizontal displacement per
+            hop that the hop model misses, d ← d + γ (Δx_measured − Δx_predicted − d) (e.g. the
+            boom leg's radial foot friction turning the boom); the in-place speed becomes
+            v_ff = −(kick T_s/2 + d) / (2 t_fall + T_s), so the position error keeps its
+            meaning. (-), within [0, 1]; 0: off.
+        max_displacement_bias_m: hops whose displacement residual exceeds this (pushes,
+            missteps) are not used, m.
         raibert_gain_s: Raibert foot-placement gain k in x_f = v T_s/2 + k (v - v_set), s.
         impact_feedforward: 'raibert' and 'cascade' with a finite ``velocity_kc``: add to α the
             angle that cancels the horizontal
             CoG velocity change the touchdown impact will cause (predicted from N_s at the
             touchdown posture): kick x (K_c + 1/S), S = −d v_liftoff / d α of the SLIP.
         deadbeat_step_s: RK4 step of the SLIP return map (cascade neutral angle, deadbeat), s.
+
+    Bézier stance ('bezier', Ding & Ramos; dodo_control.bezier): τ = −J_relᵀ κ F(s) +
+    K_p (q_d − q_a) − K_d q̇_a over s = stance time / bezier_stance_time_s in [0, 1]:
+        bezier_force_frame: 'leg': the z profile acts along the leg (foot to SLIP point)
+            and the x profile perpendicular to it (forward positive), so foot placement steers
+            the horizontal speed as in a SLIP; 'task': horizontal and vertical of the task frame
+            (Ding & Ramos' [F_x, F_z]; foot placement then has no authority over the speed).
+        bezier_force_x_n: Bézier coefficients of the forward ground reaction force on the
+            foot, N; empty = 0.
+        bezier_force_z_n: Bézier coefficients of the upward (leg-axial or vertical) ground
+            reaction force, N (first and last 0 for a force that starts and ends at zero).
+        bezier_stance_time_s: nominal stance time T_st; stance ends at s = 1, s (> 0).
+        bezier_joint_kp: soft joint PD stiffness, N*m/rad (>= 0).
+        bezier_joint_kd: soft joint PD damping, N*m*s/rad (>= 0).
+        bezier_joint_target_rad: PD target [hip, knee], rad; empty = the joint angles at
+            touchdown.
+        bezier_apex_gain: per-hop integral gain of the profile scale κ on the apex height
+            error, 1/m (>= 0; 0: the fixed profile).
+        max_bezier_scale: κ stays within [1/max, max], (-) (>= 1).
 
     Posture (flight, foot relative to the CoG):
         posture_kp: 1/s^2.   posture_kd: 1/s.
@@ -152,12 +194,18 @@ class ControllerConfig:
 
     Output:
         saturate_torque: clip torques at the URDF effort limits.
+
+    Model:
+        joint_armature_kgm2: [hip, knee] reflected rotor inertia G² J_rotor the controller adds
+            to the diagonal of its model's mass matrix, kg*m^2 (>= 0): the motors the
+            simulator's ``motor_dynamics`` simulates (docs/physics.md "Motors"); empty: none.
     """
 
     target_x: float = math.nan
     target_velocity: float = 0.0
     apex_height: float = 1.2
     flight_policy: str = 'cascade'
+    stance_policy: str = 'slip'
     use_foot_sensor: bool = True
     control_period: float = 0.001
     leg_stiffness: float = 6000.0
@@ -181,9 +229,20 @@ class ControllerConfig:
     velocity_bias_gain: float = 0.6
     max_velocity_bias: float = 0.1
     max_velocity_bias_step: float = 1.0
+    displacement_bias_gain: float = 0.0
+    max_displacement_bias_m: float = 0.05
     raibert_gain_s: float = 0.05
     impact_feedforward: bool = True
     deadbeat_step_s: float = 0.002
+    bezier_force_frame: str = 'leg'
+    bezier_force_x_n: tuple = (0.0, 0.0, 0.0, 0.0, 0.0)
+    bezier_force_z_n: tuple = (0.0, 20.0, 100.0, 0.0, 0.0)
+    bezier_stance_time_s: float = 0.35
+    bezier_joint_kp: float = 0.03
+    bezier_joint_kd: float = 0.08
+    bezier_joint_target_rad: tuple = ()
+    bezier_apex_gain: float = 0.0
+    max_bezier_scale: float = 2.0
     posture_kp: float = 900.0
     posture_kd: float = 60.0
     contact_force_threshold_n: float = 10.0
@@ -193,8 +252,17 @@ class ControllerConfig:
     kinematic_touchdown_ratio: float = 0.5
     ground_height_guess_m: float = 0.0
     saturate_torque: bool = True
+    joint_armature_kgm2: tuple = ()
 
     def __post_init__(self):
+        for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad',
+                     'joint_armature_kgm2'):
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, tuple(float(x) for x in value))
+            except (TypeError, ValueError):
+                raise ValueError(f'ControllerConfig.{name} = {value!r}: needs a list of '
+                                 f'numbers') from None
         self.validate()
 
     def validate(self) -> None:
@@ -204,6 +272,29 @@ class ControllerConfig:
 
         if self.flight_policy not in FLIGHT_POLICIES:
             bad('flight_policy', f'choose one of {FLIGHT_POLICIES}')
+        if self.stance_policy not in STANCE_POLICIES:
+            bad('stance_policy', f'choose one of {STANCE_POLICIES}')
+        if self.bezier_force_frame not in BEZIER_FORCE_FRAMES:
+            bad('bezier_force_frame', f'choose one of {BEZIER_FORCE_FRAMES}')
+        for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad'):
+            if not all(map(math.isfinite, getattr(self, name))):
+                bad(name, 'needs finite values')
+        if len(self.bezier_joint_target_rad) not in (0, 2):
+            bad('bezier_joint_target_rad', 'needs [hip, knee] (2 values) or none')
+        if len(self.joint_armature_kgm2) not in (0, 2) or not all(
+                math.isfinite(x) and x >= 0.0 for x in self.joint_armature_kgm2):
+            bad('joint_armature_kgm2', 'needs [hip, knee] (2 finite values >= 0) or none')
+        for name in ('bezier_stance_time_s', 'bezier_joint_kp', 'bezier_joint_kd',
+                     'bezier_apex_gain', 'max_bezier_scale'):
+            if not math.isfinite(getattr(self, name)):
+                bad(name, 'must be finite')
+        if not self.bezier_stance_time_s > 0.0:
+            bad('bezier_stance_time_s', 'must be positive')
+        for name in ('bezier_joint_kp', 'bezier_joint_kd', 'bezier_apex_gain'):
+            if getattr(self, name) < 0.0:
+                bad(name, 'must be >= 0')
+        if not self.max_bezier_scale >= 1.0:
+            bad('max_bezier_scale', 'must be >= 1')
         for name in ('target_velocity', 'apex_height', 'position_kp', 'position_ki',
                      'velocity_ki', 'raibert_gain_s', 'posture_kp', 'posture_kd',
                      'apex_integral_gain', 'max_apex_correction_m', 'ground_height_guess_m',
@@ -240,7 +331,9 @@ class ControllerConfig:
             bad('velocity_step_fraction', 'must be within (0, 1]')
         if not 0.0 <= self.velocity_bias_gain <= 1.0:
             bad('velocity_bias_gain', 'must be within [0, 1]')
-        for name in ('max_velocity_bias', 'max_velocity_bias_step'):
+        if not 0.0 <= self.displacement_bias_gain <= 1.0:
+            bad('displacement_bias_gain', 'must be within [0, 1]')
+        for name in ('max_velocity_bias', 'max_velocity_bias_step', 'max_displacement_bias_m'):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0.0):
                 bad(name, 'must be finite and >= 0')
         if int(self.liftoff_samples) != self.liftoff_samples or self.liftoff_samples < 1:
@@ -311,8 +404,7 @@ class Controller:
 
     def __init__(self, urdf_xml_or_path, config: ControllerConfig | None = None,
                  xacro_args: Mapping[str, object] | None = None):
-        self.leg = load_leg_model(urdf_xml_or_path, xacro_args)
-        self.dyn = RobotDynamics(self.leg)
+        self.leg, self.dyn = load_dynamics(urdf_xml_or_path, xacro_args)
         self.mass = self.dyn.mass
         self.gravity = self.dyn.gravity
         self.stretched_length = self.dyn.stretched_leg_length()
@@ -325,18 +417,30 @@ class Controller:
 
     # -- the robot it drives (the controller node sizes its topics from these) ----------------
 
-    #: Order of q and v in :meth:`update`.
-    joint_names = JOINT_NAMES
-    #: Order of the returned torques.
-    actuated_joint_names = ACTUATED_JOINTS
-    #: The contact force sensor(s) read by :meth:`update` (one foot).
-    contact_frames = (FOOT_FRAME,)
-
-    # -- configuration ---------------------------------------------------------------------
-
     @property
     def config(self) -> ControllerConfig:
         return self._config
+
+    @property
+    def joint_names(self) -> tuple:
+        """Order of ``q`` / ``v`` in :meth:`update`, from the model (hopper ``base_x, base_z,
+        hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``)."""
+        return tuple(self.dyn.joint_names)
+
+    @property
+    def actuated_joint_names(self) -> tuple:
+        """Order of the returned torques: the last two joints (the selection matrix S)."""
+        return tuple(self.dyn.joint_names[2:])
+
+    @property
+    def contact_frames(self) -> tuple:
+        """The contact force sensor read by :meth:`update`: the model's foot frame."""
+        return (str(self.dyn.model.frames[self.leg.foot_frame_id].name),)
+
+    @property
+    def task_frame(self) -> str:
+        """'planar_xz' (hopper) or 'boom' (boom-mounted leg); docs/control.md."""
+        return self.dyn.frame
 
     def reconfigure(self, config: ControllerConfig) -> None:
         """Use a new config from the next tick on (phase and hop history are kept)."""
@@ -351,8 +455,14 @@ class Controller:
                              f'max_leg_length_fraction x stretched leg = '
                              f'{max_rest_length:.4f} m')
         old = self._config
+        armature = self.dyn.model.armature
+        wanted = cfg.joint_armature_kgm2 or (0.0, 0.0)
+        if tuple(armature[2:4]) != tuple(wanted):     # the mass matrix changes: new tables
+            armature[2:4] = wanted
+            self._table = None
         if old is None or any(not _same(getattr(old, n), getattr(cfg, n))
-                              for n in ('apex_height',) + APEX_RANGE_FIELDS):
+                              for n in ('apex_height', 'joint_armature_kgm2')
+                              + APEX_RANGE_FIELDS):
             self._check_apex_height(cfg, rest_length, max_rest_length)
         self._config = cfg
         self.rest_length, self.max_rest_length = rest_length, max_rest_length
@@ -384,7 +494,8 @@ class Controller:
                 or old.leg_rest_length_fraction != cfg.leg_rest_length_fraction):
             self._table = None        # rebuilt from the measured knee branch at the next update
             self.map_sensitivity = None
-        elif gains_changed or old.apex_height != cfg.apex_height:
+        elif (gains_changed or old.apex_height != cfg.apex_height) and self._table is not None:
+            # without a posture table (before the first update) the first update calibrates
             self._calibrate_map_sensitivity()
         self._phase_params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
                                          int(cfg.liftoff_samples))
@@ -422,15 +533,20 @@ class Controller:
     def _apex_range(self, cfg: ControllerConfig, rest: float, max_rest: float,
                     probe: float | None = None):
         """(low, high) of :meth:`apex_height_range`; with ``probe``: whether it is inside."""
+        dyn = self.dyn
+        table_q = dyn.table_q(np.array([0.0, 0.0, *dyn.crouch_joints]), rest)
         try:
-            joints = self.dyn.posture_for_foot(np.array([0.0, -rest]),
-                                               np.array([0.0, 0.0, 0.5, -1.0]))
+            for _ in range(2):     # boom leg: the leg's plane tilts with the table's pitch
+                joints = dyn.posture_for_foot(np.array([0.0, -rest]), table_q)
+                table_q = dyn.table_q(np.array([0.0, 0.0, joints[0], joints[1]]), rest)
         except ValueError:
             raise ValueError(f'the leg cannot reach its rest length {rest:.3f} m below the '
-                             f'CoG: check leg_rest_length_m against the URDF') from None
-        terms = self.dyn.terms(np.array([0.0, 0.0, joints[0], joints[1]]), np.zeros(4))
-        touchdown, offset = -float(terms.foot[1]), float(terms.com[1])   # base at z = 0
-        impact = (terms.Jc @ support_projection(terms).N_s)[:, :2]
+                             f'SLIP point: check leg_rest_length_m against the URDF') from None
+        terms = dyn.terms(table_q, np.zeros(4))
+        # base height above the foot at a vertical touchdown; SLIP point above the base
+        touchdown = dyn.base_height(table_q) - float(terms.foot[1])
+        offset = dyn.posture_offset(terms)
+        impact = dyn.impact_map(terms, support_projection(terms).N_s)
 
         def returns(height: float) -> bool:
             rel = height + offset                      # CoG apex above the ground
@@ -558,6 +674,10 @@ class Controller:
         self._energy_injected = 0.0
         self._impact_loss = 0.0
         self._hops = 0
+        self._bezier_scale = 1.0
+        self._bezier_target = (0.0, 0.0)
+        self._x_bias = 0.0
+        self._hop_pred = None
         self._telemetry = None
         self._telemetry_args = None
 
@@ -582,7 +702,8 @@ class Controller:
 
         ``foot_force``: the foot force sensor, world frame, N — ``[fx, fz]``, or the contact
         row ``[[fx, fy, fz]]`` of :attr:`contact_frames` as the controller node and
-        :func:`dodo_sim.rollout.rollout` pass it (y is not used: the leg is planar)."""
+        :func:`dodo_sim.rollout.rollout` pass it (y is not used: the hopper is planar; the boom
+        leg's contact detection reads only the vertical fz)."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         force = np.asarray(foot_force, dtype=float)
@@ -614,10 +735,13 @@ class Controller:
         phase = self._phase
         contact = self._contact(fz, pvx, pvz, vz, rel_vz)
         in_stance = phase.phase == STANCE
-        if in_stance and self._decompressing:
-            self._rest = self._decompression_rest(length, cz, vz)
-        released = (in_stance and self._decompressing and length >= self._rest - 1e-12
-                    and length_rate > 0.0)
+        if cfg.stance_policy == 'bezier':         # the profile's nominal stance time is over
+            released = in_stance and t - self._touchdown_t >= cfg.bezier_stance_time_s - 1e-9
+        else:
+            if in_stance and self._decompressing:
+                self._rest = self._decompression_rest(length, cz, vz)
+            released = (in_stance and self._decompressing and length >= self._rest - 1e-12
+                        and length_rate > 0.0)
         events = phase.update(t, contact, released, vz)
         for event in events:
             if event == 'touchdown':
@@ -628,7 +752,22 @@ class Controller:
                 self._on_apex(t, q, tt.com, tt.com_vel)
 
         mass = self.mass
-        if phase.phase == STANCE:
+        if phase.phase == STANCE and cfg.stance_policy == 'bezier':
+            scale = self._bezier_scale
+            sp = stance_phase(t, self._touchdown_t, cfg.bezier_stance_time_s)
+            fx = scale * bezier_value(cfg.bezier_force_x_n, sp)
+            fz = scale * bezier_value(cfg.bezier_force_z_n, sp)
+            if cfg.bezier_force_frame == 'leg':      # axial along foot -> SLIP point, x normal
+                ux, uz = dx / length, dz / length
+                fx, fz = fz * ux + fx * uz, fz * uz - fx * ux
+            qa, va = q.tolist(), v.tolist()
+            tau0, tau1 = bezier_torque(tt.Jf, fx, fz, qa[2:], va[2:], self._bezier_target,
+                                       cfg.bezier_joint_kp, cfg.bezier_joint_kd)
+            accel = _NAN_XZ
+            leg_force = (fx, fz)
+            target = self._foothold
+            self._energy_injected = self._cog_energy(cz, vx, vz) - self._energy_td
+        elif phase.phase == STANCE:
             if not self._decompressing and length_rate > 0.0:
                 self._decompressing = True       # maximum compression passed
                 self._rest = self._decompression_rest(length, cz, vz)
@@ -706,6 +845,9 @@ class Controller:
         self._energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
         self._energy_injected = 0.0
         self._apex_offset_pred = self._posture_offset(self._alpha)
+        if cfg.stance_policy == 'bezier':
+            self._bezier_target = (cfg.bezier_joint_target_rad
+                                   or (float(q[2]), float(q[3])))
 
     def _apex_target_rel(self) -> float:
         """CoG apex height above the foothold that puts the base at ``apex_height``, m."""
@@ -734,9 +876,13 @@ class Controller:
     def _on_apex(self, t, q, com, vcom) -> None:
         cfg = self._config
         g = abs(float(self.gravity[1]))
-        apex_h = float(q[1] - self._ground)
-        self._apex_offset = float(com[1] - q[1])
-        if self._foothold is not None and cfg.apex_regulation:
+        base_h = self.dyn.base_height(q)
+        apex_h = float(base_h - self._ground)
+        self._apex_offset = float(com[1] - base_h)
+        if self._foothold is not None and cfg.stance_policy == 'bezier':
+            self._bezier_scale = adapt_scale(self._bezier_scale, cfg.apex_height - apex_h,
+                                             cfg.bezier_apex_gain, cfg.max_bezier_scale)
+        elif self._foothold is not None and cfg.apex_regulation:
             err = cfg.apex_height - apex_h
             self._apex_correction = float(np.clip(
                 self._apex_correction + cfg.apex_integral_gain * err,
@@ -756,7 +902,12 @@ class Controller:
             z_td = self._ground + self.rest_length * math.cos(self._alpha)
             fall = math.sqrt(2.0 * max(com[1] - z_td, 0.0) / g)
             kick = self._predicted_impact_kick(self._alpha, com, vx)
-            v_ff = -0.5 * kick * self._stance_time / (2.0 * fall + self._stance_time)
+            if cfg.displacement_bias_gain > 0.0:
+                self._update_displacement_bias(float(com[0]), vx, fall, kick)
+                v_ff = -(0.5 * kick * self._stance_time + self._x_bias) / (
+                    2.0 * fall + self._stance_time)
+            else:
+                v_ff = -0.5 * kick * self._stance_time / (2.0 * fall + self._stance_time)
             lead = self._position_lead(fall, self._stance_time)
             self._v_set = self._position.update(cfg.target_x - (com[0] + (vx - v_ff) * lead),
                                                 dt_hop, feedforward=v_ff)
@@ -830,6 +981,20 @@ class Controller:
             limit = cfg.max_velocity_bias_step
             self._v_bias += min(max(step, -limit), limit)
 
+    def _update_displacement_bias(self, x: float, vx: float, fall: float, kick: float) -> None:
+        """Per hop: learn the horizontal displacement per hop the hop model misses, from the
+        prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick T_s/2
+        (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are not
+        used; only consecutive apexes count."""
+        cfg = self._config
+        pred, self._hop_pred = self._hop_pred, (self._hops, x, vx, fall, kick, self._stance_time)
+        if pred is None or pred[0] + 1 != self._hops:
+            return
+        _, x0, v0, fall0, kick0, stance0 = pred
+        residual = (x - x0) - (0.5 * (v0 + vx) * (2.0 * fall0 + stance0) + 0.5 * kick0 * stance0)
+        if abs(residual) <= cfg.max_displacement_bias_m:
+            self._x_bias += cfg.displacement_bias_gain * (residual - self._x_bias)
+
     def _return_map_speed(self, com, vx: float, alpha: float) -> float:
         """Next apex speed the SLIP return map (with the leg's impact) predicts for α, m/s."""
         cfg = self._config
@@ -867,17 +1032,17 @@ class Controller:
         offsets = np.full(alphas.size, np.nan)
         middle = alphas.size // 2
         for order in (range(middle, alphas.size), range(middle, -1, -1)):
-            guess = np.array([0.0, 0.0, q[2], q[3]])
+            guess = self.dyn.table_q(q, cfg.ground_height_guess_m + self.rest_length)
             for i in order:
                 try:
                     joints = self.dyn.posture_for_foot(foot_target(alphas[i], self.rest_length),
                                                        guess)
                 except ValueError:
                     continue
-                guess = np.array([0.0, 0.0, joints[0], joints[1]])
+                guess = np.array([guess[0], guess[1], joints[0], joints[1]])
                 terms = self.dyn.terms(guess, np.zeros(4))
-                impacts[i] = (terms.Jc @ support_projection(terms).N_s)[:, :2]
-                offsets[i] = terms.com[1]
+                impacts[i] = self.dyn.impact_map(terms, support_projection(terms).N_s)
+                offsets[i] = self.dyn.posture_offset(terms)
         ok = np.isfinite(offsets)
         if not ok.any():
             raise ValueError('no flight posture reaches the SLIP touchdown point: check '

@@ -1,7 +1,12 @@
-"""``controller`` ROS 2 node: a thin adapter around :class:`dodo_control.controller.Controller`.
+"""``controller`` ROS 2 node: a thin adapter around any controller of :mod:`dodo_control.registry`.
 
-Robot-agnostic: joints, actuated joints and contact frames come from the controller's robot
-model; nothing here knows the hopper.
+The parameter ``controller`` selects it: ``slip_hopper`` (default,
+:class:`dodo_control.controller.Controller`) or ``kneed_walker``
+(:class:`dodo_control.walker.WalkerController`). The node declares exactly the fields of
+:class:`~dodo_sim.ros.node_config.ControllerNodeConfig`, of the selected controller's config
+dataclass and of its outcome monitor's configs as ROS parameters. Robot-agnostic: joints,
+actuated joints and contact frames come from the controller (``joint_names``,
+``actuated_joint_names``, ``contact_frames``); nothing here knows the hopper or the walker.
 
 Inputs (what a boom-mounted leg measures, nothing else):
 
@@ -32,26 +37,45 @@ and, in this order:
   the ros2_control JointGroupEffortController convention, for realtime/hardware use).
 * ``/controller/state`` (sensor_msgs/JointState used as *named scalar channels*, PlotJuggler /
   Foxglove friendly): ``header.stamp`` = stamp of the answered joint state, ``name`` = channel
-  names, ``position`` = values. Channels: ``phase`` (0 flight, 1 stance, -1 unknown), then every
-  numeric field of ``ctrl.telemetry`` under its own name (2-vectors split into ``<name>_x``,
-  ``<name>_z``), then ``tau_<joint>`` per actuated joint, then ``config_revision``: 0 at start,
-  +1 each time a runtime parameter change is accepted; a message carrying revision r was
-  computed with the configuration of the r-th accepted change (a replay applies each change
-  right before the first state whose revision is higher).
+  names, ``position`` = values. Channels: ``phase`` (hopper: 0 flight, 1 stance, -1 unknown;
+  walker: the step phase), then every numeric field of ``ctrl.telemetry`` under its own name
+  (2-vectors split into ``<name>_x``, ``<name>_z``; fields the controller labels in
+  ``ctrl.telemetry_labels`` as ``<name>_<label>`` per entry, a text field as the index of its
+  value among the labels, e.g. the walker's ``stance_frame`` 0 left, 1 right), then the
+  monitor's channels (walker: ``fallen``, ``fall_reason`` = index in
+  ``walker_outcome.FALL_REASONS`` or -1, ``steps``, ``distance_m``, ``speed_m_s``), then
+  ``tau_<joint>`` per actuated joint, then ``config_revision``: 0 at start, +1 each time a
+  runtime parameter change is accepted; a message carrying revision r was computed with the
+  configuration of the r-th accepted change (a replay applies each change right before the
+  first state whose revision is higher).
 * ``/controller/markers`` (visualization_msgs/MarkerArray, frame ``world``, every
-  ``marker_period`` s of sim time): ``slip_leg`` (line CoG -> foot, the virtual SLIP leg),
+  ``marker_period`` s of sim time). Controllers reporting a SLIP leg (telemetry
+  ``com_position`` and ``foot_position``, the hopper): ``slip_leg`` (line CoG -> foot),
   ``cog_path`` (line strip), ``foot_target`` (sphere at the desired foot point, when the
-  controller reports one), ``grf`` (arrow at the foot, 1 m per body weight).
+  controller reports one), ``grf`` (arrow at the foot, 1 m per body weight). Any other robot,
+  from the robot model's kinematics: ``com`` (sphere at the CoM), ``cog_path``,
+  ``stance_foot`` (sphere at the contact frame named by the telemetry's ``stance_frame``, when
+  it has one), ``grf`` (one arrow per contact frame, 1 m per body weight).
+
+Outcome monitor (controllers that name one; the walker's :class:`dodo_control.walker_monitor.
+WalkMonitor`): judges every answered state from the measured q and contact forces only — falls
+(reason from ``walker_outcome``), steps, distance, speed. At the first fall it logs one warning
+``the robot fell: <reason> at t = ... s after N steps and D m`` and keeps running (commands
+keep flowing, the bag closes normally); ``dodo walk`` turns the fall into a non-zero exit. Its
+parameters: the fields of ``walker_outcome.FallCriteria`` and the ground
+(``walker_monitor.TerrainConfig``, the simulator's terrain parameters, which the graph copies
+from the simulator's section of the params file).
 
 Without a command for ``wait_report_after`` s the node logs what it is waiting for (the robot
 model, command subscribers, joints missing from /joint_states, a contact message with a given
 stamp). More than one publisher on the command topics is reported. At shutdown it logs one
-summary line, ``dodo controller: updates=... skipped_states=... config_revision=...``.
+summary line, ``dodo controller: updates=... skipped_states=... config_revision=...`` (with a
+monitor also ``steps=... distance_m=... speed_m_s=... fall_reason=... fall_time_s=...``).
 
-Set-points (``target_x``, ``target_velocity``, ``apex_height``, ``flight_policy``) and every
-other ControllerConfig field except ``control_period`` are ROS parameters settable at runtime
-(``ros2 param set /controller apex_height 1.2``) through ``Controller.reconfigure``; a bad value
-is rejected with the core's reason and the running config is kept.
+Every field of the controller's config except its registry entry's ``startup_only`` fields
+(hopper: ``control_period``; walker: the joint and frame names) is a ROS parameter settable at
+runtime (``ros2 param set /controller apex_height 1.2``) through ``ctrl.reconfigure``; a bad
+value is rejected with the core's reason and the running config is kept.
 """
 from __future__ import annotations
 
@@ -79,16 +103,9 @@ from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_para
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import WarnThrottle, drain
 
-from .controller import Controller, ControllerConfig
+from . import registry
 
-#: ControllerConfig fields fixed while running (everything else goes through
-#: ``Controller.reconfigure``; the set-points are target_x, target_velocity, apex_height).
-STARTUP_ONLY_PARAMETERS = ('control_period',)
 PHASE_CODES = {'flight': 0.0, 'stance': 1.0}
-
-
-def runtime_parameters() -> tuple:
-    return tuple(n for n in config_defaults(ControllerConfig) if n not in STARTUP_ONLY_PARAMETERS)
 
 
 def _items(telemetry) -> list:
@@ -112,26 +129,40 @@ def _is_number(value) -> bool:
 
 class TelemetryChannels:
     """Flattens ``ctrl.telemetry`` into named floats (see module docs); the layout is worked out
-    once from the first snapshot and reused (a 1 kHz path)."""
+    once from the first snapshot and reused (a 1 kHz path). ``labels``: the controller's
+    ``telemetry_labels`` (field -> labels of its entries, or None to leave the field out)."""
 
-    def __init__(self):
-        self._plan = None      # [(attribute, kind)] kind: 'phase' | 'scalar' | 'vec2'
+    def __init__(self, labels: Mapping | None = None):
+        self._plan = None      # [(attribute, kind, labels)] kind: phase|scalar|vec2|vector|choice
+        self._labels = dict(labels or {})
         self.names: list = []
 
     def _make_plan(self, telemetry) -> None:
         plan, names = [], []
         for name, value in _items(telemetry):
-            if name == 'phase':
-                plan.append((name, 'phase'))
+            if name in self._labels:
+                labels = self._labels[name]
+                if labels is None:
+                    continue
+                labels = tuple(str(x) for x in labels)
+                if isinstance(value, (str, enum.Enum)):
+                    plan.append((name, 'choice', labels))
+                    names.append(name)
+                elif (isinstance(value, (tuple, list, np.ndarray)) and len(value) == len(labels)
+                      and all(_is_number(x) for x in value)):
+                    plan.append((name, 'vector', labels))
+                    names.extend(f'{name}_{label}' for label in labels)
+            elif name == 'phase':
+                plan.append((name, 'phase', None))
                 names.append('phase')
             elif isinstance(value, (str, enum.Enum)):
                 continue
             elif _is_number(value):
-                plan.append((name, 'scalar'))
+                plan.append((name, 'scalar', None))
                 names.append(name)
             elif (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2
                   and all(_is_number(x) for x in value)):
-                plan.append((name, 'vec2'))
+                plan.append((name, 'vec2', None))
                 names.extend((name + '_x', name + '_z'))
         self._plan, self.names = plan, names
 
@@ -143,21 +174,26 @@ class TelemetryChannels:
         get = (telemetry.get if isinstance(telemetry, Mapping)
                else lambda n: getattr(telemetry, n))
         out = []
-        for name, kind in self._plan:
+        for name, kind, labels in self._plan:
             value = get(name)
             if kind == 'scalar':
                 out.append(float(value))
             elif kind == 'vec2':
                 out.append(float(value[0]))
                 out.append(float(value[1]))
+            elif kind == 'vector':
+                out.extend(float(x) for x in value)
+            elif kind == 'choice':
+                text = str(getattr(value, 'value', value))
+                out.append(float(labels.index(text)) if text in labels else -1.0)
             else:
                 out.append(_phase_code(value))
         return out
 
 
-def telemetry_channels(telemetry) -> list:
+def telemetry_channels(telemetry, labels: Mapping | None = None) -> list:
     """``[(name, value)]`` of the numeric content of ``ctrl.telemetry`` (see module docs)."""
-    channels = TelemetryChannels()
+    channels = TelemetryChannels(labels)
     values = channels.values(telemetry)
     return list(zip(channels.names, values))
 
@@ -177,6 +213,13 @@ def robot_names(ctrl) -> tuple:
             tuple(ctrl.contact_frames))
 
 
+def point(position) -> Point:
+    """A marker point from a world position: [x, z] (planar) or [x, y, z]."""
+    if len(position) == 2:
+        return Point(x=float(position[0]), y=0.0, z=float(position[1]))
+    return Point(x=float(position[0]), y=float(position[1]), z=float(position[2]))
+
+
 def _stamp_ns(msg) -> int:
     stamp = msg.header.stamp
     return stamp.sec * 1_000_000_000 + stamp.nanosec
@@ -187,23 +230,30 @@ class ControllerNode(Node):
 
     def __init__(self, **node_kwargs):
         super().__init__('controller', **node_kwargs)
-        runtime_names = set(runtime_parameters())
-        ctrl_values = declare_config_parameters(
-            self, ControllerConfig,
-            read_only=[n for n in config_defaults(ControllerConfig) if n not in runtime_names])
         node_values = declare_config_parameters(
             self, node_config.ControllerNodeConfig,
             read_only=list(config_defaults(node_config.ControllerNodeConfig)))
-        self.config: ControllerConfig = config_from_parameters(ControllerConfig, ctrl_values)
         self.node_config: node_config.ControllerNodeConfig = config_from_parameters(
             node_config.ControllerNodeConfig, node_values)
+        self.entry = registry.controller_entry(self.node_config.controller)
+        self._config_class = self.entry.config_class()
+        runtime_names = set(self.entry.runtime_parameters())
+        ctrl_values = declare_config_parameters(
+            self, self._config_class,
+            read_only=[n for n in config_defaults(self._config_class) if n not in runtime_names])
+        self.config = config_from_parameters(self._config_class, ctrl_values)
+        self.monitor_configs = [
+            config_from_parameters(cls, declare_config_parameters(
+                self, cls, read_only=list(config_defaults(cls))))
+            for cls in self.entry.monitor_config_classes()]
         self._throttle = WarnThrottle(self.get_logger(), self.node_config.warn_period)
         self._wait_throttle = WarnThrottle(self.get_logger(),
                                            10.0 * max(self.node_config.wait_report_after, 0.1))
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
-        self.ctrl: Controller | None = None
+        self.ctrl = None
+        self.monitor = None             # the controller's outcome monitor (walker: falls, steps)
         self.updates = 0                # commands sent
         self.skipped_states = 0         # complete states replaced by a newer one unanswered
         self.config_revision = 0        # accepted runtime parameter changes
@@ -225,6 +275,8 @@ class ControllerNode(Node):
         self._channels = TelemetryChannels()
         self._last_values: list = []
         self._last_contact = np.zeros(2)
+        self._last_forces = None
+        self._kinematics = None         # model markers: (pinocchio model, data, frame ids)
         self._sub_description = None
         self._report_timer = self.create_timer(max(self.node_config.wait_report_after, 0.1),
                                                self._on_report_timer, clock=self._steady)
@@ -247,10 +299,17 @@ class ControllerNode(Node):
             return
 
     def _setup(self, urdf_xml: str) -> None:
-        self.ctrl = Controller(urdf_xml, self.config)
-        leg = self.ctrl.leg
-        self.joint_names, self.actuated_joint_names, self.contact_frames = robot_names(self.ctrl)
-        self._weight = leg.total_mass * float(np.linalg.norm(leg.gravity))
+        from dodo_sim.physics.robot import load_robot
+        ctrl = self.entry.build(urdf_xml, self.config)
+        self.joint_names, self.actuated_joint_names, self.contact_frames = robot_names(ctrl)
+        robot = load_robot(urdf_xml, contact_frames=self.contact_frames)
+        monitor_class = self.entry.monitor_class()
+        if monitor_class is not None:
+            self.monitor = monitor_class(urdf_xml, self.joint_names, *self.monitor_configs)
+        self.ctrl = ctrl
+        self._channels = TelemetryChannels(getattr(ctrl, 'telemetry_labels', None))
+        self._robot = robot
+        self._weight = robot.total_mass * float(np.linalg.norm(robot.model.gravity.linear))
         self._joint_list = list(self.joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         self._q = np.zeros(len(self.joint_names))
@@ -280,24 +339,27 @@ class ControllerNode(Node):
         self._msg_joint_command.name = list(self.actuated_joint_names)
         self._msg_command = Float64MultiArray()
         self._msg_state = JointState()
+        policy = getattr(self.config, 'flight_policy', None)
         self.get_logger().info(
-            f'controller ready (model: {leg.total_mass:.2f} kg; joints {self._joint_list}, '
-            f'actuated {list(self.actuated_joint_names)}, contact topics '
-            f'{self._contact_topics}, contact pairing {self._pairing}); flight policy '
-            f'{getattr(self.config, "flight_policy", "?")}')
+            f'controller ready ({self.entry.name}; model: {robot.total_mass:.2f} kg; joints '
+            f'{self._joint_list}, actuated {list(self.actuated_joint_names)}, contact topics '
+            f'{self._contact_topics}, contact pairing {self._pairing})'
+            + (f'; flight policy {policy}' if policy is not None else '')
+            + ('; outcome monitor on' if self.monitor is not None else ''))
 
     # -- parameters ---------------------------------------------------------------------------
 
     def _on_set_parameters(self, params) -> SetParametersResult:
-        fields = config_defaults(ControllerConfig)
+        cls = self._config_class
+        fields = config_defaults(cls)
         changes = {p.name: p.value for p in params if p.name in fields}
         if not changes:
             return SetParametersResult(successful=True)
         try:
             values = {n: getattr(self.config, n) for n in fields}
             for name, value in changes.items():
-                values[name] = coerce_value(ControllerConfig, name, value, fields[name])
-            config = config_from_parameters(ControllerConfig, values)
+                values[name] = coerce_value(cls, name, value, fields[name])
+            config = config_from_parameters(cls, values)
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         if self.ctrl is not None:
@@ -443,6 +505,9 @@ class ControllerNode(Node):
         self._pub_command.publish(self._msg_command)
         self._last_contact = (contact if contact.ndim == 1
                               else np.array((contact[:, 0].sum(), contact[:, 2].sum())))
+        self._last_forces = contact
+        if self.monitor is not None and self.monitor.update(ns * 1e-9, q, contact):
+            self.get_logger().warning(self.monitor.fall_message())
         self._publish_state(ns, tau)
         if ns >= self._next_marker_ns:
             self._next_marker_ns = ns + int(round(self.node_config.marker_period * 1e9))
@@ -451,14 +516,18 @@ class ControllerNode(Node):
     def _publish_state(self, ns: int, tau) -> None:
         values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
         self._last_values = values
+        monitor = self.monitor.channels() if self.monitor is not None else []
         msg = self._msg_state
         if self._state_names is None:
             self._state_names = (self._channels.names
+                                 + (list(self.monitor.CHANNELS) if self.monitor is not None
+                                    else [])
                                  + [f'tau_{name}' for name in self.actuated_joint_names]
                                  + ['config_revision'])
             msg.name = self._state_names
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
-        msg.position = array.array('d', values + tau.tolist() + [float(self.config_revision)])
+        msg.position = array.array('d', values + monitor + tau.tolist()
+                                   + [float(self.config_revision)])
         self._pub_state.publish(msg)
 
     # -- reports ------------------------------------------------------------------------------
@@ -516,28 +585,28 @@ class ControllerNode(Node):
                                       f'{nodes}; a second controller?')
         self.command_publishers = max(count, self.command_publishers)
 
+    def _marker(self, markers: list, mid: int, name: str, kind: int, rgba) -> Marker:
+        m = Marker()
+        m.header.frame_id = contract.WORLD_FRAME
+        m.header.stamp = self._msg_state.header.stamp
+        m.ns, m.id, m.type, m.action = name, mid, kind, Marker.ADD
+        m.pose.orientation.w = 1.0
+        m.color.r, m.color.g, m.color.b, m.color.a = rgba
+        markers.append(m)
+        return m
+
     def _publish_markers(self, ns: int, q) -> None:
         telemetry = dict(zip(self._channels.names, self._last_values))
         if 'com_position_x' not in telemetry or 'foot_position_x' not in telemetry:
+            self._publish_model_markers(q, telemetry)
             return
         com = np.array((telemetry['com_position_x'], telemetry['com_position_z']))
         foot = np.array((telemetry['foot_position_x'], telemetry['foot_position_z']))
         self._cog_path.append(Point(x=float(com[0]), y=0.0, z=float(com[1])))
-        stamp = self._msg_state.header.stamp
         markers = []
 
         def marker(mid, name, kind, rgba):
-            m = Marker()
-            m.header.frame_id = contract.WORLD_FRAME
-            m.header.stamp = stamp
-            m.ns, m.id, m.type, m.action = name, mid, kind, Marker.ADD
-            m.pose.orientation.w = 1.0
-            m.color.r, m.color.g, m.color.b, m.color.a = rgba
-            markers.append(m)
-            return m
-
-        def point(xz):
-            return Point(x=float(xz[0]), y=0.0, z=float(xz[1]))
+            return self._marker(markers, mid, name, kind, rgba)
 
         stance = telemetry.get('phase') == 1.0
         leg = marker(0, 'slip_leg', Marker.LINE_LIST,
@@ -560,11 +629,51 @@ class ControllerNode(Node):
         grf.points = [point(foot), point(foot + self._last_contact / self._weight)]
         self._pub_markers.publish(MarkerArray(markers=markers))
 
+    def _publish_model_markers(self, q, telemetry: dict) -> None:
+        """Markers of any robot from the robot model's kinematics: CoM, its path, the stance
+        foot (when the telemetry names one) and the force on each contact frame."""
+        import pinocchio as pin
+        robot = self._robot
+        if self._kinematics is None:
+            order = np.array([self.joint_names.index(n) for n in robot.joint_names], dtype=int)
+            self._kinematics = (robot.model.createData(), order)
+        data, order = self._kinematics
+        model = robot.model
+        q_model = np.asarray(q, dtype=float)[order]
+        com = pin.centerOfMass(model, data, q_model)
+        pin.updateFramePlacements(model, data)
+        feet = [data.oMf[i].translation.copy() for i in robot.contact_frame_ids]
+        self._cog_path.append(point(com))
+        markers = []
+        sphere = self._marker(markers, 0, 'com', Marker.SPHERE, (1.0, 0.8, 0.0, 1.0))
+        sphere.scale.x = sphere.scale.y = sphere.scale.z = 0.06
+        sphere.pose.position = point(com)
+        path = self._marker(markers, 1, 'cog_path', Marker.LINE_STRIP, (0.5, 0.5, 0.5, 0.8))
+        path.scale.x = 0.01
+        path.points = list(self._cog_path)
+        stance = int(telemetry.get('stance_frame', -1))
+        foot = self._marker(markers, 2, 'stance_foot', Marker.SPHERE, (1.0, 0.4, 0.0, 1.0))
+        foot.scale.x = foot.scale.y = foot.scale.z = 0.05
+        if 0 <= stance < len(feet):
+            foot.pose.position = point(feet[stance])
+        else:
+            foot.action = Marker.DELETE
+        forces = self._last_forces
+        for k, position in enumerate(feet):
+            arrow = self._marker(markers, 3 + k, 'grf', Marker.ARROW, (0.9, 0.1, 0.1, 1.0))
+            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.02, 0.04, 0.06
+            force = np.zeros(3) if forces is None or forces.ndim != 2 else forces[k]
+            arrow.points = [point(position), point(position + force / self._weight)]
+        self._pub_markers.publish(MarkerArray(markers=markers))
+
     def summary(self) -> dict:
         pairing = {True: 'stamp', False: 'latest', None: 'undecided'}[self._paired]
-        return {'updates': self.updates, 'skipped_states': self.skipped_states,
-                'config_revision': self.config_revision, 'contact_pairing': pairing,
-                'command_publishers': self.command_publishers}
+        out = {'updates': self.updates, 'skipped_states': self.skipped_states,
+               'config_revision': self.config_revision, 'contact_pairing': pairing,
+               'command_publishers': self.command_publishers, 'controller': self.entry.name}
+        if self.monitor is not None:
+            out.update(self.monitor.summary())
+        return out
 
     def destroy_node(self):
         if self.ctrl is not None:

@@ -1,12 +1,25 @@
-"""The controller's own rigid-body terms of the hopper, evaluated once per control tick.
+"""The controller's own rigid-body terms, in the robot's task frame, evaluated once per tick.
 
-Built from :func:`dodo_sim.model.load_leg_model` (masses and lengths come from the URDF), on the
-controller's own ``pinocchio.Data``; the simulator's data is never touched. All task-space vectors
-are in the world x-z plane.
+Built from the URDF (masses and lengths come from there), on the controller's own
+``pinocchio.Data``; the simulator's data is never touched.
+
+The SLIP controller works in a 2-D **task frame** (horizontal, vertical) that each supported
+robot provides (docs/control.md, "Task frame"); :func:`load_dynamics` picks it from the model's
+joints:
+
+* :class:`RobotDynamics` — the planar hopper (``base_x``, ``base_z``, ``hip``, ``knee``): the
+  world x-z plane; the SLIP point is the CoG, the template mass and gravity are the total mass
+  and the world gravity.
+* :class:`dodo_control.boom.BoomDynamics` — the boom-mounted leg (``boom_yaw`` about world z,
+  ``boom_pitch``, ``hip``, ``knee``): the plane tangent to the boom circle at the current yaw;
+  horizontal is the arc coordinate, the SLIP point is the hip, the template mass and gravity are
+  the boom's effective mass and gravity there.
 
 Notation (docs/control.md): ``M`` joint-space inertia, ``h = b + g`` nonlinear effects,
-``J_s`` foot (support) jacobian, ``J_c`` CoG jacobian (2x4 each), ``dJs_v = J̇_s q̇``,
-``dJc_v = J̇_c q̇``, ``S = [0 0 1 0; 0 0 0 1]`` the actuator selection.
+``J_s`` foot (support) jacobian, ``J_c`` SLIP-point (hopper: CoG) jacobian (2x4 each),
+``dJs_v = J̇_s q̇``, ``dJc_v = J̇_c q̇``, ``S = [0 0 1 0; 0 0 0 1]`` the actuator selection.
+``J_f`` / ``dJf_v`` are the foot's task-coordinate jacobian and drift (the flight law's foot
+point); they equal ``J_s`` / ``dJs_v`` when the task frame does not turn with the robot (hopper).
 """
 from __future__ import annotations
 
@@ -15,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from dodo_sim.model import LegModel
+from dodo_sim.model import JOINT_NAMES, LegModel
 
 #: Actuator selection matrix S (hip, knee are coordinates 2 and 3 of q).
 SELECTION = np.array([[0.0, 0.0, 1.0, 0.0],
@@ -62,30 +75,59 @@ class Terms:
     foot: np.ndarray       # 2, foot position (m)
     com: np.ndarray        # 2, CoG position (m)
     com_vel: np.ndarray    # 2, CoG velocity (m/s)
+    Jf: np.ndarray | None = None     # 2x4 foot task jacobian; None: equal to Js
+    dJf_v: np.ndarray | None = None  # 2, J̇_f q̇; None: equal to dJs_v
 
     @property
     def foot_vel(self) -> np.ndarray:
-        return self.Js @ self.v
+        return (self.Js if self.Jf is None else self.Jf) @ self.v
+
+    @property
+    def foot_jacobian(self) -> np.ndarray:
+        """J_f: the foot's task jacobian (the flight law's foot point)."""
+        return self.Js if self.Jf is None else self.Jf
+
+    @property
+    def foot_drift(self) -> np.ndarray:
+        """J̇_f q̇ (m/s^2)."""
+        return self.dJs_v if self.dJf_v is None else self.dJf_v
 
 
 class TickTerms:
     """The per-tick subset of :class:`Terms` as plain Python floats (rows as lists), for the
     control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's per-call overhead
     (~1 us) costs far more than the arithmetic. Same quantities and notation as :class:`Terms`;
-    ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product).
+    ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product). ``Jf`` / ``dJf_v``
+    default to ``Js`` / ``dJs_v`` (the same objects).
     """
 
     __slots__ = ('com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Minv', 'Minv_h', 'dJc_v',
-                 'dJs_v')
+                 'dJs_v', 'Jf', 'dJf_v')
 
-    def __init__(self, com, com_vel, foot, foot_vel, Jc, Js, Minv, Minv_h, dJc_v, dJs_v):
+    def __init__(self, com, com_vel, foot, foot_vel, Jc, Js, Minv, Minv_h, dJc_v, dJs_v,
+                 Jf=None, dJf_v=None):
         self.com, self.com_vel, self.foot, self.foot_vel = com, com_vel, foot, foot_vel
         self.Jc, self.Js, self.Minv, self.Minv_h = Jc, Js, Minv, Minv_h
         self.dJc_v, self.dJs_v = dJc_v, dJs_v
+        self.Jf = Js if Jf is None else Jf
+        self.dJf_v = dJs_v if dJf_v is None else dJf_v
 
 
 class RobotDynamics:
-    """Evaluates :class:`Terms` on the controller's own pinocchio Data."""
+    """Evaluates :class:`Terms` on the controller's own pinocchio Data: the planar hopper, task
+    frame = world x-z, SLIP point = CoG, template mass and gravity = total mass and world gravity.
+
+    The task-frame interface (also of :class:`dodo_control.boom.BoomDynamics`): ``terms``,
+    ``tick_terms``, ``com_and_foot``, ``posture_for_foot``, ``base_height``, ``table_q``,
+    ``posture_offset``, ``impact_map``, ``mass`` / ``gravity`` / ``gravity_xz`` / ``weight`` (the
+    SLIP template's), ``joint_names``, ``effort_limits``.
+    """
+
+    #: task frame name (docs/control.md)
+    frame = 'planar_xz'
+    joint_names = JOINT_NAMES
+    #: [hip, knee] start guess of posture searches (picks the knee branch), rad
+    crouch_joints = (0.5, -1.0)
 
     def __init__(self, leg: LegModel):
         self.leg = leg
@@ -150,6 +192,30 @@ class RobotDynamics:
         return TickTerms((com[0], com[2]), com_vel, (foot[0], foot[2]), foot_vel, Jc, Js, minv,
                          Minv_h, (acom[0], acom[2]), (dJs[0], dJs[2]))
 
+    def base_height(self, q) -> float:
+        """Height of the base above world z = 0 (hopper: the ``base_z`` coordinate), m."""
+        return q[1]
+
+    def table_q(self, q, slip_point_height: float) -> np.ndarray:
+        """Configuration of the touchdown-posture table: base at the origin, the measured joint
+        angles (they pick the knee branch); ``slip_point_height`` is not needed here."""
+        return np.array([0.0, 0.0, q[2], q[3]])
+
+    def posture_offset(self, terms: 'Terms') -> float:
+        """SLIP point (CoG) height above the base at the table configuration, m."""
+        return terms.com[1]
+
+    def impact_map(self, terms: 'Terms', n_s: np.ndarray) -> np.ndarray:
+        """2x2 map from the SLIP point's velocity before a touchdown (joints at rest) to its
+        velocity after it: the base columns of J_c N_s (the base moves the CoG one to one)."""
+        return (terms.Jc @ n_s)[:, :2]
+
+    def world_points(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """SLIP point (CoG) and foot in world coordinates (3-D, m), e.g. for markers."""
+        model, data = self.model, self.data
+        com = pin.centerOfMass(model, data, np.asarray(q, float)).copy()
+        return com, pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation.copy()
+
     def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
         """CoG and foot positions (world x-z, m) at q (kinematics only)."""
         model, data = self.model, self.data
@@ -181,3 +247,39 @@ class RobotDynamics:
                    - pin.jacobianCenterOfMass(self.model, self.data, q)[_XZ, 2:])
             q[2:] += np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(2), jac.T @ err)
         raise ValueError(f'no posture puts the foot at {target.tolist()} from the CoG')
+
+
+def load_dynamics(urdf_xml_or_path, xacro_args=None):
+    """The robot model and its task-frame dynamics, chosen from the model's joints.
+
+    * joints ``base_x, base_z, hip, knee`` (the hopper): :func:`dodo_sim.model.load_leg_model`
+      and :class:`RobotDynamics` (world x-z);
+    * a boom-mounted leg (yaw about world z, pitch, two actuated joints; see
+      :func:`dodo_control.boom.boom_layout_problem`): the engine's robot model and
+      :class:`dodo_control.boom.BoomDynamics` (tangent plane of the boom circle).
+
+    Returns ``(model, dynamics)``; the model has ``total_mass``, ``gravity`` (world x-z),
+    ``effort_limits``, ``foot_frame_id`` and ``urdf_xml``. Raises
+    :class:`dodo_sim.model.ModelError` naming the joints when neither layout fits.
+    """
+    from dodo_sim.model import ModelError, load_leg_model
+    from dodo_sim.physics.robot import load_robot, robot_description_xml
+
+    from .boom import BoomDynamics, boom_layout_problem
+
+    xml = robot_description_xml(urdf_xml_or_path, xacro_args)
+    supported = (f'the SLIP controller supports the planar hopper (joints {list(JOINT_NAMES)}) '
+                 f'and a boom-mounted leg')
+    try:
+        robot = load_robot(xml, contact_frames=())
+    except ModelError as exc:
+        raise ModelError(f'{supported}; this robot: {exc}') from None
+    if robot.joint_names == JOINT_NAMES:
+        leg = load_leg_model(xml)
+        return leg, RobotDynamics(leg)
+    problem = boom_layout_problem(robot)
+    if problem is None:
+        robot = load_robot(xml, contact_frames=('foot',))
+        return robot, BoomDynamics(robot)
+    raise ModelError(f'{supported}; this robot has joints {list(robot.joint_names)} '
+                     f'({problem})')

@@ -104,12 +104,13 @@ def slip_torque_osc(terms: Terms, accel_des, proj: SupportProjection | None = No
 def flight_foot_torque(terms: Terms, rel_accel_des) -> np.ndarray:
     """[hip, knee] torques giving the foot-relative-to-CoG acceleration ``rel_accel_des`` in flight.
 
-    In flight M q̈ + h = Sᵀ τ; the foot-minus-CoG point has jacobian J_r = J_s − J_c (its base
-    columns vanish) and p̈_r = J_r q̈ + (J̇_s − J̇_c) q̇, affine in τ and solved exactly.
+    In flight M q̈ + h = Sᵀ τ; the foot-minus-CoG point has jacobian J_r = J_f − J_c (the foot's
+    task jacobian J_f is J_s on the hopper, where the base columns of J_r vanish) and
+    p̈_r = J_r q̈ + (J̇_f − J̇_c) q̇, affine in τ and solved exactly.
     """
-    Jr = terms.Js - terms.Jc
+    Jr = terms.foot_jacobian - terms.Jc
     A = Jr @ terms.Minv @ SELECTION.T
-    c = terms.dJs_v - terms.dJc_v - Jr @ terms.Minv @ terms.h
+    c = terms.foot_drift - terms.dJc_v - Jr @ terms.Minv @ terms.h
     return solve2(A, np.asarray(rel_accel_des, dtype=float) - c)
 
 
@@ -172,8 +173,8 @@ def slip_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]
 def flight_foot_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]:
     """:func:`flight_foot_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m."""
     (c0, c1, c2, c3), (d0, d1, d2, d3) = tt.Jc
-    (s0, s1, s2, s3), (t0, t1, t2, t3) = tt.Js
-    r0, r1, r2, r3 = s0 - c0, s1 - c1, s2 - c2, s3 - c3      # J_r = J_s − J_c
+    (s0, s1, s2, s3), (t0, t1, t2, t3) = tt.Jf
+    r0, r1, r2, r3 = s0 - c0, s1 - c1, s2 - c2, s3 - c3      # J_r = J_f − J_c
     u0, u1, u2, u3 = t0 - d0, t1 - d1, t2 - d2, t3 - d3
     m0, m1, m2, m3 = tt.Minv
     a00 = r0 * m0[2] + r1 * m1[2] + r2 * m2[2] + r3 * m3[2]
@@ -181,6 +182,6 @@ def flight_foot_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float,
     a10 = u0 * m0[2] + u1 * m1[2] + u2 * m2[2] + u3 * m3[2]
     a11 = u0 * m0[3] + u1 * m1[3] + u2 * m2[3] + u3 * m3[3]
     f0, f1, f2, f3 = tt.Minv_h
-    b0 = ax - (tt.dJs_v[0] - tt.dJc_v[0] - (r0 * f0 + r1 * f1 + r2 * f2 + r3 * f3))
-    b1 = az - (tt.dJs_v[1] - tt.dJc_v[1] - (u0 * f0 + u1 * f1 + u2 * f2 + u3 * f3))
+    b0 = ax - (tt.dJf_v[0] - tt.dJc_v[0] - (r0 * f0 + r1 * f1 + r2 * f2 + r3 * f3))
+    b1 = az - (tt.dJf_v[1] - tt.dJc_v[1] - (u0 * f0 + u1 * f1 + u2 * f2 + u3 * f3))
     return _solve2(a00, a01, a10, a11, b0, b1)

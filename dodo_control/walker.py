@@ -306,6 +306,27 @@ class WalkerController:
         """Frames whose force rows ``update`` expects (the rollout passes these rows)."""
         return self._config.contact_frames
 
+    @property
+    def joint_names(self) -> tuple:
+        """Order of q and v in ``update`` (the controller node merges /joint_states by these)."""
+        return self._config.joint_names
+
+    @property
+    def actuated_joint_names(self) -> tuple:
+        """Order of the returned torques (the names of the node's /joint_commands)."""
+        return self._config.actuated_joints
+
+    @property
+    def telemetry_labels(self) -> dict:
+        """Labels of the telemetry's per-entry fields, for named channels (the controller node
+        publishes ``<field>_<label>``; a text field becomes the index of its value among the
+        labels; None: not published, e.g. ``tau``, which the node publishes per joint)."""
+        cfg = self._config
+        pulses = tuple(f'{role}_{k + 1}' for role in ROLES for k in range(PULSES_PER_ROLE))
+        return {'stance_frame': cfg.contact_frames, 'swing_frame': cfg.contact_frames,
+                'foot_loaded': cfg.contact_frames, 'pulses_on': pulses,
+                'role_torque_nm': ROLES, 'tau': None}
+
     def reconfigure(self, config: WalkerConfig) -> None:
         """Swap the configuration. The step history is kept when the feet and joints stay the
         same (a node changing pulses mid-walk); otherwise the controller is reset."""

@@ -150,13 +150,69 @@ def place_on_terrain(sim, q, v, stance_frame: str, *, x_joint: str = 'base_x',
     The whole robot is rotated about its stance foot by the terrain's inclination under that
     foot and shifted vertically so that the stance foot lies on the terrain: a gait state
     recorded on flat ground becomes the same state on a slope (joint angles unchanged; the base
-    pitch turns with the ground, the base velocity is rotated). Returns new (q, v) arrays."""
-    names = list(sim.joint_names)
-    ix, iz, ip = (names.index(j) for j in (x_joint, z_joint, pitch_joint))
+    pitch turns with the ground, the base velocity is rotated). Returns new (q, v) arrays.
+
+    The simulator must already exist, and the Simulator refuses to be constructed with a
+    contact point under its terrain: to start a run on another terrain, build the Simulator
+    from :func:`config_on_terrain` instead."""
+    return _place(list(sim.joint_names), list(sim.contact_frames), sim.contact_positions,
+                  sim.terrain, q, v, stance_frame, (x_joint, z_joint, pitch_joint))
+
+
+def config_on_terrain(urdf_xml_or_path, config, stance_frame: str, *, xacro_args=None,
+                      x_joint: str = 'base_x', z_joint: str = 'base_z',
+                      pitch_joint: str = 'base_pitch'):
+    """``config`` (a :class:`dodo_sim.simulator.SimConfig`) with its start state moved onto its
+    own terrain, as :func:`place_on_terrain` moves it: construct the Simulator with the result.
+
+    The start state is ``config.initial_q`` / ``initial_v`` (empty: the robot description's
+    default pose at rest). Only the robot description and the terrain description of the config
+    are read; no Simulator is built, so a state recorded on flat ground (config/walk.yaml) can
+    start a run on a slope, a sinusoid or steps::
+
+        cfg = dataclasses.replace(config_from_file(SimConfig, 'config/walk.yaml', 'simulator'),
+                                  terrain='slope', slope_deg=-3.0)
+        sim = Simulator(urdf, config_on_terrain(urdf, cfg, 'left_foot'))
+    """
+    import dataclasses
+
+    import pinocchio as pin
+
+    from dodo_sim.physics.robot import load_robot
+
+    robot = load_robot(urdf_xml_or_path, contact_frames=config.contact_frames,
+                       contact_radii=config.contact_radii,
+                       actuated_joints=config.actuated_joints, xacro_args=xacro_args)
+    model = robot.model
+    data = model.createData()
+
+    def contact_positions(q):
+        pin.forwardKinematics(model, data, np.asarray(q, dtype=float))
+        return np.array([pin.updateFramePlacement(model, data, frame).translation
+                         for frame in robot.contact_frame_ids])
+
+    q0 = config.initial_q if config.initial_q else robot.default_q
+    v0 = config.initial_v if config.initial_v else robot.default_v
+    q, v = _place(list(robot.joint_names), list(robot.contact_frames), contact_positions,
+                  config.make_terrain(), q0, v0, stance_frame, (x_joint, z_joint, pitch_joint))
+    return dataclasses.replace(config, initial_q=tuple(q.tolist()),
+                               initial_v=tuple(v.tolist()))
+
+
+def _place(joint_names, contact_frames, contact_positions, terrain, q, v, stance_frame,
+           base_joints) -> tuple:
+    """:func:`place_on_terrain` on its parts: the base joints (x, z, pitch) are named, the
+    contact positions come from ``contact_positions(q)``."""
+    if stance_frame not in contact_frames:
+        raise ValueError(f'stance_frame {stance_frame!r} is not a contact frame: '
+                         f'{contact_frames}')
+    missing = [j for j in base_joints if j not in joint_names]
+    if missing:
+        raise ValueError(f'joints {missing} are not in the model: {joint_names}')
+    ix, iz, ip = (joint_names.index(j) for j in base_joints)
     q = np.array(q, dtype=float)
     v = np.array(v, dtype=float)
-    foot = sim.contact_positions(q)[list(sim.contact_frames).index(stance_frame)]
-    terrain = sim.terrain
+    foot = contact_positions(q)[contact_frames.index(stance_frame)]
     beta = -math.atan(terrain.slope(foot[0]))      # rotation about +y taking x onto the ground
     c, s = math.cos(beta), math.sin(beta)
     dx, dz = q[ix] - foot[0], q[iz] - foot[2]
@@ -221,8 +277,9 @@ def _run_from_states(states, taus) -> Rollout:
                    contact_forces=np.array([s.contact_forces for s in states]))
 
 
-class _OnlineStepCounter:
-    """:func:`count_steps` one state at a time (to stop a run after a number of steps)."""
+class OnlineStepCounter:
+    """:func:`count_steps` one state at a time (to stop a run after a number of steps; the
+    controller node's walk monitor counts from the contact forces it receives)."""
 
     def __init__(self, min_step_time_s: float = 0.1):
         self.min_step_time_s = min_step_time_s
@@ -231,16 +288,24 @@ class _OnlineStepCounter:
         self._rows = 0
         self._last, self._last_t = None, -math.inf
 
-    def add(self, state) -> None:
-        flags = tuple(bool(c) for c in state.in_contacts)
+    def add(self, state) -> bool:
+        """Count a simulator state (its per-foot contact flags); True if it makes a step."""
+        return self.add_flags(state.t, state.in_contacts)
+
+    def add_flags(self, t: float, in_contacts) -> bool:
+        """Count one state given as its time and per-foot contact flags; True if a step."""
+        flags = tuple(bool(c) for c in in_contacts)
         self._rows += 1
+        stepped = False
         if self._rows >= 3:
             for foot, (now, before) in enumerate(zip(flags, self._previous)):
                 if now and not before and foot != self._last \
-                        and state.t - self._last_t >= self.min_step_time_s:
+                        and t - self._last_t >= self.min_step_time_s:
                     self.steps += 1
-                    self._last, self._last_t = foot, state.t
+                    self._last, self._last_t = foot, t
+                    stepped = True
         self._previous = flags
+        return stepped
 
 
 def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = None,
@@ -248,7 +313,7 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
     """Run ``controller`` on ``sim`` from its current state until ``duration_s``, a fall, or
     (with ``max_steps``) the touchdown that completes ``max_steps`` steps."""
     detector = FallDetector(sim, criteria)
-    counter = _OnlineStepCounter()
+    counter = OnlineStepCounter()
 
     def stop(state) -> bool:
         if detector(state):
@@ -297,4 +362,5 @@ def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = 
 
 
 __all__ = ['FALL_REASONS', 'FallCriteria', 'FallDetector', 'WalkerOutcome', 'count_steps',
-           'motor_work_per_tick', 'place_on_terrain', 'walk']
+           'OnlineStepCounter', 'config_on_terrain', 'motor_work_per_tick', 'place_on_terrain',
+           'walk']

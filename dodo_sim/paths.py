@@ -35,3 +35,25 @@ def default_urdf_path() -> Path:
 
 def default_params_path() -> Path:
     return share_dir() / 'config' / 'hop.yaml'
+
+
+#: URI prefix of a file in a package's share directory (the ROS convention of URDF meshes).
+PACKAGE_URI = 'package://'
+
+
+def resolve_package_uri(path_or_uri: str) -> str:
+    """``package://dodo_sim/<rel>`` -> the file ``<rel>`` in dodo_sim's share directory; any
+    other package through the ament index (a ROS install). Anything else is returned unchanged
+    (a path, or URDF XML). ValueError names a URI whose package cannot be found."""
+    text = str(path_or_uri)
+    if not text.startswith(PACKAGE_URI):
+        return text
+    package, _, rel = text[len(PACKAGE_URI):].partition('/')
+    if package == PACKAGE_NAME:
+        return str(share_dir() / rel)
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return str(Path(get_package_share_directory(package)) / rel)
+    except (ImportError, LookupError, OSError, ValueError):
+        raise ValueError(f'{text}: package {package!r} not found (only {PACKAGE_NAME} '
+                         f'without a ROS install)') from None

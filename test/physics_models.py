@@ -76,3 +76,14 @@ def horizontal_double_pendulum(elbow_lower=-0.5, elbow_upper=0.5) -> str:
     <origin xyz="1 0 0"/><axis xyz="0 0 1"/>
     <limit lower="{elbow_lower}" upper="{elbow_upper}" effort="10" velocity="100"/></joint>
 </robot>'''
+
+
+def painleve_rod(mass=1.0, length=1.0) -> str:
+    """Painlevé's rod: a uniform rod of the given length on a planar x-z-pitch base (pitch 0:
+    the rod vertical), its lower end 'tip' a contact frame. A rod sliding on its tip at an
+    angle phi from the ground with phi near atan(2) has no consistent sliding motion when the
+    friction coefficient exceeds 4/3 (Painlevé 1895; Génot & Brogliato 1999)."""
+    half = 0.5 * length
+    return f'''<robot name="painleve_rod">{_planar_base('rod')}
+  <link name="rod">{_inertial(mass, mass * length ** 2 / 12.0)}</link>
+  {_point('tip', 'rod', 0.0, -half)}</robot>'''

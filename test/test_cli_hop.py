@@ -42,11 +42,11 @@ controller:
 def test_cli_lists_subcommands_and_rejects_unknown(capsys):
     assert cli.main(['--help']) == 0
     out = capsys.readouterr().out
-    for name in ('demo', 'hop', 'replay', 'plot'):
+    for name in ('demo', 'hop', 'walk', 'replay', 'plot'):
         assert name in out
     assert cli.main(['fly']) == 2
     assert "unknown subcommand 'fly'" in capsys.readouterr().err
-    assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'replay', 'plot', 'optimize', 'bag'}
+    assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'walk', 'replay', 'plot', 'optimize', 'bag'}
     assert cli.SUBCOMMANDS['hop'][0] == 'dodo_sim.tools.hop_runner'
 
 

@@ -445,3 +445,16 @@ def test_reconfigure_is_atomic_and_rederives_the_slip_gains(urdf_path):
 def dataclass_replace(obj, **changes):
     import dataclasses
     return dataclasses.replace(obj, **changes)
+
+
+def test_set_points_can_change_before_the_first_update(urdf_path):
+    """A new apex height set before any update (a ROS parameter set while the node waits for
+    its first state) takes effect at the first update instead of failing."""
+    changed = Controller(urdf_path, ControllerConfig())
+    changed.set_setpoints(apex_height=1.3)
+    fresh = Controller(urdf_path, ControllerConfig(apex_height=1.3))
+    q, v = np.array([0.0, 1.2, 0.3, -0.6]), np.zeros(4)
+    assert changed.config.apex_height == 1.3
+    np.testing.assert_array_equal(changed.update(0.0, q, v, np.zeros(2)),
+                                  fresh.update(0.0, q, v, np.zeros(2)))
+    assert changed.map_sensitivity == fresh.map_sensitivity

@@ -132,13 +132,14 @@ def alive(pids) -> set[int]:
 
 
 class Launch:
-    """``ros2 launch dodo_sim hop.launch.py ARGS`` in its own session, output collected."""
+    """``ros2 launch dodo_sim <launch_file> ARGS`` in its own session, output collected
+    (``launch_file``: hop.launch.py unless given; test_walkros_launch.py runs walk.launch.py)."""
 
-    def __init__(self, env: dict, *args: str):
+    def __init__(self, env: dict, *args: str, launch_file: str = 'hop.launch.py'):
         self.env = dict(env, ROS_DOMAIN_ID=str(ros_domain_id()))
         self.domain = int(self.env['ROS_DOMAIN_ID'])
         self.lines: list[str] = []
-        self.proc = subprocess.Popen(['ros2', 'launch', 'dodo_sim', 'hop.launch.py', *args],
+        self.proc = subprocess.Popen(['ros2', 'launch', 'dodo_sim', launch_file, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env=self.env, start_new_session=True)
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -26,6 +26,18 @@ def test_model_sizes_and_planarity_come_from_the_urdf():
     assert (mass.planar, mass.contact_dim) == (False, 3)
 
 
+def test_a_one_joint_model_loads_and_is_planar():
+    """A single revolute joint about y (pinocchio gives its joint jacobian as one column)."""
+    xml = '''<robot name="arm"><link name="world"/><link name="arm">
+      <inertial><origin xyz="0.3 0 0"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="shoulder" type="revolute"><parent link="world"/><child link="arm"/>
+      <origin xyz="0 0 1"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="5" velocity="9"/>
+      </joint></robot>'''
+    robot = load_robot(xml, contact_frames=())
+    assert (robot.nq, robot.nv, robot.planar) == (1, 1, True)
+
+
 def test_continuous_joint_is_one_unlimited_angle():
     robot = load_robot(horizontal_double_pendulum(), contact_frames=())
     assert (robot.nq, robot.nv) == (2, 2)            # not pinocchio's (cos, sin) pair

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from dodo_control.walker_outcome import (FallCriteria, FallDetector, count_steps,
-                                         place_on_terrain, walk)
+from dodo_control.walker_outcome import (FallCriteria, FallDetector, config_on_terrain,
+                                         count_steps, place_on_terrain, walk)
 from dodo_sim.simulator import SimConfig, Simulator
 
 from conftest import REPO
@@ -20,6 +20,12 @@ STAND = (0.0, 0.889894, 0.0, 0.15, 0.0, -0.15, 0.0)
 
 def _sim(integrator='timestepping', **kw):
     return Simulator(WALKER, SimConfig(integrator=integrator, contact_frames=FEET, **kw))
+
+
+def _sim_on_terrain(stance_frame='left_foot', **kw):
+    """A simulator on a terrain, started from the URDF's standing pose placed on it."""
+    config = SimConfig(contact_frames=FEET, **kw)
+    return Simulator(WALKER, config_on_terrain(WALKER, config, stance_frame))
 
 
 class _Torques:
@@ -79,7 +85,7 @@ def test_detector_reasons_from_configurations():
 
 
 def test_hip_height_is_measured_above_the_terrain_under_the_hip():
-    sim = _sim(terrain='slope', slope_deg=-10.0)
+    sim = _sim_on_terrain(terrain='slope', slope_deg=-10.0)
     detector = FallDetector(sim)
     q = list(STAND)
     q[0] = 5.0                                         # ground at x = 5 m is 0.88 m lower
@@ -126,7 +132,7 @@ def test_count_steps_ignores_a_scuff_right_after_a_touchdown():
 
 
 def test_place_on_terrain_puts_both_feet_of_a_standing_pose_on_a_slope():
-    sim = _sim(terrain='slope', slope_deg=-4.0)
+    sim = _sim_on_terrain(terrain='slope', slope_deg=-4.0)
     q, v = place_on_terrain(sim, STAND, [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 'right_foot')
     feet = sim.contact_positions(q)
     for foot in feet:
@@ -134,3 +140,19 @@ def test_place_on_terrain_puts_both_feet_of_a_standing_pose_on_a_slope():
     assert q[2] == pytest.approx(math.radians(4.0))    # the torso turned with the ground
     assert math.hypot(v[0], v[1]) == pytest.approx(0.5)
     assert v[1] < 0.0                                  # moving down the slope
+
+
+def test_config_on_terrain_starts_a_simulator_on_a_slope_without_a_flat_ground_simulator():
+    """The Simulator refuses a start state under its terrain; config_on_terrain moves the
+    config's start state onto the config's terrain before anything is built."""
+    config = SimConfig(contact_frames=FEET, terrain='slope', slope_deg=-4.0, initial_q=STAND,
+                       initial_v=(0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match='below the slope terrain'):
+        Simulator(WALKER, config)
+    placed = config_on_terrain(WALKER, config, 'right_foot')
+    sim = Simulator(WALKER, placed)
+    reference_q, reference_v = place_on_terrain(sim, STAND, config.initial_v, 'right_foot')
+    np.testing.assert_array_equal(placed.initial_q, reference_q)
+    np.testing.assert_array_equal(placed.initial_v, reference_v)
+    for foot in sim.contact_positions():
+        assert foot[2] == pytest.approx(sim.terrain.height(foot[0]), abs=1e-12)

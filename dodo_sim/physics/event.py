@@ -215,7 +215,7 @@ class EventDrivenIntegrator:
             violated = self._violated_at_start(keys, start.values)
             if violated is not None:
                 # the command changed at this step boundary and a mode no longer holds
-                self._transition(keys[violated], q, v, events, start)
+                v = self._transition(keys[violated], q, v, impulses, events, start)
                 continue
             q1, v1, end, impulse = self._rk4(q, v, remaining, start)
             crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
@@ -237,7 +237,7 @@ class EventDrivenIntegrator:
                     # no impact and no mode change (the gap jumped at a step edge): not again
                     passed.add(key)
             else:
-                self._transition(key, q, v, events, None)
+                v = self._transition(key, q, v, impulses, events, None)
             if remaining <= 0.0:
                 break
         else:
@@ -478,9 +478,10 @@ class EventDrivenIntegrator:
 
     # -- events ----------------------------------------------------------------------------
 
-    def _transition(self, key, q, v, events, start):
+    def _transition(self, key, q, v, impulses, events, start):
         """Mode change at an event of an active constraint, then a consistency check of the
-        whole active set (acceleration-level complementarity problem)."""
+        whole active set (acceleration-level complementarity problem). Returns v (changed
+        only by a tangential impact, see :meth:`_resolve`)."""
         before = (list(self.mode), list(self.limit_active))
         pin.forwardKinematics(self.model, self.data, q)  # placements for anchors and bases
         _, kind, index = key
@@ -499,13 +500,14 @@ class EventDrivenIntegrator:
             self.mode[index] = STICK
             self._set_anchor(index)
         forced = (list(self.mode), list(self.limit_active))
-        self._resolve(q, v)
+        v = self._resolve(q, v, impulses, events)
         if (list(self.mode), list(self.limit_active)) == before:
             # the event point is a mode boundary: keep the forced change instead of going back
             self.mode, self.limit_active = forced
             for k, m in enumerate(self.mode):
                 if m == STICK and self.anchor[k] is None:
                     self._set_anchor(k)
+        return v
 
     def _start_slip(self, k, q, v):
         """STICK -> SLIP: the slide starts against the friction force the stick needed."""
@@ -626,8 +628,7 @@ class EventDrivenIntegrator:
                 if c.kind == 'contact':
                     impulses[c.index] += lam[blk.start:blk.start + blk.size] @ \
                         c.basis[:blk.size]
-        self._resolve(q, v)
-        return v
+        return self._resolve(q, v, impulses, events)
 
     def _close_slow_separations(self, W, minv_wt, G, v, lam, blocks):
         """Impulse that zeroes the normal velocity of every closed constraint separating slower
@@ -655,9 +656,47 @@ class EventDrivenIntegrator:
         extra[rows] = delta
         return extra
 
-    def _resolve(self, q, v):
+    def _resolve(self, q, v, impulses=None, events=None):
         """Active set of the closed constraints with zero normal velocity: the acceleration-level
-        complementarity problem (sliding contacts keep their friction direction)."""
+        complementarity problem (sliding contacts keep their friction direction). Returns v.
+
+        A slide may have no consistent continuation (Painlevé's paradox: with the sliding
+        friction force the contact would be pushed into the obstacle whatever the normal force;
+        the problem then has no solution, e.g. a foot that an impact elsewhere set sliding by
+        2e-4 m/s while its leg's stiff geometry couples friction into the normal direction).
+        The slide then stops in a tangential impact (an impact without collision, Génot &
+        Brogliato 1999), the same impulse a velocity-level (time-stepping) step gives, and the
+        active set is solved again with the contact at rest. Before, such a contact was left
+        free with its normal acceleration pointing into the obstacle: it touched down again
+        microseconds later, and the stance foot and knee stop of the Kneed Walker alternated
+        without end (docs/physics.md)."""
+        for attempt in range(2):
+            stats = list(self._stats)
+            closed, candidates, dirs, sol = self._active_set_problem(q, v)
+            if (sol is None or sol.converged or attempt == 1
+                    or all(d is None for d in dirs)):
+                break
+            dv, lam, W = self._tangential_impact(q, v, candidates)
+            if dv is None:
+                break
+            # the solve that found no consistent slide is not a solver failure: it is resolved
+            self._stats = stats
+            v = v + dv
+            if events is not None:
+                events.append('tangential_impact')
+            if impulses is not None:
+                _, blocks = blocks_for(candidates, self.contact.friction)
+                for c, blk in zip(candidates, blocks):
+                    if c.kind == 'contact':
+                        impulses[c.index] += lam[blk.start:blk.start + blk.size] @ \
+                            c.basis[:blk.size]
+        self._apply_active_set(q, closed, candidates, dirs, sol)
+        return v
+
+    def _active_set_problem(self, q, v):
+        """Closed constraints, the candidates for the active set (zero normal velocity), their
+        fixed sliding directions (None: at rest) and the acceleration-level solution (None if
+        there is no candidate)."""
         closed = self._closed_candidates(q, v)
         self._kinematics(q, v)
         mu = self.contact.friction
@@ -686,20 +725,53 @@ class EventDrivenIntegrator:
                 dirs.append(None)
                 offsets.append(2.0 * rate * u + rate * rate * np.array((c.gap,)))
             candidates.append(c)
-        previous = list(self.mode)
-        for k in range(self.n_contacts):
-            self.mode[k] = FREE
-        self.limit_active = [False] * len(self.bounds)
         if not candidates:
-            self._shift_free_closed(closed)
-            return
-        model, data = self.model, self.data
-        a_free = pin.aba(model, data, q, v, self._force).copy()
+            return closed, candidates, dirs, None
+        a_free = pin.aba(self.model, self.data, q, v, self._force).copy()
         minv = self._minv(q)
         W, blocks = blocks_for(candidates, mu, dirs)
         minv_wt = minv @ W.T
         b = W @ a_free + np.concatenate(offsets)
-        sol = self._solve(W @ minv_wt, b, blocks)
+        return closed, candidates, dirs, self._solve(W @ minv_wt, b, blocks)
+
+    def _tangential_impact(self, q, v, candidates):
+        """Velocity jump that stops slides with no consistent continuation: the plastic
+        velocity-level problem of the candidates (Coulomb cones) on its closed branch. At an
+        exactly zero approach, 0 solves that problem too (the Painlevé-inconsistent free
+        motion); the closed branch is the limit of a vanishing approach. It is found as an
+        active set: every candidate closed and every contact sticking (velocity 0 on all their
+        rows, minimum-norm least squares), dropping the constraints that would pull, and is
+        accepted only if it solves the complementarity problem (impulses in the cones, no
+        dropped constraint approaching). Returns (dv, Lambda, W), or (None, None, None)."""
+        W, blocks = blocks_for(candidates, self.contact.friction)
+        minv_wt = self._minv(q) @ W.T
+        G = W @ minv_wt
+        u = W @ v
+        closed = list(blocks)
+        lam = np.zeros(len(u))
+        while closed:
+            rows = [r for blk in closed for r in range(blk.start, blk.start + blk.size)]
+            lam = np.zeros(len(u))
+            lam[rows] = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+            pulling = [blk for blk in closed if lam[blk.start] < 0.0]
+            if not pulling:
+                break
+            closed = [blk for blk in closed if blk not in pulling]
+        if not closed or ncp.residual(G, u, lam, blocks) > self.params.solver_tolerance:
+            return None, None, None
+        return minv_wt @ lam, lam, W
+
+    def _apply_active_set(self, q, closed, candidates, dirs, sol):
+        """Modes from the acceleration-level solution of :meth:`_active_set_problem`."""
+        mu = self.contact.friction
+        previous = list(self.mode)
+        for k in range(self.n_contacts):
+            self.mode[k] = FREE
+        self.limit_active = [False] * len(self.bounds)
+        if sol is None:
+            self._shift_free_closed(closed)
+            return
+        blocks = blocks_for(candidates, mu, dirs)[1]
         for c, blk, d in zip(candidates, blocks, dirs):
             lam = sol.lam[blk.start:blk.start + blk.size]
             if not lam[0] > 0.0:
@@ -740,7 +812,7 @@ class EventDrivenIntegrator:
     def _solve(self, G, b, blocks):
         p = self.params
         sol = ncp.solve(G, b, blocks, tolerance=p.solver_tolerance,
-                        max_iterations=p.max_iterations)
+                        max_iterations=p.max_iterations, enumerate_modes=True)
         stats = self._stats
         stats[0] = max(stats[0], sol.iterations)
         stats[1] = max(stats[1], sol.residual)

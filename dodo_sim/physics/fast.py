@@ -58,6 +58,8 @@ class PackedModel(NamedTuple):
     bound_iv: np.ndarray      # (nb,) int, velocity index of each finite limit bound
     bound_side: np.ndarray    # (nb,) float, +1 lower bound, -1 upper bound
     bound_value: np.ndarray   # (nb,) m or rad
+    armature: np.ndarray      # (nj,) diagonal added to the mass matrix (reflected rotor
+                              # inertia, pinocchio model.armature), kg m^2 or kg
 
 
 def pack_model(robot, geometry) -> PackedModel | None:
@@ -127,7 +129,8 @@ def pack_model(robot, geometry) -> PackedModel | None:
         radius=np.array(geometry.radii, float).reshape(-1),
         bound_iv=np.array([b[3] for b in bounds], np.int64),
         bound_side=np.array([float(b[1]) for b in bounds]),
-        bound_value=np.array([b[4] for b in bounds], float))
+        bound_value=np.array([b[4] for b in bounds], float),
+        armature=np.array(model.armature, float))
 
 
 def _compiled(function):
@@ -219,11 +222,12 @@ _point_jacobian = _compiled(_point_jacobian)
 
 
 def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia,
-              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc):
+              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc, armature):
     """Mass matrix M(q) and bias h(q, v) (M a + h = tau) into ``M`` and ``h``; the joint frames
     at q into rot / pos / waxis, their angular velocities and velocity-product accelerations
     (angular, origin) into omega / alpha / acc. M = sum over bodies of m J_c^T J_c + J_w^T I J_w, h = sum of
-    J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the velocity-product accelerations."""
+    J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the velocity-product accelerations; the
+    ``armature`` is added to the diagonal of M (pinocchio's CRBA / ABA do the same)."""
     nv = len(q)
     _placements(q, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis)
     for i in range(nv):
@@ -318,6 +322,7 @@ def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, i
                     + i0 * jac[3, c] + i1 * jac[4, c] + i2 * jac[5, c]
                 M[r, c] += value
     for r in range(nv):
+        M[r, r] += armature[r]
         for c in range(r):
             M[c, r] = M[r, c]
 
@@ -603,7 +608,8 @@ _cholesky_solve_vec = _compiled(_cholesky_solve_vec)
 def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, P_mass,
          P_com, P_inertia, P_support, P_gravity, P_frame_joint, P_frame_rot, P_frame_pos,
          P_radius, P_bound_iv, P_bound_side, P_bound_value, h0, slope, nx, nz, friction,
-         restitution, margin, far, tolerance, max_iterations, jacobi, position_correction):
+         restitution, margin, far, tolerance, max_iterations, jacobi, position_correction,
+         P_armature):
     """One Moreau-Jean step (timestepping.MoreauJeanIntegrator.step). Returns q+, v+, the
     (nc, 3) world impulses, the per-contact pushing flags, iterations, residual, converged,
     the smallest post-step normal velocity of a pushing constraint and the (nc, 3) contact
@@ -624,7 +630,7 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
         q_mid[i] = q[i] + half * v[i]
     _dynamics(q_mid, v, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, P_mass,
               P_com, P_inertia, P_support, P_gravity, rot, pos, waxis, M, h, jac,
-              np.empty((nv, 3)), np.empty((nv, 3)), np.empty((nv, 3)))
+              np.empty((nv, 3)), np.empty((nv, 3)), np.empty((nv, 3)), P_armature)
     if not _cholesky(M, L):
         # a non-finite state (or a singular model): NaN out, the Simulator reports divergence
         nan = np.full(nv, np.nan)
@@ -839,8 +845,8 @@ def pack_buffers(packed: PackedModel, actuated_idx_v, *, plane, friction, restit
         packed.joint_rot.ravel(), packed.joint_pos.ravel(), packed.axis.ravel(), packed.mass,
         packed.com.ravel(), packed.inertia.ravel(), packed.gravity, packed.frame_rot.ravel(),
         packed.frame_pos.ravel(), packed.radius, packed.bound_side, packed.bound_value,
-        np.array(tuple(plane) + (friction, restitution, margin, far, tolerance))]).astype(
-            np.float64)
+        np.array(tuple(plane) + (friction, restitution, margin, far, tolerance)),
+        packed.armature]).astype(np.float64)
     actuated = np.asarray(actuated_idx_v, np.int64)
     ints = np.concatenate([
         np.array([nj, nc, nb, len(actuated), max_iterations, int(jacobi),
@@ -897,6 +903,7 @@ def step(q, v, applied, dt, floats, ints):
     h0, slope, nx, nz = floats[f], floats[f + 1], floats[f + 2], floats[f + 3]
     friction, restitution = floats[f + 4], floats[f + 5]
     margin, far, tolerance = floats[f + 6], floats[f + 7], floats[f + 8]
+    armature = floats[f + 9:f + 9 + nj]
     tau = np.zeros(nj)
     for i in range(na):
         tau[actuated[i]] = applied[i]
@@ -905,7 +912,7 @@ def step(q, v, applied, dt, floats, ints):
                                mass, com, inertia, support, gravity, frame_joint, frame_rot,
                                frame_pos, radius, bound_iv, bound_side, bound_value, h0,
                                slope, nx, nz, friction, restitution, margin, far, tolerance, max_iterations,
-                               jacobi, position_correction)
+                               jacobi, position_correction, armature)
     stats = np.empty(4 + nc)
     stats[0] = iterations
     stats[1] = residual
@@ -927,7 +934,7 @@ def dynamics(packed: PackedModel, q, v):
               packed.joint_pos, packed.joint_type, packed.axis, packed.mass, packed.com,
               packed.inertia, packed.support, packed.gravity, np.empty((nv, 3, 3)),
               np.empty((nv, 3)), np.empty((nv, 3)), M, h, np.empty((6, nv)), np.empty((nv, 3)),
-              np.empty((nv, 3)), np.empty((nv, 3)))
+              np.empty((nv, 3)), np.empty((nv, 3)), packed.armature)
     return M, h
 
 
@@ -978,6 +985,7 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
     f += nb
     h0, slope, nx, nz, friction = floats[f], floats[f + 1], floats[f + 2], floats[f + 3], \
         floats[f + 4]
+    armature = floats[f + 9:f + 9 + nj]
     nv = nj
     tau = np.zeros(nv)
     for i in range(na):
@@ -992,7 +1000,7 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
     alpha = np.empty((nv, 3))
     acc = np.empty((nv, 3))
     _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia,
-              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc)
+              support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc, armature)
     L = np.empty((nv, nv))
     if not _cholesky(M, L):
         # a non-finite state: NaN out (the integrator's divergence check reports it)
@@ -1193,7 +1201,8 @@ def warm_up() -> bool:
         support=np.array([[True, False], [True, True]]), gravity=np.array([0.0, 0.0, -9.81]),
         frame_joint=np.array([1], np.int64), frame_rot=np.eye(3)[None],
         frame_pos=np.array([[0.0, 0.0, -0.5]]), radius=np.zeros(nc),
-        bound_iv=np.array([1], np.int64), bound_side=np.array([1.0]), bound_value=np.array([-1.0]))
+        bound_iv=np.array([1], np.int64), bound_side=np.array([1.0]), bound_value=np.array([-1.0]),
+        armature=np.zeros(nj))
     floats, ints = pack_buffers(packed, [1], plane=(0.0, 0.0, 0.0, 1.0), friction=0.8,
                                 restitution=0.0,
                                 margin=1e-5, far=0.5, tolerance=1e-10, max_iterations=100,

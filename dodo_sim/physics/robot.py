@@ -41,12 +41,14 @@ class ModelError(ValueError):
 
 def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
                           xacro_args: Mapping[str, object] | None = None) -> str:
-    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
+    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file (a path, or
+    ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
 
     ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
     allowed with a ``.xacro`` file.
     """
-    text = os.fspath(urdf_xml_or_path)
+    from dodo_sim.paths import resolve_package_uri
+    text = resolve_package_uri(os.fspath(urdf_xml_or_path))
     if text.lstrip().startswith('<'):
         if xacro_args:
             raise ModelError('xacro arguments were given but the robot description is plain XML')
@@ -279,7 +281,8 @@ def is_planar(model: pin.Model, samples: int = 3, tolerance: float = 1e-12) -> b
     neutral = pin.neutral(model)
     for _ in range(samples):
         q = pin.integrate(model, neutral, rng.uniform(-1.0, 1.0, model.nv))
-        jac = pin.computeJointJacobians(model, data, q)
+        # (6, nv) even for nv = 1 (pinocchio returns a 1-D array for a single column)
+        jac = np.asarray(pin.computeJointJacobians(model, data, q)).reshape(6, model.nv)
         if np.abs(jac[(1, 3, 5), :]).max(initial=0.0) > tolerance:
             return False
     return True

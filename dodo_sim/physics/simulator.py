@@ -27,12 +27,18 @@ import pinocchio as pin
 
 from .contact import ContactParams
 from .event import EventDrivenIntegrator, EventParams
-from .motor import MotorModel
+from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
+                    DING_RAMOS_RESISTANCE_OHM, DING_RAMOS_ROTOR_INERTIA_KGM2,
+                    DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, BackEmfLimit, MotorModel, armature)
 from .robot import AUTO, ModelError, RobotModel, load_robot
 from .terrain import TERRAIN_KINDS, make_terrain
 from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
 
 INTEGRATORS = ('timestepping', 'event')
+#: SimConfig fields of the motors of the actuated joints (one value each, or one per joint).
+MOTOR_PARAMETERS = ('motor_gear_ratio', 'motor_rotor_inertia_kgm2', 'motor_supply_voltage_v',
+                    'motor_resistance_ohm', 'motor_torque_constant_nm_per_a',
+                    'motor_back_emf_constant_v_s_per_rad', 'motor_peak_torque_nm')
 #: A contact point at most this deep under the terrain in an initial state is accepted (a foot
 #: resting on the ground, up to rounding of hand-written poses), m.
 INITIAL_PENETRATION_TOLERANCE_M = 1e-6
@@ -71,8 +77,16 @@ class SimConfig:
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
         event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
-        torque_saturation: clip commanded torques at the URDF effort limits.
+        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak) along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos' isControlSaturate; docs/physics.md "Motors").
         motor_time_constant: first-order torque lag, s (0: ideal motors).
+        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2 J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without their back-EMF damping).
+        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint. Default: Ding & Ramos' hip, 26.9.
+        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value: every joint. Default: Ding & Ramos' 7e-6.
+        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no back-EMF limit (Ding & Ramos: 12).
+        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default: Ding & Ramos' 1.3.
+        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding & Ramos' 0.0135.
+        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default: Ding & Ramos' 0.0186.
+        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one value: every joint; empty (default): the URDF effort limits.
         push_times: times of scheduled pushes on the base, s.
         push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
         max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
@@ -108,6 +122,14 @@ class SimConfig:
     event_accumulation_speed: float = 1e-4
     torque_saturation: bool = False
     motor_time_constant: float = 0.0
+    motor_dynamics: bool = False
+    motor_gear_ratio: tuple = (DING_RAMOS_GEAR_RATIOS[0],)
+    motor_rotor_inertia_kgm2: tuple = (DING_RAMOS_ROTOR_INERTIA_KGM2,)
+    motor_supply_voltage_v: tuple = ()
+    motor_resistance_ohm: tuple = (DING_RAMOS_RESISTANCE_OHM,)
+    motor_torque_constant_nm_per_a: tuple = (DING_RAMOS_TORQUE_CONSTANT_NM_PER_A,)
+    motor_back_emf_constant_v_s_per_rad: tuple = (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,)
+    motor_peak_torque_nm: tuple = ()
     push_times: tuple = ()
     push_impulses_x: tuple = ()
     push_impulses_z: tuple = ()
@@ -115,7 +137,8 @@ class SimConfig:
 
     def __post_init__(self):
         for name in ('initial_q', 'initial_v', 'contact_radii', 'step_edges_x_m',
-                     'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z'):
+                     'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z') \
+                + MOTOR_PARAMETERS:
             object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
         for name in ('contact_frames', 'actuated_joints'):
             value = getattr(self, name)
@@ -175,6 +198,15 @@ class SimConfig:
             bad('event_accumulation_speed', 'must be a finite speed >= 0 m/s')
         if not (math.isfinite(self.motor_time_constant) and self.motor_time_constant >= 0.0):
             bad('motor_time_constant', 'must be >= 0')
+        for name in MOTOR_PARAMETERS:
+            values = getattr(self, name)
+            at_least = 0.0 if name in ('motor_rotor_inertia_kgm2',
+                                       'motor_back_emf_constant_v_s_per_rad') else None
+            if not all(math.isfinite(x) and (x >= 0.0 if at_least == 0.0 else x > 0.0)
+                       for x in values):
+                bad(name, 'needs finite values ' + ('>= 0' if at_least == 0.0 else '> 0'))
+            if not values and name not in ('motor_supply_voltage_v', 'motor_peak_torque_nm'):
+                bad(name, 'needs one value, or one per actuated joint')
         if not len(self.push_times) == len(self.push_impulses_x) == len(self.push_impulses_z):
             bad('push_times', 'push_times, push_impulses_x and push_impulses_z need equal lengths')
         self.make_terrain()  # raises ValueError naming the bad shape value
@@ -261,6 +293,9 @@ class Simulator:
             urdf_xml_or_path, contact_frames=cfg.contact_frames, contact_radii=cfg.contact_radii,
             actuated_joints=cfg.actuated_joints, xacro_args=xacro_args)
         robot = self.robot
+        if cfg.motor_dynamics:        # before the integrators read the model
+            robot.model.armature[list(robot.actuated_idx_v)] = armature(
+                self._per_joint('motor_gear_ratio'), self._per_joint('motor_rotor_inertia_kgm2'))
         self._check_initial_state()
         self.terrain = cfg.make_terrain()
         contact = ContactParams(friction=cfg.friction, restitution=cfg.restitution)
@@ -288,8 +323,7 @@ class Simulator:
             if buffers is not None:
                 from .fast import step as compiled_step
                 self._fast = (compiled_step,) + buffers
-        self.motor = MotorModel(robot.effort_limits if cfg.torque_saturation else None,
-                                cfg.motor_time_constant, len(robot.actuated_idx_v))
+        self.motor = self._motor_model()
         self._data = robot.model.createData()
         self._actuated = np.array(robot.actuated_idx_v, dtype=int)
         self._n_actuated = len(robot.actuated_idx_v)
@@ -306,6 +340,31 @@ class Simulator:
         self._pending_impulse = np.zeros(3)
         self.state: State | None = None
         self.reset()
+
+    def _per_joint(self, name: str) -> np.ndarray:
+        """A motor parameter as one value per actuated joint (ValueError naming a bad length)."""
+        values = getattr(self.config, name)
+        n = len(self.robot.actuated_idx_v)
+        if len(values) not in (1, n):
+            raise ValueError(f'SimConfig.{name} = {list(values)}: needs one value or one per '
+                             f'actuated joint {list(self.robot.actuated_joint_names)}')
+        return np.broadcast_to(np.asarray(values, dtype=float), (n,)).copy()
+
+    def _motor_model(self) -> MotorModel:
+        cfg, robot = self.config, self.robot
+        n = len(robot.actuated_idx_v)
+        peak = (self._per_joint('motor_peak_torque_nm') if cfg.motor_peak_torque_nm
+                else np.asarray(robot.effort_limits, dtype=float))
+        back_emf = None
+        if cfg.torque_saturation and cfg.motor_supply_voltage_v:
+            back_emf = BackEmfLimit(
+                gear_ratio=self._per_joint('motor_gear_ratio'),
+                torque_constant=self._per_joint('motor_torque_constant_nm_per_a'),
+                back_emf_constant=self._per_joint('motor_back_emf_constant_v_s_per_rad'),
+                supply_voltage=self._per_joint('motor_supply_voltage_v'),
+                resistance=self._per_joint('motor_resistance_ohm'), peak_torque=peak)
+        return MotorModel(peak if cfg.torque_saturation else None, cfg.motor_time_constant, n,
+                          back_emf=back_emf, speed_index=robot.actuated_idx_v)
 
     # -- model information --------------------------------------------------------------------
 
@@ -400,9 +459,9 @@ class Simulator:
         for substep in range(self._substeps):
             generalized = np.zeros(nv)
             if lo is not None:
-                generalized[lo:hi] = advance(command, dt)
+                generalized[lo:hi] = advance(command, dt, v)
             else:
-                generalized[self._actuated] = advance(command, dt)
+                generalized[self._actuated] = advance(command, dt, v)
             if forced or (pushed and substep == 0):
                 force = base_force
                 if pushed and substep == 0:
@@ -442,7 +501,7 @@ class Simulator:
         iterations = 0
         residual = 0.0
         for _ in range(self._substeps):
-            q, v, impulse, positions, stats = kernel(q, v, advance(command, dt), dt, floats,
+            q, v, impulse, positions, stats = kernel(q, v, advance(command, dt, v), dt, floats,
                                                      ints)
             impulses = impulse if impulses is None else impulses + impulse
             values = stats.tolist()

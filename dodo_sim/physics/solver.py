@@ -24,6 +24,7 @@ limit. The residual is the natural-map residual of the NCP in velocity units (m/
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import NamedTuple, Sequence
 
@@ -279,16 +280,57 @@ def _solve_single(G, b, blk: Block, tolerance: float) -> Solution:
 
 def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: float = 1e-10,
           max_iterations: int = 100, method: str = 'gauss_seidel',
-          relaxation: float = 1.0) -> Solution:
+          relaxation: float = 1.0, enumerate_modes: bool = False) -> Solution:
     """Solve the NCP of ``blocks`` (module docs). ``method``: block 'gauss_seidel' (default) or
     block 'jacobi'; ``relaxation`` omega blends each block's exact solution with its last value
-    (SOR/JOR). One block is solved exactly in one iteration."""
+    (SOR/JOR). One block is solved exactly in one iteration. ``enumerate_modes``: when the
+    iteration does not converge, try every mode set of a small planar problem
+    (:func:`_enumerate_modes`; the event-driven integrator's problems. The time-stepping step
+    keeps the plain iteration, which its compiled twin in fast.py reproduces exactly)."""
     if len(blocks) == 1:
         return _solve_single(G, b, blocks[0], tolerance)
     if relaxation == 1.0 and all(blk.size <= 2 for blk in blocks):
-        return _solve_planar(G, b, blocks, tolerance, max_iterations, method == 'jacobi')
-    return _solve_general(G, b, blocks, tolerance=tolerance, max_iterations=max_iterations,
-                          method=method, relaxation=relaxation)
+        sol = _solve_planar(G, b, blocks, tolerance, max_iterations, method == 'jacobi')
+    else:
+        sol = _solve_general(G, b, blocks, tolerance=tolerance, max_iterations=max_iterations,
+                             method=method, relaxation=relaxation)
+    if sol.converged or not enumerate_modes:
+        return sol
+    return _enumerate_modes(G, b, blocks, tolerance) or sol
+
+
+#: Most mode sets :func:`_enumerate_modes` tries.
+_MAX_MODE_SETS = 1024
+
+
+def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
+    """The exact solution of a small planar problem by trying every mode set (None if none
+    solves it, or the problem is 3-D or too large). The block iteration can miss a solution
+    that exists: a contact sliding in a fixed direction whose own block is Painlevé-
+    inconsistent (G_NN - mu d G_NT <= 0) returns lambda_N = 0 whatever the other blocks do,
+    while with the other constraints active (a leg whose knee stop is closed) the coupled
+    problem is consistent."""
+    choices = []
+    count = 1
+    for blk in blocks:
+        if blk.size == 1 or blk.slip_dir is not None:
+            options = (None, 'active')
+        elif blk.size == 2:
+            options = (None, 'stick', (1.0,), (-1.0,))
+        else:
+            return None
+        choices.append(options)
+        count *= len(options)
+        if count > _MAX_MODE_SETS:
+            return None
+    for tried, modes in enumerate(itertools.product(*choices), start=1):
+        lam = _polish(G, b, blocks, modes)
+        if lam is None:
+            continue
+        res = residual(G, b, lam, blocks)
+        if res <= tolerance:
+            return Solution(lam, tried, res, True)
+    return None
 
 
 def _solve_general(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,

@@ -1,10 +1,17 @@
 """The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
 
-Both ``launch/hop.launch.py`` (a ROS 2 install) and ``dodo hop`` (a plain machine, processes
-over DDS) build their node set and parameters here: :func:`launch_nodes` / :func:`hop_nodes`,
-:func:`node_parameters` (incl. the start gates of :func:`min_subscribers`); tests check they
-agree (test/test_runs_graph.py) and run both for real (docs/running.md). This module is pure
-data and functions (no rclpy, no launch imports).
+Both launch files (``launch/hop.launch.py``, ``launch/walk.launch.py``: a ROS 2 install) and
+``dodo hop`` / ``dodo walk`` (a plain machine, processes over DDS) build their node set and
+parameters here: :func:`launch_nodes` / :func:`hop_nodes`, :func:`node_parameters` (incl. the
+start gates of :func:`min_subscribers`); tests check they agree (test/test_runs_graph.py) and
+run both for real (docs/running.md). This module is pure data and functions (no rclpy, no
+launch imports).
+
+The robot comes from the params file (:func:`robot_from_params`): the controller the
+controller node hosts (its ``controller`` parameter, ``dodo_control.registry``), the robot
+description (the ``model`` launch argument / ``--model``; empty: that controller's default
+model) and the contact frames (the simulator's ``contact_frames``), which name the contact
+topics the controller and the recorder subscribe to.
 
 Topic names, message types and QoS are the ROS contract of :mod:`dodo_sim.ros.contract`.
 """
@@ -13,9 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FOOT_CONTACT,
-                                   FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
-                                   RECORDED_TOPICS, ROBOT_DESCRIPTION)
+from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FORCE,
+                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
+                                   RECORDED_TOPICS, ROBOT_DESCRIPTION, contact_topic,
+                                   recorded_topics)
+
+#: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
+#: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
+CONTACT_TOPICS = '/<frame>_contact'
 
 
 # -- launch arguments -------------------------------------------------------------------------
@@ -37,20 +49,65 @@ class Arg:
     name: str
 
 
-LAUNCH_ARGUMENTS = (
-    LaunchArg('params_file', 'Parameters file: simulator:/controller: sections with '
-              'ros__parameters, shared keys under /**:', share_path=('config', 'hop.yaml')),
-    LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator)',
-              share_path=('urdf', 'hopper.urdf.xacro')),
-    LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
-              'no /clock, a hardware driver publishes /joint_states and /foot_contact',
-              default='true'),
-    LaunchArg('rviz', 'Start rviz2 with config/hop.rviz', default='false'),
-    LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
-              'simulator waits for the recorder, so the bag starts at t = 0', default='false'),
-    LaunchArg('bag', 'Output directory of the bag when record:=true (must not exist)',
-              default='hop_bag'),
-)
+@dataclass(frozen=True)
+class FromRobot:
+    """A parameter value taken from the :class:`Robot` of the run (an attribute name)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class LaunchProfile:
+    """Defaults of one launch file and its ``dodo`` subcommand (``hop``, ``walk``).
+
+    Attributes:
+        name: launch file ``<name>.launch.py``, subcommand ``dodo <name>``.
+        params_file: default params file, path in the package share directory.
+        rviz_config: default rviz2 configuration, path in the package share directory.
+    """
+
+    name: str
+    params_file: tuple
+    rviz_config: tuple
+
+
+PROFILES = (LaunchProfile('hop', ('config', 'hop.yaml'), ('config', 'hop.rviz')),
+            LaunchProfile('walk', ('config', 'walk.yaml'), ('config', 'walk.rviz')))
+
+
+def profile(name: str) -> LaunchProfile:
+    for p in PROFILES:
+        if p.name == name:
+            return p
+    raise KeyError(f'no launch profile {name!r}; profiles: {[p.name for p in PROFILES]}')
+
+
+def launch_arguments(profile_name: str = 'hop') -> tuple:
+    """The arguments of ``<profile>.launch.py`` (same names, profile defaults)."""
+    p = profile(profile_name)
+    return (
+        LaunchArg('params_file', 'Parameters file: simulator:/controller: sections with '
+                  'ros__parameters, shared keys under /**:; its controller section selects the '
+                  'controller (parameter controller)', share_path=p.params_file),
+        LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator); '
+                  'empty: the params file\'s simulator robot_description (e.g. '
+                  'package://dodo_sim/urdf/boom_leg.urdf.xacro), else the default model of its '
+                  'controller (slip_hopper: urdf/hopper.urdf.xacro, kneed_walker: '
+                  'urdf/kneed_walker.urdf.xacro)'),
+        LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
+                  'no /clock, a hardware driver publishes /joint_states and the contact topics',
+                  default='true'),
+        LaunchArg('rviz', 'Start rviz2 with rviz_config', default='false'),
+        LaunchArg('rviz_config', 'rviz2 configuration file', share_path=p.rviz_config),
+        LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
+                  'simulator waits for the recorder, so the bag starts at t = 0',
+                  default='false'),
+        LaunchArg('bag', 'Output directory of the bag when record:=true (must not exist)',
+                  default=f'{p.name}_bag'),
+    )
+
+
+LAUNCH_ARGUMENTS = launch_arguments('hop')
 
 
 # -- nodes ------------------------------------------------------------------------------------
@@ -72,7 +129,8 @@ class NodeSpec:
         parameters: extra parameters (values may be :class:`Arg`), launch and ``dodo hop``.
         launch_parameters: extra parameters only in the launch file.
         subscribes: topics it subscribes to (:func:`min_subscribers` counts them).
-        arguments: extra command-line arguments (share-relative paths as tuples).
+        arguments: extra command-line arguments (share-relative paths as tuples, launch
+            arguments as :class:`Arg`).
         remappings: (from, to) topic remappings.
     """
 
@@ -97,26 +155,89 @@ NODES = (
              launch_parameters={'publish_robot_description': False},
              subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, PUSH, FORCE)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
-             subscribes=(JOINT_STATES, FOOT_CONTACT, ROBOT_DESCRIPTION, CLOCK)),
+             subscribes=(JOINT_STATES, CONTACT_TOPICS, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
              params_file=False, robot_description=True, subscribes=(JOINT_STATES, CLOCK)),
     NodeSpec('rviz2', 'rviz2', 'rviz2', None, condition='rviz', params_file=False,
-             arguments=('-d', ('config', 'hop.rviz')),
+             arguments=('-d', Arg('rviz_config')),
              subscribes=(CONTROLLER_MARKERS, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('recorder', PACKAGE, 'recorder', 'dodo_sim.ros.recorder', condition='record',
              params_file=False,
-             parameters={'bag': Arg('bag'), 'topics': list(RECORDED_TOPICS)},
-             subscribes=RECORDED_TOPICS),
+             parameters={'bag': Arg('bag'), 'topics': FromRobot('recorded_topics')},
+             subscribes=tuple(CONTACT_TOPICS if t.endswith('_contact') else t
+                              for t in RECORDED_TOPICS)),
 )
 
-#: Node name -> config dataclasses ("module:Class") whose fields are its parameters.
+#: Node name -> config dataclasses ("module:Class") whose fields are its parameters; the
+#: controller node has those of the controller it hosts too (:func:`config_classes`).
 NODE_CONFIGS = {
     'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.ros.node_config:SimulatorNodeConfig'),
-    'controller': ('dodo_control.controller:ControllerConfig',
-                   'dodo_sim.ros.node_config:ControllerNodeConfig'),
+    'controller': ('dodo_sim.ros.node_config:ControllerNodeConfig',),
 }
 
-SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, FOOT_CONTACT)
+SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, CONTACT_TOPICS)
+
+
+@dataclass(frozen=True)
+class Robot:
+    """What the graph needs to know of the robot of a run (:func:`robot_from_params`).
+
+    Attributes:
+        controller: the controller the controller node hosts (``dodo_control.registry``).
+        model: robot description the simulator and robot_state_publisher load: a path (xacro
+            or URDF) or URDF XML.
+        contact_frames: the simulator's contact frames; one ``/<frame>_contact`` topic each.
+        terrain: the simulator's terrain parameters from the params file (name -> value), for
+            a controller whose outcome monitor judges heights above the ground.
+    """
+
+    controller: str = 'slip_hopper'
+    model: str = ''
+    contact_frames: tuple = ('foot',)
+    terrain: tuple = ()            # ((name, value), ...) : hashable, frozen
+
+    @property
+    def contact_topics(self) -> tuple:
+        return tuple(contact_topic(f) for f in self.contact_frames)
+
+    @property
+    def recorded_topics(self) -> list:
+        return list(recorded_topics(self.contact_frames))
+
+
+def robot_from_params(params_file, model: str | None = None) -> Robot:
+    """The :class:`Robot` of a params file: the controller section's ``controller`` (default
+    ``slip_hopper``); the model: ``model`` if given, else the simulator section's
+    ``robot_description`` (a path or URDF XML) if set, else the controller's default model in
+    the package share directory; the simulator's ``contact_frames`` and terrain parameters.
+    ValueError (ParamsFileError) naming a bad file or an unknown controller."""
+    from dodo_control import registry
+    from dodo_sim.paths import resolve_package_uri, share_dir
+    from dodo_sim.ros.params import node_parameters as file_parameters
+    controller = file_parameters(params_file, 'controller').get(
+        'controller', registry.DEFAULT_CONTROLLER)
+    entry = registry.controller_entry(str(controller))
+    sim = file_parameters(params_file, 'simulator')
+    frames = sim.get('contact_frames')
+    if frames is None:
+        import dataclasses
+        from dodo_sim.simulator import SimConfig
+        frames = next(f.default for f in dataclasses.fields(SimConfig)
+                      if f.name == 'contact_frames')
+    if isinstance(frames, str):
+        frames = (frames,)
+    terrain = tuple((name, sim[name]) for name in registry.TERRAIN_PARAMETERS
+                    if name in sim and sim[name] != [])
+    path = resolve_package_uri(str(model) if model else str(sim.get('robot_description') or '')
+                               or str(share_dir().joinpath(*entry.model)))
+    return Robot(controller=entry.name, model=path,
+                 contact_frames=tuple(str(f) for f in frames), terrain=terrain)
+
+
+def robot_model(params_file, model: str = '') -> str:
+    """The robot description the simulator and robot_state_publisher load (a path or URDF XML):
+    :attr:`Robot.model` of :func:`robot_from_params` (``package://dodo_sim/...`` resolved)."""
+    return robot_from_params(params_file, model or None).model
 
 
 def node(name: str) -> NodeSpec:
@@ -126,27 +247,42 @@ def node(name: str) -> NodeSpec:
     raise KeyError(f'no node {name!r} in the graph; nodes: {[n.name for n in NODES]}')
 
 
-def config_classes(node_name: str) -> tuple:
-    """The config dataclasses of a node (imported on demand)."""
+def config_classes(node_name: str, controller: str = 'slip_hopper') -> tuple:
+    """The config dataclasses of a node (imported on demand); the controller node: those of
+    the hosted ``controller`` (and its outcome monitor) first, then ControllerNodeConfig."""
     import importlib
     out = []
+    if node_name == 'controller':
+        from dodo_control import registry
+        out += registry.controller_entry(controller).parameter_classes()
     for ref in NODE_CONFIGS.get(node_name, ()):
         module, cls = ref.split(':')
         out.append(getattr(importlib.import_module(module), cls))
     return tuple(out)
 
 
-def known_parameters() -> dict[str, set]:
-    """Node name -> names of its parameters (for checking params files)."""
+def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
+    """Node name -> names of its parameters when the controller node hosts ``controller`` (for
+    checking params files)."""
     import dataclasses
     known = {}
     for spec in NODES:
         names = set()
-        for cls in config_classes(spec.name):
+        for cls in config_classes(spec.name, controller):
             names |= {f.name for f in dataclasses.fields(cls)}
         names |= set(spec.parameters) | set(spec.launch_parameters)
         known[spec.name] = names
     return known
+
+
+def check_params_file(params_file) -> Robot:
+    """Check a params file against the parameters of the nodes for the controller it selects
+    (ParamsFileError naming an unknown section or key, e.g. a hopper key in a walker file);
+    returns its :class:`Robot` (default model)."""
+    from dodo_sim.ros import params
+    robot = robot_from_params(params_file)
+    params.check_params_file(params_file, known_parameters(robot.controller))
+    return robot
 
 
 def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
@@ -171,7 +307,7 @@ def subscriber_count(topic: str, running: tuple) -> int:
 def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
     """The start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
 
-    simulator: every state topic (/clock, /joint_states, /foot_contact) must have as many
+    simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them
     (controller + recorder when recording), so no subscriber misses the first state.
     controller: the command topic must reach every running subscriber, plus the hardware driver
@@ -192,18 +328,29 @@ HARDWARE_PARAMETERS = {'controller': {'contact_pairing': 'latest'}}
 
 
 def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
-                    use_sim: bool = True, launch: bool = False) -> dict[str, Any]:
+                    use_sim: bool = True, launch: bool = False,
+                    robot: Robot = Robot()) -> dict[str, Any]:
     """Parameters the graph gives ``spec`` on top of the params file — the same for the launch
     file and ``dodo hop``: ``use_sim_time``, the start gate (:func:`min_subscribers`), the
     node's :class:`Arg` parameters taken from ``values`` (launch arguments / ``dodo hop``
-    options by name), the hardware parameters without simulator and, with ``launch``, the
-    launch-only ones. Plain Python values (typed: a string stays a string)."""
+    options by name) and :class:`FromRobot` ones from ``robot``, the hardware parameters
+    without simulator, the simulator's terrain for a controller whose monitor judges the
+    ground and, with ``launch``, the launch-only ones. Plain Python values (typed: a string
+    stays a string)."""
     params: dict[str, Any] = {'use_sim_time': use_sim}
     for key, value in spec.parameters.items():
-        params[key] = values[value.name] if isinstance(value, Arg) else value
+        if isinstance(value, Arg):
+            value = values[value.name]
+        elif isinstance(value, FromRobot):
+            value = getattr(robot, value.name)
+        params[key] = value
     gate = min_subscribers(spec.name, running, use_sim=use_sim)
     if gate is not None:
         params['min_subscribers'] = gate
+    if spec.name == 'controller' and use_sim and robot.terrain:
+        from dodo_control import registry
+        if registry.controller_entry(robot.controller).monitor:
+            params.update(dict(robot.terrain))     # the monitor judges the simulated ground
     if not use_sim:
         params.update(HARDWARE_PARAMETERS.get(spec.name, {}))
     if launch:
@@ -211,15 +358,23 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     return params
 
 
-def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any]) -> dict[str, Any]:
+def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any],
+                   robot: Robot = Robot()) -> dict[str, Any]:
     """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters` plus
-    the simulator's ``stop_after`` (``args['stop_after']``, simulated s)."""
-    params = node_parameters(spec, running, args)
+    the simulator's ``stop_after`` (``args['stop_after']``, simulated s) and, for the nodes
+    that load the robot description, ``robot_description`` = the model path (launch passes
+    the xacro output instead)."""
+    params = node_parameters(spec, running, args, robot=robot)
     if spec.name == 'simulator' and 'stop_after' in args:
         params['stop_after'] = float(args['stop_after'])
+    if spec.robot_description and robot.model:
+        params['robot_description'] = robot.model
     return params
 
 
-__all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'NodeSpec', 'LaunchArg', 'Arg',
-           'node', 'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters',
-           'hop_parameters', 'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes']
+__all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'CONTACT_TOPICS', 'NodeSpec',
+           'LaunchArg', 'Arg', 'FromRobot', 'Robot', 'LaunchProfile', 'PROFILES', 'profile',
+           'launch_arguments', 'robot_from_params', 'check_params_file', 'node',
+           'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters', 'hop_parameters',
+           'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes',
+           'robot_model']

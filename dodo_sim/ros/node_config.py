@@ -17,7 +17,9 @@ class SimulatorNodeConfig:
     """Parameters of the simulator node that are not physics (SimConfig holds those).
 
     Attributes:
-        robot_description: URDF XML of the robot; empty: the package's urdf/hopper.urdf.xacro.
+        robot_description: the robot: URDF XML, or a .urdf / .xacro path (absolute, relative
+            to the working directory, or package://dodo_sim/urdf/...); empty: the package's
+            urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model.
         publish_robot_description: publish the URDF on /robot_description (transient local);
             false when robot_state_publisher publishes it.
         min_subscribers: before the first step, wait until /clock, /joint_states and each
@@ -61,9 +63,13 @@ class SimulatorNodeConfig:
 
 @dataclass(frozen=True)
 class ControllerNodeConfig:
-    """Parameters of the controller node that are not control law (ControllerConfig holds those).
+    """Parameters of the controller node that are not control law (the selected controller's
+    config dataclass holds those).
 
     Attributes:
+        controller: the controller the node hosts, a name of ``dodo_control.registry``
+            ('slip_hopper': the SLIP hopping controller, 'kneed_walker': the Kneed Walker); its
+            config dataclass's fields are the node's other parameters.
         robot_description: URDF XML; empty: take it from the /robot_description topic.
         min_subscribers: hold the first command until /joint_commands has this many matched
             subscriptions (the simulator or driver, plus a recorder), so none misses it.
@@ -82,6 +88,7 @@ class ControllerNodeConfig:
             every 10 such periods while it waits.
     """
 
+    controller: str = 'slip_hopper'
     robot_description: str = ''
     min_subscribers: int = 1
     startup_timeout: float = 60.0
@@ -93,6 +100,8 @@ class ControllerNodeConfig:
     wait_report_after: float = 1.0
 
     def __post_init__(self):
+        from dodo_control.registry import controller_entry
+        controller_entry(self.controller)      # ValueError naming the known controllers
         if self.contact_pairing not in CONTACT_PAIRINGS:
             raise ValueError(f'contact_pairing = {self.contact_pairing!r}: choose one of '
                              f'{CONTACT_PAIRINGS}')

@@ -271,13 +271,19 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[
     """Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
 
     The descriptor carries the field's docstring (with units). Parameters are dynamically typed
-    so that ``dt: 1`` in YAML works; :func:`coerce_value` checks the type instead.
+    so that ``dt: 1`` in YAML works; :func:`coerce_value` checks the type instead. A field the
+    node declared already (a name shared by two config classes of one node, e.g. the walker's
+    ``pitch_joint`` in its controller and fall-criteria configs) is one parameter: its value is
+    reused.
     """
     from rcl_interfaces.msg import ParameterDescriptor
     docs = field_docs(cls)
     read_only = set(read_only)
     values = {}
     for name, default in config_defaults(cls).items():
+        if node.has_parameter(name):
+            values[name] = node.get_parameter(name).value
+            continue
         descriptor = ParameterDescriptor(description=docs.get(name, ''), dynamic_typing=True,
                                          read_only=name in read_only)
         param = node.declare_parameter(

@@ -2,11 +2,15 @@
 
 ::
 
-    dodo hop [--params-file F] [--duration S] [--bag DIR] [--plots DIR | --no-plots]
-             [--domain-id N] [--wall-timeout S]
+    dodo hop [--params-file F] [--model XACRO] [--duration S] [--bag DIR]
+             [--plots DIR | --no-plots] [--domain-id N] [--wall-timeout S]
 
 Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
 ``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
+The params file selects the controller (``controller``: ``slip_hopper``, ``kneed_walker``) and
+with it the default robot description (``--model`` overrides it; dodo_sim.ros.graph.
+robot_from_params). ``dodo walk`` (:mod:`dodo_sim.tools.walk_runner`) is this runner with the
+walker's defaults.
 
 Before anything starts, every input is checked (params file, node configurations, the URDF,
 the controller's set-points against what the leg can reach, ``--duration``, the bag and plot
@@ -43,11 +47,10 @@ from typing import Any, TextIO
 
 import yaml
 
-from dodo_sim.paths import default_params_path, default_urdf_path
+from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import domains, graph
 from dodo_sim.ros.runtime import parse_summary
-from dodo_sim.ros.params import (check_params_file, config_from_parameters,
-                                 config_defaults, node_parameters)
+from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
 from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch
 
 RECORDER_READY = 'dodo recorder: ready'
@@ -135,6 +138,25 @@ class RunResult:
     bag: Path | None = None
     bag_closed: bool | None = None
     exchange: dict | None = None   # the simulator's ``dodo exchange:`` counters
+    outcome_monitor: dict | None = None   # the controller's monitor (walker: steps, fall)
+
+    def walk_summary(self) -> str | None:
+        """One line on the walk (controllers with an outcome monitor): steps, distance, speed
+        and the fall, from the controller's summary line."""
+        m = self.outcome_monitor
+        if not m or 'steps' not in m:
+            return None
+
+        def num(key, fmt):
+            value = m.get(key)
+            ok = isinstance(value, (int, float)) and math.isfinite(value)
+            return format(value, fmt) if ok else '-'
+
+        text = (f"walked {m['steps']} steps, {num('distance_m', '.3f')} m, speed "
+                f"{num('speed_m_s', '.3f')} m/s (from the fifth step on)")
+        if m.get('fall_reason'):
+            text += (f"; FELL: {m['fall_reason']} at t = {num('fall_time_s', '.3f')} s")
+        return text
 
     def exchange_summary(self) -> str | None:
         """One line on the simulator <-> controller exchange: command ages (p50/p99/max, ms),
@@ -188,8 +210,13 @@ class HopRun:
 
     def __init__(self, params_file, duration: float, bag=None, env=None,
                  out: TextIO | None = None, err: TextIO | None = None,
-                 keep_lines: bool = False, domain_id: int | None = None):
+                 keep_lines: bool = False, domain_id: int | None = None,
+                 model=None, prog: str = 'dodo hop'):
         self.params_file = Path(params_file)
+        self.model = str(model) if model else None
+        self.prog = prog
+        self._robot: graph.Robot | None = None
+        self.controller_summary: dict | None = None
         self.duration = float(duration)
         self.bag = Path(bag) if bag is not None else None
         self.env = dict(os.environ if env is None else env)
@@ -216,6 +243,13 @@ class HopRun:
     def children(self) -> dict[str, Child]:
         return self.group.children
 
+    @property
+    def robot(self) -> graph.Robot:
+        """The robot of the run: controller, model, contact frames (from the params file)."""
+        if self._robot is None:
+            self._robot = graph.robot_from_params(self.params_file, self.model)
+        return self._robot
+
     # -- checks (nothing runs before they pass) -------------------------------------------------
 
     def check(self) -> None:
@@ -224,9 +258,9 @@ class HopRun:
             raise UsageError(f'--duration must be a finite number of simulated seconds > 0, '
                              f'got {self.duration}')
         try:
-            check_params_file(self.params_file, graph.known_parameters())
+            graph.check_params_file(self.params_file)
             configs = {name: self._node_configs(name) for name in graph.NODE_CONFIGS}
-            self._check_models(configs)
+            self._check_models(configs, self.robot)
         except ValueError as exc:          # ParamsFileError, ModelError, config errors
             raise UsageError(one_line(exc)) from None
         if self.bag is not None:
@@ -245,21 +279,23 @@ class HopRun:
         values = node_parameters(self.params_file, name)
         values.update(self.graph_parameters().get(name, {}))
         out = {}
-        for cls in graph.config_classes(name):
+        for cls in graph.config_classes(name, self.robot.controller):
             fields = set(config_defaults(cls))
             out[cls.__name__] = config_from_parameters(
                 cls, {k: v for k, v in values.items() if k in fields})
         return out
 
     @staticmethod
-    def _check_models(configs: dict) -> None:
-        """The simulator builds its model; the controller accepts its set-points on that leg.
+    def _check_models(configs: dict, robot: graph.Robot) -> None:
+        """The simulator builds its model; the controller (and its outcome monitor) accepts
+        its configuration on that robot (the hopper: its set-points on that leg).
 
         What the URDF parser (C++) prints on stderr is kept out of the terminal and added to
         the one error line."""
-        from dodo_control.controller import Controller
+        from dodo_control.registry import controller_entry
         from dodo_sim.simulator import Simulator
         sim, ctrl = configs['simulator'], configs['controller']
+        entry = controller_entry(robot.controller)
         with tempfile.TemporaryFile(mode='w+b') as native:
             sys.stderr.flush()
             saved = os.dup(2)
@@ -267,8 +303,12 @@ class HopRun:
             try:
                 urdf = sim['SimulatorNodeConfig'].robot_description or str(default_urdf_path())
                 leg_xml = Simulator(urdf, sim['SimConfig']).leg.urdf_xml
-                Controller(ctrl['ControllerNodeConfig'].robot_description or leg_xml,
-                           ctrl['ControllerConfig'])
+                xml = ctrl['ControllerNodeConfig'].robot_description or leg_xml
+                built = entry.build(xml, ctrl[entry.config_class().__name__])
+                monitor = entry.monitor_class()
+                if monitor is not None:
+                    monitor(xml, built.joint_names, *(
+                        ctrl[cls.__name__] for cls in entry.monitor_config_classes()))
             except ValueError as exc:
                 native.seek(0)
                 said = ' '.join(native.read().decode(errors='replace').split())
@@ -287,7 +327,8 @@ class HopRun:
         """Node name -> the parameters dodo hop gives it on top of the params file."""
         args = {'bag': str(self.bag) if self.bag is not None else '',
                 'stop_after': self.duration}
-        return {spec.name: graph.hop_parameters(spec, self.nodes, args) for spec in self.nodes}
+        return {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
+                for spec in self.nodes}
 
     def commands(self, directory: Path) -> dict[str, list]:
         """Node name -> command line; writes the generated params file into ``directory``."""
@@ -305,6 +346,10 @@ class HopRun:
             self._parse_simulator_line(text)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
+        elif child.name == 'controller':
+            summary = parse_summary(text, 'controller')
+            if summary is not None:
+                self.controller_summary = summary
         try:
             self.out.write(f'[{child.name}] {text}\n')
             self.out.flush()
@@ -437,7 +482,7 @@ class HopRun:
     def _fail(self, message: str) -> None:
         if message not in self.failures:
             self.failures.append(message)
-            self.err.write(f'dodo hop: {message}\n')
+            self.err.write(f'{self.prog}: {message}\n')
             self.err.flush()
 
     # -- results ---------------------------------------------------------------------------
@@ -474,6 +519,11 @@ class HopRun:
         codes = {name: c.proc.returncode for name, c in self.children.items()}
         if outcome == 'completed' and t is not None and t + 1e-6 < self.duration:
             self._fail(f'the simulator stopped at t = {t:.3f} s, before {self.duration:g} s')
+        fall = (self.controller_summary or {}).get('fall_reason')
+        if fall:
+            when = self.controller_summary.get('fall_time_s')
+            when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
+            self._fail(f'the robot fell: {fall} at t = {when} s (controller)')
         if outcome == 'completed' and self.failures:
             outcome = 'failed'
         exit_code = {'completed': EXIT_OK, 'failed': EXIT_FAILED}.get(outcome)
@@ -484,7 +534,7 @@ class HopRun:
                          sim_time_s=t, steps=steps, stop_reason=reason, wall_s=wall,
                          signal_name=signal_name, failures=list(self.failures),
                          exit_codes=codes, bag=self.bag, bag_closed=closed,
-                         exchange=self.sim_summary)
+                         exchange=self.sim_summary, outcome_monitor=self.controller_summary)
 
     def run(self, wall_timeout: float) -> RunResult:
         """check() must have passed. Start, wait, stop, with SIGINT/SIGTERM/SIGHUP handled."""
@@ -543,11 +593,14 @@ def default_wall_timeout(duration: float) -> float:
 
 def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out: TextIO | None = None, err: TextIO | None = None,
-        domain_id: int | None = None, env=None) -> int:
-    """Check, run, report; the exit code (see module docs)."""
+        domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
+        plotter: str = 'dodo_sim.tools.plot') -> int:
+    """Check, run, report; the exit code (see module docs). ``plotter``: the module whose
+    ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`)."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env)
+    hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env,
+                 model=model, prog=prog)
     try:
         hop.check()
         if wall_timeout is not None and not (math.isfinite(wall_timeout) and wall_timeout > 0):
@@ -559,43 +612,50 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
             Path(bag).absolute().parent.mkdir(parents=True, exist_ok=True)
     except (UsageError, OSError) as exc:
         hop.release()
-        err.write(f'dodo hop: error: {one_line(exc)}\n')
+        err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
         return EXIT_USAGE
     domain = hop.domain.domain_id
-    out.write(f'dodo hop: ROS domain {domain} (private to this run); watch it with '
+    out.write(f'{prog}: ROS domain {domain} (private to this run); watch it with '
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
               f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo /joint_states\n')
     if hop.domain.foreign_sockets:
-        out.write(f'dodo hop: note: domain {domain} already has DDS participants on this '
+        out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
                   f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
     out.flush()
     result = hop.run(wall_timeout if wall_timeout is not None
                      else default_wall_timeout(duration))
-    out.write(f'dodo hop: {result.summary()}\n')
-    if result.exchange_summary():
-        out.write(f'dodo hop: {result.exchange_summary()}\n')
+    out.write(f'{prog}: {result.summary()}\n')
+    for line in (result.walk_summary(), result.exchange_summary()):
+        if line:
+            out.write(f'{prog}: {line}\n')
     code = result.exit_code
     if bag is not None:
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
-        out.write(f'dodo hop: bag: {Path(bag).resolve()} ({state})\n')
+        out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
-            code = max(code, make_plots(bag, plots, out))
+            code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
     return code
 
 
-def make_plots(bag, plots, out: TextIO) -> int:
+#: Profile (``dodo hop``, ``dodo walk``) -> module writing the figures of its bag.
+PLOTTERS = {'hop': 'dodo_sim.tools.plot', 'walk': 'dodo_sim.tools.walk_plot'}
+
+
+def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',
+               plotter: str = 'dodo_sim.tools.plot') -> int:
+    import importlib
     try:
-        from dodo_sim.tools import plot
+        plot = importlib.import_module(plotter)
     except ImportError as exc:
-        out.write(f'dodo hop: no plots ({exc})\n')
+        out.write(f'{prog}: no plots ({exc})\n')
         return EXIT_FAILED
     code = plot.main([str(bag), '--out', str(plots)])
     if code:
-        out.write(f'dodo hop: plotting failed (exit code {code})\n')
+        out.write(f'{prog}: plotting failed (exit code {code})\n')
         return EXIT_FAILED
-    out.write(f'dodo hop: plots: {Path(plots).resolve()}\n')
+    out.write(f'{prog}: plots: {Path(plots).resolve()}\n')
     return EXIT_OK
 
 
@@ -606,18 +666,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(profile: str = 'hop', description: str | None = None,
+                 failed: str = 'failed') -> argparse.ArgumentParser:
+    """The options of ``dodo <profile>`` (graph.PROFILES: the default params file)."""
+    params = '/'.join(graph.profile(profile).params_file)
     parser = _Parser(
-        prog='dodo hop', description=__doc__.split('\n\n')[0],
-        epilog='Example: dodo hop --duration 10 --bag runs/hop1 --plots runs/hop1_plots. '
-               'Exit codes: 0 completed, 1 failed, 2 bad input, 130 interrupted, '
-               '143 terminated (docs/running.md).')
+        prog=f'dodo {profile}', description=description or __doc__.split('\n\n')[0],
+        epilog=f'Example: dodo {profile} --duration 10 --bag runs/{profile}1 --plots '
+               f'runs/{profile}1_plots. Exit codes: 0 completed, 1 {failed}, 2 bad input, '
+               f'130 interrupted, 143 terminated (docs/running.md).')
     parser.add_argument('--params-file', type=Path, default=None,
-                        help='params file (default: the package config/hop.yaml)')
+                        help=f'params file (default: the package {params})')
+    parser.add_argument('--model', type=Path, default=None,
+                        help='robot description xacro/URDF (default: the default model of the '
+                             'controller the params file selects)')
     parser.add_argument('--duration', type=float, default=10.0,
                         help='simulated time to run, s (default 10)')
     parser.add_argument('--runs-dir', type=Path, default=Path('runs'),
-                        help='parent of the default run directory hop-<date>-<time> '
+                        help=f'parent of the default run directory {profile}-<date>-<time> '
                              '(default ./runs)')
     parser.add_argument('--bag', type=Path, default=None,
                         help='record an MCAP bag to this new directory '
@@ -635,8 +701,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None = None) -> int:
+    """``dodo <profile>``: parse, check, run, report (``dodo walk``: profile 'walk')."""
+    prog = f'dodo {profile}'
+    parser = parser if parser is not None else build_parser(profile)
     try:
         args = parser.parse_args(argv)
         if args.plots is not None and args.no_plots:
@@ -644,23 +712,25 @@ def main(argv=None) -> int:
         if args.domain_id is not None:
             domains.parse_domain_id(args.domain_id, '--domain-id')
     except (UsageError, domains.DomainUnavailable) as exc:
-        print(f'dodo hop: error: {one_line(exc)}', file=sys.stderr)
+        print(f'{prog}: error: {one_line(exc)}', file=sys.stderr)
         return EXIT_USAGE
     bag, plots = args.bag, args.plots
     if bag is None:
-        run_dir = args.runs_dir / time.strftime('hop-%Y%m%d-%H%M%S')
+        run_dir = args.runs_dir / time.strftime(f'{profile}-%Y%m%d-%H%M%S')
         bag = run_dir / 'bag'
         default_plots = run_dir / 'plots'
     else:
         default_plots = bag.parent / (bag.name + '_plots')
     if plots is None and not args.no_plots:
         plots = default_plots
-    params_file = args.params_file if args.params_file is not None else default_params_path()
+    params_file = (args.params_file if args.params_file is not None
+                   else share_dir().joinpath(*graph.profile(profile).params_file))
     try:
         return run(params_file, args.duration, bag, plots, args.wall_timeout,
-                   domain_id=args.domain_id)
+                   domain_id=args.domain_id, model=args.model, prog=prog,
+                   plotter=PLOTTERS[profile])
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
-        print('dodo hop: interrupted (SIGINT)', file=sys.stderr)
+        print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED
 
 

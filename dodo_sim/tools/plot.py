@@ -9,7 +9,7 @@ and, when recorded, the channels of ``/controller/state``.
 Figures (PNG) for any robot:
 
 * ``trajectory.png``      CoG and base (heaviest link) path in the x-z plane, touchdowns per
-  contact frame, ground z = 0
+  contact frame, ground z = 0 (the boom-mounted leg: its task frame, below)
 * ``joint_positions.png`` / ``joint_velocities.png``   every joint (m or rad, m/s or rad/s)
 * ``torques.png``         commands per actuated joint (N·m) with the applied effort of
   ``/joint_states`` when published
@@ -20,6 +20,15 @@ The hopper's SLIP figures (Feng, Lehner & Lutze 2021), written when ``/controlle
 their channels: ``cog_x.png`` (``target_x``), ``angle_of_attack.png``
 (``angle_of_attack_rad``), ``apex_heights.png`` (``apex_height``: base height at each apex,
 ż_CoG + -> - in flight, with the set-point), ``phase.png`` (``phase``; SLIP leg and rest length).
+The Kneed Walker's figure (As & Mailhot 2018), written when ``/controller/state`` has the walk
+monitor's channels (``dodo_control.walker_monitor``): ``walk.png`` (``steps``, ``distance_m``,
+``fallen`` against time).
+
+The boom-mounted leg (Ding & Ramos; ``dodo_control.boom``) is drawn in its task frame
+(``docs/control.md``): horizontal = the hip's arc coordinate R·ψ along the boom circle,
+vertical = height; "CoG" and base are the hip (the SLIP point the controller works with), links
+and contact frames are mapped into the same frame, and the animation draws the leg from the hip
+down (the boom itself would be seen edge-on).
 
 Animation: ``robot.gif`` (PillowWriter) and ``robot.mp4`` (ffmpeg from PATH or the
 ``imageio-ffmpeg`` package): the robot seen from the side (x-z projection of the forward
@@ -95,6 +104,14 @@ class RunData:
     cmd: np.ndarray            # (K, actuated)
     state_t: np.ndarray | None  # /controller/state stamps, s
     state: dict = field(default_factory=dict)   # channel -> values
+    #: horizontal axis of the positions: 'x' (world) or 'arc' (the boom leg's task frame,
+    #: R·ψ; positions are then [arc, 0, height] and "CoG" is the hip)
+    horizontal: str = 'x'
+    com_name: str = 'CoG'
+
+    @property
+    def horizontal_label(self) -> str:
+        return 'x (m)' if self.horizontal == 'x' else 'arc R·ψ (m)'
 
     @property
     def foot(self) -> np.ndarray:
@@ -166,6 +183,12 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
             links[name][i] = pdata.oMf[fid].translation
         for frame, fid in contact_ids.items():
             contact_pos[frame][i] = pdata.oMf[fid].translation
+    horizontal, com_name, base_name = 'x', 'CoG', model.frames[base_id].name
+    boom = _boom_dynamics(model_info, robot.urdf_xml)
+    if boom is not None:
+        com, com_vel, base, links, contact_pos, segments = _boom_task_frame(
+            boom, js, links, contact_pos, segments, joints, robot.actuated_joint_names[0])
+        horizontal, com_name, base_name = 'arc', 'hip (SLIP point)', 'hip'
     force_t, force = {}, {}
     for frame in contact_frames:
         topic = contract.contact_topic(frame)
@@ -191,10 +214,47 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         units.append('m' if 'P' in joint.shortname().replace('JointModel', '')[:1] else 'rad')
     return RunData(t=js.t, joint_names=tuple(robot.joint_names), joint_units=tuple(units),
                    q=js.q, v=js.v, effort=js.effort, com=com, com_vel=com_vel,
-                   base_name=model.frames[base_id].name, base=base, links=links,
+                   base_name=base_name, base=base, links=links,
                    segments=segments, contact_frames=contact_frames, contact_pos=contact_pos,
                    force_t=force_t, force=force, cmd_t=cmd_t, cmd_names=cmd_names, cmd=cmd,
-                   state_t=state_t, state=state)
+                   state_t=state_t, state=state, horizontal=horizontal, com_name=com_name)
+
+
+def _boom_dynamics(model_info, urdf_xml: str):
+    """The boom-mounted leg's task-frame dynamics if the robot is one, else None."""
+    from dodo_control.boom import boom_layout_problem
+    if boom_layout_problem(model_info) is not None:
+        return None
+    from dodo_control.dynamics import load_dynamics
+    return load_dynamics(urdf_xml)[1]
+
+
+def _boom_task_frame(dyn, js, links: dict, contact_pos: dict, segments: tuple, joints: list,
+                     hip_joint: str):
+    """World positions -> the boom's task frame [arc, 0, height] (module docs); CoG and base
+    become the hip (the SLIP point, with its task velocity); segments from the hip down."""
+    n = len(js.t)
+    yaw = js.q[:, 0]
+
+    def task(points):
+        out = np.zeros((n, 3))
+        for i in range(n):
+            out[i, [0, 2]] = dyn.task_coordinates(yaw[i], points[i])
+        return out
+
+    com, com_vel = np.zeros((n, 3)), np.zeros((n, 3))
+    for i in range(n):
+        terms = dyn.tick_terms(js.q[i], js.v[i])
+        com[i, [0, 2]], com_vel[i, [0, 2]] = terms.com, terms.com_vel
+    leg_links = {next(j.child for j in joints if j.name == hip_joint)}
+    for joint in joints:                 # URDF order: parents before children
+        if joint.parent in leg_links:
+            leg_links.add(joint.child)
+    leg_segments = tuple(seg for seg in segments if seg[0] in leg_links)
+    leg = {name: task(points) for name, points in links.items()
+           if any(name in seg for seg in leg_segments)}
+    return (com, com_vel, com.copy(), leg, {f: task(p) for f, p in contact_pos.items()},
+            leg_segments)
 
 
 def contact_phase(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray, str]:
@@ -269,21 +329,23 @@ def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]
     written: list[Path] = []
     _general_figures(run, out_dir, config, written)
     _slip_figures(run, out_dir, config, written)
+    _walker_figures(run, out_dir, config, written)
     return written
 
 
 def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
     fig, ax = _figure(figsize=(8.0, 4.0))
-    ax.plot(run.com[:, 0], run.com[:, 2], label='CoG')
+    ax.plot(run.com[:, 0], run.com[:, 2], label=run.com_name)
     ax.plot(run.base[:, 0], run.base[:, 2], lw=0.8, alpha=0.7, label=f'base ({run.base_name})')
     for i, (frame, (_, x)) in enumerate(touchdowns(run, config.contact_threshold_n).items()):
         if len(x):
             ax.plot(x, np.zeros_like(x), 'v', color=f'C{3 + i}', label=f'touchdown {frame}')
     ax.axhline(0.0, color='0.4', lw=0.8)
-    ax.set_xlabel('x (m)')
+    ax.set_xlabel(run.horizontal_label)
     ax.set_ylabel('z (m)')
     ax.set_aspect('equal', adjustable='datalim')
-    ax.set_title('CoG and base path')
+    ax.set_title(f'{run.com_name} and base path'
+                 + (' (boom task frame)' if run.horizontal == 'arc' else ''))
     ax.legend(loc='best', fontsize='small')
     _save(fig, out_dir / 'trajectory.png', config.dpi, written)
 
@@ -326,12 +388,13 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
     _save(fig, out_dir / 'contact_forces.png', config.dpi, written)
 
     fig, ax = _figure()
-    ax.plot(run.t, run.com_vel[:, 0], label='ẋ CoG')
-    ax.plot(run.t, run.com_vel[:, 2], lw=0.8, alpha=0.6, label='ż CoG')
+    dot = 'ẋ' if run.horizontal == 'x' else 'ṡ (arc)'
+    ax.plot(run.t, run.com_vel[:, 0], label=f'{dot} {run.com_name}')
+    ax.plot(run.t, run.com_vel[:, 2], lw=0.8, alpha=0.6, label=f'ż {run.com_name}')
     _setpoint(ax, run, 'velocity_setpoint', 'velocity set-point')
     ax.set_xlabel('t (s)')
     ax.set_ylabel('v (m/s)')
-    ax.set_title('CoG velocity')
+    ax.set_title(f'{run.com_name} velocity')
     ax.legend(loc='best', fontsize='small')
     _save(fig, out_dir / 'cog_velocity.png', config.dpi, written)
 
@@ -340,11 +403,11 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
     """The hopper's SLIP figures, each only when its channels were recorded."""
     if _has(run, 'target_x'):
         fig, ax = _figure()
-        ax.plot(run.t, run.com[:, 0], label='x CoG')
-        _setpoint(ax, run, 'target_x', 'target x')
+        ax.plot(run.t, run.com[:, 0], label=f'{run.horizontal} {run.com_name}')
+        _setpoint(ax, run, 'target_x', f'target {run.horizontal}')
         ax.set_xlabel('t (s)')
-        ax.set_ylabel('x (m)')
-        ax.set_title('CoG x position')
+        ax.set_ylabel(run.horizontal_label)
+        ax.set_title(f'{run.com_name} {run.horizontal} position')
         ax.legend(loc='best', fontsize='small')
         _save(fig, out_dir / 'cog_x.png', config.dpi, written)
 
@@ -387,11 +450,29 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
         if not plotted and run.contact_frames:
             frame = run.contact_frames[0]
             axes[1].plot(run.t, np.linalg.norm(run.com - run.contact_pos[frame], axis=1),
-                         label=f'|CoG - {frame}|')
+                         label=f'|{run.com_name} - {frame}|')
         axes[1].set_ylabel('m')
         axes[1].set_xlabel('t (s)')
         axes[1].legend(loc='best', fontsize='small')
         _save(fig, out_dir / 'phase.png', config.dpi, written)
+
+
+#: the Kneed Walker's walk monitor channels (dodo_control.walker_monitor) and their axis labels
+WALK_CHANNELS = (('steps', 'steps'), ('distance_m', 'distance (m)'), ('fallen', 'fallen'))
+
+
+def _walker_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
+    """The walk monitor's outcome (steps, distance walked, fall flag) when recorded."""
+    channels = [(name, label) for name, label in WALK_CHANNELS if _has(run, name)]
+    if not channels:
+        return
+    fig, axes = _figure(max(2, len(channels)))
+    for ax, (name, label) in zip(axes, channels):
+        ax.plot(run.state_t, run.state[name], lw=1.0)
+        ax.set_ylabel(label, fontsize='small')
+    axes[-1].set_xlabel('t (s)')
+    axes[0].set_title('walk monitor')
+    _save(fig, out_dir / 'walk.png', config.dpi, written)
 
 
 def frame_indices(t: np.ndarray, fps: float, max_frames: int) -> np.ndarray:
@@ -459,7 +540,7 @@ def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Pat
     ax.set_ylim(min(zs.min(), 0.0) - 0.1, zs.max() + pad)
     ax.set_aspect('equal', adjustable='box')
     ax.axhline(0.0, color='0.4', lw=1.0)
-    ax.set_xlabel('x (m)')
+    ax.set_xlabel(run.horizontal_label)
     ax.set_ylabel('z (m)')
     (trail,) = ax.plot([], [], '-', color='C3', lw=0.8, alpha=0.6, animated=True)
     (links,) = ax.plot([], [], '-o', lw=3, color='C0', markersize=4, animated=True)

@@ -1,0 +1,167 @@
+"""The controllers the controller node can host: name -> controller class, config dataclass.
+
+One node parameter selects the controller (``controller``, a field of
+:class:`dodo_sim.ros.node_config.ControllerNodeConfig`; default ``slip_hopper``)::
+
+    from dodo_control.registry import controller_entry, controller_names
+    entry = controller_entry('kneed_walker')       # unknown name -> ValueError with the known list
+    entry.config_class()                           # WalkerConfig
+    ctrl = entry.build(urdf_xml, config)           # the controller for that robot description
+    entry.parameter_classes()                      # what the node declares as ROS parameters
+
+Every hosted controller has ``update(t, q, v, contact_forces) -> tau``, ``telemetry``,
+``reconfigure(config)`` and states the robot it drives: ``joint_names`` (order of q, v),
+``actuated_joint_names`` (order of tau), ``contact_frames`` (one ``[fx, fy, fz]`` row each in
+``contact_forces``). The node sizes its topics from these.
+
+An entry may name an *outcome monitor* (the walker's: :class:`dodo_control.walker_monitor.WalkMonitor`):
+a judge of the run that looks at the measured state only (falls, steps, distance), never at the
+controller's telemetry. Its configuration dataclasses are parameters of the node too. The monitor
+of a walking robot judges the ground the simulator simulates: the graph (``dodo_sim.ros.graph``)
+hands the simulator's :data:`TERRAIN_PARAMETERS` to such a controller node.
+
+Pure data and lazy imports (``module:Class`` strings): the graph, the launch files and the
+params-file checks import this module without importing the controllers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass
+
+#: SimConfig fields that describe the ground (``dodo_sim.simulator.SimConfig``). A monitor that
+#: judges heights above the ground declares these; the graph copies the simulator's values.
+TERRAIN_PARAMETERS = ('terrain', 'terrain_height_m', 'slope_deg', 'step_edges_x_m',
+                      'step_rises_m', 'sine_amplitude_m', 'sine_wavelength_m')
+
+#: The controller the node hosts when its ``controller`` parameter is not set.
+DEFAULT_CONTROLLER = 'slip_hopper'
+
+
+def _load(ref: str):
+    module, _, name = ref.partition(':')
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class ControllerEntry:
+    """One hostable controller.
+
+    Attributes:
+        name: value of the controller node's ``controller`` parameter.
+        controller: ``module:Class`` of the controller.
+        config: ``module:Class`` of its frozen config dataclass (every field a ROS parameter).
+        builder: ``module:function`` ``(urdf_xml, config) -> controller``; raises ValueError
+            naming what the robot description lacks.
+        model: default robot description of this controller, a path in the package share
+            directory (``dodo hop``/``dodo walk`` without ``--model``, launch without ``model:=``).
+        startup_only: config fields fixed while running (the node sized its topics from them);
+            every other field is settable at runtime through ``reconfigure``.
+        monitor: ``module:Class`` of the outcome monitor, or '' (none).
+        monitor_configs: ``module:Class`` of each config dataclass of the monitor (read-only
+            parameters of the node).
+        description: one line.
+    """
+
+    name: str
+    controller: str
+    config: str
+    builder: str
+    model: tuple
+    startup_only: tuple = ()
+    monitor: str = ''
+    monitor_configs: tuple = ()
+    description: str = ''
+
+    def controller_class(self):
+        return _load(self.controller)
+
+    def config_class(self):
+        return _load(self.config)
+
+    def monitor_class(self):
+        return _load(self.monitor) if self.monitor else None
+
+    def monitor_config_classes(self) -> tuple:
+        return tuple(_load(ref) for ref in self.monitor_configs)
+
+    def parameter_classes(self) -> tuple:
+        """Config dataclasses whose fields are the node's control parameters: the controller's,
+        then the monitor's (a field name shared by two of them is one parameter)."""
+        return (self.config_class(),) + self.monitor_config_classes()
+
+    def runtime_parameters(self) -> tuple:
+        """Controller config fields a running node accepts changes of."""
+        return tuple(f.name for f in dataclasses.fields(self.config_class())
+                     if f.name not in self.startup_only)
+
+    def build(self, urdf_xml: str, config):
+        """The controller for the robot description ``urdf_xml`` (XML or a path)."""
+        if not isinstance(config, self.config_class()):
+            raise TypeError(f'controller {self.name!r} needs a {self.config_class().__name__}, '
+                            f'got {type(config).__name__}')
+        return _load(self.builder)(urdf_xml, config)
+
+
+def build_slip_hopper(urdf_xml, config):
+    """The SLIP hopper controller (it builds its own model of the leg from the URDF)."""
+    from dodo_control.controller import Controller
+    return Controller(urdf_xml, config)
+
+
+def build_kneed_walker(urdf_xml, config):
+    """The Kneed Walker controller; refuses a robot description without its joints or feet."""
+    from dodo_control.walker import WalkerController
+    check_robot(urdf_xml, 'kneed_walker', joints=config.joint_names,
+                contact_frames=config.contact_frames)
+    return WalkerController(config)
+
+
+def check_robot(urdf_xml, controller: str, *, joints=(), contact_frames=()) -> None:
+    """Raise ValueError naming the joints or frames of ``controller`` the robot lacks."""
+    from dodo_sim.physics.robot import load_robot
+    robot = load_robot(urdf_xml, contact_frames=())
+    missing = [j for j in joints if j not in robot.joint_names]
+    if missing:
+        raise ValueError(f'controller {controller!r} needs joint(s) {missing}, which the robot '
+                         f'description does not have; its joints are {list(robot.joint_names)}')
+    frames = [f for f in contact_frames if not robot.model.existFrame(f)]
+    if frames:
+        raise ValueError(f'controller {controller!r} needs contact frame(s) {frames}, which the '
+                         f'robot description does not have')
+
+
+CONTROLLERS = (
+    ControllerEntry(
+        'slip_hopper', 'dodo_control.controller:Controller',
+        'dodo_control.controller:ControllerConfig', 'dodo_control.registry:build_slip_hopper',
+        model=('urdf', 'hopper.urdf.xacro'), startup_only=('control_period',),
+        description='hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md'),
+    ControllerEntry(
+        'kneed_walker', 'dodo_control.walker:WalkerController',
+        'dodo_control.walker:WalkerConfig', 'dodo_control.registry:build_kneed_walker',
+        model=('urdf', 'kneed_walker.urdf.xacro'),
+        startup_only=('contact_frames', 'joint_names', 'pitch_joint', 'forward_joint',
+                      'hip_joints', 'knee_joints', 'actuated_joints', 'initial_stance_frame'),
+        monitor='dodo_control.walker_monitor:WalkMonitor',
+        monitor_configs=('dodo_control.walker_outcome:FallCriteria',
+                         'dodo_control.walker_monitor:TerrainConfig'),
+        description='Kneed Walker pulse controller (As & Mailhot 2018), docs/walker.md'),
+)
+
+
+def controller_names() -> tuple:
+    return tuple(entry.name for entry in CONTROLLERS)
+
+
+def controller_entry(name: str) -> ControllerEntry:
+    """The entry of controller ``name``; ValueError naming the known controllers otherwise."""
+    for entry in CONTROLLERS:
+        if entry.name == name:
+            return entry
+    raise ValueError(f'unknown controller {name!r}; known controllers: '
+                     f'{list(controller_names())}')
+
+
+__all__ = ['ControllerEntry', 'CONTROLLERS', 'DEFAULT_CONTROLLER', 'TERRAIN_PARAMETERS',
+           'controller_entry', 'controller_names', 'check_robot']

@@ -1,0 +1,198 @@
+"""Scenarios of the boom-mounted leg (urdf/boom_leg.urdf.xacro + the SLIP controller in the
+boom's task frame, docs/control.md "Boom-mounted leg"). A study names it ``robot:
+dodo_control.scenarios.boom``.
+
+Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
+perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
+*simulator's* state (pinocchio on the simulator's model, never the controller's telemetry):
+
+* hip height above the ground under it and hip arc coordinate ``s = R boom_yaw`` (R: the hip's distance
+  from the yaw axis at q = 0, i.e. ``boom_radius_m``);
+* apexes: local maxima of the hip height in flight, after the first contact;
+* the run fails (:class:`ScenarioFailed`) if the simulation diverges, the controller refuses its
+  configuration, the knee passes through the stretched-leg singularity or the hip falls below
+  ``min_hip_height_m``.
+
+Kinds (options and defaults in :data:`SCENARIOS`):
+
+``hold``
+    hop in place at the start arc position; apex height spread and arc error after
+    ``skip_hops`` hops.
+``target_step``
+    hold, then at ``at_s`` move ``target_x`` (an arc coordinate) by ``step_m`` at run time;
+    settling hop count within ``tolerance_m``, overshoot, final error.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from dodo_control.controller import Controller, ControllerConfig
+from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed
+from dodo_sim.model import robot_description_xml
+from dodo_sim.rollout import rollout
+from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+
+URDF = Path(__file__).resolve().parents[2] / 'urdf' / 'boom_leg.urdf.xacro'
+
+#: params-file section -> config dataclass
+SECTIONS = {'simulator': SimConfig, 'controller': ControllerConfig}
+
+#: start posture unless the study sets simulator.initial_q: boom tipped up 0.1 rad (hip
+#: 0.25 m up), the leg in Ding & Ramos' nominal crouch, the foot 6 cm above the ground
+START_Q = (0.0, -0.1, -math.pi / 3.0, math.pi / 2.0)
+
+_COMMON = {'duration_s': 8.0, 'min_hip_height_m': 0.08}
+
+
+def xacro_arg_names() -> tuple:
+    """Arguments the boom-leg xacro declares."""
+    return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', URDF.read_text()))
+
+
+def check_perturbation(perturbation: Perturbation) -> None:
+    """Raise ValueError naming xacro args the boom leg does not declare or cannot build."""
+    names = set(xacro_arg_names())
+    unknown = sorted(set(perturbation.xacro_args) - names)
+    if unknown:
+        raise ValueError(f'unknown xacro arg(s) {unknown} of {URDF.name}; known: {sorted(names)}')
+    robot_description_xml(URDF, perturbation.xacro_args or None)   # raises ModelError
+
+
+class _Run:
+    """Simulator + controller of one scenario run and what is measured on it."""
+
+    def __init__(self, configs: dict, perturbation: Perturbation):
+        xml = robot_description_xml(URDF, perturbation.xacro_args or None)
+        sim_cfg = configs['simulator']
+        if sim_cfg.initial_q == SimConfig().initial_q:
+            sim_cfg = SimConfig(**{**_fields(sim_cfg), 'initial_q': START_Q})
+        try:
+            self.sim = Simulator(xml, sim_cfg)
+            self.ctrl = Controller(xml, configs['controller'])
+        except ValueError as exc:
+            raise ScenarioFailed(f'configuration refused: {exc}') from exc
+        self.model = self.sim.robot.model
+        self.data = self.model.createData()
+        hip_joint = self.model.getJointId(self.sim.actuated_joint_names[0])
+        self.hip_joint = hip_joint
+        pin.forwardKinematics(self.model, self.data, np.zeros(self.model.nq))
+        axis = self.data.oMi[1].translation
+        self.radius_m = float(self.data.oMi[hip_joint].translation[0] - axis[0])
+
+    def arc(self, q) -> float:
+        """Hip arc coordinate R boom_yaw, m."""
+        return self.radius_m * float(q[0])
+
+    def run(self, duration_s: float, on_tick=None):
+        try:
+            return rollout(self.sim, self.ctrl, duration_s=duration_s, on_tick=on_tick)
+        except SimulationDiverged as exc:
+            raise ScenarioFailed(f'simulation diverged: {exc}') from exc
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            raise ScenarioFailed(f'controller failed: {exc}') from exc
+
+    def measure(self, result, min_hip_height_m: float) -> dict:
+        """Hip heights, arc coordinates and apex indices of a finished rollout."""
+        q, contact = result.q, result.in_contact
+        heights = np.empty(len(q))
+        terrain = self.sim.terrain
+        for i, qi in enumerate(q):
+            pin.forwardKinematics(self.model, self.data, qi)
+            hip = self.data.oMi[self.hip_joint].translation
+            heights[i] = hip[2] - terrain.height(float(hip[0]))   # ground under the hip
+        knee = q[:, 3]
+        if not np.all(np.sign(knee) == np.sign(knee[0])) or np.min(np.abs(knee)) < 0.05:
+            raise ScenarioFailed('the knee passed through the stretched-leg singularity')
+        if heights.min() < min_hip_height_m:
+            raise ScenarioFailed(f'the hip fell to {heights.min():.3f} m')
+        touched = np.cumsum(contact) > 0
+        inner = slice(1, len(q) - 1)
+        apex = np.flatnonzero((heights[inner] >= heights[:-2]) & (heights[inner] > heights[2:])
+                              & ~contact[inner] & touched[inner]) + 1
+        return {'height': heights, 'arc': self.radius_m * q[:, 0], 'apex': apex}
+
+
+def _fields(config) -> dict:
+    return {name: getattr(config, name) for name in config.__dataclass_fields__}
+
+
+def _holding_run(configs: dict, perturbation: Perturbation):
+    run = _Run(configs, perturbation)
+    s0 = run.arc(run.sim.config.initial_q)
+    run.ctrl.set_setpoints(target_x=s0)
+    return run, s0
+
+
+def _max_abs(values) -> float:
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        raise ScenarioFailed('no apex in the measured window (run too short?)')
+    return float(np.max(np.abs(values)))
+
+
+def _settle_hop(errors, tolerance: float) -> int:
+    """1-based hop from which |error| < tolerance holds to the end; len + 1 if never."""
+    ok = np.abs(np.asarray(errors)) < tolerance
+    if ok.size == 0 or not ok[-1]:
+        return int(ok.size) + 1
+    bad = np.flatnonzero(~ok)
+    return int(bad[-1]) + 2 if bad.size else 1
+
+
+def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
+    run, s0 = _holding_run(configs, perturbation)
+    result = run.run(options['duration_s'])
+    m = run.measure(result, options['min_hip_height_m'])
+    apex = m['apex'][options['skip_hops']:]
+    if apex.size == 0:
+        raise ScenarioFailed('no apex in the measured window (run too short?)')
+    heights = m['height'][apex]
+    errors = m['arc'][apex] - s0
+    return {'apex_height_spread': float((heights.max() - heights.min()) / heights.mean()),
+            'apex_height_error_max_m': _max_abs(heights - configs['controller'].apex_height),
+            'apex_arc_error_max_m': _max_abs(errors),
+            'arc_drift_m': float(errors[-1] - errors[0]),
+            'hops': float(len(m['apex']))}
+
+
+def run_target_step(configs: dict, options: dict, perturbation: Perturbation) -> dict:
+    run, s0 = _holding_run(configs, perturbation)
+    at_s, new_target = options['at_s'], s0 + options['step_m']
+    switched = []
+
+    def on_tick(k, state, tau):
+        if not switched and state.t >= at_s - 1e-9:
+            run.ctrl.set_setpoints(target_x=new_target)
+            switched.append(state.t)
+
+    result = run.run(options['duration_s'], on_tick=on_tick)
+    m = run.measure(result, options['min_hip_height_m'])
+    t_apex = result.t[m['apex']]
+    errors = m['arc'][m['apex']][t_apex > at_s] - new_target
+    if errors.size == 0:
+        raise ScenarioFailed('no apex after the target change (run too short?)')
+    direction = math.copysign(1.0, options['step_m']) if options['step_m'] else 1.0
+    return {'settle_hops': float(_settle_hop(errors, options['tolerance_m'])),
+            'overshoot_m': max(0.0, float(np.max(errors * direction))),
+            'final_error_m': _max_abs(errors[-options['final_hops']:])}
+
+
+SCENARIOS = {
+    'hold': Scenario(
+        run_hold, {**_COMMON, 'skip_hops': 3},
+        ('apex_height_spread', 'apex_height_error_max_m', 'apex_arc_error_max_m', 'arc_drift_m',
+         'hops'),
+        'hop in place at the start arc position'),
+    'target_step': Scenario(
+        run_target_step, {**_COMMON, 'duration_s': 10.0, 'at_s': 1.0, 'step_m': 0.2,
+                          'tolerance_m': 0.01, 'final_hops': 4},
+        ('settle_hops', 'overshoot_m', 'final_error_m'),
+        'move target_x (arc coordinate) by step_m at run time, measure the settling'),
+}
+
+__all__ = ['SECTIONS', 'SCENARIOS', 'START_Q', 'check_perturbation', 'xacro_arg_names']
