@@ -5,8 +5,10 @@
   (2 = twice as fast).  Pacing is a 1 ms wall-clock timer that publishes every message whose
   scaled bag time has come; messages are published as the recorded CDR bytes.
 * ``--through-controller``: offline regression check from the bag alone, no DDS
-  (``docs/bags.md``).  A fresh :class:`dodo_control.controller.Controller` is built from what
-  the bag recorded: the URDF of ``/robot_description`` and the controller node's configuration
+  (``docs/bags.md``).  A fresh controller is built from what the bag recorded, as the controller
+  node builds it: through :mod:`dodo_control.registry` from the node's ``controller`` parameter
+  (``slip_hopper`` or ``kneed_walker``; ``slip_hopper`` for bags recorded before the registry),
+  with the URDF of ``/robot_description`` and the controller node's configuration
   from ``/parameter_events`` (its parameters at start, then every accepted runtime change, applied
   right before the first answered state whose ``config_revision`` channel on
   ``/controller/state`` counts it — where the controller applied it).  It is fed the recorded
@@ -64,13 +66,15 @@ class ControllerComparison:
     config_source: str = ''    # where the controller configuration came from
     changes_applied: int = 0   # runtime parameter changes replayed
     warnings: tuple = ()
+    controller: str = 'slip_hopper'   # registry name of the replayed controller
 
     def summary(self) -> str:
         per_joint = ', '.join(f'{name} {value:.3e}' for name, value in
                               zip(self.joint_names, self.max_abs_per_joint_nm))
         return (f'compared {self.compared} commands (from {self.source}): '
                 f'max |dtau| = {self.max_abs_nm:.3e} N*m ({per_joint}) at '
-                f't = {self.t_of_max_s:.3f} s, RMS = {self.rms_nm:.3e} N*m; configuration: '
+                f't = {self.t_of_max_s:.3f} s, RMS = {self.rms_nm:.3e} N*m; controller '
+                f'{self.controller}, configuration: '
                 f'{self.config_source}, {self.changes_applied} runtime change(s) applied')
 
 
@@ -224,8 +228,9 @@ def _align(inputs: _Inputs, make_controller, recorded: np.ndarray, last_row: int
 class ControllerSetup:
     """What the replayed controller is built from (see :func:`controller_setup`)."""
 
-    config: object                              # ControllerConfig at start
-    changes: list = field(default_factory=list)  # [(ParameterRecord, ControllerConfig after)]
+    config: object                              # the controller's config at start
+    changes: list = field(default_factory=list)  # [(ParameterRecord, config after)]
+    entry: object = None                        # dodo_control.registry.ControllerEntry
     source: str = ''
     pair_by_stamp: bool | None = True   # None: 'auto', decided from the recorded stamps
     warnings: list = field(default_factory=list)
@@ -236,17 +241,44 @@ def _config_values(cls, values: dict) -> dict:
     return {k: v for k, v in values.items() if k in fields}
 
 
+def controller_name(recorded, params_file=None, node: str = CONTROLLER_NODE) -> str:
+    """The registry name of the run's controller: the params file's ``controller`` parameter
+    (an override), else the recorded one, else ``slip_hopper`` (bags recorded before the
+    controller node hosted several controllers)."""
+    from dodo_control.registry import DEFAULT_CONTROLLER
+    from dodo_sim.ros.params import node_parameters
+    if params_file is not None:
+        name = node_parameters(params_file, node).get('controller')
+        if name is not None:
+            return str(name)
+    if recorded is not None and recorded.initial.get('controller') is not None:
+        return str(recorded.initial['controller'])
+    return DEFAULT_CONTROLLER
+
+
+def _package_default_configures(name: str) -> bool:
+    """Whether the package default params file (config/hop.yaml) configures controller
+    ``name``."""
+    from dodo_control.registry import DEFAULT_CONTROLLER
+    from dodo_sim.paths import default_params_path
+    from dodo_sim.ros.params import node_parameters
+    return node_parameters(default_params_path(), CONTROLLER_NODE).get(
+        'controller', DEFAULT_CONTROLLER) == name
+
+
 def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
                      ) -> ControllerSetup:
-    """The controller configuration of a run: recorded start values and runtime changes (or
-    ``params_file``, an override), and its contact pairing."""
-    from dodo_control.controller import ControllerConfig
+    """The controller of a run (:func:`controller_name`) and its configuration: recorded start
+    values and runtime changes (or ``params_file``, an override), and its contact pairing."""
+    from dodo_control.registry import controller_entry
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_file,
                                      config_from_parameters)
 
     recorded = bagio.node_parameters(data, node)
-    setup = ControllerSetup(config=None)
+    entry = controller_entry(controller_name(recorded, params_file, node))
+    ControllerConfig = entry.config_class()
+    setup = ControllerSetup(config=None, entry=entry)
     if params_file is not None:
         setup.config = config_from_file(ControllerConfig, params_file, node)
         setup.source = f'params file {params_file}'
@@ -261,13 +293,19 @@ def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
             setup.warnings.append(
                 f'parameters {sorted(set(recorded.changed_before_declared))} of /{node} were '
                 f'changed before the recorder saw their start values')
-    else:
+    elif _package_default_configures(entry.name):
         setup.config = config_from_file(ControllerConfig, default_params_path(), node)
         setup.source = f'package default {default_params_path()}'
         setup.warnings.append(f'the bag has no recorded configuration of /{node} (recorded '
                               f'without {contract.PARAMETER_EVENTS}): using '
                               f'{default_params_path()}; pass --params-file if the run used '
                               f'another one')
+    else:
+        setup.config = ControllerConfig()
+        setup.source = f'{ControllerConfig.__name__} defaults'
+        setup.warnings.append(f'the bag has no recorded configuration of /{node}: using the '
+                              f'defaults of {ControllerConfig.__name__}; pass --params-file if '
+                              f'the run used another one')
     if recorded is not None:
         pairing = recorded.initial.get('contact_pairing')
         if pairing is None and 'sync_foot_contact' in recorded.initial:
@@ -323,8 +361,6 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     'auto': by stamp when the contact messages carry joint-state stamps; stamp when unknown).
     ``source``: 'joint_commands', 'state', 'commands' or 'auto' (the first of these recorded).
     """
-    from dodo_control.controller import Controller
-
     types = bagio.topic_types(bag_dir)
     topics = [contract.JOINT_STATES, JOINT_COMMAND_TOPIC, STATE_TOPIC, COMMAND_TOPIC,
               contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS]
@@ -342,8 +378,9 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     robot = bagio.robot_info(data, urdf)
     setup = controller_setup(data, params_file)
     warnings += setup.warnings
-    probe = Controller(robot.urdf_xml, setup.config)
-    leg_xml = probe.leg.urdf_xml                                   # parse/xacro once
+    probe = setup.entry.build(robot.urdf_xml, setup.config)
+    leg = getattr(probe, 'leg', None)                              # SLIP: parse/xacro once
+    leg_xml = leg.urdf_xml if leg is not None else robot.urdf_xml
     joint_names, actuated, frames = controller_names(probe, robot)
     js = bagio.joint_states(data[contract.JOINT_STATES], joint_names)
     pair_by_stamp = setup.pair_by_stamp if sync_foot_contact is None else sync_foot_contact
@@ -351,7 +388,7 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     rec = _recorded_torques(data, js, actuated, source)
 
     def make_controller():
-        return Controller(leg_xml, setup.config)
+        return setup.entry.build(leg_xml, setup.config)
 
     stamps, recorded = rec.stamps, rec.tau
     if stamps is None:
@@ -405,6 +442,7 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
         max_abs_per_joint_nm=tuple(float(x) for x in absdiff.max(axis=0)),
         t_of_max_s=float(stamps[kept[worst]] * 1e-9), unmatched_states=unmatched,
         joint_names=tuple(actuated), config_source=setup.source, changes_applied=applied[0],
+        controller=setup.entry.name,
         warnings=tuple(warnings))
 
 
