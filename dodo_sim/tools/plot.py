@@ -108,6 +108,9 @@ class RunData:
     #: R·ψ; positions are then [arc, 0, height] and "CoG" is the hip)
     horizontal: str = 'x'
     com_name: str = 'CoG'
+    #: the recorded controller (the controller node's ``controller`` parameter, registry name;
+    #: 'slip_hopper' for bags without it): the SLIP figures read its channels only
+    controller: str = 'slip_hopper'
 
     @property
     def horizontal_label(self) -> str:
@@ -203,6 +206,9 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         commands = data[contract.EFFORT_COMMANDS]
         cmd = bagio.multiarray(commands)
         cmd_t = bagio.sim_time(data, commands.log_time_ns)
+    recorded = bagio.node_parameters(data, 'controller')
+    controller = str((recorded.initial if recorded is not None else {}).get('controller')
+                     or 'slip_hopper')
     state_t, state = None, {}
     if contract.CONTROLLER_STATE in data:
         state_t, state = bagio.named_values(data[contract.CONTROLLER_STATE])
@@ -217,7 +223,8 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
                    base_name=base_name, base=base, links=links,
                    segments=segments, contact_frames=contact_frames, contact_pos=contact_pos,
                    force_t=force_t, force=force, cmd_t=cmd_t, cmd_names=cmd_names, cmd=cmd,
-                   state_t=state_t, state=state, horizontal=horizontal, com_name=com_name)
+                   state_t=state_t, state=state, horizontal=horizontal, com_name=com_name,
+                   controller=controller)
 
 
 def _boom_dynamics(model_info, urdf_xml: str):
@@ -258,9 +265,9 @@ def _boom_task_frame(dyn, js, links: dict, contact_pos: dict, segments: tuple, j
 
 
 def contact_phase(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """(t, phase 0 flight / 1 stance, source) from the controller if recorded, else from the
-    contact forces (any frame above the threshold)."""
-    if run.state_t is not None and 'phase' in run.state:
+    """(t, phase 0 flight / 1 stance, source) from the SLIP controller if recorded, else from
+    the contact forces (any frame above the threshold)."""
+    if _has_slip(run, 'phase'):
         return run.state_t, run.state['phase'], 'controller phase'
     frames = [f for f in run.contact_frames if f in run.force_t and len(run.force_t[f])]
     if frames:
@@ -323,6 +330,12 @@ def _save(fig, path: Path, dpi: int, written: list) -> None:
 
 def _has(run: RunData, channel: str) -> bool:
     return run.state_t is not None and channel in run.state
+
+
+def _has_slip(run: RunData, channel: str) -> bool:
+    """A channel of the SLIP controller (another controller's 'phase' means something else:
+    the walker's is its step phase)."""
+    return run.controller == 'slip_hopper' and _has(run, channel)
 
 
 def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]:
@@ -401,7 +414,7 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
 
 def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
     """The hopper's SLIP figures, each only when its channels were recorded."""
-    if _has(run, 'target_x'):
+    if _has_slip(run, 'target_x'):
         fig, ax = _figure()
         ax.plot(run.t, run.com[:, 0], label=f'{run.horizontal} {run.com_name}')
         _setpoint(ax, run, 'target_x', f'target {run.horizontal}')
@@ -411,7 +424,7 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
         ax.legend(loc='best', fontsize='small')
         _save(fig, out_dir / 'cog_x.png', config.dpi, written)
 
-    if _has(run, 'angle_of_attack_rad'):
+    if _has_slip(run, 'angle_of_attack_rad'):
         fig, ax = _figure()
         ax.plot(run.state_t, np.degrees(run.state['angle_of_attack_rad']))
         ax.set_xlabel('t (s)')
@@ -419,7 +432,7 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
         ax.set_title('angle of attack')
         _save(fig, out_dir / 'angle_of_attack.png', config.dpi, written)
 
-    if _has(run, 'apex_height'):
+    if _has_slip(run, 'apex_height'):
         fig, ax = _figure()
         apex_t, apex_z = apexes(run, config.contact_threshold_n)
         ax.plot(np.arange(1, len(apex_z) + 1), apex_z, 'o-',
@@ -435,7 +448,7 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
         ax.legend(loc='best', fontsize='small')
         _save(fig, out_dir / 'apex_heights.png', config.dpi, written)
 
-    if _has(run, 'phase'):
+    if _has_slip(run, 'phase'):
         fig, axes = _figure(2)
         pt, phase, source = contact_phase(run, config.contact_threshold_n)
         axes[0].step(pt, phase, where='post')
@@ -444,7 +457,7 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
         plotted = False
         for name, label in (('slip_leg_length_m', 'SLIP leg length l'),
                             ('slip_rest_length_m', 'rest length l0')):
-            if _has(run, name):
+            if _has_slip(run, name):
                 axes[1].plot(run.state_t, run.state[name], label=label)
                 plotted = True
         if not plotted and run.contact_frames:
