@@ -180,3 +180,46 @@ def test_cli(synthetic_bag, tmp_path, capsys):
     assert str(out / 'trajectory.png') in printed and not (out / 'leg.gif').exists()
     assert main([str(tmp_path / 'missing'), '--out', str(out)]) == 2
     assert 'not a rosbag2 bag' in capsys.readouterr().err
+
+
+# ---- the boom-mounted leg in its task frame --------------------------------------------------------
+
+def test_boom_leg_is_drawn_in_its_task_frame(tmp_path):
+    """Boom turning at 0.5 rad/s, pitch oscillating: the plotted "CoG" and base are the hip in
+    the task frame: horizontal R·ψ (independent of the pitch), vertical its world height."""
+    import pinocchio as pin
+
+    from dodo_control.dynamics import load_dynamics
+    from dodo_sim.paths import default_urdf_path
+    from dodo_sim.physics.robot import robot_description_xml
+    xml = robot_description_xml(default_urdf_path().parent / 'boom_leg.urdf.xacro')
+    _, dyn = load_dynamics(xml)
+    names = dyn.joint_names
+    bag = tmp_path / 'boom'
+    with OfflineBagWriter(bag) as w:
+        w.robot_description(xml)
+        for k in range(501):
+            t = k * 1e-3
+            q = [0.5 * t, 0.05 * np.sin(8.0 * t), -1.0, 1.5]
+            v = [0.5, 0.4 * np.cos(8.0 * t), 0.0, 0.0]
+            w.step(t, q, v, np.zeros(4), [[0.0, 0.0, 0.0]], names=names,
+                   contact_frames=('foot',))
+    run = load_run(bag)
+    assert run.horizontal == 'arc' and run.com_name == 'hip (SLIP point)'
+    np.testing.assert_allclose(run.com[:, 0], dyn.radius_m * 0.5 * run.t, atol=1e-9)
+    heights = [dyn.base_height(q) for q in run.q]
+    np.testing.assert_allclose(run.com[:, 2], heights, atol=1e-9)
+    np.testing.assert_allclose(run.base, run.com, atol=0.0)
+    np.testing.assert_allclose(run.com_vel[:, 0], dyn.radius_m * 0.5, atol=1e-9)
+    # the foot in the same frame: its world height, and the task map of its world position
+    data = dyn.model.createData()
+    i = 250
+    pin.framesForwardKinematics(dyn.model, data, run.q[i])
+    foot_world = data.oMf[dyn.model.getFrameId('foot')].translation
+    np.testing.assert_allclose(run.contact_pos['foot'][i, [0, 2]],
+                               dyn.task_coordinates(run.q[i, 0], foot_world), atol=1e-9)
+    assert run.segments and {seg[0] for seg in run.segments} <= {'thigh', 'shank'}, run.segments
+    out = tmp_path / 'plots'
+    written = {p.name for p in plot_bag(bag, out, PlotConfig(fps=10.0, mp4=False))}
+    assert set(GENERAL) | {'robot.gif'} <= written
+    _is_real_png(out / 'trajectory.png')
