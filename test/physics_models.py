@@ -87,3 +87,10 @@ def painleve_rod(mass=1.0, length=1.0) -> str:
     return f'''<robot name="painleve_rod">{_planar_base('rod')}
   <link name="rod">{_inertial(mass, mass * length ** 2 / 12.0)}</link>
   {_point('tip', 'rod', 0.0, -half)}</robot>'''
+
+
+def ball(mass=1.0, radius=0.05) -> str:
+    """A solid ball (inertia 2/5 m r^2 about y) on a planar x-z-pitch base; its centre frame
+    'ball' is the contact frame (give it contact radius r)."""
+    return f'''<robot name="ball">{_planar_base('ball')}
+  <link name="ball">{_inertial(mass, 0.4 * mass * radius ** 2)}</link></robot>'''

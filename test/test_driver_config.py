@@ -49,7 +49,8 @@ def test_unmeasured_joint_is_an_error(urdf_xml):
 
 
 def test_bus_that_cannot_be_opened_names_interface_and_channel(urdf_xml):
-    config = DriverConfig(bus_interface='socketcan', bus_channel='nocan7')
+    config = DriverConfig(bus_interface='socketcan', bus_channel='nocan7',
+                          calibration_file='/nonexistent/calibration.yaml')
     with pytest.raises(ValueError, match="cannot open CAN bus interface='socketcan' "
                                          "channel='nocan7'"):
         build_driver(config, urdf_xml)

@@ -345,3 +345,16 @@ def test_event_driven_bouncing_ball_stops_at_the_accumulation_time():
     assert closed_at == pytest.approx(t_inf, abs=1e-3 + 1e-4)
     assert state.in_contact and abs(state.v[2]) < 1e-9
     assert state.contact_forces[0, 2] == pytest.approx(2.0 * G, rel=1e-9)
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_frictionless_contact_at_rest_carries_the_weight(integrator):
+    """mu = 0: a point mass dropped 1 cm rests on the ground with force m g (the event
+    integrator divided by a zero friction force to find a sliding direction: NaN)."""
+    sim = Simulator(point_mass_3d(), SimConfig(integrator=integrator, friction=0.0,
+                                               initial_q=(0.0, 0.0, 0.01)))
+    for _ in range(100):
+        state = sim.step([])
+    assert state.in_contact and np.all(np.isfinite(state.q))
+    assert abs(state.q[2]) < 1e-9 and np.abs(state.v).max() < 1e-6
+    np.testing.assert_allclose(state.contact_forces[0], (0.0, 0.0, 2.0 * G), atol=1e-6)

@@ -96,3 +96,41 @@ def test_solver_finds_a_slide_made_consistent_by_the_other_constraints():
     assert sol.converged
     assert sol.lam[0] > 0.0
     assert ncp.residual(G, b, sol.lam, blocks) <= 1e-10
+
+
+# The tick of the Kneed Walker's walk on steps (test_walker_walks.py's steps terrain, event
+# integrator) that diverged at t = 2.538 s: the right (stance) foot mid-tread at x = 2.138 m,
+# sliding forwards at the start of the tick. Within the 1 ms the slide stops, the foot touches
+# down again and sticks, and the left (swing) knee hits its stop; that impact leaves the stance
+# foot sliding backwards at 3.3e-5 m/s. The slide's acceleration-level problem is consistent but
+# near Painlevé's singularity (W_N M^-1 (W_N - mu d W_T)^T = 0.00126 m/s^2/N): lambda_N = 1.6e4 N,
+# and friction stops the slide 2.3e-10 s later. One RK4 step over the rest of the tick passed that
+# stop and diverged (q ~ 1e17, then LinAlgError) before the fix.
+STEPS_Q = (2.1557035581376933, 0.879823981642561, 0.31116007827595227, -0.6634472064761457,
+           6.254691403944667e-07, -0.2913839369007654, 3.3707491984198723e-06)
+STEPS_V = (0.6202412005948966, -0.012201677933776288, 0.18371920323614485, -3.4337682412995085,
+           0.007250722883582989, 0.518204746832466, -0.032783872816992035)
+STEPS_TAU = (11.844938186259892, -0.5021783442107769, -6.659475149141917, -10.0)
+STEPS_EDGES = tuple(round(1.2 * i, 6) for i in range(1, 30))
+STEPS_RISES = tuple(-0.02 if i % 2 == 0 else 0.02 for i in range(len(STEPS_EDGES)))
+
+
+def test_walker_slide_stopped_within_nanoseconds_is_located_not_stepped_over():
+    sim = Simulator(REPO / 'urdf' / 'kneed_walker.urdf.xacro',
+                    SimConfig(integrator='event', contact_frames=('left_foot', 'right_foot'),
+                              friction=0.8, restitution=0.0, terrain='steps',
+                              step_edges_x_m=STEPS_EDGES, step_rises_m=STEPS_RISES,
+                              initial_q=STEPS_Q, initial_v=STEPS_V))
+    # the integrator's modes at the start of that tick of the walk (a fresh simulator classifies
+    # the start state itself, with a touchdown): the right foot sliding in +x
+    integrator = sim.integrator
+    integrator.mode[1] = 'slip'
+    integrator.slip_dir[1] = np.array((1.0,))
+    integrator._classify = False
+    state = sim.step(STEPS_TAU)
+    events = list(state.events)
+    assert 'limit' in events and 'slip_stop' in events[events.index('limit'):]
+    assert state.in_contacts == (False, True)
+    assert state.q[4] == pytest.approx(0.0, abs=1e-6)      # the swing knee on its stop
+    weight = sim.robot.total_mass * 9.81
+    assert 0.0 < state.contact_forces[1, 2] < 2.0 * weight

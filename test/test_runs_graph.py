@@ -7,6 +7,7 @@ import sys
 import pytest
 import yaml
 from conftest import REPO, ros_env
+from test_runs_bad_input import no_start  # noqa: F401  (fixture)
 
 from dodo_sim.ros import contract, graph
 from dodo_sim.tools.hop_runner import HopRun, write_params_file
@@ -23,7 +24,7 @@ def test_launch_node_sets_follow_the_switches():
     assert names(graph.launch_nodes(use_sim=True, record=False, rviz=False)) == [
         'simulator', 'controller', 'robot_state_publisher']
     assert names(graph.launch_nodes(use_sim=False, record=True, rviz=True)) == [
-        'controller', 'robot_state_publisher', 'rviz2', 'recorder']
+        'driver', 'controller', 'robot_state_publisher', 'rviz2', 'recorder']
 
 
 def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
@@ -35,7 +36,7 @@ def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
 @pytest.mark.parametrize('use_sim, record, simulator, controller', [
     (True, False, 1, 1),     # controller | simulator
     (True, True, 2, 2),      # controller + recorder | simulator + recorder
-    (False, False, None, 1),  # the hardware driver (outside the graph) takes the commands
+    (False, False, None, 1),  # the hardware driver takes the commands
     (False, True, None, 2),  # driver + recorder
 ])
 def test_start_gates_count_every_subscriber(use_sim, record, simulator, controller):
@@ -45,7 +46,8 @@ def test_start_gates_count_every_subscriber(use_sim, record, simulator, controll
                     graph.hop_nodes(record) if use_sim else None):
         if running is None:
             continue
-        gates = {s.name: graph.node_parameters(s, running, {'bag': 'b'}, use_sim=use_sim)
+        gates = {s.name: graph.node_parameters(s, running, {'bag': 'b', 'hardware': 'emulated'},
+                                               use_sim=use_sim)
                  .get('min_subscribers') for s in running}
         assert gates.get('simulator') == simulator
         assert gates['controller'] == controller
@@ -133,3 +135,39 @@ def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
     for proc, name in zip(procs, bags):
         assert proc.returncode == 0, proc.stdout.read()
         assert (tmp_path / name / 'metadata.yaml').is_file(), name
+
+
+def test_on_hardware_the_recorder_records_the_robots_contact_topics_and_diagnostics():
+    """The hardware recorder topics follow the robot of the params file (here two feet), like
+    the simulated ones, minus /clock plus the driver's /diagnostics and /estop."""
+    robot = graph.Robot(controller='kneed_walker', contact_frames=('left_foot', 'right_foot'))
+    running = graph.launch_nodes(use_sim=False, record=True, rviz=False)
+    topics = graph.node_parameters(graph.node('recorder'), running, {'bag': 'b'},
+                                   use_sim=False, robot=robot)['topics']
+    assert topics == list(contract.hardware_recorded_topics(('left_foot', 'right_foot')))
+    assert '/left_foot_contact' in topics and '/right_foot_contact' in topics
+    assert contract.CLOCK not in topics and contract.DIAGNOSTICS in topics
+
+
+def test_the_driver_stands_in_for_the_hoppers_simulator():
+    """Control row of the next test: hop.yaml's robot has the driver's one contact frame."""
+    params = REPO / 'config' / 'hop.yaml'
+    graph.check_hardware(params, graph.robot_from_params(params), 'emulated')
+
+
+def test_the_driver_is_refused_for_a_robot_with_other_contact_frames():
+    """The Kneed Walker's controller waits for two contact topics; the driver measures one:
+    refused before anything starts, naming both."""
+    params = REPO / 'config' / 'walk.yaml'
+    with pytest.raises(ValueError, match='left_foot') as info:
+        graph.check_hardware(params, graph.robot_from_params(params), 'emulated')
+    assert "'foot'" in str(info.value) and 'contact_frame' in str(info.value)
+
+
+def test_dodo_walk_on_hardware_is_refused_before_start(tmp_path, capfd, no_start):
+    from dodo_sim.tools import walk_runner
+    code = walk_runner.main(['--hardware', 'emulated', '--no-plots', '--runs-dir',
+                             str(tmp_path / 'runs')])
+    line = capfd.readouterr().err.strip()
+    assert code == 2 and line.startswith('dodo walk: error: ') and 'left_foot' in line, line
+    assert not (tmp_path / 'runs').exists()

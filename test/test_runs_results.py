@@ -74,3 +74,22 @@ def test_a_completed_run_that_stopped_short_is_a_failure(tmp_path):
     assert result.exit_code == 1
     assert result.summary().startswith('FAILED at t = 1.000 s of 3 s simulated: the simulator '
                                        'stopped at t = 1.000 s, before 3 s')
+
+
+def test_a_run_with_command_timeouts_is_a_failure(tmp_path):
+    """Zero torque stood in for the controller (it stalled, or the machine was overloaded): the
+    run completed its time but does not show the controller, so it is not reported as ok."""
+    hop = make_hop(tmp_path)
+    hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
+                       'mode': 'lockstep', 'timeouts': 3, 'zero_torque_steps': 311}
+    result = hop.result('completed')
+    assert result.exit_code == 1
+    assert ('3 command timeout(s)' in result.summary()
+            and 'zero torque on 311 step(s)' in result.summary())
+
+
+def test_a_run_without_command_timeouts_completes(tmp_path):
+    hop = make_hop(tmp_path)
+    hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
+                       'mode': 'lockstep', 'timeouts': 0, 'zero_torque_steps': 0}
+    assert hop.result('completed').exit_code == 0

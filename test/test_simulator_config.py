@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dodo_sim.motor import MotorModel
+from dodo_sim.physics.event import EventLimitExceeded
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from dodo_sim.terrain import make_terrain
 
@@ -85,6 +86,38 @@ def test_divergence_stops_with_last_good_state(urdf_path):
             good = sim.step([1e6, -1e6])
     assert info.value.last_good_state is good
     assert np.isfinite(info.value.last_good_state.q).all()
+
+
+@pytest.mark.parametrize('integrator', ['event', 'timestepping'])
+@pytest.mark.parametrize('failure', [np.linalg.LinAlgError('SVD did not converge'),
+                                     FloatingPointError('non-finite state'),
+                                     EventLimitExceeded('more than 50 contact events')])
+def test_numerical_failure_inside_a_step_is_a_divergence(urdf_path, integrator, failure):
+    """An integrator that fails numerically inside a step (a singular matrix, a non-finite state,
+    the event guard) ends the step in SimulationDiverged naming the control step and the
+    failure, with the last good state, and the simulator goes on from that state."""
+    sim = Simulator(urdf_path, SimConfig(integrator=integrator))
+    sim.reset([0.0, 1.2, 0.3, -0.6], np.zeros(4))
+    good = sim.step([0.0, 0.0])
+    good = sim.step([0.0, 0.0])
+    step = sim.integrator.step
+
+    def failing(*args):
+        raise failure
+    sim.integrator.step = failing
+    with pytest.raises(SimulationDiverged, match=rf'control step 3 .*{type(failure).__name__}') \
+            as info:
+        sim.step([0.0, 0.0])
+    assert info.value.last_good_state is good
+    assert info.value.__cause__ is failure
+    sim.integrator.step = step
+    after = sim.step([0.0, 0.0])
+    assert after.t == pytest.approx(good.t + sim.config.control_period)
+    reference = Simulator(urdf_path, SimConfig(integrator=integrator))
+    reference.reset([0.0, 1.2, 0.3, -0.6], np.zeros(4))
+    for _ in range(3):
+        expected = reference.step([0.0, 0.0])
+    assert np.array_equal(after.q, expected.q) and np.array_equal(after.v, expected.v)
 
 
 def test_terrains_give_heights_and_unit_normals():

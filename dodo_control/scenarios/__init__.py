@@ -31,6 +31,8 @@ from typing import Callable, Mapping
 #: Shipped robot scenario modules (name -> module path). Others: give the module path.
 ROBOTS = {
     'hopper': 'dodo_control.scenarios.hopper',
+    'boom': 'dodo_control.scenarios.boom',
+    'walker': 'dodo_control.scenarios.walker',
 }
 
 

@@ -94,6 +94,23 @@ class DriverConfig:
         emulator_integrator: integrator of the emulated physics ('timestepping' | 'event').
         emulator_stand: how the emulated robot is held: 'until_enable' (frozen on its stand
             until the first enable), 'clamped' (body clamped, leg hanging free) or 'none'.
+        emulator_dt: emulated physics step, s (realtime: the physics follows the wall clock in
+            steps of this, whatever control_period is; lockstep: control_period must be an
+            integer multiple of it).
+        enable_on_start: emulated hardware only (refused with hardware 'can': a real bus is
+            enabled by an explicit ~/enable call): enable once the start gate is open — every
+            state topic has min_subscribers matched subscriptions and a valid command came
+            (the controller is up and answers states), held for discovery_settle.
+        min_subscribers: start gate of enable_on_start: matched subscriptions each state topic
+            (/joint_states, the contact topic) needs, >= 1.
+        discovery_settle: wall-clock s the start gate must have been open before enabling.
+        startup_timeout: wall-clock s after which enable_on_start enables with the gate still
+            closed (warning), s.
+        stop_after: driver time after which the driver disables the actuators and the node
+            exits with code 0, s; driver time runs from the first successful enable (the run
+            starts when the motors do). 0: run until shut down.
+        publish_robot_description: publish robot_description on /robot_description
+            (transient local) for the controller; false when robot_state_publisher does.
     """
 
     hardware: str = 'can'
@@ -136,6 +153,13 @@ class DriverConfig:
     emulator_initial_q: tuple = (0.0, 1.2, 0.3, -0.6)
     emulator_integrator: str = 'timestepping'
     emulator_stand: str = 'until_enable'
+    emulator_dt: float = 0.001
+    enable_on_start: bool = False
+    min_subscribers: int = 1
+    discovery_settle: float = 0.5
+    startup_timeout: float = 60.0
+    stop_after: float = 0.0
+    publish_robot_description: bool = True
 
     def __post_init__(self):
         for name in ('joints', 'models', 'boom_joints', 'boom_kinds'):
@@ -165,6 +189,17 @@ class DriverConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 bad(name, 'must be a positive finite number')
+        for name in ('discovery_settle', 'stop_after', 'startup_timeout'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                bad(name, 'must be a finite number >= 0')
+        if not (math.isfinite(self.emulator_dt) and self.emulator_dt > 0.0):
+            bad('emulator_dt', 'must be a positive finite number')
+        if self.min_subscribers < 1:
+            bad('min_subscribers', 'must be >= 1')
+        if self.enable_on_start and self.hardware != 'emulated':
+            bad('enable_on_start', "emulated hardware only: real motors are enabled by an "
+                                   "explicit ~/enable call (docs/hardware.md, checklist)")
         if self.reply_timeout >= self.control_period:
             bad('reply_timeout', f'must be below control_period = {self.control_period} s')
         n = len(self.joints)

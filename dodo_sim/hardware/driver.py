@@ -33,6 +33,12 @@ from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyS
                      SafetySupervisor)
 
 
+#: Identical readings in a row before an actuator's reading counts as frozen: a live velocity
+#: estimate jitters by a count or so, but two or three equal readings in a row are common, and
+#: at a low cycle rate (a starved driver) a few of them span ``stuck_reading_time``.
+MIN_FROZEN_CYCLES = 20
+
+
 class Sample(NamedTuple):
     """The measured state after a cycle (joint side, every joint in ``joint_names`` order).
 
@@ -71,7 +77,13 @@ class ActuatorStatus:
     consecutive_missed: int = 0
     missed_window: int = 0          # since the last diagnostics report
     counts: tuple | None = None
-    frozen_for: float = 0.0
+    frozen_for: float = 0.0         # s of identical readings in a row
+    frozen_cycles: int = 0          # identical readings in a row
+
+    @property
+    def frozen_time(self) -> float:
+        """s the reading has been frozen, once it has been for MIN_FROZEN_CYCLES readings."""
+        return self.frozen_for if self.frozen_cycles >= MIN_FROZEN_CYCLES else 0.0
     motor_on: bool = False          # what the driver last told the actuator
     primed: bool = False            # zero command sent before the enable frame
     soft_limited: bool = False
@@ -298,7 +310,7 @@ class DriverCore:
             backend.note_traffic()
         health = [JointHealth(s.consecutive_missed, s.error_code,
                               s.temperature if math.isfinite(s.temperature) else 25.0,
-                              s.frozen_for, s.replies > 0) for s in self.status]
+                              s.frozen_time, s.replies > 0) for s in self.status]
         self.safety.observe(self.q[self._act_index], health)
         if self.has_board and self.board.consecutive_missed >= self.config.max_consecutive_missed:
             self.safety.add_condition(
@@ -361,8 +373,10 @@ class DriverCore:
             s.temperature = float(reply.temperature)
             s.error_code = reply.error_code
             if s.counts is not None and reply.counts[:2] == s.counts[:2]:
+                s.frozen_cycles += 1
                 s.frozen_for += dt
             else:
+                s.frozen_cycles = 0
                 s.frozen_for = 0.0
             s.counts = reply.counts
             self.q[index] = s.position

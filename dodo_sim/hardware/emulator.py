@@ -563,7 +563,7 @@ class RigState(NamedTuple):
     v: np.ndarray
     in_contact: bool
     contact_force: np.ndarray
-    contact_forces: np.ndarray
+    contact_forces: np.ndarray      # one world [fx, fy, fz] row per contact frame, N
     tau_applied: np.ndarray
 
 
@@ -593,8 +593,12 @@ class EmulatedRig:
                              board=self.emulator.has_board)
         self.driver = DriverCore(driver_config, names, limits, backend, calibration)
         self.config = SimpleNamespace(control_period=driver_config.control_period)
-        # the one contact the sensor board measures, under the simulator's frame name
-        self.contact_frames = tuple(sim.contact_frames[:1])
+        #: the one contact the sensor board measures (driver config), under the simulator's
+        #: frame name; the rollout reads contact forces per frame
+        self.contact_frames = ((driver_config.contact_frame,) if driver_config.contact_frame
+                               else ())
+        self.joint_names = tuple(names)
+        self.actuated_joint_names = tuple(driver_config.joints)
         self._index = [names.index(j) for j in self.driver.actuated_joint_names]
         self.state = self._cycle()
         if enable:
@@ -612,8 +616,9 @@ class EmulatedRig:
         now = (self.emulator.steps + 1) * self.emulator.period
         s = self.driver.cycle(now)
         fx, fz = s.contact_force
-        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force,
-                        np.array([[fx, 0.0, fz]]), s.effort[self._index])
+        rows = np.array([[fx, 0.0, fz]] * len(self.contact_frames)).reshape(-1, 3)
+        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, rows,
+                        s.effort[self._index])
 
     def step(self, tau) -> RigState:
         """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle

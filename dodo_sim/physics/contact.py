@@ -2,7 +2,9 @@
 position limits, as rows of the constraint jacobian W and gaps (see ``docs/physics.md``).
 
 Point contact k (frame origin p, sphere radius r, terrain normal n under p): the gap is the
-signed distance ``(p_z - h(p_x)) n_z - r`` (exact on flat ground and slopes), the rows are the
+signed distance ``(p_z - h(p_x)) n_z - r`` (exact on flat ground and slopes; on steps the exact
+signed distance to the tread-and-riser profile minus r, with n the normal of the nearest feature,
+``StepsTerrain.signed_distance``), the rows are the
 velocities of the sphere's lowest point along ``n``, ``t1 = (n_z, 0, -n_x)`` (along +x on flat
 ground) and, for a 3-D model, ``t2 = (0, 1, 0)``. A limit of a 1-DoF joint gives one row,
 ``+e_j`` at its lower bound (gap q - lower) and ``-e_j`` at its upper bound (gap upper - q).
@@ -52,8 +54,13 @@ class Constraint(NamedTuple):
 
 def contact_basis(terrain, x: float, z: float, radius: float = 0.0):
     """Gap (m, > 0 above ground) and world [n, t1, t2] of a point (x, ., z) with a sphere."""
-    nx, nz = terrain.normal(x)
-    gap = (z - terrain.height(x)) * nz - radius
+    profile = getattr(terrain, 'signed_distance', None)
+    if profile is not None:
+        distance, nx, nz = profile(x, z)
+        gap = distance - radius
+    else:
+        nx, nz = terrain.normal(x)
+        gap = (z - terrain.height(x)) * nz - radius
     basis = np.array(((nx, 0.0, nz), (nz, 0.0, -nx), (0.0, 1.0, 0.0)))
     return gap, basis
 
@@ -88,6 +95,8 @@ class ConstraintGeometry:
                           float(nz))
         else:
             self.plane = None
+        # terrains with corners (steps): the normal turns as a point passes a corner
+        self.normal_curvature = getattr(terrain, 'normal_curvature', None)
         self._flat_basis = contact_basis(FlatTerrain(0.0), 0.0, 0.0)[1]
         self._flat_rows_basis = self._flat_basis[:self.dim].copy()
         # (limit index, side, idx_q, idx_v, bound, row) of every finite bound
@@ -136,9 +145,21 @@ class ConstraintGeometry:
 
     def contact_jdot_v(self, data, k: int, basis: np.ndarray) -> np.ndarray:
         """Rows times the classical acceleration of the frame origin for a = 0 (J-dot v);
-        needs forwardKinematics with (q, v, 0). Sphere radius terms of second order omitted."""
-        acc = pin.getFrameClassicalAcceleration(self.model, data, self.frame_ids[k], _LWA)
-        return basis[:self.dim].dot(acc.linear)
+        needs forwardKinematics with (q, v, 0). Near a corner of the terrain the normal turns
+        with the motion: the gap's second derivative gains curvature * |v_perp|^2 (v_perp: the
+        frame velocity in the x-z plane across n). Sphere radius terms of second order of the
+        tangential rows omitted."""
+        frame = self.frame_ids[k]
+        acc = pin.getFrameClassicalAcceleration(self.model, data, frame, _LWA)
+        jdv = basis[:self.dim].dot(acc.linear)
+        if self.normal_curvature is not None:
+            p = data.oMf[frame].translation
+            curvature = self.normal_curvature(p[0], p[2])
+            if curvature > 0.0:
+                vel = pin.getFrameVelocity(self.model, data, frame, _LWA).linear
+                across = float(basis[0, 2] * vel[0] - basis[0, 0] * vel[2])
+                jdv[0] += curvature * across * across
+        return jdv
 
     # limits ------------------------------------------------------------------------------
     def limit_gaps(self, q: np.ndarray):

@@ -79,6 +79,10 @@ def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(K, r, rcond=1e-12)[0]
 
 
+class EventLimitExceeded(RuntimeError):
+    """More than ``EventParams.max_events_per_step`` events in one physics step."""
+
+
 @dataclass(frozen=True)
 class EventParams:
     """Attributes:
@@ -217,15 +221,24 @@ class EventDrivenIntegrator:
                 # the command changed at this step boundary and a mode no longer holds
                 v = self._transition(keys[violated], q, v, impulses, events, start)
                 continue
-            q1, v1, end, impulse = self._rk4(q, v, remaining, start)
+            # one RK4 step to the end of the physics step, unless a slide is predicted to stop
+            # well before (see _slide_stop_horizon): the step then ends past the predicted stop
+            h = min(remaining, self._slide_stop_horizon(q, v, start, keys))
+            q1, v1, end, impulse = self._rk4(q, v, h, start)
+            if not (np.isfinite(v1).all() and np.isfinite(q1).all()):
+                # resolving events on a blown-up state only ends in a singular matrix later
+                raise FloatingPointError(f'non-finite state after an RK4 step of {h} s')
             crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
                        if a > 0.0 and b <= 0.0 and keys[i] not in passed]
             if not crossed:
                 q, v = q1, v1
                 impulses += impulse
                 self._clear_shifts(keys, end.values)
-                break
-            when, which = min((self._locate(q, v, start, i, remaining), i) for i in crossed)
+                if h >= remaining:
+                    break
+                remaining -= h
+                continue
+            when, which = min((self._locate(q, v, start, i, h), i) for i in crossed)
             q, v, _, impulse = self._rk4(q, v, when, start)
             impulses += impulse
             remaining -= when
@@ -241,8 +254,9 @@ class EventDrivenIntegrator:
             if remaining <= 0.0:
                 break
         else:
-            raise RuntimeError(f'more than {self.params.max_events_per_step} contact events in one '
-                               f'physics step of {dt} s (Zeno behaviour?)')
+            raise EventLimitExceeded(
+                f'more than {self.params.max_events_per_step} contact events in one physics step '
+                f'of {dt} s (Zeno behaviour?)')
         in_contact = tuple(m != FREE for m in self.mode)
         iterations, residual, converged = self._stats
         return q, v, StepReport(impulses, in_contact, iterations, residual, converged,
@@ -463,10 +477,51 @@ class EventDrivenIntegrator:
         impulse = (h / 6.0) * (k1.forces + 2.0 * k2.forces + 2.0 * k3.forces + k4.forces)
         return q1, v1, end, impulse
 
+    def _slide_stop_horizon(self, q, v, start: _Eval, keys) -> float:
+        """Length of the next RK4 step that cannot pass a slide stop unseen (s; inf without a
+        decelerating slide).
+
+        The slide-stop event function of a sliding contact is s = u_T . d; its rate at the step
+        start is d . (W_T a + J-dot_T v). Where friction decelerates the slide (rate < 0) the
+        stop is predicted at t* = s / -rate, and the step is limited to 2 t* (so that a
+        constant deceleration crosses s = 0 inside it and the stop is located). A slide can end
+        far inside a physics step: near Painlevé's singularity (the sliding contact's effective
+        normal mass W_N M^-1 (W_N - mu d W_T)^T small) the normal force is huge and stops a
+        slow slide within nanoseconds. The Kneed Walker's stance foot, set sliding at 3.3e-5 m/s
+        by a knee-stop impact, had 1.6e4 N and stopped in 2e-10 s; one RK4 step over the rest
+        of the 1 ms step passed the stop and diverged (docs/physics.md)."""
+        if SLIP not in self.mode:
+            return math.inf
+        self._kinematics(q, v)
+        horizon = math.inf
+        for index, key in enumerate(keys):
+            if key[0] != 'stop':
+                continue
+            value = start.values[index]
+            if not value > 0.0:
+                continue  # a slide that has just started from rest
+            k = key[2]
+            _, basis, _, rows = self._contact_constraint(k)
+            jdv = self.geometry.contact_jdot_v(self.data, k, basis)
+            rate = float(self.slip_dir[k] @ (rows[1:] @ start.accel + jdv[1:]))
+            if rate < 0.0:
+                horizon = min(horizon, max(2.0 * value / -rate, self.params.time_tolerance_s))
+        return horizon
+
     def _locate(self, q, v, start, index, h_max) -> float:
         def value(h):
             return self._rk4(q, v, h, start)[2].values[index]
-        return brentq(value, 0.0, h_max, xtol=self.params.time_tolerance_s, rtol=1e-15)
+        when = brentq(value, 0.0, h_max, xtol=self.params.time_tolerance_s, rtol=1e-15)
+        if self.geometry.normal_curvature is not None:
+            # a terrain with corners (steps): the contact force jumps where a point passes a
+            # corner (the normal starts to turn), so the event function jumps there too; the
+            # event state must lie past the jump, or the resolve at it sees the tread again
+            # and closes the contact it has just released, forever (a ball rolling off an edge)
+            step = self.params.time_tolerance_s
+            while value(when) > 0.0 and when < h_max:
+                when = min(h_max, when + step)
+                step *= 2.0
+        return when
 
     def _violated_at_start(self, keys, values):
         """Index of an active-mode condition already violated, else None (the slide-stop
@@ -792,8 +847,10 @@ class EventDrivenIntegrator:
                     self.anchor[k] = c.basis[1:self.dim] @ p
                 self.mode[k] = STICK
             else:
+                # at rest on a frictionless contact (mu = 0, lambda_T = 0) the direction is
+                # arbitrary: the friction column is W_N whatever it is
                 self.mode[k] = SLIP
-                self.slip_dir[k] = -lam_t / norm
+                self.slip_dir[k] = -lam_t / norm if norm > 0.0 else np.eye(self.dim - 1)[0]
         for k in range(self.n_contacts):
             if self.mode[k] != STICK:
                 self.anchor[k] = None
@@ -820,4 +877,4 @@ class EventDrivenIntegrator:
         return sol
 
 
-__all__ = ['EventDrivenIntegrator', 'EventParams', 'impact_map', 'FREE', 'STICK', 'SLIP']
+__all__ = ['EventDrivenIntegrator', 'EventLimitExceeded', 'EventParams', 'impact_map', 'FREE', 'STICK', 'SLIP']

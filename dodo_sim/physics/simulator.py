@@ -26,7 +26,7 @@ import numpy as np
 import pinocchio as pin
 
 from .contact import ContactParams
-from .event import EventDrivenIntegrator, EventParams
+from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
 from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
                     DING_RAMOS_RESISTANCE_OHM, DING_RAMOS_ROTOR_INERTIA_KGM2,
                     DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, BackEmfLimit, MotorModel, armature)
@@ -272,6 +272,13 @@ class State(NamedTuple):
     unconverged_steps: int = 0
 
 
+# Numerical failures of an integrator inside one physics step (a singular or non-finite
+# matrix, a non-finite state, the event integrator's event-count guard): Simulator.step turns
+# them into SimulationDiverged with the last good state.
+NUMERICAL_FAILURES = (np.linalg.LinAlgError, FloatingPointError, OverflowError,
+                      ZeroDivisionError, EventLimitExceeded)
+
+
 class SimulationDiverged(RuntimeError):
     """The state left the valid range; ``last_good_state`` holds the last sound state."""
 
@@ -445,6 +452,7 @@ class Simulator:
         base_force = self._external_force
         forced = self._forced
         q, v = self._q, self._v
+        self._applied_before_step = self.motor.applied
         if (self._fast is not None and not forced and not pushed
                 and 'step' not in self.integrator.__dict__):  # a wrapped step (tests) runs it
             return self._step_compiled(q, v, command, dt)
@@ -468,7 +476,11 @@ class Simulator:
                     # a push is a constant force over one physics step carrying the impulse
                     force = base_force + impulse / dt
                 generalized += self._push_map(q).dot(force)
-            q, v, report = step(q, v, generalized, dt)
+            try:
+                q, v, report = step(q, v, generalized, dt)
+            except NUMERICAL_FAILURES as err:
+                self._diverged(f'{type(err).__name__} inside the {self.integrator.name} '
+                               f'integrator ({err})', err)
             impulses = report.contact_impulses if impulses is None else (
                 impulses + report.contact_impulses)
             if report.iterations > iterations:
@@ -479,19 +491,28 @@ class Simulator:
                 self._unconverged += 1
             if report.events:
                 events += report.events
-        self._steps += 1
-        t = self._steps * cfg.control_period
         speed_squared = float(v.dot(v))
         # NaN fails every comparison, so this also catches a non-finite state
         if not speed_squared <= self._max_speed_squared:
-            self.integrator.reset(self._q, self._v)
-            raise SimulationDiverged(
-                f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
-                f'last good state at t = {self.state.t:.6f} s', self.state)
+            self._diverged(f'speed bound exceeded (q = {q}, v = {v})')
+        self._steps += 1
+        t = self._steps * cfg.control_period
         self._q, self._v = q, v
         self.state = self._make_state(t, report.in_contact, impulses / cfg.control_period,
                                       iterations, residual, events)
         return self.state
+
+    def _diverged(self, why: str, cause: BaseException | None = None):
+        """Raise SimulationDiverged for the control step that started at the last good state,
+        leaving the simulator at that state (the integrator's modes and the motor too)."""
+        self.integrator.reset(self._q, self._v)
+        self.motor.applied = self._applied_before_step
+        start = self._steps * self.config.control_period
+        end = (self._steps + 1) * self.config.control_period
+        raise SimulationDiverged(
+            f'simulation diverged in control step {self._steps + 1} (t = {start:.6f} s to '
+            f'{end:.6f} s): {why}; last good state at t = {start:.6f} s',
+            self.state) from cause
 
     def _step_compiled(self, q, v, command, dt) -> State:
         """step() through the compiled time-stepping step (no push or external force)."""
@@ -511,14 +532,11 @@ class Simulator:
                 residual = values[1]
             if values[2] == 0.0:
                 self._unconverged += 1
+        if not float(v.dot(v)) <= self._max_speed_squared:
+            self._diverged(f'speed bound exceeded (q = {q}, v = {v})')
         self._steps += 1
         cfg = self.config
         t = self._steps * cfg.control_period
-        if not float(v.dot(v)) <= self._max_speed_squared:
-            self.integrator.reset(self._q, self._v)
-            raise SimulationDiverged(
-                f'simulation diverged at t = {t:.6f} s (q = {q}, v = {v}); '
-                f'last good state at t = {self.state.t:.6f} s', self.state)
         self._q, self._v = q, v
         in_contacts = tuple(flag != 0.0 for flag in values[4:])
         forces = impulses / cfg.control_period

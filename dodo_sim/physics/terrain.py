@@ -4,15 +4,18 @@ simulator of As & Mailhot 2018).
 The ground is a cylinder surface along y: height ``h(x)`` and normal ``(nx, 0, nz)`` at any x, so a
 planar robot (x-z plane) and a 3-D one (a boom leg circling) see the same terrain.
 
-Each terrain gives ``height(x)`` (m) and the unit ``normal(x)`` (world [nx, nz]). Contact uses
-the first-order signed distance ``gap = (z - height(x)) * nz``, which is exact for flat ground and
-slopes. Steps are height fields too: a foot that runs into a riser is pushed up, not back (no
-vertical walls are modelled).
+Each terrain gives ``height(x)`` (m) and the unit ``normal(x)`` (world [nx, nz]). Contact on the
+smooth terrains uses the first-order signed distance ``gap = (z - height(x)) * nz``, which is
+exact for flat ground and slopes. Steps are not a height field for contact: their profile is
+horizontal treads joined by vertical risers, and ``StepsTerrain.signed_distance(x, z)`` gives the
+exact signed distance to it with the normal of the nearest feature (a tread, a riser face, or a
+corner), so a foot that runs into a riser is stopped by a vertical wall (docs/physics.md).
 """
 from __future__ import annotations
 
+import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 
@@ -50,11 +53,26 @@ class SlopeTerrain:
 
 @dataclass(frozen=True)
 class StepsTerrain:
-    """Flat ground of ``height_m`` that rises by ``rises_m[i]`` at each ``edges_x_m[i]``."""
+    """Flat ground of ``height_m`` that rises by ``rises_m[i]`` at each ``edges_x_m[i]``
+    (increasing).
+
+    Profile: tread i at height ``H_i = height_m + sum(rises_m[:i])`` over ``[edges_x_m[i-1],
+    edges_x_m[i]]`` (unbounded at both ends), riser i the vertical segment ``x = edges_x_m[i]``
+    between ``H_i`` and ``H_(i+1)``; the solid is everything under it. ``height(x)`` is the tread
+    height with the upper value at an edge itself; contact uses :meth:`signed_distance`.
+    """
 
     edges_x_m: tuple[float, ...]
     rises_m: tuple[float, ...]
     height_m: float = 0.0
+    # tread heights H_0 .. H_n (derived)
+    treads_m: tuple[float, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        heights = [self.height_m]
+        for rise in self.rises_m:
+            heights.append(heights[-1] + rise)
+        object.__setattr__(self, 'treads_m', tuple(heights))
 
     def height(self, x: float) -> float:
         h = self.height_m
@@ -67,7 +85,91 @@ class StepsTerrain:
         return 0.0
 
     def normal(self, x: float) -> tuple[float, float]:
+        """Normal of the tread under x (the height field's; contact uses signed_distance)."""
         return (0.0, 1.0)
+
+    def signed_distance(self, x: float, z: float) -> tuple[float, float, float]:
+        """(d, n_x, n_z): signed distance (m, > 0 above the profile, < 0 in the solid) of the
+        point (x, z) to the profile and the unit normal of its nearest feature, the gradient of
+        d: (0, 1) over a tread, (-1, 0) / (+1, 0) at the face of a riser going up / down in +x,
+        and at a corner, when the nearest point Q is the corner itself, the direction from Q to
+        the point (outside) or from the point to Q (inside), which turns continuously from the
+        tread's normal to the riser's around a convex corner. Ties go to treads (the tread
+        under x first): a point on the bisector of a concave corner, or exactly at a corner, is
+        on a tread.
+
+        Exact: features are visited outwards from the tread under x while their horizontal
+        distance alone is below the best distance found.
+        """
+        d, nx, nz, _ = self._nearest(x, z)
+        return d, nx, nz
+
+    def normal_curvature(self, x: float, z: float) -> float:
+        """1 / |P - Q| (1/m) when the nearest point Q of (x, z) is a corner, else 0: the rate at
+        which the normal turns per metre of motion across it, so the gap's second derivative
+        along a velocity v (x-z components) is n . a + curvature * |v - (n . v) n|^2."""
+        d = self._nearest(x, z)[3]
+        return 1.0 / d if d > 0.0 else 0.0
+
+    def _nearest(self, x: float, z: float):
+        """(signed distance, n_x, n_z, |P - Q| if Q is a corner else 0)."""
+        edges, heights = self.edges_x_m, self.treads_m
+        n = len(edges)
+        i = bisect.bisect_right(edges, x)           # tread under x (upper one at an edge)
+        best = abs(z - heights[i])
+        qx, qz, face = x, heights[i], (0.0, 1.0)
+        j = i                                        # riser j and tread j + 1, to the right
+        while j < n and edges[j] - x < best:
+            d, px, pz, f = self._tread(j + 1, x, z)
+            if d < best:
+                best, qx, qz, face = d, px, pz, f
+            d, px, pz, f = self._riser(j, x, z)
+            if d < best:
+                best, qx, qz, face = d, px, pz, f
+            j += 1
+        j = i - 1                                    # riser j and tread j, to the left
+        while j >= 0 and x - edges[j] < best:
+            d, px, pz, f = self._tread(j, x, z)
+            if d < best:
+                best, qx, qz, face = d, px, pz, f
+            d, px, pz, f = self._riser(j, x, z)
+            if d < best:
+                best, qx, qz, face = d, px, pz, f
+            j -= 1
+        inside = z < heights[i] and best > 0.0
+        corner = 0.0
+        if face is None and best == 0.0:             # exactly at a corner: on its tread
+            face = (0.0, 1.0)
+        elif face is None:                           # the corner is nearest: along P - Q
+            corner = best
+            nx, nz = (x - qx) / best, (z - qz) / best
+            if inside:
+                nx, nz = -nx, -nz
+            face = (nx, nz)
+        return (-best if inside else best), face[0], face[1], corner
+
+    def _tread(self, k: int, x: float, z: float):
+        """(distance, Q, face normal or None at an end) of tread k."""
+        edges = self.edges_x_m
+        lo = edges[k - 1] if k > 0 else -math.inf
+        hi = edges[k] if k < len(edges) else math.inf
+        h = self.treads_m[k]
+        if lo < x < hi:
+            return abs(z - h), x, h, (0.0, 1.0)
+        qx = lo if x <= lo else hi
+        return math.hypot(x - qx, z - h), qx, h, None
+
+    def _riser(self, k: int, x: float, z: float):
+        """(distance, Q, face normal or None at an end) of riser k (inf if it has no height)."""
+        below, above = self.treads_m[k], self.treads_m[k + 1]
+        if below == above:
+            return math.inf, 0.0, 0.0, None
+        lo, hi = min(below, above), max(below, above)
+        e = self.edges_x_m[k]
+        if lo < z < hi:
+            return abs(x - e), e, z, ((-1.0 if above > below else 1.0), 0.0)
+        qz = lo if z <= lo else hi
+        return math.hypot(x - e, z - qz), e, qz, None
 
 
 @dataclass(frozen=True)

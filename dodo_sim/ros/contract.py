@@ -25,6 +25,8 @@ topic                            type                                  publisher
 /tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or the
                                                                        plain-machine tf publisher
 /diagnostics                     diagnostic_msgs/DiagnosticArray       hardware driver
+/estop                           std_msgs/Bool                         anyone: true latches the
+                                                                       driver's e-stop
 /controller/state                sensor_msgs/JointState (named         controller: header.stamp =
                                  scalar channels in ``position``)      answered state; channel
                                                                        ``config_revision``
@@ -35,7 +37,8 @@ topic                            type                                  publisher
                                                                        base until changed, N
 ================================ ===================================== =============================
 
-Service ``/simulator/reset`` (std_srvs/Trigger).
+Services (std_srvs/Trigger): ``/simulator/reset``; the hardware driver's ``/driver/enable``,
+``/driver/disable``, ``/driver/estop``, ``/driver/calibrate`` (docs/hardware.md).
 
 The exchange (``docs/ros_contract.md``, "Timing"): a command answers the state whose stamp it
 carries; the simulator applies it only to that state (lockstep) or holds the newest one and
@@ -66,6 +69,26 @@ CONTROLLER_MARKERS = '/controller/markers'
 PUSH = '/simulator/push'
 FORCE = '/simulator/force'
 RESET_SERVICE = '/simulator/reset'
+#: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).
+ESTOP = '/estop'
+
+# -- the hardware driver's services (std_srvs/Trigger) -------------------------------------------
+#: Node name of the hardware driver; its services are ``~/<name>`` for each of DRIVER_SERVICES.
+DRIVER_NODE = 'driver'
+DRIVER_SERVICES = ('enable', 'disable', 'estop', 'calibrate')
+
+
+def driver_service(name: str, node: str = DRIVER_NODE) -> str:
+    """Full name of the driver service ``name`` (one of :data:`DRIVER_SERVICES`)."""
+    if name not in DRIVER_SERVICES:
+        raise ValueError(f'no driver service {name!r}; services: {DRIVER_SERVICES}')
+    return f'/{node}/{name}'
+
+
+DRIVER_ENABLE = driver_service('enable')
+DRIVER_DISABLE = driver_service('disable')
+DRIVER_ESTOP = driver_service('estop')
+DRIVER_CALIBRATE = driver_service('calibrate')
 
 #: Frame in which contact forces, markers and the floating base are expressed.
 WORLD_FRAME = 'world'
@@ -93,6 +116,7 @@ TOPIC_TYPES = {
     TF: 'tf2_msgs/msg/TFMessage',
     TF_STATIC: 'tf2_msgs/msg/TFMessage',
     DIAGNOSTICS: 'diagnostic_msgs/msg/DiagnosticArray',
+    ESTOP: 'std_msgs/msg/Bool',
     PARAMETER_EVENTS: 'rcl_interfaces/msg/ParameterEvent',
     CONTROLLER_STATE: 'sensor_msgs/msg/JointState',
     CONTROLLER_MARKERS: 'visualization_msgs/msg/MarkerArray',
@@ -133,6 +157,16 @@ def recorded_topics(contact_frames=('foot',)) -> tuple:
 
 #: Topics recorded by default (the hopper).
 RECORDED_TOPICS = recorded_topics()
+
+
+def hardware_recorded_topics(contact_frames=('foot',)) -> tuple:
+    """Topics the recorder writes on hardware (a driver instead of the simulator): no /clock,
+    plus the driver's /diagnostics and the /estop input."""
+    return tuple(t for t in recorded_topics(contact_frames) if t != CLOCK) + (DIAGNOSTICS, ESTOP)
+
+
+#: Topics recorded on hardware by default (the hopper).
+HARDWARE_RECORDED_TOPICS = hardware_recorded_topics()
 
 
 # -- QoS (rclpy imported when called) ----------------------------------------------------------
@@ -179,5 +213,6 @@ def latched_qos():
 
 
 __all__ = [name for name in dir() if name.isupper() or name in (
-    'contact_topic', 'topic_type', 'recorded_topics', 'stream_qos', 'input_qos', 'command_qos',
+    'contact_topic', 'topic_type', 'recorded_topics', 'hardware_recorded_topics',
+    'driver_service', 'stream_qos', 'input_qos', 'command_qos',
     'latched_qos')]

@@ -19,15 +19,23 @@ rejected, counted and logged (throttled); the previous command is kept. ``/estop
 (std_msgs/Bool): true latches the e-stop, false releases the input (the driver stays in
 e-stop until ``~/enable``).
 
-Services (std_srvs/Trigger): ``~/enable`` (refused while the e-stop input is held or a fault
-condition is present, with the reason), ``~/disable``, ``~/estop``, ``~/calibrate`` (only while
-not enabled: zero offsets from the current reading and ``calibration_pose``, written to
-``calibration_file``).
+Services (std_srvs/Trigger, names in :mod:`dodo_sim.ros.contract`): ``~/enable`` (refused
+while the e-stop input is held or a fault condition is present, with the reason),
+``~/disable``, ``~/estop``, ``~/calibrate`` (only while not enabled: zero offsets from the
+current reading and ``calibration_pose``, written to ``calibration_file``).
 
-Actuators stay disabled until ``~/enable``. With ``hardware: emulated`` the node builds the
-physics (:class:`dodo_sim.simulator.Simulator`) and the emulated actuators and sensor board
-(:class:`dodo_sim.hardware.emulator.Emulator`) in process on a python-can virtual bus.
-Every parameter comes from :class:`dodo_sim.hardware.config.DriverConfig`.
+Actuators stay disabled until ``~/enable`` — or, with emulated hardware only, until the start
+gate of ``enable_on_start`` opens (every state topic has ``min_subscribers`` matched
+subscriptions and ``/joint_commands`` a publisher, held for ``discovery_settle``). Driver time
+runs from the first enable; after ``stop_after`` s of it the driver disables the actuators
+(their disable frames go out in a last cycle) and the node exits 0. At its end the node logs
+one summary line, ``dodo driver: key=value ...`` (:meth:`DriverNode.summary`; ``dodo hop``
+reads it). With ``hardware: emulated`` the node builds the physics
+(:class:`dodo_sim.simulator.Simulator`) and the emulated actuators and sensor board
+(:class:`dodo_sim.hardware.emulator.Emulator`) in process on a python-can virtual bus; exit
+code 3 when that physics diverges. ``publish_robot_description``: the URDF on
+``/robot_description`` (transient local) for the controller where no robot_state_publisher
+runs. Every parameter comes from :class:`dodo_sim.hardware.config.DriverConfig`.
 """
 from __future__ import annotations
 
@@ -44,7 +52,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray
+from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from dodo_sim.hardware.backend import CanBackend, open_bus
@@ -56,11 +64,15 @@ from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
-from dodo_sim.ros.runtime import EXIT_DIVERGED, WarnThrottle
+from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle
 from dodo_sim.simulator import SimulationDiverged
 
 #: The e-stop input topic (std_msgs/Bool).
-ESTOP_TOPIC = '/estop'
+ESTOP_TOPIC = contract.ESTOP
+#: Histogram bin width of the cycle period and the state-to-command age, ns (10 us).
+TIMING_BIN_NS = 10_000
+#: A cycle misses its deadline when it starts this many control periods after the one before.
+MISSED_DEADLINE_PERIODS = 1.5
 
 _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
           'error': DiagnosticStatus.ERROR, 'stale': DiagnosticStatus.STALE}
@@ -75,14 +87,20 @@ def build_driver(config: DriverConfig, urdf_xml: str):
     if config.hardware == 'emulated':
         from dodo_sim.hardware.emulator import Emulator, EmulatorConfig
         from dodo_sim.simulator import SimConfig, Simulator
+        # realtime: the physics follows the wall clock in steps of emulator_dt whatever the
+        # driver's period; lockstep: one driver period of physics per cycle
+        period = (config.control_period if config.emulator_mode == 'lockstep'
+                  else config.emulator_dt)
         sim = Simulator(urdf_xml, SimConfig(initial_q=config.emulator_initial_q,
                                             integrator=config.emulator_integrator,
-                                            dt=config.control_period,
-                                            control_period=config.control_period))
+                                            dt=config.emulator_dt, control_period=period))
         emulator = Emulator(sim, config, EmulatorConfig(mode=config.emulator_mode,
                                                         stand=config.emulator_stand))
         bus = emulator.driver_bus()
     else:
+        if not config.calibration_file:
+            raise ValueError('DriverConfig.calibration_file is empty: a real bus needs the zero '
+                             'offsets of its actuators (docs/hardware.md, "Calibration")')
         bus = open_bus(config.bus_interface, config.bus_channel, config.bus_bitrate)
     has_board = any(config.boom_joints) or bool(config.contact_frame)
     backend = CanBackend(bus, actuators, board=has_board)
@@ -125,6 +143,19 @@ class DriverNode(Node):
         self._last_state = None
         self._last_joint_command_stamp = -1
         self._prev_state = self.core.safety.state
+        #: monotonic s of the first successful enable: driver time 0 (None: never enabled)
+        self.enabled_at: float | None = None
+        self.stop_reason = 'shutdown'
+        self._stopping = False              # stop_after reached: the last cycle goes out next
+        self.published = 0                  # /joint_states messages published
+        self.estops = 0                     # e-stops taken (~/estop calls, /estop presses)
+        self.commands_received = 0          # valid commands (either topic)
+        self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
+        self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
+        self._first_tick = self._last_tick = None     # monotonic s of the first / last tick
+        #: cycles that started more than half a period late (period > 1.5 control_period)
+        self.missed_deadlines = 0
+        self._summary_logged = False
 
         qos = contract.stream_qos()
         self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, qos)
@@ -137,10 +168,14 @@ class DriverNode(Node):
         self.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
                                  self._on_effort_command, qos)
         self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop_input, 10)
-        self.create_service(Trigger, '~/enable', self._on_enable)
-        self.create_service(Trigger, '~/disable', self._on_disable)
-        self.create_service(Trigger, '~/estop', self._on_estop)
-        self.create_service(Trigger, '~/calibrate', self._on_calibrate)
+        handlers = {'enable': self._on_enable, 'disable': self._on_disable,
+                    'estop': self._on_estop, 'calibrate': self._on_calibrate}
+        for name in contract.DRIVER_SERVICES:
+            self.create_service(Trigger, f'~/{name}', handlers[name])
+        if self.config.publish_robot_description:
+            self._pub_description = self.create_publisher(String, contract.ROBOT_DESCRIPTION,
+                                                          contract.latched_qos())
+            self._pub_description.publish(String(data=urdf))
 
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.core.joint_names)
@@ -151,19 +186,58 @@ class DriverNode(Node):
         self._diag_timer = self.create_timer(self.config.diagnostics_period,
                                              self._on_diagnostics, clock=self._steady)
         self._diag_wall = time.monotonic()
+        self._gate_timer = None
+        if self.config.enable_on_start:
+            self._gate_start = time.monotonic()
+            self._gate_since: float | None = None
+            self._gate_timer = self.create_timer(0.01, self._check_gate, clock=self._steady)
         where = (f'emulated bus {self.emulator.channel} ({self.config.emulator_mode})'
                  if self.emulator is not None
                  else f'{self.config.bus_interface}:{self.config.bus_channel}')
         self.get_logger().info(
             f'driver ready on {where} ({self.config.hardware}): actuators '
             + ', '.join(f'{a.joint}=CAN {a.can_id} ({a.model})' for a in self.core.actuators)
-            + f'; disabled until ~/enable; period {self.config.control_period} s')
+            + '; disabled until ' + (
+                f'{self.config.min_subscribers} subscriber(s) per state topic and the first '
+                f'command (enable_on_start)' if self.config.enable_on_start
+                else '~/enable')
+            + f'; period {self.config.control_period} s'
+            + (f'; stops {self.config.stop_after} s after the first enable'
+               if self.config.stop_after > 0.0 else ''))
+
+    # -- start gate (enable_on_start, emulated hardware) -------------------------------------------
+
+    def _check_gate(self) -> None:
+        now = time.monotonic()
+        cfg = self.config
+        topics = [contract.JOINT_STATES] + ([contract.contact_topic(cfg.contact_frame)]
+                                            if cfg.contact_frame else [])
+        matched = min(self.count_subscribers(t) for t in topics)
+        controller = self.commands_received      # the controller is up: it answers states
+        if matched >= cfg.min_subscribers and controller >= 1:
+            if self._gate_since is None:
+                self._gate_since = now
+            if now - self._gate_since < cfg.discovery_settle:
+                return
+        elif now - self._gate_start > cfg.startup_timeout:
+            self.get_logger().warning(
+                f'enable_on_start: enabling after {cfg.startup_timeout} s with {matched} of '
+                f'{cfg.min_subscribers} subscriber(s) per state topic and {controller} '
+                f'command(s) received')
+        else:
+            self._gate_since = None
+            return
+        self._gate_timer.cancel()
+        ok, message = self.enable(now)
+        (self.get_logger().info if ok else self.get_logger().error)(
+            f'enable_on_start: {"enabled" if ok else "enable refused"}: {message}')
 
     # -- commands --------------------------------------------------------------------------------
 
     def _accepted(self, ok: bool, what: str) -> None:
         if ok:
             self._command_wall = time.perf_counter()
+            self.commands_received += 1
             return
         self._throttle.warn('bad_command', f'rejected {what} (need one finite torque per '
                             f'actuated joint {list(self.core.actuated_joint_names)}); '
@@ -177,8 +251,11 @@ class DriverNode(Node):
         if ok:
             self._last_joint_command_stamp = stamp
             if stamp > 0:
-                self._state_age = (self.get_clock().now().nanoseconds - stamp) * 1e-9
+                age_ns = self.get_clock().now().nanoseconds - stamp
+                self._state_age = age_ns * 1e-9
                 self.state_to_command.append(self._state_age)
+                if self.enabled_at is not None:
+                    self._age_ns.add(max(age_ns, 0))
         self._accepted(ok, f'/joint_commands {list(msg.name)} {list(msg.effort)}')
 
     def _on_effort_command(self, msg: Float64MultiArray) -> None:
@@ -189,6 +266,7 @@ class DriverNode(Node):
         was = self.core.safety.estop_input
         self.core.safety.set_estop_input(msg.data)
         if msg.data and not was:
+            self.estops += 1
             self.get_logger().error('e-stop input pressed: motors '
                                     + ('off' if self.config.estop_mode == 'disable'
                                        else 'damped') + ' from the next cycle')
@@ -197,8 +275,18 @@ class DriverNode(Node):
 
     # -- services -------------------------------------------------------------------------------
 
+    def enable(self, now: float) -> tuple:
+        """Enable (the service and enable_on_start); the first success starts driver time."""
+        ok, message = self.core.enable(now)
+        if ok and self.enabled_at is None:
+            self.enabled_at = now
+        return ok, message
+
     def _on_enable(self, request, response):
-        ok, message = self.core.enable(time.monotonic())
+        if self._stopping:
+            response.success, response.message = False, 'stop_after reached: stopping'
+            return response
+        ok, message = self.enable(time.monotonic())
         response.success, response.message = ok, message
         if ok:
             self.get_logger().info(f'enable: {message}')
@@ -214,6 +302,7 @@ class DriverNode(Node):
 
     def _on_estop(self, request, response):
         self.core.estop('~/estop called')
+        self.estops += 1
         response.success, response.message = True, f'e-stop ({self.config.estop_mode})'
         self.get_logger().error('e-stop by ~/estop')
         return response
@@ -234,14 +323,36 @@ class DriverNode(Node):
 
     # -- the cycle --------------------------------------------------------------------------------
 
+    def driver_time(self, now: float | None = None) -> float:
+        """s since the first enable (0 before it)."""
+        if self.enabled_at is None:
+            return 0.0
+        return (time.monotonic() if now is None else now) - self.enabled_at
+
     def _on_tick(self) -> None:
         command_wall = self._command_wall
+        now = time.monotonic()
+        if self._last_tick is not None:
+            self._period_ns.add(int((now - self._last_tick) * 1e9))
+            if now - self._last_tick > MISSED_DEADLINE_PERIODS * self.config.control_period:
+                self.missed_deadlines += 1
+        else:
+            self._first_tick = now
+        self._last_tick = now
+        stop_after = self.config.stop_after
+        if (not self._stopping and stop_after > 0.0 and self.enabled_at is not None
+                and now - self.enabled_at >= stop_after):
+            self._stopping = True              # this cycle sends the disable frames
+            self.core.disable(f'stop_after = {stop_after} s of driver time reached')
+            self.stop_reason = 'stop_after'
         try:
-            sample = self.core.cycle(time.monotonic())
+            sample = self.core.cycle(now)
         except SimulationDiverged as exc:          # only the emulated hardware can raise it
             self.get_logger().fatal(f'emulated hardware: {exc}')
             self.exit_code = EXIT_DIVERGED
+            self.stop_reason = 'diverged'
             self._tick.cancel()
+            self._log_summary()
             if not self.done.done():
                 self.done.set_result(EXIT_DIVERGED)
             return
@@ -263,9 +374,18 @@ class DriverNode(Node):
         js.velocity = array.array('d', sample.v)
         js.effort = array.array('d', sample.effort)
         self._pub_joints.publish(js)
+        self.published += 1
         self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
                                   time.perf_counter() - timing.received))
         self._report_transitions(sample)
+        if self._stopping:
+            self._tick.cancel()
+            self.get_logger().info(
+                f'stop_after = {stop_after} s of driver time reached after {self.core.cycles} '
+                f'cycles: actuators disabled')
+            self._log_summary()
+            if not self.done.done():
+                self.done.set_result(EXIT_OK)
 
     def _report_transitions(self, sample) -> None:
         safety = self.core.safety
@@ -326,14 +446,14 @@ class DriverNode(Node):
                     s.consecutive_missed >= cfg.max_consecutive_missed) or s.replies == 0:
                 lvl = 'error'
             elif (s.temperature >= cfg.temperature_warn or window[a.joint]
-                  or s.soft_limited or (s.frozen_for >= cfg.stuck_reading_time > 0.0)):
+                  or s.soft_limited or (s.frozen_time >= cfg.stuck_reading_time > 0.0)):
                 lvl = 'warn'
             else:
                 lvl = 'ok'
             text = (f'{error_name(s.error_code)}, {s.temperature:.0f} degC'
                     + (f', {window[a.joint]} missed replies' if window[a.joint] else '')
                     + (', in the soft limit zone' if s.soft_limited else '')
-                    + (', reading frozen' if s.frozen_for >= cfg.stuck_reading_time > 0.0
+                    + (', reading frozen' if s.frozen_time >= cfg.stuck_reading_time > 0.0
                        else '')
                     + ('' if s.replies else ', never replied'))
             msg.status.append(_status(
@@ -345,7 +465,7 @@ class DriverNode(Node):
                 command_torque_nm=f'{s.command_torque:.3f}',
                 command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
                 missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
-                miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_for:.3f}',
+                miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_time:.3f}',
                 soft_limited=s.soft_limited))
         if core.has_board:
             b = core.board
@@ -370,7 +490,45 @@ class DriverNode(Node):
             last_cycle_bus_s=f'{core.timing.received - core.timing.start:.6f}'))
         return msg
 
+    # -- the run summary --------------------------------------------------------------------------
+
+    def summary(self) -> dict:
+        """The run in numbers (the ``dodo driver:`` line): driver time since the first enable,
+        cycles and published states since the start, achieved rate, cycle period and
+        state-to-command age percentiles (ms), watchdog trips, e-stops, missed deadlines
+        (:data:`MISSED_DEADLINE_PERIODS`), missed replies, rejected commands, the emulator's
+        skipped physics steps."""
+        run = self.driver_time()
+        ms = (lambda h, p: None if h.percentile(p) is None else h.percentile(p) * 1e-6)
+        safety = self.core.safety
+        out = {'hardware': self.config.hardware, 'run_time_s': run,
+               'cycles': self.core.cycles, 'published': self.published,
+               'rate_hz': (self._period_ns.count / (self._last_tick - self._first_tick)
+                           if self._period_ns.count else None),
+               'period_ms_p50': ms(self._period_ns, 50), 'period_ms_p99': ms(self._period_ns, 99),
+               'period_ms_max': None if self._period_ns.max is None else self._period_ns.max * 1e-6,
+               'missed_deadlines': self.missed_deadlines,
+               'age_ms_p50': ms(self._age_ns, 50), 'age_ms_p99': ms(self._age_ns, 99),
+               'age_ms_max': None if self._age_ns.max is None else self._age_ns.max * 1e-6,
+               'watchdog_trips': safety.watchdog_trips, 'estops': self.estops,
+               'state': safety.state.value,
+               'missed_replies': sum(s.missed for s in self.core.status)
+               + (self.core.board.missed if self.core.has_board else 0),
+               'rejected': self.core.rejected_commands, 'cpu_s': time.process_time(),
+               'stop_reason': self.stop_reason}
+        if self.emulator is not None:
+            out['emulator_mode'] = self.config.emulator_mode
+            out['emulated_time_s'] = self.emulator.steps * self.emulator.period
+            out['skipped_steps'] = self.emulator.skipped_steps
+        return out
+
+    def _log_summary(self) -> None:
+        if not self._summary_logged:
+            self._summary_logged = True
+            self.get_logger().info(runtime.format_summary('driver', self.summary()))
+
     def destroy_node(self):
+        self._log_summary()
         try:
             self.core.shutdown()                    # disable frames, bus closed
         finally:

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, EFFORT_COMMANDS, FORCE,
-                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
+from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS,
+                                   ESTOP, FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
                                    RECORDED_TOPICS, ROBOT_DESCRIPTION, contact_topic,
-                                   recorded_topics)
+                                   hardware_recorded_topics, recorded_topics)
 
 #: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
 #: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
@@ -31,6 +31,15 @@ CONTACT_TOPICS = '/<frame>_contact'
 
 
 # -- launch arguments -------------------------------------------------------------------------
+
+#: The nodes of the hardware control loop: on hardware they run under SCHED_FIFO real-time
+#: scheduling (``dodo hop --realtime-priority``, launch ``realtime_priority:=``), as a real
+#: robot's driver and controller would (docs/hardware.md, "Timing").
+REALTIME_NODES = (DRIVER_NODE, 'controller')
+#: Their default SCHED_FIFO priority (0: normal scheduling). A Python driver and controller on a
+#: shared, loaded machine do not hold 1 kHz with normal scheduling (docs/hardware.md, "Timing").
+DEFAULT_REALTIME_PRIORITY = 40
+
 
 @dataclass(frozen=True)
 class LaunchArg:
@@ -94,9 +103,18 @@ def launch_arguments(profile_name: str = 'hop') -> tuple:
                   'package://dodo_sim/urdf/boom_leg.urdf.xacro), else the default model of its '
                   'controller (slip_hopper: urdf/hopper.urdf.xacro, kneed_walker: '
                   'urdf/kneed_walker.urdf.xacro)'),
-        LaunchArg('use_sim', 'Start the simulator and use simulated time; false: no simulator, '
-                  'no /clock, a hardware driver publishes /joint_states and the contact topics',
-                  default='true'),
+        LaunchArg('use_sim', 'Start the simulator and use simulated time; false: the hardware '
+                  'driver instead (params file driver: section), no /clock, every node on wall '
+                  'time', default='true'),
+        LaunchArg('hardware', 'With use_sim:=false, what the driver drives: emulated (the '
+                  'physics answers on an in-process virtual CAN bus; enabled once the '
+                  'controller is up) or can (the real bus, ids and calibration of the params '
+                  'file driver: section; stays disabled until: ros2 service call /driver/enable '
+                  'std_srvs/srv/Trigger)', default='emulated'),
+        LaunchArg('realtime_priority', 'With use_sim:=false, the SCHED_FIFO priority (1..99) of '
+                  'the hardware loop nodes (driver, controller), as on a real robot; 0: normal '
+                  'scheduling. Where it is refused (no CAP_SYS_NICE / rtprio limit) they run '
+                  'with normal scheduling and say so', default=str(DEFAULT_REALTIME_PRIORITY)),
         LaunchArg('rviz', 'Start rviz2 with rviz_config', default='false'),
         LaunchArg('rviz_config', 'rviz2 configuration file', share_path=p.rviz_config),
         LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
@@ -122,6 +140,7 @@ class NodeSpec:
         module: Python module ``dodo hop`` runs with ``python -m``; None: needs a ROS install
             (started by the launch file only).
         sim_only: only under simulation (launch: ``use_sim:=true``).
+        hardware_only: only without simulation (launch: ``use_sim:=false``).
         condition: launch argument that enables the node (None: always); ``dodo hop`` enables
             'record' when ``--bag`` is given and never starts nodes with module None.
         params_file: the node reads the params file.
@@ -139,6 +158,7 @@ class NodeSpec:
     executable: str
     module: str | None
     sim_only: bool = False
+    hardware_only: bool = False
     condition: str | None = None
     params_file: bool = True
     robot_description: bool = False
@@ -154,6 +174,10 @@ NODES = (
              robot_description=True,
              launch_parameters={'publish_robot_description': False},
              subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, PUSH, FORCE)),
+    NodeSpec(DRIVER_NODE, PACKAGE, 'driver', 'dodo_sim.ros.driver_node', hardware_only=True,
+             robot_description=True, parameters={'hardware': Arg('hardware')},
+             launch_parameters={'publish_robot_description': False},
+             subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, ESTOP)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, CONTACT_TOPICS, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
@@ -173,9 +197,17 @@ NODES = (
 NODE_CONFIGS = {
     'simulator': ('dodo_sim.simulator:SimConfig', 'dodo_sim.ros.node_config:SimulatorNodeConfig'),
     'controller': ('dodo_sim.ros.node_config:ControllerNodeConfig',),
+    DRIVER_NODE: ('dodo_sim.hardware.config:DriverConfig',),
 }
 
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, CONTACT_TOPICS)
+#: What the hardware driver publishes every cycle (no /clock: wall time).
+DRIVER_STATE_TOPICS = (JOINT_STATES, CONTACT_TOPICS)
+#: Values of the ``hardware`` launch argument / ``dodo hop --hardware``.
+HARDWARE_KINDS = ('emulated', 'can')
+#: The node that owns the run's time and ends it (``dodo hop`` waits for it): the simulator, or
+#: without simulation the driver.
+CLOCK_NODES = ('simulator', DRIVER_NODE)
 
 
 @dataclass(frozen=True)
@@ -203,6 +235,12 @@ class Robot:
     @property
     def recorded_topics(self) -> list:
         return list(recorded_topics(self.contact_frames))
+
+    @property
+    def hardware_recorded_topics(self) -> list:
+        """What the recorder records on hardware: no /clock; the driver's /diagnostics and
+        the /estop input."""
+        return list(hardware_recorded_topics(self.contact_frames))
 
 
 def robot_from_params(params_file, model: str | None = None) -> Robot:
@@ -285,18 +323,59 @@ def check_params_file(params_file) -> Robot:
     return robot
 
 
+def check_hardware(params_file, robot: Robot, hardware: str) -> None:
+    """Without simulation the driver takes the simulator's place: ``hardware`` must be one of
+    :data:`HARDWARE_KINDS`, and the driver (one sensor board, one measured contact frame: its
+    ``contact_frame``) must publish every contact topic the controller of ``robot`` waits for.
+    ValueError naming the mismatch (e.g. the Kneed Walker's two feet on the driver)."""
+    if hardware not in HARDWARE_KINDS:
+        raise ValueError(f'hardware {hardware!r}: expected one of {HARDWARE_KINDS}')
+    import dataclasses
+    from dodo_sim.hardware.config import DriverConfig
+    from dodo_sim.ros.params import node_parameters as file_parameters
+    frame = file_parameters(params_file, DRIVER_NODE).get('contact_frame', next(
+        f.default for f in dataclasses.fields(DriverConfig) if f.name == 'contact_frame'))
+    driven = (str(frame),) if frame else ()
+    if tuple(robot.contact_frames) != driven:
+        raise ValueError(
+            f'the hardware driver measures contact frame(s) {list(driven)} (driver: '
+            f'contact_frame in {params_file}) but the robot of the run ({robot.controller}) '
+            f'has contact frames {list(robot.contact_frames)}: the driver cannot stand in for '
+            f'its simulator')
+
+
 def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
-    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install)."""
+    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install): the
+    simulator with ``use_sim``, else the hardware driver in its place."""
     enabled = {'record': record, 'rviz': rviz}
-    return tuple(spec for spec in NODES if (use_sim or not spec.sim_only)
+    return tuple(spec for spec in NODES
+                 if (use_sim or not spec.sim_only) and (not use_sim or not spec.hardware_only)
                  and (spec.condition is None or enabled.get(spec.condition, False)))
 
 
-def hop_nodes(record: bool) -> tuple:
-    """Nodes ``dodo hop`` starts (simulation on a plain machine): the launch graph with
-    ``use_sim:=true`` minus the nodes that need a ROS install (module None)."""
-    return tuple(spec for spec in launch_nodes(use_sim=True, record=record, rviz=False)
+def hop_nodes(record: bool, hardware: str | None = None) -> tuple:
+    """Nodes ``dodo hop`` starts on a plain machine: the launch graph with ``use_sim:=true``
+    (``hardware`` None) or ``use_sim:=false`` (``hardware`` 'emulated' or 'can') minus the nodes
+    that need a ROS install (module None)."""
+    return tuple(spec for spec in launch_nodes(use_sim=hardware is None, record=record,
+                                               rviz=False)
                  if spec.module is not None)
+
+
+def realtime_priority(spec: NodeSpec, use_sim: bool, priority: int) -> int:
+    """SCHED_FIFO priority ``spec`` runs with (0: normal scheduling): ``priority`` for the
+    hardware loop's nodes without simulation (the simulator's lockstep needs none)."""
+    if priority < 0 or priority > 99:
+        raise ValueError(f'realtime priority {priority}: expected 0 (off) or 1..99')
+    return priority if not use_sim and spec.name in REALTIME_NODES else 0
+
+
+def clock_node(running: tuple) -> NodeSpec:
+    """The node of ``running`` that owns the run's time (simulator or driver)."""
+    for spec in running:
+        if spec.name in CLOCK_NODES:
+            return spec
+    raise KeyError(f'no simulator or driver among {[s.name for s in running]}')
 
 
 def subscriber_count(topic: str, running: tuple) -> int:
@@ -310,21 +389,31 @@ def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int |
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them
     (controller + recorder when recording), so no subscriber misses the first state.
-    controller: the command topic must reach every running subscriber, plus the hardware driver
-    (outside this graph) when ``use_sim`` is false. At least 1 either way.
+    driver (hardware): the same for its state topics (/joint_states, /foot_contact); the gate
+    of its ``enable_on_start`` (emulated hardware), so the bag holds the run from the enable.
+    controller: the command topic must reach every running subscriber (simulator or driver,
+    recorder). At least 1 either way.
     """
     if name == 'simulator':
         return max(1, min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS))
+    if name == DRIVER_NODE:
+        return max(1, min(subscriber_count(t, running) for t in DRIVER_STATE_TOPICS))
     if name == 'controller':
         # the stamped command topic (/joint_commands) is what the simulator and the driver pair
-        return max(1, subscriber_count(JOINT_COMMANDS, running) + (0 if use_sim else 1))
+        return max(1, subscriber_count(JOINT_COMMANDS, running))
     return None
 
 
-#: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): the hardware
-#: driver stamps /joint_states and /foot_contact with its own clock, so the controller pairs them
-#: by arrival (the newest of each), not by stamp.
-HARDWARE_PARAMETERS = {'controller': {'contact_pairing': 'latest'}}
+#: Node name -> parameters given to it when no simulator runs (``use_sim:=false``): a hardware
+#: driver's sensors may have their own clocks, so the controller pairs /joint_states and
+#: the contact topics by arrival (the newest of each), not by stamp; the recorder records the
+#: driver's /diagnostics and /estop instead of /clock (for the robot's contact frames).
+HARDWARE_PARAMETERS = {'controller': {'contact_pairing': 'latest'},
+                       'recorder': {'topics': FromRobot('hardware_recorded_topics')}}
+#: Node name -> parameters on emulated hardware only (``hardware: emulated``): the driver enables
+#: itself once its start gate is open. Never on a real bus (DriverConfig refuses it there): real
+#: motors are enabled by an explicit ``/driver/enable``.
+EMULATED_PARAMETERS = {DRIVER_NODE: {'enable_on_start': True}}
 
 
 def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
@@ -334,16 +423,21 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     file and ``dodo hop``: ``use_sim_time``, the start gate (:func:`min_subscribers`), the
     node's :class:`Arg` parameters taken from ``values`` (launch arguments / ``dodo hop``
     options by name) and :class:`FromRobot` ones from ``robot``, the hardware parameters
-    without simulator, the simulator's terrain for a controller whose monitor judges the
-    ground and, with ``launch``, the launch-only ones. Plain Python values (typed: a string
-    stays a string)."""
+    without simulator (:data:`HARDWARE_PARAMETERS`, and :data:`EMULATED_PARAMETERS` when
+    ``values['hardware']`` is 'emulated'), the simulator's terrain for a controller whose
+    monitor judges the ground and, with ``launch``, the launch-only ones. Plain Python values
+    (typed: a string stays a string)."""
+
+    def resolved(value):
+        if isinstance(value, Arg):
+            return values[value.name]
+        if isinstance(value, FromRobot):
+            return getattr(robot, value.name)
+        return value
+
     params: dict[str, Any] = {'use_sim_time': use_sim}
     for key, value in spec.parameters.items():
-        if isinstance(value, Arg):
-            value = values[value.name]
-        elif isinstance(value, FromRobot):
-            value = getattr(robot, value.name)
-        params[key] = value
+        params[key] = resolved(value)
     gate = min_subscribers(spec.name, running, use_sim=use_sim)
     if gate is not None:
         params['min_subscribers'] = gate
@@ -352,7 +446,10 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
         if registry.controller_entry(robot.controller).monitor:
             params.update(dict(robot.terrain))     # the monitor judges the simulated ground
     if not use_sim:
-        params.update(HARDWARE_PARAMETERS.get(spec.name, {}))
+        for key, value in HARDWARE_PARAMETERS.get(spec.name, {}).items():
+            params[key] = resolved(value)
+        if values.get('hardware') == 'emulated':
+            params.update(EMULATED_PARAMETERS.get(spec.name, {}))
     if launch:
         params.update(spec.launch_parameters)
     return params
@@ -360,12 +457,15 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
 
 def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any],
                    robot: Robot = Robot()) -> dict[str, Any]:
-    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters` plus
-    the simulator's ``stop_after`` (``args['stop_after']``, simulated s) and, for the nodes
-    that load the robot description, ``robot_description`` = the model path (launch passes
-    the xacro output instead)."""
-    params = node_parameters(spec, running, args, robot=robot)
-    if spec.name == 'simulator' and 'stop_after' in args:
+    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters`
+    (without simulation when ``args['hardware']`` is given) plus the ``stop_after`` of the node
+    that owns the run's time (``args['stop_after']``: simulated s, or driver s since the
+    driver's first enable) and, for the nodes that load the robot description (simulator or
+    driver), ``robot_description`` = the model path (launch passes the xacro output
+    instead)."""
+    use_sim = args.get('hardware') is None
+    params = node_parameters(spec, running, args, use_sim=use_sim, robot=robot)
+    if spec.name in CLOCK_NODES and 'stop_after' in args:
         params['stop_after'] = float(args['stop_after'])
     if spec.robot_description and robot.model:
         params['robot_description'] = robot.model
@@ -375,6 +475,7 @@ def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any],
 __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'CONTACT_TOPICS', 'NodeSpec',
            'LaunchArg', 'Arg', 'FromRobot', 'Robot', 'LaunchProfile', 'PROFILES', 'profile',
            'launch_arguments', 'robot_from_params', 'check_params_file', 'node',
-           'launch_nodes', 'hop_nodes', 'min_subscribers', 'node_parameters', 'hop_parameters',
-           'HARDWARE_PARAMETERS', 'known_parameters', 'config_classes',
-           'robot_model']
+           'launch_nodes', 'hop_nodes', 'clock_node', 'min_subscribers', 'node_parameters',
+           'hop_parameters', 'HARDWARE_PARAMETERS', 'EMULATED_PARAMETERS', 'HARDWARE_KINDS',
+           'CLOCK_NODES', 'REALTIME_NODES', 'realtime_priority', 'DEFAULT_REALTIME_PRIORITY',
+           'check_hardware', 'known_parameters', 'config_classes', 'robot_model']

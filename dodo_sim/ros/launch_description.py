@@ -15,12 +15,18 @@ string). The params file names the controller (its ``controller`` parameter) and
 frames (the simulator's ``contact_frames``): the recorder records every contact topic of the
 robot. robot_state_publisher and the simulator get robot_description from the xacro of the
 ``model`` argument (empty: the controller's default model); robot_state_publisher publishes
-/robot_description. docs/running.md has the details. This module imports launch and launch_ros
+/robot_description. With ``use_sim:=false`` the hardware ``driver`` takes the simulator's place
+(docs/hardware.md; ``hardware:=emulated|can``): every node on wall time, the recorder records
+/diagnostics and /estop; on emulated hardware the driver enables itself once the controller (and
+the recorder) are up, a real bus (``hardware:=can``) never without an explicit ``ros2 service
+call /driver/enable std_srvs/srv/Trigger``; the driver and the controller run under SCHED_FIFO
+(``realtime_priority``) where permitted. docs/running.md has the details. This module imports launch and launch_ros
 (only launch files import it).
 """
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 from typing import List
 
@@ -57,6 +63,21 @@ def _typed(value):
     return value
 
 
+def _prefix(spec: graph.NodeSpec, values: dict, use_sim: bool) -> str | None:
+    """``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
+    scheduling where permitted, normal scheduling with a note where not); None otherwise."""
+    text = values['realtime_priority']
+    try:
+        priority = int(text)
+        fifo = graph.realtime_priority(spec, use_sim, priority)
+    except ValueError:
+        raise ValueError(f'launch argument realtime_priority:={text!r}: expected 0 (off) or '
+                         f'1..99') from None
+    if not fifo:
+        return None
+    return f'{shlex.quote(sys.executable)} -m dodo_sim.tools.supervisor fifo {fifo} --'
+
+
 def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool,
           robot: graph.Robot) -> Node:
     parameters = []
@@ -75,9 +96,11 @@ def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool,
         if isinstance(a, graph.Arg):
             a = values[a.name]
         arguments.append(_share_path(a) if isinstance(a, tuple) else a)
+    # exec_name: the process label stays the executable's under the SCHED_FIFO prefix
     return Node(package=spec.package, executable=spec.executable, name=spec.name,
-                output='screen', parameters=parameters, arguments=arguments,
-                remappings=list(spec.remappings))
+                exec_name=spec.executable, output='screen', parameters=parameters,
+                arguments=arguments, remappings=list(spec.remappings),
+                prefix=_prefix(spec, values, use_sim))
 
 
 def _switch(context, name: str) -> bool:
@@ -92,7 +115,12 @@ def _nodes(context, profile_name: str):
     values = {arg.name: LaunchConfiguration(arg.name).perform(context)
               for arg in graph.launch_arguments(profile_name)}
     graph.check_params_file(values['params_file'])     # names a bad key before anything starts
+    if values['hardware'] not in graph.HARDWARE_KINDS:
+        raise ValueError(f"launch argument hardware:={values['hardware']!r}: expected one of "
+                         f'{graph.HARDWARE_KINDS}')
     robot = graph.robot_from_params(values['params_file'], values['model'] or None)
+    if not switches['use_sim']:     # the driver must stand in for this robot's simulator
+        graph.check_hardware(values['params_file'], robot, values['hardware'])
     running = graph.launch_nodes(**switches)
     return [_node(spec, running, values, switches['use_sim'], robot) for spec in running]
 

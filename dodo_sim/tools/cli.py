@@ -30,7 +30,8 @@ SUBCOMMANDS = {
 
 def usage() -> str:
     lines = ['usage: dodo <subcommand> [options]', '', 'subcommands:']
-    lines += [f'  {name:<8}{text}' for name, (_, text) in SUBCOMMANDS.items()]
+    width = max(map(len, SUBCOMMANDS)) + 2
+    lines += [f'  {name:<{width}}{text}' for name, (_, text) in SUBCOMMANDS.items()]
     lines += ['', "'dodo <subcommand> -h' for the options of a subcommand"]
     return '\n'.join(lines)
 

@@ -4,6 +4,7 @@
 
     dodo hop [--params-file F] [--model XACRO] [--duration S] [--bag DIR]
              [--plots DIR | --no-plots] [--domain-id N] [--wall-timeout S]
+             [--hardware emulated|can] [--realtime-priority N]
 
 Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
 ``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
@@ -23,6 +24,13 @@ generated params file with the graph's parameters (typed YAML, never text splice
 command line). Order: recorder (waits for its ``ready`` line), controller, simulator; the
 simulator runs ``S`` seconds of simulated time (``stop_after``) and exits, then the controller
 and the recorder are stopped. The run gets a private ROS domain (:mod:`dodo_sim.ros.domains`).
+
+``--hardware emulated|can``: the hardware ``driver`` in the simulator's place (the
+``use_sim:=false`` graph; docs/hardware.md): every node on wall time, the recorder records
+/diagnostics. Emulated hardware enables itself once the controller and the recorder are up; the
+run is ``S`` s of driver time from that enable, then the driver disables the motors and exits.
+A real bus (``can``) needs an explicit ``--params-file`` whose ``driver:`` section names the bus
+and the calibration file, and stays disabled until someone calls ``/driver/enable``.
 
 Supervision (:mod:`dodo_sim.tools.supervisor`, docs/running.md): children die with ``dodo hop``
 (SIGINT, SIGTERM, SIGHUP, even SIGKILL), the bag is closed whenever the recorder gets a chance,
@@ -48,10 +56,10 @@ from typing import Any, TextIO
 import yaml
 
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
-from dodo_sim.ros import domains, graph
+from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
-from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch
+from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch, fifo_permitted
 
 RECORDER_READY = 'dodo recorder: ready'
 #: The simulator's final line (docs/ros_contract.md): ``dodo exchange: sim_time_s=... steps=...
@@ -64,17 +72,23 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 #: Node exit codes (dodo_sim.ros.runtime) by name, for the summary.
 NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
-#: Simulator first, recorder last: the recorder must see everything the others send.
-STOP_ORDER = {'simulator': 0, 'controller': 1, 'recorder': 2}
+#: The driver's exit code 3: its emulated hardware's physics diverged.
+DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged'}
+#: The driver's final line: ``dodo driver: hardware=... run_time_s=... cycles=... ...``.
+DRIVER_SUMMARY = 'driver'
+#: Driver parameters a real-bus params file must set itself (nothing taken from defaults).
+CAN_REQUIRED = ('bus_interface', 'bus_channel', 'calibration_file')
+#: Simulator (or driver) first, recorder last: the recorder must see everything the others send.
+STOP_ORDER = {'simulator': 0, 'driver': 0, 'controller': 1, 'recorder': 2}
 #: Wall-clock s a child gets to exit after SIGINT, then after SIGTERM (then SIGKILL).
 STOP_GRACE_S, TERM_GRACE_S = 15.0, 5.0
 
 
-def exit_name(code: int | None) -> str:
+def exit_name(code: int | None, node: str = '') -> str:
     """What a node's exit code means."""
     if code is not None and code < 0:
         return f'killed by {signal.Signals(-code).name}'
-    return NODE_EXIT_NAMES.get(code, 'failed')
+    return (DRIVER_EXIT_NAMES if node == 'driver' else NODE_EXIT_NAMES).get(code, 'failed')
 
 
 class UsageError(ValueError):
@@ -138,6 +152,8 @@ class RunResult:
     bag: Path | None = None
     bag_closed: bool | None = None
     exchange: dict | None = None   # the simulator's ``dodo exchange:`` counters
+    hardware: str | None = None    # 'emulated' | 'can': the driver ran instead of the simulator
+    driver: dict | None = None     # the driver's ``dodo driver:`` summary
     outcome_monitor: dict | None = None   # the controller's monitor (walker: steps, fall)
 
     def walk_summary(self) -> str | None:
@@ -176,12 +192,40 @@ class RunResult:
                 f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
                 f"command(s) ignored")
 
+    def driver_summary(self) -> str | None:
+        """One line on the driver's loop: cycles and rate, cycle period and state-to-command
+        age (p50/p99/max, ms), watchdog trips, missed replies, skipped emulator steps."""
+        x = self.driver
+        if not x:
+            return None
+
+        def ms(key):
+            value = x.get(key)
+            return '-' if value is None else f'{value:.2f}'
+
+        rate = x.get('rate_hz')
+        return (f"driver ({x.get('hardware', '?')}"
+                + (f", {x['emulator_mode']}" if x.get('emulator_mode') else '') + '): '
+                f"{x.get('cycles', '?')} cycles at "
+                + ('?' if rate is None else f'{rate:.0f}') + ' Hz, period p50/p99/max = '
+                f"{ms('period_ms_p50')}/{ms('period_ms_p99')}/{ms('period_ms_max')} ms "
+                f"({x.get('missed_deadlines', '?')} missed deadline(s)), "
+                f"state-to-command age p50/p99/max = {ms('age_ms_p50')}/{ms('age_ms_p99')}/"
+                f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s), "
+                f"{x.get('estops', 0)} e-stop(s), "
+                f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
+                f"rejected command(s)"
+                + (f", {x['skipped_steps']} skipped emulator step(s)"
+                   if x.get('skipped_steps') is not None else ''))
+
     def summary(self) -> str:
         t = ('t = ?' if self.sim_time_s is None else f't = {self.sim_time_s:.3f} s')
-        of = f'of {self.duration_s:g} s simulated'
+        kind = 'simulated' if self.hardware is None else 'of driver time'
+        of = f'of {self.duration_s:g} s {kind}'
         if self.outcome == 'completed':
-            steps = f' ({self.steps} steps)' if self.steps is not None else ''
-            head = f'completed: {t}{steps} simulated in {self.wall_s:.1f} s wall time'
+            unit = 'steps' if self.hardware is None else 'cycles'
+            steps = f' ({self.steps} {unit})' if self.steps is not None else ''
+            head = f'completed: {t}{steps} {kind} in {self.wall_s:.1f} s wall time'
         elif self.outcome == 'interrupted':
             head = f'interrupted ({self.signal_name}) at {t} {of}, after {self.wall_s:.1f} s'
         elif self.outcome == 'terminated':
@@ -189,7 +233,8 @@ class RunResult:
         else:
             head = f'FAILED at {t} {of}: ' + '; '.join(self.failures)
         if self.stop_reason:
-            head += f' (simulator: {self.stop_reason})'
+            head += (f' (simulator: {self.stop_reason})' if self.hardware is None
+                     else f' (driver: {self.stop_reason})')
         if self.outcome != 'failed':
             if self.failures:
                 head += '; but: ' + '; '.join(self.failures)
@@ -211,7 +256,13 @@ class HopRun:
     def __init__(self, params_file, duration: float, bag=None, env=None,
                  out: TextIO | None = None, err: TextIO | None = None,
                  keep_lines: bool = False, domain_id: int | None = None,
-                 model=None, prog: str = 'dodo hop'):
+                 model=None, prog: str = 'dodo hop', hardware: str | None = None,
+                 realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY):
+        if hardware is not None and hardware not in graph.HARDWARE_KINDS:
+            raise UsageError(f'--hardware {hardware!r}: choose one of {graph.HARDWARE_KINDS}')
+        self.hardware = hardware
+        #: SCHED_FIFO priority of the hardware loop's nodes (graph.REALTIME_NODES), 0: normal
+        self.realtime_priority = int(realtime_priority)
         self.params_file = Path(params_file)
         self.model = str(model) if model else None
         self.prog = prog
@@ -229,10 +280,13 @@ class HopRun:
         self.keep_lines = keep_lines
         self.explicit_domain = domain_id
         self.domain: domains.DomainLease | None = None
-        self.nodes = graph.hop_nodes(record=self.bag is not None)
+        self.nodes = graph.hop_nodes(record=self.bag is not None, hardware=hardware)
+        #: the node that owns the run's time: simulator, or driver on hardware
+        self.clock = graph.clock_node(self.nodes).name
         self.group = ProcessGroup(self.env)
         self.failures: list[str] = []
         self.sim_summary: dict | None = None
+        self.driver_summary: dict | None = None
         self._stop_after_line: tuple[float, int] | None = None
         self._tmp: Path | None = None
         self._started_at: float | None = None
@@ -259,12 +313,28 @@ class HopRun:
                              f'got {self.duration}')
         try:
             graph.check_params_file(self.params_file)
-            configs = {name: self._node_configs(name) for name in graph.NODE_CONFIGS}
+            if self.hardware is not None:
+                graph.check_hardware(self.params_file, self.robot, self.hardware)
+            if self.hardware == 'can':
+                self._check_real_bus()
+            running = {spec.name for spec in self.nodes}
+            configs = {name: self._node_configs(name) for name in graph.NODE_CONFIGS
+                       if name in running}
             self._check_models(configs, self.robot)
         except ValueError as exc:          # ParamsFileError, ModelError, config errors
             raise UsageError(one_line(exc)) from None
         if self.bag is not None:
             _check_new_dir(self.bag, 'bag directory')
+        if self.hardware is not None and self.realtime_priority:
+            if not 1 <= self.realtime_priority <= 99:
+                raise UsageError(f'--realtime-priority {self.realtime_priority}: expected 0 '
+                                 f'(off) or 1..99')
+            why = fifo_permitted(self.realtime_priority)
+            if why is not None:
+                self.err.write(f'{self.prog}: note: no real-time scheduling for the driver and '
+                               f'the controller ({why}); under load they may not hold their '
+                               f'rate (docs/hardware.md, "Timing")\n')
+                self.realtime_priority = 0
         explicit = self.explicit_domain
         try:
             if explicit is None and self.env.get('ROS_DOMAIN_ID', '').strip():
@@ -285,24 +355,41 @@ class HopRun:
                 cls, {k: v for k, v in values.items() if k in fields})
         return out
 
+    def _check_real_bus(self) -> None:
+        """A real bus is driven only from a params file that names it and its calibration."""
+        section = node_parameters(self.params_file, graph.DRIVER_NODE)
+        missing = [k for k in CAN_REQUIRED if not section.get(k)]
+        if missing:
+            raise UsageError(
+                f'--hardware can drives real motors: the driver: section of {self.params_file} '
+                f'must name {", ".join(CAN_REQUIRED)} (missing: {", ".join(missing)}); start '
+                f'from config/hardware.yaml and docs/hardware.md (wiring, calibration, the '
+                f'checklist before powering the motors)')
+
     @staticmethod
     def _check_models(configs: dict, robot: graph.Robot) -> None:
-        """The simulator builds its model; the controller (and its outcome monitor) accepts
-        its configuration on that robot (the hopper: its set-points on that leg).
+        """The simulator (or the driver's emulated hardware) builds its model and the driver
+        its actuators on it; the controller (and its outcome monitor) accepts its
+        configuration on that robot (the hopper: its set-points on that leg).
 
         What the URDF parser (C++) prints on stderr is kept out of the terminal and added to
         the one error line."""
         from dodo_control.registry import controller_entry
         from dodo_sim.simulator import Simulator
-        sim, ctrl = configs['simulator'], configs['controller']
+        ctrl = configs['controller']
         entry = controller_entry(robot.controller)
         with tempfile.TemporaryFile(mode='w+b') as native:
             sys.stderr.flush()
             saved = os.dup(2)
             os.dup2(native.fileno(), 2)
             try:
-                urdf = sim['SimulatorNodeConfig'].robot_description or str(default_urdf_path())
-                leg_xml = Simulator(urdf, sim['SimConfig']).leg.urdf_xml
+                if 'simulator' in configs:
+                    sim = configs['simulator']
+                    urdf = (sim['SimulatorNodeConfig'].robot_description
+                            or str(default_urdf_path()))
+                    leg_xml = Simulator(urdf, sim['SimConfig']).leg.urdf_xml
+                else:
+                    leg_xml = check_driver(configs[graph.DRIVER_NODE]['DriverConfig'])
                 xml = ctrl['ControllerNodeConfig'].robot_description or leg_xml
                 built = entry.build(xml, ctrl[entry.config_class().__name__])
                 monitor = entry.monitor_class()
@@ -327,6 +414,8 @@ class HopRun:
         """Node name -> the parameters dodo hop gives it on top of the params file."""
         args = {'bag': str(self.bag) if self.bag is not None else '',
                 'stop_after': self.duration}
+        if self.hardware is not None:
+            args['hardware'] = self.hardware
         return {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
                 for spec in self.nodes}
 
@@ -344,6 +433,10 @@ class HopRun:
             child.lines.append(text)
         if child.name == 'simulator':
             self._parse_simulator_line(text)
+        elif child.name == graph.DRIVER_NODE:
+            summary = parse_summary(text, DRIVER_SUMMARY)
+            if summary is not None:
+                self.driver_summary = summary
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
         elif child.name == 'controller':
@@ -379,8 +472,11 @@ class HopRun:
         self._started_at = time.monotonic()
         self._tmp = Path(tempfile.mkdtemp(prefix='dodo_hop-'))
         commands = self.commands(self._tmp)
-        for name in sorted(commands, key=lambda n: {'recorder': 0, 'simulator': 2}.get(n, 1)):
-            child = self.group.start(name, commands[name], self._on_line)
+        for name in sorted(commands, key=lambda n: {'recorder': 0, 'simulator': 2,
+                                                     'driver': 2}.get(n, 1)):
+            fifo = graph.realtime_priority(graph.node(name), self.hardware is None,
+                                           self.realtime_priority)
+            child = self.group.start(name, commands[name], self._on_line, fifo_priority=fifo)
             if name != 'recorder':
                 continue
             deadline = time.monotonic() + ready_timeout
@@ -396,11 +492,12 @@ class HopRun:
         return True
 
     def wait(self, timeout: float, latch: SignalLatch | None = None) -> bool:
-        """Pump output until the simulator exits (True), a signal arrives or ``timeout`` s of wall
-        time pass (False). A process that ends early is reported; the run goes on (without the
-        controller the simulator steps with zero torque)."""
+        """Pump output until the simulator (or driver) exits (True), a signal arrives or
+        ``timeout`` s of wall time pass (False). A process that ends early is reported; the run
+        goes on (without the controller the simulator steps with zero torque, the driver
+        damps the joints)."""
         deadline = time.monotonic() + timeout
-        sim = self.children['simulator']
+        sim = self.children[self.clock]
         while True:
             self.group.pump(0.05)
             if sim.proc.poll() is not None:
@@ -408,8 +505,9 @@ class HopRun:
                 sim.stop_requested = True
                 code = sim.proc.returncode
                 if code != 0:
-                    self._reported.add('simulator')
-                    self._fail(f'simulator exited with code {code} ({exit_name(code)})')
+                    self._reported.add(self.clock)
+                    self._fail(f'{self.clock} exited with code {code} '
+                               f'({exit_name(code, self.clock)})')
                 return True
             if latch is not None and latch.received:
                 return False
@@ -419,9 +517,11 @@ class HopRun:
                     self._reported.add(name)
                     self.group.drain(child)
                     self._fail(f'{name} exited early with code {child.proc.returncode} '
-                               f'({exit_name(child.proc.returncode)})')
+                               f'({exit_name(child.proc.returncode, name)})')
             if time.monotonic() > deadline:
-                self._fail(f'simulator did not finish {self.duration:g} s of simulated time '
+                what = ('simulated time' if self.hardware is None
+                        else 'driver time (from its first enable)')
+                self._fail(f'{self.clock} did not finish {self.duration:g} s of {what} '
                            f'within {timeout:.0f} s of wall time')
                 return False
 
@@ -468,7 +568,8 @@ class HopRun:
             if code != 0 and child.name not in self._reported:
                 self._reported.add(child.name)
                 after = f' after {", ".join(child.signals_sent)}' if child.signals_sent else ''
-                self._fail(f'{child.name} ended with exit code {code} ({exit_name(code)}){after}')
+                self._fail(f'{child.name} ended with exit code {code} '
+                           f'({exit_name(code, child.name)}){after}')
         self.release()
 
     def release(self) -> None:
@@ -489,7 +590,14 @@ class HopRun:
 
     def simulated_time(self) -> tuple[float | None, int | None, str | None]:
         """(simulated s reached, steps, stop reason): the simulator's summary line, else the
-        last /clock in the bag, else its stop_after line."""
+        last /clock in the bag, else its stop_after line. On hardware: (driver s since the
+        first enable, cycles, stop reason) from the driver's summary line."""
+        if self.hardware is not None:
+            x = self.driver_summary or {}
+            t = x.get('run_time_s')
+            cycles = x.get('cycles')
+            return (float(t) if isinstance(t, (int, float)) else None,
+                    cycles if isinstance(cycles, int) else None, x.get('stop_reason'))
         last = None
         if self.bag is not None and (self.bag / 'metadata.yaml').is_file():
             last, problem = bag_clock(self.bag, self.env.get('ROS_DOMAIN_ID', '?'))
@@ -518,7 +626,19 @@ class HopRun:
                 self._fail(f'bag {self.bag} was not closed (no metadata.yaml)')
         codes = {name: c.proc.returncode for name, c in self.children.items()}
         if outcome == 'completed' and t is not None and t + 1e-6 < self.duration:
-            self._fail(f'the simulator stopped at t = {t:.3f} s, before {self.duration:g} s')
+            self._fail(f'the {self.clock} stopped at t = {t:.3f} s, before {self.duration:g} s')
+        if (outcome == 'completed' and self.hardware is not None
+                and (self.driver_summary or {}).get('stop_reason') != 'stop_after'):
+            self._fail(f'the driver did not report reaching stop_after '
+                       f'(summary: {self.driver_summary})')
+        timeouts = (self.sim_summary or {}).get('timeouts') or 0
+        if timeouts:
+            # zero torque replaced the controller's answer: the run does not show the controller
+            zero = (self.sim_summary or {}).get('zero_torque_steps', '?')
+            self._fail(f'{timeouts} command timeout(s): the controller did not answer within '
+                       f'command_timeout and the simulator applied zero torque on {zero} '
+                       f'step(s), so this run does not show the controller\'s behaviour (a '
+                       f'stalled controller or an overloaded machine)')
         fall = (self.controller_summary or {}).get('fall_reason')
         if fall:
             when = self.controller_summary.get('fall_time_s')
@@ -534,7 +654,8 @@ class HopRun:
                          sim_time_s=t, steps=steps, stop_reason=reason, wall_s=wall,
                          signal_name=signal_name, failures=list(self.failures),
                          exit_codes=codes, bag=self.bag, bag_closed=closed,
-                         exchange=self.sim_summary, outcome_monitor=self.controller_summary)
+                         exchange=self.sim_summary, hardware=self.hardware,
+                         driver=self.driver_summary, outcome_monitor=self.controller_summary)
 
     def run(self, wall_timeout: float) -> RunResult:
         """check() must have passed. Start, wait, stop, with SIGINT/SIGTERM/SIGHUP handled."""
@@ -586,6 +707,45 @@ def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
     return float(times.max()), problem
 
 
+def check_driver(config) -> str:
+    """The driver's configuration on its robot description, without opening a bus: actuators
+    and boom joints exist with limits (the checks of :class:`DriverCore`), the calibration file
+    reads, and on emulated hardware the physics builds at ``emulator_initial_q``. Returns the
+    URDF XML (ValueError naming the bad value)."""
+    from dodo_sim.hardware.config import urdf_joints
+    from dodo_sim.hardware.driver import DriverCore
+    from dodo_sim.model import robot_description_xml
+    urdf = robot_description_xml(config.robot_description or default_urdf_path())
+    names, limits = urdf_joints(urdf)
+    DriverCore(config, names, limits, backend=None)
+    if config.hardware == 'emulated':
+        from dodo_sim.simulator import SimConfig, Simulator
+        Simulator(urdf, SimConfig(initial_q=config.emulator_initial_q,
+                                  integrator=config.emulator_integrator, dt=config.emulator_dt,
+                                  control_period=config.emulator_dt))
+    elif not config.calibration_file:
+        raise ValueError('DriverConfig.calibration_file is empty: a real bus needs the zero '
+                         'offsets of its actuators (docs/hardware.md, "Calibration")')
+    return urdf
+
+
+def recorded_states_note(bag, driver: dict) -> str:
+    """How many of the driver's published /joint_states the bag holds. On hardware nothing
+    waits for the recorder: a loaded machine can make it miss states (its reliable reader
+    falls more than the writer's history behind), and that is said, not hidden."""
+    from dodo_sim.tools.bag import message_counts
+    recorded = message_counts(bag).get(contract.JOINT_STATES, 0)
+    published = driver.get('published')
+    if published is None:
+        return f'bag: {recorded} {contract.JOINT_STATES} (driver count unknown)'
+    missed = int(published) - recorded
+    if missed <= 0:
+        return f'bag: all {recorded} {contract.JOINT_STATES} the driver published'
+    return (f'bag: WARNING: {recorded} of the {int(published)} {contract.JOINT_STATES} the '
+            f'driver published ({missed} missed by the recorder: machine load '
+            f'{os.getloadavg()[0]:.1f})')
+
+
 def default_wall_timeout(duration: float) -> float:
     """Wall-clock limit of a run: generous (lockstep runs several times faster than real time)."""
     return 60.0 + 20.0 * duration
@@ -594,13 +754,20 @@ def default_wall_timeout(duration: float) -> float:
 def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out: TextIO | None = None, err: TextIO | None = None,
         domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
-        plotter: str = 'dodo_sim.tools.plot') -> int:
+        plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
+        realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY) -> int:
     """Check, run, report; the exit code (see module docs). ``plotter``: the module whose
     ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`)."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env,
-                 model=model, prog=prog)
+    try:
+        hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env,
+                     model=model, prog=prog, hardware=hardware,
+                     realtime_priority=realtime_priority)
+    except UsageError as exc:
+        err.write(f'{prog}: error: {one_line(exc)}\n')
+        err.flush()
+        return EXIT_USAGE
     try:
         hop.check()
         if wall_timeout is not None and not (math.isfinite(wall_timeout) and wall_timeout > 0):
@@ -622,17 +789,26 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     if hop.domain.foreign_sockets:
         out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
                   f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
+    if hardware == 'can':
+        out.write(f'{prog}: the driver stays DISABLED until you enable it (after the '
+                  f'checklist of docs/hardware.md): ROS_DOMAIN_ID={domain} '
+                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} '
+                  f'ros2 service call {contract.DRIVER_ENABLE} std_srvs/srv/Trigger; the run lasts '
+                  f'{duration:g} s from then; e-stop: ros2 service call {contract.DRIVER_ESTOP} '
+                  f'std_srvs/srv/Trigger or publish true on {contract.ESTOP}\n')
     out.flush()
     result = hop.run(wall_timeout if wall_timeout is not None
                      else default_wall_timeout(duration))
     out.write(f'{prog}: {result.summary()}\n')
-    for line in (result.walk_summary(), result.exchange_summary()):
+    for line in (result.walk_summary(), result.exchange_summary(), result.driver_summary()):
         if line:
             out.write(f'{prog}: {line}\n')
     code = result.exit_code
     if bag is not None:
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
         out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
+        if result.bag_closed and result.driver:
+            out.write(f'{prog}: {recorded_states_note(bag, result.driver)}\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
@@ -681,7 +857,19 @@ def build_parser(profile: str = 'hop', description: str | None = None,
                         help='robot description xacro/URDF (default: the default model of the '
                              'controller the params file selects)')
     parser.add_argument('--duration', type=float, default=10.0,
-                        help='simulated time to run, s (default 10)')
+                        help='simulated time to run, s (default 10); with --hardware: driver '
+                             'time from its first enable')
+    parser.add_argument('--hardware', choices=graph.HARDWARE_KINDS, default=None,
+                        help='the hardware driver instead of the simulator: emulated (physics '
+                             'behind an in-process virtual CAN bus, enabled once the controller '
+                             'is up) or can (a real bus: needs --params-file naming the bus and '
+                             'calibration; stays disabled until /driver/enable); '
+                             'docs/hardware.md')
+    parser.add_argument('--realtime-priority', type=int, default=graph.DEFAULT_REALTIME_PRIORITY,
+                        help='with --hardware: SCHED_FIFO priority of the driver and the '
+                             'controller, as on a real robot (default '
+                             f'{graph.DEFAULT_REALTIME_PRIORITY}; 0: normal scheduling; where it '
+                             'is refused they run with normal scheduling)')
     parser.add_argument('--runs-dir', type=Path, default=Path('runs'),
                         help=f'parent of the default run directory {profile}-<date>-<time> '
                              '(default ./runs)')
@@ -711,6 +899,11 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
             raise UsageError('--plots and --no-plots exclude each other')
         if args.domain_id is not None:
             domains.parse_domain_id(args.domain_id, '--domain-id')
+        if args.hardware == 'can' and args.params_file is None:
+            raise UsageError('--hardware can drives real motors and needs an explicit '
+                             '--params-file whose driver: section names the bus (bus_interface, '
+                             'bus_channel) and the calibration_file; start from '
+                             'config/hardware.yaml and docs/hardware.md')
     except (UsageError, domains.DomainUnavailable) as exc:
         print(f'{prog}: error: {one_line(exc)}', file=sys.stderr)
         return EXIT_USAGE
@@ -728,7 +921,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
     try:
         return run(params_file, args.duration, bag, plots, args.wall_timeout,
                    domain_id=args.domain_id, model=args.model, prog=prog,
-                   plotter=PLOTTERS[profile])
+                   plotter=PLOTTERS[profile], hardware=args.hardware,
+                   realtime_priority=args.realtime_priority)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -34,6 +34,7 @@ import itertools
 import math
 import multiprocessing
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -54,6 +55,10 @@ TOP_LEVEL_KEYS = ('name', 'robot', 'sampler', 'seed', 'trials', 'parameters', 'f
                   'scenarios', 'perturbations', 'objectives')
 
 
+#: a parameter name: a config field, or one element of a tuple-valued field (``pulse_phase[3]``)
+_ELEMENT = re.compile(r'^(\w+)\[(\d+)\]$')
+
+
 class StudyError(ValueError):
     """The study file cannot be used; the message names the file and the bad entry."""
 
@@ -62,10 +67,13 @@ class StudyError(ValueError):
 
 @dataclass(frozen=True)
 class Parameter:
-    """One tuned parameter: ``section.name`` of the robot's config dataclasses.
+    """One tuned parameter: ``section.name`` of the robot's config dataclasses, or one element
+    ``section.name[index]`` of a tuple-valued field (e.g. ``controller.pulse_phase[0]``; the other
+    elements keep their fixed or default values).
 
     Attributes:
         section / name: params-file section and config field.
+        index: element of a tuple-valued field, or None for the whole (scalar) field.
         kind: 'float', 'int' or 'categorical'.
         low / high: range (float, int); log: log-uniform; step: grid step (None: continuous).
         choices: values of a categorical parameter.
@@ -75,6 +83,7 @@ class Parameter:
     section: str
     name: str
     kind: str
+    index: int | None = None
     low: float | None = None
     high: float | None = None
     log: bool = False
@@ -84,7 +93,8 @@ class Parameter:
 
     @property
     def key(self) -> str:
-        return f'{self.section}.{self.name}'
+        suffix = '' if self.index is None else f'[{self.index}]'
+        return f'{self.section}.{self.name}{suffix}'
 
 
 @dataclass(frozen=True)
@@ -136,7 +146,15 @@ class Study:
         out = {section: dict(values) for section, values in self.fixed.items()}
         for key, value in tuned.items():
             section, name = key.split('.', 1)
-            out.setdefault(section, {})[name] = value
+            element = _ELEMENT.match(name)
+            if element is None:
+                out.setdefault(section, {})[name] = value
+                continue
+            name, index = element.group(1), int(element.group(2))
+            values = out.setdefault(section, {})
+            if name not in values:
+                values[name] = _field_default(self.module.SECTIONS[section], name)
+            values[name] = _with_element(values[name], index, value)
         return out
 
     def baseline(self) -> dict:
@@ -170,23 +188,48 @@ def _field_default(cls, name):
     return f.default_factory()  # type: ignore[misc]
 
 
-def _check_value(cls, fixed: Mapping, name: str, value, where: str) -> None:
-    """Refuse a value the config dataclass does not accept (with the study's fixed values)."""
+def _with_element(vector, index: int, value) -> tuple:
+    """``vector`` (a tuple or list) with element ``index`` replaced by ``value``."""
+    out = list(vector)
+    out[index] = value
+    return tuple(out)
+
+
+def _check_value(cls, fixed: Mapping, name: str, value, where: str,
+                 index: int | None = None) -> None:
+    """Refuse a value the config dataclass does not accept (with the study's fixed values);
+    with ``index``, ``value`` is that element of the tuple-valued field ``name``."""
+    field_value = value
+    if index is not None:
+        field_value = _with_element(fixed.get(name, _field_default(cls, name)), index, value)
+    label = name if index is None else f'{name}[{index}]'
     try:
-        cls(**{**fixed, name: value})
+        cls(**{**fixed, name: field_value})
     except (ValueError, TypeError) as exc:
         raise StudyError(f'{where} = {value!r} is outside the valid values of '
-                         f'{cls.__name__}.{name}: {exc}') from None
+                         f'{cls.__name__}.{label}: {exc}') from None
 
 
-def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping) -> Parameter:
-    where = f'parameters.{section}.{name}'
+def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping,
+                     index: int | None = None) -> Parameter:
+    label = name if index is None else f'{name}[{index}]'
+    where = f'parameters.{section}.{label}'
     spec = _mapping(spec, where)
     allowed = {'low', 'high', 'log', 'step', 'choices', 'baseline'}
     extra = sorted(set(spec) - allowed)
     if extra:
         raise StudyError(f'{where}: unknown key(s) {extra}; allowed: {sorted(allowed)}')
     default = fixed.get(name, _field_default(cls, name))
+    if index is not None:
+        if isinstance(default, (tuple, list)):     # as the dataclass holds it (converted)
+            default = getattr(cls(**fixed), name)
+        if not isinstance(default, (tuple, list)):
+            raise StudyError(f'{where}: {cls.__name__}.{name} is not a vector (default '
+                             f'{default!r}); tune it as {name} without an index')
+        if index >= len(default):
+            raise StudyError(f'{where}: index {index} is out of range; {cls.__name__}.{name} '
+                             f'has {len(default)} elements (0 to {len(default) - 1})')
+        default = default[index]
     baseline = spec.get('baseline', default)
     if 'choices' in spec:
         choices = spec['choices']
@@ -195,16 +238,19 @@ def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping) -> Para
         if set(spec) & {'low', 'high', 'log', 'step'}:
             raise StudyError(f'{where}: give either choices or low/high, not both')
         for value in choices:
-            _check_value(cls, fixed, name, value, f'{where}.choices entry')
+            _check_value(cls, fixed, name, value, f'{where}.choices entry', index)
         if baseline not in choices:
             raise StudyError(f'{where}: the baseline (trial 0) value {baseline!r} is not one of '
                              f'the choices; add it or give baseline:')
-        return Parameter(section, name, 'categorical', choices=tuple(choices), baseline=baseline)
+        return Parameter(section, name, 'categorical', index, choices=tuple(choices),
+                         baseline=baseline)
     if 'low' not in spec or 'high' not in spec:
         raise StudyError(f'{where} needs low and high (or choices)')
     if isinstance(default, bool) or not isinstance(default, (int, float)):
+        hint = (f'; tune its elements as {name}[0], {name}[1], ...'
+                if isinstance(default, (tuple, list)) else '; use choices: [...]')
         raise StudyError(f'{where}: {cls.__name__}.{name} is not numeric '
-                         f'(default {default!r}); use choices: [...]')
+                         f'(default {default!r}){hint}')
     kind = 'int' if isinstance(default, int) else 'float'
     low, high = _number(spec['low'], f'{where}.low'), _number(spec['high'], f'{where}.high')
     if not low < high:
@@ -221,20 +267,20 @@ def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping) -> Para
             raise StudyError(f'{where}.step must be > 0 and cannot be combined with log')
     if kind == 'int':
         if int(low) != low or int(high) != high or (step is not None and int(step) != step):
-            raise StudyError(f'{where}: {cls.__name__}.{name} is an integer; low, high and step '
-                             f'must be integers')
+            raise StudyError(f'{where}: {cls.__name__}.{label} is an integer; low, high and '
+                             f'step must be integers')
         low, high = int(low), int(high)
         step = int(step) if step is not None else None
     else:
         low, high = float(low), float(high)
-    _check_value(cls, fixed, name, low, f'{where}.low')
-    _check_value(cls, fixed, name, high, f'{where}.high')
+    _check_value(cls, fixed, name, low, f'{where}.low', index)
+    _check_value(cls, fixed, name, high, f'{where}.high', index)
     if isinstance(baseline, bool) or not isinstance(baseline, (int, float)) \
             or not (math.isfinite(baseline) and low <= baseline <= high):
         raise StudyError(f'{where}: the baseline (trial 0) value {baseline!r} (the default unless '
                          f'baseline: is given) is not within [{low}, {high}]; widen the range or '
                          f'give baseline: inside it')
-    return Parameter(section, name, kind, low, high, log, step, baseline=baseline)
+    return Parameter(section, name, kind, index, low, high, log, step, baseline=baseline)
 
 
 def _parse_scenarios(raw, scenarios_of_robot) -> tuple:
@@ -396,14 +442,21 @@ def _load_study(path: Path) -> Study:
             raise StudyError('parameters: ' + _unknown('section', section, sections))
         cls = sections[section]
         known = {f.name for f in dataclasses.fields(cls)}
-        for name, spec in _mapping(specs, f'parameters.{section}').items():
+        specs = _mapping(specs, f'parameters.{section}')
+        indexed = {m.group(1): key for key in specs if (m := _ELEMENT.match(str(key)))}
+        for name in sorted(set(indexed) & set(specs)):
+            raise StudyError(f'parameters.{section}: {indexed[name]} and the whole {name} are '
+                             f'both tuned; give one')
+        for key, spec in specs.items():
+            element = _ELEMENT.match(str(key))
+            name, index = (element.group(1), int(element.group(2))) if element else (key, None)
             if name not in known:
                 raise StudyError(f'parameters.{section}: '
                                  + _unknown(f'{cls.__name__} parameter', name, known))
-            if name in fixed.get(section, {}):
+            if index is None and name in fixed.get(section, {}):
                 raise StudyError(f'parameters.{section}.{name} is also in fixed.{section}')
             parameters.append(_parse_parameter(section, name, spec, cls,
-                                               fixed.get(section, {})))
+                                               fixed.get(section, {}), index))
     if not parameters:
         raise StudyError('parameters: give at least one parameter to tune')
     scenarios = _parse_scenarios(raw.get('scenarios'), module.SCENARIOS)
@@ -601,8 +654,9 @@ def params_file_text(study: Study, trial, baseline_trial=None) -> str:
         lines.append(f'# baseline trial {baseline_trial.number}: '
                      + ', '.join(f'{o.name} = {v:.6g}'
                                  for o, v in zip(study.objectives, baseline_trial.values)))
-    lines.append('# Use: dodo hop --params-file <this file>  |  ros2 launch dodo_sim '
-                 'hop.launch.py params_file:=<this file>')
+    lines.append(getattr(study.module, 'PARAMS_FILE_USE',
+                         '# Use: dodo hop --params-file <this file>  |  ros2 launch dodo_sim '
+                         'hop.launch.py params_file:=<this file>'))
     doc = {section: {'ros__parameters': {k: (list(v) if isinstance(v, tuple) else v)
                                          for k, v in params.items()}}
            for section, params in values.items() if params}

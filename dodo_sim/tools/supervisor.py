@@ -15,6 +15,11 @@ Used by ``dodo hop`` (docs/running.md). Every child
 
 Signals the supervisor itself receives are recorded by :class:`SignalLatch` and acted upon by the
 caller's loop; nothing is done inside the handler.
+
+Real-time scheduling of the hardware loop (``fifo_priority``): a child can be started under
+``SCHED_FIFO`` (every thread it starts inherits it). The launch file gets the same through
+``python -m dodo_sim.tools.supervisor fifo PRIORITY -- CMD ...`` (:func:`main`): set the policy
+(or say on stderr why it could not, and go on with normal scheduling), then exec CMD.
 """
 from __future__ import annotations
 
@@ -43,20 +48,46 @@ def _libc_prctl():
 _PRCTL = _libc_prctl()
 
 
-def die_with_parent(signum: int = signal.SIGTERM) -> Callable[[], None] | None:
+def die_with_parent(signum: int = signal.SIGTERM,
+                    fifo_priority: int = 0) -> Callable[[], None] | None:
     """A ``preexec_fn`` that asks the kernel to send ``signum`` to the child when the process
-    that started it dies (None where prctl is not available)."""
-    if _PRCTL is None:
+    that started it dies (None where prctl is not available) and, with ``fifo_priority`` > 0,
+    runs the child under ``SCHED_FIFO`` at that priority (every thread it starts inherits it;
+    where that is not permitted the child runs with normal scheduling: see
+    :func:`fifo_permitted`)."""
+    if _PRCTL is None and fifo_priority <= 0:
         return None
     parent = os.getpid()
     prctl = _PRCTL
 
     def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
-        if os.getppid() != parent:          # the parent died before prctl took effect
-            os.kill(os.getpid(), signum)
+        if fifo_priority > 0:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(fifo_priority))
+            except OSError:
+                pass
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+            if os.getppid() != parent:          # the parent died before prctl took effect
+                os.kill(os.getpid(), signum)
 
     return preexec
+
+
+def fifo_permitted(priority: int) -> str | None:
+    """None if this process may start children under ``SCHED_FIFO`` at ``priority``, else why
+    not (tried on a short-lived child)."""
+    if not hasattr(os, 'SCHED_FIFO'):
+        return 'SCHED_FIFO is not available on this platform'
+    if not 1 <= priority <= os.sched_get_priority_max(os.SCHED_FIFO):
+        return f'priority {priority} is outside 1..{os.sched_get_priority_max(os.SCHED_FIFO)}'
+    probe = subprocess.run([sys.executable, '-c', 'import os, sys; sys.exit(0 if '
+                            'os.sched_getscheduler(0) == os.SCHED_FIFO else 1)'],
+                           preexec_fn=die_with_parent(fifo_priority=priority),
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        return 'setting SCHED_FIFO was refused (needs CAP_SYS_NICE or an RLIMIT_RTPRIO)'
+    return None
 
 
 @dataclass
@@ -129,10 +160,13 @@ class ProcessGroup:
         self.children: dict[str, Child] = {}
         self._selector = selectors.DefaultSelector()
 
-    def start(self, name: str, cmd: list, on_line: Callable[[Child, str], None]) -> Child:
+    def start(self, name: str, cmd: list, on_line: Callable[[Child, str], None],
+              fifo_priority: int = 0) -> Child:
+        """Start ``cmd``; ``fifo_priority`` > 0: under SCHED_FIFO at that priority."""
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, env=self.env, process_group=0,
-                                preexec_fn=die_with_parent(), bufsize=0)
+                                preexec_fn=die_with_parent(fifo_priority=fifo_priority),
+                                bufsize=0)
         os.set_blocking(proc.stdout.fileno(), False)
         child = Child(name, proc, on_line)
         self.children[name] = child
@@ -185,4 +219,35 @@ class ProcessGroup:
         self._selector.close()
 
 
-__all__ = ['Child', 'ProcessGroup', 'SignalLatch', 'die_with_parent']
+def set_fifo(priority: int) -> str | None:
+    """Put this process under SCHED_FIFO at ``priority``; None, or why it was refused."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (OSError, AttributeError) as exc:
+        return f'{exc}'
+    return None
+
+
+def main(argv=None) -> int:
+    """``python -m dodo_sim.tools.supervisor fifo PRIORITY -- CMD ...``: exec CMD under
+    SCHED_FIFO at PRIORITY (normal scheduling, with a note on stderr, where that is refused)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) < 4 or argv[0] != 'fifo' or argv[2] != '--':
+        print('usage: python -m dodo_sim.tools.supervisor fifo PRIORITY -- CMD ...',
+              file=sys.stderr)
+        return 2
+    priority = int(argv[1])
+    why = set_fifo(priority) if priority > 0 else None
+    if why is not None:
+        print(f'dodo: SCHED_FIFO {priority} refused for {argv[3]} ({why}); running with normal '
+              f'scheduling', file=sys.stderr, flush=True)
+    os.execvp(argv[3], argv[3:])
+    return 1          # not reached
+
+
+if __name__ == '__main__':
+    sys.exit(main())
+
+
+__all__ = ['Child', 'ProcessGroup', 'SignalLatch', 'die_with_parent', 'fifo_permitted',
+           'set_fifo']

@@ -1,0 +1,177 @@
+"""``dodo optimize`` on the Kneed Walker (dodo_control.scenarios.walker): two worker processes
+sharing a journal storage improve the cost of transport on the baseline (trial 0), the params file
+holds the whole pulse vectors and reproduces the best trial, a fall is a penalised run with its
+reason, and walker studies with an unknown parameter or a bad range are refused before any trial.
+"""
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dodo_control.walker import WalkerConfig
+from dodo_sim.ros.params import config_from_file
+from dodo_sim.tools import optimize
+from dodo_sim.tools.optimize import StudyError, evaluate, load_study
+
+from conftest import REPO
+
+# A short walker study: 2.5 s walks on flat ground (4 steps; the cost of transport over steps 1 to
+# the last) from the shipped parameters (trial 0). The swing-knee flexion pulse (shipped 0.3 N*m)
+# costs motor work: a weaker one walks as far for less, so a handful of trials finds a lower cost
+# of transport than the shipped walk.
+SHORT_STUDY = """
+name: short_walk
+robot: walker
+sampler: random
+seed: 3
+trials: 5
+parameters:
+  controller:
+    pulse_amplitude_nm[6]: {low: 0.0, high: 0.4}
+scenarios:
+  - {kind: walk, duration_s: 2.5, settle_steps: 1, min_speed_m_s: 0.5}
+objectives:
+  - {name: cot, metric: cost_of_transport, aggregate: max}
+"""
+
+
+def write(tmp_path, text, name='study.yaml') -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture(scope='module')
+def short_run(tmp_path_factory):
+    """The short walker study run once with two worker processes on one journal file."""
+    tmp = tmp_path_factory.mktemp('optimize_walker')
+    study = write(tmp, SHORT_STUDY)
+    out = tmp / 'out'
+    storage = f'journal:{tmp / "shared.journal"}'
+    code = optimize.main([str(study), '--workers', '2', '--storage', storage, '--out', str(out),
+                          '--no-progress'])
+    opt = optimize._open_study(load_study(study), storage, create=False)
+    return {'code': code, 'study': load_study(study), 'out': out, 'opt': opt}
+
+
+@pytest.mark.slow
+def test_two_workers_lower_the_cost_of_transport_of_the_baseline(short_run):
+    assert short_run['code'] == 0
+    opt = short_run['opt']
+    trials = [t for t in opt.trials if t.state.name == 'COMPLETE']
+    assert len(trials) >= 5
+    baseline = next(t for t in trials if t.number == 0)
+    shipped = WalkerConfig().pulse_amplitude_nm[6]
+    assert baseline.params == {'controller.pulse_amplitude_nm[6]': shipped}
+    assert baseline.value < 1.0            # the baseline walks (not the fall penalty 1000)
+    assert opt.best_value < baseline.value
+    assert {t.user_attrs['worker'] for t in trials} == {0, 1}
+
+
+@pytest.mark.slow
+def test_best_params_file_holds_the_pulse_vector_and_reproduces_the_best_trial(short_run):
+    study, opt = short_run['study'], short_run['opt']
+    cfg = config_from_file(WalkerConfig, short_run['out'] / 'best.yaml', 'controller')
+    expected = list(WalkerConfig().pulse_amplitude_nm)
+    expected[6] = opt.best_params['controller.pulse_amplitude_nm[6]']
+    assert cfg.pulse_amplitude_nm == tuple(expected)      # the other elements: the defaults
+    assert 'over config/walk.yaml' in (short_run['out'] / 'best.yaml').read_text()
+    again = evaluate(study, {'controller.pulse_amplitude_nm[6]': cfg.pulse_amplitude_nm[6]})
+    assert again.values[0] == pytest.approx(opt.best_value, rel=1e-9, abs=1e-12)
+
+
+FALL_STUDY = """
+robot: walker
+sampler: random
+parameters:
+  controller:
+    torso_kp_nm_per_rad: {low: 0.0, high: 200.0}
+scenarios:
+  - {kind: walk, duration_s: 2.0}
+objectives:
+  - {metric: cost_of_transport}
+"""
+
+
+@pytest.mark.slow
+def test_a_fall_is_the_penalty_with_its_reason(tmp_path):
+    """Without the torso PD the passive torso tips over: a failed run, not a crash."""
+    study = load_study(write(tmp_path, FALL_STUDY))
+    result = evaluate(study, {'controller.torso_kp_nm_per_rad': 0.0})
+    assert result.values == (study.objectives[0].penalty,)
+    assert result.runs[0]['failure'].startswith('the walker fell (')
+
+
+def test_shipped_walker_study_is_accepted():
+    study = load_study(REPO / 'config' / 'studies' / 'walk_cot.yaml')
+    assert study.robot == 'walker'
+    assert 'controller.pulse_amplitude_nm[0]' in {p.key for p in study.parameters}
+    assert [p.name for p in study.perturbations] == ['terrain=flat',
+                                                     'terrain=slope,slope_deg=-3.0']
+    # the baseline is the shipped walk
+    assert study.values(study.baseline())['controller']['pulse_amplitude_nm'] == \
+        WalkerConfig().pulse_amplitude_nm
+
+
+GOOD = {
+    'robot': 'walker',
+    'parameters': {'controller': {'pulse_phase[0]': {'low': 0.1, 'high': 0.4}}},
+    'scenarios': [{'kind': 'walk', 'duration_s': 2.0}],
+    'objectives': [{'metric': 'cost_of_transport'}],
+}
+
+
+def _with(parameters=None, **changes):
+    doc = yaml.safe_load(yaml.safe_dump(GOOD))
+    if parameters is not None:
+        doc['parameters'] = {'controller': parameters}
+    doc.update(changes)
+    return yaml.safe_dump(doc)
+
+
+BAD_STUDIES = [
+    ('unknown parameter', _with({'pulse_amplitud_nm[0]': {'low': -5.0, 'high': -1.0}}),
+     "unknown WalkerConfig parameter 'pulse_amplitud_nm'; did you mean 'pulse_amplitude_nm'"),
+    ('unknown scalar parameter', _with({'step_frequency': {'low': 1.0, 'high': 2.0}}),
+     "unknown WalkerConfig parameter 'step_frequency'; did you mean 'step_frequency_hz'"),
+    ('phase beyond the step', _with({'pulse_phase[0]': {'low': 0.1, 'high': 1.5}}),
+     'pulse_phase[0].high = 1.5 is outside the valid values of WalkerConfig.pulse_phase[0]'),
+    ('amplitude beyond the motor', _with({'pulse_amplitude_nm[0]': {'low': -30.0,
+                                                                     'high': -1.0}}),
+     'pulse_amplitude_nm[0].low = -30.0 is outside the valid values of '
+     'WalkerConfig.pulse_amplitude_nm[0]'),
+    ('index beyond the vector', _with({'pulse_phase[8]': {'low': 0.1, 'high': 0.4}}),
+     'index 8 is out of range; WalkerConfig.pulse_phase has 8 elements (0 to 7)'),
+    ('a whole vector', _with({'pulse_phase': {'low': 0.1, 'high': 0.4}}),
+     'tune its elements as pulse_phase[0], pulse_phase[1]'),
+    ('index of a scalar', _with({'step_frequency_hz[0]': {'low': 1.0, 'high': 2.0}}),
+     'WalkerConfig.step_frequency_hz is not a vector'),
+    ('baseline outside the range', _with({'pulse_phase[0]': {'low': 0.3, 'high': 0.5}}),
+     'baseline (trial 0) value 0.26'),
+    ('unknown walk option', _with(scenarios=[{'kind': 'walk', 'duraton_s': 2.0}]),
+     "unknown option 'duraton_s'; did you mean 'duration_s'"),
+    ('hopper metric', _with(objectives=[{'metric': 'apex_x_error_max_m'}]),
+     "unknown metric 'apex_x_error_max_m'"),
+    ('unknown xacro arg', _with(perturbations={'xacro_args': [{'torso_mass': 6.0}]}),
+     "unknown xacro arg(s) ['torso_mass']"),
+]
+
+
+@pytest.mark.parametrize('text, message', [c[1:] for c in BAD_STUDIES],
+                         ids=[c[0] for c in BAD_STUDIES])
+def test_bad_walker_study_files_are_refused_before_any_trial(tmp_path, capsys, text, message):
+    study = write(tmp_path, text)
+    out = tmp_path / 'out'
+    assert optimize.main([str(study), '--out', str(out), '--no-progress']) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert 'Traceback' not in err
+    assert not out.exists()
+
+
+def test_a_vector_element_and_the_whole_vector_are_not_both_tuned(tmp_path):
+    text = _with({'pulse_phase[0]': {'low': 0.1, 'high': 0.4},
+                  'pulse_phase': {'choices': [list(WalkerConfig().pulse_phase)]}})
+    with pytest.raises(StudyError, match=r'pulse_phase\[0\] and the whole pulse_phase'):
+        load_study(write(tmp_path, text))
