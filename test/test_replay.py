@@ -20,7 +20,7 @@ DURATION_S = 1.0
 
 def _closed_loop(params_file=None):
     """An offline run of the simulator + controller cores as the ROS nodes drive them:
-    list of (stamp_ns, q, v, force_xz, tau, telemetry-ish channels)."""
+    list of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels)."""
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
@@ -36,7 +36,8 @@ def _closed_loop(params_file=None):
     run = rollout(sim, ctrl, steps=int(round(DURATION_S / sim.config.control_period)) + 1,
                   on_tick=lambda k, state, tau: alphas.append(
                       float(ctrl.telemetry.angle_of_attack_rad)))
-    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(), run.contact_force[k].copy(),
+    rows = [(stamp_ns(run.t[k]), run.q[k].copy(), run.v[k].copy(),
+             run.contact_forces[k].copy(),
              run.tau[k].copy(), alphas[k]) for k in range(run.ticks)]
     return sim.leg.urdf_xml, rows
 
@@ -91,6 +92,69 @@ def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
     assert main([str(bag), '--through-controller', '--tolerance', '0.1']) == 0
 
 
+def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, run,
+                                                                    monkeypatch):
+    """The controller node passes one world [fx, fy, fz] row per contact frame of the
+    controller (shape (n_frames, 3)); the replay passes the same, taken from the recorded
+    /<frame>_contact messages with the state's stamp (fy included, although the hopper ignores
+    it)."""
+    from dodo_control.controller import Controller
+    urdf_xml, rows = run
+    marked = [(ns, q, v, force + np.array([[0.0, 0.125 + k, 0.0]]), tau, alpha)
+              for k, (ns, q, v, force, tau, alpha) in enumerate(rows)]
+    bag = _write(tmp_path / 'bag', (urdf_xml, marked))
+    seen = {}
+    update = Controller.update
+
+    def spy(self, t, q, v, contact_force):
+        seen[int(round(t * 1e9))] = np.array(contact_force, copy=True)
+        return update(self, t, q, v, contact_force)
+
+    monkeypatch.setattr(Controller, 'update', spy)
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm <= 1e-9
+    for ns, _q, _v, force, _tau, _alpha in marked:
+        assert seen[ns].shape == (len(Controller(urdf_xml).contact_frames), 3) == (1, 3)
+        np.testing.assert_array_equal(seen[ns], force)
+
+
+def _write_own_clock_contacts(path, run, pairing):
+    """A bag of a driver whose contact sensor has its own clock: each contact message carries
+    a stamp 0.3 ms after its joint state's but arrives (bag time) just before it; the
+    controller's recorded contact_pairing is ``pairing``."""
+    from dodo_control.controller import ControllerConfig
+    from dodo_sim.paths import default_params_path
+    from dodo_sim.ros.params import config_from_file, config_to_parameters
+    urdf_xml, rows = run
+    values = config_to_parameters(config_from_file(ControllerConfig, default_params_path(),
+                                                   'controller'))
+    with OfflineBagWriter(path) as w:
+        w.robot_description(urdf_xml)
+        w.parameters('controller', dict(values, contact_pairing=pairing))
+        for ns, q, v, force, tau, _alpha in rows:
+            t, log_ns = ns * 1e-9, w.log_offset_ns + ns
+            w.contact('foot', t + 0.0003, force[0], log_ns=log_ns)
+            w.joint_state(t, q, v, np.r_[0.0, 0.0, tau], log_ns=log_ns + 1)
+            w.joint_command(t, ['hip', 'knee'], tau, log_ns=log_ns + 500_000)
+    return path
+
+
+@pytest.mark.parametrize('pairing', ['auto', 'latest'])
+def test_contacts_with_their_own_clock_pair_by_arrival(tmp_path, run, pairing):
+    """contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries
+    a joint-state stamp): each state goes with the newest contact recorded before it."""
+    bag = _write_own_clock_contacts(tmp_path / 'bag', run, pairing)
+    result = compare_with_controller(bag)
+    assert result.compared == len(run[1]) and result.unmatched_states == 0
+    assert result.max_abs_nm == 0.0
+
+
+def test_contacts_with_their_own_clock_find_no_stamp_under_stamp_pairing(tmp_path, run):
+    bag = _write_own_clock_contacts(tmp_path / 'bag', run, 'stamp')
+    with pytest.raises(ValueError, match='no recorded command could be paired'):
+        compare_with_controller(bag)
+
+
 @pytest.mark.parametrize('lag_steps', [0, 7])
 def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, lag_steps):
     """No /controller/state: commands answer consecutive states from the one the first command
@@ -139,6 +203,8 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
     src = tmp_path / 'src'
     with OfflineBagWriter(src) as w:
         w.robot_description('<robot name="replayed"/>')
+        from dodo_sim.ros.tf_frames import Transform
+        w.tf_static([Transform('shank', 'foot', np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))])
         for k in range(n):
             t = k * 1e-3
             w.step(t, [k, 1.0, 0.0, 0.0], [0.0] * 4, [0.0] * 4, [0.0, 0.0])
@@ -158,7 +224,12 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
              '--min-subscribers', '1', '--start-delay', '0.5'],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
         assert replay.returncode == 0, replay.stderr
-        assert f'published {3 * n + 1} messages' in replay.stdout
+        import importlib.util
+        if importlib.util.find_spec('tf2_msgs'):    # a ROS install: /tf_static is replayed too
+            assert f'published {3 * n + 2} messages' in replay.stdout
+        else:                     # plain machine: no tf2_msgs package, /tf_static is skipped
+            assert 'not replaying /tf_static' in replay.stderr
+            assert f'published {3 * n + 1} messages' in replay.stdout
         recorder.send_signal(signal.SIGINT)
         _, err = recorder.communicate(timeout=30)
         assert recorder.returncode == 0, err
@@ -191,3 +262,101 @@ def test_offline_replay_and_plot_need_no_rclpy(tmp_path, run):
     result = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+# ---- replay from the bag alone (configuration recorded, runtime changes) -----------------------
+
+from bags_support import closed_loop, write_run  # noqa: E402
+
+#: a params file other than the package default: the replay must take its values from the bag
+OTHER_PARAMS = ('controller:\n  ros__parameters:\n    apex_height: 1.1\n    target_x: 0.8\n'
+                '    flight_policy: cascade\n')
+#: the runtime set-point change (``ros2 param set``) after this tick
+CHANGE = (600, {'apex_height': 1.25, 'target_x': 1.2})
+
+
+@pytest.fixture(scope='module')
+def changed_run(tmp_path_factory):
+    params = tmp_path_factory.mktemp('params') / 'other.yaml'
+    params.write_text(OTHER_PARAMS)
+    return closed_loop(params, duration_s=1.5, change=CHANGE)
+
+
+def test_recorded_configuration_and_runtime_change_reproduce_every_command(tmp_path, changed_run):
+    bag = write_run(tmp_path / 'bag', changed_run)
+    result = compare_with_controller(bag)
+    assert result.source == '/joint_commands'
+    assert result.compared == len(changed_run['rows'])
+    assert result.changes_applied == 1 and 'recorded' in result.config_source
+    assert result.max_abs_nm == 0.0
+    assert not result.warnings
+
+
+def test_without_the_recorded_change_the_commands_differ_after_it(tmp_path, changed_run):
+    bag = write_run(tmp_path / 'bag', changed_run, changes=False)
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm > 1.0
+    assert result.t_of_max_s > changed_run['rows'][CHANGE[0]][0] * 1e-9
+
+
+def test_without_recorded_parameters_the_default_config_is_used_and_differs(tmp_path,
+                                                                            changed_run, capsys):
+    bag = write_run(tmp_path / 'bag', changed_run, parameters=False, changes=False)
+    result = compare_with_controller(bag)
+    assert 'package default' in result.config_source and result.warnings
+    assert result.max_abs_nm > 1.0
+    assert main([str(bag), '--through-controller']) == 1
+    assert 'no recorded configuration' in capsys.readouterr().err
+
+
+def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_run):
+    """The parameter event's bag time says 'somewhere around tick 600'; moving it 50 ticks
+    later in the bag does not matter while config_revision says where it took effect."""
+    rows = changed_run['rows']
+    bag = write_run(tmp_path / 'bag', changed_run, changes=False)
+    # rewrite with the change event 50 ms late
+    from dodo_sim.tools.bag import OfflineBagWriter
+    late = tmp_path / 'late'
+    with OfflineBagWriter(late) as w:
+        from dodo_sim.tools.bag import iter_raw_messages
+        for topic, msgtype, log_ns, raw in iter_raw_messages(bag):
+            w.write_raw(topic, msgtype, raw, log_ns)
+        w.parameter_change('controller', CHANGE[1], rows[CHANGE[0] + 50][0] * 1e-9)
+    assert compare_with_controller(late).max_abs_nm == 0.0
+    # without the revision channel only the bag time is left: the late event is 50 ticks late
+    no_rev = write_run(tmp_path / 'norev', changed_run, changes=False, revision_channel=False)
+    late2 = tmp_path / 'late2'
+    with OfflineBagWriter(late2) as w:
+        for topic, msgtype, log_ns, raw in iter_raw_messages(no_rev):
+            w.write_raw(topic, msgtype, raw, log_ns)
+        w.parameter_change('controller', CHANGE[1], rows[CHANGE[0] + 50][0] * 1e-9)
+    result = compare_with_controller(late2)
+    assert result.max_abs_nm > 1e-3 and any('approximate' in w for w in result.warnings)
+
+
+def test_without_revision_channel_the_change_goes_at_the_next_command(tmp_path, changed_run):
+    """Older controllers publish no config_revision: the change applies to the first command
+    recorded after the event (the node publishes the event before its next update)."""
+    bag = write_run(tmp_path / 'bag', changed_run, revision_channel=False)
+    result = compare_with_controller(bag)
+    assert result.max_abs_nm == 0.0 and result.changes_applied == 1
+    assert any('approximate' in w for w in result.warnings)
+
+
+def test_params_file_overrides_the_recorded_configuration_with_a_warning(tmp_path, changed_run,
+                                                                         capsys):
+    bag = write_run(tmp_path / 'bag', changed_run)
+    from dodo_sim.paths import default_params_path
+    result = compare_with_controller(bag, params_file=default_params_path())
+    assert result.max_abs_nm > 1.0
+    assert any('overrides' in w for w in result.warnings)
+    assert main([str(bag), '--through-controller', '--params-file',
+                 str(default_params_path())]) == 1
+    assert 'overrides the configuration recorded' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('source', ['joint_commands', 'state', 'commands'])
+def test_every_recorded_command_stream_gives_the_same_answer(tmp_path, changed_run, source):
+    bag = write_run(tmp_path / 'bag', changed_run)
+    result = compare_with_controller(bag, source=source)
+    assert result.max_abs_nm == 0.0 and result.compared == len(changed_run['rows'])

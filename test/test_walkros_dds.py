@@ -104,11 +104,17 @@ def test_recorded_walk_equals_the_offline_rollout_bit_for_bit(walked):
 
 
 def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
-    from dodo_sim.tools import walk_plot
+    """dodo plot (what dodo walk runs) draws the walker from its bag: every joint, both feet,
+    the four actuated joints' torques and the walk monitor's outcome."""
+    from dodo_sim.tools.plot import PlotConfig, load_run, plot_bag
     code, output, bag, _ = walked
-    written = walk_plot.plot_walk_bag(bag, tmp_path / 'plots')
-    assert sorted(p.name for p in written) == ['base.png', 'contacts.png', 'joints.png',
-                                                'torques.png', 'walk.png']
+    run = load_run(bag)
+    assert run.joint_names == JOINTS and run.contact_frames == FEET
+    assert run.cmd.shape[1] == 4 and len(run.cmd) >= len(run.t) - 1
+    written = plot_bag(bag, tmp_path / 'plots', PlotConfig(animation=False))
+    assert sorted(p.name for p in written) == sorted([
+        'trajectory.png', 'joint_positions.png', 'joint_velocities.png', 'torques.png',
+        'contact_forces.png', 'cog_velocity.png', 'walk.png'])
     assert all(p.stat().st_size > 10_000 for p in written)
 
 

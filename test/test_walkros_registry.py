@@ -213,5 +213,5 @@ def test_dodo_walk_defaults_reach_the_start(tmp_path, capsys, no_start, monkeypa
     params, duration, bag = seen['args'][:3]
     assert params == WALK_YAML and bag.parent.name.startswith('walk-')
     assert seen['kwargs']['prog'] == 'dodo walk'
-    assert seen['kwargs']['plotter'] == 'dodo_sim.tools.walk_plot'
+    assert seen['kwargs']['plotter'] == 'dodo_sim.tools.plot'
     assert 'dodo walk: ROS domain' in capsys.readouterr().out

@@ -141,10 +141,18 @@ SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES)
 
 
 def recorded_topics(contact_frames=('foot',)) -> tuple:
-    """Topics the recorder writes to a bag for a robot with these contact frames."""
+    """Topics the recorder writes to a bag for a robot with these contact frames.
+
+    Everything a bag needs to describe itself (``docs/bags.md``): the state streams, the
+    stamped commands (and the ros2_control-style ones of older controllers), the controller's
+    channels and markers, the robot description, ``/tf`` + ``/tf_static`` (recorded from
+    robot_state_publisher, or computed by the recorder from ``/joint_states`` when nothing
+    publishes them), every node's parameters (declarations, runtime changes) and the driver's
+    diagnostics.
+    """
     return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
-            + (EFFORT_COMMANDS, JOINT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
-               ROBOT_DESCRIPTION))
+            + (JOINT_COMMANDS, EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
+               ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS))
 
 
 #: Topics recorded by default (the hopper).

@@ -10,8 +10,23 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
 
 * ``bag`` (string, required): bag directory to create; it must not exist yet.
 * ``topics`` (string array): topics to record; default :data:`dodo_sim.tools.bag.DEFAULT_TOPICS`
-  (``/joint_states``, ``/effort_controller/commands``, ``/clock``, ``/foot_contact``,
-  ``/robot_description``, ``/controller/state``, ``/controller/markers``). Missing topics are fine.
+  (:func:`dodo_sim.ros.contract.recorded_topics`: ``/clock``, ``/joint_states``,
+  ``/foot_contact``, ``/joint_commands``, ``/effort_controller/commands``, ``/controller/state``,
+  ``/controller/markers``, ``/robot_description``, ``/tf``, ``/tf_static``,
+  ``/parameter_events``, ``/diagnostics``). Missing topics are fine.
+* ``tf`` (``auto`` | ``compute`` | ``record``): where ``/tf`` and ``/tf_static`` come from.
+  ``compute``: the recorder writes them itself from ``/joint_states`` and ``/robot_description``
+  (:mod:`dodo_sim.ros.tf_frames`, robot_state_publisher's frames); ``record``: only what other
+  nodes publish; ``auto`` (default): ``compute`` unless a ``/tf`` publisher (e.g.
+  robot_state_publisher) is on the graph when the first joint state with a known robot
+  description arrives.
+* ``tf_period_s`` (double, s of sim time): at most one computed ``/tf`` message per period of the
+  joint-state stamps (0: one per joint state).
+* ``parameter_snapshots`` (bool): write every node's parameters into the bag (below).
+* ``contact_topics`` (bool): also record every ``/<frame>_contact`` topic (WrenchStamped) that
+  shows up on the graph, so any robot's contact frames are recorded with the default topics.
+* ``flush_period_s`` (double, s): the open MCAP chunk is closed and flushed to disk at least this
+  often, so a recorder killed with SIGKILL loses at most this much (``dodo bag recover``).
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
   that no message is lost at 1 kHz when the recorder falls behind for a few seconds.
 * ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the graph.
@@ -37,6 +52,14 @@ Behaviour:
   QoS are written to the bag (``offered_qos_profiles``).
 * Message definitions come from the rosbags typestore (``Stores.ROS2_KILTED``); types it does not
   know are described from the generated Python message class and registered.
+* Parameters: ``/parameter_events`` is recorded (runtime changes of every node, with their
+  time). A node's own declaration event is published before the recorder's subscription can
+  match (measured: it never arrives), so with ``parameter_snapshots`` the recorder asks every
+  node it discovers for its parameters (``list_parameters`` + ``get_parameters`` services, as
+  ``ros2 param dump`` does) and writes the answer as a ``ParameterEvent`` with
+  ``new_parameters`` (node = the node's full name) on ``/parameter_events``: the bag holds the
+  resolved configuration of every node at start (params file, ``-p`` overrides, defaults) and
+  every change after it (docs/bags.md, docs/ros_contract.md).
 * Prints ``dodo recorder: ready <bag>`` on stdout (flushed) once the initial subscriptions exist.
 * SIGINT / SIGTERM: stops, takes the messages still queued (until 0.2 s pass without one, at
   most 4 s; a second signal ends this at once — e.g. launch's SIGTERM after SIGINT), closes the
@@ -47,13 +70,16 @@ from __future__ import annotations
 
 import importlib
 import signal
+import struct
 import sys
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
-from dodo_sim.tools.bag import CONTRACT_TYPES, DEFAULT_TOPICS, make_typestore, register_msg_class
+from dodo_sim.ros import contract
+from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
+                                 register_msg_class)
 
 
 @dataclass(frozen=True)
@@ -73,6 +99,16 @@ class RecorderConfig:
     executor: str = 'events'
     #: with executor 'single': 'send' (publisher source timestamp) or 'receive' (DDS reception)
     timestamp: str = 'send'
+    #: source of /tf and /tf_static: 'auto', 'compute' (from /joint_states) or 'record'
+    tf: str = 'auto'
+    #: at most one computed /tf message per this period of joint-state stamps, s (0: every one)
+    tf_period_s: float = 0.01
+    #: write every discovered node's parameters to /parameter_events (new_parameters)
+    parameter_snapshots: bool = True
+    #: also record every contact topic (/<frame>_contact, WrenchStamped) seen on the graph
+    contact_topics: bool = True
+    #: the open MCAP chunk is written to disk at least this often, s (wall clock)
+    flush_period_s: float = 0.25
 
     def __post_init__(self):
         if not self.bag:
@@ -85,10 +121,20 @@ class RecorderConfig:
             raise ValueError(f"parameter 'queue_depth' must be >= 1, got {self.queue_depth}")
         if not self.discovery_period_s > 0.0:
             raise ValueError(f"parameter 'discovery_period_s' must be > 0, got {self.discovery_period_s}")
+        if self.tf not in ('auto', 'compute', 'record'):
+            raise ValueError(f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
+        if not self.tf_period_s >= 0.0:
+            raise ValueError(f"parameter 'tf_period_s' must be >= 0 s, got {self.tf_period_s}")
+        if not self.flush_period_s > 0.0:
+            raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
 
 
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract
-LATCHED_TOPICS = ('/robot_description',)
+LATCHED_TOPICS = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC)
+#: discovery periods a node's parameter services are waited for before its snapshot is given up
+MAX_SNAPSHOT_ATTEMPTS = 50
+#: period at which parameter snapshots in progress are advanced, s
+SNAPSHOT_POLL_S = 0.01
 #: how often a topic is subscribed again after an incompatible-QoS event
 MAX_RESUBSCRIPTIONS = 3
 #: discovery periods a failing subscription is retried (e.g. while the middleware still holds
@@ -146,6 +192,145 @@ class _Topic:
         self.waiting = False         # (re)subscription pending
         self.unrecordable = False    # its type cannot be described in the bag
         self.attempts = 0
+        self.computed = False        # written by the recorder itself (/tf from joint states)
+
+
+def _importable(type_name: str) -> bool:
+    try:
+        message_class(type_name)
+    except ValueError:
+        return False
+    return True
+
+
+def _copy_parameter_value(cls, value):
+    """rclpy rcl_interfaces/ParameterValue -> the rosbags class ``cls`` (same type and fields)."""
+    import numpy as np
+    return cls(type=int(value.type), bool_value=bool(value.bool_value),
+               integer_value=int(value.integer_value), double_value=float(value.double_value),
+               string_value=str(value.string_value),
+               byte_array_value=np.frombuffer(b''.join(value.byte_array_value), dtype=np.uint8),
+               bool_array_value=np.asarray(list(value.bool_array_value), dtype=bool),
+               integer_array_value=np.asarray(list(value.integer_array_value), dtype=np.int64),
+               double_array_value=np.asarray(list(value.double_array_value), dtype=float),
+               string_array_value=list(value.string_array_value))
+
+
+class _Snapshot:
+    """Parameter snapshot of one node: its list/get parameter service clients and progress."""
+
+    def __init__(self, fqn: str):
+        self.fqn = fqn
+        self.state = 'waiting'       # waiting -> listing -> getting -> done | failed
+        self.list_client = None
+        self.get_client = None
+        self.future = None
+        self.names: list = []
+        self.attempts = 0
+
+
+class _TfWriter:
+    """``/tf`` + ``/tf_static`` computed from the recorded joint states (robot_state_publisher's
+    frames, :mod:`dodo_sim.ros.tf_frames`)."""
+
+    TYPE = 'tf2_msgs/msg/TFMessage'
+
+    def __init__(self, recorder: 'Recorder'):
+        self.recorder = recorder
+        self.log = recorder.node.get_logger()
+        self.mode = recorder.config.tf
+        self.computing = self.mode == 'compute'
+        self.decided = self.mode == 'compute'
+        self.tree = None
+        self.positions: dict = {}
+        self.period_ns = int(round(recorder.config.tf_period_s * 1e9))
+        self.last_ns = None
+        self.static_written = False
+        self.split = False
+        self.joint_last_ns: dict = {}
+
+    def on_description(self, log_ns: int, data: bytes) -> None:
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import String
+
+        from dodo_sim.physics.robot import ModelError
+        from dodo_sim.ros.tf_frames import TfTree
+        xml = deserialize_message(data, String).data
+        try:
+            self.tree = TfTree(xml)
+        except (ModelError, ValueError) as exc:
+            self.tree = None
+            self.log.error(f'no {contract.TF} from the recorder: cannot use the robot '
+                           f'description: {exc}')
+            return
+        self.static_written = False
+        self.last_ns = None
+        self.joint_last_ns = {}
+        if self.computing:
+            self._write_static(log_ns)
+
+    def _decide(self) -> None:
+        self.decided = True
+        foreign = [i.node_name for i in self.recorder.node.get_publishers_info_by_topic(
+            contract.TF)]
+        if foreign:
+            self.log.info(f'{contract.TF} is published by {sorted(set(foreign))}: recording it '
+                          f'(tf: auto)')
+            return
+        self.computing = True
+        self.recorder.take_over_tf()
+        self.log.info(f'no {contract.TF} publisher: computing {contract.TF} and '
+                      f'{contract.TF_STATIC} from {contract.JOINT_STATES} (tf: auto)')
+
+    def _write_static(self, log_ns: int) -> None:
+        from dodo_sim.ros.tf_frames import tf_message
+        transforms = self.tree.static_transforms()
+        if transforms:
+            store = self.recorder.typestore
+            self.recorder.write_computed(contract.TF_STATIC, self.TYPE, log_ns, store.serialize_cdr(
+                tf_message(store, 0, transforms), self.TYPE))
+        self.static_written = True
+
+    def on_joint_state(self, log_ns: int, data: bytes) -> None:
+        """robot_state_publisher's rule: the transforms of the joints in this message, stamped
+        with its stamp, each at most once per ``tf_period_s``."""
+        if self.tree is None:
+            return
+        if not self.decided:
+            self._decide()
+        if not self.computing:
+            return
+        if not self.static_written:
+            self._write_static(log_ns)
+        if not self.split and self.last_ns is not None and len(data) >= 12:
+            # every message so far held every joint: the stamp (first, after the 4-byte CDR
+            # header) tells whether this one is skipped, without deserializing it (26 us at 1 kHz)
+            sec, nanosec = struct.unpack_from('<iI' if data[1] == 1 else '>iI', data, 4)
+            if sec * 1_000_000_000 + nanosec < self.last_ns + self.period_ns:
+                return
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import JointState
+
+        from dodo_sim.ros.tf_frames import tf_message
+        msg = deserialize_message(data, JointState)
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        for name, position in zip(msg.name, msg.position):
+            self.positions[name] = position
+        names = set(msg.name)
+        if any(name not in names for name in self.tree.joint_names):
+            self.split = True         # joints from several publishers: look at every message
+        due = [name for name in self.tree.joint_names if name in names and (
+            name not in self.joint_last_ns
+            or stamp_ns >= self.joint_last_ns[name] + self.period_ns)]
+        if not due:
+            return
+        for name in due:
+            self.joint_last_ns[name] = stamp_ns
+        self.last_ns = stamp_ns if self.last_ns is None else max(self.last_ns, stamp_ns)
+        transforms = self.tree.moving_transforms(self.tree.configuration(self.positions), due)
+        store = self.recorder.typestore
+        self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
+            tf_message(store, stamp_ns, transforms), self.TYPE))
 
 
 class Recorder:
@@ -163,15 +348,31 @@ class Recorder:
         self.total = 0
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
+        self._tf = None
+        if (config.tf != 'record' and contract.JOINT_STATES in config.topics
+                and contract.ROBOT_DESCRIPTION in config.topics
+                and (contract.TF in config.topics or contract.TF_STATIC in config.topics)):
+            self._tf = _TfWriter(self)
+            if self._tf.computing:
+                self.take_over_tf()
+        self._snapshots: dict[str, _Snapshot] = {}
+        self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
         # steady clock: the node may run with use_sim_time (shared params file) and /clock may
         # stop, but discovery and re-subscription must go on
-        self._timer = node.create_timer(config.discovery_period_s, self._discover,
-                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._timer = node.create_timer(config.discovery_period_s, self._discover, clock=steady)
+        self._flush_timer = node.create_timer(config.flush_period_s, self.flush, clock=steady)
+        # parameter snapshots in progress advance every 10 ms (two service round trips each):
+        # the start configuration is in the bag before anyone can change it at run time
+        self._snapshot_timer = node.create_timer(SNAPSHOT_POLL_S, self._advance_snapshots,
+                                                 clock=steady)
 
     # ---- graph -------------------------------------------------------------------------------
     def _discover(self, initial: bool = False) -> None:
+        if self.config.parameter_snapshots and contract.PARAMETER_EVENTS in self.config.topics:
+            self._snapshot_parameters()
         for topic in self.topics.values():
             if topic.resubscribe and topic.subscription is not None:
                 topic.resubscribe = False
@@ -183,9 +384,18 @@ class Recorder:
         pending = [t for t in self.config.topics if t not in self.topics]
         unconfirmed = [t for t in self.topics.values()
                        if t.subscription is not None and t.connection is None]
+        on_graph = None
+        if self.config.contact_topics:
+            # any robot's contact topics (/<frame>_contact), whatever frames the list names
+            on_graph = dict(self.node.get_topic_names_and_types())
+            pending += [name for name, types in on_graph.items()
+                        if name not in self.topics and name not in pending
+                        and contract.CONTACT_TYPE in types
+                        and contract.topic_type(name) == contract.CONTACT_TYPE]
         if not pending and not unconfirmed:
             return
-        on_graph = dict(self.node.get_topic_names_and_types())
+        if on_graph is None:
+            on_graph = dict(self.node.get_topic_names_and_types())
         for topic in unconfirmed:
             # types offered by publishers (the graph also lists this recorder's subscription)
             types = sorted({i.topic_type for i in
@@ -207,7 +417,9 @@ class Recorder:
                     f'{name} has several types {types}; recording {types[0]}')
             if types:
                 self._subscribe(name, types[0])
-            elif initial and name in CONTRACT_TYPES:
+            elif initial and name in CONTRACT_TYPES and _importable(CONTRACT_TYPES[name]):
+                # a type without a Python message package here (tf2_msgs, diagnostic_msgs on a
+                # plain machine) is subscribed when a publisher shows up with it
                 self._subscribe(name, CONTRACT_TYPES[name])
 
     def _publisher_qos(self, name: str):
@@ -310,6 +522,134 @@ class Recorder:
         self.writer.write(topic.connection, int(stamp), data)
         topic.count += 1
         self.total += 1
+        if self._tf is not None:
+            if topic.name == contract.JOINT_STATES:
+                self._tf.on_joint_state(int(stamp), data)
+            elif topic.name == contract.ROBOT_DESCRIPTION:
+                self._tf.on_description(int(stamp), data)
+
+    # ---- what the recorder writes itself ------------------------------------------------------
+    def take_over_tf(self) -> None:
+        """/tf and /tf_static are computed here: drop any subscription to them."""
+        for name in (contract.TF, contract.TF_STATIC):
+            topic = self.topics.get(name)
+            if topic is not None and topic.subscription is not None:
+                self.node.destroy_subscription(topic.subscription)
+            if topic is None or not topic.count:
+                topic = _Topic(name, _TfWriter.TYPE)
+                topic.computed = True
+                self.topics[name] = topic
+
+    def write_computed(self, name: str, type_name: str, log_ns: int, data: bytes) -> None:
+        """Write a message the recorder made (QoS as robot_state_publisher offers it)."""
+        topic = self.topics.get(name)
+        if topic is None or not topic.computed:
+            topic = _Topic(name, type_name)
+            topic.computed = True
+            self.topics[name] = topic
+        if topic.connection is None:
+            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+            latched = name in LATCHED_TOPICS
+            offered = QoSProfile(depth=1 if latched else 100,
+                                 reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
+                                             else DurabilityPolicy.VOLATILE))
+            msgdef, _ = self.typestore.generate_msgdef(type_name, ros_version=2)
+            topic.connection = self.writer.add_connection(
+                name, type_name, msgdef=msgdef, rihs01=self.typestore.hash_rihs01(type_name),
+                offered_qos_profiles=[_rosbags_qos(offered)])
+        self.writer.write(topic.connection, int(log_ns), data)
+        topic.count += 1
+        self.total += 1
+
+    def _snapshot_parameters(self) -> None:
+        """Ask every node on the graph once for its parameters (docs at the top)."""
+        from rcl_interfaces.srv import GetParameters, ListParameters
+        own = self.node.get_fully_qualified_name()
+        present = set()
+        for name, namespace in self.node.get_node_names_and_namespaces():
+            fqn = namespace.rstrip('/') + '/' + name
+            if fqn == own or name.startswith('_'):
+                continue
+            present.add(fqn)
+            if fqn not in self._snapshots:
+                snap = _Snapshot(fqn)
+                snap.list_client = self.node.create_client(ListParameters,
+                                                           f'{fqn}/list_parameters')
+                snap.get_client = self.node.create_client(GetParameters, f'{fqn}/get_parameters')
+                self._snapshots[fqn] = snap
+        for fqn, snap in list(self._snapshots.items()):
+            if snap.state in ('done', 'failed'):
+                if fqn not in present:        # gone: a node of that name later is new
+                    del self._snapshots[fqn]
+                continue
+            snap.attempts += 1                # counted in discovery periods
+            if snap.attempts > MAX_SNAPSHOT_ATTEMPTS:
+                self.node.get_logger().warning(
+                    f'{snap.fqn}: no answer from its parameter services; its parameters are '
+                    f'not in the bag (only their changes on {contract.PARAMETER_EVENTS})')
+                self._finish_snapshot(snap, 'failed')
+        self._advance_snapshots()
+
+    def _advance_snapshots(self) -> None:
+        for snap in list(self._snapshots.values()):
+            if snap.state not in ('done', 'failed'):
+                self._advance_snapshot(snap)
+
+    def _advance_snapshot(self, snap: '_Snapshot') -> None:
+        from rcl_interfaces.srv import GetParameters, ListParameters
+        if snap.state == 'waiting':
+            if snap.list_client.service_is_ready() and snap.get_client.service_is_ready():
+                snap.future = snap.list_client.call_async(ListParameters.Request(depth=0))
+                snap.state = 'listing'
+                return
+        elif snap.future is not None and snap.future.done():
+            response = snap.future.result()
+            if response is None:
+                snap.state = 'waiting'
+            elif snap.state == 'listing':
+                snap.names = list(response.result.names)
+                snap.future = snap.get_client.call_async(GetParameters.Request(names=snap.names))
+                snap.state = 'getting'
+                return
+            else:
+                self._write_snapshot(snap, response.values)
+                self._finish_snapshot(snap, 'done')
+
+    def _finish_snapshot(self, snap: '_Snapshot', state: str) -> None:
+        snap.state = state
+        snap.future = None
+        for client in (snap.list_client, snap.get_client):
+            self.node.destroy_client(client)
+        snap.list_client = snap.get_client = None
+
+    def _write_snapshot(self, snap: '_Snapshot', values) -> None:
+        topic = self.topics.get(contract.PARAMETER_EVENTS)
+        if topic is None:
+            return
+        # serialized with the rosbags typestore: rclpy's serialize_message pads its buffer with
+        # up to 8 bytes that rosbags readers reject as a size mismatch
+        store = self.typestore
+        types = store.types
+        value_cls = types['rcl_interfaces/msg/ParameterValue']
+        params = [types['rcl_interfaces/msg/Parameter'](name=n, value=_copy_parameter_value(
+            value_cls, v)) for n, v in zip(snap.names, values)]
+        sec, nanosec = divmod(self.node.get_clock().now().nanoseconds, 1_000_000_000)
+        event = types['rcl_interfaces/msg/ParameterEvent'](
+            stamp=types['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec), node=snap.fqn,
+            new_parameters=params, changed_parameters=[], deleted_parameters=[])
+        self._write(topic, time.time_ns(),
+                    bytes(store.serialize_cdr(event, 'rcl_interfaces/msg/ParameterEvent')))
+        self.node.get_logger().info(f'parameters of {snap.fqn} recorded ({len(params)})')
+
+    def flush(self) -> None:
+        """Close the open MCAP chunk and hand it to the OS (a SIGKILL then loses only what came
+        after)."""
+        if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
+            return
+        self._flush_warned = True
+        self.node.get_logger().warning('this rosbags MCAP writer cannot close chunks early: a '
+                                       'killed recorder loses up to 1 MiB of messages')
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def request_stop(self, *_args) -> None:
@@ -325,6 +665,8 @@ class Recorder:
         while not self.stop_requested:
             executor.spin_once(timeout_sec=0.1)
         self._timer.cancel()
+        self._flush_timer.cancel()
+        self._snapshot_timer.cancel()
         deadline = time.monotonic() + drain_timeout_s
         quiet_since = time.monotonic()
         last_total = self.total
@@ -343,7 +685,7 @@ class Recorder:
 
     def counts(self) -> dict[str, int]:
         return {name: t.count for name, t in self.topics.items()
-                if t.subscription is not None or t.count}
+                if t.subscription is not None or t.count or t.computed}
 
 
 def _declare_config(node) -> RecorderConfig:

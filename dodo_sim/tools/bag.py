@@ -1,10 +1,14 @@
-"""Bag helpers shared by the recorder, ``dodo replay``, ``dodo plot`` and the tests (no rclpy).
+"""Bag helpers shared by the recorder, ``dodo replay``, ``dodo plot``, ``dodo bag`` and the tests
+(no rclpy).
 
-Bags are rosbag2 MCAP bags written/read with ``rosbags``.  Reading::
+Bags are rosbag2 MCAP bags written/read with ``rosbags``; what a dodo_sim bag contains is
+described in ``docs/bags.md``. Reading::
 
-    from dodo_sim.tools.bag import read_bag, joint_states, message_counts
+    from dodo_sim.tools.bag import read_bag, joint_states, robot_info, node_parameters
     bag = read_bag('/tmp/run1')                   # dict topic -> TopicData (deserialized messages)
-    js = joint_states(bag['/joint_states'])       # numpy arrays t, q, v, effort (JOINT_NAMES order)
+    robot = robot_info(bag)                       # joints, actuated joints, contact frames, URDF
+    js = joint_states(bag['/joint_states'], robot.joint_names)   # arrays t, q, v, effort
+    node_parameters(bag, 'controller')            # start configuration + runtime changes
     message_counts('/tmp/run1')                   # {'/joint_states': 3001, ...} from metadata
 
 Times: ``TopicData.log_time_ns`` is the bag time of each message; ``stamp`` arrays are the message
@@ -17,12 +21,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from dodo_sim.model import JOINT_NAMES
 from dodo_sim.ros import contract
+
+#: Joint names of the hopper: the default of :class:`OfflineBagWriter` (readers take the names
+#: from the bag).
+HOPPER_JOINT_NAMES = ('base_x', 'base_z', 'hip', 'knee')
 
 #: Topics recorded by default (the ROS contract, :mod:`dodo_sim.ros.contract`).
 DEFAULT_TOPICS = contract.RECORDED_TOPICS
@@ -102,8 +109,10 @@ def _reader(bag_dir: str | os.PathLike):
     from rosbags.highlevel import AnyReader
     path = Path(bag_dir)
     if not (path / 'metadata.yaml').is_file():
-        raise FileNotFoundError(f'{path} is not a rosbag2 bag (no metadata.yaml); was the '
-                                f'recorder stopped with SIGINT/SIGTERM?')
+        if any(path.glob('*.mcap')):
+            raise FileNotFoundError(f'{path} has no metadata.yaml: the recording did not end '
+                                    f'cleanly; rebuild it with: dodo bag recover {path}')
+        raise FileNotFoundError(f'{path} is not a rosbag2 bag (no metadata.yaml)')
     return AnyReader([path], default_typestore=make_typestore())
 
 
@@ -164,19 +173,36 @@ def stamp_ns(stamp) -> int:
 
 @dataclass
 class JointStates:
-    """/joint_states as arrays, columns in ``JOINT_NAMES`` order (base_x, base_z, hip, knee)."""
+    """/joint_states as arrays, one column per joint of ``names``."""
 
+    names: tuple             # joint names, column order
     t: np.ndarray            # header stamp, s
     stamp_ns: np.ndarray     # header stamp, ns (int64, exact)
     log_time_ns: np.ndarray
-    q: np.ndarray            # (N, 4)
-    v: np.ndarray            # (N, 4)
-    effort: np.ndarray       # (N, 4); NaN where not published
+    q: np.ndarray            # (N, len(names))
+    v: np.ndarray            # (N, len(names))
+    effort: np.ndarray       # (N, len(names)); NaN where not published
 
 
-def joint_states(data: TopicData, joint_names: tuple[str, ...] = JOINT_NAMES) -> JointStates:
+def message_joint_names(data: TopicData) -> tuple:
+    """Joint names of JointState messages in order of first appearance."""
+    names: list = []
+    seen: set = set()
+    for msg in data.messages:
+        for name in msg.name:
+            if name not in seen:
+                seen.add(name)
+                names.append(name)
+    return tuple(names)
+
+
+def joint_states(data: TopicData, joint_names: Sequence[str] | None = None) -> JointStates:
     """Merge JointState messages by joint name (messages with a subset of the joints, e.g. from
-    separate drivers, update those joints); one row per message once all joints were seen."""
+    separate drivers, update those joints); one row per message once all joints were seen.
+
+    ``joint_names``: columns (default: every name in the messages, first appearance order;
+    :func:`robot_info` gives the URDF's order)."""
+    joint_names = tuple(joint_names) if joint_names is not None else message_joint_names(data)
     n = len(joint_names)
     index = {name: i for i, name in enumerate(joint_names)}
     q, v, e = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
@@ -199,14 +225,41 @@ def joint_states(data: TopicData, joint_names: tuple[str, ...] = JOINT_NAMES) ->
             rows_q.append(q.copy())
             rows_v.append(v.copy())
             rows_e.append(e.copy())
-    shape = (0, n)
-    return JointStates(t=np.asarray(rows_t, dtype=float),
+
+    def table(rows):
+        return np.asarray(rows, dtype=float).reshape(-1, n) if rows else np.zeros((0, n))
+
+    return JointStates(names=joint_names, t=np.asarray(rows_t, dtype=float),
                        stamp_ns=np.asarray(rows_ns, dtype=np.int64),
                        log_time_ns=np.asarray(rows_log, dtype=np.int64),
-                       q=np.asarray(rows_q, dtype=float).reshape(shape if not rows_q else (-1, n)),
-                       v=np.asarray(rows_v, dtype=float).reshape(shape if not rows_v else (-1, n)),
-                       effort=np.asarray(rows_e, dtype=float).reshape(
-                           shape if not rows_e else (-1, n)))
+                       q=table(rows_q), v=table(rows_v), effort=table(rows_e))
+
+
+@dataclass
+class JointCommands:
+    """Stamped commands (``/joint_commands``, sensor_msgs/JointState ``effort`` by name)."""
+
+    names: tuple             # actuated joints, column order
+    stamp_ns: np.ndarray     # stamp of the answered state, ns
+    log_time_ns: np.ndarray
+    effort: np.ndarray       # (N, len(names)), N*m (or N); NaN where a name was missing
+
+
+def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> JointCommands:
+    """``/joint_commands`` as arrays (columns ``names``, default: first appearance order)."""
+    names = tuple(names) if names is not None else message_joint_names(data)
+    index = {name: i for i, name in enumerate(names)}
+    effort = np.full((len(data.messages), len(names)), np.nan)
+    for row, msg in enumerate(data.messages):
+        for k, name in enumerate(msg.name):
+            i = index.get(name)
+            if i is not None and len(msg.effort) > k:
+                effort[row, i] = msg.effort[k]
+    return JointCommands(names=names,
+                         stamp_ns=np.array([stamp_ns(m.header.stamp) for m in data.messages],
+                                           dtype=np.int64),
+                         log_time_ns=np.asarray(data.log_time_ns, dtype=np.int64),
+                         effort=effort)
 
 
 def wrenches(data: TopicData) -> tuple[np.ndarray, np.ndarray]:
@@ -305,24 +358,298 @@ def robot_description(bag: dict[str, TopicData]) -> str | None:
     return data.messages[-1].data
 
 
+def topic_types(bag_dir: str | os.PathLike) -> dict[str, str]:
+    """Topic -> message type of a bag (from its metadata, nothing deserialized)."""
+    with _reader(bag_dir) as reader:
+        return {conn.topic: conn.msgtype for conn in reader.connections}
+
+
+def contact_topics(topics: Iterable[str] | dict) -> dict[str, str]:
+    """Contact frame -> topic for the ``/<frame>_contact`` topics among ``topics`` (a bag dict
+    or names; :func:`dodo_sim.ros.contract.contact_topic` naming)."""
+    out = {}
+    for topic in topics:
+        if contract.topic_type(topic) == contract.CONTACT_TYPE and topic.endswith('_contact'):
+            frame = topic[1:-len('_contact')]
+            if frame and contract.contact_topic(frame) == topic:
+                out[frame] = topic
+    return out
+
+
+# -- parameters ---------------------------------------------------------------------------------
+
+#: rcl_interfaces/msg/ParameterType -> the ParameterValue field holding the value
+_PARAMETER_FIELDS = {1: 'bool_value', 2: 'integer_value', 3: 'double_value', 4: 'string_value',
+                     5: 'byte_array_value', 6: 'bool_array_value', 7: 'integer_array_value',
+                     8: 'double_array_value', 9: 'string_array_value'}
+
+
+def parameter_value(value) -> Any:
+    """rcl_interfaces/msg/ParameterValue (rosbags or rclpy object) -> Python value (arrays as
+    tuples; None for PARAMETER_NOT_SET)."""
+    field_name = _PARAMETER_FIELDS.get(int(value.type))
+    if field_name is None:
+        return None
+    raw = getattr(value, field_name)
+    if int(value.type) >= 5:
+        return tuple(x.item() if hasattr(x, 'item') else x for x in raw)
+    if int(value.type) == 1:
+        return bool(raw)
+    if int(value.type) == 2:
+        return int(raw)
+    if int(value.type) == 3:
+        return float(raw)
+    return str(raw)
+
+
+def _parameter_type(value: Any) -> int:
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, (int, np.integer)):
+        return 2
+    if isinstance(value, (float, np.floating)):
+        return 3
+    if isinstance(value, str):
+        return 4
+    if isinstance(value, (tuple, list, np.ndarray)):
+        items = list(value)
+        if items and all(isinstance(x, bool) for x in items):
+            return 6
+        if items and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                         for x in items):
+            return 7
+        if items and all(isinstance(x, str) for x in items):
+            return 9
+        return 8
+    raise TypeError(f'no ROS parameter type for {value!r}')
+
+
+def parameter_value_msg(cls, value: Any):
+    """A ParameterValue of message class ``cls`` (rosbags type or rclpy class) holding
+    ``value``."""
+    kind = _parameter_type(value)
+    fields = {'type': kind}
+    if kind == 1:
+        fields['bool_value'] = bool(value)
+    elif kind == 2:
+        fields['integer_value'] = int(value)
+    elif kind == 3:
+        fields['double_value'] = float(value)
+    elif kind == 4:
+        fields['string_value'] = value
+    elif kind == 6:
+        fields['bool_array_value'] = np.asarray(value, dtype=bool)
+    elif kind == 7:
+        fields['integer_array_value'] = np.asarray(value, dtype=np.int64)
+    elif kind == 8:
+        fields['double_array_value'] = np.asarray(value, dtype=float)
+    else:
+        fields['string_array_value'] = list(value)
+    if hasattr(cls, '__dataclass_fields__'):          # rosbags: every field is required
+        defaults = {'type': 0, 'bool_value': False, 'integer_value': 0, 'double_value': 0.0,
+                    'string_value': '', 'byte_array_value': np.zeros(0, dtype=np.uint8),
+                    'bool_array_value': np.zeros(0, dtype=bool),
+                    'integer_array_value': np.zeros(0, dtype=np.int64),
+                    'double_array_value': np.zeros(0), 'string_array_value': []}
+        return cls(**{**defaults, **fields})
+    for name in ('bool_array_value', 'integer_array_value', 'double_array_value'):
+        if name in fields:
+            fields[name] = fields[name].tolist()
+    return cls(**fields)
+
+
+@dataclass(frozen=True)
+class ParameterRecord:
+    """Parameters of one node in one /parameter_events message.
+
+    ``kind``: 'declared' (``new_parameters``: the node's declaration event, or the recorder's
+    snapshot of a node's parameters, see docs/bags.md), 'changed' or 'deleted'."""
+
+    log_time_ns: int
+    stamp_ns: int
+    node: str
+    kind: str
+    values: dict
+
+
+def parameter_records(data: TopicData) -> list[ParameterRecord]:
+    """Every /parameter_events message as up to three records (declared, changed, deleted)."""
+    out = []
+    for log_ns, msg in zip(data.log_time_ns, data.messages):
+        for kind, params in (('declared', msg.new_parameters), ('changed', msg.changed_parameters),
+                             ('deleted', msg.deleted_parameters)):
+            if len(params):
+                out.append(ParameterRecord(
+                    int(log_ns), stamp_ns(msg.stamp), msg.node, kind,
+                    {p.name: parameter_value(p.value) for p in params}))
+    return out
+
+
+def _node_fqn(node: str) -> str:
+    return node if node.startswith('/') else '/' + node
+
+
+@dataclass
+class NodeParameters:
+    """What a bag knows about one node's parameters.
+
+    Attributes:
+        node: fully qualified node name (``/controller``).
+        initial: the configuration at start: for each parameter the value of its first
+            declaration (the node's declaration event or the recorder's snapshot).
+        changes: runtime changes after the first declaration, in bag order.
+        declared_log_time_ns: bag time of the first declaration.
+        changed_before_declared: names of parameters changed before any declaration was
+            recorded (their start value is unknown: the snapshot was taken after the change).
+    """
+
+    node: str
+    initial: dict
+    changes: list
+    declared_log_time_ns: int | None
+    changed_before_declared: tuple
+
+
+def node_parameters(bag: dict[str, TopicData], node: str) -> NodeParameters | None:
+    """The recorded parameters of ``node`` (``controller`` or ``/controller``), None if the bag
+    has none of them."""
+    data = bag.get(contract.PARAMETER_EVENTS)
+    if data is None or not len(data):
+        return None
+    fqn = _node_fqn(node)
+    records = [r for r in parameter_records(data) if r.node == fqn]
+    if not records:
+        return None
+    initial: dict = {}
+    changes: list = []
+    first_declared = None
+    early: list = []
+    for record in records:
+        if record.kind == 'declared':
+            if first_declared is None:
+                first_declared = record.log_time_ns
+            for name, value in record.values.items():
+                initial.setdefault(name, value)
+        elif first_declared is None:
+            early += list(record.values)
+        else:
+            changes.append(record)
+    return NodeParameters(fqn, initial, changes, first_declared, tuple(early))
+
+
+def recorded_nodes(bag: dict[str, TopicData]) -> list[str]:
+    """Nodes whose parameters the bag holds."""
+    data = bag.get(contract.PARAMETER_EVENTS)
+    if data is None:
+        return []
+    return sorted({m.node for m in data.messages})
+
+
+# -- the robot ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RobotInfo:
+    """What the bag says about the robot.
+
+    Attributes:
+        urdf_xml: the recorded ``/robot_description`` (or the given URDF), None if neither.
+        joint_names: movable joints (URDF/pinocchio order; without a URDF: as in /joint_states).
+        actuated_joint_names: joints that take a command: the names of ``/joint_commands``, else
+            the URDF joints with an effort limit > 0.
+        contact_frames: the simulator's ``contact_frames`` parameter when recorded, else the
+            frames of the recorded ``/<frame>_contact`` topics (URDF link order).
+    """
+
+    urdf_xml: str | None
+    joint_names: tuple
+    actuated_joint_names: tuple
+    contact_frames: tuple
+
+    @property
+    def contact_topics(self) -> tuple:
+        return tuple(contract.contact_topic(f) for f in self.contact_frames)
+
+
+def robot_info(bag: dict[str, TopicData], urdf: str | os.PathLike | None = None) -> RobotInfo:
+    """Joints, actuated joints and contact frames of the recorded robot (see
+    :class:`RobotInfo`)."""
+    xml = None
+    model = None
+    if urdf is not None:
+        from dodo_sim.physics.robot import robot_description_xml
+        xml = robot_description_xml(urdf)
+    else:
+        xml = robot_description(bag)
+    if xml is not None:
+        from dodo_sim.physics.robot import load_robot
+        model = load_robot(xml, contact_frames=())
+    if model is not None:
+        joints = tuple(model.joint_names)
+    elif contract.JOINT_STATES in bag:
+        joints = message_joint_names(bag[contract.JOINT_STATES])
+    else:
+        joints = ()
+    if contract.JOINT_COMMANDS in bag and len(bag[contract.JOINT_COMMANDS]):
+        actuated = message_joint_names(bag[contract.JOINT_COMMANDS])
+    elif model is not None:
+        actuated = tuple(model.actuated_joint_names)
+    else:
+        actuated = ()
+    frames: tuple = ()
+    simulator = node_parameters(bag, 'simulator')
+    if simulator is not None and simulator.initial.get('contact_frames'):
+        frames = tuple(simulator.initial['contact_frames'])
+    if not frames:
+        found = contact_topics(bag)
+        order = {}
+        if xml is not None:
+            from dodo_sim.ros.tf_frames import urdf_links
+            order = {name: i for i, name in enumerate(urdf_links(xml))}
+        frames = tuple(sorted(found, key=lambda f: (order.get(f, len(order)), f)))
+    return RobotInfo(xml, joints, actuated, frames)
+
+
 def _time_msg(typestore, t_s: float):
     ns = int(round(t_s * 1e9))
     return typestore.types['builtin_interfaces/msg/Time'](sec=ns // 1_000_000_000,
                                                           nanosec=ns % 1_000_000_000)
 
 
+def flush_chunk(writer) -> bool:
+    """Close the open chunk of a rosbags MCAP ``Writer`` and hand it to the OS, so that a process
+    killed afterwards leaves it readable on disk (``dodo bag recover``). Uses the rosbags MCAP
+    storage's ``close_chunk`` (rosbags 0.11; test_bags_recover checks it). False if this rosbags
+    cannot (then chunks are written every 1 MiB only)."""
+    storage = getattr(writer, 'storage', None)
+    chunk = getattr(storage, 'chunk', None)
+    if storage is None or chunk is None or not hasattr(storage, 'close_chunk') \
+            or not hasattr(storage, 'bio'):
+        return False
+    if chunk.bio.tell():
+        storage.close_chunk()
+        storage.bio.flush()
+    return True
+
+
 class OfflineBagWriter:
-    """Write the dodo topics of an offline (no-DDS) run to a rosbag2 MCAP bag.
+    """Write the dodo topics of an offline (no-DDS) run to a rosbag2 MCAP bag, in the layout the
+    ROS nodes and the recorder produce (docs/bags.md).
 
     Bag times are ``log_offset_ns + t * 1e9`` (sim time on a wall-clock-like base) unless given.
     Used by tests (synthetic bags) and anything that logs a core-only run::
 
         with OfflineBagWriter(path) as w:
             w.robot_description(xml)
+            w.parameters('controller', {'apex_height': 1.1, ...})   # start configuration
             w.step(t, q, v, effort, force_xz)       # /foot_contact, /joint_states, /clock
+            w.joint_command(t, ['hip', 'knee'], tau)  # /joint_commands (stamped)
             w.command(t, tau)                        # /effort_controller/commands
             w.controller_state(t, names, values)     # /controller/state (JointState channels)
+            w.parameter_change('controller', {'apex_height': 1.2}, t)   # ros2 param set
     """
+
+    #: topics written with a transient-local (latched) offered QoS
+    LATCHED = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC)
 
     def __init__(self, bag_dir: str | os.PathLike, log_offset_ns: int = 1_700_000_000 * 10**9):
         from rosbags.rosbag2 import StoragePlugin, Writer
@@ -342,13 +669,21 @@ class OfflineBagWriter:
     def _log_ns(self, t_s: float, log_ns: int | None) -> int:
         return self.log_offset_ns + int(round(t_s * 1e9)) if log_ns is None else int(log_ns)
 
+    def flush(self) -> bool:
+        """Write the open chunk to disk now (as the recorder does every flush_period_s)."""
+        return flush_chunk(self.writer)
+
     def write(self, topic: str, msgtype: str, msg, log_ns: int) -> None:
         """Serialize a rosbags message object and write it."""
+        self.write_raw(topic, msgtype, self.typestore.serialize_cdr(msg, msgtype), log_ns)
+
+    def write_raw(self, topic: str, msgtype: str, data: bytes, log_ns: int) -> None:
+        """Write serialized CDR bytes."""
         conn = self.connections.get(topic)
         if conn is None:
             from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
                                             QosReliability, QosTime)
-            latched = topic == '/robot_description'
+            latched = topic in self.LATCHED
             zero = QosTime(0, 0)
             qos = Qos(QosHistory.KEEP_LAST, 1 if latched else 10, QosReliability.RELIABLE,
                       QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
@@ -356,7 +691,7 @@ class OfflineBagWriter:
             conn = self.writer.add_connection(topic, msgtype, typestore=self.typestore,
                                               offered_qos_profiles=[qos])
             self.connections[topic] = conn
-        self.writer.write(conn, log_ns, self.typestore.serialize_cdr(msg, msgtype))
+        self.writer.write(conn, int(log_ns), data)
 
     def _header(self, t_s: float, frame_id: str = ''):
         return self.typestore.types['std_msgs/msg/Header'](stamp=_time_msg(self.typestore, t_s),
@@ -364,38 +699,61 @@ class OfflineBagWriter:
 
     def robot_description(self, urdf_xml: str, log_ns: int | None = None) -> None:
         msg = self.typestore.types['std_msgs/msg/String'](data=urdf_xml)
-        self.write('/robot_description', 'std_msgs/msg/String', msg, self._log_ns(0.0, log_ns))
+        self.write(contract.ROBOT_DESCRIPTION, 'std_msgs/msg/String', msg,
+                   self._log_ns(0.0, log_ns))
 
     def clock(self, t: float, log_ns: int | None = None) -> None:
         msg = self.typestore.types['rosgraph_msgs/msg/Clock'](clock=_time_msg(self.typestore, t))
-        self.write('/clock', 'rosgraph_msgs/msg/Clock', msg, self._log_ns(t, log_ns))
+        self.write(contract.CLOCK, 'rosgraph_msgs/msg/Clock', msg, self._log_ns(t, log_ns))
 
-    def joint_state(self, t: float, q, v, effort=None, names=JOINT_NAMES,
+    def joint_state(self, t: float, q, v, effort=None, names=HOPPER_JOINT_NAMES,
                     log_ns: int | None = None) -> None:
         effort = np.zeros(len(names)) if effort is None else effort
         msg = self.typestore.types['sensor_msgs/msg/JointState'](
             header=self._header(t), name=list(names), position=np.asarray(q, dtype=float),
             velocity=np.asarray(v, dtype=float), effort=np.asarray(effort, dtype=float))
-        self.write('/joint_states', 'sensor_msgs/msg/JointState', msg, self._log_ns(t, log_ns))
-
-    def foot_contact(self, t: float, force_xz, log_ns: int | None = None) -> None:
-        types = self.typestore.types
-        vec = types['geometry_msgs/msg/Vector3']
-        wrench = types['geometry_msgs/msg/Wrench'](
-            force=vec(x=float(force_xz[0]), y=0.0, z=float(force_xz[1])),
-            torque=vec(x=0.0, y=0.0, z=0.0))
-        msg = types['geometry_msgs/msg/WrenchStamped'](header=self._header(t, 'foot'),
-                                                       wrench=wrench)
-        self.write('/foot_contact', 'geometry_msgs/msg/WrenchStamped', msg,
+        self.write(contract.JOINT_STATES, 'sensor_msgs/msg/JointState', msg,
                    self._log_ns(t, log_ns))
 
-    def step(self, t: float, q, v, effort, force_xz, log_ns: int | None = None) -> None:
-        """One simulator step in the simulator node's order: /foot_contact, /joint_states,
-        /clock (same stamp)."""
+    def contact(self, frame: str, t: float, force, log_ns: int | None = None) -> None:
+        """``/<frame>_contact``: ``force`` is [x, z] (planar) or [x, y, z], world frame, N."""
+        types = self.typestore.types
+        force = np.asarray(force, dtype=float)
+        fx, fy, fz = (force[0], 0.0, force[1]) if len(force) == 2 else force[:3]
+        vec = types['geometry_msgs/msg/Vector3']
+        wrench = types['geometry_msgs/msg/Wrench'](
+            force=vec(x=float(fx), y=float(fy), z=float(fz)), torque=vec(x=0.0, y=0.0, z=0.0))
+        msg = types['geometry_msgs/msg/WrenchStamped'](header=self._header(t, frame),
+                                                       wrench=wrench)
+        self.write(contract.contact_topic(frame), contract.CONTACT_TYPE, msg,
+                   self._log_ns(t, log_ns))
+
+    def foot_contact(self, t: float, force_xz, log_ns: int | None = None) -> None:
+        self.contact('foot', t, force_xz, log_ns)
+
+    def step(self, t: float, q, v, effort, forces, log_ns: int | None = None,
+             names=HOPPER_JOINT_NAMES, contact_frames=('foot',)) -> None:
+        """One simulator step in the simulator node's order: the contact topics, /joint_states,
+        /clock (same stamp). ``forces``: one force per contact frame ([x, z] or [x, y, z]; a
+        single 1-D force for one frame)."""
         base = self._log_ns(t, log_ns)
-        self.foot_contact(t, force_xz, base)
-        self.joint_state(t, q, v, effort, log_ns=base + 1)
+        forces = np.asarray(forces, dtype=float)
+        rows = forces.reshape(1, -1) if forces.ndim == 1 else forces
+        if len(rows) != len(contact_frames):
+            raise ValueError(f'{len(rows)} contact forces for contact frames {contact_frames}')
+        for frame, force in zip(contact_frames, rows):
+            self.contact(frame, t, force, base)
+        self.joint_state(t, q, v, effort, names=names, log_ns=base + 1)
         self.clock(t, base + 2)
+
+    def joint_command(self, t: float, names, effort, log_ns: int | None = None) -> None:
+        """``/joint_commands`` answering the state at ``t`` (stamp ``t``; bag time just after
+        the state)."""
+        msg = self.typestore.types['sensor_msgs/msg/JointState'](
+            header=self._header(t), name=list(names), position=np.zeros(0),
+            velocity=np.zeros(0), effort=np.asarray(effort, dtype=float))
+        self.write(contract.JOINT_COMMANDS, 'sensor_msgs/msg/JointState', msg,
+                   self._log_ns(t, log_ns) + (400_000 if log_ns is None else 0))
 
     def command(self, t: float, tau, log_ns: int | None = None) -> None:
         """/effort_controller/commands answering the state at ``t`` (bag time just after it)."""
@@ -403,7 +761,7 @@ class OfflineBagWriter:
         layout = types['std_msgs/msg/MultiArrayLayout'](dim=[], data_offset=0)
         msg = types['std_msgs/msg/Float64MultiArray'](layout=layout,
                                                       data=np.asarray(tau, dtype=float))
-        self.write('/effort_controller/commands', 'std_msgs/msg/Float64MultiArray', msg,
+        self.write(contract.EFFORT_COMMANDS, 'std_msgs/msg/Float64MultiArray', msg,
                    self._log_ns(t, log_ns) + (500_000 if log_ns is None else 0))
 
     def controller_state(self, t: float, names, values, log_ns: int | None = None) -> None:
@@ -412,5 +770,42 @@ class OfflineBagWriter:
             header=self._header(t), name=list(names),
             position=np.asarray(values, dtype=float), velocity=np.zeros(0),
             effort=np.zeros(0))
-        self.write('/controller/state', 'sensor_msgs/msg/JointState', msg,
+        self.write(contract.CONTROLLER_STATE, 'sensor_msgs/msg/JointState', msg,
                    self._log_ns(t, log_ns) + (500_001 if log_ns is None else 0))
+
+    def _parameter_event(self, node: str, t: float, log_ns: int, new=None, changed=None):
+        types = self.typestore.types
+        value_cls, param_cls = types['rcl_interfaces/msg/ParameterValue'], \
+            types['rcl_interfaces/msg/Parameter']
+
+        def params(values):
+            return [param_cls(name=k, value=parameter_value_msg(value_cls, v))
+                    for k, v in (values or {}).items()]
+
+        msg = types['rcl_interfaces/msg/ParameterEvent'](
+            stamp=_time_msg(self.typestore, t), node=_node_fqn(node),
+            new_parameters=params(new), changed_parameters=params(changed),
+            deleted_parameters=[])
+        self.write(contract.PARAMETER_EVENTS, 'rcl_interfaces/msg/ParameterEvent', msg, log_ns)
+
+    def parameters(self, node: str, values: dict, t: float = 0.0,
+                   log_ns: int | None = None) -> None:
+        """A node's parameters at start (``new_parameters``: its declaration event, or what
+        the recorder's snapshot writes)."""
+        self._parameter_event(node, t, self._log_ns(t, log_ns), new=values)
+
+    def parameter_change(self, node: str, values: dict, t: float,
+                         log_ns: int | None = None) -> None:
+        """A runtime change (``changed_parameters``, as after ``ros2 param set``)."""
+        self._parameter_event(node, t, self._log_ns(t, log_ns), changed=values)
+
+    def tf_static(self, transforms, log_ns: int | None = None) -> None:
+        from dodo_sim.ros.tf_frames import tf_message
+        self.write(contract.TF_STATIC, 'tf2_msgs/msg/TFMessage',
+                   tf_message(self.typestore, 0, transforms), self._log_ns(0.0, log_ns))
+
+    def tf(self, t: float, transforms, log_ns: int | None = None) -> None:
+        from dodo_sim.ros.tf_frames import tf_message
+        self.write(contract.TF, 'tf2_msgs/msg/TFMessage',
+                   tf_message(self.typestore, int(round(t * 1e9)), transforms),
+                   self._log_ns(t, log_ns) + (3 if log_ns is None else 0))

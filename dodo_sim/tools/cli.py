@@ -7,6 +7,7 @@ Subcommands::
     dodo walk   [...]   the same with the Kneed Walker (exit 1 if it falls) -> dodo_sim.tools.walk_runner
     dodo replay BAG [...]  republish a bag / replay it through the controller -> dodo_sim.tools.replay
     dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.tools.plot
+    dodo bag    info|recover BAG  look at a bag, rebuild a crashed one   -> dodo_sim.tools.bag_tool
 
 ``dodo <subcommand> -h`` shows the options of each.
 """
@@ -21,8 +22,9 @@ SUBCOMMANDS = {
     'hop': ('dodo_sim.tools.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
     'walk': ('dodo_sim.tools.walk_runner', 'the same with the Kneed Walker (exit 1 if it falls)'),
     'replay': ('dodo_sim.tools.replay', 'replay a bag (original timing, or through the controller)'),
-    'plot': ('dodo_sim.tools.plot', 'PNG figures and a leg animation from a bag'),
+    'plot': ('dodo_sim.tools.plot', 'PNG figures and a robot animation from a bag'),
     'optimize': ('dodo_sim.tools.optimize', 'tune controller parameters over scenarios (Optuna)'),
+    'bag': ('dodo_sim.tools.bag_tool', 'bag info, and recover a bag whose recorder was killed'),
 }
 
 

@@ -816,7 +816,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
 
 
 #: Profile (``dodo hop``, ``dodo walk``) -> module writing the figures of its bag.
-PLOTTERS = {'hop': 'dodo_sim.tools.plot', 'walk': 'dodo_sim.tools.walk_plot'}
+PLOTTERS = {'hop': 'dodo_sim.tools.plot', 'walk': 'dodo_sim.tools.plot'}
 
 
 def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',

@@ -1,21 +1,40 @@
-"""``dodo plot BAG --out DIR``: figures of a recorded hopping run and an animation of the leg.
+"""``dodo plot BAG --out DIR``: figures of a recorded run and an animation of the robot.
 
-Headless (matplotlib Agg, no pyplot state).  From ``/joint_states`` (+ forward kinematics of the
-bag's ``/robot_description``, else the package URDF), ``/foot_contact``,
-``/effort_controller/commands`` and, when recorded, ``/controller/state`` (JointState channels of
-the controller node: ``phase``, ``angle_of_attack_rad``, ``target_x``, ``apex_height``, ...).
+Robot-agnostic and headless (matplotlib Agg, no pyplot state). Everything comes from the bag
+(``docs/bags.md``): joints from ``/joint_states`` and the recorded ``/robot_description``
+(pinocchio forward kinematics; ``--urdf`` overrides), contact forces from the contact topics
+``/<frame>_contact``, commands from ``/joint_commands`` (else ``/effort_controller/commands``),
+and, when recorded, the channels of ``/controller/state``.
 
-Figures (PNG, like those of Feng, Lehner & Lutze 2021):
+Figures (PNG) for any robot:
 
-* ``trajectory.png``   CoG and base path in the x-z plane, touchdown points, ground z = 0
-* ``cog_x.png``        x_CoG(t) with the position target
-* ``cog_velocity.png`` ẋ_CoG(t), ż_CoG(t) with the velocity set-point
-* ``angle_of_attack.png`` α(t) (only with ``/controller/state``)
-* ``apex_heights.png`` base height at each apex (ż_CoG: + -> -, in flight) per hop, set-point
-* ``phase.png``        phase (controller, or foot force > threshold) and SLIP leg/rest length
-* ``torques.png``      hip and knee commands, N·m
-* ``contact_force.png`` foot force x / z, N
-* ``leg.gif`` (PillowWriter) and ``leg.mp4`` (only if ffmpeg is on PATH): the leg over time.
+* ``trajectory.png``      CoG and base (heaviest link) path in the x-z plane, touchdowns per
+  contact frame, ground z = 0 (the boom-mounted leg: its task frame, below)
+* ``joint_positions.png`` / ``joint_velocities.png``   every joint (m or rad, m/s or rad/s)
+* ``torques.png``         commands per actuated joint (N·m) with the applied effort of
+  ``/joint_states`` when published
+* ``contact_forces.png``  force per contact frame (world x / y / z, N)
+* ``cog_velocity.png``    ẋ_CoG, ż_CoG (with the ``velocity_setpoint`` channel when recorded)
+
+The hopper's SLIP figures (Feng, Lehner & Lutze 2021), written when ``/controller/state`` has
+their channels: ``cog_x.png`` (``target_x``), ``angle_of_attack.png``
+(``angle_of_attack_rad``), ``apex_heights.png`` (``apex_height``: base height at each apex,
+ż_CoG + -> - in flight, with the set-point), ``phase.png`` (``phase``; SLIP leg and rest length).
+The Kneed Walker's figure (As & Mailhot 2018), written when ``/controller/state`` has the walk
+monitor's channels (``dodo_control.walker_monitor``): ``walk.png`` (``steps``, ``distance_m``,
+``fallen`` against time).
+
+The boom-mounted leg (Ding & Ramos; ``dodo_control.boom``) is drawn in its task frame
+(``docs/control.md``): horizontal = the hip's arc coordinate R·ψ along the boom circle,
+vertical = height; "CoG" and base are the hip (the SLIP point the controller works with), links
+and contact frames are mapped into the same frame, and the animation draws the leg from the hip
+down (the boom itself would be seen edge-on).
+
+Animation: ``robot.gif`` (PillowWriter) and ``robot.mp4`` (ffmpeg from PATH or the
+``imageio-ffmpeg`` package): the robot seen from the side (x-z projection of the forward
+kinematics): one segment per URDF joint whose parent link has mass (from the parent link's frame
+to the child's: joint origin to joint origin), the base, the contact frames and the CoG with its
+trail.
 
 Python: ``plot_bag(bag_dir, out_dir) -> list[Path]`` (what ``dodo hop`` calls).
 """
@@ -26,12 +45,14 @@ import math
 import os
 import shutil
 import sys
-from dataclasses import dataclass
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
 
 
@@ -39,7 +60,7 @@ from dodo_sim.tools import bag as bagio
 class PlotConfig:
     """Options of :func:`plot_bag`."""
 
-    #: write the leg animation
+    #: write the robot animation
     animation: bool = True
     #: frames per second of the animation (frames are sampled at this rate of sim time)
     fps: float = 25.0
@@ -47,9 +68,9 @@ class PlotConfig:
     max_frames: int = 250
     #: resolution of the PNG figures, dots per inch
     dpi: int = 110
-    #: vertical foot force counted as contact when the controller's phase is not recorded, N
+    #: vertical contact force counted as contact when the controller's phase is not recorded, N
     contact_threshold_n: float = 1.0
-    #: also write leg.mp4 when ffmpeg is available
+    #: also write robot.mp4 when an ffmpeg is available
     mp4: bool = True
 
     def __post_init__(self):
@@ -59,145 +80,239 @@ class PlotConfig:
 
 @dataclass
 class RunData:
-    """Everything the figures need, as arrays on the /joint_states time base (s)."""
+    """Everything the figures need, as arrays on the /joint_states time base (s); positions
+    are world x, y, z (m)."""
 
     t: np.ndarray              # joint-state stamps, s
-    q: np.ndarray              # (N, 4)
-    v: np.ndarray              # (N, 4)
-    com: np.ndarray            # (N, 2) CoG x, z, m (boom leg: the hip, its SLIP point)
-    com_vel: np.ndarray        # (N, 2) m/s
-    knee: np.ndarray           # (N, 2) knee joint position, m
-    base: np.ndarray           # (N, 2) base x, z (boom leg: the hip), m
-    foot: np.ndarray           # (N, 2) foot point, m
-    force_t: np.ndarray        # foot force stamps, s
-    force: np.ndarray          # (M, 2) fx, fz, N
+    joint_names: tuple
+    joint_units: tuple         # 'm' (prismatic) or 'rad' per joint
+    q: np.ndarray              # (N, joints)
+    v: np.ndarray              # (N, joints)
+    effort: np.ndarray         # (N, joints) applied effort from /joint_states (NaN: none)
+    com: np.ndarray            # (N, 3) CoG
+    com_vel: np.ndarray        # (N, 3)
+    base_name: str             # the heaviest link
+    base: np.ndarray           # (N, 3) its frame origin
+    links: dict                # link -> (N, 3) frame origin
+    segments: tuple            # (parent link, child link) drawn by the animation
+    contact_frames: tuple
+    contact_pos: dict          # frame -> (N, 3)
+    force_t: dict              # frame -> stamps, s
+    force: dict                # frame -> (M, 3) force x, y, z, N
     cmd_t: np.ndarray          # command times (sim time), s
-    cmd: np.ndarray            # (K, 2) hip, knee, N*m
+    cmd_names: tuple           # actuated joints
+    cmd: np.ndarray            # (K, actuated)
     state_t: np.ndarray | None  # /controller/state stamps, s
-    state: dict                # channel -> values
+    state: dict = field(default_factory=dict)   # channel -> values
+    #: horizontal axis of the positions: 'x' (world) or 'arc' (the boom leg's task frame,
+    #: R·ψ; positions are then [arc, 0, height] and "CoG" is the hip)
+    horizontal: str = 'x'
+    com_name: str = 'CoG'
+    #: the recorded controller (the controller node's ``controller`` parameter, registry name;
+    #: 'slip_hopper' for bags without it): the SLIP figures read its channels only
+    controller: str = 'slip_hopper'
+
+    @property
+    def horizontal_label(self) -> str:
+        return 'x (m)' if self.horizontal == 'x' else 'arc R·ψ (m)'
+
+    @property
+    def foot(self) -> np.ndarray:
+        """x, z of the first contact frame (the hopper's foot)."""
+        frame = self.contact_frames[0]
+        return self.contact_pos[frame][:, [0, 2]]
+
+
+def _link_masses(urdf_xml: str) -> dict:
+    text = urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml
+    out = {}
+    for link in ET.fromstring(text).findall('link'):
+        mass = link.find('inertial/mass')
+        out[link.get('name')] = float(mass.get('value')) if mass is not None else 0.0
+    return out
 
 
 def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) -> RunData:
-    """Read a bag and compute CoG, knee and foot positions with the URDF's kinematics."""
+    """Read a bag and compute CoG, base, link and contact-frame positions with the URDF's
+    kinematics."""
     import pinocchio as pin
 
-    from dodo_sim.model import Kinematics, load_leg_model
     from dodo_sim.paths import default_urdf_path
+    from dodo_sim.physics.robot import load_robot
+    from dodo_sim.ros.tf_frames import urdf_joints
 
-    data = bagio.read_bag(bag_dir, ['/joint_states', '/foot_contact',
-                                    '/effort_controller/commands', '/clock',
-                                    '/controller/state', '/robot_description'])
-    if '/joint_states' not in data:
-        raise ValueError(f'{bag_dir}: no /joint_states recorded, nothing to plot')
-    description = urdf if urdf is not None else bagio.robot_description(data)
-    if description is not None and _is_boom_leg(description):
-        return _load_boom_run(bag_dir, data, description)
-    js = _joint_states(bag_dir, data, bagio.JOINT_NAMES)
-    leg = load_leg_model(description if description is not None else default_urdf_path())
-    kin = Kinematics(leg)
-    model, pdata = leg.model, leg.create_data()
-    knee_id = model.getJointId('knee')
-    n = len(js.t)
-    com, com_vel = np.zeros((n, 2)), np.zeros((n, 2))
-    knee, foot = np.zeros((n, 2)), np.zeros((n, 2))
-    for i in range(n):
-        q = js.q[i]
-        com[i] = kin.com_position(q)
-        com_vel[i] = kin.com_jacobian(q) @ js.v[i]
-        pin.framesForwardKinematics(model, pdata, q)
-        knee[i] = pdata.oMi[knee_id].translation[[0, 2]]
-        foot[i] = pdata.oMf[leg.foot_frame_id].translation[[0, 2]]
-    return _run_data(data, js, com, com_vel, knee, foot, js.q[:, :2])
-
-
-def _joint_states(bag_dir, data: dict, joint_names: tuple):
-    if '/joint_states' not in data:
-        raise ValueError(f'{bag_dir}: no /joint_states recorded, nothing to plot')
-    js = bagio.joint_states(data['/joint_states'], joint_names)
+    types = bagio.topic_types(bag_dir)
+    wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
+              contract.CLOCK, contract.CONTROLLER_STATE, contract.ROBOT_DESCRIPTION,
+              contract.PARAMETER_EVENTS] + list(bagio.contact_topics(types).values())
+    data = bagio.read_bag(bag_dir, [t for t in wanted if t in types])
+    if contract.JOINT_STATES not in data:
+        raise ValueError(f'{bag_dir}: no {contract.JOINT_STATES} recorded, nothing to plot')
+    if urdf is None and bagio.robot_description(data) is None:
+        urdf = default_urdf_path()
+    robot = bagio.robot_info(data, urdf)
+    model_info = load_robot(robot.urdf_xml, contact_frames=())
+    js = bagio.joint_states(data[contract.JOINT_STATES], robot.joint_names)
     if len(js.t) == 0:
-        raise ValueError(f'{bag_dir}: /joint_states never held all of the joints '
-                         f'{list(joint_names)}')
-    return js
-
-
-def _is_boom_leg(description) -> bool:
-    from dodo_sim.physics.robot import load_robot, robot_description_xml
-    from dodo_control.boom import boom_layout_problem
-    robot = load_robot(robot_description_xml(description), contact_frames=())
-    return boom_layout_problem(robot) is None
-
-
-def _load_boom_run(bag_dir, data: dict, description) -> RunData:
-    """The boom-mounted leg in its task frame (docs/control.md): horizontal = the hip's arc
-    coordinate R boom_yaw, vertical = height; "CoG" and base are the hip (the SLIP point)."""
-    import pinocchio as pin
-
-    from dodo_control.dynamics import load_dynamics
-    _, dyn = load_dynamics(description)
-    js = _joint_states(bag_dir, data, tuple(dyn.joint_names))
-    pdata = dyn.model.createData()
-    knee_id = dyn.model.getJointId(dyn.joint_names[3])
+        raise ValueError(f'{bag_dir}: {contract.JOINT_STATES} never held all of the joints '
+                         f'{list(robot.joint_names)}')
+    model, pdata = model_info.model, model_info.model.createData()
+    masses = _link_masses(robot.urdf_xml)
+    joints = urdf_joints(robot.urdf_xml)
+    segments = tuple((j.parent, j.child) for j in joints if masses.get(j.parent, 0.0) > 0.0)
+    link_names = sorted({l for seg in segments for l in seg})
+    frames = {name: model.getFrameId(name, pin.FrameType.BODY) for name in link_names}
+    contact_frames = tuple(f for f in robot.contact_frames if model.existFrame(f))
+    contact_ids = {f: model.getFrameId(f) for f in contact_frames}
+    base_id = model_info.push_frame_id
     n = len(js.t)
-    com, com_vel = np.zeros((n, 2)), np.zeros((n, 2))
-    knee, foot = np.zeros((n, 2)), np.zeros((n, 2))
+    com, com_vel, base = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+    links = {name: np.zeros((n, 3)) for name in frames}
+    contact_pos = {f: np.zeros((n, 3)) for f in contact_frames}
+    q_full = model_info.default_q.copy()
+    idx_q = [model_info.joint_idx_q[model_info.joint_names.index(name)]
+             for name in robot.joint_names]
+    idx_v = [model_info.joint_idx_v[model_info.joint_names.index(name)]
+             for name in robot.joint_names]
+    v_full = np.zeros(model.nv)
     for i in range(n):
-        terms = dyn.tick_terms(js.q[i], js.v[i])
-        com[i], com_vel[i], foot[i] = terms.com, terms.com_vel, terms.foot
-        pin.forwardKinematics(dyn.model, pdata, js.q[i])
-        knee[i] = dyn.task_coordinates(js.q[i][0], pdata.oMi[knee_id].translation)
-    return _run_data(data, js, com, com_vel, knee, foot, com.copy())
-
-
-def _run_data(data: dict, js, com, com_vel, knee, foot, base) -> RunData:
-    if '/foot_contact' in data:
-        force_t, f3 = bagio.wrenches(data['/foot_contact'])
-        force = f3[:, [0, 2]]
-    else:
-        force_t, force = np.zeros(0), np.zeros((0, 2))
-    if '/effort_controller/commands' in data:
-        commands = data['/effort_controller/commands']
+        q_full[idx_q] = js.q[i]
+        v_full[idx_v] = js.v[i]
+        pin.framesForwardKinematics(model, pdata, q_full)
+        com[i] = pin.centerOfMass(model, pdata, q_full)
+        com_vel[i] = pin.jacobianCenterOfMass(model, pdata, q_full) @ v_full
+        base[i] = pdata.oMf[base_id].translation
+        for name, fid in frames.items():
+            links[name][i] = pdata.oMf[fid].translation
+        for frame, fid in contact_ids.items():
+            contact_pos[frame][i] = pdata.oMf[fid].translation
+    horizontal, com_name, base_name = 'x', 'CoG', model.frames[base_id].name
+    boom = _boom_dynamics(model_info, robot.urdf_xml)
+    if boom is not None:
+        com, com_vel, base, links, contact_pos, segments = _boom_task_frame(
+            boom, js, links, contact_pos, segments, joints, robot.actuated_joint_names[0])
+        horizontal, com_name, base_name = 'arc', 'hip (SLIP point)', 'hip'
+    force_t, force = {}, {}
+    for frame in contact_frames:
+        topic = contract.contact_topic(frame)
+        if topic in data:
+            force_t[frame], force[frame] = bagio.wrenches(data[topic])
+    cmd_names = tuple(robot.actuated_joint_names)
+    cmd, cmd_t = np.zeros((0, len(cmd_names))), np.zeros(0)
+    if contract.JOINT_COMMANDS in data and len(data[contract.JOINT_COMMANDS]):
+        commands = bagio.joint_commands(data[contract.JOINT_COMMANDS], cmd_names)
+        cmd, cmd_t = commands.effort, commands.stamp_ns * 1e-9
+    elif contract.EFFORT_COMMANDS in data:
+        commands = data[contract.EFFORT_COMMANDS]
         cmd = bagio.multiarray(commands)
         cmd_t = bagio.sim_time(data, commands.log_time_ns)
-    else:
-        cmd, cmd_t = np.zeros((0, 2)), np.zeros(0)
+    recorded = bagio.node_parameters(data, 'controller')
+    controller = str((recorded.initial if recorded is not None else {}).get('controller')
+                     or 'slip_hopper')
     state_t, state = None, {}
-    if '/controller/state' in data:
-        state_t, state = bagio.named_values(data['/controller/state'])
+    if contract.CONTROLLER_STATE in data:
+        state_t, state = bagio.named_values(data[contract.CONTROLLER_STATE])
         if state_t is None:
-            state_t = bagio.sim_time(data, data['/controller/state'].log_time_ns)
-    return RunData(t=js.t, q=js.q, v=js.v, com=com, com_vel=com_vel, knee=knee, foot=foot,
-                   base=base, force_t=force_t, force=force, cmd_t=cmd_t, cmd=cmd, state_t=state_t,
-                   state=state)
+            state_t = bagio.sim_time(data, data[contract.CONTROLLER_STATE].log_time_ns)
+    units = []
+    for name in robot.joint_names:
+        joint = model.joints[model.getJointId(name)]
+        units.append('m' if 'P' in joint.shortname().replace('JointModel', '')[:1] else 'rad')
+    return RunData(t=js.t, joint_names=tuple(robot.joint_names), joint_units=tuple(units),
+                   q=js.q, v=js.v, effort=js.effort, com=com, com_vel=com_vel,
+                   base_name=base_name, base=base, links=links,
+                   segments=segments, contact_frames=contact_frames, contact_pos=contact_pos,
+                   force_t=force_t, force=force, cmd_t=cmd_t, cmd_names=cmd_names, cmd=cmd,
+                   state_t=state_t, state=state, horizontal=horizontal, com_name=com_name,
+                   controller=controller)
+
+
+def _boom_dynamics(model_info, urdf_xml: str):
+    """The boom-mounted leg's task-frame dynamics if the robot is one, else None."""
+    from dodo_control.boom import boom_layout_problem
+    if boom_layout_problem(model_info) is not None:
+        return None
+    from dodo_control.dynamics import load_dynamics
+    return load_dynamics(urdf_xml)[1]
+
+
+def _boom_task_frame(dyn, js, links: dict, contact_pos: dict, segments: tuple, joints: list,
+                     hip_joint: str):
+    """World positions -> the boom's task frame [arc, 0, height] (module docs); CoG and base
+    become the hip (the SLIP point, with its task velocity); segments from the hip down."""
+    n = len(js.t)
+    yaw = js.q[:, 0]
+
+    def task(points):
+        out = np.zeros((n, 3))
+        for i in range(n):
+            out[i, [0, 2]] = dyn.task_coordinates(yaw[i], points[i])
+        return out
+
+    com, com_vel = np.zeros((n, 3)), np.zeros((n, 3))
+    for i in range(n):
+        terms = dyn.tick_terms(js.q[i], js.v[i])
+        com[i, [0, 2]], com_vel[i, [0, 2]] = terms.com, terms.com_vel
+    leg_links = {next(j.child for j in joints if j.name == hip_joint)}
+    for joint in joints:                 # URDF order: parents before children
+        if joint.parent in leg_links:
+            leg_links.add(joint.child)
+    leg_segments = tuple(seg for seg in segments if seg[0] in leg_links)
+    leg = {name: task(points) for name, points in links.items()
+           if any(name in seg for seg in leg_segments)}
+    return (com, com_vel, com.copy(), leg, {f: task(p) for f, p in contact_pos.items()},
+            leg_segments)
 
 
 def contact_phase(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """(t, phase 0 flight / 1 stance, source) from the controller if recorded, else the force."""
-    if run.state_t is not None and 'phase' in run.state:
+    """(t, phase 0 flight / 1 stance, source) from the SLIP controller if recorded, else from
+    the contact forces (any frame above the threshold)."""
+    if _has_slip(run, 'phase'):
         return run.state_t, run.state['phase'], 'controller phase'
-    if len(run.force_t):
-        return run.force_t, (run.force[:, 1] > threshold_n).astype(float), \
-            f'foot force > {threshold_n:g} N'
+    frames = [f for f in run.contact_frames if f in run.force_t and len(run.force_t[f])]
+    if frames:
+        t = run.force_t[frames[0]]
+        on = np.zeros(len(t), dtype=bool)
+        for frame in frames:
+            if len(run.force_t[frame]) == len(t):
+                on |= run.force[frame][:, 2] > threshold_n
+        return t, on.astype(float), f'contact force > {threshold_n:g} N'
     return run.t, np.full(len(run.t), np.nan), 'unknown'
 
 
 def apexes(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray]:
     """(t, base height z) at each apex: ż_CoG changes from + to - while in flight."""
-    vz = run.com_vel[:, 1]
+    vz = run.com_vel[:, 2]
     idx = np.nonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0))[0] + 1
     pt, phase, _ = contact_phase(run, threshold_n)
     if len(pt) and not np.all(np.isnan(phase)):
         k = np.clip(np.searchsorted(pt, run.t[idx], side='right') - 1, 0, len(pt) - 1)
         idx = idx[phase[k] < 0.5]
-    return run.t[idx], run.base[idx, 1]
+    return run.t[idx], run.base[idx, 2]
+
+
+def touchdowns(run: RunData, threshold_n: float) -> dict:
+    """Contact frame -> (t, x of the frame) at each transition of its vertical force above the
+    threshold."""
+    out = {}
+    for frame in run.contact_frames:
+        if frame not in run.force_t or not len(run.force_t[frame]):
+            continue
+        t, fz = run.force_t[frame], run.force[frame][:, 2]
+        on = np.nonzero((fz[:-1] <= threshold_n) & (fz[1:] > threshold_n))[0] + 1
+        k = np.clip(np.searchsorted(run.t, t[on], side='left'), 0, len(run.t) - 1)
+        out[frame] = (t[on], run.contact_pos[frame][k, 0])
+    return out
 
 
 def _figure(nrows: int = 1, figsize=(7.0, 4.0), layout: str | None = 'constrained'):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(figsize[0], figsize[1] * (1 if nrows == 1 else 0.7 * nrows)),
+    fig = Figure(figsize=(figsize[0], figsize[1] * (1 if nrows == 1 else 0.45 * nrows + 0.4)),
                  layout=layout)
     FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, 1, sharex=True) if nrows > 1 else fig.subplots()
+    axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0] if nrows > 1 \
+        else fig.subplots()
     return fig, axes
 
 
@@ -213,43 +328,103 @@ def _save(fig, path: Path, dpi: int, written: list) -> None:
     written.append(path)
 
 
+def _has(run: RunData, channel: str) -> bool:
+    return run.state_t is not None and channel in run.state
+
+
+def _has_slip(run: RunData, channel: str) -> bool:
+    """A channel of the SLIP controller (another controller's 'phase' means something else:
+    the walker's is its step phase)."""
+    return run.controller == 'slip_hopper' and _has(run, channel)
+
+
 def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]:
     written: list[Path] = []
+    _general_figures(run, out_dir, config, written)
+    _slip_figures(run, out_dir, config, written)
+    _walker_figures(run, out_dir, config, written)
+    return written
 
+
+def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
     fig, ax = _figure(figsize=(8.0, 4.0))
-    ax.plot(run.com[:, 0], run.com[:, 1], label='CoG')
-    ax.plot(run.base[:, 0], run.base[:, 1], lw=0.8, alpha=0.7, label='base (hip)')
-    td_t, td_x = _touchdowns(run, config.contact_threshold_n)
-    if len(td_x):
-        ax.plot(td_x, np.zeros_like(td_x), 'v', color='C3', label='touchdown foot')
+    ax.plot(run.com[:, 0], run.com[:, 2], label=run.com_name)
+    ax.plot(run.base[:, 0], run.base[:, 2], lw=0.8, alpha=0.7, label=f'base ({run.base_name})')
+    for i, (frame, (_, x)) in enumerate(touchdowns(run, config.contact_threshold_n).items()):
+        if len(x):
+            ax.plot(x, np.zeros_like(x), 'v', color=f'C{3 + i}', label=f'touchdown {frame}')
     ax.axhline(0.0, color='0.4', lw=0.8)
-    ax.set_xlabel('x (m)')
+    ax.set_xlabel(run.horizontal_label)
     ax.set_ylabel('z (m)')
     ax.set_aspect('equal', adjustable='datalim')
-    ax.set_title('CoG path')
+    ax.set_title(f'{run.com_name} and base path'
+                 + (' (boom task frame)' if run.horizontal == 'arc' else ''))
     ax.legend(loc='best', fontsize='small')
     _save(fig, out_dir / 'trajectory.png', config.dpi, written)
 
-    fig, ax = _figure()
-    ax.plot(run.t, run.com[:, 0], label='x CoG')
-    _setpoint(ax, run, 'target_x', 'target x')
-    ax.set_xlabel('t (s)')
-    ax.set_ylabel('x (m)')
-    ax.set_title('CoG x position')
-    ax.legend(loc='best', fontsize='small')
-    _save(fig, out_dir / 'cog_x.png', config.dpi, written)
+    for values, name, unit_suffix, title in ((run.q, 'joint_positions.png', '', 'positions'),
+                                              (run.v, 'joint_velocities.png', '/s',
+                                               'velocities')):
+        fig, axes = _figure(max(2, len(run.joint_names)))
+        for i, joint in enumerate(run.joint_names):
+            axes[i].plot(run.t, values[:, i], lw=1.0)
+            axes[i].set_ylabel(f'{joint}\n({run.joint_units[i]}{unit_suffix})', fontsize='small')
+        axes[-1].set_xlabel('t (s)')
+        axes[0].set_title(f'joint {title}')
+        _save(fig, out_dir / name, config.dpi, written)
+
+    fig, axes = _figure(max(2, len(run.cmd_names)))
+    for i, joint in enumerate(run.cmd_names):
+        if len(run.cmd):
+            axes[i].plot(run.cmd_t, run.cmd[:, i], label='command')
+        j = run.joint_names.index(joint) if joint in run.joint_names else None
+        if j is not None and np.isfinite(run.effort[:, j]).any():
+            axes[i].plot(run.t, run.effort[:, j], lw=0.8, alpha=0.7, label='applied')
+        axes[i].set_ylabel(f'{joint} (N·m)', fontsize='small')
+        axes[i].legend(loc='upper right', fontsize='x-small')
+    axes[-1].set_xlabel('t (s)')
+    axes[0].set_title('joint torques')
+    _save(fig, out_dir / 'torques.png', config.dpi, written)
+
+    frames = [f for f in run.contact_frames if f in run.force_t]
+    fig, axes = _figure(max(2, len(frames)))
+    for i, frame in enumerate(frames):
+        t, f = run.force_t[frame], run.force[frame]
+        axes[i].plot(t, f[:, 2], label='f_z')
+        axes[i].plot(t, f[:, 0], label='f_x')
+        if np.abs(f[:, 1]).max(initial=0.0) > 0.0:
+            axes[i].plot(t, f[:, 1], label='f_y')
+        axes[i].set_ylabel(f'{frame} (N)', fontsize='small')
+        axes[i].legend(loc='upper right', fontsize='x-small')
+    axes[-1].set_xlabel('t (s)')
+    axes[0].set_title('contact forces (world frame)')
+    _save(fig, out_dir / 'contact_forces.png', config.dpi, written)
 
     fig, ax = _figure()
-    ax.plot(run.t, run.com_vel[:, 0], label='ẋ CoG')
-    ax.plot(run.t, run.com_vel[:, 1], lw=0.8, alpha=0.6, label='ż CoG')
+    dot = 'ẋ' if run.horizontal == 'x' else 'ṡ (arc)'
+    ax.plot(run.t, run.com_vel[:, 0], label=f'{dot} {run.com_name}')
+    ax.plot(run.t, run.com_vel[:, 2], lw=0.8, alpha=0.6, label=f'ż {run.com_name}')
     _setpoint(ax, run, 'velocity_setpoint', 'velocity set-point')
     ax.set_xlabel('t (s)')
     ax.set_ylabel('v (m/s)')
-    ax.set_title('CoG velocity')
+    ax.set_title(f'{run.com_name} velocity')
     ax.legend(loc='best', fontsize='small')
     _save(fig, out_dir / 'cog_velocity.png', config.dpi, written)
 
-    if run.state_t is not None and 'angle_of_attack_rad' in run.state:
+
+def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
+    """The hopper's SLIP figures, each only when its channels were recorded."""
+    if _has_slip(run, 'target_x'):
+        fig, ax = _figure()
+        ax.plot(run.t, run.com[:, 0], label=f'{run.horizontal} {run.com_name}')
+        _setpoint(ax, run, 'target_x', f'target {run.horizontal}')
+        ax.set_xlabel('t (s)')
+        ax.set_ylabel(run.horizontal_label)
+        ax.set_title(f'{run.com_name} {run.horizontal} position')
+        ax.legend(loc='best', fontsize='small')
+        _save(fig, out_dir / 'cog_x.png', config.dpi, written)
+
+    if _has_slip(run, 'angle_of_attack_rad'):
         fig, ax = _figure()
         ax.plot(run.state_t, np.degrees(run.state['angle_of_attack_rad']))
         ax.set_xlabel('t (s)')
@@ -257,70 +432,60 @@ def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]
         ax.set_title('angle of attack')
         _save(fig, out_dir / 'angle_of_attack.png', config.dpi, written)
 
-    fig, ax = _figure()
-    apex_t, apex_z = apexes(run, config.contact_threshold_n)
-    ax.plot(np.arange(1, len(apex_z) + 1), apex_z, 'o-', label='base height at apex')
-    if run.state_t is not None and 'apex_height' in run.state and len(apex_t):
-        k = np.clip(np.searchsorted(run.state_t, apex_t, side='right') - 1, 0,
-                    len(run.state_t) - 1)
-        ax.plot(np.arange(1, len(apex_z) + 1), run.state['apex_height'][k], 'k--', lw=1.0,
-                label='set-point')
-    ax.set_xlabel('apex #')
-    ax.set_ylabel('z (m)')
-    ax.set_title(f'apex heights ({len(apex_z)} apexes)')
-    ax.legend(loc='best', fontsize='small')
-    _save(fig, out_dir / 'apex_heights.png', config.dpi, written)
+    if _has_slip(run, 'apex_height'):
+        fig, ax = _figure()
+        apex_t, apex_z = apexes(run, config.contact_threshold_n)
+        ax.plot(np.arange(1, len(apex_z) + 1), apex_z, 'o-',
+                label=f'{run.base_name} height at apex')
+        if len(apex_t):
+            k = np.clip(np.searchsorted(run.state_t, apex_t, side='right') - 1, 0,
+                        len(run.state_t) - 1)
+            ax.plot(np.arange(1, len(apex_z) + 1), run.state['apex_height'][k], 'k--', lw=1.0,
+                    label='set-point')
+        ax.set_xlabel('apex #')
+        ax.set_ylabel('z (m)')
+        ax.set_title(f'apex heights ({len(apex_z)} apexes)')
+        ax.legend(loc='best', fontsize='small')
+        _save(fig, out_dir / 'apex_heights.png', config.dpi, written)
 
-    fig, axes = _figure(2)
-    pt, phase, source = contact_phase(run, config.contact_threshold_n)
-    axes[0].step(pt, phase, where='post')
-    axes[0].set_yticks([0, 1], ['flight', 'stance'])
-    axes[0].set_title(f'phase ({source})')
-    plotted = False
-    for name, label in (('slip_leg_length_m', 'SLIP leg length l'),
-                        ('slip_rest_length_m', 'rest length l0')):
-        if run.state_t is not None and name in run.state:
-            axes[1].plot(run.state_t, run.state[name], label=label)
-            plotted = True
-    if not plotted:
-        axes[1].plot(run.t, np.linalg.norm(run.com - run.foot, axis=1), label='|CoG - foot|')
-    axes[1].set_ylabel('m')
-    axes[1].set_xlabel('t (s)')
-    axes[1].legend(loc='best', fontsize='small')
-    _save(fig, out_dir / 'phase.png', config.dpi, written)
-
-    fig, ax = _figure()
-    if len(run.cmd):
-        ax.plot(run.cmd_t, run.cmd[:, 0], label='hip')
-        if run.cmd.shape[1] > 1:
-            ax.plot(run.cmd_t, run.cmd[:, 1], label='knee')
-    ax.set_xlabel('t (s)')
-    ax.set_ylabel('τ (N·m)')
-    ax.set_title('joint torque commands')
-    ax.legend(loc='best', fontsize='small')
-    _save(fig, out_dir / 'torques.png', config.dpi, written)
-
-    fig, ax = _figure()
-    if len(run.force_t):
-        ax.plot(run.force_t, run.force[:, 1], label='f_z')
-        ax.plot(run.force_t, run.force[:, 0], label='f_x')
-    ax.set_xlabel('t (s)')
-    ax.set_ylabel('F (N)')
-    ax.set_title('ground reaction force at the foot')
-    ax.legend(loc='best', fontsize='small')
-    _save(fig, out_dir / 'contact_force.png', config.dpi, written)
-    return written
+    if _has_slip(run, 'phase'):
+        fig, axes = _figure(2)
+        pt, phase, source = contact_phase(run, config.contact_threshold_n)
+        axes[0].step(pt, phase, where='post')
+        axes[0].set_yticks([0, 1], ['flight', 'stance'])
+        axes[0].set_title(f'phase ({source})')
+        plotted = False
+        for name, label in (('slip_leg_length_m', 'SLIP leg length l'),
+                            ('slip_rest_length_m', 'rest length l0')):
+            if _has_slip(run, name):
+                axes[1].plot(run.state_t, run.state[name], label=label)
+                plotted = True
+        if not plotted and run.contact_frames:
+            frame = run.contact_frames[0]
+            axes[1].plot(run.t, np.linalg.norm(run.com - run.contact_pos[frame], axis=1),
+                         label=f'|{run.com_name} - {frame}|')
+        axes[1].set_ylabel('m')
+        axes[1].set_xlabel('t (s)')
+        axes[1].legend(loc='best', fontsize='small')
+        _save(fig, out_dir / 'phase.png', config.dpi, written)
 
 
-def _touchdowns(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray]:
-    """(t, foot x) at each flight -> stance transition."""
-    pt, phase, _ = contact_phase(run, threshold_n)
-    if not len(pt) or np.all(np.isnan(phase)):
-        return np.zeros(0), np.zeros(0)
-    on = np.nonzero((phase[:-1] < 0.5) & (phase[1:] >= 0.5))[0] + 1
-    t = pt[on]
-    k = np.clip(np.searchsorted(run.t, t, side='left'), 0, len(run.t) - 1)
-    return t, run.foot[k, 0]
+#: the Kneed Walker's walk monitor channels (dodo_control.walker_monitor) and their axis labels
+WALK_CHANNELS = (('steps', 'steps'), ('distance_m', 'distance (m)'), ('fallen', 'fallen'))
+
+
+def _walker_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
+    """The walk monitor's outcome (steps, distance walked, fall flag) when recorded."""
+    channels = [(name, label) for name, label in WALK_CHANNELS if _has(run, name)]
+    if not channels:
+        return
+    fig, axes = _figure(max(2, len(channels)))
+    for ax, (name, label) in zip(axes, channels):
+        ax.plot(run.state_t, run.state[name], lw=1.0)
+        ax.set_ylabel(label, fontsize='small')
+    axes[-1].set_xlabel('t (s)')
+    axes[0].set_title('walk monitor')
+    _save(fig, out_dir / 'walk.png', config.dpi, written)
 
 
 def frame_indices(t: np.ndarray, fps: float, max_frames: int) -> np.ndarray:
@@ -358,8 +523,21 @@ def _blit_writer(base):
     return BlitWriter
 
 
+def ffmpeg_path() -> str | None:
+    """An ffmpeg executable: from PATH, else the one the ``imageio-ffmpeg`` package ships."""
+    found = shutil.which('ffmpeg')
+    if found:
+        return found
+    try:
+        import imageio_ffmpeg
+        return imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError):
+        return None
+
+
 def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]:
-    """leg.gif (and leg.mp4 with ffmpeg): body, thigh, shank, CoG and its trail."""
+    """robot.gif (and robot.mp4 with an ffmpeg): the robot from the side (module docs)."""
+    import matplotlib
     from matplotlib.animation import FFMpegWriter, PillowWriter
 
     frames = frame_indices(run.t, config.fps, config.max_frames)
@@ -367,47 +545,57 @@ def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Pat
     fig, ax = _figure(figsize=(6.0, 4.0), layout=None)  # no layout engine: blitted frames
     fig.set_dpi(dpi)
     fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.97)
-    xs = np.concatenate([run.base[:, 0], run.foot[:, 0], run.knee[:, 0]])
-    zs = np.concatenate([run.base[:, 1], run.foot[:, 1], run.knee[:, 1], [0.0]])
+    points = [run.base, run.com] + list(run.links.values()) + list(run.contact_pos.values())
+    xs = np.concatenate([p[:, 0] for p in points])
+    zs = np.concatenate([p[:, 2] for p in points] + [[0.0]])
     pad = 0.3
     ax.set_xlim(xs.min() - pad, xs.max() + pad)
     ax.set_ylim(min(zs.min(), 0.0) - 0.1, zs.max() + pad)
     ax.set_aspect('equal', adjustable='box')
     ax.axhline(0.0, color='0.4', lw=1.0)
-    ax.set_xlabel('x (m)')
+    ax.set_xlabel(run.horizontal_label)
     ax.set_ylabel('z (m)')
     (trail,) = ax.plot([], [], '-', color='C3', lw=0.8, alpha=0.6, animated=True)
-    (leg_line,) = ax.plot([], [], '-o', lw=3, color='C0', markersize=4, animated=True)
+    (links,) = ax.plot([], [], '-o', lw=3, color='C0', markersize=4, animated=True)
     (body,) = ax.plot([], [], 's', color='C1', markersize=12, animated=True)
+    (contacts,) = ax.plot([], [], 'o', color='C2', markersize=5, animated=True)
     (com_dot,) = ax.plot([], [], 'o', color='C3', markersize=6, animated=True)
     label = ax.text(0.02, 0.95, '', transform=ax.transAxes, va='top', animated=True)
-    artists = (trail, leg_line, body, com_dot, label)
+    artists = (trail, links, body, contacts, com_dot, label)
     canvas = fig.canvas
     canvas.draw()
     background = canvas.copy_from_bbox(fig.bbox)
 
     def draw(k):
         canvas.restore_region(background)
-        base = run.base[k]
-        leg_line.set_data([base[0], run.knee[k, 0], run.foot[k, 0]],
-                          [base[1], run.knee[k, 1], run.foot[k, 1]])
-        body.set_data([base[0]], [base[1]])
-        com_dot.set_data([run.com[k, 0]], [run.com[k, 1]])
-        trail.set_data(run.com[:k + 1, 0], run.com[:k + 1, 1])
+        xs, zs = [], []
+        for parent, child in run.segments:     # NaN breaks the line between segments
+            a, b = run.links[parent][k], run.links[child][k]
+            xs += [a[0], b[0], np.nan]
+            zs += [a[2], b[2], np.nan]
+        links.set_data(xs, zs)
+        body.set_data([run.base[k, 0]], [run.base[k, 2]])
+        contacts.set_data([p[k, 0] for p in run.contact_pos.values()],
+                          [p[k, 2] for p in run.contact_pos.values()])
+        com_dot.set_data([run.com[k, 0]], [run.com[k, 2]])
+        trail.set_data(run.com[:k + 1, 0], run.com[:k + 1, 2])
         label.set_text(f't = {run.t[k]:.2f} s')
         for artist in artists:
             ax.draw_artist(artist)
 
-    writers = [(out_dir / 'leg.gif', _blit_writer(PillowWriter))]
-    if config.mp4 and shutil.which('ffmpeg'):
-        writers.append((out_dir / 'leg.mp4', _blit_writer(FFMpegWriter)))
+    writers = [(out_dir / 'robot.gif', _blit_writer(PillowWriter), None)]
+    ffmpeg = ffmpeg_path() if config.mp4 else None
+    if ffmpeg is not None:
+        writers.append((out_dir / 'robot.mp4', _blit_writer(FFMpegWriter), ffmpeg))
     written = []
-    for path, writer_class in writers:
-        writer = writer_class(fps=config.fps)
-        with writer.saving(fig, path, dpi):
-            for k in frames:
-                draw(k)
-                writer.grab_frame()
+    for path, writer_class, executable in writers:
+        rc = {'animation.ffmpeg_path': executable} if executable else {}
+        with matplotlib.rc_context(rc):
+            writer = writer_class(fps=config.fps)
+            with writer.saving(fig, path, dpi):
+                for k in frames:
+                    draw(k)
+                    writer.grab_frame()
         written.append(path)
     return written
 
@@ -431,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='dodo plot', description=__doc__.split('\n\n')[0])
     parser.add_argument('bag', help='rosbag2 bag directory')
     parser.add_argument('--out', required=True, help='output directory for the figures')
-    parser.add_argument('--no-animation', action='store_true', help='skip leg.gif / leg.mp4')
+    parser.add_argument('--no-animation', action='store_true', help='skip robot.gif / robot.mp4')
     parser.add_argument('--fps', type=float, default=defaults.fps,
                         help=f'animation frames per second of sim time (default {defaults.fps:g})')
     parser.add_argument('--max-frames', type=int, default=defaults.max_frames,
@@ -440,11 +628,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="URDF/xacro for the kinematics (default: the bag's "
                              "/robot_description, else the package default)")
     args = parser.parse_args(argv)
-    if not (Path(args.bag) / 'metadata.yaml').is_file():
-        print(f'dodo plot: error: {args.bag} is not a rosbag2 bag (no metadata.yaml)',
-              file=sys.stderr)
+    try:
+        bagio.topic_types(args.bag)
+    except FileNotFoundError as exc:
+        print(f'dodo plot: error: {exc}', file=sys.stderr)
         return 2
-    from dodo_sim.model import ModelError
+    from dodo_sim.physics.robot import ModelError
     try:
         config = PlotConfig(animation=not args.no_animation, fps=args.fps,
                             max_frames=args.max_frames)

@@ -1,0 +1,89 @@
+"""``dodo bag``: look at and repair bags (docs/bags.md).
+
+::
+
+    dodo bag info BAG              topics, types, counts, the robot and the recorded configuration
+    dodo bag recover BAG [--out DIR]   rebuild a bag whose recording did not end cleanly
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+
+def _info(args) -> int:
+    from dodo_sim.tools import bag as bagio
+    try:
+        types = bagio.topic_types(args.bag)
+        counts = bagio.message_counts(args.bag)
+    except FileNotFoundError as exc:
+        print(f'dodo bag: error: {exc}', file=sys.stderr)
+        return 2
+    width = max((len(t) for t in types), default=5)
+    print(f'{args.bag}:')
+    for topic in sorted(types):
+        print(f'  {topic:<{width}} {counts.get(topic, 0):>8}  {types[topic]}')
+    wanted = [t for t in ('/robot_description', '/parameter_events', '/joint_states',
+                          '/joint_commands') if t in types]
+    data = bagio.read_bag(args.bag, wanted)
+    robot = bagio.robot_info(data)
+    print(f'robot: joints {list(robot.joint_names)}, actuated {list(robot.actuated_joint_names)}'
+          f', contact frames {list(robot.contact_frames)}'
+          + ('' if robot.urdf_xml else ' (no /robot_description recorded)'))
+    nodes = bagio.recorded_nodes(data)
+    if not nodes:
+        print('configuration: none recorded (no /parameter_events)')
+    for node in nodes:
+        params = bagio.node_parameters(data, node)
+        print(f'configuration of {node}: {len(params.initial)} parameters, '
+              f'{len(params.changes)} runtime change(s)')
+        if args.parameters:
+            for name in sorted(params.initial):
+                value = params.initial[name]
+                text = repr(value)
+                print(f'    {name} = {text if len(text) < 80 else text[:77] + "..."}')
+        for change in params.changes:
+            print(f'    t = {change.stamp_ns * 1e-9:.3f} s (bag time {change.log_time_ns}): '
+                  f'{change.kind} {change.values}')
+    return 0
+
+
+def _recover(args) -> int:
+    from dodo_sim.tools.bag_recover import recover
+    try:
+        report = recover(args.bag, args.out)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f'dodo bag recover: error: {exc}', file=sys.stderr)
+        return 2
+    print(report.text())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='dodo bag', description=__doc__.split('\n\n')[0])
+    sub = parser.add_subparsers(dest='command', required=True)
+    info = sub.add_parser('info', help='topics, counts, robot and recorded configuration')
+    info.add_argument('bag', help='rosbag2 bag directory')
+    info.add_argument('--parameters', action='store_true',
+                      help='also list every recorded start parameter')
+    info.set_defaults(run=_info)
+    rec = sub.add_parser('recover', help='rebuild a bag whose recorder was killed',
+                         description='Rebuild a usable bag from the complete chunks of a '
+                                     'recording that did not end cleanly (SIGKILL, power '
+                                     'loss) and report what was lost.')
+    rec.add_argument('bag', help='bag directory with an MCAP file and no metadata.yaml')
+    rec.add_argument('--out', default=None,
+                     help='write the rebuilt bag to this new directory instead of in place '
+                          '(in place keeps the damaged file as <name>.mcap.damaged)')
+    rec.set_defaults(run=_recover)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""/tf and /tf_static as robot_state_publisher makes them, from pinocchio forward kinematics, and
+bags that Foxglove can open: read back with the ``mcap`` reader and the ``mcap-ros2-support``
+decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.physics.robot import robot_description_xml
+from dodo_sim.ros.tf_frames import (TfTree, Transform, compose, quaternion_matrix, urdf_joints,
+                                    urdf_links)
+
+ROBOTS = ('hopper', 'boom_leg', 'kneed_walker')
+
+
+def _xml(robot: str) -> str:
+    return robot_description_xml(default_urdf_path().parent / f'{robot}.urdf.xacro')
+
+
+@pytest.fixture(scope='module', params=ROBOTS)
+def robot(request):
+    xml = _xml(request.param)
+    return request.param, xml, TfTree(xml)
+
+
+def test_edges_are_the_urdf_joints_with_link_names(robot):
+    _, xml, tree = robot
+    joints = urdf_joints(xml)
+    assert [(j.parent, j.child) for j in tree.static_joints] == \
+        [(j.parent, j.child) for j in joints if j.type == 'fixed']
+    assert [(j.parent, j.child) for j in tree.moving_joints] == \
+        [(j.parent, j.child) for j in joints if j.type != 'fixed']
+    assert set(tree.links) == set(urdf_links(xml))
+    assert 'world' in tree.links
+
+
+def test_composed_chain_equals_pinocchio_placement_of_every_link(robot):
+    import pinocchio as pin
+    _, xml, tree = robot
+    rng = np.random.default_rng(7)
+    # an independent pinocchio model built from the XML alone (continuous joints would have
+    # pinocchio's (cos, sin) coordinates: only for the robots without them)
+    model = pin.buildModelFromXML(xml) if 'continuous' not in xml else None
+    for _ in range(5):
+        positions = {name: rng.uniform(-0.8, 0.8) for name in tree.joint_names}
+        q = tree.configuration(positions)
+        edges = tree.static_transforms() + tree.moving_transforms(q)
+        for link in tree.links:
+            if link == 'world':
+                continue
+            position, rotation = compose(edges, link)
+            expected_p, expected_r = tree.placement(q, link)
+            np.testing.assert_allclose(position, expected_p, atol=1e-12)
+            np.testing.assert_allclose(rotation, expected_r, atol=1e-12)
+        if model is not None:
+            data = model.createData()
+            qm = np.array([positions[model.names[i]] for i in range(1, model.njoints)])
+            pin.framesForwardKinematics(model, data, qm)
+            for link in tree.links:
+                if link != 'world':
+                    np.testing.assert_allclose(compose(edges, link)[0],
+                                               data.oMf[model.getFrameId(link)].translation,
+                                               atol=1e-12)
+
+
+def test_hopper_foot_by_hand():
+    """The hopper's foot from its URDF geometry (thigh and shank 0.5 m, hip and knee about y)."""
+    tree = TfTree(_xml('hopper'))
+    x, z, hip, knee = 0.3, 1.1, 0.4, -0.7
+    q = tree.configuration({'base_x': x, 'base_z': z, 'hip': hip, 'knee': knee})
+    edges = tree.static_transforms() + tree.moving_transforms(q)
+    foot, _ = compose(edges, 'foot')
+    # rotation about +y by a turns the downward leg (0, 0, -l) to (-l sin a, 0, -l cos a)
+    expected = np.array([x - 0.5 * np.sin(hip) - 0.5 * np.sin(hip + knee), 0.0,
+                         z - 0.5 * np.cos(hip) - 0.5 * np.cos(hip + knee)])
+    np.testing.assert_allclose(foot, expected, atol=1e-12)
+
+
+def test_quaternions_are_unit_and_match_their_matrix():
+    tree = TfTree(_xml('kneed_walker'))
+    q = tree.configuration({n: 0.3 for n in tree.joint_names})
+    for edge in tree.moving_transforms(q):
+        assert abs(np.linalg.norm(edge.rotation_xyzw) - 1.0) < 1e-12
+        r = quaternion_matrix(edge.rotation_xyzw)
+        np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-12)
+
+
+def test_compose_names_a_broken_chain():
+    with pytest.raises(ValueError, match="'b'"):
+        compose([Transform('world', 'a', np.zeros(3), np.array([0, 0, 0, 1.0]))], 'b')
+
+
+def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
+    """Open a bag's MCAP file with the ``mcap`` reader and decode /tf, /tf_static and
+    /joint_states with mcap-ros2-support; check the frames and that /tf_static + /tf at each
+    /tf stamp put ``frame`` where pinocchio puts it for the /joint_states of that stamp.
+    Returns counts."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    tree = TfTree(xml)
+    links = set(urdf_links(xml))
+    files = sorted(p for p in bag_dir.glob('*.mcap'))
+    assert len(files) == 1, files
+    static, moving, states = [], {}, {}
+    with files[0].open('rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        for schema, channel, message, decoded in reader.iter_decoded_messages(
+                topics=['/tf', '/tf_static', '/joint_states']):
+            if channel.topic == '/joint_states':
+                ns = decoded.header.stamp.sec * 1_000_000_000 + decoded.header.stamp.nanosec
+                states[ns] = dict(zip(decoded.name, decoded.position))
+                continue
+            assert schema.name == 'tf2_msgs/msg/TFMessage' and schema.encoding == 'ros2msg'
+            edges = []
+            for t in decoded.transforms:
+                assert t.header.frame_id in links and t.child_frame_id in links
+                tr, r = t.transform.translation, t.transform.rotation
+                edges.append(Transform(t.header.frame_id, t.child_frame_id,
+                                       np.array([tr.x, tr.y, tr.z]),
+                                       np.array([r.x, r.y, r.z, r.w])))
+            if channel.topic == '/tf_static':
+                static += edges
+            else:
+                stamp = decoded.transforms[0].header.stamp
+                moving[stamp.sec * 1_000_000_000 + stamp.nanosec] = edges
+    assert static and moving
+    assert {(e.parent, e.child) for e in static} == \
+        {(j.parent, j.child) for j in tree.static_joints}
+    for ns, edges in moving.items():
+        assert {(e.parent, e.child) for e in edges} == \
+            {(j.parent, j.child) for j in tree.moving_joints}
+        position, rotation = compose(static + edges, frame)
+        expected_p, expected_r = tree.placement(tree.configuration(states[ns]), frame)
+        np.testing.assert_allclose(position, expected_p, atol=1e-9)
+        np.testing.assert_allclose(rotation, expected_r, atol=1e-9)
+    return {'tf': len(moving), 'tf_static': len(static), 'joint_states': len(states)}
+
+
+def test_offline_bag_tf_opens_with_the_mcap_reader(tmp_path):
+    from dodo_sim.tools.bag import OfflineBagWriter
+    xml = _xml('kneed_walker')
+    tree = TfTree(xml)
+    names = tree.joint_names
+    rng = np.random.default_rng(3)
+    with OfflineBagWriter(tmp_path / 'bag') as w:
+        w.robot_description(xml)
+        w.tf_static(tree.static_transforms())
+        for k in range(20):
+            t = k * 0.01
+            q = rng.uniform(-0.5, 0.5, len(names))
+            w.joint_state(t, q, np.zeros(len(names)), names=names)
+            w.tf(t, tree.moving_transforms(tree.configuration(dict(zip(names, q)))))
+    counts = mcap_tf_check(tmp_path / 'bag', xml, 'left_foot')
+    assert counts == {'tf': 20, 'tf_static': 2, 'joint_states': 20}
+
+
+class _StubRecorder:
+    """What the recorder's /tf writer uses of the recorder, without DDS."""
+
+    def __init__(self, **config):
+        import logging
+
+        from dodo_sim.ros.recorder import RecorderConfig
+        from dodo_sim.tools.bag import make_typestore
+        self.config = RecorderConfig(bag='unused', tf='compute', **config)
+        self.typestore = make_typestore()
+        self.written = []
+        logger = logging.getLogger('stub_recorder')
+        self.node = type('Node', (), {'get_logger': lambda _self: logger})()
+
+    def take_over_tf(self):
+        pass
+
+    def write_computed(self, name, type_name, log_ns, data):
+        self.written.append((name, self.typestore.deserialize_cdr(data, type_name)))
+
+
+def _joint_state_bytes(ns, names, positions):
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    msg = JointState(name=list(names), position=[float(p) for p in positions])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    return serialize_message(msg)
+
+
+@pytest.mark.parametrize('split', [False, True])
+def test_recorder_tf_from_joint_states_every_period(split):
+    """One /tf per 10 ms of stamps; each equals pinocchio for the joint positions of its stamp,
+    also when base and leg joints come in separate messages (two drivers)."""
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+
+    from dodo_sim.ros.recorder import _TfWriter
+    xml = _xml('hopper')
+    stub = _StubRecorder(tf_period_s=0.01)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=xml)))
+    tree = TfTree(xml)
+    truth = {}
+    for k in range(100):
+        ns = k * 1_000_000
+        q = {'base_x': 0.01 * k, 'base_z': 1.0 + 0.001 * k, 'hip': 0.3 - 0.004 * k,
+             'knee': -0.6 + 0.002 * k}
+        truth[ns] = q
+        if split:
+            writer.on_joint_state(ns, _joint_state_bytes(ns, ['base_x', 'base_z'],
+                                                         [q['base_x'], q['base_z']]))
+            writer.on_joint_state(ns, _joint_state_bytes(ns, ['hip', 'knee'],
+                                                         [q['hip'], q['knee']]))
+        else:
+            writer.on_joint_state(ns, _joint_state_bytes(ns, list(q), list(q.values())))
+    static = [m for name, m in stub.written if name == '/tf_static']
+    moving = [m for name, m in stub.written if name == '/tf']
+    # one message per driver and period, each with the joints it carried
+    assert len(static) == 1 and len(moving) == (20 if split else 10)
+    by_stamp = {}
+    for msg in moving:
+        stamp = msg.transforms[0].header.stamp
+        by_stamp.setdefault(stamp.sec * 1_000_000_000 + stamp.nanosec, []).extend(
+            msg.transforms)
+    assert sorted(by_stamp) == [k * 10_000_000 for k in range(10)]
+    static_edges = [Transform(t.header.frame_id, t.child_frame_id,
+                              np.array([t.transform.translation.x, t.transform.translation.y,
+                                        t.transform.translation.z]),
+                              np.array([t.transform.rotation.x, t.transform.rotation.y,
+                                        t.transform.rotation.z, t.transform.rotation.w]))
+                    for t in static[0].transforms]
+    for ns, transforms in by_stamp.items():
+        assert len(transforms) == 4
+        edges = static_edges + [Transform(
+            t.header.frame_id, t.child_frame_id,
+            np.array([t.transform.translation.x, t.transform.translation.y,
+                      t.transform.translation.z]),
+            np.array([t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z,
+                      t.transform.rotation.w])) for t in transforms]
+        position, _ = compose(edges, 'foot')
+        expected, _ = tree.placement(tree.configuration(truth[ns]), 'foot')
+        np.testing.assert_allclose(position, expected, atol=1e-12)

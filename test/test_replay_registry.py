@@ -1,0 +1,76 @@
+"""``dodo replay --through-controller`` builds the recorded controller through
+``dodo_control.registry`` (the controller node's ``controller`` parameter): a ``dodo walk`` bag
+(Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay
+with |Δτ| = 0 from the bag alone, over real DDS."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ros_env
+
+from dodo_sim.tools import bag as bagio
+from dodo_sim.tools.replay import compare_with_controller, controller_setup
+from dodo_sim.tools.replay import main as replay_main
+
+REPO = Path(__file__).resolve().parents[1]
+DURATION_S = 2.0
+
+
+def _dodo(*args, timeout=900):
+    proc = subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', *args, '--no-plots',
+                           '--wall-timeout', '600'], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=ros_env(), cwd=REPO,
+                          timeout=timeout)
+    return proc.returncode, proc.stdout
+
+
+def _replays_exactly(bag, controller: str, capsys):
+    result = compare_with_controller(bag)
+    print('dodo replay:', result.summary())
+    assert result.controller == controller, result.summary()
+    assert 'recorded' in result.config_source, result.summary()
+    assert result.source == '/joint_commands', result.summary()
+    assert result.unmatched_states == 0, result.summary()
+    assert result.compared >= DURATION_S / 0.001 - 1, result.summary()
+    assert result.max_abs_nm == 0.0, result.summary()
+    assert replay_main([str(bag), '--through-controller']) == 0
+    out = capsys.readouterr().out
+    assert 'max |dtau| = 0.000e+00' in out and f'controller {controller}' in out, out
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_walk_bag_replays_through_the_kneed_walker_exactly(tmp_path, capsys):
+    bag = tmp_path / 'walk'
+    code, output = _dodo('walk', '--duration', str(DURATION_S), '--bag', str(bag))
+    assert code == 0, output[-4000:]
+    data = bagio.read_bag(bag, ['/parameter_events'])
+    assert bagio.node_parameters(data, 'controller').initial['controller'] == 'kneed_walker'
+    _replays_exactly(bag, 'kneed_walker', capsys)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_boom_bag_replays_through_the_slip_controller_exactly(tmp_path, capsys):
+    bag = tmp_path / 'boom'
+    code, output = _dodo('hop', '--params-file', str(REPO / 'config' / 'boom.yaml'),
+                         '--duration', str(DURATION_S), '--bag', str(bag))
+    assert code == 0, output[-4000:]
+    _replays_exactly(bag, 'slip_hopper', capsys)
+
+
+def test_a_bag_without_the_controller_parameter_replays_the_slip_hopper():
+    """Bags recorded before the registry: no ``controller`` parameter -> slip_hopper."""
+    from dodo_control.controller import ControllerConfig
+    setup = controller_setup({})
+    assert setup.entry.name == 'slip_hopper'
+    assert isinstance(setup.config, ControllerConfig)
+
+
+def test_a_params_file_override_chooses_its_controller():
+    from dodo_control.walker import WalkerConfig
+    setup = controller_setup({}, params_file=REPO / 'config' / 'walk.yaml')
+    assert setup.entry.name == 'kneed_walker' and isinstance(setup.config, WalkerConfig)
