@@ -27,6 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .timestepping import STICK_MARGIN
+
 try:
     from numba import njit
 except ImportError:  # the generic step runs without numba
@@ -778,35 +780,47 @@ def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type
                 waxis)
     _contact_points(rot, pos, P_frame_joint, P_frame_rot, P_frame_pos, points)
     if position_correction and n_push > 0:
-        gaps = np.empty(n_push)
+        # timestepping.MoreauJeanIntegrator._correct_positions: close the gaps of the pushing
+        # constraints, hold the tangential displacement of the sticking contacts at zero
+        rows = np.empty(2 * n_push, np.int64)
+        targets = np.empty(2 * n_push)
         any_gap = False
         for p in range(n_push):
             a = push_active[p]
             if kind[a] == 0:
                 k = index[a]
-                gaps[p] = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - P_radius[k]
+                gap = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - P_radius[k]
             else:
                 j = index[a]
-                gaps[p] = P_bound_side[j] * (q_next[P_bound_iv[j]] - P_bound_value[j])
-            if gaps[p] != 0.0:
+                gap = P_bound_side[j] * (q_next[P_bound_iv[j]] - P_bound_value[j])
+            rows[p] = push_rows[p]
+            targets[p] = -gap
+            if gap != 0.0:
                 any_gap = True
         if any_gap:
-            if n_push == 1:
-                s = push_rows[0]
-                scale = -gaps[0] / G[s, s]
+            n_rows = n_push
+            for p in range(n_push):
+                a = push_active[p]
+                s = push_rows[p]
+                if kind[a] == 0 and abs(lam[s + 1]) < mus[a] * lam[s] * (1.0 - STICK_MARGIN):
+                    rows[n_rows] = s + 1
+                    targets[n_rows] = 0.0
+                    n_rows += 1
+            if n_rows == 1:
+                s = rows[0]
+                scale = targets[0] / G[s, s]
                 for j in range(nv):
                     q_next[j] = q_next[j] + minv_wt[j, s] * scale
             else:
-                G_nn = np.empty((n_push, n_push))
-                for p in range(n_push):
-                    for p2 in range(n_push):
-                        G_nn[p, p2] = G[push_rows[p], push_rows[p2]]
-                    gaps[p] = -gaps[p]
-                delta = _spd_solve_or_least_squares(G_nn, gaps)
+                G_cc = np.empty((n_rows, n_rows))
+                for p in range(n_rows):
+                    for p2 in range(n_rows):
+                        G_cc[p, p2] = G[rows[p], rows[p2]]
+                delta = _spd_solve_or_least_squares(G_cc, targets[:n_rows].copy())
                 for j in range(nv):
                     acc = 0.0
-                    for p in range(n_push):
-                        acc += minv_wt[j, push_rows[p]] * delta[p]
+                    for p in range(n_rows):
+                        acc += minv_wt[j, rows[p]] * delta[p]
                     q_next[j] = q_next[j] + acc
             _placements(q_next, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, rot,
                         pos, waxis)
