@@ -9,12 +9,9 @@ vertical velocity changes sign in flight), never on the controller's telemetry:
   ``ros2 param set /controller target_x`` does): within 1 cm from the SETTLE_HOPS-th apex after
   the change on, to the end of the run, and never more than 1 cm beyond the new target.
 
-The time-stepping integrator of this engine moves the foot 0.3-1.3 mm during a stance, varying
-from hop to hop with the phase of the touchdown inside the 1 ms step (position correction after
-the impact lifts the foot off for a tick or two), which changes the apex speed by up to ~15 mm/s
-from one hop to the next: a disturbance the next touchdown can only correct, worth 5-10 mm of
-apex x. Its 1 cm cases are therefore expected failures (not strict) until the engine rewrite
-(docs/physics.md) lands; ``test_time_stepping_stays_within_its_noise`` keeps a bound on them.
+Both integrators are held to the same 1 cm. (The time-stepping integrator used to miss it:
+its position correction moved the sticking foot sideways by up to ~1 mm in the touchdown step,
+varying with the touchdown phase in the 1 ms step; docs/control.md, "Position precision".)
 """
 from __future__ import annotations
 
@@ -42,14 +39,6 @@ TOLERANCE_M = 0.01
 STEP_M = 0.5
 STEP_AT_S = 3.0          # in the flight after the 4th apex
 SETTLE_HOPS = 6          # apexes after the target change until within TOLERANCE_M for good
-TIME_STEPPING_NOISE = pytest.mark.xfail(
-    strict=False, reason='time-stepping engine: touchdown foot slip varies 0.3-1.3 mm per hop '
-    '(see the module docs); 1 cm holds with the event-driven integrator')
-
-
-def param_cases():
-    return [pytest.param(c, id=i, marks=TIME_STEPPING_NOISE if c[1] == 'timestepping' else ())
-            for c, i in zip(CASES, IDS)]
 
 _cache: dict = {}
 
@@ -112,7 +101,7 @@ def mm(values):
     return ' '.join(f'{1e3 * v:+.1f}' for v in values)
 
 
-@pytest.mark.parametrize('case', param_cases())
+@pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_holds_position_within_1cm_over_30_hops(case):
     t, x, x0 = hold(case)
     assert len(x) >= 30, f'only {len(x)} hops'
@@ -122,7 +111,7 @@ def test_holds_position_within_1cm_over_30_hops(case):
     assert np.max(np.abs(errors[2:])) < TOLERANCE_M
 
 
-@pytest.mark.parametrize('case', param_cases())
+@pytest.mark.parametrize('case', CASES, ids=IDS)
 def test_settles_on_a_new_target_changed_at_run_time(case):
     t, x, x0 = step(case)
     errors = x[t > STEP_AT_S] - (x0 + STEP_M)
@@ -133,18 +122,3 @@ def test_settles_on_a_new_target_changed_at_run_time(case):
     assert hop is not None and hop <= SETTLE_HOPS
     assert np.max(errors) < TOLERANCE_M                  # overshoot
 
-
-@pytest.mark.parametrize('model', MODELS)
-def test_time_stepping_stays_within_its_noise(model):
-    """With the time-stepping engine's touchdown slip noise: every apex of the hold from the 3rd
-    on, and of the step from SETTLE_HOPS on, within 2 cm (the former loop drifted 2.6 cm in place
-    and settled 2-3 cm off a new target)."""
-    case = (model, 'timestepping')
-    t, x, x0 = hold(case)
-    hold_err = np.max(np.abs(x[2:30] - x0))
-    t, x, x0 = step(case)
-    errors = x[t > STEP_AT_S] - (x0 + STEP_M)
-    step_err = np.max(np.abs(errors[SETTLE_HOPS - 1:]))
-    print(f'[precision] time-stepping {model}: hold max {1e3 * hold_err:.1f} mm, after the step '
-          f'from hop {SETTLE_HOPS} max {1e3 * step_err:.1f} mm')
-    assert hold_err < 0.02 and step_err < 0.02
