@@ -93,6 +93,7 @@ from geometry_msgs.msg import Point, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
@@ -254,6 +255,8 @@ class ControllerNode(Node):
 
         self.ctrl = None
         self.monitor = None             # the controller's outcome monitor (walker: falls, steps)
+        self.exit_code = runtime.EXIT_OK
+        self.done = Future()            # set when the node must exit (an unusable robot model)
         self.updates = 0                # commands sent
         self.skipped_states = 0         # complete states replaced by a newer one unanswered
         self.config_revision = 0        # accepted runtime parameter changes
@@ -295,8 +298,11 @@ class ControllerNode(Node):
         try:
             self._setup(msg.data)
         except (ModelError, ValueError) as exc:
-            self.get_logger().error(f'cannot use {contract.ROBOT_DESCRIPTION}: {exc}')
-            return
+            # the same outcome as a bad robot_description parameter: one line, exit code 2
+            self.get_logger().fatal(f'bad configuration: cannot use '
+                                    f'{contract.ROBOT_DESCRIPTION}: {exc}')
+            self.exit_code = runtime.EXIT_CONFIG
+            self.done.set_result(self.exit_code)
 
     def _setup(self, urdf_xml: str) -> None:
         from dodo_sim.physics.robot import load_robot

@@ -423,6 +423,20 @@ def test_bad_configuration_is_one_clear_error(module, args, words):
         assert word in text
 
 
+def test_an_unusable_robot_description_topic_ends_the_controller_with_exit_2(ros):
+    """A /robot_description the controller cannot use (here: no hopper joints) is the same
+    outcome as a bad robot_description parameter: a fatal line and exit code 2, not a node
+    that waits forever."""
+    from std_msgs.msg import String
+    from dodo_sim.ros import contract
+    ctrl = make_controller(ros)
+    publisher = ros.add(rclpy.create_node('describer', context=ros.context)).create_publisher(
+        String, contract.ROBOT_DESCRIPTION, contract.latched_qos())
+    publisher.publish(String(data='<robot name="x"><link name="a"/></robot>'))
+    assert ros.spin_until(ctrl.done.done, 30.0)
+    assert ctrl.exit_code == 2 and ctrl.done.result() == 2 and ctrl.ctrl is None
+
+
 def test_divergence_stops_with_a_clear_error(ros, caplog):
     """max_speed exceeded (here on purpose, 0.5 m/s during the drop): exit code 3, no hang."""
     sim = make_sim(ros, min_subscribers=0, max_speed=0.5)
