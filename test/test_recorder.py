@@ -116,6 +116,23 @@ def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
 
 
 @pytest.mark.ros
+def test_a_topic_listed_twice_is_recorded_once_without_an_error(tmp_path, procs):
+    """One subscription and one bag connection per topic, even if the list repeats it (the
+    hardware list once named /diagnostics twice: the second subscription failed to add its
+    connection and logged an error)."""
+    n = 500
+    env = ros_env()
+    bag = tmp_path / 'bag'
+    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
+                                       '/robot_description', '/joint_states'], env)
+    out = _run_publisher(procs, n, env, with_clock=False)
+    assert f'published {n}' in out
+    rec_out, rec_err = _stop(rec, signal.SIGINT)
+    assert 'not recording' not in rec_err and 'cannot describe' not in rec_err, rec_err
+    _check_bag(bag, n, with_clock=False)
+
+
+@pytest.mark.ros
 def test_sigterm_with_single_threaded_executor_keeps_send_order(tmp_path, procs):
     n = 1000
     env = ros_env()

@@ -161,8 +161,8 @@ RECORDED_TOPICS = recorded_topics()
 
 def hardware_recorded_topics(contact_frames=('foot',)) -> tuple:
     """Topics the recorder writes on hardware (a driver instead of the simulator): no /clock,
-    plus the driver's /diagnostics and the /estop input."""
-    return tuple(t for t in recorded_topics(contact_frames) if t != CLOCK) + (DIAGNOSTICS, ESTOP)
+    plus the /estop input (the driver's /diagnostics is recorded everywhere)."""
+    return tuple(t for t in recorded_topics(contact_frames) if t != CLOCK) + (ESTOP,)
 
 
 #: Topics recorded on hardware by default (the hopper).

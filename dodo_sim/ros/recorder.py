@@ -381,7 +381,8 @@ class Recorder:
                 topic.waiting = True
             if topic.waiting:
                 self._subscribe(topic.name, topic.type_name, topic)
-        pending = [t for t in self.config.topics if t not in self.topics]
+        # each topic once, even if the list names it twice (one subscription, one connection)
+        pending = [t for t in dict.fromkeys(self.config.topics) if t not in self.topics]
         unconfirmed = [t for t in self.topics.values()
                        if t.subscription is not None and t.connection is None]
         on_graph = None
