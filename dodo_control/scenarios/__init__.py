@@ -112,5 +112,53 @@ def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
     return configs
 
 
+
+# -- helpers the robot modules share -----------------------------------------------------------
+
+def xacro_arg_names(urdf) -> tuple:
+    """Arguments a xacro file declares (``<xacro:arg name=...>``)."""
+    import re
+    from pathlib import Path
+    return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', Path(urdf).read_text()))
+
+
+def check_xacro_args(urdf, perturbation: Perturbation) -> None:
+    """Raise ValueError naming xacro args ``urdf`` does not declare, ModelError if it cannot be
+    built with them."""
+    from pathlib import Path
+    from dodo_sim.model import robot_description_xml
+    names = set(xacro_arg_names(urdf))
+    unknown = sorted(set(perturbation.xacro_args) - names)
+    if unknown:
+        raise ValueError(f'unknown xacro arg(s) {unknown} of {Path(urdf).name}; known: '
+                         f'{sorted(names)}')
+    robot_description_xml(urdf, perturbation.xacro_args or None)   # raises ModelError
+
+
+def config_fields(config) -> dict:
+    """A config dataclass as {field: value}."""
+    return {name: getattr(config, name) for name in config.__dataclass_fields__}
+
+
+def settle_hop(errors, tolerance: float) -> int:
+    """1-based hop from which |error| < tolerance holds to the end; len + 1 if never."""
+    import numpy as np
+    ok = np.abs(np.asarray(errors)) < tolerance
+    if ok.size == 0 or not ok[-1]:
+        return int(ok.size) + 1
+    bad = np.flatnonzero(~ok)
+    return int(bad[-1]) + 2 if bad.size else 1
+
+
+def max_abs(values) -> float:
+    """max |value|; ScenarioFailed for no values (no apex in the measured window)."""
+    import numpy as np
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        raise ScenarioFailed('no apex in the measured window (run too short?)')
+    return float(np.max(np.abs(values)))
+
+
 __all__ = ['ROBOTS', 'Perturbation', 'Scenario', 'ScenarioFailed', 'robot_module',
+           'xacro_arg_names', 'check_xacro_args', 'config_fields', 'settle_hop', 'max_abs',
            'build_configs']

@@ -25,14 +25,15 @@ Kinds (options and defaults in :data:`SCENARIOS`):
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed
+from dodo_control.scenarios import (Perturbation, Scenario, ScenarioFailed, check_xacro_args,
+                                    config_fields, max_abs, settle_hop)
+from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_sim.model import robot_description_xml
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
@@ -51,16 +52,12 @@ _COMMON = {'duration_s': 8.0, 'min_hip_height_m': 0.08}
 
 def xacro_arg_names() -> tuple:
     """Arguments the boom-leg xacro declares."""
-    return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', URDF.read_text()))
+    return shared_xacro_arg_names(URDF)
 
 
 def check_perturbation(perturbation: Perturbation) -> None:
     """Raise ValueError naming xacro args the boom leg does not declare or cannot build."""
-    names = set(xacro_arg_names())
-    unknown = sorted(set(perturbation.xacro_args) - names)
-    if unknown:
-        raise ValueError(f'unknown xacro arg(s) {unknown} of {URDF.name}; known: {sorted(names)}')
-    robot_description_xml(URDF, perturbation.xacro_args or None)   # raises ModelError
+    check_xacro_args(URDF, perturbation)
 
 
 class _Run:
@@ -70,7 +67,7 @@ class _Run:
         xml = robot_description_xml(URDF, perturbation.xacro_args or None)
         sim_cfg = configs['simulator']
         if sim_cfg.initial_q == SimConfig().initial_q:
-            sim_cfg = SimConfig(**{**_fields(sim_cfg), 'initial_q': START_Q})
+            sim_cfg = SimConfig(**{**config_fields(sim_cfg), 'initial_q': START_Q})
         try:
             self.sim = Simulator(xml, sim_cfg)
             self.ctrl = Controller(xml, configs['controller'])
@@ -117,31 +114,11 @@ class _Run:
         return {'height': heights, 'arc': self.radius_m * q[:, 0], 'apex': apex}
 
 
-def _fields(config) -> dict:
-    return {name: getattr(config, name) for name in config.__dataclass_fields__}
-
-
 def _holding_run(configs: dict, perturbation: Perturbation):
     run = _Run(configs, perturbation)
     s0 = run.arc(run.sim.config.initial_q)
     run.ctrl.set_setpoints(target_x=s0)
     return run, s0
-
-
-def _max_abs(values) -> float:
-    values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        raise ScenarioFailed('no apex in the measured window (run too short?)')
-    return float(np.max(np.abs(values)))
-
-
-def _settle_hop(errors, tolerance: float) -> int:
-    """1-based hop from which |error| < tolerance holds to the end; len + 1 if never."""
-    ok = np.abs(np.asarray(errors)) < tolerance
-    if ok.size == 0 or not ok[-1]:
-        return int(ok.size) + 1
-    bad = np.flatnonzero(~ok)
-    return int(bad[-1]) + 2 if bad.size else 1
 
 
 def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
@@ -154,8 +131,8 @@ def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     heights = m['height'][apex]
     errors = m['arc'][apex] - s0
     return {'apex_height_spread': float((heights.max() - heights.min()) / heights.mean()),
-            'apex_height_error_max_m': _max_abs(heights - configs['controller'].apex_height),
-            'apex_arc_error_max_m': _max_abs(errors),
+            'apex_height_error_max_m': max_abs(heights - configs['controller'].apex_height),
+            'apex_arc_error_max_m': max_abs(errors),
             'arc_drift_m': float(errors[-1] - errors[0]),
             'hops': float(len(m['apex']))}
 
@@ -177,9 +154,9 @@ def run_target_step(configs: dict, options: dict, perturbation: Perturbation) ->
     if errors.size == 0:
         raise ScenarioFailed('no apex after the target change (run too short?)')
     direction = math.copysign(1.0, options['step_m']) if options['step_m'] else 1.0
-    return {'settle_hops': float(_settle_hop(errors, options['tolerance_m'])),
+    return {'settle_hops': float(settle_hop(errors, options['tolerance_m'])),
             'overshoot_m': max(0.0, float(np.max(errors * direction))),
-            'final_error_m': _max_abs(errors[-options['final_hops']:])}
+            'final_error_m': max_abs(errors[-options['final_hops']:])}
 
 
 SCENARIOS = {

@@ -31,14 +31,15 @@ Kinds (options and defaults in :data:`SCENARIOS`):
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed
+from dodo_control.scenarios import (Perturbation, Scenario, ScenarioFailed, check_xacro_args,
+                                    config_fields, max_abs, settle_hop)
+from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_sim.model import robot_description_xml
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
@@ -56,16 +57,12 @@ _COMMON = {'duration_s': 10.0, 'min_base_height_m': 0.4}
 
 def xacro_arg_names() -> tuple:
     """Arguments the hopper xacro declares."""
-    return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', URDF.read_text()))
+    return shared_xacro_arg_names(URDF)
 
 
 def check_perturbation(perturbation: Perturbation) -> None:
     """Raise ValueError naming xacro args the hopper does not declare or cannot build."""
-    names = set(xacro_arg_names())
-    unknown = sorted(set(perturbation.xacro_args) - names)
-    if unknown:
-        raise ValueError(f'unknown xacro arg(s) {unknown} of {URDF.name}; known: {sorted(names)}')
-    robot_description_xml(URDF, perturbation.xacro_args or None)   # raises ModelError
+    check_xacro_args(URDF, perturbation)
 
 
 # -- one run ----------------------------------------------------------------------------------
@@ -77,7 +74,7 @@ class _Run:
         xml = robot_description_xml(URDF, perturbation.xacro_args or None)
         sim_cfg = configs['simulator']
         if sim_overrides:
-            sim_cfg = SimConfig(**{**_fields(sim_cfg), **sim_overrides})
+            sim_cfg = SimConfig(**{**config_fields(sim_cfg), **sim_overrides})
         try:
             self.sim = Simulator(xml, sim_cfg)
             self.ctrl = Controller(xml, configs['controller'])
@@ -122,10 +119,6 @@ class _Run:
         return {'com': com, 'com_vel': com_vel, 'apex': apex}
 
 
-def _fields(config) -> dict:
-    return {name: getattr(config, name) for name in config.__dataclass_fields__}
-
-
 def _start_sim_overrides(configs: dict, options: dict) -> dict:
     """Start posture (unless the study sets one) and an optional initial speed."""
     out = {}
@@ -145,22 +138,6 @@ def _holding_run(configs: dict, perturbation: Perturbation, sim_overrides: dict)
     return run, x0
 
 
-def _settle_hop(errors, tolerance: float) -> int:
-    """1-based hop from which |error| < tolerance holds to the end; len + 1 if never."""
-    ok = np.abs(np.asarray(errors)) < tolerance
-    if ok.size == 0 or not ok[-1]:
-        return int(ok.size) + 1
-    bad = np.flatnonzero(~ok)
-    return int(bad[-1]) + 2 if bad.size else 1
-
-
-def _max_abs(values) -> float:
-    values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        raise ScenarioFailed('no apex in the measured window (run too short?)')
-    return float(np.max(np.abs(values)))
-
-
 # -- the scenarios ----------------------------------------------------------------------------
 
 def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
@@ -172,9 +149,9 @@ def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     errors = m['com'][apex, 0] - x0
     ground = np.array([run.sim.terrain.height(x) for x in result.q[apex, 0]])
     height_errors = result.q[apex, 1] - ground - configs['controller'].apex_height
-    return {'apex_x_error_max_m': _max_abs(errors[skip:]),
+    return {'apex_x_error_max_m': max_abs(errors[skip:]),
             'apex_x_error_rms_m': float(np.sqrt(np.mean(np.square(errors[skip:])))),
-            'apex_height_error_max_m': _max_abs(height_errors[skip:]),
+            'apex_height_error_max_m': max_abs(height_errors[skip:]),
             'hops': float(len(errors))}
 
 
@@ -194,12 +171,12 @@ def run_target_step(configs: dict, options: dict, perturbation: Perturbation) ->
     errors = m['com'][m['apex'], 0][t_apex > at_s] - new_target
     if errors.size == 0:
         raise ScenarioFailed('no apex after the target change (run too short?)')
-    settle = _settle_hop(errors, options['tolerance_m'])
+    settle = settle_hop(errors, options['tolerance_m'])
     direction = math.copysign(1.0, options['step_m']) if options['step_m'] else 1.0
     return {'settle_hops': float(settle),
             'overshoot_m': max(0.0, float(np.max(errors * direction))),
-            'apex_x_error_max_m': _max_abs(errors[options['skip_hops']:]),
-            'final_error_m': _max_abs(errors[-options['final_hops']:])}
+            'apex_x_error_max_m': max_abs(errors[options['skip_hops']:]),
+            'final_error_m': max_abs(errors[-options['final_hops']:])}
 
 
 def run_push(configs: dict, options: dict, perturbation: Perturbation) -> dict:
@@ -214,15 +191,15 @@ def run_push(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     m = run.measure(result, options['min_base_height_m'])
     errors = m['com'][m['apex'], 0] - x0
     return {'excursion_m': float(np.max(np.abs(m['com'][:, 0] - x0))),
-            'return_hops': float(_settle_hop(errors, options['tolerance_m'])),
-            'apex_x_error_max_m': _max_abs(errors[options['skip_hops']:]),
-            'final_error_m': _max_abs(errors[-options['final_hops']:])}
+            'return_hops': float(settle_hop(errors, options['tolerance_m'])),
+            'apex_x_error_max_m': max_abs(errors[options['skip_hops']:]),
+            'final_error_m': max_abs(errors[-options['final_hops']:])}
 
 
 def run_velocity(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     overrides = _start_sim_overrides(configs, options)
     cfg = configs['controller']
-    ctrl_cfg = ControllerConfig(**{**_fields(cfg), 'target_x': math.nan,
+    ctrl_cfg = ControllerConfig(**{**config_fields(cfg), 'target_x': math.nan,
                                    'target_velocity': float(options['target_velocity'])})
     run = _Run({**configs, 'controller': ctrl_cfg}, perturbation, overrides)
     result = run.run(options['duration_s'])
@@ -232,7 +209,7 @@ def run_velocity(configs: dict, options: dict, perturbation: Perturbation) -> di
     energy = float(np.sum(np.abs(result.tau * result.v[:-1, 2:4])) * dt)
     distance = float(m['com'][-1, 0] - m['com'][0, 0])
     weight = run.mass * abs(float(run.sim.leg.gravity[1]))
-    return {'velocity_error_max_mps': _max_abs(speed_err),
+    return {'velocity_error_max_mps': max_abs(speed_err),
             'velocity_error_rms_mps': float(np.sqrt(np.mean(np.square(speed_err)))),
             'distance_m': distance,
             'energy_j': energy,

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 
-from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed
+from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed, check_xacro_args
+from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.model import robot_description_xml
@@ -62,16 +62,12 @@ PARAMS_FILE_USE = ('# Use: its sections over config/walk.yaml, e.g. config_from_
 
 def xacro_arg_names() -> tuple:
     """Arguments the walker xacro declares."""
-    return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', URDF.read_text()))
+    return shared_xacro_arg_names(URDF)
 
 
 def check_perturbation(perturbation: Perturbation) -> None:
     """Raise ValueError naming xacro args the walker does not declare or cannot build."""
-    names = set(xacro_arg_names())
-    unknown = sorted(set(perturbation.xacro_args) - names)
-    if unknown:
-        raise ValueError(f'unknown xacro arg(s) {unknown} of {URDF.name}; known: {sorted(names)}')
-    robot_description_xml(URDF, perturbation.xacro_args or None)   # raises ModelError
+    check_xacro_args(URDF, perturbation)
 
 
 def simulator_config(study_config: SimConfig) -> SimConfig:
