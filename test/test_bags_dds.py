@@ -76,6 +76,8 @@ def hop_bag(tmp_path_factory):
     try:
         hop = procs.start(hop_cmd(bag, DURATION_S, params), env)
         procs.wait_line(hop, 'simulation starts', 180)
+        # a change before the recorder's snapshot of the controller would be its start value
+        procs.wait_line(hop, 'parameters of /controller recorded', 60)
         set_parameter(env, '/controller', 'apex_height', CHANGED_APEX_M)
         assert hop.wait(timeout=600) == 0, procs.output(hop)[-4000:]
     finally:

@@ -28,9 +28,11 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 HOG = 'while True:\n    pass\n'
 
 
-def measured_ages(states, commands, actuated_slots=(2, 3)):
+def measured_ages(states, commands, actuated_slots=(2, 3), newest=False):
     """(ages in ns of the applied commands, zero-torque steps, steps whose command was ambiguous)
-    from the recorded stamps and torques alone."""
+    from the recorded stamps and torques alone. A step is ambiguous when commands for several
+    states had exactly the applied torques (a saturated or repeated command): its age is taken
+    from the oldest candidate, or with ``newest`` from the newest (the two bound the truth)."""
     by_torque = collections.defaultdict(list)
     for stamp, _, effort in commands:
         by_torque[tuple(effort)].append(stamp)
@@ -46,7 +48,7 @@ def measured_ages(states, commands, actuated_slots=(2, 3)):
             zero_steps += 1
             continue
         ambiguous += len(set(candidates)) > 1
-        held = min(candidates)
+        held = max(candidates) if newest else min(candidates)
         ages.append(start - held)
     return ages, zero_steps, ambiguous
 
@@ -104,12 +106,16 @@ def test_realtime_beside_a_cpu_hog_keeps_control_and_reports_true_ages(tmp_path)
     # work the controller falls behind, and the ages below say by how much)
     # the ages the simulator reports are the ones the stamps say
     ages, zero_steps, ambiguous = measured_ages(states, commands)
-    assert ambiguous == 0
+    young, _, _ = measured_ages(states, commands, newest=True)
     assert summary['zero_torque_steps'] == zero_steps
     assert len(ages) + zero_steps == steps
-    assert summary['stale_steps'] == sum(age > 1_500_000 for age in ages)
+    # exact where every applied command is identified; else between the two readings
+    assert sum(age > 1_500_000 for age in young) <= summary['stale_steps'] <= sum(
+        age > 1_500_000 for age in ages)
     for p in (50, 99):
-        assert summary[f'age_ms_p{p}'] == pytest.approx(nearest_rank(ages, p) * 1e-6, abs=1e-9)
-    assert summary['age_ms_max'] == pytest.approx(max(ages) * 1e-6, abs=1e-9)
+        low, high = nearest_rank(young, p) * 1e-6, nearest_rank(ages, p) * 1e-6
+        assert low - 1e-9 <= summary[f'age_ms_p{p}'] <= high + 1e-9, (p, ambiguous)
+    assert max(young) * 1e-6 - 1e-9 <= summary['age_ms_max'] <= max(ages) * 1e-6 + 1e-9
+    assert ambiguous < steps // 10        # identified for nearly every step
     assert summary['timeouts'] == 0
     print(f'realtime beside a CPU hog: {summary}')
