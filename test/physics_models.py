@@ -94,3 +94,60 @@ def ball(mass=1.0, radius=0.05) -> str:
     'ball' is the contact frame (give it contact radius r)."""
     return f'''<robot name="ball">{_planar_base('ball')}
   <link name="ball">{_inertial(mass, 0.4 * mass * radius ** 2)}</link></robot>'''
+
+
+def planar_chain(n_links: int, link_length=0.5, hinge_z=None, link_mass=1.0) -> str:
+    """``n_links`` uniform rods in series hanging from a world hinge at height ``hinge_z``
+    (default: 0.2 m above the hanging chain's length),
+    each turning about y (a planar pendulum chain; 1 link: a simple pendulum). Link k's frame
+    is at its upper hinge, the rod along -z; contact frame 'tip' at the last rod's end."""
+    rod = link_mass * link_length ** 2 / 12.0
+    hinge_z = n_links * link_length + 0.2 if hinge_z is None else hinge_z
+    links, joints = [], []
+    parent = 'world'
+    for k in range(n_links):
+        links.append(f'<link name="rod{k}">'
+                     f'{_inertial(link_mass, rod, ixx=rod, izz=1e-4, z=-link_length / 2)}</link>')
+        origin = f'0 0 {hinge_z}' if k == 0 else f'0 0 {-link_length}'
+        joints.append(f'<joint name="hinge{k}" type="continuous"><parent link="{parent}"/>'
+                      f'<child link="rod{k}"/><origin xyz="{origin}"/><axis xyz="0 1 0"/>'
+                      f'<limit effort="10" velocity="100"/></joint>')
+        parent = f'rod{k}'
+    return (f'<robot name="chain{n_links}"><link name="world"/>{"".join(links)}'
+            f'{"".join(joints)}{_point("tip", parent, 0.0, -link_length)}</robot>')
+
+
+def planar_tree(link_length=0.5, hinge_z=1.2) -> str:
+    """A tree of three rods turning about y: 'trunk' hangs from a world hinge, 'left' and
+    'right' hang from the trunk's lower end; contact frames 'left_tip' and 'right_tip'."""
+    def rod(name, mass):
+        i = mass * link_length ** 2 / 12.0
+        return f'<link name="{name}">{_inertial(mass, i, ixx=i, izz=1e-4, z=-link_length / 2)}</link>'
+
+    def hinge(name, parent, child, z):
+        return (f'<joint name="{name}" type="continuous"><parent link="{parent}"/>'
+                f'<child link="{child}"/><origin xyz="0 0 {z}"/><axis xyz="0 1 0"/>'
+                f'<limit effort="10" velocity="100"/></joint>')
+    return f'''<robot name="tree"><link name="world"/>{rod("trunk", 2.0)}{rod("left", 1.0)}
+  {rod("right", 0.5)}{hinge("trunk_hinge", "world", "trunk", hinge_z)}
+  {hinge("left_hinge", "trunk", "left", -link_length)}
+  {hinge("right_hinge", "trunk", "right", -link_length)}
+  {_point("left_tip", "left", 0.0, -link_length)}{_point("right_tip", "right", 0.0, -link_length)}
+</robot>'''
+
+
+def free_box(mass=2.0, size=(0.4, 0.2, 0.1), feet=True) -> str:
+    """A rigid box (no world link: a floating base under the ROS/Gazebo convention) with point
+    contacts 'c0'..'c3' at its four lower corners when ``feet``."""
+    a, b, c = size
+    ixx, iyy, izz = (mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12,
+                     mass * (a * a + b * b) / 12)
+    corners = ''
+    if feet:
+        for k, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
+            corners += (f'<link name="c{k}"/><joint name="c{k}_joint" type="fixed">'
+                        f'<parent link="box"/><child link="c{k}"/>'
+                        f'<origin xyz="{sx * a / 2} {sy * b / 2} {-c / 2}"/></joint>')
+    return (f'<robot name="box"><link name="box"><inertial><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>'
+            f'</link>{corners}</robot>')

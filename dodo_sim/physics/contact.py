@@ -127,7 +127,9 @@ class ConstraintGeometry:
         return gap, basis, p
 
     def contact_rows(self, data, k: int, basis: np.ndarray) -> np.ndarray:
-        jac = pin.getFrameJacobian(self.model, data, self.frame_ids[k], _LWA)
+        # (6, nv) even for nv = 1 (pinocchio returns a 1-D array for a single column)
+        jac = pin.getFrameJacobian(self.model, data, self.frame_ids[k], _LWA).reshape(
+            6, self.model.nv)
         radius = self.radii[k]
         if basis is self._flat_basis:
             rows = self._flat_rows_basis.dot(jac[:3])

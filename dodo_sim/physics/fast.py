@@ -123,7 +123,9 @@ def _joint_arrays(model):
         if joint.nq != 1 or joint.nv != 1 or joint.idx_v != i - 1 or joint.idx_q != i - 1:
             return None
         # motion subspace in the joint frame: [linear; angular] column of the local jacobian
-        column = pin.computeJointJacobian(model, data, q0, i)[:, i - 1]
+        # (6, nv) even for nv = 1 (pinocchio returns a 1-D array for a single column)
+        column = np.asarray(pin.computeJointJacobian(model, data, q0, i)).reshape(6, model.nv)[
+            :, i - 1]
         lin, ang = column[:3], column[3:]
         if np.abs(lin).max() < 1e-12 and abs(np.linalg.norm(ang) - 1.0) < 1e-12:
             joint_type[i - 1], axis[i - 1] = _REVOLUTE, ang
@@ -363,6 +365,11 @@ def _solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
     if b_n >= 0.0:
         return 0.0, 0.0
     det = g_nn * g_tt - g_nt * g_tn
+    if det <= 1e-12 * g_nn * g_tt:  # solver.SINGULAR_CONTACT_RATIO: a rank-1 block
+        lam_n = -b_n / g_nn
+        if abs(g_tn * lam_n + b_t) <= 1e-9 * (abs(b_t) + abs(b_n)):
+            return lam_n, 0.0
+        det = np.inf
     lam_n = (g_nt * b_t - g_tt * b_n) / det
     lam_t = (g_tn * b_n - g_nn * b_t) / det
     if lam_n >= 0.0 and abs(lam_t) <= mu * lam_n:

@@ -18,6 +18,7 @@ Nothing here holds mutable state: :class:`RobotModel` is frozen, every user crea
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -30,6 +31,14 @@ import pinocchio as pin
 
 #: Value of ``actuated_joints`` that selects the joints with a URDF effort limit > 0.
 AUTO = 'auto'
+#: Base conventions: 'auto' floats the root link unless it is a link named ``world`` (the
+#: ROS/Gazebo convention), 'floating' always adds a free flyer, 'fixed' never does.
+BASES = (AUTO, 'floating', 'fixed')
+#: The URDF link that stands for the world (Gazebo, ros2_control, pinocchio): a root link with
+#: this name is the ground, and whatever hangs from it is attached through the URDF joints.
+WORLD_LINK = 'world'
+#: Name of the free-flyer joint that a floating base adds (pinocchio's default name).
+FLOATING_BASE_JOINT = 'root_joint'
 # Stand-in for the infinite limits of a continuous joint while pinocchio's URDF parser reads it
 # (urdfdom rejects 'inf'); the model's limits are set to +-inf right after.
 _UNLIMITED_TEXT = '1e10'
@@ -97,6 +106,9 @@ class RobotModel:
         total_mass: kg.
         push_frame_id: frame of the heaviest link; pushes and external forces act at its origin.
         vector_space: nq == nv and q integrates as q + dt v (no free flyer / spherical joint).
+        floating_base: a free flyer (``FLOATING_BASE_JOINT``) joins the URDF root link to the
+            world; its 7 coordinates [x y z qx qy qz qw] come first in q, 6 velocities in v.
+        root_link: the URDF's root link (``world`` when the robot is attached to the world).
         default_q / default_v: the model's initial state (pinocchio neutral configuration, or the
             ``initial_value`` of ros2_control position/velocity state interfaces in the URDF).
     """
@@ -121,6 +133,8 @@ class RobotModel:
     vector_space: bool
     default_q: np.ndarray
     default_v: np.ndarray
+    floating_base: bool = False
+    root_link: str = ''
 
     @property
     def nq(self) -> int:
@@ -166,14 +180,31 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
                contact_frames: Sequence[str] = ('foot',),
                contact_radii: Sequence[float] = (),
                actuated_joints: Sequence[str] = (AUTO,),
-               xacro_args: Mapping[str, object] | None = None) -> RobotModel:
-    """Build and check a robot model. Raises :class:`ModelError` naming the problem."""
+               xacro_args: Mapping[str, object] | None = None,
+               base: str = AUTO) -> RobotModel:
+    """Build and check a robot model. Raises :class:`ModelError` naming the problem.
+
+    ``base`` (one of :data:`BASES`): 'auto' gives the root link a free-flyer joint unless the
+    root link is named ``world`` (then the URDF's own joints attach the robot to the world),
+    as Gazebo does; 'floating' / 'fixed' force the choice. The choice and why is logged once
+    per load at INFO level (logger ``dodo_sim.physics.robot``)."""
+    if base not in BASES:
+        raise ModelError(f'base {base!r}: choose one of {BASES}')
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     parse_xml, continuous = _continuous_as_revolute(xml)
+    root = root_link(xml)
+    floating = base == 'floating' or (base == AUTO and root != WORLD_LINK)
     try:
-        model = pin.buildModelFromXML(parse_xml)
+        if floating:
+            model = pin.buildModelFromXML(parse_xml, pin.JointModelFreeFlyer())
+        else:
+            model = pin.buildModelFromXML(parse_xml)
     except (RuntimeError, ValueError) as exc:
         raise ModelError(f'invalid URDF: {exc}') from exc
+    logging.getLogger(__name__).info("robot '%s': %s base (base=%s; root link '%s'%s)", model.name,
+              'floating' if floating else 'fixed', base, root,
+              '' if base != AUTO else (" is 'world'" if not floating else
+                                       " is not attached to a link named 'world'"))
     if model.njoints < 2:
         raise ModelError('the URDF has no movable joint')
     for name in continuous:
@@ -226,7 +257,23 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
                       contact_frame_ids=tuple(ids), contact_radii=radii,
                       planar=is_planar(model), total_mass=total_mass,
                       push_frame_id=_heaviest_link_frame(model), vector_space=vector_space,
-                      default_q=default_q, default_v=default_v)
+                      default_q=default_q, default_v=default_v, floating_base=floating,
+                      root_link=root)
+
+
+def root_link(xml: str) -> str:
+    """Name of the URDF's root link: the one link that is no joint's child."""
+    try:
+        tree = ET.fromstring(xml.encode() if xml.lstrip().startswith('<?xml') else xml)
+    except ET.ParseError as exc:
+        raise ModelError(f'invalid URDF: {exc}') from exc
+    children = {child.get('link') for joint in tree.iter('joint')
+                for child in joint.findall('child')}
+    roots = [link.get('name') for link in tree.findall('link') if link.get('name') not in children]
+    if len(roots) != 1:
+        raise ModelError(f'a URDF needs exactly one root link (a link that is no joint\'s '
+                         f'child), found {roots}')
+    return roots[0]
 
 
 def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
@@ -324,5 +371,5 @@ def _initial_state(model, xml, names, idx_q, idx_v, nqs):
     return q, v
 
 
-__all__ = ['RobotModel', 'JointLimit', 'ModelError', 'AUTO', 'load_robot', 'is_planar',
-           'robot_description_xml']
+__all__ = ['RobotModel', 'JointLimit', 'ModelError', 'AUTO', 'BASES', 'WORLD_LINK',
+           'FLOATING_BASE_JOINT', 'load_robot', 'is_planar', 'robot_description_xml', 'root_link']

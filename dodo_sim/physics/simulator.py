@@ -30,7 +30,7 @@ from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
 from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
                     DING_RAMOS_RESISTANCE_OHM, DING_RAMOS_ROTOR_INERTIA_KGM2,
                     DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, BackEmfLimit, MotorModel, armature)
-from .robot import AUTO, ModelError, RobotModel, load_robot
+from .robot import AUTO, BASES, ModelError, RobotModel, load_robot
 from .terrain import TERRAIN_KINDS, make_terrain
 from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
 
@@ -57,6 +57,7 @@ class SimConfig:
         command_timeout: s without a valid command before the node applies zero torque.
         initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or the URDF's ros2_control initial_value).
         initial_v: joint velocities used by ``reset()`` (m/s, rad/s), one per DoF; empty: zero (or the URDF's ros2_control initial_value).
+        base: 'auto' (default): a floating base (free flyer, 7 coordinates [x y z qx qy qz qw] first in q, 6 velocities first in v) when the URDF's root link is not a link named 'world', the URDF's own joints to the world otherwise (the ROS/Gazebo convention); 'floating' or 'fixed' force it.
         contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
         contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
         actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint whose URDF effort limit is > 0, in URDF order.
@@ -99,6 +100,7 @@ class SimConfig:
     command_timeout: float = 0.5
     initial_q: tuple = ()
     initial_v: tuple = ()
+    base: str = AUTO
     contact_frames: tuple = ('foot',)
     contact_radii: tuple = ()
     actuated_joints: tuple = (AUTO,)
@@ -158,6 +160,8 @@ class SimConfig:
             bad('mode', f'choose one of {MODES}')
         if self.terrain not in TERRAIN_KINDS:
             bad('terrain', f'choose one of {TERRAIN_KINDS}')
+        if self.base not in BASES:
+            bad('base', f'choose one of {BASES}')
         if self.solver not in SOLVERS:
             bad('solver', f'choose one of {SOLVERS}')
         for name in ('dt', 'control_period', 'command_timeout', 'drift_correction_rate',
@@ -298,7 +302,7 @@ class Simulator:
         cfg = self.config
         self.robot: RobotModel = load_robot(
             urdf_xml_or_path, contact_frames=cfg.contact_frames, contact_radii=cfg.contact_radii,
-            actuated_joints=cfg.actuated_joints, xacro_args=xacro_args)
+            actuated_joints=cfg.actuated_joints, xacro_args=xacro_args, base=cfg.base)
         robot = self.robot
         if cfg.motor_dynamics:        # before the integrators read the model
             robot.model.armature[list(robot.actuated_idx_v)] = armature(
@@ -347,7 +351,10 @@ class Simulator:
         self._external_force = np.zeros(3)
         self._pending_impulse = np.zeros(3)
         self.state: State | None = None
-        self.reset()
+        # a pose the user gave (initial_q) is checked against the terrain; the model's default
+        # pose (a floating base at the origin, half under the ground) is not: the user sets the
+        # pose with reset(q), which checks it
+        self.reset(check_terrain=bool(cfg.initial_q))
 
     def _per_joint(self, name: str) -> np.ndarray:
         """A motor parameter as one value per actuated joint (ValueError naming a bad length)."""
@@ -395,12 +402,13 @@ class Simulator:
 
     # -- public API ---------------------------------------------------------------------------
 
-    def reset(self, q=None, v=None) -> State:
+    def reset(self, q=None, v=None, *, check_terrain: bool = True) -> State:
         """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
 
         Raises ValueError for a state with a contact point more than
         ``INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the contact
-        frame, its depth and how far to raise the robot)."""
+        frame, its depth and how far to raise the robot); ``check_terrain=False`` skips that
+        check (the constructor does for the model's default pose)."""
         robot = self.robot
         cfg = self.config
         if q is None:
@@ -416,7 +424,8 @@ class Simulator:
                              f'got q={q.tolist()}, v={v.tolist()}')
         if not robot.vector_space:
             q = pin.normalize(robot.model, q)
-        self._check_above_terrain(q)
+        if check_terrain:
+            self._check_above_terrain(q)
         self._q, self._v = q, v
         self._steps = 0
         self._next_push = 0
@@ -639,12 +648,15 @@ class Simulator:
         """(name, q index) of a coordinate that moves every contact frame straight up (a
         planar base's z slider), or None."""
         robot = self.robot
+        if robot.floating_base:  # the free flyer's world z moves every frame straight up
+            return robot.coordinate_names()[2], 2
         if not robot.vector_space or not robot.contact_frame_ids:
             return None
         model, data = robot.model, self._data
         pin.computeJointJacobians(model, data, np.asarray(q, float))
         pin.updateFramePlacements(model, data)
-        rows = [pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+        rows = [pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED).reshape(
+                    6, robot.nv)[:3]
                 for f in robot.contact_frame_ids]
         names = robot.coordinate_names()
         for i in range(robot.nv):
@@ -674,7 +686,7 @@ class Simulator:
         """nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
         model, data = self.robot.model, self._data
         jac = pin.computeFrameJacobian(model, data, q, self.robot.push_frame_id,
-                                       pin.LOCAL_WORLD_ALIGNED)
+                                       pin.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         return jac[:3].T
 
     def _make_state(self, t, in_contacts, forces, iterations, residual, events) -> State:

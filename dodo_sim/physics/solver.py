@@ -59,6 +59,10 @@ class Solution(NamedTuple):
 
 # -- local (one-block) exact solves ---------------------------------------------------------
 
+#: A planar contact block with det(G) <= this * G_NN * G_TT is treated as rank 1 (Cauchy-Schwarz
+#: bounds det by G_NN G_TT; rounding leaves ~1e-16 of it for a truly rank-1 block).
+SINGULAR_CONTACT_RATIO = 1e-12
+
 def solve_unilateral(g: float, b: float) -> float:
     """0 <= lambda ⟂ g lambda + b >= 0 for g > 0."""
     return -b / g if b < 0.0 else 0.0
@@ -74,6 +78,14 @@ def solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
     if b_n >= 0.0:
         return 0.0, 0.0, True
     det = g_nn * g_tt - g_nt * g_tn
+    if det <= SINGULAR_CONTACT_RATIO * g_nn * g_tt:
+        # rank-1 block (a 1-DoF robot, or a leg whose contact point can move along one line
+        # only): stopping the normal motion stops the tangential one too, so the normal push
+        # alone (inside every cone) is a solution; the stick solve would divide by zero
+        lam_n = -b_n / g_nn
+        if abs(g_tn * lam_n + b_t) <= 1e-9 * (abs(b_t) + abs(b_n)):
+            return lam_n, 0.0, True
+        det = math.inf  # no stick solution to enumerate: try the slip modes
     lam_n = (g_nt * b_t - g_tt * b_n) / det
     lam_t = (g_tn * b_n - g_nn * b_t) / det
     if lam_n >= 0.0 and abs(lam_t) <= mu * lam_n:
