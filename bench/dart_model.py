@@ -86,8 +86,8 @@ def _strip_for_dart(urdf_xml: str) -> tuple[str, set]:
     root = ET.fromstring(urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml)
     massless = set()
     for link in root.findall('link'):
-        for collision in link.findall('collision'):
-            link.remove(collision)
+        for collision in link.findall('collision') + link.findall('visual'):
+            link.remove(collision)  # visuals too: their meshes need package:// resolution
         if link.find('inertial') is None:
             massless.add(link.get('name'))
     # ros2_control blocks are not URDF kinematics; DartLoader ignores unknown tags but keep it lean
@@ -98,14 +98,17 @@ def _strip_for_dart(urdf_xml: str) -> tuple[str, set]:
 
 def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float = 1e-3,
                      friction: float = 0.8, timestep_s: float = 1e-3,
-                     detector: str = 'dart') -> DartRobot:
-    """Build the world (see module docs). ``contact_frames`` are URDF link names."""
+                     detector: str = 'dart', floating: bool = False) -> DartRobot:
+    """Build the world (see module docs). ``contact_frames`` are URDF link names.
+    ``floating``: the URDF's root link gets DART's free joint (positions: rotation vector,
+    then translation; the URDF convention of docs/robots.md), else it is welded to the world."""
     import dartpy as dart
 
     xml, massless = _strip_for_dart(urdf_xml)
     loader = dart.utils.DartLoader()
     options = loader.getOptions()
-    options.mDefaultRootJointType = dart.utils.DartLoaderRootJointType.FIXED
+    options.mDefaultRootJointType = (dart.utils.DartLoaderRootJointType.FLOATING if floating
+                                     else dart.utils.DartLoaderRootJointType.FIXED)
     loader.setOptions(options)
     skeleton = loader.parseSkeletonString(xml, '')
     if skeleton is None:

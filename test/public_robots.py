@@ -28,6 +28,11 @@ def solo12() -> str:
     return str(robots_dir() / 'solo_description/robots/solo12.urdf')
 
 
+def solo12_mass_kg() -> float:
+    from dodo_sim.physics.robot import load_robot
+    return load_robot(solo12(), contact_frames=SOLO_FEET).total_mass
+
+
 def bolt() -> str:
     return str(robots_dir() / 'bolt_description/robots/bolt.urdf')
 
