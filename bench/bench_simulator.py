@@ -90,6 +90,14 @@ class DodoEngine:
     def qv(self):
         return self.state.q.tolist(), self.state.v.tolist()
 
+    def leg_state(self):
+        """Angles and rates of the actuated joints (a floating base's 7 / 6 coordinates
+        skipped)."""
+        robot, state = self.sim.robot, self.state
+        return ([state.q[i + 1] for i in robot.actuated_idx_v] if robot.floating_base
+                else [state.q[i] for i in robot.actuated_idx_v],
+                [state.v[i] for i in robot.actuated_idx_v])
+
     def timed_step(self, tau, clock=time.perf_counter):
         start = clock()
         self.state = self.sim.step(tau)
@@ -112,7 +120,7 @@ class MujocoEngine:
     def reset(self, q, v):
         self.mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:] = q
-        self.data.qvel[:] = v
+        self.data.qvel[:] = 0.0 if v is None else v
         self.mujoco.mj_forward(self.model, self.data)
 
     def qv(self):
@@ -142,7 +150,7 @@ class DartEngine:
         self.actuated = list(actuated_idx)
 
     def reset(self, q, v):
-        self.robot.reset(q, v)
+        self.robot.reset(q, np.zeros(len(q)) if v is None else v)
 
     def qv(self):
         return self.skeleton.getPositions().tolist(), self.skeleton.getVelocities().tolist()
@@ -169,7 +177,7 @@ class BulletEngine:
         self.actuated = list(actuated_idx)
 
     def reset(self, q, v):
-        self.robot.reset(q, v)
+        self.robot.reset(q, np.zeros(len(q)) if v is None else v)
 
     def qv(self):
         return self.robot.qv()
@@ -186,7 +194,61 @@ class BulletEngine:
         return self.robot.contact_count()
 
 
+class MujocoUrdfEngine:
+    """Any URDF in MuJoCo (mujoco_urdf.py: floating base made explicit, point-like feet),
+    joint torques through qfrc_applied; q and v in dodo_sim's (pinocchio's) layout."""
+
+    def __init__(self, model, params, contact_frames, joint_names):
+        from mujoco_urdf import build_mujoco_robot
+        import mujoco
+        self.label = 'mujoco'
+        self.mujoco = mujoco
+        self.robot = build_mujoco_robot(robot_description_xml(model), contact_frames,
+                                        contact_radius_m=params.contact_radius_m,
+                                        friction=params.friction, timestep_s=params.dt_s)
+        self.joint_names = tuple(joint_names)
+        self.qpos_index = [self.robot.joint_qpos[n] for n in joint_names]
+        self.dof_index = [self.robot.joint_dof[n] for n in joint_names]
+
+    def reset(self, q, v):
+        # q: pinocchio's [x y z qx qy qz qw, joints in self.joint_names order]; MuJoCo's floor
+        # lies one sphere radius below z = 0, so a foot frame at z = 0 touches it
+        self.robot.set_state(q[:3], q[3:7], dict(zip(self.joint_names, q[7:])))
+
+    def leg_state(self):
+        d = self.robot.data
+        return [d.qpos[i] for i in self.qpos_index], [d.qvel[i] for i in self.dof_index]
+
+    def timed_step(self, tau, clock=time.perf_counter):
+        model, data = self.robot.model, self.robot.data
+        data.qfrc_applied[self.dof_index] = tau
+        step = self.mujoco.mj_step
+        start = clock()
+        step(model, data)
+        return clock() - start
+
+    def contacts(self) -> int:
+        return int(self.robot.data.ncon)
+
+
 # -- cases -----------------------------------------------------------------------------------
+
+class LegHold:
+    """tau = tau_ff + kp (angles_ref - angles) - kd rates on the actuated joints (engines with
+    ``leg_state()``: a floating-base robot)."""
+
+    def __init__(self, angles_ref, tau_ff, kp: float, kd: float):
+        self.kp, self.kd = kp, kd
+        self.ref = [float(a) for a in angles_ref]
+        self.ff = [float(t) for t in tau_ff]
+        self.index = list(range(len(self.ref)))
+
+    def __call__(self, engine):
+        angles, rates = engine.leg_state()
+        kp, kd = self.kp, self.kd
+        return [f + kp * (r - a) - kd * w
+                for f, r, a, w in zip(self.ff, self.ref, angles, rates)]
+
 
 class PDHold:
     """tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
@@ -226,7 +288,7 @@ def lift_to_height(sim, q, height_m):
 
 
 def prepare(case: Case, params: BenchParams):
-    case.engine.reset(case.start_q, np.zeros(len(case.start_q)))
+    case.engine.reset(case.start_q, None)
     if case.phase != 'flight':
         for _ in range(int(round(params.settle_s / params.dt_s))):
             case.engine.timed_step(case.hold(case.engine))
@@ -237,7 +299,7 @@ def run_block(case: Case, steps: int, overhead_s: float) -> float:
     total = 0.0
     contact = 0
     if case.phase == 'flight':
-        engine.reset(case.start_q, np.zeros(len(case.start_q)))
+        engine.reset(case.start_q, None)
         zero = [0.0] * len(hold.index)
         for _ in range(steps):
             total += engine.timed_step(zero)
@@ -262,23 +324,24 @@ def timer_overhead_s(clock=time.perf_counter, n: int = 20000) -> float:
 def build_cases(args, params: BenchParams) -> list:
     radius = params.contact_radius_m
     cases = []
-    hopper = Simulator(args.model, SimConfig(contact_radii=(radius,),
-                                             initial_q=(0.0, 2.0, 0.0, 0.0)))
-    act = list(hopper.robot.actuated_idx_v)
-    stance_q = lift_to_height(hopper, params.hopper_pose, params.drop_height_m)
-    flight_q = np.array(params.hopper_pose, float)
-    flight_q[1] = params.flight_base_z_m
-    hold = PDHold(params.hopper_pose, act, params.kp_nm_per_rad, params.kd_nms_per_rad)
-    factories = [lambda i=i: DodoEngine(args.model, i, params, ('foot',), radius, stance_q)
-                 for i in ('timestepping', 'event')]
-    factories.append(lambda: MujocoEngine(args.model, params))
-    if importlib.util.find_spec('dartpy'):
-        factories.append(lambda: DartEngine(args.model, params, ('foot',), act))
-    if importlib.util.find_spec('pybullet'):
-        factories.append(lambda: BulletEngine(args.model, params, ('foot',), act))
-    for make in factories:
-        cases.append(Case('hopper', 'stance', make(), hold, stance_q))
-        cases.append(Case('hopper', 'flight', make(), hold, flight_q))
+    if not args.no_hopper:
+        hopper = Simulator(args.model, SimConfig(contact_radii=(radius,),
+                                                 initial_q=(0.0, 2.0, 0.0, 0.0)))
+        act = list(hopper.robot.actuated_idx_v)
+        stance_q = lift_to_height(hopper, params.hopper_pose, params.drop_height_m)
+        flight_q = np.array(params.hopper_pose, float)
+        flight_q[1] = params.flight_base_z_m
+        hold = PDHold(params.hopper_pose, act, params.kp_nm_per_rad, params.kd_nms_per_rad)
+        factories = [lambda i=i: DodoEngine(args.model, i, params, ('foot',), radius, stance_q)
+                     for i in ('timestepping', 'event')]
+        factories.append(lambda: MujocoEngine(args.model, params))
+        if importlib.util.find_spec('dartpy'):
+            factories.append(lambda: DartEngine(args.model, params, ('foot',), act))
+        if importlib.util.find_spec('pybullet'):
+            factories.append(lambda: BulletEngine(args.model, params, ('foot',), act))
+        for make in factories:
+            cases.append(Case('hopper', 'stance', make(), hold, stance_q))
+            cases.append(Case('hopper', 'flight', make(), hold, flight_q))
     if not args.no_biped:
         feet = ('left_foot', 'right_foot')
         q0 = load_robot(args.biped, contact_frames=feet).default_q.copy()
@@ -294,7 +357,32 @@ def build_cases(args, params: BenchParams) -> list:
             factories.append(lambda: DartEngine(args.biped, params, feet, act))
         for make in factories:
             cases.append(Case('biped', 'double', make(), hold, start))
+    if args.quadruped:
+        cases += quadruped_cases(params)
     return cases
+
+
+def quadruped_cases(params: BenchParams) -> list:
+    """Solo-12 (example-robot-data, floating base) standing on four feet under its static
+    torques plus a PD hold (kp 30, kd 0.3 N*m/rad), dropped 1 mm and settled; dodo_sim (both
+    integrators) and MuJoCo (same URDF, bench/mujoco_urdf.py)."""
+    sys.path.insert(0, str(REPO / 'test'))
+    import public_robots as pr
+    if pr.robots_dir() is None:
+        print('quadruped: example-robot-data is not installed, skipped')
+        return []
+    path, feet = pr.solo12(), pr.SOLO_FEET
+    probe = Simulator(path, SimConfig(contact_frames=feet))
+    q = pr.standing_pose(probe, pr.SOLO_STAND_LEGS)
+    _, tau = pr.static_torques(probe.robot, q)
+    start = q.copy()
+    start[2] += 1e-3
+    hold = LegHold(pr.SOLO_STAND_LEGS, tau, 30.0, 0.3)
+    factories = [lambda i=i: DodoEngine(path, i, params, feet, 0.0, start)
+                 for i in ('timestepping', 'event')]
+    factories.append(lambda: MujocoUrdfEngine(path, params, feet,
+                                              probe.robot.actuated_joint_names))
+    return [Case('quad', 'stance', make(), hold, start) for make in factories]
 
 
 def profile_stance(case: Case, params: BenchParams, steps: int) -> None:
@@ -329,6 +417,9 @@ def main(argv=None) -> int:
                         help='hopper-like model (joints base_x, base_z, hip, knee; frame foot)')
     parser.add_argument('--biped', default=str(REPO / 'urdf' / 'kneed_walker.urdf.xacro'))
     parser.add_argument('--no-biped', action='store_true')
+    parser.add_argument('--quadruped', action='store_true',
+                        help='also the Solo-12 quadruped (example-robot-data) against MuJoCo')
+    parser.add_argument('--no-hopper', action='store_true', help='skip the hopper cases')
     parser.add_argument('--steps', type=int, default=1000, help='steps per timed block')
     parser.add_argument('--repetitions', type=int, default=7, help='timed rounds (median)')
     parser.add_argument('--profile', action='store_true',
@@ -376,6 +467,8 @@ def main(argv=None) -> int:
     print('goals, as median ratio (min ratio: least disturbed blocks):')
     for label in ('dodo timestepping', 'dodo event'):
         stance = ('hopper', 'stance', label)
+        if stance not in med:
+            continue
         for peer, goal in (('dart', 'goal <= 1'), ('mujoco', 'moonshot <= 1')):
             ref = ('hopper', 'stance', peer)
             if ref in med:
@@ -385,6 +478,15 @@ def main(argv=None) -> int:
         if biped in med:
             print(f'  biped double support / hopper stance, {label} = '
                   f'{med[biped] / med[stance]:.2f} ({low[biped] / low[stance]:.2f}) (goal <= 2)')
+    for label in ('dodo timestepping', 'dodo event'):
+        quad, ref = ('quad', 'stance', label), ('quad', 'stance', 'mujoco')
+        if quad in med and ref in med:
+            print(f'  quadruped stance, {label} / mujoco = {med[quad] / med[ref]:.1f} '
+                  f'({low[quad] / low[ref]:.1f}) (goal <= 3 for timestepping)')
+    quad_ts, quad_ev = ('quad', 'stance', 'dodo timestepping'), ('quad', 'stance', 'dodo event')
+    if quad_ts in med and quad_ev in med:
+        print(f'  quadruped stance, event / timestepping = {med[quad_ev] / med[quad_ts]:.1f} '
+              f'(goal <= 3)')
     print(f'bench wall time {time.perf_counter() - wall_start:.1f} s')
     if args.profile:
         case = next(c for c in cases if c.label == 'dodo timestepping' and c.phase == 'stance')
