@@ -57,7 +57,7 @@ from std_srvs.srv import Trigger
 
 from dodo_sim.hardware.backend import CanBackend, open_bus
 from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
-from dodo_sim.hardware.driver import DriverCore
+from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX, DriverCore
 from dodo_sim.hardware.protocol import error_name
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.model import robot_description_xml
@@ -149,6 +149,8 @@ class DriverNode(Node):
         self._stopping = False              # stop_after reached: the last cycle goes out next
         self.published = 0                  # /joint_states messages published
         self.estops = 0                     # e-stops taken (~/estop calls, /estop presses)
+        #: what stopped the motors during the run (fault, e-stop, ~/disable): '<state>: <reason>'
+        self.motors_off_events: list[str] = []
         self.commands_received = 0          # valid commands (either topic)
         self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
         self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
@@ -385,7 +387,7 @@ class DriverNode(Node):
                 f'cycles: actuators disabled')
             self._log_summary()
             if not self.done.done():
-                self.done.set_result(EXIT_OK)
+                self.done.set_result(self.exit_code)
 
     def _report_transitions(self, sample) -> None:
         safety = self.core.safety
@@ -395,6 +397,14 @@ class DriverNode(Node):
                 self.get_logger().error(text)
             else:
                 self.get_logger().info(text)
+            if (self._prev_state is SafetyState.ENABLED and not self._stopping
+                    and sample.state is not SafetyState.ENABLED):
+                # the run's motors stopped before stop_after: the run failed (issue 16 item 0)
+                event = (safety.reason if safety.reason.startswith(sample.state.value)
+                         else f'{sample.state.value}: {safety.reason}')
+                self.motors_off_events.append(event)
+                self.exit_code = EXIT_MOTORS_STOPPED
+                self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self._prev_state = sample.state
         if safety.watchdog_active:
             age = safety.command_age(time.monotonic())
@@ -515,6 +525,7 @@ class DriverNode(Node):
                'missed_replies': sum(s.missed for s in self.core.status)
                + (self.core.board.missed if self.core.has_board else 0),
                'rejected': self.core.rejected_commands, 'cpu_s': time.process_time(),
+               'faults': safety.faults, 'motors_off_events': len(self.motors_off_events),
                'stop_reason': self.stop_reason}
         if self.emulator is not None:
             out['emulator_mode'] = self.config.emulator_mode
@@ -525,6 +536,8 @@ class DriverNode(Node):
     def _log_summary(self) -> None:
         if not self._summary_logged:
             self._summary_logged = True
+            for event in self.motors_off_events:        # the last lines say what stopped them
+                self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self.get_logger().info(runtime.format_summary('driver', self.summary()))
 
     def destroy_node(self):

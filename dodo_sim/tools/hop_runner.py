@@ -55,6 +55,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.runtime import parse_summary
@@ -73,7 +74,8 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 #: Node exit codes (dodo_sim.ros.runtime) by name, for the summary.
 NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
 #: The driver's exit code 3: its emulated hardware's physics diverged.
-DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged'}
+DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
+                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable'}
 #: The driver's final line: ``dodo driver: hardware=... run_time_s=... cycles=... ...``.
 DRIVER_SUMMARY = 'driver'
 #: Driver parameters a real-bus params file must set itself (nothing taken from defaults).
@@ -287,6 +289,8 @@ class HopRun:
         self.failures: list[str] = []
         self.sim_summary: dict | None = None
         self.driver_summary: dict | None = None
+        #: what stopped the motors during the run (the driver's MOTORS_OFF_PREFIX lines)
+        self.motors_off_events: list[str] = []
         self._stop_after_line: tuple[float, int] | None = None
         self._tmp: Path | None = None
         self._started_at: float | None = None
@@ -437,6 +441,10 @@ class HopRun:
             summary = parse_summary(text, DRIVER_SUMMARY)
             if summary is not None:
                 self.driver_summary = summary
+            if MOTORS_OFF_PREFIX in text:
+                event = text[text.index(MOTORS_OFF_PREFIX) + len(MOTORS_OFF_PREFIX):].strip()
+                if event not in self.motors_off_events:
+                    self.motors_off_events.append(event)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
         elif child.name == 'controller':
@@ -631,6 +639,9 @@ class HopRun:
                 and (self.driver_summary or {}).get('stop_reason') != 'stop_after'):
             self._fail(f'the driver did not report reaching stop_after '
                        f'(summary: {self.driver_summary})')
+        for event in self.motors_off_events:
+            # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
+            self._fail(f'the driver stopped the motors: {event}')
         timeouts = (self.sim_summary or {}).get('timeouts') or 0
         if timeouts:
             # zero torque replaced the controller's answer: the run does not show the controller
