@@ -410,8 +410,10 @@ class DriverNode(Node):
             age = safety.command_age(time.monotonic())
             since = f'for {age:.3f} s' if math.isfinite(age) else 'since enable'
             self._throttle.warn('watchdog', f'no command {since} (command_timeout = '
-                                f'{self.config.command_timeout} s): zero torque plus damping '
-                                f'until commands return')
+                                f'{self.config.command_timeout} s): '
+                                + ('zero torque plus damping' if self.config.watchdog_mode == 'damp'
+                                   else 'landing the leg (hold, lower to the crouch, rest)')
+                                + ' until commands return')
         if not sample.fresh:
             missed = [s.config.joint for s in self.core.status if s.consecutive_missed]
             if self.core.has_board and self.core.board.consecutive_missed:
@@ -441,7 +443,8 @@ class DriverNode(Node):
         msg.status.append(_status(
             level, 'driver: safety', 'driver',
             f'{safety.state.value}: {safety.reason}'
-            + ('; watchdog: zero torque + damping' if safety.watchdog_active else ''),
+            + (('; watchdog: zero torque + damping' if cfg.watchdog_mode == 'damp'
+                else '; watchdog: landing the leg') if safety.watchdog_active else ''),
             state=safety.state.value, reason=safety.reason,
             watchdog_active=safety.watchdog_active, watchdog_trips=safety.watchdog_trips,
             command_age_s=f'{age:.4f}' if math.isfinite(age) else 'none',
