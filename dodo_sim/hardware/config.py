@@ -122,6 +122,10 @@ class DriverConfig:
             starts when the motors do). 0: run until shut down.
         publish_robot_description: publish robot_description on /robot_description
             (transient local) for the controller; false when robot_state_publisher does.
+        state_log: path of an MCAP file the driver writes every /joint_states it published
+            to when it stops (a ring buffer in memory during the run: lossless whatever the
+            recorder keeps; hardware/state_log.py); empty: none. ``dodo hop --bag B`` sets
+            ``B.driver.mcap``.
     """
 
     hardware: str = 'can'
@@ -177,6 +181,7 @@ class DriverConfig:
     startup_timeout: float = 60.0
     stop_after: float = 0.0
     publish_robot_description: bool = True
+    state_log: str = ''
 
     def __post_init__(self):
         for name in ('joints', 'models', 'boom_joints', 'boom_kinds'):

@@ -50,6 +50,7 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
@@ -59,6 +60,7 @@ from dodo_sim.hardware.backend import CanBackend, open_bus
 from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
 from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX, DriverCore
 from dodo_sim.hardware.protocol import error_name
+from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
@@ -158,6 +160,10 @@ class DriverNode(Node):
         #: cycles that started more than half a period late (period > 1.5 control_period)
         self.missed_deadlines = 0
         self._summary_logged = False
+        #: every published /joint_states, for the driver's own log (config.state_log)
+        self._state_ring = (StateRing(len(self.core.joint_names)) if self.config.state_log
+                            else None)
+        self.states_logged: int | None = None     # states in the written state_log file
 
         qos = contract.stream_qos()
         self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, qos)
@@ -377,6 +383,9 @@ class DriverNode(Node):
         js.effort = array.array('d', sample.effort)
         self._pub_joints.publish(js)
         self.published += 1
+        if self._state_ring is not None:
+            self._state_ring.append(stamp.sec * 1_000_000_000 + stamp.nanosec,
+                                    sample.q, sample.v, sample.effort)
         self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
                                   time.perf_counter() - timing.received))
         self._report_transitions(sample)
@@ -529,6 +538,7 @@ class DriverNode(Node):
                + (self.core.board.missed if self.core.has_board else 0),
                'rejected': self.core.rejected_commands, 'cpu_s': time.process_time(),
                'faults': safety.faults, 'motors_off_events': len(self.motors_off_events),
+               'logged': self.states_logged,
                'stop_reason': self.stop_reason}
         if self.emulator is not None:
             out['emulator_mode'] = self.config.emulator_mode
@@ -539,9 +549,35 @@ class DriverNode(Node):
     def _log_summary(self) -> None:
         if not self._summary_logged:
             self._summary_logged = True
+            self._write_state_log()
             for event in self.motors_off_events:        # the last lines say what stopped them
                 self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self.get_logger().info(runtime.format_summary('driver', self.summary()))
+
+    def _write_state_log(self) -> None:
+        """Write the ring of published states to ``state_log`` (once, at the end)."""
+        ring, self._state_ring = self._state_ring, None
+        if ring is None:
+            return
+        try:
+            log = StateLog(self.config.state_log, contract.JOINT_STATES)
+            msg = JointState()
+            msg.name = list(self.core.joint_names)
+            try:
+                for stamp_ns, q, v, effort in ring.rows():
+                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns,
+                                                                            1_000_000_000)
+                    msg.position = array.array('d', q)
+                    msg.velocity = array.array('d', v)
+                    msg.effort = array.array('d', effort)
+                    log.write(stamp_ns, serialize_message(msg))
+            finally:
+                log.close()
+            self.states_logged = log.logged
+            self.get_logger().info(f'state log: {log.logged} of {self.published} published '
+                                   f'{contract.JOINT_STATES} written to {log.path}')
+        except OSError as exc:
+            self.get_logger().error(f'state log {self.config.state_log} not written: {exc}')
 
     def destroy_node(self):
         self._log_summary()

@@ -56,6 +56,7 @@ from typing import Any, TextIO
 import yaml
 
 from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
+from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.runtime import parse_summary
@@ -420,8 +421,12 @@ class HopRun:
                 'stop_after': self.duration}
         if self.hardware is not None:
             args['hardware'] = self.hardware
-        return {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
-                for spec in self.nodes}
+        params = {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
+                  for spec in self.nodes}
+        if self.hardware is not None and self.bag is not None and graph.DRIVER_NODE in params:
+            # the driver's own lossless log of its states, beside the bag (hardware/state_log)
+            params[graph.DRIVER_NODE]['state_log'] = str(state_log_path(self.bag))
+        return params
 
     def commands(self, directory: Path) -> dict[str, list]:
         """Node name -> command line; writes the generated params file into ``directory``."""
@@ -757,6 +762,18 @@ def recorded_states_note(bag, driver: dict) -> str:
             f'{os.getloadavg()[0]:.1f})')
 
 
+def driver_log_note(bag, driver: dict) -> str:
+    """How many of its published /joint_states the driver wrote to its own log (state_log)."""
+    path = state_log_path(bag)
+    logged, published = driver.get('logged'), driver.get('published')
+    if logged is None:
+        return f'driver log: WARNING: not written ({path})'
+    if logged == published:
+        return f'driver log: all {logged} {contract.JOINT_STATES} the driver published: {path}'
+    return (f'driver log: WARNING: {logged} of the {published} {contract.JOINT_STATES} the '
+            f'driver published: {path}')
+
+
 def default_wall_timeout(duration: float) -> float:
     """Wall-clock limit of a run: generous (lockstep runs several times faster than real time)."""
     return 60.0 + 20.0 * duration
@@ -820,6 +837,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
         if result.bag_closed and result.driver:
             out.write(f'{prog}: {recorded_states_note(bag, result.driver)}\n')
+        if result.driver and result.hardware is not None:
+            out.write(f'{prog}: {driver_log_note(bag, result.driver)}\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
