@@ -462,4 +462,5 @@ def actuated_status_text(s: ActuatorStatus) -> str:
             f'{error_name(s.error_code)}, {s.temperature:.0f} degC')
 
 
-__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore', 'Sample', 'ActuatorStatus', 'BoardStatus', 'CycleTiming']
+__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore', 'Sample', 'ActuatorStatus',
+           'BoardStatus', 'CycleTiming']

@@ -28,15 +28,15 @@ The watchdog's safe law (``watchdog_mode``), per joint, every cycle while trippe
 * ``'damp'``: zero torque plus firmware damping ``kd = damping`` (the motor's own loop).
 * ``'land'`` (default): a low-gain joint PD towards a reference that lands the leg::
 
-      r(t) = q_trip                                   for t - t_trip < fallback_hold_time
-           = q_trip + s(u) (q_crouch - q_trip)         u = (t - t_trip - hold) / fallback_lower_time
-           = q_crouch                                  afterwards (resting in the crouch)
+      r(t) = q_trip                          for t - t_trip < hold (fallback_hold_time)
+           = q_trip + s(u) (q_crouch - q_trip)  u = (t - t_trip - hold) / fallback_lower_time
+           = q_crouch                          afterwards (resting in the crouch)
       s(u) = 3u^2 - 2u^3 (smooth start and stop),   tau = shape(kp (r - q) - kd v)
 
-  ``kp``, ``kd``: ``fallback_stiffness``, ``fallback_damping``. ``q_trip`` is the measured pose at the trip, ``q_crouch`` the ``fallback_crouch_pose``
-  (empty: ``q_trip``), both clipped into ``[lower + margin, upper - margin]`` (inside the soft
-  limits, so the law never aims at a URDF limit); ``shape`` is the same clamp and soft limit as
-  for the controller's commands (:meth:`SafetySupervisor.shape_torque`). The torque goes out as a
+  ``kp``, ``kd``: ``fallback_stiffness``, ``fallback_damping``. ``q_trip`` is the measured pose
+  at the trip, ``q_crouch`` the ``fallback_crouch_pose`` (empty: ``q_trip``), both clipped
+  into ``[lower + margin, upper - margin]`` (inside the soft limits, so the law never aims at a
+  URDF limit); ``shape`` is the same clamp and soft limit as for the controller's commands (:meth:`SafetySupervisor.shape_torque`). The torque goes out as a
   feed-forward torque frame (kp = kd = 0 on the wire), so what is sent is exactly this law
   within the torque field's quantisation and never beyond ``max_torque``.
 """
@@ -77,7 +77,7 @@ class SafetyLimits:
     Attributes:
         lower / upper: URDF position limits, rad (hard: beyond them the driver faults).
         max_torque: torque clamp, N*m.
-        damping: damping of the damping mode and of the landing law, N*m*s/rad.
+        damping: damping of the damping mode (watchdog 'damp', e-stop 'damping'), N*m*s/rad.
         fallback_stiffness: stiffness of the watchdog's landing law, N*m/rad.
         fallback_damping: damping of the watchdog's landing law, N*m*s/rad.
         crouch: the landing law's final pose, rad (None: the pose measured at the trip).
@@ -281,7 +281,8 @@ class SafetySupervisor:
 
     def _inside(self, q: float, lim: SafetyLimits) -> float:
         """``q`` clipped into the range inside the soft limits (the middle if none)."""
-        lo, hi = lim.lower + self.config.soft_limit_margin, lim.upper - self.config.soft_limit_margin
+        margin = self.config.soft_limit_margin
+        lo, hi = lim.lower + margin, lim.upper - margin
         if lo > hi:
             return 0.5 * (lim.lower + lim.upper)
         return min(max(q, lo), hi)
