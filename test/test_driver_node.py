@@ -130,6 +130,7 @@ def graph(tmp_path):
             [sys.executable, '-m', 'dodo_sim.ros.driver_node', '--ros-args',
              '-p', 'hardware:=emulated', '-p', f'command_timeout:={COMMAND_TIMEOUT}',
              '-p', f'damping:=[{DAMPING[0]}, {DAMPING[1]}]', '-p', 'diagnostics_period:=0.1',
+             '-p', 'watchdog_mode:=damp',     # the 'land' law: test_hardware_emulator.py
              # a leg on a test stand (body clamped): when the loaded machine starves the
              # command publisher past command_timeout, the damped leg swings instead of falling
              '-p', 'emulator_stand:=clamped'],

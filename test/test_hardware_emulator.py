@@ -99,7 +99,8 @@ def test_estop_turns_the_emulated_motors_off_within_one_cycle(rig):
 
 def test_watchdog_zero_torque_plus_damping_within_command_timeout_and_recovery(urdf_xml):
     timeout = 0.05
-    rig = make_rig(urdf_xml, driver={'command_timeout': timeout, 'damping': (4.0, 3.0)})
+    rig = make_rig(urdf_xml, driver={'command_timeout': timeout, 'damping': (4.0, 3.0),
+                                     'watchdog_mode': 'damp'})
     try:
         hold(rig, 600)                                        # landed, standing
         knee = rig.emulator._actuator('knee')
@@ -299,3 +300,148 @@ def test_slip_controller_hops_through_the_emulated_hardware(urdf_xml):
     late = apex[2:]
     assert (late.max() - late.min()) / late.mean() < 0.02, apex
     assert abs(late.mean() - 1.2) < 0.02, apex
+
+
+# -- every torque explained (issue 16 item 1) and the landing fallback (item 2) -----------------
+
+def wire_check(rig, q_prev, v_prev) -> bool:
+    """After one cycle: what each emulated actuator decoded from the bytes, on the joint side,
+    against the clamp and (if the driver's record says the cycle was tripped) the safe law
+    evaluated on the measurement the cycle started from. Returns whether it was tripped."""
+    driver = rig.driver
+    tripped = rig.state is not None and driver.last_output.watchdog
+    law = driver.safety.safe_law(rig.state.t, q_prev, v_prev) if tripped else None
+    for k, (a, st) in enumerate(zip(driver.actuators, driver.status)):
+        if not st.motor_on:
+            continue
+        r = a.ranges
+        half_torque = 0.5 * (r.t_max - r.t_min) / 4095 * a.gear_ratio + 1e-9
+        half_kd = 0.5 * (r.kd_max - r.kd_min) / 4095 * a.gear_ratio ** 2 + 1e-9
+        command = rig.emulator._actuator(a.joint).command
+        torque = a.joint_torque(command.torque)
+        kd = command.kd * a.gear_ratio ** 2
+        assert command.kp == 0.0
+        assert abs(torque) <= a.max_torque + half_torque, (a.joint, torque)
+        if tripped:
+            mode, law_torque, law_kd = law[k]
+            assert abs(torque - law_torque) <= half_torque, (a.joint, torque, law_torque)
+            assert abs(kd - law_kd) <= half_kd, (a.joint, kd, law_kd)
+    return tripped
+
+
+def run_checked(rig, steps, command=None):
+    """``steps`` cycles (``command(state)`` -> torques, or None: a silent controller), each
+    checked by :func:`wire_check`; returns the joint positions, velocities and tripped flags."""
+    qs, vs, tripped = [], [], []
+    for _ in range(steps):
+        q_prev, v_prev = rig.state.q[2:].copy(), rig.state.v[2:].copy()
+        rig.step(None if command is None else command(rig.state))
+        tripped.append(wire_check(rig, q_prev, v_prev))
+        qs.append(rig.state.q.copy())
+        vs.append(rig.state.v.copy())
+    return np.array(qs), np.array(vs), np.array(tripped)
+
+
+def slip(urdf_xml):
+    from dodo_control.controller import Controller, ControllerConfig
+    controller = Controller(urdf_xml, ControllerConfig(apex_height=1.2))
+    return lambda s: controller.update(s.t, s.q, s.v, s.contact_force)
+
+
+@pytest.mark.parametrize('watchdog_mode', ['land', 'damp'])
+def test_every_cycle_the_torque_on_the_wire_is_clamped_and_while_tripped_is_the_safe_law(
+        urdf_xml, watchdog_mode):
+    """Hopping (the clamp acts at touchdown), then a silent controller: every cycle's frames, as
+    the emulated firmware decoded them, within the clamp, and the safe law while tripped."""
+    rig = make_rig(urdf_xml, driver={'watchdog_mode': watchdog_mode,
+                                     'max_torques': (120.0, 120.0)})
+    try:
+        run_checked(rig, 2500, slip(urdf_xml))
+        _, _, tripped = run_checked(rig, 400)
+        assert tripped[60:].all() and not tripped[:49].any()        # command_timeout 50 ms
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize('before', ['standing', 'hopping'])
+def test_a_controller_silent_for_2_s_lands_the_leg_without_a_limit_fault(urdf_xml, before):
+    """The 'land' fallback: no fault, no joint into its soft zone by the law's own motion, the
+    leg resting at the end; the controller then takes over again."""
+    rig = make_rig(urdf_xml)
+    try:
+        if before == 'standing':
+            run_checked(rig, 600, lambda s: HOLD.update(s.t, s.q, s.v, None))
+        else:
+            run_checked(rig, 3000, slip(urdf_xml))
+        q, v, tripped = run_checked(rig, 2000)
+        assert rig.driver.safety.state is SafetyState.ENABLED, rig.driver.safety.reason
+        assert rig.driver.safety.faults == 0 and tripped[60:].all()
+        for j, (lower, upper) in zip((2, 3), ((-1.9, 1.9), (-2.8, 2.8))):
+            assert lower + 0.1 < q[:, j].min() and q[:, j].max() < upper - 0.1, q[:, j]
+        assert np.abs(v[-100:, 2:]).max() < 0.3, v[-100:, 2:]         # resting in the crouch
+        assert q[-1, 1] > 0.5                                         # the body held up
+        hold(rig, 5)
+        assert not rig.driver.safety.watchdog_active
+    finally:
+        rig.close()
+
+
+def test_the_old_damping_only_watchdog_drops_a_standing_leg_onto_its_limit(urdf_xml):
+    """What the 'land' law replaces (watchdog_mode 'damp'): the same 2 s silence ends in a
+    URDF-limit fault with the motors off."""
+    rig = make_rig(urdf_xml, driver={'watchdog_mode': 'damp'})
+    try:
+        hold(rig, 600)
+        for _ in range(2000):
+            rig.step(None)
+        assert rig.driver.safety.state is SafetyState.FAULT
+        assert 'beyond the URDF limit' in rig.driver.safety.reason
+    finally:
+        rig.close()
+
+
+def test_the_279_nm_while_tripped_was_the_controllers_torque_before_the_trip(urdf_xml):
+    """docs/hardware.md "The 279 N*m": the old DDS test called every state stamped later than
+    SIGSTOP + command_timeout "tripped", by the test's wall clock. The watchdog counts from the
+    driver's receipt of the last command, which DDS and the driver's executor deliver up to
+    ~10 ms late (state-to-command age p99), so the first states of that window still carried the
+    controller's last (stance, near-clamp) torque: |tau + kd v| = |tau_controller + kd v|.
+    Reproduced here with the last command delivered 10 ms after the controller stopped; the
+    driver's own per-cycle record (Sample.watchdog) separates the two, and on its tripped cycles
+    the wire carries the safe law (wire_check)."""
+    rig = make_rig(urdf_xml, driver={'watchdog_mode': 'damp'})
+    controller = slip(urdf_xml)
+    try:
+        run_checked(rig, 2000, controller)
+        for _ in range(3000):                 # into a stance push, where the torque is high
+            tau = controller(rig.state)
+            if np.abs(tau).max() > 200.0:
+                break
+            rig.step(tau)
+        assert np.abs(tau).max() > 200.0
+        stopped = rig.state.t                 # the controller computed tau, then was stopped
+        rows = []
+        for k in range(150):
+            if k == 10:                       # ... and its last command arrives 10 ms late
+                rig.driver.set_command(rig.state.t, tau)
+            q_prev, v_prev = rig.state.q[2:].copy(), rig.state.v[2:].copy()
+            rig.step(None)
+            tripped = wire_check(rig, q_prev, v_prev)
+            rows.append((rig.state.t, tripped, *rig.state.tau_applied, *rig.state.v[2:]))
+    finally:
+        rig.close()
+    t, tripped, effort, v = (np.array(rows)[:, 0], np.array(rows)[:, 1].astype(bool),
+                             np.array(rows)[:, 2:4], np.array(rows)[:, 4:6])
+    residual = np.abs(effort + 4.0 * v).max(axis=1)            # damping (4, 4) N*m*s/rad
+    old_window = t > stopped + 0.05 + 0.001
+    assert residual[old_window].max() > 200.0                   # hundreds of N*m "while tripped"
+    assert residual[old_window & ~tripped].max() > 200.0        # ... on untripped cycles
+    assert tripped[t > stopped + 0.061].all()
+    # the measured torque of cycle k is the firmware's output since cycle k's frames, from the
+    # velocity it measured then (the one-period delay): on cycles tripped since the one before,
+    # tau_k = -kd v_(k-1) within a count (0.13 N*m) plus the firmware's own velocity rounding
+    steady = tripped[1:] & tripped[:-1]
+    lagged = np.abs(effort[1:] + 4.0 * v[:-1]).max(axis=1)[steady]
+    assert lagged.max() < 0.5, lagged.max()
+    print(f'old window: max |tau + kd v| {residual[old_window].max():.1f} N*m; on the cycles '
+          f'the driver records as tripped |tau_k + kd v_(k-1)| <= {lagged.max():.3f} N*m')

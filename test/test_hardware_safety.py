@@ -80,7 +80,7 @@ def test_estop_input_blocks_enable_until_released():
 
 def test_watchdog_zero_torque_and_damping_within_command_timeout_then_recovers():
     timeout = 0.05
-    s = supervisor(command_timeout=timeout)
+    s = supervisor(command_timeout=timeout, watchdog_mode='damp')
     s.enable(0.0)
     t = 0.0
     for _ in range(20):                            # commands at 1 kHz
@@ -194,3 +194,59 @@ def test_bad_command_length_raises():
     with pytest.raises(ValueError, match='2 torques'):
         s.command(0.0, [1.0])
     assert math.isinf(s.command_age(0.0))
+
+
+LANDING = [SafetyLimits(-1.9, 1.9, 100.0, 4.0, fallback_stiffness=300.0, fallback_damping=15.0,
+                        crouch=0.6),
+           SafetyLimits(-2.8, 2.8, 100.0, 3.0, fallback_stiffness=300.0, fallback_damping=15.0,
+                        crouch=-2.79)]     # a crouch inside the soft zone: clipped out of it
+
+
+def tripped_landing(q_trip, timeout=0.05, **config):
+    s = SafetySupervisor(('hip', 'knee'), LANDING,
+                         SafetyConfig(command_timeout=timeout, watchdog_mode='land',
+                                      fallback_hold_time=0.2, fallback_lower_time=1.0, **config))
+    s.observe([0.0, -1.0], HEALTHY)
+    s.enable(0.0)
+    s.command(0.0, [5.0, -5.0])
+    out = s.setpoints(timeout + PERIOD, q_trip, [0.0, 0.0])
+    assert out.watchdog and modes(out) == [JointMode.FALLBACK] * 2
+    return s, timeout + PERIOD
+
+
+def test_landing_law_holds_the_trip_pose_then_lowers_to_the_crouch_inside_the_soft_limits():
+    s, t_trip = tripped_landing([0.3, -0.6])
+    margin = s.config.soft_limit_margin
+    crouch = (0.6, -2.8 + margin)                  # the knee's crouch clipped inside the soft zone
+    for dt, expected in [(0.0, (0.3, -0.6)), (0.2, (0.3, -0.6)),              # hold
+                         (0.7, tuple(0.5 * (a + b) for a, b in zip((0.3, -0.6), crouch))),
+                         (1.2, crouch), (5.0, crouch)]:                        # lowered, resting
+        for j in range(2):
+            assert s.landing_reference(j, t_trip + dt) == pytest.approx(expected[j], abs=1e-12)
+    # the law: tau = kp (r - q) - kd v, clamped, at the reference zero torque
+    t = t_trip + 5.0
+    out = s.setpoints(t, [0.6, -2.5], [0.1, 0.0])
+    assert out.setpoints[0].torque == pytest.approx(-15.0 * 0.1)
+    assert out.setpoints[1].torque == pytest.approx(300.0 * (crouch[1] + 2.5))
+    assert [sp.torque for sp in out.setpoints] == [law[1] for law in s.safe_law(t, [0.6, -2.5],
+                                                                               [0.1, 0.0])]
+
+
+def test_landing_law_never_aims_beyond_the_soft_limits_and_is_clamped():
+    # tripped with the knee already past its soft limit: the reference is inside the soft zone,
+    # so the law pulls the joint out of it; far from the reference the clamp holds
+    s, t_trip = tripped_landing([1.85, -2.75])
+    margin = s.config.soft_limit_margin
+    assert s.landing_reference(0, t_trip) == pytest.approx(1.9 - margin)
+    assert s.landing_reference(1, t_trip) == pytest.approx(-2.8 + margin)
+    out = s.setpoints(t_trip + PERIOD, [1.85, -2.75], [0.0, 0.0])
+    assert out.setpoints[0].torque < 0.0 and out.setpoints[1].torque > 0.0
+    out = s.setpoints(t_trip + 2 * PERIOD, [-1.0, 2.0], [0.0, 0.0])
+    assert [abs(sp.torque) for sp in out.setpoints] == [100.0, 100.0]
+
+
+def test_commands_returning_end_the_landing_law():
+    s, t_trip = tripped_landing([0.3, -0.6])
+    s.command(t_trip + 0.5, [1.0, 2.0])
+    out = s.setpoints(t_trip + 0.5, [0.3, -0.6], [0.0, 0.0])
+    assert not out.watchdog and [sp.torque for sp in out.setpoints] == [1.0, 2.0]

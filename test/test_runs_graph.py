@@ -1,8 +1,10 @@
 """One graph for ``hop.launch.py`` and ``dodo hop`` (dodo_sim.ros.graph), and parameters passed
 typed through a generated params file instead of text spliced into a command line."""
+import io
 import signal
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -172,3 +174,32 @@ def test_dodo_walk_on_hardware_is_refused_before_start(tmp_path, capfd, no_start
     line = capfd.readouterr().err.strip()
     assert code == 2 and line.startswith('dodo walk: error: ') and 'left_foot' in line, line
     assert not (tmp_path / 'runs').exists()
+
+
+def test_on_hardware_the_driver_logs_its_states_beside_the_bag(tmp_path):
+    params = tmp_path / 'p.yaml'
+    params.write_text('/**:\n  ros__parameters: {}\n')
+    hop = HopRun(params, 2.0, bag=tmp_path / 'bag', hardware='emulated')
+    hop.commands(tmp_path)
+    data = yaml.safe_load(open(tmp_path / 'dodo_hop.params.yaml'))
+    assert data['driver']['ros__parameters']['state_log'] == str(tmp_path / 'bag.driver.mcap')
+
+
+def test_a_motors_off_line_of_the_driver_fails_the_run_naming_joint_and_cause(tmp_path):
+    """Issue 16 item 0: the driver reached stop_after and exited, but a fault had stopped the
+    motors: the run is FAILED and its summary names the joint and the cause."""
+    params = tmp_path / 'p.yaml'
+    params.write_text('/**:\n  ros__parameters: {}\n')
+    hop = HopRun(params, 2.0, hardware='emulated', out=io.StringIO(), err=io.StringIO())
+    driver = SimpleNamespace(name='driver', lines=[])
+    reason = 'fault: knee: position -2.800 rad beyond the URDF limit [-2.8, 2.8]'
+    for line in [f'[ERROR] [1.0] [driver]: dodo driver motors off: {reason}',
+                 f'[ERROR] [2.0] [driver]: dodo driver motors off: {reason}',    # repeated
+                 '[INFO] [2.0] [driver]: dodo driver: hardware=emulated run_time_s=2.001 '
+                 'cycles=2100 published=2100 faults=1 motors_off_events=1 '
+                 'stop_reason=stop_after']:
+        hop._on_line(driver, line)
+    result = hop.result('completed')
+    assert result.outcome == 'failed' and result.exit_code == 1
+    assert result.failures == [f'the driver stopped the motors: {reason}']
+    assert result.summary().startswith('FAILED') and reason in result.summary()

@@ -30,6 +30,7 @@ from .protocol import MitRanges, model_ranges
 
 HARDWARE_KINDS = ('can', 'emulated')
 ESTOP_MODES = ('disable', 'damping')
+WATCHDOG_MODES = ('land', 'damp')
 BOOM_KINDS = ('boom_arc', 'boom_height', 'angle')
 EMULATOR_MODES = ('realtime', 'lockstep')
 CALIBRATION_FORMAT = 'dodo_sim_calibration/1'
@@ -62,6 +63,16 @@ class DriverConfig:
             damping until commands return, s.
         estop_mode: 'disable' (motors off, joints free) or 'damping' (motors on, zero torque
             plus damping) while the e-stop is active.
+        watchdog_mode: what the actuators get while the watchdog is tripped: 'land' (hold the
+            pose measured at the trip with low gains, then lower to ``fallback_crouch_pose``
+            inside the soft limits and rest there; safety.py has the law) or 'damp' (zero
+            torque plus ``damping``: a standing leg sinks onto its limits).
+        fallback_stiffness: stiffness of the 'land' law per joint, N*m/rad (>= 0).
+        fallback_damping: damping of the 'land' law per joint, N*m*s/rad (>= 0).
+        fallback_crouch_pose: the pose the 'land' law lowers to, per actuated joint, rad
+            (clipped inside the soft limits); empty: keep the pose measured at the trip.
+        fallback_hold_time: 'land': s the trip pose is held before lowering (>= 0).
+        fallback_lower_time: 'land': s the lowering to the crouch takes (>= 0).
         soft_limit_margin: width of the soft zone inside each URDF position limit, rad.
         soft_limit_stiffness: restoring stiffness in the soft zone, N*m/rad.
         soft_limit_damping: damping of motion towards the limit in the soft zone, N*m*s/rad.
@@ -111,6 +122,10 @@ class DriverConfig:
             starts when the motors do). 0: run until shut down.
         publish_robot_description: publish robot_description on /robot_description
             (transient local) for the controller; false when robot_state_publisher does.
+        state_log: path of an MCAP file the driver writes every /joint_states it published
+            to when it stops (a ring buffer in memory during the run: lossless whatever the
+            recorder keeps; hardware/state_log.py); empty: none. ``dodo hop --bag B`` sets
+            ``B.driver.mcap``.
     """
 
     hardware: str = 'can'
@@ -130,6 +145,12 @@ class DriverConfig:
     damping: tuple = (4.0, 4.0)
     command_timeout: float = 0.05
     estop_mode: str = 'disable'
+    watchdog_mode: str = 'land'
+    fallback_stiffness: tuple = (300.0, 300.0)
+    fallback_damping: tuple = (15.0, 15.0)
+    fallback_crouch_pose: tuple = (0.6, -1.2)
+    fallback_hold_time: float = 0.2
+    fallback_lower_time: float = 1.0
     soft_limit_margin: float = 0.15
     soft_limit_stiffness: float = 1000.0
     soft_limit_damping: float = 20.0
@@ -160,6 +181,7 @@ class DriverConfig:
     startup_timeout: float = 60.0
     stop_after: float = 0.0
     publish_robot_description: bool = True
+    state_log: str = ''
 
     def __post_init__(self):
         for name in ('joints', 'models', 'boom_joints', 'boom_kinds'):
@@ -167,6 +189,7 @@ class DriverConfig:
         for name in ('can_ids', 'directions', 'boom_counts_per_rev', 'boom_directions'):
             object.__setattr__(self, name, tuple(int(x) for x in getattr(self, name)))
         for name in ('gear_ratios', 'torque_constants', 'max_torques', 'damping',
+                     'fallback_stiffness', 'fallback_damping', 'fallback_crouch_pose',
                      'calibration_pose', 'emulator_initial_q'):
             object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
         self.validate()
@@ -230,8 +253,18 @@ class DriverConfig:
             bad('max_torques', 'entries must be positive')
         if not all(math.isfinite(d) and d >= 0.0 for d in self.damping):
             bad('damping', 'entries must be >= 0')
+        if self.watchdog_mode not in WATCHDOG_MODES:
+            bad('watchdog_mode', f'must be one of {WATCHDOG_MODES}')
+        for name in ('fallback_stiffness', 'fallback_damping'):
+            if len(getattr(self, name)) != n or not all(
+                    math.isfinite(k) and k >= 0.0 for k in getattr(self, name)):
+                bad(name, f'needs one entry >= 0 per joint ({n})')
+        if self.fallback_crouch_pose and (len(self.fallback_crouch_pose) != n or not all(
+                math.isfinite(x) for x in self.fallback_crouch_pose)):
+            bad('fallback_crouch_pose', f'needs one finite entry per joint ({n}) or none')
         for name in ('soft_limit_margin', 'soft_limit_stiffness', 'soft_limit_damping',
-                     'stuck_reading_time', 'contact_threshold'):
+                     'stuck_reading_time', 'contact_threshold', 'fallback_hold_time',
+                     'fallback_lower_time'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 bad(name, 'must be >= 0')

@@ -37,6 +37,12 @@ from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyS
 #: estimate jitters by a count or so, but two or three equal readings in a row are common, and
 #: at a low cycle rate (a starved driver) a few of them span ``stuck_reading_time``.
 MIN_FROZEN_CYCLES = 20
+#: Exit code of a driver whose motors were stopped during the run by a fault, an e-stop or
+#: ~/disable (the run failed even if the driver then reached stop_after).
+EXIT_MOTORS_STOPPED = 4
+#: The driver's log line naming each motors-off event of a run (joint and cause), repeated
+#: just before its summary: ``dodo driver motors off: <state>: <reason>`` (``dodo hop`` reads it).
+MOTORS_OFF_PREFIX = 'dodo driver motors off: '
 
 
 class Sample(NamedTuple):
@@ -49,6 +55,9 @@ class Sample(NamedTuple):
         in_contact: foot switch closed or vertical force above ``contact_threshold``.
         fresh: every actuator and the board answered this cycle.
         state: the safety state after the cycle.
+        watchdog: this cycle's frames carried the watchdog's safe law (the driver's own record
+            of which cycles were tripped: a wall-clock window around a stalled controller is
+            not, see docs/hardware.md "The 279 N*m").
     """
 
     t: float
@@ -59,6 +68,7 @@ class Sample(NamedTuple):
     in_contact: bool
     fresh: bool
     state: SafetyState
+    watchdog: bool = False
 
 
 @dataclass
@@ -174,8 +184,11 @@ class DriverCore:
         self.backend = backend
         self.safety = SafetySupervisor(
             self.actuated_joint_names,
-            [SafetyLimits(limits[a.joint].lower, limits[a.joint].upper, a.max_torque, a.damping)
-             for a in self.actuators],
+            [SafetyLimits(limits[a.joint].lower, limits[a.joint].upper, a.max_torque, a.damping,
+                          config.fallback_stiffness[k], config.fallback_damping[k],
+                          config.fallback_crouch_pose[k] if config.fallback_crouch_pose
+                          else None)
+             for k, a in enumerate(self.actuators)],
             SafetyConfig(command_timeout=config.command_timeout, estop_mode=config.estop_mode,
                          soft_limit_margin=config.soft_limit_margin,
                          soft_limit_stiffness=config.soft_limit_stiffness,
@@ -183,7 +196,10 @@ class DriverCore:
                          max_consecutive_missed=config.max_consecutive_missed,
                          temperature_warn=config.temperature_warn,
                          temperature_limit=config.temperature_limit,
-                         stuck_reading_time=config.stuck_reading_time))
+                         stuck_reading_time=config.stuck_reading_time,
+                         watchdog_mode=config.watchdog_mode,
+                         fallback_hold_time=config.fallback_hold_time,
+                         fallback_lower_time=config.fallback_lower_time))
         n = len(self.joint_names)
         self.q = np.zeros(n)
         self.v = np.zeros(n)
@@ -196,6 +212,7 @@ class DriverCore:
         self.cycles = 0
         self.rejected_commands = 0
         self.timing = CycleTiming()
+        self.last_output = None             # the SafetyOutput of the last cycle
         self._sequence = 0
         self._last_cycle_time: float | None = None
         self._zero_requests: set = set()
@@ -295,6 +312,8 @@ class DriverCore:
         act_q = self.q[self._act_index]
         act_v = self.v[self._act_index]
         out = self.safety.setpoints(now, act_q, act_v)
+        #: what this cycle sent (per actuator: mode, joint torque before quantisation, kd)
+        self.last_output = out
         frames = []
         for s, setpoint, limited in zip(self.status, out.setpoints, out.soft_limited):
             frames.append(self._frame(s, setpoint))
@@ -323,12 +342,13 @@ class DriverCore:
         if clock is not None:
             self.timing.done = clock()
         return Sample(now, self.q.copy(), self.v.copy(), self.effort.copy(),
-                      self.contact_force.copy(), self.in_contact, fresh, self.safety.state)
+                      self.contact_force.copy(), self.in_contact, fresh, self.safety.state,
+                      out.watchdog)
 
     def _frame(self, s: ActuatorStatus, setpoint) -> ActuatorFrame:
         frame = self._frame_for(s, setpoint)
         s.mode = setpoint.mode.value if frame.kind == 'command' and s.motor_on else 'off'
-        s.command_torque = setpoint.torque if s.mode == 'torque' else 0.0
+        s.command_torque = setpoint.torque if s.mode in ('torque', 'fallback') else 0.0
         s.command_kd = setpoint.kd if s.mode == 'damping' else 0.0
         return frame
 
@@ -442,4 +462,5 @@ def actuated_status_text(s: ActuatorStatus) -> str:
             f'{error_name(s.error_code)}, {s.temperature:.0f} degC')
 
 
-__all__ = ['DriverCore', 'Sample', 'ActuatorStatus', 'BoardStatus', 'CycleTiming']
+__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore', 'Sample', 'ActuatorStatus',
+           'BoardStatus', 'CycleTiming']

@@ -8,9 +8,9 @@ States and what the actuators get (see docs/hardware.md, safety table)::
 
 * DISABLED (start-up): every actuator gets the disable frame (motor off, still polled).
 * ENABLED: the latest command, clamped to ``max_torque`` and shaped by the soft limits; no
-  valid command for ``command_timeout`` (or none since enable): zero torque plus joint damping
-  (watchdog), back to the commands as soon as one arrives. Commands older than the enable are
-  dropped at enable.
+  valid command for ``command_timeout`` (or none since enable): the watchdog's safe law (below),
+  back to the commands as soon as one arrives. Commands older than the enable are dropped at
+  enable.
 * ESTOP (latched): disable frames (``estop_mode='disable'``) or zero torque plus damping
   (``'damping'``) from the next cycle on; ``enable()`` is refused while the e-stop input is
   held.
@@ -22,6 +22,23 @@ States and what the actuators get (see docs/hardware.md, safety table)::
 Soft limits: within ``soft_limit_margin`` of a URDF limit (depth ``s`` in [0, 1] across the
 margin) the part of the command pushing further in is scaled by ``1 - s`` and a restoring
 spring-damper ``-k depth - d v_out`` is added, so a joint driven at the limit stops inside it.
+
+The watchdog's safe law (``watchdog_mode``), per joint, every cycle while tripped:
+
+* ``'damp'``: zero torque plus firmware damping ``kd = damping`` (the motor's own loop).
+* ``'land'`` (default): a low-gain joint PD towards a reference that lands the leg::
+
+      r(t) = q_trip                          for t - t_trip < hold (fallback_hold_time)
+           = q_trip + s(u) (q_crouch - q_trip)  u = (t - t_trip - hold) / fallback_lower_time
+           = q_crouch                          afterwards (resting in the crouch)
+      s(u) = 3u^2 - 2u^3 (smooth start and stop),   tau = shape(kp (r - q) - kd v)
+
+  ``kp``, ``kd``: ``fallback_stiffness``, ``fallback_damping``. ``q_trip`` is the measured pose
+  at the trip, ``q_crouch`` the ``fallback_crouch_pose`` (empty: ``q_trip``), both clipped
+  into ``[lower + margin, upper - margin]`` (inside the soft limits, so the law never aims at a
+  URDF limit); ``shape`` is the same clamp and soft limit as for the controller's commands (:meth:`SafetySupervisor.shape_torque`). The torque goes out as a
+  feed-forward torque frame (kp = kd = 0 on the wire), so what is sent is exactly this law
+  within the torque field's quantisation and never beyond ``max_torque``.
 """
 from __future__ import annotations
 
@@ -41,6 +58,7 @@ class SafetyState(enum.Enum):
 class JointMode(enum.Enum):
     OFF = 'off'            # disable frame: motor free
     DAMPING = 'damping'    # motor on: zero torque plus damping
+    FALLBACK = 'fallback'  # motor on: the watchdog's landing law as a feed-forward torque
     TORQUE = 'torque'      # motor on: the (shaped) command
 
 
@@ -59,13 +77,19 @@ class SafetyLimits:
     Attributes:
         lower / upper: URDF position limits, rad (hard: beyond them the driver faults).
         max_torque: torque clamp, N*m.
-        damping: damping of the damping mode, N*m*s/rad.
+        damping: damping of the damping mode (watchdog 'damp', e-stop 'damping'), N*m*s/rad.
+        fallback_stiffness: stiffness of the watchdog's landing law, N*m/rad.
+        fallback_damping: damping of the watchdog's landing law, N*m*s/rad.
+        crouch: the landing law's final pose, rad (None: the pose measured at the trip).
     """
 
     lower: float
     upper: float
     max_torque: float
     damping: float
+    fallback_stiffness: float = 0.0
+    fallback_damping: float = 0.0
+    crouch: float | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +105,9 @@ class SafetyConfig:
     temperature_warn: float = 70.0
     temperature_limit: float = 85.0
     stuck_reading_time: float = 0.2
+    watchdog_mode: str = 'land'
+    fallback_hold_time: float = 0.2
+    fallback_lower_time: float = 1.0
 
 
 class JointHealth(NamedTuple):
@@ -117,6 +144,8 @@ class SafetySupervisor:
         self.watchdog_trips = 0
         self.faults = 0
         self._watchdog = False
+        self._trip_time = -math.inf
+        self._trip_pose: tuple = ()
         self._command: tuple | None = None
         self._command_time = -math.inf
         self._enabled_at = -math.inf
@@ -230,7 +259,17 @@ class SafetySupervisor:
             if since > self.config.command_timeout and not self._watchdog:
                 self._watchdog = True
                 self.watchdog_trips += 1
-            return SafetyOutput(state, self._damping, self._watchdog, none)
+                self._trip_time = now
+                self._trip_pose = tuple(self._inside(qj, lim) for qj, lim in zip(q, self.limits))
+            if self.config.watchdog_mode == 'damp' or not self._watchdog:
+                # (not tripped yet: enabled less than command_timeout ago, no command so far)
+                return SafetyOutput(state, self._damping, self._watchdog, none)
+            setpoints, limited = [], []
+            for j, (lim, qj, vj) in enumerate(zip(self.limits, q, v)):
+                tau, hit = self.shape_torque(self._landing_pd(j, now, qj, vj), qj, vj, lim)
+                setpoints.append(JointSetpoint(JointMode.FALLBACK, tau, 0.0))
+                limited.append(hit)
+            return SafetyOutput(state, tuple(setpoints), self._watchdog, tuple(limited))
         self._watchdog = False
         setpoints = []
         limited = []
@@ -239,6 +278,41 @@ class SafetySupervisor:
             setpoints.append(JointSetpoint(JointMode.TORQUE, shaped, 0.0))
             limited.append(hit)
         return SafetyOutput(state, tuple(setpoints), False, tuple(limited))
+
+    def _inside(self, q: float, lim: SafetyLimits) -> float:
+        """``q`` clipped into the range inside the soft limits (the middle if none)."""
+        margin = self.config.soft_limit_margin
+        lo, hi = lim.lower + margin, lim.upper - margin
+        if lo > hi:
+            return 0.5 * (lim.lower + lim.upper)
+        return min(max(q, lo), hi)
+
+    def landing_reference(self, joint: int, now: float) -> float:
+        """The landing law's reference of ``joint`` (index) at ``now``, rad (module docs)."""
+        cfg = self.config
+        start = self._trip_pose[joint]
+        crouch = self.limits[joint].crouch
+        end = start if crouch is None else self._inside(crouch, self.limits[joint])
+        elapsed = now - self._trip_time - cfg.fallback_hold_time
+        if elapsed <= 0.0:
+            return start
+        u = 1.0 if cfg.fallback_lower_time <= 0.0 else min(1.0, elapsed / cfg.fallback_lower_time)
+        return start + (3.0 * u * u - 2.0 * u * u * u) * (end - start)
+
+    def _landing_pd(self, joint: int, now: float, q: float, v: float) -> float:
+        lim = self.limits[joint]
+        return (lim.fallback_stiffness * (self.landing_reference(joint, now) - q)
+                - lim.fallback_damping * v)
+
+    def safe_law(self, now: float, q: Sequence[float], v: Sequence[float]) -> tuple:
+        """What the watchdog sends while tripped (per joint: (mode, torque N*m, kd N*m*s/rad)),
+        for tests and documentation: the same computation as :meth:`setpoints`, no side
+        effects. Valid only while :attr:`watchdog_active`."""
+        if self.config.watchdog_mode == 'damp':
+            return tuple((JointMode.DAMPING, 0.0, lim.damping) for lim in self.limits)
+        return tuple((JointMode.FALLBACK,
+                      self.shape_torque(self._landing_pd(j, now, qj, vj), qj, vj, lim)[0], 0.0)
+                     for j, (lim, qj, vj) in enumerate(zip(self.limits, q, v)))
 
     def shape_torque(self, tau: float, q: float, v: float, lim: SafetyLimits) -> tuple:
         """(clamped and soft-limited torque, whether the soft limit acted)."""

@@ -50,6 +50,7 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
@@ -57,8 +58,9 @@ from std_srvs.srv import Trigger
 
 from dodo_sim.hardware.backend import CanBackend, open_bus
 from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
-from dodo_sim.hardware.driver import DriverCore
+from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX, DriverCore
 from dodo_sim.hardware.protocol import error_name
+from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
@@ -149,6 +151,8 @@ class DriverNode(Node):
         self._stopping = False              # stop_after reached: the last cycle goes out next
         self.published = 0                  # /joint_states messages published
         self.estops = 0                     # e-stops taken (~/estop calls, /estop presses)
+        #: what stopped the motors during the run (fault, e-stop, ~/disable): '<state>: <reason>'
+        self.motors_off_events: list[str] = []
         self.commands_received = 0          # valid commands (either topic)
         self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
         self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
@@ -156,6 +160,10 @@ class DriverNode(Node):
         #: cycles that started more than half a period late (period > 1.5 control_period)
         self.missed_deadlines = 0
         self._summary_logged = False
+        #: every published /joint_states, for the driver's own log (config.state_log)
+        self._state_ring = (StateRing(len(self.core.joint_names)) if self.config.state_log
+                            else None)
+        self.states_logged: int | None = None     # states in the written state_log file
 
         qos = contract.stream_qos()
         self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, qos)
@@ -375,6 +383,9 @@ class DriverNode(Node):
         js.effort = array.array('d', sample.effort)
         self._pub_joints.publish(js)
         self.published += 1
+        if self._state_ring is not None:
+            self._state_ring.append(stamp.sec * 1_000_000_000 + stamp.nanosec,
+                                    sample.q, sample.v, sample.effort)
         self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
                                   time.perf_counter() - timing.received))
         self._report_transitions(sample)
@@ -385,7 +396,7 @@ class DriverNode(Node):
                 f'cycles: actuators disabled')
             self._log_summary()
             if not self.done.done():
-                self.done.set_result(EXIT_OK)
+                self.done.set_result(self.exit_code)
 
     def _report_transitions(self, sample) -> None:
         safety = self.core.safety
@@ -395,13 +406,23 @@ class DriverNode(Node):
                 self.get_logger().error(text)
             else:
                 self.get_logger().info(text)
+            if (self._prev_state is SafetyState.ENABLED and not self._stopping
+                    and sample.state is not SafetyState.ENABLED):
+                # the run's motors stopped before stop_after: the run failed (issue 16 item 0)
+                event = (safety.reason if safety.reason.startswith(sample.state.value)
+                         else f'{sample.state.value}: {safety.reason}')
+                self.motors_off_events.append(event)
+                self.exit_code = EXIT_MOTORS_STOPPED
+                self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self._prev_state = sample.state
         if safety.watchdog_active:
             age = safety.command_age(time.monotonic())
             since = f'for {age:.3f} s' if math.isfinite(age) else 'since enable'
             self._throttle.warn('watchdog', f'no command {since} (command_timeout = '
-                                f'{self.config.command_timeout} s): zero torque plus damping '
-                                f'until commands return')
+                                f'{self.config.command_timeout} s): '
+                                + ('zero torque plus damping' if self.config.watchdog_mode == 'damp'
+                                   else 'landing the leg (hold, lower to the crouch, rest)')
+                                + ' until commands return')
         if not sample.fresh:
             missed = [s.config.joint for s in self.core.status if s.consecutive_missed]
             if self.core.has_board and self.core.board.consecutive_missed:
@@ -431,7 +452,8 @@ class DriverNode(Node):
         msg.status.append(_status(
             level, 'driver: safety', 'driver',
             f'{safety.state.value}: {safety.reason}'
-            + ('; watchdog: zero torque + damping' if safety.watchdog_active else ''),
+            + (('; watchdog: zero torque + damping' if cfg.watchdog_mode == 'damp'
+                else '; watchdog: landing the leg') if safety.watchdog_active else ''),
             state=safety.state.value, reason=safety.reason,
             watchdog_active=safety.watchdog_active, watchdog_trips=safety.watchdog_trips,
             command_age_s=f'{age:.4f}' if math.isfinite(age) else 'none',
@@ -515,6 +537,8 @@ class DriverNode(Node):
                'missed_replies': sum(s.missed for s in self.core.status)
                + (self.core.board.missed if self.core.has_board else 0),
                'rejected': self.core.rejected_commands, 'cpu_s': time.process_time(),
+               'faults': safety.faults, 'motors_off_events': len(self.motors_off_events),
+               'logged': self.states_logged,
                'stop_reason': self.stop_reason}
         if self.emulator is not None:
             out['emulator_mode'] = self.config.emulator_mode
@@ -525,7 +549,35 @@ class DriverNode(Node):
     def _log_summary(self) -> None:
         if not self._summary_logged:
             self._summary_logged = True
+            self._write_state_log()
+            for event in self.motors_off_events:        # the last lines say what stopped them
+                self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self.get_logger().info(runtime.format_summary('driver', self.summary()))
+
+    def _write_state_log(self) -> None:
+        """Write the ring of published states to ``state_log`` (once, at the end)."""
+        ring, self._state_ring = self._state_ring, None
+        if ring is None:
+            return
+        try:
+            log = StateLog(self.config.state_log, contract.JOINT_STATES)
+            msg = JointState()
+            msg.name = list(self.core.joint_names)
+            try:
+                for stamp_ns, q, v, effort in ring.rows():
+                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns,
+                                                                            1_000_000_000)
+                    msg.position = array.array('d', q)
+                    msg.velocity = array.array('d', v)
+                    msg.effort = array.array('d', effort)
+                    log.write(stamp_ns, serialize_message(msg))
+            finally:
+                log.close()
+            self.states_logged = log.logged
+            self.get_logger().info(f'state log: {log.logged} of {self.published} published '
+                                   f'{contract.JOINT_STATES} written to {log.path}')
+        except OSError as exc:
+            self.get_logger().error(f'state log {self.config.state_log} not written: {exc}')
 
     def destroy_node(self):
         self._log_summary()

@@ -55,6 +55,8 @@ from typing import Any, TextIO
 
 import yaml
 
+from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
+from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.runtime import parse_summary
@@ -73,7 +75,8 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 #: Node exit codes (dodo_sim.ros.runtime) by name, for the summary.
 NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
 #: The driver's exit code 3: its emulated hardware's physics diverged.
-DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged'}
+DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
+                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable'}
 #: The driver's final line: ``dodo driver: hardware=... run_time_s=... cycles=... ...``.
 DRIVER_SUMMARY = 'driver'
 #: Driver parameters a real-bus params file must set itself (nothing taken from defaults).
@@ -287,6 +290,8 @@ class HopRun:
         self.failures: list[str] = []
         self.sim_summary: dict | None = None
         self.driver_summary: dict | None = None
+        #: what stopped the motors during the run (the driver's MOTORS_OFF_PREFIX lines)
+        self.motors_off_events: list[str] = []
         self._stop_after_line: tuple[float, int] | None = None
         self._tmp: Path | None = None
         self._started_at: float | None = None
@@ -416,8 +421,12 @@ class HopRun:
                 'stop_after': self.duration}
         if self.hardware is not None:
             args['hardware'] = self.hardware
-        return {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
-                for spec in self.nodes}
+        params = {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
+                  for spec in self.nodes}
+        if self.hardware is not None and self.bag is not None and graph.DRIVER_NODE in params:
+            # the driver's own lossless log of its states, beside the bag (hardware/state_log)
+            params[graph.DRIVER_NODE]['state_log'] = str(state_log_path(self.bag))
+        return params
 
     def commands(self, directory: Path) -> dict[str, list]:
         """Node name -> command line; writes the generated params file into ``directory``."""
@@ -437,6 +446,10 @@ class HopRun:
             summary = parse_summary(text, DRIVER_SUMMARY)
             if summary is not None:
                 self.driver_summary = summary
+            if MOTORS_OFF_PREFIX in text:
+                event = text[text.index(MOTORS_OFF_PREFIX) + len(MOTORS_OFF_PREFIX):].strip()
+                if event not in self.motors_off_events:
+                    self.motors_off_events.append(event)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
         elif child.name == 'controller':
@@ -631,6 +644,9 @@ class HopRun:
                 and (self.driver_summary or {}).get('stop_reason') != 'stop_after'):
             self._fail(f'the driver did not report reaching stop_after '
                        f'(summary: {self.driver_summary})')
+        for event in self.motors_off_events:
+            # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
+            self._fail(f'the driver stopped the motors: {event}')
         timeouts = (self.sim_summary or {}).get('timeouts') or 0
         if timeouts:
             # zero torque replaced the controller's answer: the run does not show the controller
@@ -746,6 +762,18 @@ def recorded_states_note(bag, driver: dict) -> str:
             f'{os.getloadavg()[0]:.1f})')
 
 
+def driver_log_note(bag, driver: dict) -> str:
+    """How many of its published /joint_states the driver wrote to its own log (state_log)."""
+    path = state_log_path(bag)
+    logged, published = driver.get('logged'), driver.get('published')
+    if logged is None:
+        return f'driver log: WARNING: not written ({path})'
+    if logged == published:
+        return f'driver log: all {logged} {contract.JOINT_STATES} the driver published: {path}'
+    return (f'driver log: WARNING: {logged} of the {published} {contract.JOINT_STATES} the '
+            f'driver published: {path}')
+
+
 def default_wall_timeout(duration: float) -> float:
     """Wall-clock limit of a run: generous (lockstep runs several times faster than real time)."""
     return 60.0 + 20.0 * duration
@@ -809,6 +837,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
         if result.bag_closed and result.driver:
             out.write(f'{prog}: {recorded_states_note(bag, result.driver)}\n')
+        if result.driver and result.hardware is not None:
+            out.write(f'{prog}: {driver_log_note(bag, result.driver)}\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
