@@ -436,9 +436,13 @@ def _load_study(path: Path) -> Study:
     if not path.is_file():
         raise StudyError('file not found')
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(path.read_text(encoding='utf-8'))
+    except UnicodeDecodeError:
+        raise StudyError('not a text file (not UTF-8): a study file is YAML') from None
+    except OSError as exc:
+        raise StudyError(f'cannot read it: {exc.strerror or exc}') from None
     except yaml.YAMLError as exc:
-        raise StudyError(f'not valid YAML: {exc}') from None
+        raise StudyError(f'not valid YAML: {" ".join(str(exc).split())}') from None
     raw = _mapping(raw, 'the top level')
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
