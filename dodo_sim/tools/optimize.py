@@ -1064,7 +1064,11 @@ def main(argv=None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     if code != EXIT_OK:
-        opt = _open_study(study, storage_url, create=False, liveness=liveness)
+        try:
+            opt = _open_study(study, storage_url, create=False, liveness=liveness)
+        except (StudyError, StorageError) as exc:     # stopped before the study was created
+            print(f'dodo optimize: no results: {exc}', file=sys.stderr)
+            return code
     print(write_results(study, opt, out, args.workers, time.perf_counter() - start))
     from optuna.trial import TrialState
     if code == EXIT_OK and not opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
