@@ -678,7 +678,7 @@ def run_worker(study_path: str, storage_url: str, trials: int, liveness: Livenes
     """Evaluate trials of the study in ``storage_url`` until it has ``trials`` counted trials
     (:func:`_counted`)."""
     import optuna
-    # heartbeats and the stale-trial retry are "experimental" in Optuna since 2.8; used as documented
+    # heartbeats and the stale-trial retry are "experimental" in Optuna (since 2.8): as documented
     warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
     from optuna.storages import fail_stale_trials
     study = load_study(study_path)
