@@ -136,7 +136,16 @@ def wait_for(predicate, timeout_s: float, what: str):
 def test_two_workers_on_postgresql_survive_a_sigkilled_worker(tmp_path, postgres):
     """Before: the killed worker's trial stayed RUNNING forever and counted towards the total;
     the study never held the requested number of finished trials."""
-    storage = postgres_url(postgres, 'killtest')
+    check_survives_a_sigkilled_worker(tmp_path, postgres_url(postgres, 'killtest'))
+
+
+def test_two_workers_on_a_journal_file_survive_a_sigkilled_worker(tmp_path):
+    """The same on the default storage, a journal file (heartbeats of HeartbeatJournalStorage:
+    Optuna has none for journals)."""
+    check_survives_a_sigkilled_worker(tmp_path, f'journal:{tmp_path / "kill.journal"}')
+
+
+def check_survives_a_sigkilled_worker(tmp_path, storage):
     study = toy_study(tmp_path, trials=12, delay_s=0.4)
     common = ['--storage', storage, '--heartbeat-s', '1']
     victim = dodo_optimize(str(study), *common, '--out', str(tmp_path / 'victim'), cwd=tmp_path)
