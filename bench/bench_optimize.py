@@ -82,8 +82,8 @@ def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: i
 
 
 def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
-    """(command wall s incl. start-up, complete trials, steady rate trials/s) of ``dodo optimize
-    --workers N`` in a fresh process."""
+    """(command wall s incl. start-up, complete trials, steady rate trials/s, distinct parameter
+    sets among the complete trials) of ``dodo optimize --workers N`` in a fresh process."""
     kind, options, parameter, metric = ROBOTS[robot]
     text = STUDY.format(robot=robot, trials=trials, parameter=parameter, kind=kind,
                         duration=duration, metric=metric,
@@ -108,7 +108,8 @@ def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
         begin = max(t.datetime_complete for t in first.values())
         span = (max(t.datetime_complete for t in done) - begin).total_seconds()
         rate = sum(t.datetime_start >= begin for t in steady) / span if span > 0 else float('nan')
-    return wall, len(done), rate
+        distinct = len({tuple(sorted(t.params.items())) for t in done})
+    return wall, len(done), rate, distinct
 
 
 def main(argv=None) -> int:
@@ -138,14 +139,17 @@ def main(argv=None) -> int:
             put(f'rollouts/s per core, {integrator}', robot, f'{rate:.3f}')
             put(f'real-time factor, {integrator}', robot, f'{rtf:.2f}')
             put(f'rollouts per CPU s, {integrator}', robot, f'{per_cpu:.3f}')
+            put(f'load average (1 min), {integrator}', robot, f'{load:.1f}')
         walls, rates = {}, {}
         for workers in (1, 2):
-            wall, done, rate = study_wall(robot, workers, args.trials, args.duration)
+            wall, done, rate, distinct = study_wall(robot, workers, args.trials, args.duration)
             walls[workers], rates[workers] = wall, rate
             load = os.getloadavg()[0]
-            print(f'  {robot} dodo optimize --workers {workers}: {done} trials in {wall:.1f} s '
-                  f'wall incl. start-up; steady {rate:.2f} rollouts/s (load {load:.1f})',
-                  flush=True)
+            print(f'  {robot} dodo optimize --workers {workers}: {done} trials ({distinct} '
+                  f'distinct parameter sets) in {wall:.1f} s wall incl. start-up; steady '
+                  f'{rate:.2f} rollouts/s (load {load:.1f})', flush=True)
+            put(f'--workers {workers}: distinct points / trials', robot, f'{distinct}/{done}')
+            put(f'--workers {workers}: load average (1 min)', robot, f'{load:.1f}')
             put(f'--workers {workers}: wall s incl. start-up', robot, f'{wall:.1f}')
             put(f'--workers {workers}: steady rollouts/s', robot, f'{rate:.2f}')
         put('speed-up 2 vs 1 workers, wall incl. start-up', robot, f'{walls[1] / walls[2]:.2f}')

@@ -207,3 +207,63 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
     assert result.compared >= 0.95 * before_kill['/controller/state'] - 50
     assert result.max_abs_nm == 0.0, result.summary()
     assert 'recorded' in result.config_source
+
+
+# -- truthful reports (issue 17 item 6) ---------------------------------------------------------
+
+def _cut_keeping_metadata(bag: Path, keep_fraction: float) -> Path:
+    """Truncate the MCAP file inside its data section and keep metadata.yaml (a cut copy, a
+    full disk after the recording closed)."""
+    mcap_file = next(bag.glob('*.mcap'))
+    size = mcap_file.stat().st_size
+    with mcap_file.open('r+b') as stream:
+        stream.truncate(int(size * keep_fraction))
+    return mcap_file
+
+
+def test_info_refuses_a_truncated_bag_that_still_has_its_metadata(tmp_path, capsys):
+    """Before: metadata.yaml's counts were printed as if the file held them."""
+    bag = _chunked_bag(tmp_path / 'bag')
+    _cut_keeping_metadata(bag, 0.5)
+    assert bag_main(['info', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert 'truncated' in err and 'dodo bag recover' in err and 'Traceback' not in err
+
+
+def test_recover_measures_the_loss_against_metadata_per_topic(tmp_path, capsys):
+    """Before: called 'closed cleanly' in place, and with --out the loss (~half the bag) was
+    stated as 'at most flush_period_s'."""
+    bag = _chunked_bag(tmp_path / 'bag')
+    recorded = message_counts(bag)
+    _cut_keeping_metadata(bag, 0.5)
+    assert bag_main(['recover', str(bag), '--out', str(tmp_path / 'out')]) == 0
+    report = capsys.readouterr().out
+    got = message_counts(tmp_path / 'out')
+    lost = sum(recorded.values()) - sum(got.values())
+    assert 0 < got['/joint_states'] < recorded['/joint_states']
+    assert f'{lost} of {sum(recorded.values())} recorded messages' in report
+    lost_js = recorded['/joint_states'] - got['/joint_states']
+    # 1 ms steps: the lost joint states are the last lost_js - 1 ms .. lost_js ms of the run
+    loss = report.split('lost:')[1]
+    line = next(x for x in loss.splitlines() if x.strip().startswith('/joint_states'))
+    assert f'{lost_js} of {recorded["/joint_states"]}' in line
+    seconds = float(line.split('the last ')[1].split(' s')[0])
+    assert seconds == pytest.approx(lost_js * 1e-3, abs=1.5e-3)
+    assert 'flush_period_s' not in report
+    # in place too: not "closed cleanly"; the old metadata.yaml is kept beside the new one
+    assert bag_main(['recover', str(bag)]) == 0
+    assert (bag / ('metadata.yaml' + DAMAGED_SUFFIX)).is_file()
+    assert message_counts(bag) == got
+
+
+@pytest.mark.parametrize('content', [b'', b'PK\x03\x04 a zip file, not MCAP' * 10],
+                         ids=['zero bytes', 'foreign file'])
+def test_empty_or_foreign_mcap_is_one_line_not_a_traceback(tmp_path, capsys, content):
+    bag = _chunked_bag(tmp_path / 'bag', n=10)             # keeps its metadata.yaml
+    next(bag.glob('*.mcap')).write_bytes(content)
+    for command in (['info', str(bag)], ['recover', str(bag)],
+                    ['recover', str(bag), '--out', str(tmp_path / 'out')]):
+        assert bag_main(command) == 2, command
+        err = capsys.readouterr().err
+        assert 'Traceback' not in err and len(err.strip().splitlines()) == 1, err
+        assert ('empty' in err) if not content else ('not an MCAP file' in err)

@@ -29,3 +29,26 @@ def _quadratic(configs, options, perturbation):
 
 SECTIONS = {'controller': ToyConfig}
 SCENARIOS = {'quadratic': Scenario(_quadratic, {'optimum': 2.0}, ('cost',), 'a parabola')}
+
+
+def _faulty(configs, options, perturbation):
+    """The parabola with injected faults, for the failure handling of test_optimize_scaleout.py:
+    a bug (ZeroDivisionError) above ``raise_above``, a NaN metric below ``nan_below``, no metric
+    at all with ``omit_metric``, and ``delay_s`` of wall time per run (a stand-in for a rollout,
+    so that a test can stop a worker in the middle of a trial)."""
+    import math
+    import time
+    gain = configs['controller'].gain
+    if gain > options['raise_above']:
+        return {'cost': 1.0 / 0.0}
+    if gain < options['nan_below']:
+        return {'cost': math.nan}
+    time.sleep(options['delay_s'])
+    if options['omit_metric']:
+        return {}
+    return {'cost': (gain - options['optimum']) ** 2}
+
+
+SCENARIOS['faulty'] = Scenario(_faulty, {'optimum': 2.0, 'raise_above': 100.0,
+                                         'nan_below': -100.0, 'omit_metric': False,
+                                         'delay_s': 0.0}, ('cost',), 'a parabola with faults')

@@ -105,6 +105,28 @@ class TopicData:
         return len(self.messages)
 
 
+#: the MCAP magic bytes, at the start of a file and after its footer (MCAP specification)
+MCAP_MAGIC = b'\x89MCAP0\r\n'
+
+
+def mcap_problem(path: Path) -> str | None:
+    """Why an MCAP file cannot be read as a closed bag file (empty, not MCAP, or truncated:
+    no footer and closing magic, as a killed recorder or a cut copy leaves it), or None.
+    Only the first and last 8 bytes are read."""
+    size = path.stat().st_size
+    if size == 0:
+        return f'{path} is empty (0 bytes)'
+    with path.open('rb') as fh:
+        head = fh.read(len(MCAP_MAGIC))
+        if head != MCAP_MAGIC:
+            return f'{path} is not an MCAP file'
+        fh.seek(max(size - len(MCAP_MAGIC), 0))
+        if size < 2 * len(MCAP_MAGIC) or fh.read(len(MCAP_MAGIC)) != MCAP_MAGIC:
+            return (f'{path} is truncated ({size} bytes, no MCAP footer): the recording did '
+                    f'not end cleanly')
+    return None
+
+
 def _reader(bag_dir: str | os.PathLike):
     from rosbags.highlevel import AnyReader
     path = Path(bag_dir)
@@ -113,6 +135,14 @@ def _reader(bag_dir: str | os.PathLike):
             raise FileNotFoundError(f'{path} has no metadata.yaml: the recording did not end '
                                     f'cleanly; rebuild it with: dodo bag recover {path}')
         raise FileNotFoundError(f'{path} is not a rosbag2 bag (no metadata.yaml)')
+    for mcap_file in sorted(path.glob('*.mcap')):
+        # metadata.yaml alone does not make a bag whole: its counts are what was recorded,
+        # not what the file still holds
+        problem = mcap_problem(mcap_file)
+        if problem is not None:
+            hint = (f'; rebuild it with: dodo bag recover {path}'
+                    if 'truncated' in problem else '')
+            raise FileNotFoundError(problem + hint)
     return AnyReader([path], default_typestore=make_typestore())
 
 

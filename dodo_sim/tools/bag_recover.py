@@ -14,8 +14,13 @@ the original is left untouched.
 
 What cannot be recovered is reported: the bytes after the last complete record (the chunk being
 written when the process died, or a torn write), chunks whose data is corrupt (with the message
-counts of their index, when it was written) and, by nature, messages the recorder had not
-written yet (at most ``flush_period_s`` of data).
+counts of their index, when it was written) and the messages that are gone. When the bag still
+has its ``metadata.yaml`` (a file truncated after the recording closed: a cut copy, a full disk)
+the loss is measured per topic against it, in messages and seconds; without it the number of
+messages the recorder had not written is unknown and is said to be.
+
+A bag whose MCAP file lacks its footer is truncated even when ``metadata.yaml`` exists
+(:func:`dodo_sim.tools.bag.mcap_problem`); an empty or foreign file is refused with one line.
 """
 from __future__ import annotations
 
@@ -71,6 +76,9 @@ class RecoveryReport:
     complete: bool = False                          # a footer was found: nothing was lost
     messages_without_channel: int = 0
     kept_original: list = field(default_factory=list)
+    #: from the bag's metadata.yaml when it had one: topic -> recorded messages, bag end (ns)
+    recorded_counts: dict | None = None
+    recorded_end_ns: int | None = None
 
     @property
     def messages(self) -> int:
@@ -98,9 +106,12 @@ class RecoveryReport:
             return '\n'.join(lines)
         lines.append('lost:')
         end = self.end_ns
-        lines.append(f'  everything the recorder had not written to disk when it stopped: the '
-                     f'messages after bag time {end} (at most the recorder\'s flush_period_s '
-                     f'of data, unknown count)')
+        if self.recorded_counts is not None:
+            lines.extend(self._measured_loss())
+        else:
+            lines.append(f'  everything the recorder had not written to disk when it stopped: '
+                         f'the messages after bag time {end} (no metadata.yaml to count them '
+                         f'against: how many is unknown)')
         if self.truncated_bytes:
             lines.append(f'  {self.truncated_bytes} bytes after the last complete record '
                          f'(an incomplete record) were not readable')
@@ -113,6 +124,46 @@ class RecoveryReport:
             lines.append(f'  {self.messages_without_channel} messages whose channel definition '
                          f'was lost')
         return '\n'.join(lines)
+
+
+    def _measured_loss(self) -> list:
+        """Per topic: recorded (metadata.yaml) minus recovered messages and the seconds from
+        the last recovered message to the end of the recording."""
+        recorded, total = self.recorded_counts, sum(self.recorded_counts.values())
+        lost_total = sum(max(n - self._count(t), 0) for t, n in recorded.items())
+        lines = [f'  {lost_total} of {total} recorded messages '
+                 f'({100.0 * lost_total / max(total, 1):.1f} %), measured against metadata.yaml:']
+        width = max((len(t) for t in recorded), default=5)
+        for topic in sorted(recorded):
+            lost = recorded[topic] - self._count(topic)
+            if lost <= 0:
+                continue
+            last = self.topics[topic].last_ns if topic in self.topics else None
+            seconds = ('' if self.recorded_end_ns is None or last is None
+                       else f', the last {(self.recorded_end_ns - last) * 1e-9:.3f} s')
+            lines.append(f'    {topic:<{width}} {lost:>8} of {recorded[topic]}{seconds}')
+        return lines
+
+    def _count(self, topic: str) -> int:
+        return self.topics[topic].count if topic in self.topics else 0
+
+
+def recorded_metadata(bag: Path) -> tuple[dict, int | None] | None:
+    """(topic -> message count, end of the recording in ns) from ``metadata.yaml``, or None
+    when there is none or it cannot be read."""
+    import yaml
+    try:
+        info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+        counts = {t['topic_metadata']['name']: int(t['message_count'])
+                  for t in info['topics_with_message_count']}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError):
+        return None
+    try:
+        end = int(info['starting_time']['nanoseconds_since_epoch']) + int(
+            info['duration']['nanoseconds'])
+    except (KeyError, TypeError, ValueError):
+        end = None
+    return counts, end
 
 
 def mcap_files(bag_dir: Path) -> list[Path]:
@@ -282,9 +333,17 @@ def recover(bag_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None
     files = mcap_files(bag)
     if not files:
         raise ValueError(f'{bag} holds no .mcap file to recover')
-    if out_dir is None and (bag / 'metadata.yaml').is_file():
-        raise ValueError(f'{bag} has a metadata.yaml: it was closed cleanly, nothing to '
-                         f'recover (use --out DIR to rewrite it anyway)')
+    from dodo_sim.tools.bag import mcap_problem
+    problems = {path: mcap_problem(path) for path in files}
+    for path, problem in problems.items():
+        if problem is not None and 'truncated' not in problem:
+            raise ValueError(f'{problem}: nothing to recover')
+    truncated = any(problems.values())
+    has_metadata = (bag / 'metadata.yaml').is_file()
+    if out_dir is None and has_metadata and not truncated:
+        raise ValueError(f'{bag} has a metadata.yaml and its MCAP file(s) their footer: it was '
+                         f'closed cleanly, nothing to recover (use --out DIR to rewrite it '
+                         f'anyway)')
     in_place = out_dir is None
     if in_place:
         staging = bag.parent / f'.{bag.name}.recovering'
@@ -297,6 +356,9 @@ def recover(bag_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None
         if target.exists():
             raise ValueError(f'{target} exists already; choose a new directory')
     report = RecoveryReport(source=bag, output=bag if in_place else target, files=files)
+    metadata = recorded_metadata(bag) if has_metadata else None
+    if metadata is not None:
+        report.recorded_counts, report.recorded_end_ns = metadata
     rebuild = _Rebuild(target, report)
     try:
         for path in files:
@@ -304,7 +366,8 @@ def recover(bag_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None
     finally:
         rebuild.close()
     if in_place:
-        for path in files:
+        originals = files + ([bag / 'metadata.yaml'] if has_metadata else [])
+        for path in originals:
             kept = path.with_name(path.name + DAMAGED_SUFFIX)
             path.rename(kept)
             report.kept_original.append(kept)

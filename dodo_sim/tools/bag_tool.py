@@ -13,11 +13,14 @@ from typing import Sequence
 
 
 def _info(args) -> int:
+    from rosbags.highlevel import AnyReaderError
+    from rosbags.rosbag2 import ReaderError
+
     from dodo_sim.tools import bag as bagio
     try:
         types = bagio.topic_types(args.bag)
         counts = bagio.message_counts(args.bag)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError, AnyReaderError, ReaderError) as exc:
         print(f'dodo bag: error: {exc}', file=sys.stderr)
         return 2
     width = max((len(t) for t in types), default=5)
@@ -53,7 +56,7 @@ def _recover(args) -> int:
     from dodo_sim.tools.bag_recover import recover
     try:
         report = recover(args.bag, args.out)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:
         print(f'dodo bag recover: error: {exc}', file=sys.stderr)
         return 2
     print(report.text())

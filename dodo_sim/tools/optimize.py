@@ -22,7 +22,9 @@ file with ``simulator:``/``controller:`` sections for ``dodo hop --params-file``
 ``ros2 launch dodo_sim hop.launch.py params_file:=``), ``history.png``, ``trials.csv`` and
 ``summary.txt`` (also printed).
 
-Exit codes: 0 done, 1 a worker failed, 2 bad study file or options, 130 interrupted.
+Exit codes: 0 done, 1 a worker failed or no trial succeeded, 2 bad study file or options,
+130 interrupted (SIGINT), 143 terminated (SIGTERM); on 1, 130 and 143 the results of the finished
+trials are written.
 """
 from __future__ import annotations
 
@@ -35,8 +37,11 @@ import math
 import multiprocessing
 import os
 import re
+import signal
+import socket
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -44,8 +49,12 @@ from typing import Any, Mapping
 import yaml
 
 from dodo_control.scenarios import Perturbation, ScenarioFailed, build_configs, robot_module
+from dodo_sim.tools.optimize_storage import (Liveness, StorageError, check_storage_url,
+                                             join_study, make_storage, sampler_seed)
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+#: seeds of numpy/Optuna samplers are unsigned 32-bit integers
+SEED_LIMIT = 2 ** 32
 
 SAMPLERS = ('cmaes', 'tpe', 'nsga2', 'random')
 MULTI_OBJECTIVE_SAMPLERS = ('tpe', 'nsga2', 'random')
@@ -61,6 +70,21 @@ _ELEMENT = re.compile(r'^(\w+)\[(\d+)\]$')
 
 class StudyError(ValueError):
     """The study file cannot be used; the message names the file and the bad entry."""
+
+
+class TrialFailed(RuntimeError):
+    """A trial that measured nothing usable (a run raised, a metric is missing or not finite,
+    or every run failed): Optuna marks it FAIL, its reason is the trial's ``failure``
+    attribute, and the study goes on."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is; a KeyboardInterrupt so that Optuna fails the
+    running trial and re-raises, as it does for SIGINT."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
 
 
 # -- the study ------------------------------------------------------------------------------
@@ -265,6 +289,9 @@ def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping,
         step = _number(step, f'{where}.step')
         if not step > 0.0 or log:
             raise StudyError(f'{where}.step must be > 0 and cannot be combined with log')
+        if step > high - low:
+            raise StudyError(f'{where}.step ({step}) is larger than the range [{low}, {high}]: '
+                             f'the search would be the single point {low}')
     if kind == 'int':
         if int(low) != low or int(high) != high or (step is not None and int(step) != step):
             raise StudyError(f'{where}: {cls.__name__}.{label} is an integer; low, high and '
@@ -303,6 +330,12 @@ def _parse_scenarios(raw, scenarios_of_robot) -> tuple:
                 raise StudyError(f'{where} ({kind}): ' + _unknown('option', key, defaults))
             if isinstance(defaults[key], (int, float)) and not isinstance(defaults[key], bool):
                 _number(value, f'{where}.{key}')
+                if isinstance(defaults[key], int) and int(value) != value:
+                    raise StudyError(f'{where}.{key} must be an integer, got {value!r}')
+                if isinstance(defaults[key], int):
+                    item[key] = int(value)
+            elif isinstance(defaults[key], bool) and not isinstance(value, bool):
+                raise StudyError(f'{where}.{key} must be true or false, got {value!r}')
         entries.append(ScenarioEntry(name, kind, {**defaults, **item}))
     return tuple(entries)
 
@@ -403,9 +436,13 @@ def _load_study(path: Path) -> Study:
     if not path.is_file():
         raise StudyError('file not found')
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(path.read_text(encoding='utf-8'))
+    except UnicodeDecodeError:
+        raise StudyError('not a text file (not UTF-8): a study file is YAML') from None
+    except OSError as exc:
+        raise StudyError(f'cannot read it: {exc.strerror or exc}') from None
     except yaml.YAMLError as exc:
-        raise StudyError(f'not valid YAML: {exc}') from None
+        raise StudyError(f'not valid YAML: {" ".join(str(exc).split())}') from None
     raw = _mapping(raw, 'the top level')
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
@@ -490,6 +527,8 @@ def _load_study(path: Path) -> Study:
     for key, value in (('seed', seed), ('trials', trials)):
         if isinstance(value, bool) or not isinstance(value, int) or value < (key == 'trials'):
             raise StudyError(f'{key} must be an integer >= {int(key == "trials")}, got {value!r}')
+    if seed >= SEED_LIMIT:
+        raise StudyError(f'seed must be below 2**32 = {SEED_LIMIT}, got {seed}')
     name = str(raw.get('name', path.stem))
     return Study(path=path, name=name, robot=robot, sampler=sampler,
                  sampler_options=sampler_options, seed=seed, trials=trials,
@@ -507,11 +546,15 @@ class Evaluation:
         values: one value per objective (penalty where a selected run failed).
         runs: [{'scenario', 'perturbation', 'metrics' or 'failure'}] in evaluation order.
         wall_s: evaluation time, s.
+        failure: why the whole evaluation is unusable (a trial FAIL), or None: a run raised
+            something other than ScenarioFailed, a selected metric is missing or not finite, or
+            every run failed (then no value carries information).
     """
 
     values: tuple
     runs: list
     wall_s: float
+    failure: str | None = None
 
 
 def evaluate(study: Study, tuned: Mapping[str, Any]) -> Evaluation:
@@ -529,18 +572,35 @@ def evaluate(study: Study, tuned: Mapping[str, Any]) -> Evaluation:
                 record['metrics'] = scenario.run(configs, dict(entry.options), pert)
             except (ScenarioFailed, ValueError) as exc:
                 record['failure'] = str(exc)
+            except Exception as exc:   # noqa: BLE001 -- a bug in a scenario or controller
+                # fails this trial with its reason instead of ending the whole study
+                record['failure'] = f'{type(exc).__name__}: {exc}'
+                record['error'] = True
             runs.append(record)
+    problems = [f"{r['scenario']} / {r['perturbation']}: {r['failure']}"
+                for r in runs if r.get('error')]
     out = []
     for obj in study.objectives:
         samples = [r for r in runs if r['scenario'] in obj.scenarios]
         if any('failure' in r for r in samples):
             out.append(obj.penalty)
             continue
-        data = [float(r['metrics'][obj.metric]) for r in samples]
+        data = []
+        for r in samples:
+            value = r['metrics'].get(obj.metric)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                problems.append(f"{r['scenario']} / {r['perturbation']}: metric {obj.metric} "
+                                f'is {value!r}')
+                value = math.nan
+            data.append(float(value))
         value = {'max': max, 'min': min, 'sum': sum,
                  'mean': lambda xs: sum(xs) / len(xs)}[obj.aggregate](data)
         out.append(value if math.isfinite(value) else obj.penalty)
-    return Evaluation(tuple(out), runs, time.perf_counter() - start)
+    if not problems and runs and all('failure' in r for r in runs):
+        problems = [f'every run failed; first: {runs[0]["scenario"]} / '
+                    f'{runs[0]["perturbation"]}: {runs[0]["failure"]}']
+    return Evaluation(tuple(out), runs, time.perf_counter() - start,
+                      '; '.join(problems) if problems else None)
 
 
 # -- optuna glue ----------------------------------------------------------------------------
@@ -555,18 +615,6 @@ def _make_sampler(name: str, options: Mapping, seed: int):
     return classes[name](seed=seed, **kwargs)
 
 
-def make_storage(url: str):
-    """An Optuna storage from ``--storage``: an RDB URL (``sqlite:///f.db``,
-    ``postgresql://...``) or a journal file (``journal:PATH`` or a plain path)."""
-    import optuna
-    from optuna.storages.journal import JournalFileBackend
-    if '://' in url:
-        return optuna.storages.RDBStorage(url)
-    path = url[len('journal:'):] if url.startswith('journal:') else url
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
-
-
 def _suggest(trial, p: Parameter):
     if p.kind == 'categorical':
         return trial.suggest_categorical(p.key, list(p.choices))
@@ -575,21 +623,26 @@ def _suggest(trial, p: Parameter):
     return trial.suggest_float(p.key, p.low, p.high, step=p.step, log=p.log)
 
 
-def _objective(study: Study, worker: int):
+def _objective(study: Study, worker: dict):
     def objective(trial):
+        for key, value in worker.items():
+            trial.set_user_attr(key, value)
         tuned = {p.key: _suggest(trial, p) for p in study.parameters}
         result = evaluate(study, tuned)
         trial.set_user_attr('runs', result.runs)
         trial.set_user_attr('wall_s', result.wall_s)
-        trial.set_user_attr('worker', worker)
+        if result.failure is not None:
+            trial.set_user_attr('failure', result.failure)
+            raise TrialFailed(result.failure)
         return result.values if len(result.values) > 1 else result.values[0]
     return objective
 
 
-def _open_study(study: Study, storage_url: str, create: bool):
+def _open_study(study: Study, storage_url: str, create: bool, liveness: Liveness = Liveness(),
+                report=None):
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    storage = make_storage(storage_url)
+    storage = make_storage(storage_url, liveness, report)
     directions = [o.direction for o in study.objectives]
     if create:
         opt = optuna.create_study(storage=storage, study_name=study.name, load_if_exists=True,
@@ -598,40 +651,66 @@ def _open_study(study: Study, storage_url: str, create: bool):
             raise StudyError(f"storage {storage_url} holds a study '{study.name}' with other "
                              f'objectives; choose another name or storage')
         return opt
-    return optuna.load_study(storage=storage, study_name=study.name)
+    try:
+        return optuna.load_study(storage=storage, study_name=study.name)
+    except KeyError:
+        raise StudyError(f"no study '{study.name}' in {storage_url}") from None
+
+
+def _counted(trial) -> bool:
+    """Counts towards ``trials``: complete, failed for a reason of its own (not a worker that
+    died: such a trial is retried), or running now."""
+    from optuna.trial import TrialState
+    if trial.state == TrialState.FAIL:
+        return 'failure' in trial.user_attrs
+    return trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
 
 
 def _finished(opt) -> int:
+    """Trials that ended with a result (complete, or failed for a reason of their own)."""
     from optuna.trial import TrialState
-    return len(opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL,
-                                                      TrialState.PRUNED)))
+    return sum(1 for t in opt.get_trials(deepcopy=False)
+               if t.state != TrialState.RUNNING and _counted(t))
 
 
-def run_worker(study_path: str, storage_url: str, trials: int, worker: int,
-               on_trial=None) -> None:
-    """Evaluate trials of the study in ``storage_url`` until it has ``trials`` trials."""
+def run_worker(study_path: str, storage_url: str, trials: int, liveness: Liveness = Liveness(),
+               on_trial=None, local_index: int = 0) -> None:
+    """Evaluate trials of the study in ``storage_url`` until it has ``trials`` counted trials
+    (:func:`_counted`)."""
     import optuna
-    from optuna.study import MaxTrialsCallback
+    # heartbeats and the stale-trial retry are "experimental" in Optuna (since 2.8): as documented
+    warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
+    from optuna.storages import fail_stale_trials
     study = load_study(study_path)
-    opt = _open_study(study, storage_url, create=False)
-    opt.sampler = _make_sampler(study.sampler, study.sampler_options, study.seed + worker)
-    callbacks = [MaxTrialsCallback(trials, states=None)]
-    if on_trial is not None:
-        callbacks.append(lambda s, t: on_trial())
-    from optuna.trial import TrialState
-    started = opt.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.COMPLETE,
-                                                     TrialState.FAIL, TrialState.PRUNED))
-    if len(started) >= trials:
+    opt = _open_study(study, storage_url, create=False, liveness=liveness)
+    number = join_study(opt._storage, study.name)
+    if number == 0:
+        # trial 0, the baseline, enqueued once: by the first worker to join the study (two
+        # processes enqueueing it at once would both see none there and both add it)
+        opt.enqueue_trial(study.baseline(), user_attrs={'baseline': True}, skip_if_exists=True)
+    seed = sampler_seed(study.seed, number)
+    opt.sampler = _make_sampler(study.sampler, study.sampler_options, seed)
+    worker = {'worker': number, 'worker_local': local_index, 'sampler_seed': seed,
+              'host': socket.gethostname(), 'pid': os.getpid()}
+
+    def enough(s, t):
+        if sum(1 for x in s.get_trials(deepcopy=False) if _counted(x)) >= trials:
+            s.stop()
+        if on_trial is not None:
+            on_trial()
+    fail_stale_trials(opt)        # trials of workers that died before this one started
+    if sum(1 for t in opt.get_trials(deepcopy=False) if _counted(t)) >= trials:
         return
-    opt.optimize(_objective(study, worker), callbacks=callbacks, gc_after_trial=False,
-                 catch=(optuna.exceptions.TrialPruned,))
+    opt.optimize(_objective(study, worker), callbacks=[enough], gc_after_trial=False,
+                 catch=(TrialFailed,))
 
 
-def _worker_process(study_path, storage_url, trials, worker):   # pragma: no cover (subprocess)
+def _worker_process(study_path, storage_url, trials, liveness, local_index):  # pragma: no cover
+    signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        run_worker(study_path, storage_url, trials, worker)
-    except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
+        run_worker(study_path, storage_url, trials, liveness, local_index=local_index)
+    except KeyboardInterrupt as exc:
+        sys.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
 
 
 # -- results --------------------------------------------------------------------------------
@@ -705,24 +784,36 @@ def write_trials_csv(study: Study, trials: list, path: Path) -> None:
     with open(path, 'w', newline='') as fh:
         writer = csv.writer(fh)
         writer.writerow(['trial', 'state', *[o.name for o in study.objectives],
-                         *[p.key for p in study.parameters], 'wall_s'])
+                         *[p.key for p in study.parameters], 'wall_s', 'worker',
+                         'sampler_seed', 'host', 'failure'])
         for t in trials:
             values = list(t.values) if t.values is not None else [''] * len(study.objectives)
+            failure = t.user_attrs.get('failure', '')
+            if t.state.name == 'FAIL' and not failure:
+                failure = 'worker stopped or died during the trial (retried)'
             writer.writerow([t.number, t.state.name, *values,
                              *[t.params.get(p.key, '') for p in study.parameters],
-                             t.user_attrs.get('wall_s', '')])
+                             t.user_attrs.get('wall_s', ''), t.user_attrs.get('worker', ''),
+                             t.user_attrs.get('sampler_seed', ''), t.user_attrs.get('host', ''),
+                             failure])
 
 
 def summary_text(study: Study, opt, workers: int, wall_s: float, out: Path) -> str:
     from optuna.trial import TrialState
     trials = opt.get_trials(deepcopy=False)
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
-    failed = [t for t in trials if t.state == TrialState.FAIL]
+    failed = [t for t in trials if t.state == TrialState.FAIL and 'failure' in t.user_attrs]
+    stopped = [t for t in trials if t.state == TrialState.FAIL and 'failure' not in t.user_attrs]
     lines = [f"dodo optimize: study '{study.name}' (robot {study.robot}, sampler {study.sampler}"
-             f'): {len(complete)} complete, {len(failed)} failed trials; {workers} worker(s) here, '
-             f'{wall_s:.1f} s wall']
+             f'): {len(complete)} complete, {len(failed)} failed trials'
+             + (f', {len(stopped)} stopped by a worker that died or was stopped'
+                if stopped else '') + f'; {workers} worker(s) here, {wall_s:.1f} s wall']
+    for t in failed[:5]:
+        lines.append(f'  trial {t.number} failed: {t.user_attrs["failure"][:300]}')
+    if len(failed) > 5:
+        lines.append(f'  ... {len(failed) - 5} more failed trials in trials.csv')
     if not complete:
-        lines.append('  no complete trial')
+        lines.append('  no complete trial: no best.yaml')
         return '\n'.join(lines)
     best = best_trial(opt, study)
     base = next((t for t in complete if t.number == 0), None)
@@ -774,51 +865,134 @@ def write_results(study: Study, opt, out: Path, workers: int, wall_s: float) -> 
 
 # -- command line -----------------------------------------------------------------------------
 
-def _progress(opt, total: int, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-    return tqdm(total=total, initial=_finished(opt), desc='trials', unit='trial',
-                file=sys.stderr, dynamic_ncols=True)
+class _Progress:
+    """Trials finished of the total with the rate, the ETA (tqdm) and the best value so far, on
+    stderr; the storage is the truth (other machines' trials count too)."""
+
+    def __init__(self, opt, study: Study, total: int):
+        from tqdm import tqdm
+        self._opt, self._study = opt, study
+        self._bar = tqdm(total=total, initial=_finished(opt), desc='trials', unit='trial',
+                         file=sys.stderr, dynamic_ncols=True)
+
+    def update(self) -> None:
+        from optuna.trial import TrialState
+        trials = self._opt.get_trials(deepcopy=False)
+        done = [t for t in trials if t.state == TrialState.COMPLETE]
+        failed = sum(1 for t in trials if t.state == TrialState.FAIL and 'failure' in t.user_attrs)
+        postfix = {'failed': failed}
+        if done:
+            sign = 1.0 if self._study.objectives[0].direction == 'minimize' else -1.0
+            postfix['best'] = f'{min(sign * t.values[0] for t in done) * sign:.4g}'
+        self._bar.set_postfix(postfix, refresh=False)
+        self._bar.update(_finished(self._opt) - self._bar.n)
+
+    def close(self) -> None:
+        self.update()
+        self._bar.close()
 
 
-def run_study(study: Study, storage_url: str, workers: int, trials: int, progress: bool):
-    """Create/load the study, enqueue the baseline, run ``workers`` workers here; the study."""
-    opt = _open_study(study, storage_url, create=True)
-    opt.enqueue_trial(study.baseline(), user_attrs={'baseline': True}, skip_if_exists=True)
-    bar = _progress(opt, trials, progress)
+def _wait_for_running(opt, liveness: Liveness, report) -> bool:
+    """Wait until no trial is RUNNING (other workers finish theirs, or a dead worker's trial
+    turns stale and is failed and re-enqueued); True if the study needs more trials run."""
+    from optuna.storages import fail_stale_trials
+    from optuna.trial import TrialState
+    deadline = time.monotonic() + liveness.grace_s + 2 * liveness.heartbeat_s
+    reported = False
+    while time.monotonic() < deadline:
+        fail_stale_trials(opt)
+        trials = opt.get_trials(deepcopy=False)
+        if not any(t.state == TrialState.RUNNING for t in trials):
+            return True
+        if not reported:
+            report('waiting for running trials of other workers (a dead worker\'s trial is '
+                   f'retried after {liveness.grace_s} s without heartbeat)')
+            reported = True
+        time.sleep(liveness.heartbeat_s)      # poll the storage at the heartbeat rate
+    return False
+
+
+def run_study(study: Study, storage_url: str, workers: int, trials: int, progress: bool,
+              liveness: Liveness = Liveness(), report=None):
+    """Create/load the study, enqueue the baseline, run ``workers`` workers here until the study
+    holds ``trials`` counted trials (resuming what a killed worker left); the study."""
+    report = report or (lambda text: print(f'dodo optimize: {text}', file=sys.stderr))
+    import optuna
+    warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
+    opt = _open_study(study, storage_url, create=True, liveness=liveness, report=report)
+    bar = _Progress(opt, study, trials) if progress else None
     try:
-        if workers == 1:
-            run_worker(str(study.path), storage_url, trials, 0,
-                       on_trial=(lambda: bar.update(_finished(opt) - bar.n)) if bar else None)
-        else:
-            ctx = multiprocessing.get_context('spawn')
-            procs = [ctx.Process(target=_worker_process, name=f'dodo-optimize-{i}',
-                                 args=(str(study.path), storage_url, trials, i))
-                     for i in range(workers)]
-            for proc in procs:
-                proc.start()
-            try:
-                while any(proc.is_alive() for proc in procs):
-                    for proc in procs:
-                        proc.join(timeout=0.5)
-                    if bar is not None:
-                        bar.update(_finished(opt) - bar.n)
-            except KeyboardInterrupt:
-                for proc in procs:
-                    proc.terminate()
-                for proc in procs:
-                    proc.join(timeout=5.0)
-                raise
-            bad = [p for p in procs if p.exitcode != 0]
-            if bad:
-                raise RuntimeError('worker(s) ' + ', '.join(f'{p.name} (exit {p.exitcode})'
-                                                           for p in bad) + ' failed')
+        # a worker that died leaves a RUNNING trial: once it is stale it is failed and its
+        # parameters re-enqueued, and the workers run again for the trials still missing
+        while True:
+            _run_workers(opt, study, storage_url, workers, trials, liveness, bar)
+            if _finished(opt) >= trials or not _wait_for_running(opt, liveness, report) \
+                    or _finished(opt) >= trials:
+                break
     finally:
         if bar is not None:
-            bar.update(_finished(opt) - bar.n)
             bar.close()
     return opt
+
+
+def _fail_running_trials_of(opt, pids) -> None:
+    """Mark FAIL the RUNNING trials of stopped worker processes (a worker stopped inside a
+    storage write cannot always do it itself); the same command resumes the study."""
+    from optuna.exceptions import UpdateFinishedTrialError
+    from optuna.trial import TrialState
+    for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if t.user_attrs.get('pid') in pids:
+            try:
+                opt._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            except UpdateFinishedTrialError:
+                pass                                   # it finished meanwhile
+
+
+def _run_workers(opt, study, storage_url, workers, trials, liveness, bar) -> None:
+    if workers == 1:
+        run_worker(str(study.path), storage_url, trials, liveness,
+                   on_trial=bar.update if bar else None)
+        return
+    ctx = multiprocessing.get_context('spawn')
+    procs = [ctx.Process(target=_worker_process, name=f'dodo-optimize-{i}',
+                         args=(str(study.path), storage_url, trials, liveness, i))
+             for i in range(workers)]
+    for proc in procs:
+        proc.start()
+    try:
+        while any(proc.is_alive() for proc in procs):
+            for proc in procs:
+                proc.join(timeout=0.5)
+            if bar is not None:
+                bar.update()
+    except BaseException:
+        # SIGINT / SIGTERM here: stop every worker (each fails its running trial) and wait
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in procs:
+            proc.join(timeout=10.0)
+        for proc in procs:
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        _fail_running_trials_of(opt, {proc.pid for proc in procs})
+        raise
+    bad = [p for p in procs if p.exitcode != 0]
+    if bad:
+        raise RuntimeError('worker(s) ' + ', '.join(f'{p.name} (exit {p.exitcode})'
+                                                   for p in bad) + ' failed')
+
+
+def _check_out_dir(out: Path) -> None:
+    """Refuse an output directory that cannot be written before any trial runs."""
+    probe = out / '.dodo-optimize-write-test'
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe.write_text('')
+        probe.unlink()
+    except OSError as exc:
+        raise StudyError(f'--out {out}: cannot write there ({exc.strerror or exc})') from None
 
 
 def main(argv=None) -> int:
@@ -830,8 +1004,8 @@ def main(argv=None) -> int:
                         help='worker processes on this machine (default 1)')
     parser.add_argument('--storage', default=None,
                         help='shared Optuna storage: a journal file path (journal:PATH) or an '
-                             'RDB URL (sqlite:///study.db, postgresql://...); default: a journal '
-                             'file in the output directory')
+                             'RDB URL (sqlite:///study.db, postgresql+psycopg://...); default: '
+                             'a journal file in the output directory')
     parser.add_argument('--trials', type=int, default=None,
                         help="total trials of the study (default: the file's trials:)")
     parser.add_argument('--out', default=None,
@@ -839,49 +1013,73 @@ def main(argv=None) -> int:
     parser.add_argument('--report-only', action='store_true',
                         help='run no trial: write the results of what the storage holds')
     parser.add_argument('--no-progress', action='store_true', help='no progress bar')
+    parser.add_argument('--heartbeat-s', type=int, default=Liveness.heartbeat_s,
+                        help='heartbeat interval of a running trial, s (default '
+                             f'{Liveness.heartbeat_s}); a trial silent for 3 intervals is '
+                             'stale (its worker died) and is retried')
     args = parser.parse_args(argv)
     try:
         study = load_study(args.study)
-    except StudyError as exc:
+        if args.workers < 1:
+            raise StudyError(f'--workers must be >= 1, got {args.workers}')
+        trials = study.trials if args.trials is None else args.trials
+        if trials < 1:
+            raise StudyError(f'--trials must be >= 1, got {trials}')
+        if args.heartbeat_s < 1:
+            raise StudyError(f'--heartbeat-s must be >= 1, got {args.heartbeat_s}')
+        out = Path(args.out) if args.out else Path('runs') / (
+            f'optimize-{study.name}-{time.strftime("%Y%m%d-%H%M%S")}')
+        storage_url = check_storage_url(args.storage or f'journal:{out / "study.journal"}')
+        _check_out_dir(out)
+    except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
         return EXIT_USAGE
-    if args.workers < 1:
-        print(f'dodo optimize: --workers must be >= 1, got {args.workers}', file=sys.stderr)
-        return EXIT_USAGE
-    trials = study.trials if args.trials is None else args.trials
-    if trials < 1:
-        print(f'dodo optimize: --trials must be >= 1, got {trials}', file=sys.stderr)
-        return EXIT_USAGE
-    out = Path(args.out) if args.out else Path('runs') / (
-        f'optimize-{study.name}-{time.strftime("%Y%m%d-%H%M%S")}')
-    storage_url = args.storage or f'journal:{out / "study.journal"}'
+    liveness = Liveness(heartbeat_s=args.heartbeat_s, grace_s=3 * args.heartbeat_s,
+                        lock_grace_s=max(3 * args.heartbeat_s, 10))
     print(f"dodo optimize: study '{study.name}': {len(study.parameters)} parameter(s), "
           f'{len(study.scenarios)} scenario(s) x {len(study.perturbations)} perturbation(s) = '
           f'{study.runs_per_trial} runs per trial, {trials} trials, sampler {study.sampler}, '
-          f'{args.workers} worker(s), storage {storage_url}', flush=True)
+          f'{args.workers} worker(s), storage {storage_url}\n'
+          f'  live view: optuna-dashboard {_dashboard_arg(storage_url)}', flush=True)
     start = time.perf_counter()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    code = EXIT_OK
     try:
         if args.report_only:
-            opt = _open_study(study, storage_url, create=False)
+            opt = _open_study(study, storage_url, create=False, liveness=liveness)
         else:
-            opt = run_study(study, storage_url, args.workers, trials, not args.no_progress)
-    except KeyboardInterrupt:
-        print('dodo optimize: interrupted', file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except StudyError as exc:
+            opt = run_study(study, storage_url, args.workers, trials, not args.no_progress,
+                            liveness)
+    except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
         return EXIT_USAGE
-    except KeyError as exc:
-        print(f"dodo optimize: no study '{study.name}' in {storage_url} ({exc})",
+    except KeyboardInterrupt as exc:        # SIGINT, or SIGTERM as Terminated
+        code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        print(f'dodo optimize: {"interrupted" if code == EXIT_INTERRUPTED else "terminated"}; '
+              'writing the results of the finished trials (the same command resumes the study)',
               file=sys.stderr)
-        return EXIT_USAGE
     except RuntimeError as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
-        opt = _open_study(study, storage_url, create=False)
-        print(write_results(study, opt, out, args.workers, time.perf_counter() - start))
-        return EXIT_FAILED
+        code = EXIT_FAILED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if code != EXIT_OK:
+        try:
+            opt = _open_study(study, storage_url, create=False, liveness=liveness)
+        except (StudyError, StorageError) as exc:     # stopped before the study was created
+            print(f'dodo optimize: no results: {exc}', file=sys.stderr)
+            return code
     print(write_results(study, opt, out, args.workers, time.perf_counter() - start))
-    return EXIT_OK
+    from optuna.trial import TrialState
+    if code == EXIT_OK and not opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        print('dodo optimize: no trial succeeded (see the failures in trials.csv and '
+              'summary.txt); no best.yaml written', file=sys.stderr)
+        code = EXIT_FAILED
+    return code
+
+
+def _dashboard_arg(storage_url: str) -> str:
+    return storage_url[len('journal:'):] if storage_url.startswith('journal:') else storage_url
 
 
 if __name__ == '__main__':

@@ -1,0 +1,301 @@
+"""``dodo optimize`` scaled out and under faults (issue 17): distinct samples on every worker
+process, workers starting together on a fresh database, a real PostgreSQL server with a
+SIGKILLed worker, failures counted as failures, one-line refusals of bad values, a stale journal
+lock, and SIGTERM stopping every worker with the partial results written. The robot is the toy
+module (test/toy_robot_scenarios.py), so the cost is the optimiser's, not the physics'."""
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dodo_sim.tools import optimize
+from dodo_sim.tools.optimize import load_study
+
+
+TEST_DIR = Path(__file__).resolve().parent
+
+
+def toy_study(tmp_path, trials=10, sampler='random', name='study.yaml', **options) -> Path:
+    scenario = {'kind': 'faulty', **options}
+    text = textwrap.dedent(f"""
+        name: toy
+        robot: toy_robot_scenarios
+        sampler: {sampler}
+        seed: 3
+        trials: {trials}
+        parameters:
+          controller:
+            gain: {{low: -5.0, high: 5.0}}
+        scenarios: [{yaml.safe_dump(scenario, default_flow_style=True).strip()}]
+        objectives:
+          - {{metric: cost}}
+        """)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def dodo_optimize(*args, cwd, **kwargs) -> subprocess.Popen:
+    """``dodo optimize ARGS`` as a separate process (another machine, as far as the storage
+    knows), the toy module importable."""
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(
+        [str(TEST_DIR), os.environ.get('PYTHONPATH', '')])}
+    return subprocess.Popen([sys.executable, '-m', 'dodo_sim.tools.cli', 'optimize', *args,
+                             '--no-progress'], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def trials_of(study_path, storage):
+    """The study's trials in the storage (none while no worker created the study yet)."""
+    try:
+        opt = optimize._open_study(load_study(study_path), storage, create=False)
+    except optimize.StudyError:
+        return []
+    return opt.get_trials(deepcopy=False)
+
+
+def params_sets(trials, state='COMPLETE'):
+    return [round(t.params['controller.gain'], 12) for t in trials if t.state.name == state]
+
+
+# -- 1. distinct samples per worker process; workers starting together -----------------------
+
+def test_two_processes_on_one_journal_sample_distinct_points(tmp_path):
+    """Before: every process seeded its sampler with seed + 0, so two processes drew the same
+    points (20 trials, 11 distinct)."""
+    study = toy_study(tmp_path, trials=16, delay_s=0.02)
+    storage = f'journal:{tmp_path / "shared.journal"}'
+    procs = [dodo_optimize(str(study), '--storage', storage, '--out', str(tmp_path / f'out{i}'),
+                           cwd=tmp_path) for i in range(2)]
+    for proc in procs:
+        assert proc.wait(timeout=240) == 0, proc.stderr.read()
+    trials = trials_of(study, storage)
+    gains = params_sets(trials)
+    assert len(gains) >= 16
+    assert len(set(gains)) == len(gains)                  # all distinct
+    workers = {t.user_attrs['worker'] for t in trials if t.number > 0}
+    assert workers == {0, 1}                              # each process joined once
+    seeds = {t.user_attrs['worker']: t.user_attrs['sampler_seed'] for t in trials if t.number}
+    assert seeds[0] != seeds[1]
+    assert seeds[0] == optimize.sampler_seed(3, 0)       # reproducible from the study seed
+
+
+def test_workers_started_together_on_a_fresh_sqlite_database_join_one_study(tmp_path):
+    """Before: the second process died with 'table studies already exists'."""
+    study = toy_study(tmp_path, trials=9)
+    storage = f'sqlite:///{tmp_path / "fresh.db"}'
+    procs = [dodo_optimize(str(study), '--storage', storage, '--out', str(tmp_path / f'out{i}'),
+                           cwd=tmp_path) for i in range(2)]
+    errors = [proc.communicate(timeout=240)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], errors
+    assert not any('Traceback' in e for e in errors)
+    gains = params_sets(trials_of(study, storage))
+    assert len(gains) >= 9 and len(set(gains)) == len(gains)
+
+
+# -- 2/3. PostgreSQL, a SIGKILLed worker, heartbeats ------------------------------------------
+
+@pytest.fixture(scope='module')
+def postgres(tmp_path_factory):
+    """A PostgreSQL server of the pgserver wheel on a unix socket in a temporary directory."""
+    pgserver = pytest.importorskip('pgserver')
+    # as root, pgserver runs the server as its own user, which must reach the data directory
+    # (pytest's temporary directories are private to root)
+    data = Path(tempfile.mkdtemp(prefix='dodo-optimize-pg-'))
+    data.chmod(0o755)
+    server = pgserver.get_server(data, cleanup_mode='stop')
+    yield server
+    server.cleanup()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def postgres_url(server, database: str) -> str:
+    server.psql(f'CREATE DATABASE {database};')
+    uri = server.get_uri(database)                        # postgresql://postgres:@/db?host=/dir
+    return uri.replace('postgresql://', 'postgresql+psycopg://', 1)
+
+
+def wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f'timed out waiting for {what}')
+
+
+def test_two_workers_on_postgresql_survive_a_sigkilled_worker(tmp_path, postgres):
+    """Before: the killed worker's trial stayed RUNNING forever and counted towards the total;
+    the study never held the requested number of finished trials."""
+    check_survives_a_sigkilled_worker(tmp_path, postgres_url(postgres, 'killtest'))
+
+
+def test_two_workers_on_a_journal_file_survive_a_sigkilled_worker(tmp_path):
+    """The same on the default storage, a journal file (heartbeats of HeartbeatJournalStorage:
+    Optuna has none for journals)."""
+    check_survives_a_sigkilled_worker(tmp_path, f'journal:{tmp_path / "kill.journal"}')
+
+
+def check_survives_a_sigkilled_worker(tmp_path, storage):
+    study = toy_study(tmp_path, trials=12, delay_s=0.4)
+    common = ['--storage', storage, '--heartbeat-s', '1']
+    victim = dodo_optimize(str(study), *common, '--out', str(tmp_path / 'victim'), cwd=tmp_path)
+    survivor = dodo_optimize(str(study), *common, '--out', str(tmp_path / 'survivor'),
+                             cwd=tmp_path)
+
+    def victim_runs_a_trial():
+        return any(t.state.name == 'RUNNING' and t.user_attrs.get('pid') == victim.pid
+                   for t in trials_of(study, storage))
+    wait_for(victim_runs_a_trial, 120, 'the victim to run a trial')
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+    out, err = survivor.communicate(timeout=240)
+    assert survivor.returncode == 0, err
+    trials = trials_of(study, storage)
+    killed = [t for t in trials if t.user_attrs.get('pid') == victim.pid
+              and t.state.name == 'FAIL']
+    assert killed, 'the killed trial was not failed by the heartbeat check'
+    assert not [t for t in trials if t.state.name == 'RUNNING']
+    complete = params_sets(trials)
+    assert len(complete) >= 12                             # the requested number finished
+    assert len(set(complete)) == len(complete)             # all distinct
+    # the killed trial's point was retried (and completed) by the survivor
+    assert round(killed[0].params['controller.gain'], 12) in complete
+
+
+# -- 4. failures are failures; bad values refused in one line ---------------------------------
+
+def test_a_raising_run_fails_its_trial_and_the_study_goes_on(tmp_path, capsys):
+    """Before: a ZeroDivisionError in one run aborted the whole study with a traceback."""
+    study = toy_study(tmp_path, trials=12, raise_above=2.5)
+    out = tmp_path / 'out'
+    assert optimize.main([str(study), '--out', str(out), '--no-progress']) == 0
+    rows = list(csv.DictReader((out / 'trials.csv').open()))
+    failed = [r for r in rows if r['state'] == 'FAIL']
+    assert failed and all('ZeroDivisionError' in r['failure'] for r in failed)
+    assert all(float(r['controller.gain']) > 2.5 for r in failed)
+    assert sum(r['state'] == 'COMPLETE' for r in rows) + len(failed) >= 12
+    assert (out / 'best.yaml').exists()
+
+
+def test_a_study_where_every_trial_fails_exits_1_without_a_best(tmp_path, capsys):
+    """Before: '10 complete, 0 failed', exit 0, and the baseline written as best (NaN)."""
+    study = toy_study(tmp_path, trials=4, nan_below=10.0)
+    out = tmp_path / 'out'
+    assert optimize.main([str(study), '--out', str(out), '--no-progress']) == 1
+    assert not (out / 'best.yaml').exists()
+    rows = list(csv.DictReader((out / 'trials.csv').open()))
+    assert [r['state'] for r in rows] == ['FAIL'] * 4
+    assert all('metric cost is nan' in r['failure'] for r in rows)
+    assert 'no trial succeeded' in capsys.readouterr().err
+
+
+def test_a_missing_metric_is_a_failed_trial_not_a_missing_study(tmp_path, capsys):
+    """Before: the KeyError of the missing metric was reported as 'no study ... in journal'."""
+    study = toy_study(tmp_path, trials=2, omit_metric=True)
+    assert optimize.main([str(study), '--out', str(tmp_path / 'out'), '--no-progress']) == 1
+    err = capsys.readouterr().err
+    assert 'no study' not in err
+    summary = (tmp_path / 'out' / 'summary.txt').read_text()
+    assert 'metric cost is None' in summary
+
+
+def _refused(tmp_path, capsys, args) -> str:
+    assert optimize.main(args + ['--no-progress']) == 2
+    err = capsys.readouterr().err
+    assert 'Traceback' not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'scenarios': [{'kind': 'hold', 'skip_hops': 2.5}]}, 'skip_hops must be an integer'),
+    ({'parameters': {'controller': {'position_kp': {'low': 0.4, 'high': 1.6, 'step': 5.0}}}},
+     'is larger than the range'),
+    ({'seed': 2 ** 32}, 'seed must be below 2**32'),
+], ids=['fractional integer option', 'step beyond the range', 'seed too large'])
+def test_bad_study_values_are_refused_in_one_line(tmp_path, capsys, change, message):
+    doc = {'robot': 'hopper', 'parameters': {'controller': {'position_kp': {'low': 0.4,
+                                                                            'high': 1.6}}},
+           'scenarios': [{'kind': 'hold', 'duration_s': 2.0}],
+           'objectives': [{'metric': 'apex_x_error_max_m'}], **change}
+    (tmp_path / 's.yaml').write_text(yaml.safe_dump(doc))
+    out = tmp_path / 'out'
+    assert message in _refused(tmp_path, capsys, [str(tmp_path / 's.yaml'), '--out', str(out)])
+    assert not out.exists()
+
+
+def test_a_binary_study_file_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / 'binary.yaml').write_bytes(bytes(range(256)) * 8)
+    assert 'not a text file' in _refused(tmp_path, capsys, [str(tmp_path / 'binary.yaml'),
+                                                            '--out', str(tmp_path / 'out')])
+
+
+def test_bad_storages_and_an_unwritable_out_are_refused_in_one_line(tmp_path, capsys):
+    study = toy_study(tmp_path)
+    binary = tmp_path / 'binary.journal'
+    binary.write_bytes(bytes(range(256)) * 4)
+    readonly = tmp_path / 'readonly'
+    readonly.mkdir()
+    readonly.chmod(0o500)
+    cases = [
+        (['--storage', 'postgresq://user@host/db'], "unknown database 'postgresq'"),
+        (['--storage', 'postgresql+nodriver://user@host/db'], 'driver is not installed'),
+        (['--storage', 'postgresql://user@host:port/db'], 'is not a database URL'),
+        (['--storage', f'journal:{binary}'], 'is not an Optuna journal file'),
+        (['--storage', f'sqlite:///{binary}'], 'is not an SQLite database'),
+        (['--out', str(readonly / 'sub')], 'cannot write there'),
+    ]
+    for extra, message in cases:
+        args = [str(study), '--out', str(tmp_path / 'out'), *extra]
+        if os.geteuid() == 0 and extra[0] == '--out':
+            continue                                     # root writes anywhere
+        assert message in _refused(tmp_path, capsys, args), extra
+
+
+# -- 2. a stale journal lock, SIGTERM -----------------------------------------------------------
+
+def test_a_stale_relative_journal_lock_is_reported_not_a_hang(tmp_path):
+    """Before: a lock left by a killed run on a relative journal path (a dangling relative
+    symlink) made the next run spin at 100 % CPU forever."""
+    study = toy_study(tmp_path, trials=3)
+    (tmp_path / 'out').mkdir()
+    lock = tmp_path / 'out' / 'study.journal.lock'
+    os.symlink('out/study.journal', lock)               # what Optuna left: a relative target
+    old = time.time() - 3600
+    os.utime(lock, (old, old), follow_symlinks=False)
+    proc = dodo_optimize(str(study), '--out', 'out', cwd=tmp_path)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert 'removed a stale journal lock' in err
+
+
+def test_sigterm_stops_every_worker_and_writes_the_partial_results(tmp_path):
+    """Before: SIGTERM left the worker processes running and wrote no results."""
+    study = toy_study(tmp_path, trials=200, delay_s=0.3)
+    out = tmp_path / 'out'
+    proc = dodo_optimize(str(study), '--workers', '2', '--out', str(out), cwd=tmp_path)
+    storage = f'journal:{out / "study.journal"}'
+    wait_for(lambda: (out / 'study.journal').exists() and sum(
+        t.state.name == 'COMPLETE' for t in trials_of(study, storage)) >= 3, 120,
+        'three complete trials')
+    workers = {t.user_attrs['pid'] for t in trials_of(study, storage) if 'pid' in t.user_attrs}
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert 'terminated' in err
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)                              # no orphaned worker
+    assert (out / 'best.yaml').exists() and (out / 'summary.txt').exists()
+    rows = list(csv.DictReader((out / 'trials.csv').open()))
+    assert 3 <= sum(r['state'] == 'COMPLETE' for r in rows) < 200
+    assert not [r for r in rows if r['state'] == 'RUNNING']
