@@ -30,10 +30,11 @@ class Received:
 
 
 def watch(url: str, topics, seconds: float, connect_timeout: float = 30.0,
-          read_delay_s: float = 0.0) -> Received:
+          read_delay_s: float = 0.0, leave_after: int | None = None) -> Received:
     """Connect (retrying until ``connect_timeout``), subscribe to ``topics`` as soon as they are
-    advertised, and collect for ``seconds``. ``read_delay_s``: sleep this long after each
-    received frame (a slow client)."""
+    advertised, and collect for ``seconds`` or until the server closes the connection.
+    ``read_delay_s``: sleep this long after each received frame (a slow client);
+    ``leave_after``: disconnect after this many messages."""
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
     deadline = time.monotonic() + connect_timeout
@@ -74,6 +75,8 @@ def watch(url: str, topics, seconds: float, connect_timeout: float = 30.0,
             if frame[0] == OP_MESSAGE_DATA:
                 sub_id, log_time = struct.unpack_from('<IQ', frame, 1)
                 got.messages.setdefault(subscribed[sub_id], []).append((log_time, frame[13:]))
+                if leave_after is not None and sum(map(len, got.messages.values())) >= leave_after:
+                    break
             elif frame[0] == OP_TIME:
                 got.times.append(struct.unpack_from('<Q', frame, 1)[0])
             if read_delay_s:

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 DEFAULT_PORT = 8765
 #: Loopback only unless another address is asked for.
 DEFAULT_HOST = '127.0.0.1'
+#: A latched topic's last message goes to a new subscriber this much later, ns.
+RESEND_DELAY_NS = 50_000_000
 
 
 class LiveViewError(ValueError):
@@ -144,6 +146,7 @@ class LiveView:
         self._by_channel_id: dict[int, _Stream] = {}
         self._lock = threading.Lock()      # the server's thread re-sends latched messages
         self._sim_ns: int | None = None
+        self._resend: dict[int, int] = {}     # channel id -> when (monotonic ns) to re-send
         self._server = None
         self._context = None
 
@@ -199,6 +202,8 @@ class LiveView:
         """Hand one message to the server (dropped here by the rate limit, or by the server for
         a client that is behind). ``bag_ns``: its bag time; ``is_clock``: a /clock message,
         whose time becomes the log time of what follows."""
+        if self._resend:
+            self._resend_latched()
         stream = self._streams.get(topic)
         if stream is None:
             return
@@ -222,12 +227,25 @@ class LiveView:
             self._server.broadcast_time(log_time)
 
     def _on_subscribe(self, channel_id: int) -> None:
-        """Server thread: a client subscribed; a latched topic's last message goes out again."""
+        """Server thread: a client subscribed. A latched topic's last message goes out again
+        from the recorder's thread, :data:`RESEND_DELAY_NS` later (the SDK may tell the
+        listener before the subscription takes effect; measured: a message logged from here
+        at once can miss the new subscriber)."""
         with self._lock:
             stream = self._by_channel_id.get(channel_id)
-            last = stream.last if stream is not None and stream.latched else None
-        if last is not None:
-            stream.channel.log(last[0], log_time=last[1])
+            if stream is not None and stream.latched:
+                self._resend[channel_id] = time.monotonic_ns() + RESEND_DELAY_NS
+
+    def _resend_latched(self) -> None:
+        now = time.monotonic_ns()
+        with self._lock:
+            due = [cid for cid, at in self._resend.items() if at <= now]
+            for cid in due:
+                del self._resend[cid]
+            sends = [(self._by_channel_id[cid], self._by_channel_id[cid].last) for cid in due]
+        for stream, last in sends:
+            if last is not None:
+                stream.channel.log(last[0], log_time=last[1])
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """topic -> (messages handed to the server, messages skipped by the rate limit)."""

@@ -157,13 +157,16 @@ class RunConsole:
 
     def _draw(self, t: float, wall: float) -> None:
         if self._bar is None:
+            import shutil
             from tqdm import tqdm
+            # get_terminal_size: COLUMNS/LINES, else the terminal's size, else 80x24 (a
+            # pseudo-terminal may report 0x0, and tqdm then hides the bar)
             self._bar = tqdm(total=self.duration_s, file=self._out, leave=True,
-                             dynamic_ncols=True, bar_format='{desc} {percentage:3.0f}%|{bar}| '
-                                                            '{postfix}')
-            self._bar.set_description_str(self.prog, refresh=False)
+                             ncols=shutil.get_terminal_size().columns,
+                             nrows=shutil.get_terminal_size().lines,
+                             bar_format=f'{self.prog} {{percentage:3.0f}}%|{{bar}}| {{desc}}')
         factor, left = self._rates(wall)
-        self._bar.set_postfix_str(
+        self._bar.set_description_str(
             f't = {t:.2f}/{self.duration_s:g} s, '
             + ('?x' if factor is None else f'{factor:.2f}x') + ' real time, '
             + f'{self.steps} {self.unit}, '
