@@ -124,7 +124,8 @@ def launch_arguments(profile_name: str = 'hop') -> tuple:
                   default=f'{p.name}_bag'),
         LaunchArg('live', 'With record:=true, a live Foxglove WebSocket view of what is '
                   'recorded on PORT or HOST:PORT (host default 127.0.0.1; docs/viewing.md); '
-                  'empty: none', default=''),
+                  'empty: none (the recorder parameter live, set only when given)',
+                  default=''),
     )
 
 
@@ -190,8 +191,7 @@ NODES = (
              subscribes=(CONTROLLER_MARKERS, ROBOT_DESCRIPTION, CLOCK)),
     NodeSpec('recorder', PACKAGE, 'recorder', 'dodo_sim.ros.recorder', condition='record',
              params_file=False,
-             parameters={'bag': Arg('bag'), 'topics': FromRobot('recorded_topics'),
-                         'live': Arg('live')},
+             parameters={'bag': Arg('bag'), 'topics': FromRobot('recorded_topics')},
              subscribes=tuple(CONTACT_TOPICS if t.endswith('_contact') else t
                               for t in RECORDED_TOPICS)),
 )

@@ -420,14 +420,17 @@ class HopRun:
     def graph_parameters(self) -> dict[str, dict[str, Any]]:
         """Node name -> the parameters dodo hop gives it on top of the params file."""
         args = {'bag': str(self.bag) if self.bag is not None else '',
-                'stop_after': self.duration, 'live': self.live}
+                'stop_after': self.duration}
         if self.hardware is not None:
             args['hardware'] = self.hardware
         params = {spec.name: graph.hop_parameters(spec, self.nodes, args, self.robot)
                   for spec in self.nodes}
-        if 'recorder' in params and self.console is not None:    # the progress line
-            from dodo_sim.tools.run_console import PROGRESS_PERIOD_S
-            params['recorder']['progress_period_s'] = PROGRESS_PERIOD_S
+        if 'recorder' in params:       # live view and progress line: docs/viewing.md
+            if self.live:
+                params['recorder']['live'] = self.live
+            if self.console is not None:
+                from dodo_sim.tools.run_console import PROGRESS_PERIOD_S
+                params['recorder']['progress_period_s'] = PROGRESS_PERIOD_S
         return params
 
     def commands(self, directory: Path) -> dict[str, list]:
