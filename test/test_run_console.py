@@ -21,7 +21,7 @@ TRACEBACK = ['Traceback (most recent call last):', '  File "x.py", line 1, in <m
 
 
 def _progress(t: float, steps: int) -> str:
-    return f'dodo recorder: progress sim_time_s={t:.3f} joint_states={steps}'
+    return f'dodo recorder: progress sim_time_s={t:.3f} joint_states={steps} hops={steps // 700}'
 
 
 def _feed(console: RunConsole, monkeypatch) -> None:
@@ -43,7 +43,7 @@ def test_not_a_terminal_plain_progress_lines_and_only_warnings(tmp_path, monkeyp
     _feed(RunConsole('dodo hop', 2.0, log, out, err, terminal=False), monkeypatch)
     assert not CONTROL_RE.search(out.getvalue() + err.getvalue())
     lines = out.getvalue().splitlines()
-    assert lines[-1] == 'dodo hop: t = 1.50 / 2 s, 0.10x real time, 1500 steps, ~5 s left'
+    assert lines[-1] == 'dodo hop: t = 1.50 / 2 s, 0.10x real time, 1500 steps, 2 hops, ~5 s left'
     assert INFO not in out.getvalue() + err.getvalue()
     assert EXCHANGE not in out.getvalue() + err.getvalue()
     shown = err.getvalue().splitlines()
@@ -66,7 +66,7 @@ def test_terminal_progress_line_is_redrawn_in_place(tmp_path, monkeypatch):
     _feed(RunConsole('dodo hop', 2.0, None, out, err, terminal=True), monkeypatch)
     text = out.getvalue()
     assert '\r' in text and 'dodo hop  75%|' in text
-    assert 't = 1.50/2 s, 0.10x real time, 1500 steps, 5 s left' in text
+    assert 't = 1.50/2 s, 0.10x real time, 1500 steps, 2 hops, 5 s left' in text
     assert INFO not in text + err.getvalue()
 
 

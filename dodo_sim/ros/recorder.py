@@ -380,6 +380,7 @@ class Recorder:
                                  latched=LATCHED_TOPICS, backlog=config.live_backlog)
             self.live.start()
         self._sim_time_s: float | None = None
+        self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
         self._tf = None
@@ -562,8 +563,11 @@ class Recorder:
         self.total += 1
         if self.live is not None:
             self._to_live(topic.name, topic.type_name, int(stamp), data)
-        if topic.name == contract.CLOCK and self._progress_timer is not None:
-            self._sim_time_s = clock_ns(data) * 1e-9
+        if self._progress_timer is not None:
+            if topic.name == contract.CLOCK:
+                self._sim_time_s = clock_ns(data) * 1e-9
+            elif topic.name == contract.CONTROLLER_STATE:
+                self._last_state = data        # decoded only when the progress line is due
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
@@ -618,8 +622,13 @@ class Recorder:
         clock = self.topics.get(contract.CLOCK)
         states = self.topics.get(contract.JOINT_STATES)
         t = self._sim_time_s if clock is not None and clock.count else None
+        hops = ''
+        if self._last_state is not None:       # the hopper's controller counts its hops
+            state = self.typestore.deserialize_cdr(self._last_state, 'sensor_msgs/msg/JointState')
+            if 'hops' in state.name:
+                hops = f' hops={int(state.position[list(state.name).index("hops")])}'
         print(f'dodo recorder: progress sim_time_s={"-" if t is None else f"{t:.3f}"} '
-              f'joint_states={states.count if states is not None else 0}', flush=True)
+              f'joint_states={states.count if states is not None else 0}{hops}', flush=True)
 
     def _snapshot_parameters(self) -> None:
         """Ask every node on the graph once for its parameters (docs at the top)."""

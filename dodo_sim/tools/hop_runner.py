@@ -832,7 +832,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
                          else default_wall_timeout(duration))
     finally:
         console.close()
-    if log_path is not None and not verbose:
+    if log_path is not None and not verbose and Path(log_path).exists():
         out.write(f'{prog}: node logs: {Path(log_path).resolve()}\n')
     out.write(f'{prog}: {result.summary()}\n')
     for line in (result.walk_summary(), result.exchange_summary(), result.driver_summary()):

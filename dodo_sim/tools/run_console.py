@@ -1,7 +1,7 @@
 """What ``dodo hop`` / ``dodo walk`` show while a run goes: one progress line, not the nodes' logs.
 
 * On a terminal: one tqdm progress line (simulated time / duration, real-time factor, simulator
-  steps so far, time left), redrawn in place. Not a terminal (CI, a pipe, a file): a plain line
+  steps so far, hops for the hopper, time left), redrawn in place. Not a terminal (CI, a pipe, a file): a plain line
   every :data:`PLAIN_PERIOD_S` s of wall time, no control characters.
 * The children's lines (``[node] text``) go to a log file in the run directory
   (``nodes.log``); ``verbose`` streams them to the terminal as well, as before.
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TextIO
 
 #: The recorder's progress line (dodo_sim.ros.recorder.Recorder.print_progress).
-PROGRESS_RE = re.compile(r'^dodo recorder: progress sim_time_s=(\S+) joint_states=(\d+)')
+PROGRESS_RE = re.compile(r'^dodo recorder: progress sim_time_s=(\S+) joint_states=(\d+)'
+                         r'(?: hops=(\d+))?')
 #: The recorder's live-view line (the address a viewer connects to).
 LIVE_RE = re.compile(r'^dodo recorder: live view (\S+)')
 #: A child's line that reaches the terminal without --verbose.
@@ -76,6 +77,7 @@ class RunConsole:
         self._traceback_in: set[str] = set()
         self.sim_time_s: float | None = None
         self.steps = 0
+        self.hops: int | None = None          # the hopper's hop count, when it reports one
         self.live_address: str | None = None
 
     # -- streams for the runner's own lines --------------------------------------------------
@@ -95,6 +97,7 @@ class RunConsole:
     def child_line(self, name: str, text: str) -> None:
         match = PROGRESS_RE.match(text)
         if match:
+            self.hops = int(match.group(3)) if match.group(3) is not None else None
             self._progress(match.group(1), int(match.group(2)))
             return
         if self._log is None and self.log_path is not None:
@@ -139,6 +142,9 @@ class RunConsole:
             self._out.write(self.plain_line(wall) + '\n')
             self._out.flush()
 
+    def _hops_text(self) -> str:
+        return '' if self.hops is None else f', {self.hops} hops'
+
     def _rates(self, wall: float) -> tuple[float | None, float | None]:
         """(real-time factor, wall s left) from the progress since the first progress line."""
         advanced = (self.sim_time_s or 0.0) - self._first_sim
@@ -152,7 +158,7 @@ class RunConsole:
         return (f'{self.prog}: t = {self.sim_time_s:.2f} / {self.duration_s:g} s, '
                 + ('?x' if factor is None else f'{factor:.2f}x') + ' real time'
 
-                + f', {self.steps} {self.unit}'
+                + f', {self.steps} {self.unit}' + self._hops_text()
                 + ('' if left is None else f', ~{left:.0f} s left'))
 
     def _draw(self, t: float, wall: float) -> None:
@@ -169,7 +175,7 @@ class RunConsole:
         self._bar.set_description_str(
             f't = {t:.2f}/{self.duration_s:g} s, '
             + ('?x' if factor is None else f'{factor:.2f}x') + ' real time, '
-            + f'{self.steps} {self.unit}, '
+            + f'{self.steps} {self.unit}{self._hops_text()}, '
             + ('? s' if left is None else f'{left:.0f} s') + ' left', refresh=False)
         self._bar.update(t - self._bar.n)
 
