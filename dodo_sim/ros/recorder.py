@@ -78,9 +78,9 @@ from pathlib import Path
 from typing import Sequence
 
 from dodo_sim.ros import contract
-from dodo_sim.tools.live_view import clock_ns
 from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
                                  register_msg_class)
+from dodo_sim.tools.live_view import clock_ns
 
 
 @dataclass(frozen=True)
@@ -142,11 +142,13 @@ class RecorderConfig:
         if not self.flush_period_s > 0.0:
             raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
         if not self.live_max_rate_hz >= 0.0:
-            raise ValueError(f"parameter 'live_max_rate_hz' must be >= 0 Hz, got {self.live_max_rate_hz}")
+            raise ValueError(f"parameter 'live_max_rate_hz' must be >= 0 Hz, "
+                             f"got {self.live_max_rate_hz}")
         if self.live_backlog < 1:
             raise ValueError(f"parameter 'live_backlog' must be >= 1, got {self.live_backlog}")
         if not self.progress_period_s >= 0.0:
-            raise ValueError(f"parameter 'progress_period_s' must be >= 0 s, got {self.progress_period_s}")
+            raise ValueError(f"parameter 'progress_period_s' must be >= 0 s, "
+                             f"got {self.progress_period_s}")
         if self.live:
             from dodo_sim.tools.live_view import parse_address, parse_topic_rates
             parse_address(self.live)
@@ -624,7 +626,8 @@ class Recorder:
         t = self._sim_time_s if clock is not None and clock.count else None
         hops = ''
         if self._last_state is not None:       # the hopper's controller counts its hops
-            state = self.typestore.deserialize_cdr(self._last_state, 'sensor_msgs/msg/JointState')
+            state = self.typestore.deserialize_cdr(self._last_state,
+                                                   'sensor_msgs/msg/JointState')
             if 'hops' in state.name:
                 hops = f' hops={int(state.position[list(state.name).index("hops")])}'
         print(f'dodo recorder: progress sim_time_s={"-" if t is None else f"{t:.3f}"} '

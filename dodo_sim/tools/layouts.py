@@ -92,10 +92,13 @@ def foxglove_layout() -> str:
                     source_type='topic', topic=contract.ROBOT_DESCRIPTION, label='hopper')},
         topics={contract.CONTROLLER_MARKERS: fl.BaseRendererRosMarkerTopicSettings(
             visible=True)}))
-    plots = [fl.SplitItem(proportion=1, content=fl.PlotPanel(title=title, config=fl.PlotConfig(
-        paths=[fl.PlotSeries(value=s.foxglove_path(), label=s.label, enabled=True)
-               for s in series], show_legend=True)))
-        for title, series in PLOTS.items()]
+    def plot(title, series):
+        return fl.PlotPanel(title=title, config=fl.PlotConfig(show_legend=True, paths=[
+            fl.PlotSeries(value=s.foxglove_path(), label=s.label, enabled=True)
+            for s in series]))
+
+    plots = [fl.SplitItem(proportion=1, content=plot(title, series))
+             for title, series in PLOTS.items()]
     plots.append(fl.SplitItem(proportion=1, content=fl.DiagnosticsSummaryPanel(
         title='diagnostics (command age, rates)')))
     layout = fl.Layout(content=fl.SplitContainer(direction='row', items=[

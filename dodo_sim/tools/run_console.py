@@ -1,8 +1,9 @@
 """What ``dodo hop`` / ``dodo walk`` show while a run goes: one progress line, not the nodes' logs.
 
 * On a terminal: one tqdm progress line (simulated time / duration, real-time factor, simulator
-  steps so far, hops for the hopper, time left), redrawn in place. Not a terminal (CI, a pipe, a file): a plain line
-  every :data:`PLAIN_PERIOD_S` s of wall time, no control characters.
+  steps so far, hops for the hopper, time left), redrawn in place. Not a terminal (CI, a
+  pipe, a file): a plain line every :data:`PLAIN_PERIOD_S` s of wall time, no control
+  characters.
 * The children's lines (``[node] text``) go to a log file in the run directory
   (``nodes.log``); ``verbose`` streams them to the terminal as well, as before.
 * What must not wait for the end reaches the terminal at once even without ``verbose``: a
