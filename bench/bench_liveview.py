@@ -8,6 +8,12 @@ process start-up does not count. Only the ratio within one bench run means anyth
 average is printed beside it.
 
     nice python bench/bench_liveview.py [--pairs 3] [--duration 3]
+
+``--recorder-cost``: no DDS; the recorder's per-message work alone, in one process: rosbags
+MCAP writes of real /joint_states CDR messages, without and with the live view handing each
+to the foxglove-sdk server while a protocol client receives them (blocks interleaved). On a
+machine too loaded to run the graph at a steady rate this still tells what a client costs
+the recorder, the only process of the run that does more work when a viewer connects.
 """
 from __future__ import annotations
 
@@ -68,11 +74,74 @@ class _AllTopics:
         return True
 
 
+def recorder_cost(rate_hz: float, blocks: int = 6, messages: int = 3000) -> None:
+    """µs per recorded /joint_states message, bag only vs bag + live view with a client;
+    ``rate_hz``: the live view's limit on the channel (0: every message to the client)."""
+    import time
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.live_view import LiveView
+    from foxglove_client import watch
+    store = get_typestore(Stores.ROS2_KILTED)
+    types = store.types
+    type_name = 'sensor_msgs/msg/JointState'
+    msgdef = store.generate_msgdef(type_name, ros_version=2)[0]
+
+    def state(i):
+        stamp = types['builtin_interfaces/msg/Time'](sec=i // 1000, nanosec=(i % 1000) * 10**6)
+        header = types['std_msgs/msg/Header'](stamp=stamp, frame_id='')
+        import numpy as np
+        return bytes(store.serialize_cdr(types[type_name](
+            header=header, name=['base_x', 'base_z', 'hip', 'knee'],
+            position=np.full(4, 0.1 * i), velocity=np.zeros(4), effort=np.zeros(4)), type_name))
+
+    data = [state(i) for i in range(messages)]
+    tmp = Path(tempfile.mkdtemp(prefix='bench_liveview_cost-'))
+    view = LiveView(port=0, max_rate_hz=rate_hz)
+    view.start()
+    view.add_topic(contract.JOINT_STATES, type_name, msgdef)
+    got = {}
+    client = threading.Thread(target=lambda: got.update(r=watch(
+        view.address, {contract.JOINT_STATES}, seconds=600.0, leave_after=10**9)))
+    client.daemon = True
+    client.start()
+    while not view._streams[contract.JOINT_STATES].channel.has_sinks():
+        time.sleep(0.01)
+    costs = {False: [], True: []}
+    for block in range(blocks):
+        for live in (False, True):
+            writer = Writer(tmp / f'b{block}{int(live)}', version=9,
+                            storage_plugin=StoragePlugin.MCAP)
+            writer.open()
+            conn = writer.add_connection(contract.JOINT_STATES, type_name, msgdef=msgdef,
+                                         rihs01=store.hash_rihs01(type_name))
+            start = time.perf_counter()
+            for i, raw in enumerate(data):
+                writer.write(conn, i * 10**6, raw)
+                if live:
+                    view.log(contract.JOINT_STATES, raw, i * 10**6)
+            costs[live].append((time.perf_counter() - start) / messages * 1e6)
+            writer.close()
+    view.stop()
+    a, b = min(costs[False]), min(costs[True])
+    sent, skipped = view.counts()[contract.JOINT_STATES]
+    print(f'recorder work per /joint_states message (best of {blocks} blocks of {messages}): '
+          f'bag only {a:.1f} us, bag + live view with a client {b:.1f} us (+{b - a:.1f} us, '
+          f'{100 * (b - a) / a:.0f} %); {sent} handed to the server, {skipped} skipped by '
+          f'the {rate_hz:g} Hz limit (0: none); load average {os.getloadavg()[0]:.1f}')
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--pairs', type=int, default=3)
     parser.add_argument('--duration', type=float, default=3.0)
+    parser.add_argument('--recorder-cost', action='store_true')
     args = parser.parse_args()
+    if args.recorder_cost:
+        recorder_cost(60.0)
+        recorder_cost(0.0)
+        return 0
     tmp = Path(tempfile.mkdtemp(prefix='bench_liveview-'))
     without, with_client = [], []
     attempts = 0

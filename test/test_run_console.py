@@ -74,7 +74,9 @@ def test_cli_options(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setattr(hop_runner, 'run', lambda *a, **k: seen.update(k) or 0)
     assert hop_runner.main(['--runs-dir', str(tmp_path), '--live']) == 0
-    assert seen['live'] == '8765' and seen['verbose'] is False
+    assert seen['live'] == '8765' and seen['verbose'] is True     # pytest: not a terminal
+    assert hop_runner.main(['--runs-dir', str(tmp_path), '--no-verbose']) == 0
+    assert seen['verbose'] is False
     assert seen['log_path'].name == 'nodes.log'
     assert hop_runner.main(['--bag', str(tmp_path / 'b'), '--live', '0.0.0.0:9000',
                             '--verbose']) == 0

@@ -923,10 +923,11 @@ def build_parser(profile: str = 'hop', description: str | None = None,
                         help='serve the run live to the Foxglove app (WebSocket, cdr + ros2msg; '
                              f'default port {LIVE_DEFAULT_PORT} on 127.0.0.1 only; HOST:PORT '
                              'to listen elsewhere; 0: any free port); docs/viewing.md')
-    parser.add_argument('--verbose', action='store_true',
-                        help='stream every node\'s log lines (default: a progress line; the '
-                             'node logs go to nodes.log in the run directory, their warnings '
-                             'and errors still to the terminal)')
+    parser.add_argument('--verbose', action=argparse.BooleanOptionalAction, default=None,
+                        help='stream every node\'s log lines (default: only when the output is '
+                             'not a terminal; on a terminal a progress line, the node logs in '
+                             'nodes.log of the run directory, their warnings and errors still '
+                             'shown); the node logs go to nodes.log either way')
     parser.add_argument('--wall-timeout', type=float, default=None,
                         help='give up after this many wall-clock seconds '
                              '(default 60 + 20 x duration)')
@@ -969,7 +970,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                    domain_id=args.domain_id, model=args.model, prog=prog,
                    plotter=PLOTTERS[profile], hardware=args.hardware,
                    realtime_priority=args.realtime_priority, live=args.live,
-                   verbose=args.verbose, log_path=log_path)
+                   verbose=(args.verbose if args.verbose is not None
+                            else not sys.stdout.isatty()), log_path=log_path)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -5,7 +5,9 @@
   pipe, a file): a plain line every :data:`PLAIN_PERIOD_S` s of wall time, no control
   characters.
 * The children's lines (``[node] text``) go to a log file in the run directory
-  (``nodes.log``); ``verbose`` streams them to the terminal as well, as before.
+  (``nodes.log``); ``verbose`` streams them as well, as before (``dodo hop``'s default when
+  its output is not a terminal: CI logs and the tools that read a run's output keep every
+  line).
 * What must not wait for the end reaches the terminal at once even without ``verbose``: a
   child's warnings, errors and tracebacks (rcutils ``[WARN]``, ``[ERROR]``, ``[FATAL]``,
   ``error:``/``warning:`` lines, Python tracebacks with what follows them), and the runner's own
