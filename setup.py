@@ -13,7 +13,8 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
-        ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')),
+        ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')
+         + glob('config/*_layout.json') + glob('config/*_layout.xml')),
         ('share/' + package_name + '/urdf', glob('urdf/*.xacro')),
     ],
     # ROS packages (rclpy, messages) come from rosdep or from requirements.txt, never from here.

@@ -122,6 +122,10 @@ def launch_arguments(profile_name: str = 'hop') -> tuple:
                   default='false'),
         LaunchArg('bag', 'Output directory of the bag when record:=true (must not exist)',
                   default=f'{p.name}_bag'),
+        LaunchArg('live', 'With record:=true, a live Foxglove WebSocket view of what is '
+                  'recorded on PORT or HOST:PORT (host default 127.0.0.1; docs/viewing.md); '
+                  'empty: none (the recorder parameter live, set only when given)',
+                  default=''),
     )
 
 

@@ -85,6 +85,8 @@ def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool,
         parameters.append(Path(values['params_file']))
     extra = {key: _typed(value) for key, value in graph.node_parameters(
         spec, running, values, use_sim=use_sim, launch=True, robot=robot).items()}
+    if spec.name == 'recorder' and values.get('live'):      # docs/viewing.md
+        extra['live'] = _typed(values['live'])
     if spec.robot_description:
         xml = robot.model.lstrip().startswith('<')
         extra['robot_description'] = ParameterValue(

@@ -80,6 +80,7 @@ from typing import Sequence
 from dodo_sim.ros import contract
 from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
                                  register_msg_class)
+from dodo_sim.tools.live_view import clock_ns
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,19 @@ class RecorderConfig:
     contact_topics: bool = True
     #: the open MCAP chunk is written to disk at least this often, s (wall clock)
     flush_period_s: float = 0.25
+    #: live view (dodo_sim.tools.live_view, docs/viewing.md): '' off, else 'PORT' or
+    #: 'HOST:PORT' of a Foxglove WebSocket server streaming what is recorded (host default
+    #: 127.0.0.1; port 0: any free one)
+    live: str = ''
+    #: live view: at most this many messages per wall-clock second on each channel, Hz (0: all)
+    live_max_rate_hz: float = 60.0
+    #: live view: per-topic limits overriding live_max_rate_hz, '/topic=HZ' (0: all)
+    live_topic_rates: tuple[str, ...] = ('/diagnostics=5', '/controller/markers=30')
+    #: live view: messages queued per client before its oldest are dropped
+    live_backlog: int = 1024
+    #: print 'dodo recorder: progress sim_time_s=... joint_states=...' this often, s (wall
+    #: clock; 0: never); dodo hop reads it for its progress line
+    progress_period_s: float = 0.0
 
     def __post_init__(self):
         if not self.bag:
@@ -127,6 +141,18 @@ class RecorderConfig:
             raise ValueError(f"parameter 'tf_period_s' must be >= 0 s, got {self.tf_period_s}")
         if not self.flush_period_s > 0.0:
             raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
+        if not self.live_max_rate_hz >= 0.0:
+            raise ValueError(f"parameter 'live_max_rate_hz' must be >= 0 Hz, "
+                             f"got {self.live_max_rate_hz}")
+        if self.live_backlog < 1:
+            raise ValueError(f"parameter 'live_backlog' must be >= 1, got {self.live_backlog}")
+        if not self.progress_period_s >= 0.0:
+            raise ValueError(f"parameter 'progress_period_s' must be >= 0 s, "
+                             f"got {self.progress_period_s}")
+        if self.live:
+            from dodo_sim.tools.live_view import parse_address, parse_topic_rates
+            parse_address(self.live)
+            parse_topic_rates(self.live_topic_rates)
 
 
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract
@@ -346,6 +372,17 @@ class Recorder:
         self.stop_requested = False
         self.drain_aborted = False
         self.total = 0
+        self.live = None
+        if config.live:        # before the bag exists: a taken port leaves nothing behind
+            from dodo_sim.tools.live_view import LiveView, parse_address, parse_topic_rates
+            host, port = parse_address(config.live)
+            self.live = LiveView(host=host, port=port, max_rate_hz=config.live_max_rate_hz,
+                                 topic_rates=parse_topic_rates(config.live_topic_rates),
+                                 unlimited=LATCHED_TOPICS + (contract.PARAMETER_EVENTS,),
+                                 latched=LATCHED_TOPICS, backlog=config.live_backlog)
+            self.live.start()
+        self._sim_time_s: float | None = None
+        self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
         self._tf = None
@@ -368,6 +405,9 @@ class Recorder:
         # the start configuration is in the bag before anyone can change it at run time
         self._snapshot_timer = node.create_timer(SNAPSHOT_POLL_S, self._advance_snapshots,
                                                  clock=steady)
+        self._progress_timer = (node.create_timer(config.progress_period_s, self.print_progress,
+                                                  clock=steady)
+                                if config.progress_period_s > 0 else None)
 
     # ---- graph -------------------------------------------------------------------------------
     def _discover(self, initial: bool = False) -> None:
@@ -523,6 +563,13 @@ class Recorder:
         self.writer.write(topic.connection, int(stamp), data)
         topic.count += 1
         self.total += 1
+        if self.live is not None:
+            self._to_live(topic.name, topic.type_name, int(stamp), data)
+        if self._progress_timer is not None:
+            if topic.name == contract.CLOCK:
+                self._sim_time_s = clock_ns(data) * 1e-9
+            elif topic.name == contract.CONTROLLER_STATE:
+                self._last_state = data        # decoded only when the progress line is due
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
@@ -562,6 +609,29 @@ class Recorder:
         self.writer.write(topic.connection, int(log_ns), data)
         topic.count += 1
         self.total += 1
+        if self.live is not None:
+            self._to_live(name, type_name, int(log_ns), data)
+
+    def _to_live(self, name: str, type_name: str, stamp: int, data: bytes) -> None:
+        """The message just written to the bag, to the live view (same bytes, same msgdef)."""
+        if not self.live.has_topic(name):
+            msgdef, _ = self.typestore.generate_msgdef(type_name, ros_version=2)
+            self.live.add_topic(name, type_name, msgdef)
+        self.live.log(name, data, stamp, is_clock=name == contract.CLOCK)
+
+    def print_progress(self) -> None:
+        """One machine-readable progress line on stdout (dodo hop's progress line reads it)."""
+        clock = self.topics.get(contract.CLOCK)
+        states = self.topics.get(contract.JOINT_STATES)
+        t = self._sim_time_s if clock is not None and clock.count else None
+        hops = ''
+        if self._last_state is not None:       # the hopper's controller counts its hops
+            state = self.typestore.deserialize_cdr(self._last_state,
+                                                   'sensor_msgs/msg/JointState')
+            if 'hops' in state.name:
+                hops = f' hops={int(state.position[list(state.name).index("hops")])}'
+        print(f'dodo recorder: progress sim_time_s={"-" if t is None else f"{t:.3f}"} '
+              f'joint_states={states.count if states is not None else 0}{hops}', flush=True)
 
     def _snapshot_parameters(self) -> None:
         """Ask every node on the graph once for its parameters (docs at the top)."""
@@ -668,6 +738,8 @@ class Recorder:
         self._timer.cancel()
         self._flush_timer.cancel()
         self._snapshot_timer.cancel()
+        if self._progress_timer is not None:
+            self._progress_timer.cancel()
         deadline = time.monotonic() + drain_timeout_s
         quiet_since = time.monotonic()
         last_total = self.total
@@ -683,6 +755,9 @@ class Recorder:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
     def counts(self) -> dict[str, int]:
         return {name: t.count for name, t in self.topics.items()
@@ -694,10 +769,12 @@ def _declare_config(node) -> RecorderConfig:
     defaults = RecorderConfig.__dataclass_fields__
     for f in fields(RecorderConfig):
         default = defaults[f.name].default
-        if f.name == 'topics':
-            node.declare_parameter('topics', list(default))
-            values['topics'] = tuple(node.get_parameter('topics').get_parameter_value()
-                                     .string_array_value)
+        if isinstance(default, tuple):        # string arrays (an empty default has no type)
+            from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+            node.declare_parameter(f.name, list(default), ParameterDescriptor(
+                type=ParameterType.PARAMETER_STRING_ARRAY))
+            values[f.name] = tuple(node.get_parameter(f.name).get_parameter_value()
+                                   .string_array_value)
             continue
         node.declare_parameter(f.name, default)
         values[f.name] = node.get_parameter(f.name).value
@@ -734,6 +811,8 @@ def main(args: Sequence[str] | None = None) -> int:
             from rclpy.executors import SingleThreadedExecutor
             executor = SingleThreadedExecutor()
         executor.add_node(node)
+        if recorder.live is not None:
+            print(f'dodo recorder: live view {recorder.live.address}', flush=True)
         print(f'dodo recorder: ready {config.bag}', flush=True)
         recorder.run(executor)
         counts = recorder.counts()

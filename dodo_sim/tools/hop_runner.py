@@ -61,6 +61,7 @@ from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # 
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
+from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
 from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch, fifo_permitted
 
 RECORDER_READY = 'dodo recorder: ready'
@@ -260,7 +261,8 @@ class HopRun:
                  out: TextIO | None = None, err: TextIO | None = None,
                  keep_lines: bool = False, domain_id: int | None = None,
                  model=None, prog: str = 'dodo hop', hardware: str | None = None,
-                 realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY):
+                 realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY,
+                 live: str = '', console=None):
         if hardware is not None and hardware not in graph.HARDWARE_KINDS:
             raise UsageError(f'--hardware {hardware!r}: choose one of {graph.HARDWARE_KINDS}')
         self.hardware = hardware
@@ -297,6 +299,11 @@ class HopRun:
         self._started_at: float | None = None
         self._recorder_ready = False
         self._reported: set[str] = set()    # children whose exit is reported already
+        #: the recorder's live view ('' off, 'PORT' or 'HOST:PORT'; dodo_sim.tools.live_view)
+        self.live = live
+        #: dodo_sim.tools.run_console.RunConsole: progress line and node logs (None: stream
+        #: every child line to ``out``)
+        self.console = console
 
     @property
     def children(self) -> dict[str, Child]:
@@ -426,6 +433,12 @@ class HopRun:
         if self.hardware is not None and self.bag is not None and graph.DRIVER_NODE in params:
             # the driver's own lossless log of its states, beside the bag (hardware/state_log)
             params[graph.DRIVER_NODE]['state_log'] = str(state_log_path(self.bag))
+        if 'recorder' in params:       # live view and progress line: docs/viewing.md
+            if self.live:
+                params['recorder']['live'] = self.live
+            if self.console is not None:
+                from dodo_sim.tools.run_console import PROGRESS_PERIOD_S
+                params['recorder']['progress_period_s'] = PROGRESS_PERIOD_S
         return params
 
     def commands(self, directory: Path) -> dict[str, list]:
@@ -456,6 +469,9 @@ class HopRun:
             summary = parse_summary(text, 'controller')
             if summary is not None:
                 self.controller_summary = summary
+        if self.console is not None:
+            self.console.child_line(child.name, text)
+            return
         try:
             self.out.write(f'[{child.name}] {text}\n')
             self.out.flush()
@@ -783,15 +799,24 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out: TextIO | None = None, err: TextIO | None = None,
         domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
         plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
-        realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY) -> int:
+        realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY, live: str = '',
+        verbose: bool = True, log_path=None) -> int:
     """Check, run, report; the exit code (see module docs). ``plotter``: the module whose
-    ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`)."""
+    ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`). ``live``: the
+    recorder's live view (PORT or HOST:PORT; docs/viewing.md). ``verbose``: stream every node
+    line; else a progress line, the node lines in ``log_path`` and only their warnings and
+    errors on the terminal (dodo_sim.tools.run_console)."""
+    from dodo_sim.tools.live_view import LiveViewError, check_port_free, parse_address
+    from dodo_sim.tools.run_console import RunConsole
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
+    console = RunConsole(prog, duration, log_path, out, err, verbose=verbose,
+                         unit='steps' if hardware is None else 'cycles')
     try:
-        hop = HopRun(params_file, duration, bag, out=out, err=err, domain_id=domain_id, env=env,
+        hop = HopRun(params_file, duration, bag, out=console.stream(out),
+                     err=console.stream(err), domain_id=domain_id, env=env,
                      model=model, prog=prog, hardware=hardware,
-                     realtime_priority=realtime_priority)
+                     realtime_priority=realtime_priority, live=live, console=console)
     except UsageError as exc:
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
@@ -803,9 +828,13 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
                              f'got {wall_timeout}')
         if plots is not None:
             _check_new_dir(Path(plots), 'plots directory')
+        if live:
+            if bag is None:
+                raise UsageError('--live streams what the recorder records: it needs a bag')
+            check_port_free(*parse_address(live))
         if bag is not None:
             Path(bag).absolute().parent.mkdir(parents=True, exist_ok=True)
-    except (UsageError, OSError) as exc:
+    except (UsageError, OSError, LiveViewError) as exc:
         hop.release()
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
@@ -825,8 +854,13 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
                   f'{duration:g} s from then; e-stop: ros2 service call {contract.DRIVER_ESTOP} '
                   f'std_srvs/srv/Trigger or publish true on {contract.ESTOP}\n')
     out.flush()
-    result = hop.run(wall_timeout if wall_timeout is not None
-                     else default_wall_timeout(duration))
+    try:
+        result = hop.run(wall_timeout if wall_timeout is not None
+                         else default_wall_timeout(duration))
+    finally:
+        console.close()
+    if log_path is not None and not verbose and Path(log_path).exists():
+        out.write(f'{prog}: node logs: {Path(log_path).resolve()}\n')
     out.write(f'{prog}: {result.summary()}\n')
     for line in (result.walk_summary(), result.exchange_summary(), result.driver_summary()):
         if line:
@@ -913,6 +947,16 @@ def build_parser(profile: str = 'hop', description: str | None = None,
     parser.add_argument('--domain-id', type=int, default=None,
                         help='ROS domain of the run (default: ROS_DOMAIN_ID if set, else a free '
                              'one); refused if another dodo hop holds it')
+    parser.add_argument('--live', nargs='?', const=str(LIVE_DEFAULT_PORT), default='',
+                        metavar='[HOST:]PORT',
+                        help='serve the run live to the Foxglove app (WebSocket, cdr + ros2msg; '
+                             f'default port {LIVE_DEFAULT_PORT} on 127.0.0.1 only; HOST:PORT '
+                             'to listen elsewhere; 0: any free port); docs/viewing.md')
+    parser.add_argument('--verbose', action=argparse.BooleanOptionalAction, default=None,
+                        help='stream every node\'s log lines (default: only when the output is '
+                             'not a terminal; on a terminal a progress line, the node logs in '
+                             'nodes.log of the run directory, their warnings and errors still '
+                             'shown); the node logs go to nodes.log either way')
     parser.add_argument('--wall-timeout', type=float, default=None,
                         help='give up after this many wall-clock seconds '
                              '(default 60 + 20 x duration)')
@@ -942,8 +986,10 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
         run_dir = args.runs_dir / time.strftime(f'{profile}-%Y%m%d-%H%M%S')
         bag = run_dir / 'bag'
         default_plots = run_dir / 'plots'
+        log_path = run_dir / 'nodes.log'
     else:
         default_plots = bag.parent / (bag.name + '_plots')
+        log_path = bag.parent / (bag.name + '_nodes.log')
     if plots is None and not args.no_plots:
         plots = default_plots
     params_file = (args.params_file if args.params_file is not None
@@ -952,7 +998,9 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
         return run(params_file, args.duration, bag, plots, args.wall_timeout,
                    domain_id=args.domain_id, model=args.model, prog=prog,
                    plotter=PLOTTERS[profile], hardware=args.hardware,
-                   realtime_priority=args.realtime_priority)
+                   realtime_priority=args.realtime_priority, live=args.live,
+                   verbose=(args.verbose if args.verbose is not None
+                            else not sys.stdout.isatty()), log_path=log_path)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -1,0 +1,173 @@
+"""Lockstep rate of ``dodo hop`` with and without a connected Foxglove client (docs/viewing.md).
+
+Runs pairs of the same hop, alternating: one without ``--live``, one with ``--live`` and a
+protocol client (test/foxglove_client.py) subscribed to every channel the server advertises.
+The lockstep rate of a run is its simulator steps per wall-clock second, measured from the bag
+(bag times are the recorder's wall clock: (N - 1) / (last - first) over /joint_states), so
+process start-up does not count. Only the ratio within one bench run means anything; the load
+average is printed beside it.
+
+    nice python bench/bench_liveview.py [--pairs 3] [--duration 3]
+
+``--recorder-cost``: no DDS; the recorder's per-message work alone, in one process: rosbags
+MCAP writes of real /joint_states CDR messages, without and with the live view handing each
+to the foxglove-sdk server while a protocol client receives them (blocks interleaved). On a
+machine too loaded to run the graph at a steady rate this still tells what a client costs
+the recorder, the only process of the run that does more work when a viewer connects.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / 'test'))
+
+
+def lockstep_rate(bag: Path) -> float:
+    from rosbags.rosbag2 import Reader
+    from dodo_sim.ros import contract
+    with Reader(bag) as reader:
+        conns = [c for c in reader.connections if c.topic == contract.JOINT_STATES]
+        times = [t for _, t, _ in reader.messages(connections=conns)]
+    return (len(times) - 1) / ((times[-1] - times[0]) * 1e-9)
+
+
+def run(bag: Path, duration: float, live_port: int | None) -> tuple[float | None, int]:
+    """One run; (lockstep rate Hz or None if the run failed, messages the client received or
+    -1)."""
+    from foxglove_client import watch
+    cmd = [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--duration', str(duration),
+           '--bag', str(bag), '--no-plots']
+    got = {}
+    thread = None
+    if live_port is not None:
+        cmd += ['--live', str(live_port)]
+
+        def client():
+            got['r'] = watch(f'ws://127.0.0.1:{live_port}', _AllTopics(), seconds=600.0,
+                             connect_timeout=120.0)
+        thread = threading.Thread(target=client)
+        thread.start()
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env)
+    received = -1
+    if thread is not None:
+        thread.join(timeout=60)
+        received = sum(map(len, got['r'].messages.values())) if 'r' in got else -1
+    if proc.returncode != 0:       # e.g. a command timeout on an overloaded machine
+        last = (proc.stdout.strip().splitlines() or ['?'])[-3]
+        print(f'  run failed (exit {proc.returncode}; load {os.getloadavg()[0]:.1f}): {last}',
+              flush=True)
+        return None, received
+    return lockstep_rate(bag), received
+
+
+class _AllTopics:
+    def __contains__(self, topic):
+        return True
+
+
+def recorder_cost(rate_hz: float, blocks: int = 6, messages: int = 3000) -> None:
+    """µs per recorded /joint_states message, bag only vs bag + live view with a client;
+    ``rate_hz``: the live view's limit on the channel (0: every message to the client)."""
+    import time
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.live_view import LiveView
+    from foxglove_client import watch
+    store = get_typestore(Stores.ROS2_KILTED)
+    types = store.types
+    type_name = 'sensor_msgs/msg/JointState'
+    msgdef = store.generate_msgdef(type_name, ros_version=2)[0]
+
+    def state(i):
+        stamp = types['builtin_interfaces/msg/Time'](sec=i // 1000, nanosec=(i % 1000) * 10**6)
+        header = types['std_msgs/msg/Header'](stamp=stamp, frame_id='')
+        import numpy as np
+        return bytes(store.serialize_cdr(types[type_name](
+            header=header, name=['base_x', 'base_z', 'hip', 'knee'],
+            position=np.full(4, 0.1 * i), velocity=np.zeros(4), effort=np.zeros(4)), type_name))
+
+    data = [state(i) for i in range(messages)]
+    tmp = Path(tempfile.mkdtemp(prefix='bench_liveview_cost-'))
+    view = LiveView(port=0, max_rate_hz=rate_hz)
+    view.start()
+    view.add_topic(contract.JOINT_STATES, type_name, msgdef)
+    got = {}
+    client = threading.Thread(target=lambda: got.update(r=watch(
+        view.address, {contract.JOINT_STATES}, seconds=600.0, leave_after=10**9)))
+    client.daemon = True
+    client.start()
+    while not view._streams[contract.JOINT_STATES].channel.has_sinks():
+        time.sleep(0.01)
+    costs = {False: [], True: []}
+    for block in range(blocks):
+        for live in (False, True):
+            writer = Writer(tmp / f'b{block}{int(live)}', version=9,
+                            storage_plugin=StoragePlugin.MCAP)
+            writer.open()
+            conn = writer.add_connection(contract.JOINT_STATES, type_name, msgdef=msgdef,
+                                         rihs01=store.hash_rihs01(type_name))
+            start = time.perf_counter()
+            for i, raw in enumerate(data):
+                writer.write(conn, i * 10**6, raw)
+                if live:
+                    view.log(contract.JOINT_STATES, raw, i * 10**6)
+            costs[live].append((time.perf_counter() - start) / messages * 1e6)
+            writer.close()
+    view.stop()
+    a, b = min(costs[False]), min(costs[True])
+    sent, skipped = view.counts()[contract.JOINT_STATES]
+    print(f'recorder work per /joint_states message (best of {blocks} blocks of {messages}): '
+          f'bag only {a:.1f} us, bag + live view with a client {b:.1f} us (+{b - a:.1f} us, '
+          f'{100 * (b - a) / a:.0f} %); {sent} handed to the server, {skipped} skipped by '
+          f'the {rate_hz:g} Hz limit (0: none); load average {os.getloadavg()[0]:.1f}')
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--pairs', type=int, default=3)
+    parser.add_argument('--duration', type=float, default=3.0)
+    parser.add_argument('--recorder-cost', action='store_true')
+    args = parser.parse_args()
+    if args.recorder_cost:
+        recorder_cost(60.0)
+        recorder_cost(0.0)
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix='bench_liveview-'))
+    without, with_client = [], []
+    attempts = 0
+    while len(without) < args.pairs and attempts < 2 * args.pairs:
+        i, attempts = attempts, attempts + 1
+        with socket.socket() as s:
+            s.bind(('127.0.0.1', 0))
+            port = s.getsockname()[1]
+        rate_a, _ = run(tmp / f'plain{i}', args.duration, None)
+        rate_b, received = run(tmp / f'live{i}', args.duration, port)
+        if rate_a is None or rate_b is None:      # a pair counts only when both completed
+            continue
+        without.append(rate_a)
+        with_client.append(rate_b)
+        print(f'pair {i}: without client {rate_a:.0f} steps/s, with client {rate_b:.0f} '
+              f'steps/s ({received} messages to the client), load {os.getloadavg()[0]:.1f}',
+              flush=True)
+    if not without:
+        print('no pair completed')
+        return 1
+    a, b = sum(without) / len(without), sum(with_client) / len(with_client)
+    print(f'mean lockstep rate: without client {a:.0f} steps/s, with client {b:.0f} steps/s, '
+          f'ratio {b / a:.3f} ({len(without)} pairs of {args.duration:g} s; load average '
+          f'{os.getloadavg()[0]:.1f})')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

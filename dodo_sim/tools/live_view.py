@@ -1,0 +1,272 @@
+"""Live view: the recorder's messages on a Foxglove WebSocket server (``foxglove-sdk``), as
+``cdr`` with their ``ros2msg`` schemas — what foxglove_bridge serves on a ROS install.
+
+The recorder (:mod:`dodo_sim.ros.recorder`, parameter ``live``) hands every message it writes
+to the bag to :meth:`LiveView.log` with the CDR bytes it already holds and the message
+definition it writes to the bag; nothing is serialised again. docs/viewing.md tells how to
+watch a run with the Foxglove app.
+
+Why a run never waits for a viewer: :meth:`LiveView.log` only hands the bytes to the SDK,
+whose server keeps a bounded queue per client (``backlog`` messages) and drops that client's
+oldest message when it is full; a slow client loses frames on its own connection, never in
+the bag and never in the run. Nothing is logged on a channel no client subscribes to.
+
+Time: in a simulated run every message goes out with the simulated time of the last /clock
+as its log time, and the server broadcasts that time (Foxglove's ``time`` capability), as
+foxglove_bridge does with ``use_sim_time``; without /clock (hardware) the log time is the
+bag time.
+
+Rate limits (wall clock, per channel): a viewer needs far less than the 1 kHz of /joint_states;
+``max_rate_hz`` applies to every topic but the ones a viewer must never miss (latched
+/robot_description and /tf_static, /parameter_events), ``topic_rates`` overrides it per topic
+(``/diagnostics=2``; 0: no limit). A latched topic's last message is sent again when a client
+subscribes to it, so a viewer that connects mid-run still gets the robot's URDF.
+
+This module imports no rclpy.
+"""
+from __future__ import annotations
+
+import errno
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+
+#: Foxglove's default WebSocket port (foxglove_bridge's too).
+DEFAULT_PORT = 8765
+#: Loopback only unless another address is asked for.
+DEFAULT_HOST = '127.0.0.1'
+#: A latched topic's last message goes to a new subscriber this much later, ns.
+RESEND_DELAY_NS = 50_000_000
+
+
+class LiveViewError(ValueError):
+    """The live view cannot start (bad address, port taken); the message is one line."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``'PORT'``, ``'HOST:PORT'`` or ``''`` (default port) -> (host, port); port 0: any free
+    one. LiveViewError on anything else."""
+    text = str(text).strip()
+    host, port_text = DEFAULT_HOST, text
+    if ':' in text:
+        host, _, port_text = text.rpartition(':')
+        host = host.strip('[]') or DEFAULT_HOST
+    if not port_text:
+        return host, DEFAULT_PORT
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise LiveViewError(f'live view address {text!r}: expected PORT or HOST:PORT') from None
+    if not 0 <= port <= 65535:
+        raise LiveViewError(f'live view port {port}: expected 0..65535')
+    return host, port
+
+
+def check_port_free(host: str, port: int) -> None:
+    """LiveViewError (one line) if ``host:port`` cannot be listened on now (taken, or not an
+    address of this machine). Port 0 is always free."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise LiveViewError(_bind_error(host, port, exc)) from None
+
+
+def _bind_error(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (f'live view: port {port} on {host} is taken (another dodo run or a Foxglove '
+                f'bridge?); choose another with --live PORT, or --live 0 for any free port')
+    return f'live view: cannot listen on {host}:{port} ({exc.strerror or exc})'
+
+
+def parse_topic_rates(items) -> dict[str, float]:
+    """``['/diagnostics=2', ...]`` -> ``{'/diagnostics': 2.0}`` (Hz, >= 0)."""
+    rates = {}
+    for item in items:
+        topic, sep, value = str(item).partition('=')
+        try:
+            hz = float(value)
+        except ValueError:
+            hz = -1.0
+        if not sep or not topic.startswith('/') or not hz >= 0.0:
+            raise LiveViewError(f'live view rate {item!r}: expected /topic=HZ with HZ >= 0')
+        rates[topic] = hz
+    return rates
+
+
+def clock_ns(cdr: bytes) -> int:
+    """The time of a CDR ``rosgraph_msgs/msg/Clock`` (4-byte encapsulation header, int32 sec,
+    uint32 nanosec), ns."""
+    sec, nanosec = struct.unpack_from('<iI' if cdr[1] == 1 else '>iI', cdr, 4)
+    return sec * 1_000_000_000 + nanosec
+
+
+@dataclass
+class _Stream:
+    channel: object
+    min_period_ns: int           # 0: every message
+    next_ns: int = 0             # wall time (monotonic) the next message may go out
+    latched: bool = False
+    last: tuple | None = None    # latched: (data, log_time) sent again to new subscribers
+    sent: int = 0
+    skipped: int = 0
+
+
+@dataclass
+class LiveView:
+    """A Foxglove WebSocket server streaming what it is given (see module docs).
+
+    Attributes:
+        host: address to listen on (127.0.0.1: this machine only).
+        port: TCP port (0: any free one; :attr:`port` holds the one taken after start).
+        max_rate_hz: per-channel limit, messages per wall-clock second (0: none).
+        topic_rates: per-topic limits overriding ``max_rate_hz``, Hz (0: none).
+        unlimited: topics never rate-limited.
+        latched: topics whose last message a new subscriber gets at once.
+        backlog: messages queued per client before its oldest are dropped.
+    """
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    max_rate_hz: float = 60.0
+    topic_rates: dict = field(default_factory=dict)
+    unlimited: tuple = ()
+    latched: tuple = ()
+    backlog: int = 1024
+    name: str = 'dodo_sim'
+
+    def __post_init__(self):
+        self._streams: dict[str, _Stream] = {}
+        self._by_channel_id: dict[int, _Stream] = {}
+        self._lock = threading.Lock()      # the server's thread re-sends latched messages
+        self._sim_ns: int | None = None
+        self._resend: dict[int, int] = {}     # channel id -> when (monotonic ns) to re-send
+        self._server = None
+        self._context = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> str:
+        """Listen; returns the address to connect to (``ws://host:port``). LiveViewError (one
+        line) if the port is taken."""
+        import foxglove
+        from foxglove.websocket import Capability
+        check_port_free(self.host, self.port)
+        self._context = foxglove.Context()
+        try:
+            self._server = foxglove.start_server(
+                name=self.name, host=self.host, port=self.port, context=self._context,
+                capabilities=[Capability.Time], supported_encodings=['cdr'],
+                server_listener=_listener_class()(self), message_backlog_size=self.backlog)
+        except RuntimeError as exc:
+            raise LiveViewError(f'live view: cannot listen on {self.host}:{self.port} '
+                                f'({" ".join(str(exc).split())})') from None
+        self.port = self._server.port
+        return self.address
+
+    @property
+    def address(self) -> str:
+        host = f'[{self.host}]' if ':' in self.host else self.host
+        return f'ws://{host}:{self.port}'
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    # -- messages -------------------------------------------------------------------------
+    def add_topic(self, topic: str, type_name: str, msgdef: str) -> None:
+        """Advertise ``topic`` (``pkg/msg/Name`` with its ros2msg definition, as in the bag)."""
+        import foxglove
+        if topic in self._streams or self._context is None:
+            return
+        schema = foxglove.Schema(name=type_name, encoding='ros2msg', data=msgdef.encode())
+        channel = foxglove.Channel(topic, schema=schema, message_encoding='cdr',
+                                   context=self._context)
+        hz = self.topic_rates.get(topic, 0.0 if topic in self.unlimited else self.max_rate_hz)
+        stream = _Stream(channel, int(1e9 / hz) if hz > 0 else 0,
+                         latched=topic in self.latched)
+        with self._lock:
+            self._streams[topic] = stream
+            self._by_channel_id[channel.id()] = stream
+
+    def has_topic(self, topic: str) -> bool:
+        return topic in self._streams
+
+    def log(self, topic: str, data: bytes, bag_ns: int, is_clock: bool = False) -> None:
+        """Hand one message to the server (dropped here by the rate limit, or by the server for
+        a client that is behind). ``bag_ns``: its bag time; ``is_clock``: a /clock message,
+        whose time becomes the log time of what follows."""
+        if self._resend:
+            self._resend_latched()
+        stream = self._streams.get(topic)
+        if stream is None:
+            return
+        if is_clock:
+            self._sim_ns = clock_ns(data)
+        log_time = self._sim_ns if self._sim_ns is not None else int(bag_ns)
+        if stream.latched:
+            with self._lock:
+                stream.last = (bytes(data), log_time)
+        if not stream.channel.has_sinks():
+            return
+        if stream.min_period_ns:
+            now = time.monotonic_ns()
+            if now < stream.next_ns:
+                stream.skipped += 1
+                return
+            stream.next_ns = now + stream.min_period_ns
+        stream.channel.log(bytes(data), log_time=log_time)
+        stream.sent += 1
+        if is_clock and self._server is not None:
+            self._server.broadcast_time(log_time)
+
+    def _on_subscribe(self, channel_id: int) -> None:
+        """Server thread: a client subscribed. A latched topic's last message goes out again
+        from the recorder's thread, :data:`RESEND_DELAY_NS` later (the SDK may tell the
+        listener before the subscription takes effect; measured: a message logged from here
+        at once can miss the new subscriber)."""
+        with self._lock:
+            stream = self._by_channel_id.get(channel_id)
+            if stream is not None and stream.latched:
+                self._resend[channel_id] = time.monotonic_ns() + RESEND_DELAY_NS
+
+    def _resend_latched(self) -> None:
+        now = time.monotonic_ns()
+        with self._lock:
+            due = [cid for cid, at in self._resend.items() if at <= now]
+            for cid in due:
+                del self._resend[cid]
+            sends = [(self._by_channel_id[cid], self._by_channel_id[cid].last) for cid in due]
+        for stream, last in sends:
+            if last is not None:
+                stream.channel.log(last[0], log_time=last[1])
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """topic -> (messages handed to the server, messages skipped by the rate limit)."""
+        return {t: (s.sent, s.skipped) for t, s in self._streams.items()}
+
+
+def _listener_class():
+    """foxglove-sdk's ServerListener (imported only when a live view starts)."""
+    from foxglove.websocket import ServerListener
+
+    class Listener(ServerListener):
+        """Only subscriptions matter here (the base class ignores the rest)."""
+
+        def __init__(self, view: LiveView):
+            self._view = view
+
+        def on_subscribe(self, client, channel) -> None:
+            self._view._on_subscribe(channel.id)
+
+    return Listener
+
+
+__all__ = ['LiveView', 'LiveViewError', 'parse_address', 'parse_topic_rates', 'check_port_free',
+           'clock_ns', 'DEFAULT_PORT', 'DEFAULT_HOST']

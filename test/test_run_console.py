@@ -1,0 +1,101 @@
+"""What ``dodo hop`` shows while a run goes (dodo_sim.tools.run_console; no DDS here: the node
+lines are fed as the supervisor passes them; test_liveview.py checks a real run in a
+pseudo-terminal and in a pipe)."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from dodo_sim.tools import hop_runner
+from dodo_sim.tools.live_view import LiveViewError, parse_address, parse_topic_rates
+from dodo_sim.tools.run_console import PLAIN_PERIOD_S, RunConsole
+
+CONTROL_RE = re.compile(r'[\x00-\x09\x0b-\x1f\x7f]')
+INFO = '[INFO] [1795616195.9] [simulator]: robot hopper: 2 joints'
+EXCHANGE = 'dodo exchange: sim_time_s=1.0 steps=1000 stop_reason=stop_after'
+WARN = '[WARN] [1795616195.9] [controller]: no command sent for 1.0 s'
+TRACEBACK = ['Traceback (most recent call last):', '  File "x.py", line 1, in <module>',
+             'ZeroDivisionError: division by zero']
+
+
+def _progress(t: float, steps: int) -> str:
+    return f'dodo recorder: progress sim_time_s={t:.3f} joint_states={steps} hops={steps // 700}'
+
+
+def _feed(console: RunConsole, monkeypatch) -> None:
+    clock = iter([100.0 + i * PLAIN_PERIOD_S for i in range(100)])
+    monkeypatch.setattr('dodo_sim.tools.run_console.time.monotonic', lambda: next(clock))
+    console.child_line('simulator', INFO)
+    for i in range(4):
+        console.child_line('recorder', _progress(0.5 * i, 500 * i))
+    console.child_line('controller', WARN)
+    console.child_line('simulator', EXCHANGE)
+    for line in TRACEBACK:
+        console.child_line('controller', line)
+    console.close()
+
+
+def test_not_a_terminal_plain_progress_lines_and_only_warnings(tmp_path, monkeypatch):
+    out, err = io.StringIO(), io.StringIO()
+    log = tmp_path / 'run' / 'nodes.log'
+    _feed(RunConsole('dodo hop', 2.0, log, out, err, terminal=False), monkeypatch)
+    assert not CONTROL_RE.search(out.getvalue() + err.getvalue())
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == 'dodo hop: t = 1.50 / 2 s, 0.10x real time, 1500 steps, 2 hops, ~5 s left'
+    assert INFO not in out.getvalue() + err.getvalue()
+    assert EXCHANGE not in out.getvalue() + err.getvalue()
+    shown = err.getvalue().splitlines()
+    assert shown == [f'[controller] {WARN}'] + [f'[controller] {t}' for t in TRACEBACK]
+    logged = log.read_text().splitlines()
+    assert f'[simulator] {INFO}' in logged and f'[simulator] {EXCHANGE}' in logged
+    assert not any('progress sim_time_s' in line for line in logged)
+
+
+def test_verbose_streams_every_node_line(tmp_path, monkeypatch):
+    out, err = io.StringIO(), io.StringIO()
+    _feed(RunConsole('dodo hop', 2.0, tmp_path / 'nodes.log', out, err, verbose=True,
+                     terminal=False), monkeypatch)
+    for text in (f'[simulator] {INFO}', f'[simulator] {EXCHANGE}', f'[controller] {WARN}'):
+        assert text in out.getvalue().splitlines()
+
+
+def test_terminal_progress_line_is_redrawn_in_place(tmp_path, monkeypatch):
+    out, err = io.StringIO(), io.StringIO()
+    _feed(RunConsole('dodo hop', 2.0, None, out, err, terminal=True), monkeypatch)
+    text = out.getvalue()
+    assert '\r' in text and 'dodo hop  75%|' in text
+    assert 't = 1.50/2 s, 0.10x real time, 1500 steps, 2 hops, 5 s left' in text
+    assert INFO not in text + err.getvalue()
+
+
+def test_cli_options(monkeypatch, tmp_path):
+    seen = {}
+    monkeypatch.setattr(hop_runner, 'run', lambda *a, **k: seen.update(k) or 0)
+    assert hop_runner.main(['--runs-dir', str(tmp_path), '--live']) == 0
+    assert seen['live'] == '8765' and seen['verbose'] is True     # pytest: not a terminal
+    assert hop_runner.main(['--runs-dir', str(tmp_path), '--no-verbose']) == 0
+    assert seen['verbose'] is False
+    assert seen['log_path'].name == 'nodes.log'
+    assert hop_runner.main(['--bag', str(tmp_path / 'b'), '--live', '0.0.0.0:9000',
+                            '--verbose']) == 0
+    assert seen['live'] == '0.0.0.0:9000' and seen['verbose'] is True
+    assert seen['log_path'] == tmp_path / 'b_nodes.log'
+    assert hop_runner.main(['--runs-dir', str(tmp_path)]) == 0 and seen['live'] == ''
+
+
+def test_live_addresses_and_rates():
+    assert parse_address('9000') == ('127.0.0.1', 9000)
+    assert parse_address('') == ('127.0.0.1', 8765)
+    assert parse_address('0.0.0.0:9000') == ('0.0.0.0', 9000)
+    assert parse_address('[::1]:9000') == ('::1', 9000)
+    assert parse_address('localhost:') == ('localhost', 8765)
+    assert parse_topic_rates(['/diagnostics=2', '/tf=0']) == {'/diagnostics': 2.0, '/tf': 0.0}
+    for bad in ('x', '70000'):
+        with pytest.raises(LiveViewError):
+            parse_address(bad)
+    with pytest.raises(LiveViewError):
+        parse_topic_rates(['diagnostics=2'])
+    with pytest.raises(LiveViewError):
+        parse_topic_rates(['/tf=-1'])
