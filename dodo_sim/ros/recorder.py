@@ -20,6 +20,8 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
   nodes publish; ``auto`` (default): ``compute`` unless a ``/tf`` publisher (e.g.
   robot_state_publisher) is on the graph when the first joint state with a known robot
   description arrives.
+* ``tf_max_jump_s`` (double, s): a joint state stamped further ahead of the last ``/tf`` is a stray
+  left out of ``/tf`` unless the next one continues from it.
 * ``tf_period_s`` (double, s of sim time): at most one computed ``/tf`` message per period of the
   joint-state stamps (0: one per joint state).
 * ``parameter_snapshots`` (bool): write every node's parameters into the bag (below).
@@ -103,6 +105,9 @@ class RecorderConfig:
     tf: str = 'auto'
     #: at most one computed /tf message per this period of joint-state stamps, s (0: every one)
     tf_period_s: float = 0.01
+    #: a joint state stamped more than this ahead of the newest one used for /tf is taken as a
+    #: stray (a stale publisher, a wrong clock) unless the next one continues from it, s
+    tf_max_jump_s: float = 1.0
     #: write every discovered node's parameters to /parameter_events (new_parameters)
     parameter_snapshots: bool = True
     #: also record every contact topic (/<frame>_contact, WrenchStamped) seen on the graph
@@ -125,6 +130,8 @@ class RecorderConfig:
             raise ValueError(f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
         if not self.tf_period_s >= 0.0:
             raise ValueError(f"parameter 'tf_period_s' must be >= 0 s, got {self.tf_period_s}")
+        if not self.tf_max_jump_s > 0.0:
+            raise ValueError(f"parameter 'tf_max_jump_s' must be > 0 s, got {self.tf_max_jump_s}")
         if not self.flush_period_s > 0.0:
             raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
 
@@ -248,6 +255,9 @@ class _TfWriter:
         self.static_written = False
         self.split = False
         self.joint_last_ns: dict = {}
+        self.max_jump_ns = int(round(recorder.config.tf_max_jump_s * 1e9))
+        self.jump_ns = None          # stamp of a joint state far ahead, not yet confirmed
+        self.strays = 0              # joint states left out of /tf as strays
 
     def on_description(self, log_ns: int, data: bytes) -> None:
         from rclpy.serialization import deserialize_message
@@ -266,6 +276,7 @@ class _TfWriter:
         self.static_written = False
         self.last_ns = None
         self.joint_last_ns = {}
+        self.jump_ns = None
         if self.computing:
             self._write_static(log_ns)
 
@@ -302,11 +313,19 @@ class _TfWriter:
             return
         if not self.static_written:
             self._write_static(log_ns)
-        if not self.split and self.last_ns is not None and len(data) >= 12:
-            # every message so far held every joint: the stamp (first, after the 4-byte CDR
-            # header) tells whether this one is skipped, without deserializing it (26 us at 1 kHz)
+        if self.last_ns is not None and len(data) >= 12:
+            # the stamp (first, after the 4-byte CDR header), read without deserializing (26 us
+            # at 1 kHz)
             sec, nanosec = struct.unpack_from('<iI' if data[1] == 1 else '>iI', data, 4)
-            if sec * 1_000_000_000 + nanosec < self.last_ns + self.period_ns:
+            ns = sec * 1_000_000_000 + nanosec
+            if ns > self.last_ns + self.max_jump_ns:
+                if not self._confirms_jump(ns):
+                    return
+            else:
+                self.jump_ns = None     # the stream goes on: a jump before it was a stray
+            # every message so far held every joint: this one is skipped within the period
+            if (not self.split and self.last_ns is not None
+                    and ns < self.last_ns + self.period_ns):
                 return
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
@@ -331,6 +350,25 @@ class _TfWriter:
         store = self.recorder.typestore
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, transforms), self.TYPE))
+
+
+    def _confirms_jump(self, ns: int) -> bool:
+        """A joint state far ahead of the /tf written so far: one such message is a stray
+        (left out, so a far-future stamp cannot end /tf); the next one continuing from it
+        (within tf_max_jump_s) confirms a new time base (a reset clock, a paused driver)."""
+        previous, self.jump_ns = self.jump_ns, ns
+        if previous is not None and previous <= ns <= previous + self.max_jump_ns:
+            self.jump_ns = None
+            self.last_ns = None
+            self.joint_last_ns = {}
+            return True
+        self.strays += 1
+        if self.strays == 1 or self.strays % 1000 == 0:
+            self.log.warning(f'{contract.JOINT_STATES} stamped {ns * 1e-9:.3f} s, more than '
+                             f'tf_max_jump_s ahead of the last /tf ({self.last_ns * 1e-9:.3f} '
+                             f's): left out of the computed {contract.TF} ({self.strays} so '
+                             f'far)')
+        return False
 
 
 class Recorder:
