@@ -282,6 +282,36 @@ def test_the_controller_leaving_the_graph_ends_the_run(ros):
     assert sim.summary()['controller'] == '/fake_controller'
 
 
+def test_health_on_diagnostics_from_simulator_and_controller(ros):
+    """diagnostic_updater-style statuses: the simulator's mode, real-time factor and counters;
+    the controller's tick times; a paused graph shows as WARN at once."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    sim = make_sim(ros, stop_after=0.0, diagnostics_period=0.2, command_timeout=0.2)
+    ctrl = make_controller(ros, diagnostics_period=0.2)
+    probe = Probe(ros)
+    statuses = {}
+    probe.node.create_subscription(
+        DiagnosticArray, contract.DIAGNOSTICS,
+        lambda m: [statuses.setdefault(s.name, []).append(s) for s in m.status], 100)
+    assert ros.spin_until(lambda: sim.steps > 500 and len(statuses.get('simulator: exchange', []))
+                          >= 3 and len(statuses.get('controller: tick', [])) >= 3, 60.0)
+    exchange = {kv.key: kv.value for kv in statuses['simulator: exchange'][-1].values}
+    assert exchange['mode'] == 'lockstep' and float(exchange['real_time_factor']) > 0.0
+    assert exchange['controller'] == '/controller' and exchange['waits'] == '0'
+    assert statuses['simulator: exchange'][-1].hardware_id == 'simulation'
+    tick = {kv.key: kv.value for kv in statuses['controller: tick'][-1].values}
+    assert 0.0 < float(tick['tick_ms_p50']) <= float(tick['tick_ms_p99']) <= float(
+        tick['tick_ms_max'])
+    assert 0 < int(tick['updates']) <= ctrl.updates and tick['skipped_states'] == '0'
+    assert ctrl.summary()['tick_ms_max'] == pytest.approx(ctrl.tick_ns.max * 1e-6)
+    # the controller stops answering (destroyed): the simulator reports the pause as WARN
+    ros.executor.remove_node(ctrl)
+    n = len(statuses['simulator: exchange'])
+    assert ros.spin_until(lambda: any(
+        s.level == DiagnosticStatus.WARN and 'paused' in s.message
+        for s in statuses['simulator: exchange'][n:]), 10.0)
+
+
 def test_push_force_topics_and_reset_service(ros):
     # start 30 m up: ~2.4 s of free fall, so however late the push arrives on a loaded machine
     # it lands in flight, where the base x-velocity is exactly zero until the push
