@@ -343,7 +343,8 @@ class ControllerNode(Node):
                                                   stream_qos)
         self._pub_state = self.create_publisher(JointState, contract.CONTROLLER_STATE, stream_qos)
         self._pub_markers = self.create_publisher(MarkerArray, contract.CONTROLLER_MARKERS, 10)
-        input_qos = contract.input_qos()
+        input_qos = (contract.lockstep_input_qos() if self.node_config.reliable_states
+                     else contract.input_qos())
         self._sub_joints = self.create_subscription(JointState, contract.JOINT_STATES,
                                                     self._on_joint_states, input_qos)
         self._sub_contacts = [

@@ -99,6 +99,10 @@ class ControllerNodeConfig:
             every 10 such periods while it waits.
         diagnostics_period: wall-clock s between two /diagnostics messages (tick time
             p50/p99/max, skipped states); 0: none.
+        reliable_states: read /joint_states and the contact topics with a reliable reader
+            (``contract.lockstep_input_qos``): lockstep, where a lost state would stall the run;
+            false: best effort, newest first (realtime simulation, hardware). The graph sets
+            it from the simulator's ``mode``.
     """
 
     controller: str = 'slip_hopper'
@@ -112,6 +116,7 @@ class ControllerNodeConfig:
     warn_period: float = 1.0
     wait_report_after: float = 1.0
     diagnostics_period: float = 1.0
+    reliable_states: bool = True
 
     def __post_init__(self):
         from dodo_control.registry import controller_entry

@@ -79,7 +79,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
-from dodo_sim.ros import contract
+from dodo_sim.ros import contract, runtime
 from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
                                  register_msg_class)
 
@@ -137,7 +137,7 @@ class RecorderConfig:
 
 
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract
-LATCHED_TOPICS = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC)
+LATCHED_TOPICS = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC, contract.APPLIED_CONTROLLER)
 #: discovery periods a node's parameter services are waited for before its snapshot is given up
 MAX_SNAPSHOT_ATTEMPTS = 50
 #: period at which parameter snapshots in progress are advanced, s
@@ -394,6 +394,8 @@ class Recorder:
             if self._tf.computing:
                 self.take_over_tf()
         self._snapshots: dict[str, _Snapshot] = {}
+        self._applied_gid = b''         # the publisher of the commands the simulator applies
+        self._ignored: _Topic | None = None
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
@@ -486,7 +488,17 @@ class Recorder:
         qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=self.config.queue_depth,
                          reliability=reliability, durability=durability)
         topic = topic or _Topic(name, type_name)
-        if self.config.executor == 'events':
+        if name == contract.JOINT_COMMANDS:
+            # the publisher of each command decides where it goes (the applied controller's:
+            # JOINT_COMMANDS; any other's: IGNORED_COMMANDS)
+            events = self.config.executor == 'events'
+
+            def command(data, info, topic=topic):
+                stamp = (time.time_ns() if events else info['source_timestamp']
+                         if self.config.timestamp == 'send' else info['received_timestamp'])
+                self._write_command(topic, stamp, data, runtime.publisher_gid(info))
+            callback = runtime.with_message_info(command)
+        elif self.config.executor == 'events':
             # rclpy 9.1 EventsExecutor cannot call back with MessageInfo: time taken here
             def callback(data, topic=topic):
                 self._write(topic, time.time_ns(), data)
@@ -561,11 +573,41 @@ class Recorder:
         self.writer.write(topic.connection, int(stamp), data)
         topic.count += 1
         self.total += 1
+        if topic.name == contract.APPLIED_CONTROLLER:
+            self._on_applied_controller(data)
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
             elif topic.name == contract.ROBOT_DESCRIPTION:
                 self._tf.on_description(int(stamp), data)
+
+    def _write_command(self, topic: _Topic, stamp: int, data: bytes, gid: bytes) -> None:
+        """A stamped command: to JOINT_COMMANDS when it comes from the publisher the simulator
+        applies (APPLIED_CONTROLLER; before its announcement, or without a simulator: every
+        one), else to IGNORED_COMMANDS, so a replay checks the applied commands only."""
+        applied = self._applied_gid
+        if applied and gid and gid[:len(applied)] != applied[:len(gid)]:
+            if self._ignored is None:
+                self._ignored = _Topic(contract.IGNORED_COMMANDS, topic.type_name)
+                self._ignored.computed = True
+                self.topics[contract.IGNORED_COMMANDS] = self._ignored
+                self.node.get_logger().warning(
+                    f'{contract.JOINT_COMMANDS} from a publisher the simulator does not apply '
+                    f'({gid.hex()}): recorded as {contract.IGNORED_COMMANDS}')
+            self._write(self._ignored, stamp, data)
+            return
+        self._write(topic, stamp, data)
+
+    def _on_applied_controller(self, data: bytes) -> None:
+        import json
+
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import String
+        try:
+            announced = json.loads(deserialize_message(data, String).data)
+            self._applied_gid = bytes.fromhex(announced['gid'])
+        except (ValueError, KeyError, TypeError) as exc:
+            self.node.get_logger().error(f'unreadable {contract.APPLIED_CONTROLLER}: {exc}')
 
     # ---- what the recorder writes itself ------------------------------------------------------
     def take_over_tf(self) -> None:

@@ -62,6 +62,7 @@ Every parameter comes from :class:`SimConfig` and
 from __future__ import annotations
 
 import array
+import json
 import math
 import sys
 import time
@@ -136,6 +137,7 @@ class SimulatorNode(Node):
         self.stale_steps = 0            # applied commands older than max_command_age
         self.overruns = 0               # realtime: ticks that dropped steps
         self.command_publishers = 0     # most publishers seen on one command topic
+        self.duplicate_controller = False  # a second node with the controller's name sent commands
         period_ns = int(round(self.config.control_period * 1e9))
         self.command_age = Histogram(_AGE_BIN_NS, _AGE_BINS)       # ns, per applied step
         self.round_trip = Histogram(_WALL_BIN_NS, _WALL_BINS)      # ns, state out -> answer in
@@ -202,6 +204,9 @@ class SimulatorNode(Node):
         self._sub_push = self.create_subscription(Vector3, contract.PUSH, self._on_push, 10)
         self._sub_force = self.create_subscription(Vector3, contract.FORCE, self._on_force, 10)
         self._srv_reset = self.create_service(Trigger, contract.RESET_SERVICE, self._on_reset)
+        # which publisher's commands are applied (latched): the recorder keeps them apart
+        self._pub_applied = self.create_publisher(String, contract.APPLIED_CONTROLLER,
+                                                  contract.latched_qos())
         if self.node_config.publish_robot_description:
             self._pub_description = self.create_publisher(String, contract.ROBOT_DESCRIPTION,
                                                           contract.latched_qos())
@@ -385,16 +390,27 @@ class SimulatorNode(Node):
                                       f'(the previous controller was lost)')
         else:
             self.get_logger().info(f'controller: {self._publisher_name(gid)}')
+        self._pub_applied.publish(String(data=json.dumps(
+            {'node': self._controller_node, 'gid': gid.hex(), 'since_ns': self._stamp_ns})))
 
     def _foreign(self, gid: bytes, stamp_ns: int) -> None:
         self.foreign_commands += 1
         if gid not in self._foreign_gids:
             self._foreign_gids.add(gid)
             self.diagnostics.force_update()
-            self.get_logger().warning(
-                f'commands from a second publisher, {self._publisher_name(gid)} (stamp '
-                f'{stamp_ns * 1e-9:.6f} s), ignored: commands are taken from the controller '
-                f'{self._publisher_name(self._controller_gid)} only')
+            name = self._publisher_node(gid)
+            if name and name == self._controller_node:
+                self.duplicate_controller = True
+                self.get_logger().warning(
+                    f'a second node named {name} sends commands (publisher {gid.hex()}; the '
+                    f'controller is publisher {self._controller_gid.hex()}): two controllers '
+                    f'under one name. Its commands are ignored and recorded apart '
+                    f'({contract.IGNORED_COMMANDS} in a bag); the run is the first one\'s')
+            else:
+                self.get_logger().warning(
+                    f'commands from a second publisher, {self._publisher_name(gid)} (stamp '
+                    f'{stamp_ns * 1e-9:.6f} s), ignored: commands are taken from the '
+                    f'controller {self._publisher_name(self._controller_gid)} only')
         else:
             self._throttle.warn('foreign', f'{self.foreign_commands} command(s) from publishers '
                                 f'other than the controller ignored')
@@ -433,9 +449,11 @@ class SimulatorNode(Node):
                 if count > 1:
                     nodes = sorted(f'{e.node_namespace.rstrip("/")}/{e.node_name}'
                                    for e in self.get_publishers_info_by_topic(topic))
+                    twice = sorted({n for n in nodes if nodes.count(n) > 1})
                     self.get_logger().warning(
-                        f'{count} publishers on {topic}: {nodes}; a second controller? Only '
-                        f'the controller that answers states is used')
+                        f'{count} publishers on {topic}: {nodes}; '
+                        + (f'two nodes named {twice[0]}! ' if twice else 'a second controller? ')
+                        + 'Only the controller that answers states is used')
 
     def _record_round_trip(self, stamp_ns: int, now: float) -> None:
         slot = (stamp_ns // self._period_ns) % _ROUND_TRIP_RING
@@ -691,6 +709,7 @@ class SimulatorNode(Node):
             'late': self.late_commands, 'unstamped': self.unstamped_commands,
             'command_publishers': self.command_publishers,
             'controller': self._controller_node or None,
+            'duplicate_controller': self.duplicate_controller,
             'waits': self.waits, 'wait_s_max': self.longest_wait_s,
             'age_ms_p50': ms(self.command_age, 50), 'age_ms_p99': ms(self.command_age, 99),
             'age_ms_max': ms(self.command_age), 'stale_steps': self.stale_steps,

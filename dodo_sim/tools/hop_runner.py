@@ -654,6 +654,15 @@ class HopRun:
                        f'command_timeout and the simulator applied zero torque on {zero} '
                        f'step(s), so this run does not show the controller\'s behaviour (a '
                        f'stalled controller or an overloaded machine)')
+        foreign = (self.sim_summary or {}).get('foreign') or 0
+        if foreign:
+            # the run itself is the controller's (never shifted), but the graph was not clean
+            x = self.sim_summary
+            who = (f"a second node named {x.get('controller')}"
+                   if x.get('duplicate_controller') else 'a second publisher')
+            self._fail(f'{foreign} command(s) from {who} answered states and were ignored: '
+                       f"two controllers on the graph (the applied ones are the bag's "
+                       f'{contract.JOINT_COMMANDS}, the others {contract.IGNORED_COMMANDS})')
         fall = (self.controller_summary or {}).get('fall_reason')
         if fall:
             when = self.controller_summary.get('fall_time_s')
