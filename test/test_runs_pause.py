@@ -112,7 +112,7 @@ def stall(pid: int, seconds: float) -> None:
 
 def stalled_run(tmp_path: Path, name: str) -> Hop:
     hop = Hop(tmp_path, name)
-    hop.wait_for('simulation starts')
+    hop.wait_for('controller: node /controller')      # the exchange runs (first answer in)
     controller = hop.child('dodo_control.controller_node')
     stall(controller, 0.8)
     time.sleep(0.3)
@@ -129,7 +129,7 @@ def stalled_run(tmp_path: Path, name: str) -> Hop:
 def undisturbed(tmp_path_factory):
     hop = Hop(tmp_path_factory.mktemp('undisturbed'), 'bag')
     assert hop.finish() == 0, hop.output()[-4000:]
-    return hop.joint_states()
+    return hop
 
 
 def assert_identical(a, b) -> None:
@@ -142,7 +142,19 @@ def assert_identical(a, b) -> None:
 
 def test_controller_stalls_of_0_8_and_2_5_s_leave_the_run_unchanged(undisturbed, tmp_path):
     hop = stalled_run(tmp_path, 'stalled')
-    assert_identical(hop.joint_states(), undisturbed)
+    assert_identical(hop.joint_states(), undisturbed.joint_states())
+
+
+def test_the_bag_holds_every_nodes_configuration_before_the_first_state(undisturbed):
+    from dodo_sim.tools.bag import read_bag
+    hop = undisturbed
+    data = read_bag(hop.bag, [contract.PARAMETER_EVENTS, contract.JOINT_STATES])
+    events = data[contract.PARAMETER_EVENTS]
+    first_state = data[contract.JOINT_STATES].log_time_ns[0]
+    snapshots = {msg.node: log for log, msg in zip(events.log_time_ns, events.messages)
+                 if msg.new_parameters}
+    assert {'/simulator', '/controller'} <= set(snapshots), sorted(snapshots)
+    assert snapshots['/simulator'] < first_state and snapshots['/controller'] < first_state
 
 
 def test_a_stalled_run_beside_a_cpu_hog_on_both_cores_is_unchanged(undisturbed, tmp_path):
@@ -153,14 +165,14 @@ def test_a_stalled_run_beside_a_cpu_hog_on_both_cores_is_unchanged(undisturbed, 
         for hog in hogs:
             hog.kill()
             hog.wait(10)
-    assert_identical(hop.joint_states(), undisturbed)
+    assert_identical(hop.joint_states(), undisturbed.joint_states())
 
 
 def test_a_second_controller_node_is_reported_and_the_bag_replays_exactly(tmp_path):
     from dodo_sim.tools.bag import message_counts
     from dodo_sim.tools.replay import compare_with_controller
     hop = Hop(tmp_path, 'bag')
-    hop.wait_for('simulation starts')
+    hop.wait_for('controller: node /controller')
     # started by hand under the controller's name, as a user might
     second = subprocess.Popen(
         [sys.executable, '-m', 'dodo_control.controller_node', '--ros-args', '-r',

@@ -73,6 +73,10 @@ RESET_SERVICE = '/simulator/reset'
 #: latched, JSON ``{"node": ..., "gid": <hex>, "since_ns": <stamp>}``): the recorder uses it to
 #: keep the applied commands on JOINT_COMMANDS in the bag (docs/bags.md).
 APPLIED_CONTROLLER = '/simulator/controller'
+#: The recorder's list of the nodes whose configuration (parameter snapshot) is in the bag
+#: (std_msgs/String, latched, JSON list of full node names): the simulator starts only when it
+#: holds the simulator's and the controller's (docs/bags.md).
+RECORDED_CONFIGURATIONS = '/recorder/configurations'
 #: Bag-only topic: valid stamped commands of other publishers (never applied), as recorded.
 IGNORED_COMMANDS = JOINT_COMMANDS + '/ignored'
 #: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).
@@ -129,6 +133,7 @@ TOPIC_TYPES = {
     PUSH: 'geometry_msgs/msg/Vector3',
     FORCE: 'geometry_msgs/msg/Vector3',
     APPLIED_CONTROLLER: 'std_msgs/msg/String',
+    RECORDED_CONFIGURATIONS: 'std_msgs/msg/String',
     IGNORED_COMMANDS: 'sensor_msgs/msg/JointState',
 }
 CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'

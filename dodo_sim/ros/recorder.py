@@ -395,6 +395,11 @@ class Recorder:
                 self.take_over_tf()
         self._snapshots: dict[str, _Snapshot] = {}
         self._applied_gid = b''         # the publisher of the commands the simulator applies
+        self._pub_configurations = None
+        if config.parameter_snapshots and contract.PARAMETER_EVENTS in config.topics:
+            from std_msgs.msg import String
+            self._pub_configurations = node.create_publisher(
+                String, contract.RECORDED_CONFIGURATIONS, contract.latched_qos())
         self._ignored: _Topic | None = None
         self._flush_warned = False
         self._discover(initial=True)
@@ -660,16 +665,21 @@ class Recorder:
                 snap.get_client = self.node.create_client(GetParameters, f'{fqn}/get_parameters')
                 self._snapshots[fqn] = snap
         for fqn, snap in list(self._snapshots.items()):
+            if fqn not in present and snap.state not in ('done', 'failed'):
+                self.node.get_logger().warning(f'{fqn} left the graph before answering: its '
+                                               f'parameters are not in the bag')
+                self._finish_snapshot(snap, 'failed')
             if snap.state in ('done', 'failed'):
                 if fqn not in present:        # gone: a node of that name later is new
                     del self._snapshots[fqn]
                 continue
             snap.attempts += 1                # counted in discovery periods
-            if snap.attempts > MAX_SNAPSHOT_ATTEMPTS:
+            if snap.attempts == MAX_SNAPSHOT_ATTEMPTS:
+                # never given up while the node is on the graph (a node busy in its constructor
+                # answers late; the simulator does not start before its snapshot is here)
                 self.node.get_logger().warning(
-                    f'{snap.fqn}: no answer from its parameter services; its parameters are '
-                    f'not in the bag (only their changes on {contract.PARAMETER_EVENTS})')
-                self._finish_snapshot(snap, 'failed')
+                    f'{snap.fqn}: no answer from its parameter services yet; still asking '
+                    f'(its parameters are not in the bag until it answers)')
         self._advance_snapshots()
 
     def _advance_snapshots(self) -> None:
@@ -696,6 +706,16 @@ class Recorder:
             else:
                 self._write_snapshot(snap, response.values)
                 self._finish_snapshot(snap, 'done')
+                self._publish_configurations()
+
+    def _publish_configurations(self) -> None:
+        """The nodes whose configuration is in the bag, latched (the simulator's start gate)."""
+        import json
+
+        from std_msgs.msg import String
+        done = sorted(f for f, s in self._snapshots.items() if s.state == 'done')
+        if self._pub_configurations is not None:
+            self._pub_configurations.publish(String(data=json.dumps(done)))
 
     def _finish_snapshot(self, snap: '_Snapshot', state: str) -> None:
         snap.state = state

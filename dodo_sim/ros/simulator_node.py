@@ -204,6 +204,11 @@ class SimulatorNode(Node):
         self._sub_push = self.create_subscription(Vector3, contract.PUSH, self._on_push, 10)
         self._sub_force = self.create_subscription(Vector3, contract.FORCE, self._on_force, 10)
         self._srv_reset = self.create_service(Trigger, contract.RESET_SERVICE, self._on_reset)
+        # the start waits for a recorder to hold every node's configuration (when recording)
+        self._recorded_nodes: set = set()
+        self._sub_configurations = self.create_subscription(
+            String, contract.RECORDED_CONFIGURATIONS, self._on_recorded_configurations,
+            contract.latched_qos())
         # which publisher's commands are applied (latched): the recorder keeps them apart
         self._pub_applied = self.create_publisher(String, contract.APPLIED_CONTROLLER,
                                                   contract.latched_qos())
@@ -254,7 +259,25 @@ class SimulatorNode(Node):
         pubs = [self._pub_clock, self._pub_joints] + self._pub_contacts
         if any(p.get_subscription_count() < need for p in pubs):
             return False
-        return not self._lockstep or self._sub_joint_commands.get_publisher_count() >= 1
+        if self._lockstep and self._sub_joint_commands.get_publisher_count() < 1:
+            return False
+        return self._configurations_recorded()
+
+    def _on_recorded_configurations(self, msg: String) -> None:
+        try:
+            self._recorded_nodes = set(json.loads(msg.data))
+        except ValueError:
+            self._recorded_nodes = set()
+
+    def _configurations_recorded(self) -> bool:
+        """A recorder on the graph holds this node's and the command publishers' parameters
+        (or no recorder announces them): the bag cannot miss the run's configuration."""
+        if self.count_publishers(contract.RECORDED_CONFIGURATIONS) == 0:
+            return True
+        need = {self.get_fully_qualified_name()} | {
+            f'{e.node_namespace.rstrip("/")}/{e.node_name}'
+            for e in self.get_publishers_info_by_topic(contract.JOINT_COMMANDS)}
+        return need <= self._recorded_nodes
 
     def _check_start(self) -> None:
         if self._started:
@@ -271,7 +294,9 @@ class SimulatorNode(Node):
             if waited < self.node_config.startup_timeout:
                 return
             self.get_logger().warning(
-                f'starting after {waited:.1f} s without all subscribers/controller matched')
+                f'starting after {waited:.1f} s without all subscribers/controller matched'
+                + ('' if self._configurations_recorded() else
+                   ' and before the recorder held every node\'s configuration'))
         self._started = True
         self._gate_timer.cancel()
         self.get_logger().info(f'simulation starts (matched after {waited:.2f} s)')
