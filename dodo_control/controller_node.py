@@ -71,7 +71,8 @@ model, command subscribers, joints missing from /joint_states, a contact message
 stamp). More than one publisher on the command topics is reported. At shutdown it logs one
 summary line, ``dodo controller: updates=... skipped_states=... config_revision=...
 tick_ms_p50=... tick_ms_p99=... tick_ms_max=...`` (the wall time of the control law's
-``update()`` per answered state; with a monitor also ``steps=... distance_m=... speed_m_s=... fall_reason=... fall_time_s=...``).
+``update()`` per answered state; with a monitor also ``steps=... distance_m=...
+speed_m_s=... fall_reason=... fall_time_s=...``).
 
 Every field of the controller's config except its registry entry's ``startup_only`` fields
 (hopper: ``control_period``; walker: the joint and frame names) is a ROS parameter settable at
@@ -721,7 +722,8 @@ class ControllerNode(Node):
                'config_revision': self.config_revision, 'contact_pairing': pairing,
                'command_publishers': self.command_publishers, 'controller': self.entry.name,
                'tick_ms_p50': _ms(self.tick_ns.percentile(50)),
-               'tick_ms_p99': _ms(self.tick_ns.percentile(99)), 'tick_ms_max': _ms(self.tick_ns.max)}
+               'tick_ms_p99': _ms(self.tick_ns.percentile(99)),
+               'tick_ms_max': _ms(self.tick_ns.max)}
         if self.monitor is not None:
             out.update(self.monitor.summary())
         return out

@@ -3,9 +3,10 @@
 Each run is checked against the offline core loop (:func:`dodo_sim.rollout.rollout`, same params
 file): the states of the ROS run equal the offline run's bit for bit, and the torque applied in
 every step is the controller's answer to exactly that state — or zero where no answer came in
-time, counted by the simulator (never, in lockstep: simulated time waits). Faults: a burst of 10 000 valid commands (plus malformed ones)
-from a stray publisher on both command topics, stamped like the newest state; the controller
-process stopped (SIGSTOP) for 0.8 s and 2.5 s, shorter and longer than command_timeout; a
+time, counted by the simulator (never, in lockstep: simulated time waits). Faults: a burst of
+10 000 valid commands (plus malformed ones) from a stray publisher on both command topics,
+stamped like the newest state; the controller process stopped (SIGSTOP) for 0.8 s and 2.5 s,
+shorter and longer than command_timeout; a
 second controller started mid-run.
 """
 import signal

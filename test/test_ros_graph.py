@@ -2,8 +2,9 @@
 
 Cheaper than separate processes and enough for: the lockstep exchange reproducing the pure core
 loop, hopping at the set-point, bad commands rejected without effect, a silent controller
-pausing simulated time (and the controller declared lost), push/force topics and reset service, realtime zero-order hold, joint states
-merged from two drivers, runtime set-points. Multi-process runs over real DDS are in
+pausing simulated time (and the controller declared lost), /diagnostics, push/force topics and
+reset service, realtime zero-order hold, joint states merged from two drivers, runtime
+set-points. Multi-process runs over real DDS are in
 test_ros_dds.py, test_exchange_*.py and test_cli_hop.py.
 """
 import dataclasses

@@ -529,8 +529,8 @@ class SimulatorNode(Node):
             self._waiting_long = True
             self.waits += 1
             self.diagnostics.force_update()     # a paused graph shows at once
-        who = (f'the controller {self._controller_node or self._publisher_name(self._controller_gid)}'
-               if self._controller_gid else 'a controller')
+        who = ('a controller' if not self._controller_gid else 'the controller '
+               + (self._controller_node or self._publisher_name(self._controller_gid)))
         self._throttle.warn('wait', (
             f'simulated time paused at t = {self._stamp_ns * 1e-9:.3f} s: no command answering '
             f'that state for {silent:.2f} s (warning after '
