@@ -69,13 +69,20 @@ from the simulator's section of the params file).
 Without a command for ``wait_report_after`` s the node logs what it is waiting for (the robot
 model, command subscribers, joints missing from /joint_states, a contact message with a given
 stamp). More than one publisher on the command topics is reported. At shutdown it logs one
-summary line, ``dodo controller: updates=... skipped_states=... config_revision=...`` (with a
-monitor also ``steps=... distance_m=... speed_m_s=... fall_reason=... fall_time_s=...``).
+summary line, ``dodo controller: updates=... skipped_states=... config_revision=...
+tick_ms_p50=... tick_ms_p99=... tick_ms_max=...`` (the wall time of the control law's
+``update()`` per answered state; with a monitor also ``steps=... distance_m=...
+speed_m_s=... fall_reason=... fall_time_s=...``).
 
 Every field of the controller's config except its registry entry's ``startup_only`` fields
 (hopper: ``control_period``; walker: the joint and frame names) is a ROS parameter settable at
 runtime (``ros2 param set /controller apex_height 1.2``) through ``ctrl.reconfigure``; a bad
 value is rejected with the core's reason and the running config is kept.
+
+Health on ``/diagnostics`` every ``diagnostics_period`` (:mod:`dodo_sim.ros.diagnostics`, the
+diagnostic_updater way): status ``controller: tick`` with the tick time p50/p99/max (ms, whole
+run and since the last message), updates, skipped states; WARN when the newest ticks' max is
+above the control period or states were skipped since the last message.
 """
 from __future__ import annotations
 
@@ -99,7 +106,7 @@ from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from dodo_sim.model import ModelError
-from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import WarnThrottle, drain
@@ -259,6 +266,10 @@ class ControllerNode(Node):
         self.done = Future()            # set when the node must exit (an unusable robot model)
         self.updates = 0                # commands sent
         self.skipped_states = 0         # complete states replaced by a newer one unanswered
+        # wall ns of the control law's update() per answered state (10 us bins up to 1 s)
+        self.tick_ns = runtime.Histogram(10_000, 100_000)
+        self._recent_tick_max_ns = 0
+        self._diag_skipped = 0
         self.config_revision = 0        # accepted runtime parameter changes
         self.command_publishers = 1     # most publishers seen on /joint_commands
         self._pending = False           # a complete state waits for its update
@@ -281,6 +292,9 @@ class ControllerNode(Node):
         self._last_forces = None
         self._kinematics = None         # model markers: (pinocchio model, data, frame ids)
         self._sub_description = None
+        self.diagnostics = diagnostics.Updater(self, self.node_config.controller,
+                                               self.node_config.diagnostics_period)
+        self.diagnostics.add('tick', self._diagnose)
         self._report_timer = self.create_timer(max(self.node_config.wait_report_after, 0.1),
                                                self._on_report_timer, clock=self._steady)
         if self.node_config.robot_description:
@@ -330,7 +344,8 @@ class ControllerNode(Node):
                                                   stream_qos)
         self._pub_state = self.create_publisher(JointState, contract.CONTROLLER_STATE, stream_qos)
         self._pub_markers = self.create_publisher(MarkerArray, contract.CONTROLLER_MARKERS, 10)
-        input_qos = contract.input_qos()
+        input_qos = (contract.lockstep_input_qos() if self.node_config.reliable_states
+                     else contract.input_qos())
         self._sub_joints = self.create_subscription(JointState, contract.JOINT_STATES,
                                                     self._on_joint_states, input_qos)
         self._sub_contacts = [
@@ -494,7 +509,12 @@ class ControllerNode(Node):
         self._pending = False
         ns = self._stamp_ns
         q, v = self._q.copy(), self._v.copy()
+        started = time.perf_counter_ns()
         tau = np.asarray(self.ctrl.update(ns * 1e-9, q, v, contact), dtype=float)
+        tick = time.perf_counter_ns() - started
+        self.tick_ns.add(tick)
+        if tick > self._recent_tick_max_ns:
+            self._recent_tick_max_ns = tick
         if tau.shape != (len(self.actuated_joint_names),) or not np.isfinite(tau).all():
             self._throttle.warn('tau', f'controller returned {tau!r}; sending zero torque')
             tau = np.zeros(len(self.actuated_joint_names))
@@ -672,11 +692,38 @@ class ControllerNode(Node):
             arrow.points = [point(position), point(position + force / self._weight)]
         self._pub_markers.publish(MarkerArray(markers=markers))
 
+    def _diagnose(self) -> tuple:
+        """The 'tick' status on /diagnostics: (level, message, values)."""
+        ms = _ms
+        recent_max, self._recent_tick_max_ns = self._recent_tick_max_ns, 0
+        skipped, self._diag_skipped = self.skipped_states - self._diag_skipped, self.skipped_states
+        period_ns = int(round(getattr(self.config, 'control_period', 0.001) * 1e9))
+        level, problems = diagnostics.OK, []
+        if self.ctrl is None:
+            problems.append('waiting for the robot model')
+        if recent_max > period_ns:
+            level = diagnostics.WARN
+            problems.append(f'a tick took {recent_max * 1e-6:.2f} ms (control period '
+                            f'{period_ns * 1e-6:g} ms)')
+        if skipped:
+            level = diagnostics.WARN
+            problems.append(f'{skipped} state(s) skipped (it fell behind)')
+        values = {'updates': self.updates, 'skipped_states': self.skipped_states,
+                  'tick_ms_p50': ms(self.tick_ns.percentile(50)),
+                  'tick_ms_p99': ms(self.tick_ns.percentile(99)),
+                  'tick_ms_max': ms(self.tick_ns.max), 'tick_ms_max_recent': ms(recent_max),
+                  'config_revision': self.config_revision,
+                  'command_publishers': self.command_publishers}
+        return level, '; '.join(problems) or 'ok', values
+
     def summary(self) -> dict:
         pairing = {True: 'stamp', False: 'latest', None: 'undecided'}[self._paired]
         out = {'updates': self.updates, 'skipped_states': self.skipped_states,
                'config_revision': self.config_revision, 'contact_pairing': pairing,
-               'command_publishers': self.command_publishers, 'controller': self.entry.name}
+               'command_publishers': self.command_publishers, 'controller': self.entry.name,
+               'tick_ms_p50': _ms(self.tick_ns.percentile(50)),
+               'tick_ms_p99': _ms(self.tick_ns.percentile(99)),
+               'tick_ms_max': _ms(self.tick_ns.max)}
         if self.monitor is not None:
             out.update(self.monitor.summary())
         return out
@@ -685,6 +732,10 @@ class ControllerNode(Node):
         if self.ctrl is not None:
             self.get_logger().info(runtime.format_summary('controller', self.summary()))
         return super().destroy_node()
+
+def _ms(ns):
+    return None if ns is None else ns * 1e-6
+
 
 def main(args=None) -> int:
     return runtime.run_node(ControllerNode, 'controller', args)

@@ -238,3 +238,46 @@ def test_recorder_tf_from_joint_states_every_period(split):
         position, _ = compose(edges, 'foot')
         expected, _ = tree.placement(tree.configuration(truth[ns]), 'foot')
         np.testing.assert_allclose(position, expected, atol=1e-12)
+
+
+def _tf_stamps(stub) -> list:
+    return [m.transforms[0].header.stamp.sec * 1_000_000_000
+            + m.transforms[0].header.stamp.nanosec for name, m in stub.written if name == '/tf']
+
+
+def test_one_far_future_joint_state_does_not_end_tf():
+    """A stray /joint_states stamped an hour ahead is left out; /tf goes on with the run."""
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+
+    from dodo_sim.ros.recorder import _TfWriter
+    stub = _StubRecorder(tf_period_s=0.01)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=_xml('hopper'))))
+    names, q = ['base_x', 'base_z', 'hip', 'knee'], [0.0, 1.0, 0.3, -0.6]
+    for k in range(100):
+        writer.on_joint_state(0, _joint_state_bytes(k * 1_000_000, names, q))
+        if k == 30:
+            writer.on_joint_state(0, _joint_state_bytes(3600 * 10**9, names, q))
+    assert _tf_stamps(stub) == [k * 10_000_000 for k in range(10)]
+    assert writer.strays == 1
+
+
+def test_a_confirmed_jump_of_the_stamps_is_a_new_time_base():
+    """Two joint states continuing from each other far ahead (a restarted driver's clock):
+    /tf follows them."""
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+
+    from dodo_sim.ros.recorder import _TfWriter
+    stub = _StubRecorder(tf_period_s=0.01)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=_xml('hopper'))))
+    names, q = ['base_x', 'base_z', 'hip', 'knee'], [0.0, 1.0, 0.3, -0.6]
+    later = 3600 * 10**9
+    for k in range(30):
+        writer.on_joint_state(0, _joint_state_bytes(k * 1_000_000, names, q))
+    for k in range(30):
+        writer.on_joint_state(0, _joint_state_bytes(later + k * 1_000_000, names, q))
+    assert _tf_stamps(stub) == ([k * 10_000_000 for k in range(3)]
+                                + [later + 1_000_000 + k * 10_000_000 for k in range(3)])

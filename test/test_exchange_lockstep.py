@@ -3,9 +3,10 @@
 Each run is checked against the offline core loop (:func:`dodo_sim.rollout.rollout`, same params
 file): the states of the ROS run equal the offline run's bit for bit, and the torque applied in
 every step is the controller's answer to exactly that state — or zero where no answer came in
-time, counted by the simulator. Faults: a burst of 10 000 valid commands (plus malformed ones)
-from a stray publisher on both command topics, stamped like the newest state; the controller
-process stopped (SIGSTOP) for 0.8 s several times, shorter and longer than command_timeout; a
+time, counted by the simulator (never, in lockstep: simulated time waits). Faults: a burst of
+10 000 valid commands (plus malformed ones) from a stray publisher on both command topics,
+stamped like the newest state; the controller process stopped (SIGSTOP) for 0.8 s and 2.5 s,
+shorter and longer than command_timeout; a
 second controller started mid-run.
 """
 import signal
@@ -147,32 +148,24 @@ def test_controller_stalls_shorter_than_the_timeout_cost_nothing(graph_factory):
     assert len(apex_heights(states)) >= 2
 
 
-def test_controller_stalls_longer_than_the_timeout_resume_with_zero_offset(graph_factory):
+def test_controller_stalls_longer_than_the_timeout_pause_simulated_time(graph_factory):
+    # 0.8 s and 2.5 s stalls, command_timeout 0.3 s: simulated time waits, the run is unchanged
     graph = graph_factory(command_timeout=0.3, stop_after=2.5)
     controller = graph.start_controller()
-    stalls = [Stall(controller, lambda n=n: graph.sim.steps >= n, 0.8) for n in (500, 1500)]
+    stalls = [Stall(controller, lambda n=n: graph.sim.steps >= n, seconds)
+              for n, seconds in ((500, 0.8), (1500, 2.5))]
     graph.finish(on_spin=lambda: [stall() for stall in stalls])
     assert all(stall.done for stall in stalls)
     sim = graph.sim
     states, commands = graph.states, graph.commands
     run, zero_steps, mismatches = reference_run(graph.params, states, commands)
-    # every step is either the controller's answer to that very state or a counted zero step
-    assert mismatches == [], mismatches[:10]
+    assert mismatches == [] and zero_steps == [], (mismatches[:10], zero_steps[:10])
     assert_same_states(run, states)
-    # each stall timed out (a loaded machine may add timeouts of its own: counted as well)
-    timeouts = sim.command_timeouts
-    assert timeouts >= 2
-    assert len(zero_steps) == sim.zero_torque_steps > 0
-    # the zero steps come in blocks, at most one per timeout; after each the answers pair up
-    blocks = [k for i, k in enumerate(zero_steps) if i == 0 or zero_steps[i - 1] != k - 1]
-    assert 2 <= len(blocks) <= timeouts, blocks
-    assert zero_steps[-1] < len(states) - 100
-    # the controller did not work through the states queued while it was stopped: it answered
-    # at most a few states the simulator had already stepped past
-    assert sim.late_commands <= 5 * timeouts, sim.summary()
-    stamps = {c[0] for c in commands}
-    skipped = sum(s[0] not in stamps for s in states)
-    assert skipped >= len(zero_steps) - 10 * timeouts, (skipped, len(zero_steps))
+    assert sim.zero_torque_steps == 0 and sim.command_timeouts == 0 and sim.late_commands == 0
+    assert len(commands) == len(states)              # one answer per state, none skipped
+    # both stalls were waits past command_timeout (a loaded machine may add waits of its own)
+    assert sim.waits >= 2 and sim.longest_wait_s >= 2.3, sim.summary()
+    assert sim.exit_code == 0 and sim.summary()['stop_reason'] == 'stop_after'
     controller.proc.send_signal(signal.SIGINT)
     controller.proc.wait(20)
     out = controller.output()

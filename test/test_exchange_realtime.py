@@ -71,8 +71,9 @@ def test_realtime_beside_a_cpu_hog_keeps_control_and_reports_true_ages(tmp_path)
         from rclpy.experimental import EventsExecutor
         executor = EventsExecutor(context=context)
         executor.add_node(probe)
+        # realtime: newest-first best-effort state readers (the graph sets this from the mode)
         controller = controller_process(params, env, tmp_path / 'controller.log',
-                                        min_subscribers=2)
+                                        min_subscribers=2, reliable_states='false')
         processes.append(controller)
         sim = Process([sys.executable, '-m', 'dodo_sim.ros.simulator_node', '--ros-args',
                        '--params-file', str(params), '-p', f'stop_after:={duration}',

@@ -1,9 +1,10 @@
 """The simulator and controller nodes in one process (one executor, private ROS domain).
 
 Cheaper than separate processes and enough for: the lockstep exchange reproducing the pure core
-loop, hopping at the set-point, bad commands rejected without effect, command timeout -> zero
-torque and recovery, push/force topics and reset service, realtime zero-order hold, joint states
-merged from two drivers, runtime set-points. Multi-process runs over real DDS are in
+loop, hopping at the set-point, bad commands rejected without effect, a silent controller
+pausing simulated time (and the controller declared lost), /diagnostics, push/force topics and
+reset service, realtime zero-order hold, joint states merged from two drivers, runtime
+set-points. Multi-process runs over real DDS are in
 test_ros_dds.py, test_exchange_*.py and test_cli_hop.py.
 """
 import dataclasses
@@ -128,7 +129,7 @@ class Probe:
         """Answer every state with the stamped command ``torques()`` (a controller stand-in);
         returns a switch: ``switch['on'] = False`` stops answering."""
         pub = self.publisher(JointState, contract.JOINT_COMMANDS)
-        switch = {'on': True}
+        switch = {'on': True, 'publisher': pub}
 
         def answer(state):
             if switch['on']:
@@ -223,24 +224,93 @@ def test_bad_commands_are_rejected_without_effect(ros, lockstep_run):
     assert sim.command_timeouts == 0 and sim.zero_torque_steps == 0
 
 
-def test_command_timeout_gives_zero_torque_then_recovers(ros):
-    sim = make_sim(ros, command_timeout=0.2, min_subscribers=0)
+def test_a_silent_controller_pauses_simulated_time_then_the_run_goes_on(ros):
+    sim = make_sim(ros, command_timeout=0.2, min_subscribers=0, warn_period=0.1)
     probe = Probe(ros)
     answering = probe.answer_with(lambda: (2.0, -1.0))
     assert ros.spin_until(lambda: len(probe.states) >= 50, 30.0)
-    assert list(probe.states[-1].effort)[2:] == [2.0, -1.0]
     answering['on'] = False
-    n = len(probe.states)
-    assert ros.spin_until(lambda: sim.command_timeouts == 1 and len(probe.states) > n + 50, 10.0)
-    assert list(probe.states[-1].effort)[2:] == [0.0, 0.0]     # zero torque, still stepping
+    # wait 5 command_timeouts of wall time: not one state more, the newest never answered
+    assert ros.spin_until(lambda: sim.waits == 1, 10.0)
+    paused_at = len(probe.states)
+    steps = sim.steps
+    assert ros.spin_until(lambda: sim.longest_wait_s > 1.0, 10.0)
+    assert len(probe.states) == paused_at and sim.steps == steps
+    assert sim.waits == 1 and not sim.done.done()
+    assert sim.zero_torque_steps == 0 and sim.command_timeouts == 0
+    # the answer to the waiting state, however late, resumes the run where it stopped
     answering['on'] = True
-    m = sim.steps
-    assert ros.spin_until(lambda: sim.steps > m + 100 and not sim._controller_lost, 10.0)
-    assert list(probe.states[-1].effort)[2:] == [2.0, -1.0]
-    assert sim.command_timeouts == 1
-    # every zero-torque step was counted
-    zero = sum(list(m.effort)[2:] == [0.0, 0.0] for m in probe.states[1:])
-    assert zero == sim.zero_torque_steps > 50
+    answering['publisher'].publish(joint_command(probe.states[-1].header.stamp, (2.0, -1.0)))
+    assert ros.spin_until(lambda: sim.steps > steps + 100, 10.0)
+    stamps = np.array([stamp_ns(m) for m in probe.states])
+    assert np.all(np.diff(stamps) == 1_000_000)          # no step skipped, none at wall rate
+    assert all(list(m.effort)[2:] == [2.0, -1.0] for m in probe.states[1:])
+    assert sim.zero_torque_steps == 0 and sim.waits == 1
+    summary = sim.summary()
+    assert summary['waits'] == 1 and summary['wait_s_max'] > 0.8
+
+
+def test_the_controller_lost_after_controller_lost_timeout_ends_the_run(ros):
+    sim = make_sim(ros, command_timeout=0.1, controller_lost_timeout=0.6, min_subscribers=0)
+    probe = Probe(ros)
+    answering = probe.answer_with(lambda: (0.0, 0.0))
+    assert ros.spin_until(lambda: len(probe.states) >= 20, 30.0)
+    answering['on'] = False
+    assert ros.spin_until(lambda: sim.done.done(), 10.0)
+    assert sim.done.result() == sim.exit_code == 1
+    summary = sim.summary()
+    assert summary['stop_reason'] == 'controller_lost'
+    assert summary['controller'] == '/probe' and summary['wait_s_max'] > 0.6
+    assert sim.zero_torque_steps == 0
+
+
+def test_the_controller_leaving_the_graph_ends_the_run(ros):
+    sim = make_sim(ros, command_timeout=0.1, min_subscribers=0)   # controller_lost_timeout: 120
+    probe = Probe(ros)
+    fake = ros.add(rclpy.create_node('fake_controller', context=ros.context))
+    pub = fake.create_publisher(JointState, contract.JOINT_COMMANDS, 100)
+    probe.node.create_subscription(
+        JointState, contract.JOINT_STATES,
+        lambda m: pub.publish(joint_command(m.header.stamp, (0.0, 0.0)))
+        if len(probe.states) < 30 else None, 100)
+    assert ros.spin_until(lambda: len(probe.states) >= 30, 30.0)
+    started = time.monotonic()
+    fake.destroy_publisher(pub)
+    assert ros.spin_until(lambda: sim.done.done(), 10.0)
+    assert time.monotonic() - started < 5.0               # not the 120 s timeout
+    assert sim.exit_code == 1
+    assert sim.summary()['stop_reason'] == 'controller_lost'
+    assert sim.summary()['controller'] == '/fake_controller'
+
+
+def test_health_on_diagnostics_from_simulator_and_controller(ros):
+    """diagnostic_updater-style statuses: the simulator's mode, real-time factor and counters;
+    the controller's tick times; a paused graph shows as WARN at once."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    sim = make_sim(ros, stop_after=0.0, diagnostics_period=0.2, command_timeout=0.2)
+    ctrl = make_controller(ros, diagnostics_period=0.2)
+    probe = Probe(ros)
+    statuses = {}
+    probe.node.create_subscription(
+        DiagnosticArray, contract.DIAGNOSTICS,
+        lambda m: [statuses.setdefault(s.name, []).append(s) for s in m.status], 100)
+    assert ros.spin_until(lambda: sim.steps > 500 and len(statuses.get('simulator: exchange', []))
+                          >= 3 and len(statuses.get('controller: tick', [])) >= 3, 60.0)
+    exchange = {kv.key: kv.value for kv in statuses['simulator: exchange'][-1].values}
+    assert exchange['mode'] == 'lockstep' and float(exchange['real_time_factor']) > 0.0
+    assert exchange['controller'] == '/controller' and exchange['waits'] == '0'
+    assert statuses['simulator: exchange'][-1].hardware_id == 'simulation'
+    tick = {kv.key: kv.value for kv in statuses['controller: tick'][-1].values}
+    assert 0.0 < float(tick['tick_ms_p50']) <= float(tick['tick_ms_p99']) <= float(
+        tick['tick_ms_max'])
+    assert 0 < int(tick['updates']) <= ctrl.updates and tick['skipped_states'] == '0'
+    assert ctrl.summary()['tick_ms_max'] == pytest.approx(ctrl.tick_ns.max * 1e-6)
+    # the controller stops answering (destroyed): the simulator reports the pause as WARN
+    ros.executor.remove_node(ctrl)
+    n = len(statuses['simulator: exchange'])
+    assert ros.spin_until(lambda: any(
+        s.level == DiagnosticStatus.WARN and 'paused' in s.message
+        for s in statuses['simulator: exchange'][n:]), 10.0)
 
 
 def test_push_force_topics_and_reset_service(ros):

@@ -93,3 +93,35 @@ def test_a_run_without_command_timeouts_completes(tmp_path):
     hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
                        'mode': 'lockstep', 'timeouts': 0, 'zero_torque_steps': 0}
     assert hop.result('completed').exit_code == 0
+
+
+def test_a_lost_controller_is_a_failure_naming_it(tmp_path):
+    hop = make_hop(tmp_path)
+    hop.sim_summary = {'sim_time_s': 1.2, 'steps': 1200, 'stop_reason': 'controller_lost',
+                       'mode': 'lockstep', 'timeouts': 0, 'zero_torque_steps': 0,
+                       'controller': '/controller', 'waits': 1, 'wait_s_max': 120.0}
+    result = hop.result('completed')
+    assert result.exit_code == 1
+    assert ('controller lost: the simulator waited 120.0 s for /controller to answer a state'
+            in result.summary()), result.summary()
+
+
+def test_commands_of_a_second_controller_are_a_failure(tmp_path):
+    hop = make_hop(tmp_path)
+    hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
+                       'mode': 'lockstep', 'timeouts': 0, 'zero_torque_steps': 0,
+                       'foreign': 1500, 'controller': '/controller',
+                       'duplicate_controller': 'true'}
+    result = hop.result('completed')
+    assert result.exit_code == 1
+    assert '1500 command(s) from a second node named /controller' in result.summary()
+
+
+def test_lockstep_waits_are_reported_and_not_a_failure(tmp_path):
+    hop = make_hop(tmp_path)
+    hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
+                       'mode': 'lockstep', 'timeouts': 0, 'zero_torque_steps': 0,
+                       'waits': 2, 'wait_s_max': 2.5, 'foreign': 0}
+    result = hop.result('completed')
+    assert result.exit_code == 0
+    assert '2 wait(s) past command_timeout (longest 2.50 s' in result.exchange_summary()

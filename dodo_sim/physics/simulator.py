@@ -54,7 +54,8 @@ class SimConfig:
         dt: physics step, s. Event-driven: the fixed RK4 step between located events.
         control_period: one ``step()``, s; must be an integer multiple of dt.
         mode: 'lockstep' or 'realtime' (used by the simulator node; the core ignores it).
-        command_timeout: s without a valid command before the node applies zero torque.
+        command_timeout: wall s without a valid command before the node warns; lockstep keeps
+            waiting (simulated time pauses), realtime applies zero torque.
         initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or the URDF's ros2_control initial_value).
         initial_v: joint velocities used by ``reset()`` (m/s, rad/s), one per DoF; empty: zero (or the URDF's ros2_control initial_value).
         base: 'auto' (default): a floating base (free flyer, 7 coordinates [x y z qx qy qz qw] first in q, 6 velocities first in v) when the URDF's root link is not a link named 'world', the URDF's own joints to the world otherwise (the ROS/Gazebo convention); 'floating' or 'fixed' force it.

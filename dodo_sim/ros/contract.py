@@ -69,6 +69,16 @@ CONTROLLER_MARKERS = '/controller/markers'
 PUSH = '/simulator/push'
 FORCE = '/simulator/force'
 RESET_SERVICE = '/simulator/reset'
+#: The simulator's announcement of the publisher whose commands it applies (std_msgs/String,
+#: latched, JSON ``{"node": ..., "gid": <hex>, "since_ns": <stamp>}``): the recorder uses it to
+#: keep the applied commands on JOINT_COMMANDS in the bag (docs/bags.md).
+APPLIED_CONTROLLER = '/simulator/controller'
+#: The recorder's list of the nodes whose configuration (parameter snapshot) is in the bag
+#: (std_msgs/String, latched, JSON list of full node names): the simulator starts only when it
+#: holds the simulator's and the controller's (docs/bags.md).
+RECORDED_CONFIGURATIONS = '/recorder/configurations'
+#: Bag-only topic: valid stamped commands of other publishers (never applied), as recorded.
+IGNORED_COMMANDS = JOINT_COMMANDS + '/ignored'
 #: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).
 ESTOP = '/estop'
 
@@ -122,6 +132,9 @@ TOPIC_TYPES = {
     CONTROLLER_MARKERS: 'visualization_msgs/msg/MarkerArray',
     PUSH: 'geometry_msgs/msg/Vector3',
     FORCE: 'geometry_msgs/msg/Vector3',
+    APPLIED_CONTROLLER: 'std_msgs/msg/String',
+    RECORDED_CONFIGURATIONS: 'std_msgs/msg/String',
+    IGNORED_COMMANDS: 'sensor_msgs/msg/JointState',
 }
 CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 
@@ -152,7 +165,8 @@ def recorded_topics(contact_frames=('foot',)) -> tuple:
     """
     return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
             + (JOINT_COMMANDS, EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
-               ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS))
+               ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS,
+               APPLIED_CONTROLLER))
 
 
 #: Topics recorded by default (the hopper).
@@ -195,6 +209,15 @@ def input_qos():
     the controller ended), i.e. feed it stale states exactly when it is late already."""
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+def lockstep_input_qos():
+    """QoS of the controller's state readers in lockstep: reliable, a short history. Each state
+    waits for its answer, so one lost sample would stall the run (measured: a best-effort state
+    sent while the controller was SIGSTOPped was never delivered and simulated time waited for
+    ever); with one state in flight there is no newer sample for a repair to hold back."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def command_qos():

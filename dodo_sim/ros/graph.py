@@ -223,6 +223,8 @@ class Robot:
         model: robot description the simulator and robot_state_publisher load: a path (xacro
             or URDF) or URDF XML.
         contact_frames: the simulator's contact frames; one ``/<frame>_contact`` topic each.
+        sim_mode: the simulator's mode (lockstep or realtime); the controller's state readers
+            are reliable in lockstep.
         terrain: the simulator's terrain parameters from the params file (name -> value), for
             a controller whose outcome monitor judges heights above the ground.
     """
@@ -231,6 +233,7 @@ class Robot:
     model: str = ''
     contact_frames: tuple = ('foot',)
     terrain: tuple = ()            # ((name, value), ...) : hashable, frozen
+    sim_mode: str = 'lockstep'     # the simulator's mode (the controller's state QoS follows it)
 
     @property
     def contact_topics(self) -> tuple:
@@ -273,7 +276,8 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
     path = resolve_package_uri(str(model) if model else str(sim.get('robot_description') or '')
                                or str(share_dir().joinpath(*entry.model)))
     return Robot(controller=entry.name, model=path,
-                 contact_frames=tuple(str(f) for f in frames), terrain=terrain)
+                 contact_frames=tuple(str(f) for f in frames), terrain=terrain,
+                 sim_mode=str(sim.get('mode', 'lockstep')))
 
 
 def robot_model(params_file, model: str = '') -> str:
@@ -445,6 +449,9 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     gate = min_subscribers(spec.name, running, use_sim=use_sim)
     if gate is not None:
         params['min_subscribers'] = gate
+    if spec.name == 'controller':
+        # lockstep: every state waits for its answer, so none may be lost (reliable reader)
+        params['reliable_states'] = use_sim and robot.sim_mode == 'lockstep'
     if spec.name == 'controller' and use_sim and robot.terrain:
         from dodo_control import registry
         if registry.controller_entry(robot.controller).monitor:

@@ -38,6 +38,12 @@ class SimulatorNodeConfig:
             answers the state it is applied to, age 0).
         graph_check_period: wall-clock s between two looks at the publishers of the command
             topics (a second controller is reported); 0: never.
+        controller_lost_timeout: lockstep: wall-clock s a state may wait for its answer before
+            the controller is declared lost and the run ends (exit code 1); ``inf``: wait for
+            as long as the controller's publisher is in the graph. Generous by default: a
+            debugger breakpoint or a swapped-out process is a pause, not a loss.
+        diagnostics_period: wall-clock s between two /diagnostics messages (mode, real-time
+            factor, waits, timeouts, rejected and foreign commands); 0: none.
     """
 
     robot_description: str = ''
@@ -49,10 +55,15 @@ class SimulatorNodeConfig:
     warn_period: float = 1.0
     max_command_age: float = 0.005
     graph_check_period: float = 1.0
+    controller_lost_timeout: float = 120.0
+    diagnostics_period: float = 1.0
 
     def __post_init__(self):
+        if not self.controller_lost_timeout > 0.0:       # inf allowed, nan and <= 0 not
+            raise ValueError(f'controller_lost_timeout = {self.controller_lost_timeout!r}: must '
+                             f'be a number of seconds > 0 (or inf: never)')
         for name in ('startup_timeout', 'discovery_settle', 'stop_after', 'warn_period',
-                     'graph_check_period'):
+                     'graph_check_period', 'diagnostics_period'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
@@ -86,6 +97,12 @@ class ControllerNodeConfig:
         wait_report_after: wall-clock s without a command after which the controller logs what
             it is waiting for (robot model, subscribers, joints, a contact stamp), then again
             every 10 such periods while it waits.
+        diagnostics_period: wall-clock s between two /diagnostics messages (tick time
+            p50/p99/max, skipped states); 0: none.
+        reliable_states: read /joint_states and the contact topics with a reliable reader
+            (``contract.lockstep_input_qos``): lockstep, where a lost state would stall the run;
+            false: best effort, newest first (realtime simulation, hardware). The graph sets
+            it from the simulator's ``mode``.
     """
 
     controller: str = 'slip_hopper'
@@ -98,6 +115,8 @@ class ControllerNodeConfig:
     cog_path_points: int = 500
     warn_period: float = 1.0
     wait_report_after: float = 1.0
+    diagnostics_period: float = 1.0
+    reliable_states: bool = True
 
     def __post_init__(self):
         from dodo_control.registry import controller_entry
@@ -106,7 +125,7 @@ class ControllerNodeConfig:
             raise ValueError(f'contact_pairing = {self.contact_pairing!r}: choose one of '
                              f'{CONTACT_PAIRINGS}')
         for name in ('startup_timeout', 'discovery_settle', 'marker_period', 'warn_period',
-                     'wait_report_after'):
+                     'wait_report_after', 'diagnostics_period'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')

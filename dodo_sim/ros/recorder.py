@@ -20,6 +20,8 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
   nodes publish; ``auto`` (default): ``compute`` unless a ``/tf`` publisher (e.g.
   robot_state_publisher) is on the graph when the first joint state with a known robot
   description arrives.
+* ``tf_max_jump_s`` (double, s): a joint state stamped further ahead of the last ``/tf`` is a stray
+  left out of ``/tf`` unless the next one continues from it.
 * ``tf_period_s`` (double, s of sim time): at most one computed ``/tf`` message per period of the
   joint-state stamps (0: one per joint state).
 * ``parameter_snapshots`` (bool): write every node's parameters into the bag (below).
@@ -77,7 +79,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
-from dodo_sim.ros import contract
+from dodo_sim.ros import contract, runtime
 from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
                                  register_msg_class)
 from dodo_sim.tools.live_view import clock_ns
@@ -104,6 +106,9 @@ class RecorderConfig:
     tf: str = 'auto'
     #: at most one computed /tf message per this period of joint-state stamps, s (0: every one)
     tf_period_s: float = 0.01
+    #: a joint state stamped more than this ahead of the newest one used for /tf is taken as a
+    #: stray (a stale publisher, a wrong clock) unless the next one continues from it, s
+    tf_max_jump_s: float = 1.0
     #: write every discovered node's parameters to /parameter_events (new_parameters)
     parameter_snapshots: bool = True
     #: also record every contact topic (/<frame>_contact, WrenchStamped) seen on the graph
@@ -139,6 +144,8 @@ class RecorderConfig:
             raise ValueError(f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
         if not self.tf_period_s >= 0.0:
             raise ValueError(f"parameter 'tf_period_s' must be >= 0 s, got {self.tf_period_s}")
+        if not self.tf_max_jump_s > 0.0:
+            raise ValueError(f"parameter 'tf_max_jump_s' must be > 0 s, got {self.tf_max_jump_s}")
         if not self.flush_period_s > 0.0:
             raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
         if not self.live_max_rate_hz >= 0.0:
@@ -156,7 +163,7 @@ class RecorderConfig:
 
 
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract
-LATCHED_TOPICS = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC)
+LATCHED_TOPICS = (contract.ROBOT_DESCRIPTION, contract.TF_STATIC, contract.APPLIED_CONTROLLER)
 #: discovery periods a node's parameter services are waited for before its snapshot is given up
 MAX_SNAPSHOT_ATTEMPTS = 50
 #: period at which parameter snapshots in progress are advanced, s
@@ -274,6 +281,9 @@ class _TfWriter:
         self.static_written = False
         self.split = False
         self.joint_last_ns: dict = {}
+        self.max_jump_ns = int(round(recorder.config.tf_max_jump_s * 1e9))
+        self.jump_ns = None          # stamp of a joint state far ahead, not yet confirmed
+        self.strays = 0              # joint states left out of /tf as strays
 
     def on_description(self, log_ns: int, data: bytes) -> None:
         from rclpy.serialization import deserialize_message
@@ -292,6 +302,7 @@ class _TfWriter:
         self.static_written = False
         self.last_ns = None
         self.joint_last_ns = {}
+        self.jump_ns = None
         if self.computing:
             self._write_static(log_ns)
 
@@ -328,11 +339,19 @@ class _TfWriter:
             return
         if not self.static_written:
             self._write_static(log_ns)
-        if not self.split and self.last_ns is not None and len(data) >= 12:
-            # every message so far held every joint: the stamp (first, after the 4-byte CDR
-            # header) tells whether this one is skipped, without deserializing it (26 us at 1 kHz)
+        if self.last_ns is not None and len(data) >= 12:
+            # the stamp (first, after the 4-byte CDR header), read without deserializing (26 us
+            # at 1 kHz)
             sec, nanosec = struct.unpack_from('<iI' if data[1] == 1 else '>iI', data, 4)
-            if sec * 1_000_000_000 + nanosec < self.last_ns + self.period_ns:
+            ns = sec * 1_000_000_000 + nanosec
+            if ns > self.last_ns + self.max_jump_ns:
+                if not self._confirms_jump(ns):
+                    return
+            else:
+                self.jump_ns = None     # the stream goes on: a jump before it was a stray
+            # every message so far held every joint: this one is skipped within the period
+            if (not self.split and self.last_ns is not None
+                    and ns < self.last_ns + self.period_ns):
                 return
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
@@ -357,6 +376,25 @@ class _TfWriter:
         store = self.recorder.typestore
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, transforms), self.TYPE))
+
+
+    def _confirms_jump(self, ns: int) -> bool:
+        """A joint state far ahead of the /tf written so far: one such message is a stray
+        (left out, so a far-future stamp cannot end /tf); the next one continuing from it
+        (within tf_max_jump_s) confirms a new time base (a reset clock, a paused driver)."""
+        previous, self.jump_ns = self.jump_ns, ns
+        if previous is not None and previous <= ns <= previous + self.max_jump_ns:
+            self.jump_ns = None
+            self.last_ns = None
+            self.joint_last_ns = {}
+            return True
+        self.strays += 1
+        if self.strays == 1 or self.strays % 1000 == 0:
+            self.log.warning(f'{contract.JOINT_STATES} stamped {ns * 1e-9:.3f} s, more than '
+                             f'tf_max_jump_s ahead of the last /tf ({self.last_ns * 1e-9:.3f} '
+                             f's): left out of the computed {contract.TF} ({self.strays} so '
+                             f'far)')
+        return False
 
 
 class Recorder:
@@ -393,6 +431,13 @@ class Recorder:
             if self._tf.computing:
                 self.take_over_tf()
         self._snapshots: dict[str, _Snapshot] = {}
+        self._applied_gid = b''         # the publisher of the commands the simulator applies
+        self._pub_configurations = None
+        if config.parameter_snapshots and contract.PARAMETER_EVENTS in config.topics:
+            from std_msgs.msg import String
+            self._pub_configurations = node.create_publisher(
+                String, contract.RECORDED_CONFIGURATIONS, contract.latched_qos())
+        self._ignored: _Topic | None = None
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
@@ -488,7 +533,17 @@ class Recorder:
         qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=self.config.queue_depth,
                          reliability=reliability, durability=durability)
         topic = topic or _Topic(name, type_name)
-        if self.config.executor == 'events':
+        if name == contract.JOINT_COMMANDS:
+            # the publisher of each command decides where it goes (the applied controller's:
+            # JOINT_COMMANDS; any other's: IGNORED_COMMANDS)
+            events = self.config.executor == 'events'
+
+            def command(data, info, topic=topic):
+                stamp = (time.time_ns() if events else info['source_timestamp']
+                         if self.config.timestamp == 'send' else info['received_timestamp'])
+                self._write_command(topic, stamp, data, runtime.publisher_gid(info))
+            callback = runtime.with_message_info(command)
+        elif self.config.executor == 'events':
             # rclpy 9.1 EventsExecutor cannot call back with MessageInfo: time taken here
             def callback(data, topic=topic):
                 self._write(topic, time.time_ns(), data)
@@ -570,11 +625,41 @@ class Recorder:
                 self._sim_time_s = clock_ns(data) * 1e-9
             elif topic.name == contract.CONTROLLER_STATE:
                 self._last_state = data        # decoded only when the progress line is due
+        if topic.name == contract.APPLIED_CONTROLLER:
+            self._on_applied_controller(data)
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
             elif topic.name == contract.ROBOT_DESCRIPTION:
                 self._tf.on_description(int(stamp), data)
+
+    def _write_command(self, topic: _Topic, stamp: int, data: bytes, gid: bytes) -> None:
+        """A stamped command: to JOINT_COMMANDS when it comes from the publisher the simulator
+        applies (APPLIED_CONTROLLER; before its announcement, or without a simulator: every
+        one), else to IGNORED_COMMANDS, so a replay checks the applied commands only."""
+        applied = self._applied_gid
+        if applied and gid and gid[:len(applied)] != applied[:len(gid)]:
+            if self._ignored is None:
+                self._ignored = _Topic(contract.IGNORED_COMMANDS, topic.type_name)
+                self._ignored.computed = True
+                self.topics[contract.IGNORED_COMMANDS] = self._ignored
+                self.node.get_logger().warning(
+                    f'{contract.JOINT_COMMANDS} from a publisher the simulator does not apply '
+                    f'({gid.hex()}): recorded as {contract.IGNORED_COMMANDS}')
+            self._write(self._ignored, stamp, data)
+            return
+        self._write(topic, stamp, data)
+
+    def _on_applied_controller(self, data: bytes) -> None:
+        import json
+
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import String
+        try:
+            announced = json.loads(deserialize_message(data, String).data)
+            self._applied_gid = bytes.fromhex(announced['gid'])
+        except (ValueError, KeyError, TypeError) as exc:
+            self.node.get_logger().error(f'unreadable {contract.APPLIED_CONTROLLER}: {exc}')
 
     # ---- what the recorder writes itself ------------------------------------------------------
     def take_over_tf(self) -> None:
@@ -650,16 +735,21 @@ class Recorder:
                 snap.get_client = self.node.create_client(GetParameters, f'{fqn}/get_parameters')
                 self._snapshots[fqn] = snap
         for fqn, snap in list(self._snapshots.items()):
+            if fqn not in present and snap.state not in ('done', 'failed'):
+                self.node.get_logger().warning(f'{fqn} left the graph before answering: its '
+                                               f'parameters are not in the bag')
+                self._finish_snapshot(snap, 'failed')
             if snap.state in ('done', 'failed'):
                 if fqn not in present:        # gone: a node of that name later is new
                     del self._snapshots[fqn]
                 continue
             snap.attempts += 1                # counted in discovery periods
-            if snap.attempts > MAX_SNAPSHOT_ATTEMPTS:
+            if snap.attempts == MAX_SNAPSHOT_ATTEMPTS:
+                # never given up while the node is on the graph (a node busy in its constructor
+                # answers late; the simulator does not start before its snapshot is here)
                 self.node.get_logger().warning(
-                    f'{snap.fqn}: no answer from its parameter services; its parameters are '
-                    f'not in the bag (only their changes on {contract.PARAMETER_EVENTS})')
-                self._finish_snapshot(snap, 'failed')
+                    f'{snap.fqn}: no answer from its parameter services yet; still asking '
+                    f'(its parameters are not in the bag until it answers)')
         self._advance_snapshots()
 
     def _advance_snapshots(self) -> None:
@@ -686,6 +776,16 @@ class Recorder:
             else:
                 self._write_snapshot(snap, response.values)
                 self._finish_snapshot(snap, 'done')
+                self._publish_configurations()
+
+    def _publish_configurations(self) -> None:
+        """The nodes whose configuration is in the bag, latched (the simulator's start gate)."""
+        import json
+
+        from std_msgs.msg import String
+        done = sorted(f for f, s in self._snapshots.items() if s.state == 'done')
+        if self._pub_configurations is not None:
+            self._pub_configurations.publish(String(data=json.dumps(done)))
 
     def _finish_snapshot(self, snap: '_Snapshot', state: str) -> None:
         snap.state = state

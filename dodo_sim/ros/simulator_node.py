@@ -28,14 +28,17 @@ keeps increasing.
 The exchange (``docs/ros_contract.md``, "Timing"):
 
 * ``lockstep``: publish the state of time t, then wait for the command stamped t and step with
-  it. Commands are paired by stamp, never by arrival order: a command with another stamp (a late
-  answer after a timeout, a stray or duplicate publisher) never answers the state. The first
-  publisher whose command answers a state is *the controller*; valid commands from any other
-  publisher are counted as foreign and ignored (until the controller is lost: then the next
-  publisher that answers a state takes over, with a log line). The very first state waits up to
-  ``startup_timeout``. No answer within ``command_timeout`` wall-clock seconds: warn (throttled),
-  step with zero torque at the wall-clock control rate, and go back to lockstep as soon as a
-  command answers the newest state — the exchange resumes with zero offset.
+  it. Simulated time (and ``/clock``) *pause* while it waits, however long: a lockstep run is a
+  function of its inputs, never of machine load. Commands are paired by stamp, never by arrival
+  order: a command with another stamp (a stray or duplicate publisher) never answers the state.
+  The first publisher whose command answers a state is *the controller*; valid commands from any
+  other publisher are counted as foreign and ignored. The very first state is warned about after
+  ``startup_timeout``, every later one after ``command_timeout`` wall-clock seconds (throttled,
+  with how long it has waited; counted in ``waits``). The controller is declared lost — the run
+  ends with ``stop_reason=controller_lost``, exit code 1, a line naming the controller and why —
+  only when its publisher has left the graph or the wait passed ``controller_lost_timeout``
+  (``inf``: never). (``dodo hop`` also ends the run when the controller's process is gone.)
+  Zero-torque stepping is a realtime/hardware behaviour only.
 * ``realtime``: a steady wall-clock timer at ``control_period`` steps with the newest command
   (zero-order hold); a command older (by its stamp) than the one held is ignored. The age of the
   applied command — the start of the step minus the stamp of the state the command was computed
@@ -49,7 +52,8 @@ length differs, or with non-finite values (counted, warned throttled). A second 
 command topic is reported (graph query every ``graph_check_period``). At the end of the run the
 node logs one summary line, ``dodo exchange: key=value ...`` (:meth:`SimulatorNode.summary`):
 steps, zero-torque steps, timeouts, rejected / foreign / late / unstamped commands, command
-publishers seen, the applied command age (p50/p99/max, ms), the wall-clock round trip from a
+publishers seen, the controller's node, lockstep waits past ``command_timeout`` and the
+longest wait (s), the applied command age (p50/p99/max, ms), the wall-clock round trip from a
 state's publication to its answer (p50/p99/max, ms), stale steps and overruns.
 
 Every parameter comes from :class:`SimConfig` and
@@ -58,6 +62,7 @@ Every parameter comes from :class:`SimConfig` and
 from __future__ import annotations
 
 import array
+import json
 import math
 import sys
 import time
@@ -72,7 +77,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
                                   publisher_gid, with_message_info)
@@ -126,10 +131,13 @@ class SimulatorNode(Node):
         self.foreign_commands = 0       # valid, from a publisher other than the controller
         self.late_commands = 0          # valid, from the controller, answering no awaited state
         self.unstamped_commands = 0     # valid Float64MultiArray commands not applied
-        self.command_timeouts = 0       # times the controller was declared lost
+        self.command_timeouts = 0       # realtime: times the held command timed out
+        self.waits = 0                  # lockstep: waits for an answer past command_timeout
+        self.longest_wait_s = 0.0       # lockstep: the longest wait for an answer, wall s
         self.stale_steps = 0            # applied commands older than max_command_age
         self.overruns = 0               # realtime: ticks that dropped steps
         self.command_publishers = 0     # most publishers seen on one command topic
+        self.duplicate_controller = False  # a second node with the controller's name sent commands
         period_ns = int(round(self.config.control_period * 1e9))
         self.command_age = Histogram(_AGE_BIN_NS, _AGE_BINS)       # ns, per applied step
         self.round_trip = Histogram(_WALL_BIN_NS, _WALL_BINS)      # ns, state out -> answer in
@@ -148,6 +156,7 @@ class SimulatorNode(Node):
         self._effort_slots = [self.joint_names.index(n) for n in self.actuated_joint_names]
         # the controller: publisher id of the commands that answer states (b'' = none yet)
         self._controller_gid = b''
+        self._controller_node = ''          # its node's full name (for the reports)
         self._foreign_gids: set = set()
         # realtime: the held command and the stamp of the state it was computed from
         self._held = self._zero
@@ -158,8 +167,11 @@ class SimulatorNode(Node):
         # lockstep
         self._awaiting = False              # a state is published, its answer pending
         self._published_wall = 0.0
-        self._controller_lost = False
+        self._controller_lost = False       # realtime: the held command timed out
         self._answered_once = False         # lockstep: the first state waits startup_timeout
+        self._waiting_long = False          # lockstep: this wait passed its warning time
+        self._next_graph_look = 0.0         # lockstep: next look for the controller (wall s)
+        self._lost_timeout = self.node_config.controller_lost_timeout
         # publication wall time (ns) of recent states, by stamp: the round-trip measurement
         self._ring_stamp = [-1] * _ROUND_TRIP_RING
         self._ring_wall = [0] * _ROUND_TRIP_RING
@@ -192,6 +204,14 @@ class SimulatorNode(Node):
         self._sub_push = self.create_subscription(Vector3, contract.PUSH, self._on_push, 10)
         self._sub_force = self.create_subscription(Vector3, contract.FORCE, self._on_force, 10)
         self._srv_reset = self.create_service(Trigger, contract.RESET_SERVICE, self._on_reset)
+        # the start waits for a recorder to hold every node's configuration (when recording)
+        self._recorded_nodes: set = set()
+        self._sub_configurations = self.create_subscription(
+            String, contract.RECORDED_CONFIGURATIONS, self._on_recorded_configurations,
+            contract.latched_qos())
+        # which publisher's commands are applied (latched): the recorder keeps them apart
+        self._pub_applied = self.create_publisher(String, contract.APPLIED_CONTROLLER,
+                                                  contract.latched_qos())
         if self.node_config.publish_robot_description:
             self._pub_description = self.create_publisher(String, contract.ROBOT_DESCRIPTION,
                                                           contract.latched_qos())
@@ -207,6 +227,14 @@ class SimulatorNode(Node):
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.joint_names)
         self._effort = array.array('d', bytes(8 * len(self.joint_names)))
+
+        # /diagnostics (diagnostic_updater style, off the step path): the real-time factor is
+        # measured between two publications
+        self._diag_mark = (time.monotonic(), 0)       # (wall s, stamp ns)
+        self._diag_counts = (0, 0)                    # (rejected, foreign) at the last one
+        self.diagnostics = diagnostics.Updater(self, 'simulation',
+                                               self.node_config.diagnostics_period)
+        self.diagnostics.add('exchange', self._diagnose)
 
         self._startup_wall = time.monotonic()
         self._ready_since = None
@@ -231,7 +259,25 @@ class SimulatorNode(Node):
         pubs = [self._pub_clock, self._pub_joints] + self._pub_contacts
         if any(p.get_subscription_count() < need for p in pubs):
             return False
-        return not self._lockstep or self._sub_joint_commands.get_publisher_count() >= 1
+        if self._lockstep and self._sub_joint_commands.get_publisher_count() < 1:
+            return False
+        return self._configurations_recorded()
+
+    def _on_recorded_configurations(self, msg: String) -> None:
+        try:
+            self._recorded_nodes = set(json.loads(msg.data))
+        except ValueError:
+            self._recorded_nodes = set()
+
+    def _configurations_recorded(self) -> bool:
+        """A recorder on the graph holds this node's and the command publishers' parameters
+        (or no recorder announces them): the bag cannot miss the run's configuration."""
+        if self.count_publishers(contract.RECORDED_CONFIGURATIONS) == 0:
+            return True
+        need = {self.get_fully_qualified_name()} | {
+            f'{e.node_namespace.rstrip("/")}/{e.node_name}'
+            for e in self.get_publishers_info_by_topic(contract.JOINT_COMMANDS)}
+        return need <= self._recorded_nodes
 
     def _check_start(self) -> None:
         if self._started:
@@ -248,7 +294,9 @@ class SimulatorNode(Node):
             if waited < self.node_config.startup_timeout:
                 return
             self.get_logger().warning(
-                f'starting after {waited:.1f} s without all subscribers/controller matched')
+                f'starting after {waited:.1f} s without all subscribers/controller matched'
+                + ('' if self._configurations_recorded() else
+                   ' and before the recorder held every node\'s configuration'))
         self._started = True
         self._gate_timer.cancel()
         self.get_logger().info(f'simulation starts (matched after {waited:.2f} s)')
@@ -306,16 +354,10 @@ class SimulatorNode(Node):
                 if gid != self._controller_gid:
                     self._foreign(gid, stamp_ns)
                     return
-                self.late_commands += 1           # a late answer, after a timeout
-                if self._controller_lost and self._published_recently(stamp_ns):
-                    # the controller is back: stop stepping on our own and wait for its answer
-                    # to the newest state (it has it or gets it next), so that the exchange
-                    # resumes with zero offset however long its round trip is
-                    self._recover()
-                    self._published_wall = now
+                self.late_commands += 1           # answers no awaited state: never applied
                 return
             if gid != self._controller_gid:
-                if self._controller_gid and not self._controller_lost:
+                if self._controller_gid:
                     self._foreign(gid, stamp_ns)  # a second controller: it never answers
                     return
                 self._bind(gid)
@@ -323,8 +365,11 @@ class SimulatorNode(Node):
             if not self._finished:
                 self.command_age.add(0)     # it answers the state it is applied to: age 0
             self._answered_once = True
-            if self._controller_lost:
-                self._recover()
+            if self._waiting_long:
+                self._waiting_long = False
+                self.get_logger().info(
+                    f'the answer to the state of t = {self._stamp_ns * 1e-9:.3f} s came after '
+                    f'{now - self._published_wall:.2f} s: simulated time resumes')
             self._advance(torques)
             return
         # realtime: hold the newest command of a state we published
@@ -363,21 +408,34 @@ class SimulatorNode(Node):
     def _bind(self, gid: bytes) -> None:
         previous = self._controller_gid
         self._controller_gid = gid
+        self._controller_node = self._publisher_node(gid)
         self._foreign_gids.discard(gid)
         if previous:
             self.get_logger().warning(f'commands now come from {self._publisher_name(gid)} '
                                       f'(the previous controller was lost)')
         else:
             self.get_logger().info(f'controller: {self._publisher_name(gid)}')
+        self._pub_applied.publish(String(data=json.dumps(
+            {'node': self._controller_node, 'gid': gid.hex(), 'since_ns': self._stamp_ns})))
 
     def _foreign(self, gid: bytes, stamp_ns: int) -> None:
         self.foreign_commands += 1
         if gid not in self._foreign_gids:
             self._foreign_gids.add(gid)
-            self.get_logger().warning(
-                f'commands from a second publisher, {self._publisher_name(gid)} (stamp '
-                f'{stamp_ns * 1e-9:.6f} s), ignored: commands are taken from the controller '
-                f'{self._publisher_name(self._controller_gid)} only')
+            self.diagnostics.force_update()
+            name = self._publisher_node(gid)
+            if name and name == self._controller_node:
+                self.duplicate_controller = True
+                self.get_logger().warning(
+                    f'a second node named {name} sends commands (publisher {gid.hex()}; the '
+                    f'controller is publisher {self._controller_gid.hex()}): two controllers '
+                    f'under one name. Its commands are ignored and recorded apart '
+                    f'({contract.IGNORED_COMMANDS} in a bag); the run is the first one\'s')
+            else:
+                self.get_logger().warning(
+                    f'commands from a second publisher, {self._publisher_name(gid)} (stamp '
+                    f'{stamp_ns * 1e-9:.6f} s), ignored: commands are taken from the '
+                    f'controller {self._publisher_name(self._controller_gid)} only')
         else:
             self._throttle.warn('foreign', f'{self.foreign_commands} command(s) from publishers '
                                 f'other than the controller ignored')
@@ -385,12 +443,17 @@ class SimulatorNode(Node):
     def _publisher_name(self, gid: bytes) -> str:
         if not gid:
             return '(none yet)'
+        node = self._publisher_node(gid)
+        return f'node {node}' if node else f'publisher {gid.hex()}'
+
+    def _publisher_node(self, gid: bytes) -> str:
+        """The full name of the node whose publisher on a command topic has this id ('' if it
+        is not in the graph)."""
         for topic in (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS):
             for endpoint in self.get_publishers_info_by_topic(topic):
                 if runtime.endpoint_gid(endpoint)[:len(gid)] == gid:
-                    return (f'node {endpoint.node_namespace.rstrip("/")}/'
-                            f'{endpoint.node_name}')
-        return f'publisher {gid.hex()}'
+                    return f'{endpoint.node_namespace.rstrip("/")}/{endpoint.node_name}'
+        return ''
 
     def _read_effort_commands(self, read: bool) -> None:
         if read and self._sub_effort_commands is None:
@@ -411,9 +474,11 @@ class SimulatorNode(Node):
                 if count > 1:
                     nodes = sorted(f'{e.node_namespace.rstrip("/")}/{e.node_name}'
                                    for e in self.get_publishers_info_by_topic(topic))
+                    twice = sorted({n for n in nodes if nodes.count(n) > 1})
                     self.get_logger().warning(
-                        f'{count} publishers on {topic}: {nodes}; a second controller? Only '
-                        f'the controller that answers states is used')
+                        f'{count} publishers on {topic}: {nodes}; '
+                        + (f'two nodes named {twice[0]}! ' if twice else 'a second controller? ')
+                        + 'Only the controller that answers states is used')
 
     def _record_round_trip(self, stamp_ns: int, now: float) -> None:
         slot = (stamp_ns // self._period_ns) % _ROUND_TRIP_RING
@@ -448,41 +513,55 @@ class SimulatorNode(Node):
     # -- stepping ----------------------------------------------------------------------------
 
     def _on_watchdog(self) -> None:
-        if not self._awaiting or self._controller_lost:
+        """Lockstep: while a state waits for its answer, warn (throttled) past command_timeout
+        (startup_timeout for the first state) and end the run when the controller is lost.
+        Simulated time never moves here."""
+        if not self._awaiting or self.done.done():
             return
-        silent = time.monotonic() - self._published_wall
-        if not self._answered_once:
-            # start-up: the controller may still be discovering the command subscribers
-            if silent > self.node_config.startup_timeout:
-                self._answered_once = True
-                self.get_logger().warning(f'no answer to the first state within '
-                                          f'startup_timeout = {self.node_config.startup_timeout} s')
+        now = time.monotonic()
+        silent = now - self._published_wall
+        self.longest_wait_s = max(self.longest_wait_s, silent)
+        warn_after = (self.config.command_timeout if self._answered_once
+                      else self.node_config.startup_timeout)
+        if silent <= warn_after:
             return
-        if silent > self.config.command_timeout:
-            self.command_timeouts += 1
-            self._controller_lost = True
-            self.get_logger().warning(
-                f'no command for {silent:.2f} s answering the state of t = '
-                f'{self._stamp_ns * 1e-9:.3f} s (command_timeout = {self.config.command_timeout} '
-                f's): zero torque, stepping at the wall-clock control rate until a command '
-                f'answers the newest state')
-            self._tick_timer = self.create_timer(self.config.control_period, self._on_tick,
-                                                 clock=self._steady)
+        if not self._waiting_long:
+            self._waiting_long = True
+            self.waits += 1
+            self.diagnostics.force_update()     # a paused graph shows at once
+        who = ('a controller' if not self._controller_gid else 'the controller '
+               + (self._controller_node or self._publisher_name(self._controller_gid)))
+        self._throttle.warn('wait', (
+            f'simulated time paused at t = {self._stamp_ns * 1e-9:.3f} s: no command answering '
+            f'that state for {silent:.2f} s (warning after '
+            f'{"command_timeout" if self._answered_once else "startup_timeout"} = '
+            f'{warn_after:g} s); waiting for {who} (declared lost when it leaves the graph or '
+            f'after controller_lost_timeout = {self._lost_timeout:g} s)'))
+        why = None
+        if silent > self._lost_timeout:
+            why = (f'no answer for {silent:.1f} s (controller_lost_timeout = '
+                   f'{self._lost_timeout:g} s)')
+        elif self._controller_gid and now >= self._next_graph_look:
+            self._next_graph_look = now + 0.2
+            if not self._publisher_node(self._controller_gid):
+                why = f'its publisher on {contract.JOINT_COMMANDS} left the graph'
+        if why is not None:
+            self._controller_lost_end(why)
 
-    def _recover(self) -> None:
-        self._controller_lost = False
-        if self._lockstep and self._tick_timer is not None:
-            self.destroy_timer(self._tick_timer)
-            self._tick_timer = None
-        self.get_logger().info(f'commands are back (newest state: t = '
-                               f'{self._stamp_ns * 1e-9:.3f} s): lockstep again')
+    def _controller_lost_end(self, why: str) -> None:
+        name = self._controller_node or '(no controller answered yet)'
+        self.get_logger().error(
+            f'controller lost: {name}: {why}; the state of t = {self._stamp_ns * 1e-9:.3f} s '
+            f'was never answered. Ending the run after {self.steps} steps (exit code '
+            f'{runtime.EXIT_FAILED})')
+        self._stop_reason = 'controller_lost'
+        self.exit_code = runtime.EXIT_FAILED
+        self._awaiting = False
+        self.diagnostics.force_update()
+        self._log_summary()
+        self.done.set_result(runtime.EXIT_FAILED)
 
     def _on_tick(self) -> None:
-        if self._lockstep:
-            if self._controller_lost:
-                self.zero_torque_steps += 1
-                self._advance(self._zero)
-            return
         now = time.monotonic()
         # steps due by now; a late tick catches up (at most max_catch_up steps at once, the
         # rest is dropped and counted) so that simulated time keeps up with wall time
@@ -597,6 +676,47 @@ class SimulatorNode(Node):
         clock.sec, clock.nanosec = sec, nanosec
         self._pub_clock.publish(self._msg_clock)
 
+    # -- health -------------------------------------------------------------------------------
+
+    def _diagnose(self) -> tuple:
+        """The 'exchange' status on /diagnostics: (level, message, values)."""
+        now = time.monotonic()
+        wall0, stamp0 = self._diag_mark
+        rtf = ((self._stamp_ns - stamp0) * 1e-9 / (now - wall0)
+               if self._started and now > wall0 else None)
+        self._diag_mark = (now, self._stamp_ns)
+        rejected, foreign = self._diag_counts
+        self._diag_counts = (self.rejected_commands, self.foreign_commands)
+        waiting = (now - self._published_wall
+                   if self._lockstep and self._awaiting and self._started else 0.0)
+        level, problems = diagnostics.OK, []
+        if self._stop_reason == 'controller_lost':
+            level, problems = diagnostics.ERROR, ['controller lost']
+        elif not self._started:
+            problems.append('waiting for subscribers / the controller to start')
+        if waiting > self.config.command_timeout and not self.done.done():
+            level = diagnostics.WARN
+            problems.append(f'paused {waiting:.1f} s waiting for the controller')
+        if self._controller_lost and not self._lockstep:
+            level = diagnostics.WARN
+            problems.append('no fresh command: zero torque')
+        if self.rejected_commands > rejected:
+            level = max(level, diagnostics.WARN)
+            problems.append(f'{self.rejected_commands - rejected} command(s) rejected')
+        if self.foreign_commands > foreign:
+            level = max(level, diagnostics.WARN)
+            problems.append(f'{self.foreign_commands - foreign} foreign command(s) ignored')
+        summary = self.summary()
+        values = {'mode': self.config.mode, 'real_time_factor': rtf,
+                  'sim_time_s': self._stamp_ns * 1e-9, 'waiting_s': waiting}
+        values.update({k: summary[k] for k in (
+            'steps', 'waits', 'wait_s_max', 'timeouts', 'zero_torque_steps', 'rejected',
+            'foreign', 'late', 'unstamped', 'command_publishers', 'controller', 'stale_steps',
+            'age_ms_p99', 'round_trip_ms_p99', 'overruns', 'stop_reason')})
+        message = '; '.join(problems) or (
+            f'{self.config.mode}, real-time factor {rtf:.2f}' if rtf is not None else 'ok')
+        return level, message, values
+
     # -- the end --------------------------------------------------------------------------------
 
     def summary(self) -> dict:
@@ -613,6 +733,9 @@ class SimulatorNode(Node):
             'rejected': self.rejected_commands, 'foreign': self.foreign_commands,
             'late': self.late_commands, 'unstamped': self.unstamped_commands,
             'command_publishers': self.command_publishers,
+            'controller': self._controller_node or None,
+            'duplicate_controller': self.duplicate_controller,
+            'waits': self.waits, 'wait_s_max': self.longest_wait_s,
             'age_ms_p50': ms(self.command_age, 50), 'age_ms_p99': ms(self.command_age, 99),
             'age_ms_max': ms(self.command_age), 'stale_steps': self.stale_steps,
             'max_command_age_ms': self.node_config.max_command_age * 1e3,

@@ -194,7 +194,10 @@ class RunResult:
                 f"{x.get('stale_steps', 0)} stale step(s), {x.get('timeouts', 0)} timeout(s), "
                 f"{x.get('overruns', 0)} overrun(s), {x.get('zero_torque_steps', 0)} zero-torque "
                 f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
-                f"command(s) ignored")
+                f"command(s) ignored" + (
+                    f", {x['waits']} wait(s) past command_timeout (longest "
+                    f"{x.get('wait_s_max', 0):.2f} s, simulated time paused)"
+                    if x.get('waits') else ''))
 
     def driver_summary(self) -> str | None:
         """One line on the driver's loop: cycles and rate, cycle period and state-to-command
@@ -545,8 +548,15 @@ class HopRun:
                         and child.proc.poll() is not None):
                     self._reported.add(name)
                     self.group.drain(child)
-                    self._fail(f'{name} exited early with code {child.proc.returncode} '
-                               f'({exit_name(child.proc.returncode, name)})')
+                    code = child.proc.returncode
+                    if name == 'controller' and self.hardware is None:
+                        # lockstep would wait for its answer for ever (simulated time pauses):
+                        # its supervisor knows it is gone, so the run ends here
+                        self._fail(f'controller lost: the controller process exited early with '
+                                   f'code {code} ({exit_name(code, name)}); the run ends')
+                        return False
+                    self._fail(f'{name} exited early with code {code} '
+                               f'({exit_name(code, name)})')
             if time.monotonic() > deadline:
                 what = ('simulated time' if self.hardware is None
                         else 'driver time (from its first enable)')
@@ -663,6 +673,11 @@ class HopRun:
         for event in self.motors_off_events:
             # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
             self._fail(f'the driver stopped the motors: {event}')
+        if (self.sim_summary or {}).get('stop_reason') == 'controller_lost':
+            x = self.sim_summary
+            self._fail(f"controller lost: the simulator waited {x.get('wait_s_max', 0):.1f} s "
+                       f"for {x.get('controller') or 'a controller'} to answer a state and "
+                       f"ended the run (its log says why)")
         timeouts = (self.sim_summary or {}).get('timeouts') or 0
         if timeouts:
             # zero torque replaced the controller's answer: the run does not show the controller
@@ -671,6 +686,15 @@ class HopRun:
                        f'command_timeout and the simulator applied zero torque on {zero} '
                        f'step(s), so this run does not show the controller\'s behaviour (a '
                        f'stalled controller or an overloaded machine)')
+        foreign = (self.sim_summary or {}).get('foreign') or 0
+        if foreign:
+            # the run itself is the controller's (never shifted), but the graph was not clean
+            x = self.sim_summary
+            who = (f"a second node named {x.get('controller')}"
+                   if x.get('duplicate_controller') else 'a second publisher')
+            self._fail(f'{foreign} command(s) from {who} answered states and were ignored: '
+                       f"two controllers on the graph (the applied ones are the bag's "
+                       f'{contract.JOINT_COMMANDS}, the others {contract.IGNORED_COMMANDS})')
         fall = (self.controller_summary or {}).get('fall_reason')
         if fall:
             when = self.controller_summary.get('fall_time_s')

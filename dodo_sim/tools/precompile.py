@@ -1,0 +1,97 @@
+"""Compile the numba kernels once, at install time, so no node compiles on its start-up path.
+
+::
+
+    .venv/bin/python -m dodo_sim.tools.precompile        # the README's install line runs it
+
+The kernels (``dodo_sim.physics.fast``: the time-stepping step, the event integrator's
+evaluation, the controller's point terms) are ``njit(cache=True)``: compiled at their first call
+and written to numba's cache (``__pycache__`` next to the source, or ``NUMBA_CACHE_DIR``). A first
+call on a fresh install used to be the simulator node's constructor: ~30 s idle, 146 s measured
+on a loaded 2-core machine — long enough for a recorder to give up on the node's parameters.
+This runs every kernel the shipped robots, both integrators and the controllers use, with the
+argument types the nodes use, so their first call loads the cache (~1 s). It prints how many
+kernels it compiled (0: the cache was complete) and the wall time.
+
+:func:`compile_events` counts numba compilations in a block of code (the start-up test uses it).
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+
+
+@contextlib.contextmanager
+def compile_events():
+    """Yield a list that collects the name of every function numba compiles inside the block."""
+    try:
+        from numba.core import event
+    except ImportError:               # no numba: nothing is ever compiled
+        yield []
+        return
+    compiled: list = []
+
+    class _Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(str(ev.data.get('dispatcher', ev.data)))
+
+        def on_end(self, ev):
+            pass
+
+    listener = _Listener()
+    event.register('numba:compile', listener)
+    try:
+        yield compiled
+    finally:
+        event.unregister('numba:compile', listener)
+
+
+def warm_up() -> None:
+    """Build and step every shipped robot with both integrators and update its controller."""
+    import numpy as np
+
+    from dodo_control.registry import controller_entry
+    from dodo_sim.paths import default_urdf_path
+    from dodo_sim.simulator import SimConfig, Simulator
+    urdf_dir = default_urdf_path().parent
+    robots = (('hopper.urdf.xacro', 'slip_hopper', {}),
+              ('boom_leg.urdf.xacro', 'slip_hopper', None),
+              ('kneed_walker.urdf.xacro', 'kneed_walker', None))
+    for urdf, controller, _ in robots:
+        path = urdf_dir / urdf
+        if not path.is_file():
+            continue
+        for integrator in ('timestepping', 'event'):
+            try:
+                sim = Simulator(path, SimConfig(integrator=integrator))
+            except ValueError:        # a robot whose defaults need its params file
+                continue
+            zero = np.zeros(len(sim.actuated_joint_names))
+            for _ in range(3):
+                sim.step(zero)
+        try:
+            entry = controller_entry(controller)
+            ctrl = entry.build(sim.leg.urdf_xml, entry.config_class()())
+        except (ValueError, AttributeError):
+            continue
+        state = sim.state
+        forces = np.asarray(state.contact_forces)
+        force = forces[0, [0, 2]] if controller == 'slip_hopper' else forces
+        try:
+            ctrl.update(state.t, state.q.copy(), state.v.copy(), force)
+        except (ValueError, IndexError):
+            continue
+
+
+def main(argv=None) -> int:
+    started = time.monotonic()
+    with compile_events() as compiled:
+        warm_up()
+    print(f'dodo precompile: {len(compiled)} kernel(s) compiled into the numba cache in '
+          f'{time.monotonic() - started:.1f} s', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
