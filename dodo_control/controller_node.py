@@ -273,10 +273,12 @@ class ControllerNode(Node):
         self._gate_open = (self.node_config.min_subscribers <= 0
                            and self.node_config.discovery_settle <= 0.0)
         self._next_marker_ns = 0
+        self._next_state_ns = 0
+        self._state_revision = -1       # config_revision of the last /controller/state sent
         self._cog_path = collections.deque(maxlen=max(2, self.node_config.cog_path_points))
         self._state_names: list | None = None
         self._channels = TelemetryChannels()
-        self._last_values: list = []
+        self._marker_ns = 0             # stamp of the markers being built
         self._last_contact = np.zeros(2)
         self._last_forces = None
         self._kinematics = None         # model markers: (pinocchio model, data, frame ids)
@@ -514,14 +516,18 @@ class ControllerNode(Node):
         self._last_forces = contact
         if self.monitor is not None and self.monitor.update(ns * 1e-9, q, contact):
             self.get_logger().warning(self.monitor.fall_message())
-        self._publish_state(ns, tau)
+        # telemetry at its own rates, on the state stamps (a run and its replay agree); the
+        # first state after a parameter change always carries its config_revision
+        if ns >= self._next_state_ns or self.config_revision != self._state_revision:
+            self._next_state_ns = ns + int(round(self.node_config.state_period * 1e9))
+            self._publish_state(ns, tau)
         if ns >= self._next_marker_ns:
             self._next_marker_ns = ns + int(round(self.node_config.marker_period * 1e9))
             self._publish_markers(ns, q)
 
     def _publish_state(self, ns: int, tau) -> None:
         values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
-        self._last_values = values
+        self._state_revision = self.config_revision
         monitor = self.monitor.channels() if self.monitor is not None else []
         msg = self._msg_state
         if self._state_names is None:
@@ -594,7 +600,7 @@ class ControllerNode(Node):
     def _marker(self, markers: list, mid: int, name: str, kind: int, rgba) -> Marker:
         m = Marker()
         m.header.frame_id = contract.WORLD_FRAME
-        m.header.stamp = self._msg_state.header.stamp
+        m.header.stamp.sec, m.header.stamp.nanosec = divmod(self._marker_ns, 1_000_000_000)
         m.ns, m.id, m.type, m.action = name, mid, kind, Marker.ADD
         m.pose.orientation.w = 1.0
         m.color.r, m.color.g, m.color.b, m.color.a = rgba
@@ -602,7 +608,9 @@ class ControllerNode(Node):
         return m
 
     def _publish_markers(self, ns: int, q) -> None:
-        telemetry = dict(zip(self._channels.names, self._last_values))
+        self._marker_ns = ns
+        values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
+        telemetry = dict(zip(self._channels.names, values))
         if 'com_position_x' not in telemetry or 'foot_position_x' not in telemetry:
             self._publish_model_markers(q, telemetry)
             return
