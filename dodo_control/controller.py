@@ -44,8 +44,10 @@ Structure (docs/control.md):
   horizon of the hop model; its integral survives target changes (docs/control.md, "Position
   precision"). Every tick an exact-model posture controller drives the foot to the SLIP
   touchdown point relative to the CoG.
-* :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
-  once per hop on the apex tick: the neutral-angle solve and the observer's prediction); :mod:`.dynamics` — the controller's own pinocchio terms.
+* :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms once
+  per hop: the neutral-angle solve and the observer's prediction, spread over the ticks after
+  the apex in chunks of ``APEX_SOLVE_RK4_STEPS_PER_TICK`` RK4 steps, docs/control.md "Bounded
+  ticks"); :mod:`.dynamics` — the controller's own pinocchio terms.
 * :mod:`.bezier` — ``stance_policy='bezier'``: Ding & Ramos' Bézier ground-reaction-force
   profile over the normalised stance time, through the hip-relative foot jacobian, with a soft
   joint PD; :mod:`.boom` — the boom-mounted leg's task frame.

@@ -36,7 +36,9 @@ and, in this order:
 * ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in order, N*m:
   the ros2_control JointGroupEffortController convention, for realtime/hardware use).
 * ``/controller/state`` (sensor_msgs/JointState used as *named scalar channels*, PlotJuggler /
-  Foxglove friendly): ``header.stamp`` = stamp of the answered joint state, ``name`` = channel
+  Foxglove friendly), every ``state_period`` s of sim time (stamps, not wall time; the first
+  state after an accepted parameter change always): ``header.stamp`` = stamp of the answered
+  joint state, ``name`` = channel
   names, ``position`` = values. Channels: ``phase`` (hopper: 0 flight, 1 stance, -1 unknown;
   walker: the step phase), then every numeric field of ``ctrl.telemetry`` under its own name
   (2-vectors split into ``<name>_x``, ``<name>_z``; fields the controller labels in
@@ -93,6 +95,7 @@ from geometry_msgs.msg import Point, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -100,6 +103,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros.cdr import CdrError, JointStateReader, read_wrench_stamped
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import WarnThrottle, drain
@@ -226,6 +230,16 @@ def _stamp_ns(msg) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
+def _read_contact(data: bytes) -> tuple:
+    """(stamp ns, (fx, fy, fz)) of a serialized WrenchStamped."""
+    try:
+        return read_wrench_stamped(data)
+    except CdrError:                            # not plain little-endian CDR: rclpy reads it
+        msg = deserialize_message(data, WrenchStamped)
+        force = msg.wrench.force
+        return _stamp_ns(msg), (force.x, force.y, force.z)
+
+
 class ControllerNode(Node):
     """The controller node (see module docs)."""
 
@@ -333,11 +347,15 @@ class ControllerNode(Node):
         self._pub_state = self.create_publisher(JointState, contract.CONTROLLER_STATE, stream_qos)
         self._pub_markers = self.create_publisher(MarkerArray, contract.CONTROLLER_MARKERS, 10)
         input_qos = contract.input_qos()
+        # raw: the 1 kHz inputs are read from their CDR bytes (dodo_sim.ros.cdr), not turned
+        # into message objects by rclpy (a dozen nested constructors per message)
+        self._joint_reader = JointStateReader()
         self._sub_joints = self.create_subscription(JointState, contract.JOINT_STATES,
-                                                    self._on_joint_states, input_qos)
+                                                    self._on_joint_states, input_qos, raw=True)
         self._sub_contacts = [
             self.create_subscription(WrenchStamped, topic,
-                                     lambda msg, i=i: self._on_contact(i, msg), input_qos)
+                                     lambda data, i=i: self._on_contact(i, data), input_qos,
+                                     raw=True)
             for i, topic in enumerate(self._contact_topics)]
         if not self._gate_open:
             self._gate_start = time.monotonic()
@@ -384,21 +402,30 @@ class ControllerNode(Node):
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        self._merge(msg)
+    def _on_joint_states(self, data: bytes) -> None:
+        self._merge(data)
         for newer, _info in drain(self._sub_joints):      # act on the newest state only
             self._merge(newer)
         if self._pending:
             self._try_update()
 
-    def _merge(self, msg: JointState) -> None:
-        names, position, velocity = msg.name, msg.position, msg.velocity
+    def _read_joint_state(self, data: bytes) -> tuple:
+        """(stamp ns, names, position, velocity) of a serialized JointState."""
+        try:
+            ns, names, position, velocity, _ = self._joint_reader.read(data)
+        except CdrError:                        # not plain little-endian CDR: rclpy reads it
+            msg = deserialize_message(data, JointState)
+            ns, names, position, velocity = (_stamp_ns(msg), list(msg.name), msg.position,
+                                             msg.velocity)
+        return ns, names, position, velocity
+
+    def _merge(self, data: bytes) -> None:
+        ns, names, position, velocity = self._read_joint_state(data)
         if len(position) != len(names) or len(velocity) != len(names):
             self._throttle.warn('joint_states', f'ignored {contract.JOINT_STATES} without one '
                                 f'position and one velocity per joint name')
             return
         self._states_received += 1
-        ns = _stamp_ns(msg)
         if names == self._joint_list:           # one driver for every joint (the simulator)
             self._q[:] = position
             self._v[:] = velocity
@@ -433,13 +460,11 @@ class ControllerNode(Node):
         self._partial_ns = -1
         self._pending = True
 
-    def _on_contact(self, index: int, msg: WrenchStamped) -> None:
+    def _on_contact(self, index: int, data: bytes) -> None:
         history = self._contacts[index]
-        force = msg.wrench.force
-        history.append((_stamp_ns(msg), (force.x, force.y, force.z)))
+        history.append(_read_contact(data))
         for newer, _info in drain(self._sub_contacts[index]):
-            force = newer.wrench.force
-            history.append((_stamp_ns(newer), (force.x, force.y, force.z)))
+            history.append(_read_contact(newer))
         if self._pending:
             self._try_update()
 

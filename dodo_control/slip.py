@@ -13,7 +13,8 @@ The stance flow here mirrors the controller's stance law exactly (same touchdown
 the SLIPic pre-compression, same apex-regulated decompression), so the apex return map it
 produces is what the articulated leg does when its CoG follows the SLIP. The flow is a scalar
 pure-Python RK4 (faster than numpy for a 4-state ODE), so a deadbeat solve (a handful of return
-map evaluations by secant steps) costs a few milliseconds once per hop.
+map evaluations by secant steps) costs a few milliseconds once per hop; the ``*_steps`` forms
+are generators that yield every few RK4 steps, so a controller can spread that over its ticks.
 """
 from __future__ import annotations
 

@@ -66,6 +66,7 @@ from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -73,6 +74,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
                                   publisher_gid, with_message_info)
@@ -179,9 +181,12 @@ class SimulatorNode(Node):
                               for frame in self.contact_frames]
         self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, stream_qos)
         command_qos = contract.command_qos() if self._lockstep else contract.input_qos()
+        # raw: commands are read from their CDR bytes (dodo_sim.ros.cdr), not built into
+        # message objects by rclpy (nested constructors per message, at 1 kHz)
+        self._command_reader = JointStateReader()
         self._sub_joint_commands = self.create_subscription(
-            JointState, contract.JOINT_COMMANDS, with_message_info(self._on_joint_command),
-            command_qos)
+            JointState, contract.JOINT_COMMANDS, with_message_info(self._on_raw_joint_command),
+            command_qos, raw=True)
         # the unstamped topic: always read in realtime; in lockstep only while someone besides
         # the controller publishes on it (to reject and count what strays send): reading the
         # controller's own copy of every command would cost both nodes a message per step
@@ -292,6 +297,16 @@ class SimulatorNode(Node):
                              f'non-finite effort {list(torques)} N*m')
                 return None
         return torques
+
+    def _on_raw_joint_command(self, data: bytes, info) -> None:
+        try:
+            ns, names, position, velocity, effort = self._command_reader.read(data)
+        except CdrError:                        # not plain little-endian CDR: rclpy reads it
+            self._on_joint_command(deserialize_message(data, JointState), info)
+            return
+        sec, nanosec = divmod(ns, 1_000_000_000)
+        self._on_joint_command(JointStateView(ns, sec, nanosec, names, position, velocity,
+                                              effort), info)
 
     def _on_joint_command(self, msg: JointState, info) -> None:
         torques = self._command_torques(msg.name, msg.effort)

@@ -1,0 +1,60 @@
+"""dodo_sim.ros.cdr reads what rclpy serializes (rclpy.serialization.serialize_message: the
+rmw's own CDR writer), field for field, and refuses what it cannot read."""
+from __future__ import annotations
+
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import JointState
+
+from dodo_sim.ros.cdr import CdrError, JointStateReader, read_wrench_stamped
+
+
+@pytest.mark.parametrize('frame_id, names', [
+    ('', ['base_x', 'base_z', 'hip', 'knee']),
+    ('world', ['a']),                           # odd string lengths: padding before the doubles
+    ('abc', ['left_hip', 'right_knee', 'x']),
+    ('', []),
+])
+def test_joint_state_fields_equal_rclpy_serialization(frame_id, names):
+    n = len(names)
+    msg = JointState(name=names, position=[0.1 * (i + 1) for i in range(n)],
+                     velocity=[-1.5 * i for i in range(n)], effort=[3.25] * (n // 2))
+    msg.header.frame_id = frame_id
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 1234, 987_654_321
+    stamp, got_names, position, velocity, effort = JointStateReader().read(
+        serialize_message(msg))
+    assert stamp == 1234 * 1_000_000_000 + 987_654_321
+    assert got_names == names
+    assert list(position) == list(msg.position)
+    assert list(velocity) == list(msg.velocity)
+    assert list(effort) == list(msg.effort)
+
+
+def test_joint_state_reader_follows_changing_names():
+    reader = JointStateReader()
+    first = JointState(name=['a', 'b'], position=[1.0, 2.0], velocity=[0.0, 0.0])
+    second = JointState(name=['c'], position=[3.0], velocity=[4.0])
+    assert reader.read(serialize_message(first))[1] == ['a', 'b']
+    assert reader.read(serialize_message(second))[1:4] == (['c'], (3.0,), (4.0,))
+    assert reader.read(serialize_message(first))[1] == ['a', 'b']
+
+
+@pytest.mark.parametrize('frame_id', ['', 'world', 'foot'])
+def test_wrench_stamped_equals_rclpy_serialization(frame_id):
+    msg = WrenchStamped()
+    msg.header.frame_id = frame_id
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 7, 1_000
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = 1.5, -2.25, 981.0
+    msg.wrench.torque.z = 9.0
+    assert read_wrench_stamped(serialize_message(msg)) == (7_000_001_000, (1.5, -2.25, 981.0))
+
+
+def test_big_endian_or_truncated_bytes_are_refused():
+    data = serialize_message(JointState(name=['a'], position=[1.0], velocity=[2.0]))
+    with pytest.raises(CdrError):
+        JointStateReader().read(b'\x00\x00' + data[2:])          # big-endian encapsulation
+    with pytest.raises(CdrError):
+        JointStateReader().read(data[:-8])
+    with pytest.raises(CdrError):
+        read_wrench_stamped(serialize_message(WrenchStamped())[:30])
