@@ -48,7 +48,7 @@ URDF = REPO / 'urdf' / 'hopper.urdf.xacro'
 
 
 def stats(samples_s) -> str:
-    if not samples_s:
+    if len(samples_s) == 0:
         return '        -'
     us = np.asarray(samples_s) * 1e6
     return (f'{np.median(us):8.1f} {np.percentile(us, 99):8.1f} {us.max():9.1f} '
