@@ -10,7 +10,9 @@ measurement down), printed with the load average:
   (what a subscription without ``raw`` does) vs dodo_sim.ros.cdr from the same bytes;
 * reading one /joint_commands in the simulator: the same two ways;
 * the controller's /controller/state work per answered state: telemetry flattening, message
-  fill and publish (no subscriber) every state (state_period 0) vs every 10th (0.01 s).
+  fill and publish (no subscriber) every state (state_period 0) vs every 10th (0.01 s);
+* the simulator's /joint_states publish (no subscriber): the refilled message object vs the
+  refilled CDR bytes.
 Nothing here is a test.
 """
 from __future__ import annotations
@@ -134,10 +136,37 @@ def state_work(node, steps: int, rounds: int) -> list:
                 pub.publish(msg)
         return run
 
+    from rclpy.serialization import serialize_message
+
+    from dodo_sim.ros.cdr import JointStateWriter
+    joints = node.create_publisher(JointState, '/bench' + contract.JOINT_STATES,
+                                   contract.stream_qos())
+    names = ['base_x', 'base_z', 'hip', 'knee']
+    js = JointState(name=names, position=[0.0] * 4, velocity=[0.0] * 4, effort=[0.0] * 4)
+    writer = JointStateWriter(serialize_message(js), (4, 4, 4))
+    q, v = np.array([0.1, 1.2, 0.3, -0.6]), np.array([0.0, -1.0, 0.5, 0.2])
+    effort = array.array('d', [0.0, 0.0, 1.5, -2.0])
+
+    def publish_object(n):
+        for k in range(n):
+            js.header.stamp.sec, js.header.stamp.nanosec = divmod(k, 1_000_000_000)
+            js.position = array.array('d', q)
+            js.velocity = array.array('d', v)
+            js.effort = effort
+            joints.publish(js)
+
+    def publish_bytes(n):
+        for k in range(n):
+            joints.publish(writer.write(k, q.tolist(), v.tolist(), effort))
+
     return [('/controller/state every answered state (state_period 0)',
              _least_per_step(publish_every(1), steps, rounds)),
             ('/controller/state at state_period 0.01 s (every 10th state)',
-             _least_per_step(publish_every(10), steps, rounds))]
+             _least_per_step(publish_every(10), steps, rounds)),
+            ('/joint_states publish, message object refilled',
+             _least_per_step(publish_object, steps, rounds)),
+            ('/joint_states publish, CDR bytes refilled (dodo_sim.ros.cdr)',
+             _least_per_step(publish_bytes, steps, rounds))]
 
 
 if __name__ == '__main__':

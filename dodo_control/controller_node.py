@@ -95,7 +95,7 @@ from geometry_msgs.msg import Point, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -103,7 +103,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, node_config, runtime
-from dodo_sim.ros.cdr import CdrError, JointStateReader, read_wrench_stamped
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateWriter, read_wrench_stamped
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import WarnThrottle, drain
@@ -363,6 +363,11 @@ class ControllerNode(Node):
             self._gate_timer = self.create_timer(0.005, self._check_gate, clock=self._steady)
         self._msg_joint_command = JointState()
         self._msg_joint_command.name = list(self.actuated_joint_names)
+        # /joint_commands as CDR bytes refilled in place (dodo_sim.ros.cdr)
+        n = len(self.actuated_joint_names)
+        self._msg_joint_command.effort = [0.0] * n
+        self._command_writer = JointStateWriter(serialize_message(self._msg_joint_command),
+                                                (0, 0, n))
         self._msg_command = Float64MultiArray()
         self._msg_state = JointState()
         policy = getattr(self.config, 'flight_policy', None)
@@ -527,10 +532,8 @@ class ControllerNode(Node):
             tau = np.zeros(len(self.actuated_joint_names))
         effort = array.array('d')
         effort.frombytes(tau.tobytes())
-        command = self._msg_joint_command            # first: the simulator waits for it
-        command.header.stamp.sec, command.header.stamp.nanosec = divmod(ns, 1_000_000_000)
-        command.effort = effort
-        self._pub_joint_command.publish(command)
+        # first: the simulator waits for it
+        self._pub_joint_command.publish(self._command_writer.write(ns, (), (), effort))
         self.updates += 1
         self._answered_ns = ns
         self._last_command_wall = time.monotonic()

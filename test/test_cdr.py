@@ -58,3 +58,26 @@ def test_big_endian_or_truncated_bytes_are_refused():
         JointStateReader().read(data[:-8])
     with pytest.raises(CdrError):
         read_wrench_stamped(serialize_message(WrenchStamped())[:30])
+
+
+@pytest.mark.parametrize('names, sizes', [
+    (['base_x', 'base_z', 'hip', 'knee'], (4, 4, 4)),      # the simulator's /joint_states
+    (['hip', 'knee'], (0, 0, 2)),                          # the controller's /joint_commands
+    (['left_hip', 'x'], (2, 2, 2)),
+])
+def test_joint_state_writer_bytes_read_back_by_rclpy(names, sizes):
+    from rclpy.serialization import deserialize_message
+
+    from dodo_sim.ros.cdr import JointStateWriter
+    template = JointState(name=names, position=[0.0] * sizes[0], velocity=[0.0] * sizes[1],
+                          effort=[0.0] * sizes[2])
+    template.header.frame_id = 'world'
+    writer = JointStateWriter(serialize_message(template), sizes)
+    values = [[0.5 * (i + 1) + k for i in range(n)] for k, n in enumerate(sizes)]
+    data = writer.write(3_000_000_123, *values)
+    msg = deserialize_message(data, JointState)
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (3, 123)
+    assert msg.header.frame_id == 'world' and list(msg.name) == names
+    assert [list(msg.position), list(msg.velocity), list(msg.effort)] == values
+    again = writer.write(5, *values)                    # the buffer is refilled, not grown
+    assert len(again) == len(data) and deserialize_message(again, JointState).header.stamp.nanosec == 5

@@ -131,3 +131,46 @@ def read_wrench_stamped(data: bytes) -> tuple:
     if offset + 48 > len(data):
         raise CdrError('wrench runs past the end of the message')
     return stamp_ns, _XYZ.unpack_from(data, offset)
+
+
+class JointStateWriter:
+    """Writes ``sensor_msgs/JointState`` bytes of one fixed layout (frame id, joint names, and
+    ``sizes`` = the lengths of position, velocity, effort) into one buffer refilled per message,
+    for ``Publisher.publish(bytes)``: rclpy's conversion of a message object walks every field
+    (the names too) on each publish. The layout is taken from ``template`` (an rclpy
+    serialization of such a message), so the bytes are what the rmw would write."""
+
+    def __init__(self, template: bytes, sizes: tuple[int, int, int]):
+        self._buffer = bytearray(template)
+        offsets = []
+        _, offset = _header(template)
+        offset = _align(offset, 4)
+        (count,) = _U32.unpack_from(template, offset)
+        offset += 4
+        for _ in range(count):
+            offset = _align(offset, 4)
+            (length,) = _U32.unpack_from(template, offset)
+            offset += 4 + length
+        for size in sizes:
+            offset = _align(offset, 4)
+            (found,) = _U32.unpack_from(template, offset)
+            if found != size:
+                raise CdrError(f'template has a sequence of {found} values, expected {size}')
+            offset += 4
+            if size:
+                offset = _align(offset, 8)
+            offsets.append((offset, struct.Struct(f'<{size}d')))
+            offset += 8 * size
+        if offset > len(template):
+            raise CdrError('template is not a JointState of that layout')
+        # the rmw pads its buffer (to 8 bytes; those bytes are not initialised): zeros here
+        self._buffer[offset:] = bytes(len(template) - offset)
+        self._fields = offsets
+
+    def write(self, stamp_ns: int, position=(), velocity=(), effort=()) -> bytes:
+        buffer = self._buffer
+        _STAMP.pack_into(buffer, _HEADER, *divmod(stamp_ns, 1_000_000_000))
+        for (offset, packer), values in zip(self._fields, (position, velocity, effort)):
+            if packer.size:
+                packer.pack_into(buffer, offset, *values)
+        return bytes(buffer)

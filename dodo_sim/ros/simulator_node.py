@@ -66,7 +66,7 @@ from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.serialization import deserialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -74,7 +74,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from dodo_sim.ros import contract, node_config, runtime
-from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
                                   publisher_gid, with_message_info)
@@ -212,6 +212,11 @@ class SimulatorNode(Node):
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.joint_names)
         self._effort = array.array('d', bytes(8 * len(self.joint_names)))
+        # /joint_states is published as CDR bytes refilled in place (dodo_sim.ros.cdr): rclpy
+        # would convert the whole message object, joint names included, every step
+        n = len(self.joint_names)
+        self._msg_joints.position = self._msg_joints.velocity = self._effort
+        self._joints_writer = JointStateWriter(serialize_message(self._msg_joints), (n, n, n))
 
         self._startup_wall = time.monotonic()
         self._ready_since = None
@@ -590,14 +595,10 @@ class SimulatorNode(Node):
             f = msg.wrench.force
             f.x, f.y, f.z = float(force[0]), float(force[1]), float(force[2])
             pub.publish(msg)
-        joints = self._msg_joints
-        joints.header.stamp.sec, joints.header.stamp.nanosec = sec, nanosec
-        joints.position = array.array('d', state.q)
-        joints.velocity = array.array('d', state.v)
         effort = self._effort
         for slot, value in zip(self._effort_slots, state.tau_applied):
             effort[slot] = value
-        joints.effort = effort
+        joints = self._joints_writer.write(ns, state.q.tolist(), state.v.tolist(), effort)
         stop_after = self.node_config.stop_after
         # the last state (t >= stop_after) is still answered before the run ends
         self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000
