@@ -216,6 +216,7 @@ class SimulatorNode(Node):
         # would convert the whole message object, joint names included, every step
         n = len(self.joint_names)
         self._msg_joints.position = self._msg_joints.velocity = self._effort
+        self._msg_joints.effort = self._effort
         self._joints_writer = JointStateWriter(serialize_message(self._msg_joints), (n, n, n))
 
         self._startup_wall = time.monotonic()
