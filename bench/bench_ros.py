@@ -287,6 +287,7 @@ def dodo_run(command: str, duration: float, env) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
+        env = {k: v for k, v in env.items() if k != 'ROS_DOMAIN_ID'}   # dodo picks its own
         proc = subprocess.run(
             [sys.executable, '-m', 'dodo_sim.tools.cli', command, '--duration', str(duration),
              '--bag', str(Path(tmp) / 'bag'), '--no-plots', '--wall-timeout', '900'],

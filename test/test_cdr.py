@@ -79,5 +79,9 @@ def test_joint_state_writer_bytes_read_back_by_rclpy(names, sizes):
     assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (3, 123)
     assert msg.header.frame_id == 'world' and list(msg.name) == names
     assert [list(msg.position), list(msg.velocity), list(msg.effort)] == values
+    # no bytes after the last field (bag readers check the size)
+    from rosbags.typesys import Stores, get_typestore
+    typestore = get_typestore(Stores.ROS2_HUMBLE)
+    assert typestore.deserialize_cdr(data, 'sensor_msgs/msg/JointState').name == names
     again = writer.write(5, *values)                    # the buffer is refilled, not grown
     assert len(again) == len(data) and deserialize_message(again, JointState).header.stamp.nanosec == 5

@@ -163,8 +163,9 @@ class JointStateWriter:
             offset += 8 * size
         if offset > len(template):
             raise CdrError('template is not a JointState of that layout')
-        # the rmw pads its buffer (to 8 bytes; those bytes are not initialised): zeros here
-        self._buffer[offset:] = bytes(len(template) - offset)
+        # serialize_message hands over its whole buffer (uninitialised bytes after the data);
+        # what is published ends with the last field, as readers (rosbags) require
+        del self._buffer[offset:]
         self._fields = offsets
 
     def write(self, stamp_ns: int, position=(), velocity=(), effort=()) -> bytes:
