@@ -48,7 +48,7 @@ URDF = REPO / 'urdf' / 'hopper.urdf.xacro'
 
 
 def stats(samples_s) -> str:
-    if not samples_s:
+    if len(samples_s) == 0:
         return '        -'
     us = np.asarray(samples_s) * 1e6
     return (f'{np.median(us):8.1f} {np.percentile(us, 99):8.1f} {us.max():9.1f} '
@@ -60,18 +60,23 @@ class _Timed:
 
     def __init__(self, sim, ctrl):
         self.sim, self.ctrl = sim, ctrl
-        self.times = {'flight': [], 'stance': [], 'touchdown': [], 'apex': [], 'sim': [],
-                      'law_tick': [], 'law_matrix': []}
+        self.times = {'first': [], 'flight': [], 'stance': [], 'touchdown': [], 'apex': [],
+                      'apex_solve': [], 'sim': [], 'law_tick': [], 'law_matrix': []}
+        self.cpu = {key: [] for key in self.times}    # thread CPU time of the same calls, s
 
     # the policy side
     def update(self, t, q, v, force):
-        t0 = time.perf_counter()
+        first = not any(self.times[k] for k in ('first', 'flight', 'stance'))
+        solving = getattr(self.ctrl, '_apex_job', None) is not None   # the spread apex solve
+        c0, t0 = time.thread_time(), time.perf_counter()
         tau = self.ctrl.update(t, q, v, force)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.thread_time() - c0
         tel = self.ctrl.telemetry
-        key = 'apex' if 'apex' in tel.events else 'touchdown' if 'touchdown' in tel.events \
-            else tel.phase
+        key = ('first' if first else 'apex' if 'apex' in tel.events
+               else 'touchdown' if 'touchdown' in tel.events
+               else 'apex_solve' if solving else tel.phase)
         self.times[key].append(elapsed)
+        self.cpu[key].append(cpu)
         self._time_laws(q, v, tel)
         return tau
 
@@ -117,6 +122,7 @@ def run(integrator: str, duration: float, ctrl_cfg: ControllerConfig) -> dict:
     result = rollout(timed, timed, duration_s=duration)
     wall = time.perf_counter() - start
     times = timed.times
+    times['cpu'] = timed.cpu
     # the side-by-side law timing is not part of the closed loop
     times['rtf'] = result.t[-1] / (wall - sum(times['law_tick']) - sum(times['law_matrix']))
     times['hops'] = ctrl.telemetry.hops
@@ -170,19 +176,27 @@ def main(argv=None) -> int:
         what = f'running at {args.velocity} m/s'
     print(f'dodo_control bench: {what}, policy {args.policy}, {args.duration} s simulated per '
           f'integrator, control period 1 ms')
-    print(f'{"":24s} {"median":>8s} {"p99":>8s} {"max":>9s}   [us]')
+    print(f'{"":24s} {"median":>8s} {"p99":>8s} {"max":>9s}   [us]   wall clock, then thread '
+          f'CPU time (what the tick costs: not stretched by other processes)')
     for integrator in ('timestepping', 'event'):
         times = run(integrator, args.duration, cfg)
         print(f'-- integrator {integrator} ({times["hops"]} hops)')
-        for key, label in (('flight', 'update, flight tick'), ('stance', 'update, stance tick'),
+        for key, label in (('first', 'update, first tick'),
+                           ('flight', 'update, flight tick'), ('stance', 'update, stance tick'),
                            ('touchdown', 'update, touchdown tick'),
-                           ('apex', 'update, apex tick'), ('sim', 'Simulator.step')):
-            print(f'{label:24s} {stats(times[key])}')
+                           ('apex', 'update, apex tick'), ('apex_solve', 'update, apex solve'),
+                           ('sim', 'Simulator.step')):
+            print(f'{label:24s} {stats(times[key])}  CPU {stats(times["cpu"][key])}')
+        ticks = [k for k in ('flight', 'stance', 'touchdown', 'apex', 'apex_solve')]
+        every = np.concatenate([times['cpu'][k] for k in ticks if times['cpu'][k]])
+        print(f'every tick after the first, CPU: {stats(every)}; ticks above 0.5 ms: '
+              f'{int(np.sum(every > 0.5e-3))}')
         for key, label in (('law_tick', 'law, tick path'), ('law_matrix', 'law, matrix forms')):
             print(f'{label:24s} {stats(times[key])}')
         print(f'torque law matrix forms / tick path (median): '
               f'{np.median(times["law_matrix"]) / np.median(times["law_tick"]):.2f}')
-        ctrl_all = np.concatenate([times[k] for k in ('flight', 'stance', 'touchdown', 'apex')])
+        ctrl_all = np.concatenate([times[k] for k in ('flight', 'stance', 'touchdown', 'apex',
+                                                      'apex_solve') if times[k]])
         ratio = float(np.mean(ctrl_all) / np.mean(times['sim']))
         print(f'controller / simulator mean time per tick: {ratio:.2f} '
               f'(controller mean {1e6 * np.mean(ctrl_all):.1f} us incl. apex ticks)')

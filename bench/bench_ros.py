@@ -21,7 +21,14 @@ Prints (all measured now, on this machine, with rclpy's EventsExecutor on both s
   and zero-torque steps, overruns, tick lateness), the controller's skipped states, whether it
   diverged, and the simulator's resident memory over the run (goal: flat).
 
-Uses a private ROS domain with localhost discovery. Nothing here is a test: no timed asserts.
+* the path users run: ``dodo hop`` (simulator, controller and recorder processes, bag written)
+  and ``dodo walk``, each for two durations (``--hop-durations``); the difference of the two
+  runs removes start-up: marginal wall s and CPU s (all processes of the run) per simulated
+  step, and the real-time factor from them.
+
+Uses a private ROS domain with localhost discovery (``DODO_TEST_DOMAINS=lo:hi`` picks it from
+that range; ``dodo hop`` runs take theirs from ``DODO_HOP_DOMAINS``). The load average is
+printed with every figure (a shared machine). Nothing here is a test: no timed asserts.
 Profile a side with ``--profile DIR`` (cProfile of the simulator node in the lockstep runs).
 """
 from __future__ import annotations
@@ -273,6 +280,51 @@ def realtime_run(params: Path, env, minutes: float, hog: bool) -> dict:
             'log_tail': texts['simulator'][-2000:]}
 
 
+def dodo_run(command: str, duration: float, env) -> tuple[float, float]:
+    """(wall s, CPU s of the whole process tree) of ``dodo <command> --duration D`` with its bag
+    (the recorder runs) and no plots."""
+    import resource
+    with tempfile.TemporaryDirectory() as tmp:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        env = {k: v for k, v in env.items() if k != 'ROS_DOMAIN_ID'}   # dodo picks its own
+        proc = subprocess.run(
+            [sys.executable, '-m', 'dodo_sim.tools.cli', command, '--duration', str(duration),
+             '--bag', str(Path(tmp) / 'bag'), '--no-plots', '--wall-timeout', '900'],
+            env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f'dodo {command} exited {proc.returncode}: {proc.stdout[-2000:]}'
+                           f'{proc.stderr[-2000:]}')
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, cpu
+
+
+def report_dodo_runs(durations: tuple[float, float], env) -> None:
+    """Marginal wall and CPU time per simulated step of ``dodo hop`` / ``dodo walk`` (the
+    difference of a short and a long run: start-up cancels)."""
+    short, long_ = durations
+    steps = (long_ - short) / 0.001
+    for command in ('hop', 'walk'):
+        (w0, c0), (w1, c1) = dodo_run(command, short, env), dodo_run(command, long_, env)
+        wall, cpu = (w1 - w0) / steps, (c1 - c0) / steps
+        print(f'dodo {command} (recorder on), {short:g} s and {long_:g} s runs: marginal '
+              f'{wall * 1e6:.0f} us wall and {cpu * 1e6:.0f} us CPU (all processes) per step; '
+              f'real-time factor {1e-3 / wall:.2f} (wall {w0:.1f} s / {w1:.1f} s); load '
+              f'{os.getloadavg()[0]:.1f}')
+        sys.stdout.flush()
+
+
+def pick_domain() -> int:
+    """A ROS domain for the bench: from ``DODO_TEST_DOMAINS=lo:hi`` when set."""
+    text = os.environ.get('DODO_TEST_DOMAINS')
+    if text:
+        low, high = (int(x) for x in text.split(':'))
+        return low + os.getpid() % (high - low + 1)
+    return 1 + os.getpid() % 99
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=int, default=3000, help='lockstep steps to time')
@@ -282,10 +334,13 @@ def main(argv=None) -> int:
                         help='length of the realtime run (0: skip it)')
     parser.add_argument('--no-hog', action='store_true',
                         help='realtime run without the one-core busy loop beside it')
+    parser.add_argument('--hop-durations', type=float, nargs=2, default=(2.0, 6.0),
+                        metavar=('SHORT', 'LONG'),
+                        help='simulated s of the two dodo hop / dodo walk runs (0 0: skip)')
     parser.add_argument('--profile', type=Path, default=None,
                         help='write a cProfile of the simulator node (last lockstep round) here')
     args = parser.parse_args(argv)
-    domain = 1 + os.getpid() % 99
+    domain = pick_domain()
     os.environ['ROS_DOMAIN_ID'] = str(domain)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env = dict(os.environ)
@@ -307,7 +362,7 @@ def main(argv=None) -> int:
             locks.append(rate)
             cpus.append((sim_cpu, ctrl_cpu))
         ping, shaped, core, lock = max(pings), max(shapeds), max(cores), max(locks)
-        print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python '
+        print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} (1 min), python '
               f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps, best of '
               f'{args.rounds} interleaved rounds')
         print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
@@ -329,6 +384,8 @@ def main(argv=None) -> int:
         print(f'CPU per lockstep step (least of the rounds)       : simulator process '
               f'{sim_cpu * 1e6:.0f} us, controller process {ctrl_cpu * 1e6:.0f} us')
         sys.stdout.flush()
+        if args.hop_durations[1] > args.hop_durations[0]:
+            report_dodo_runs(tuple(args.hop_durations), env)
         if args.minutes > 0:
             rt = realtime_run(realtime_params, env, args.minutes, hog=not args.no_hog)
             report_realtime(rt, args.minutes, hog=not args.no_hog)
@@ -338,7 +395,8 @@ def main(argv=None) -> int:
 def report_realtime(rt: dict, minutes: float, hog: bool) -> None:
     s = rt['summary']
     beside = 'beside a one-core CPU hog' if hog else 'no hog'
-    print(f'realtime 1 kHz, {minutes:g} min, {beside}: exit code {rt["exit_code"]} '
+    print(f'realtime 1 kHz, {minutes:g} min, {beside}, load {os.getloadavg()[0]:.1f}: exit '
+          f'code {rt["exit_code"]} '
           f'({"diverged" if rt["exit_code"] == 3 else "no divergence" if rt["exit_code"] == 0 else "failed"})')
     if not s:
         print('  no summary line from the simulator; its log ends with:\n' + rt['log_tail'])

@@ -44,8 +44,10 @@ Structure (docs/control.md):
   horizon of the hop model; its integral survives target changes (docs/control.md, "Position
   precision"). Every tick an exact-model posture controller drives the foot to the SLIP
   touchdown point relative to the CoG.
-* :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
-  once per hop on the apex tick: the neutral-angle solve and the observer's prediction); :mod:`.dynamics` — the controller's own pinocchio terms.
+* :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms once
+  per hop: the neutral-angle solve and the observer's prediction, spread over the ticks after
+  the apex in chunks of ``APEX_SOLVE_RK4_STEPS_PER_TICK`` RK4 steps, docs/control.md "Bounded
+  ticks"); :mod:`.dynamics` — the controller's own pinocchio terms.
 * :mod:`.bezier` — ``stance_policy='bezier'``: Ding & Ramos' Bézier ground-reaction-force
   profile over the normalised stance time, through the hip-relative foot jacobian, with a soft
   joint PD; :mod:`.boom` — the boom-mounted leg's task frame.
@@ -70,12 +72,18 @@ from .dynamics import load_dynamics
 from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
                      raibert_angle)
 from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from .slip import (StanceSpec, apex_return_map, apex_return_map_single, deadbeat_angle,
-                   precompression)
+from .slip import (StanceSpec, apex_return_map, apex_return_map_single, apex_return_map_steps,
+                   deadbeat_angle, deadbeat_angle_steps, precompression, run_steps)
 from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
                      support_projection)
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
+#: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)
+#: the apex solve may run per control tick. The solve (neutral angle, observer prediction:
+#: several return-map evaluations, 1-5 ms in one go) starts at the apex tick and is spread over
+#: the following ticks, so no tick carries it (a 1 kHz deadline); it is scheduled in ticks, not
+#: wall time, so a run and its replay through the controller compute the same torques.
+APEX_SOLVE_RK4_STEPS_PER_TICK = 20
 STANCE_POLICIES = ('slip', 'bezier')
 BEZIER_FORCE_FRAMES = ('leg', 'task')
 #: An apex set-point is reachable if the SLIP return map brings the apex back to within this, m.
@@ -454,6 +462,8 @@ class Controller:
             raise ValueError(f'leg rest length {rest_length:.4f} m must be shorter than '
                              f'max_leg_length_fraction x stretched leg = '
                              f'{max_rest_length:.4f} m')
+        if getattr(self, '_apex_job', None) is not None:
+            self._finish_apex_job()     # it was started with the old config: end it with it
         old = self._config
         armature = self.dyn.model.armature
         wanted = cfg.joint_armature_kgm2 or (0.0, 0.0)
@@ -610,15 +620,25 @@ class Controller:
     def _calibrate_map_sensitivity(self) -> None:
         """S = −d v_next / d α of the apex return map with the leg's touchdown impact, around the
         in-place neutral angle (needs the posture table)."""
+        run_steps(self._calibration_steps(None))
+
+    def _calibration_steps(self, chunk_steps: int | None):
+        """:meth:`_calibrate_map_sensitivity` as a step generator (chunks of RK4 steps)."""
         cfg = self._config
         offset = self._apex_offset if self._apex_offset is not None else 0.0
         apex_rel = cfg.apex_height + offset
         spec = self._stance_spec(apex_rel)
-        alpha = deadbeat_angle(0.0, apex_rel, 0.0, self.rest_length, spec,
-                               cfg.max_angle_of_attack, impact_matrix=self._impact_matrix)
+        impact = self._impact_from(self._table)
+        rest = self.rest_length
+        alpha = yield from deadbeat_angle_steps(0.0, apex_rel, 0.0, rest, spec,
+                                                cfg.max_angle_of_attack, impact_matrix=impact,
+                                                chunk_steps=chunk_steps)
         delta = 0.02
-        _, vx = apex_return_map(np.array([alpha - delta, alpha + delta]), apex_rel, 0.0,
-                                self.rest_length, spec, impact_matrix=self._impact_matrix)
+        vx = []
+        for a in (alpha - delta, alpha + delta):
+            _, speed = yield from apex_return_map_steps(a, apex_rel, 0.0, rest, spec, impact,
+                                                        True, chunk_steps)
+            vx.append(speed)
         sensitivity = float((vx[0] - vx[1]) / (2.0 * delta))
         self.map_sensitivity = sensitivity if math.isfinite(sensitivity) and sensitivity > 0 \
             else None
@@ -680,6 +700,9 @@ class Controller:
         self._hop_pred = None
         self._telemetry = None
         self._telemetry_args = None
+        self._apex_job = None           # the apex solve under way (a step generator)
+        self.apex_solve_ticks = 0       # ticks the last apex solve was spread over
+        self.apex_solves_forced = 0     # solves finished in one go (a touchdown came first)
 
     @property
     def telemetry(self) -> ControllerTelemetry | None:
@@ -690,6 +713,12 @@ class Controller:
                 args[i] = np.array(args[i], dtype=float)
             self._telemetry = ControllerTelemetry(*args)
         return self._telemetry
+
+    @property
+    def busy(self) -> bool:
+        """Work spread over the coming ticks is under way (the start-up posture table and
+        calibration, or an apex solve)."""
+        return self._apex_job is not None
 
     @property
     def phase(self) -> str | None:
@@ -722,9 +751,13 @@ class Controller:
         if not math.isfinite(sum(q.tolist()) + sum(v.tolist()) + fx + fz + t):
             raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, f={force}')
         cfg = self._config
-        if self._table is None:
-            self._build_posture_table(q)
-            self._calibrate_map_sensitivity()
+        if self._table is None and self._apex_job is None:
+            # posture table and return-map calibration, spread over the first ticks (they are
+            # needed at the first touchdown or apex, which finish them if they come sooner)
+            self._apex_job = self._startup_steps(q)
+            self.apex_solve_ticks = 0
+        if self._apex_job is not None:
+            self._step_apex_job()
         tt = self.dyn.tick_terms(q, v)
         (cx, cz), (vx, vz), (px, pz), (pvx, pvz) = tt.com, tt.com_vel, tt.foot, tt.foot_vel
         dx, dz = cx - px, cz - pz
@@ -745,11 +778,18 @@ class Controller:
         events = phase.update(t, contact, released, vz)
         for event in events:
             if event == 'touchdown':
+                if self._apex_job is not None:  # needs the table and the angle: finish now
+                    self.apex_solves_forced += 1    # not expected: a fall lasts ~200 ticks
+                    self._finish_apex_job()
                 self._on_touchdown(t, q, v, length, tt)
             elif event == 'liftoff':
                 self._stance_time = max(t - self._touchdown_t, cfg.min_stance_time_s)
             elif event == 'apex':
-                self._on_apex(t, q, tt.com, tt.com_vel)
+                com, vcom = tuple(tt.com), tuple(tt.com_vel)
+                if self._apex_job is None:
+                    self._start_apex_job(self._on_apex(t, q, com, vcom))
+                else:   # the start-up work (the first tick of a drop is an apex): after it
+                    self._apex_job = self._after(self._apex_job, t, q.copy(), com, vcom)
 
         mass = self.mass
         if phase.phase == STANCE and cfg.stance_policy == 'bezier':
@@ -873,7 +913,9 @@ class Controller:
         stretch = math.sqrt(2.0 * e_v / cfg.leg_stiffness) if e_v > 0.0 else 0.0
         return min(length + stretch, self.max_rest_length)
 
-    def _on_apex(self, t, q, com, vcom) -> None:
+    def _on_apex(self, t, q, com, vcom):
+        """The apex's set-points and loops; returns the return-map solve still to run (a step
+        generator) or None."""
         cfg = self._config
         g = abs(float(self.gravity[1]))
         base_h = self.dyn.base_height(q)
@@ -916,19 +958,11 @@ class Controller:
         # the model-based policies aim the SLIP return map at v_set minus its learned bias
         v_model = self._v_set - self._v_bias
         self._v_pred = None
-        if cfg.flight_policy == 'deadbeat':
-            self._alpha = self._return_map_angle(com, vx, v_model)
-            self._v_pred = self._return_map_speed(com, vx, self._alpha)
-            return
-        if cfg.flight_policy == 'cascade' and not math.isfinite(cfg.velocity_kc):
-            # neutral angle (keeps the current speed through the coming touchdown and stance)
-            # from the SLIP apex return map with the leg's impact: no separate impact term
-            neutral = self._return_map_angle(com, vx, vx)
-            alpha = self._velocity.update(vx, v_model, neutral=neutral)
-            self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack,
-                                        cfg.max_angle_of_attack))
-            self._v_pred = self._return_map_speed(com, vx, self._alpha)
-            return
+        if cfg.flight_policy == 'deadbeat' or (cfg.flight_policy == 'cascade'
+                                               and not math.isfinite(cfg.velocity_kc)):
+            # the return-map solve runs over the next ticks (APEX_SOLVE_RK4_STEPS_PER_TICK), on
+            # the inputs of this apex; the flight posture keeps the last angle until it ends
+            return self._apex_solve(com, vx, v_model)
         if cfg.flight_policy == 'cascade':
             alpha = self._velocity.update(vx, self._v_set)
         else:
@@ -995,15 +1029,59 @@ class Controller:
         if abs(residual) <= cfg.max_displacement_bias_m:
             self._x_bias += cfg.displacement_bias_gain * (residual - self._x_bias)
 
-    def _return_map_speed(self, com, vx: float, alpha: float) -> float:
-        """Next apex speed the SLIP return map (with the leg's impact) predicts for α, m/s."""
+    def _apex_solve(self, com, vx: float, v_model: float):
+        """The apex's return-map work as a step generator (one chunk per ``next``), on the
+        inputs of the apex tick (all bound here): 'deadbeat' the angle for ``v_model``;
+        'cascade' the neutral angle (keeps the current speed through the coming touchdown and
+        stance, from the SLIP apex return map with the leg's impact: no separate impact term)
+        and the velocity loop around it; then the observer's prediction of the next apex speed.
+        Sets ``_alpha`` and ``_v_pred`` as it gets them."""
         cfg = self._config
-        self._hops_at_pred = self._hops
-        _, speed = apex_return_map_single(alpha, float(com[1] - self._ground), vx,
-                                          self.rest_length,
-                                          self._stance_spec(self._apex_target_rel()),
-                                          self._impact_matrix, cfg.impact_compensation)
-        return speed
+        height = float(com[1] - self._ground)
+        spec = self._stance_spec(self._apex_target_rel())
+        impact = self._impact_from(self._table)
+        rest, precompress, max_angle = (self.rest_length, cfg.impact_compensation,
+                                        cfg.max_angle_of_attack)
+        hops = self._hops
+        target = v_model if cfg.flight_policy == 'deadbeat' else vx
+        chunk = APEX_SOLVE_RK4_STEPS_PER_TICK
+        angle = yield from deadbeat_angle_steps(
+            target, height, vx, rest, spec, max_angle, impact_matrix=impact,
+            precompress=precompress, guess=self._alpha, tolerance_mps=1e-3, chunk_steps=chunk)
+        if cfg.flight_policy == 'deadbeat':
+            self._alpha = angle
+        else:
+            alpha = self._velocity.update(vx, v_model, neutral=angle)
+            self._alpha = float(np.clip(alpha, -max_angle, max_angle))
+        _, speed = yield from apex_return_map_steps(self._alpha, height, vx, rest, spec, impact,
+                                                    precompress, chunk)
+        self._hops_at_pred = hops
+        self._v_pred = speed
+
+    def _start_apex_job(self, steps) -> None:
+        if steps is None:
+            return
+        self._apex_job, self.apex_solve_ticks = steps, 0
+        self._step_apex_job()           # up to its first RK4 chunk (cheap)
+
+    def _after(self, pending, t, q, com, vcom):
+        """The pending work, then the apex of (t, q, com, vcom) and its solve, as one job."""
+        yield from pending
+        solve = self._on_apex(t, q, com, vcom)
+        if solve is not None:
+            yield from solve
+
+    def _step_apex_job(self) -> None:
+        """Run the apex solve on for this tick (one chunk)."""
+        self.apex_solve_ticks += 1
+        try:
+            next(self._apex_job)
+        except StopIteration:
+            self._apex_job = None
+
+    def _finish_apex_job(self) -> None:
+        job, self._apex_job = self._apex_job, None
+        run_steps(job)
 
     def _predicted_impact_kick(self, alpha: float, com, vx) -> float:
         """Horizontal CoG velocity change a touchdown at α will cause, m/s."""
@@ -1012,20 +1090,18 @@ class Controller:
         v_minus = np.array([vx, -math.sqrt(2.0 * g * max(com[1] - z_td, 0.0))])
         return float((self._impact_matrix(alpha) @ v_minus)[0] - vx)
 
-    def _return_map_angle(self, com, vx: float, target_vx: float) -> float:
-        """α whose SLIP apex return map (with the leg's impact and SLIPic) gives ``target_vx``."""
-        cfg = self._config
-        return deadbeat_angle(target_vx, float(com[1] - self._ground), vx, self.rest_length,
-                              self._stance_spec(self._apex_target_rel()),
-                              cfg.max_angle_of_attack, impact_matrix=self._impact_matrix,
-                              precompress=cfg.impact_compensation, guess=self._alpha,
-                              tolerance_mps=1e-3)
-
     # -- posture table: touchdown posture quantities as functions of α ------------------------
 
-    def _build_posture_table(self, q) -> None:
+    def _startup_steps(self, q):
+        """Posture table, then the return-map calibration, as a step generator: one grid point
+        of the table or one chunk of RK4 steps per ``next``."""
+        yield from self._posture_table_steps(np.array(q, dtype=float))
+        yield from self._calibration_steps(APEX_SOLVE_RK4_STEPS_PER_TICK)
+
+    def _posture_table_steps(self, q):
         """IK of the flight posture on a grid of α (knee branch of the measured q): the impact map
-        of the CoG velocity (2x2, from N_s with resting joints) and the CoG-minus-base height."""
+        of the CoG velocity (2x2, from N_s with resting joints) and the CoG-minus-base height.
+        A step generator: yields before each grid point."""
         cfg = self._config
         alphas = np.linspace(-cfg.max_angle_of_attack, cfg.max_angle_of_attack, 21)
         impacts = np.full((alphas.size, 2, 2), np.nan)
@@ -1034,6 +1110,7 @@ class Controller:
         for order in (range(middle, alphas.size), range(middle, -1, -1)):
             guess = self.dyn.table_q(q, cfg.ground_height_guess_m + self.rest_length)
             for i in order:
+                yield
                 try:
                     joints = self.dyn.posture_for_foot(foot_target(alphas[i], self.rest_length),
                                                        guess)
@@ -1050,12 +1127,21 @@ class Controller:
         self._table = (alphas[ok], impacts[ok], offsets[ok])
 
     def _impact_matrix(self, alpha: float) -> np.ndarray:
-        alphas, impacts, _ = self._table
-        out = np.empty((2, 2))
-        for i in range(2):
-            for j in range(2):
-                out[i, j] = np.interp(alpha, alphas, impacts[:, i, j])
-        return out
+        return self._impact_from(self._table)(alpha)
+
+    @staticmethod
+    def _impact_from(table):
+        """α -> the 2x2 CoG velocity impact map, interpolated in ``table`` (bound: a later
+        rebuild of the controller's table does not change it)."""
+        alphas, impacts, _ = table
+
+        def impact_matrix(alpha: float) -> np.ndarray:
+            out = np.empty((2, 2))
+            for i in range(2):
+                for j in range(2):
+                    out[i, j] = np.interp(alpha, alphas, impacts[:, i, j])
+            return out
+        return impact_matrix
 
     def _posture_offset(self, alpha: float) -> float:
         alphas, _, offsets = self._table

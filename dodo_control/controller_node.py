@@ -36,7 +36,9 @@ and, in this order:
 * ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in order, N*m:
   the ros2_control JointGroupEffortController convention, for realtime/hardware use).
 * ``/controller/state`` (sensor_msgs/JointState used as *named scalar channels*, PlotJuggler /
-  Foxglove friendly): ``header.stamp`` = stamp of the answered joint state, ``name`` = channel
+  Foxglove friendly), every ``state_period`` s of sim time (stamps, not wall time; the first
+  state after an accepted parameter change always): ``header.stamp`` = stamp of the answered
+  joint state, ``name`` = channel
   names, ``position`` = values. Channels: ``phase`` (hopper: 0 flight, 1 stance, -1 unknown;
   walker: the step phase), then every numeric field of ``ctrl.telemetry`` under its own name
   (2-vectors split into ``<name>_x``, ``<name>_z``; fields the controller labels in
@@ -100,6 +102,7 @@ from geometry_msgs.msg import Point, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -107,6 +110,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateWriter, read_wrench_stamped
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import WarnThrottle, drain
@@ -233,6 +237,16 @@ def _stamp_ns(msg) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
+def _read_contact(data: bytes) -> tuple:
+    """(stamp ns, (fx, fy, fz)) of a serialized WrenchStamped."""
+    try:
+        return read_wrench_stamped(data)
+    except CdrError:                            # not plain little-endian CDR: rclpy reads it
+        msg = deserialize_message(data, WrenchStamped)
+        force = msg.wrench.force
+        return _stamp_ns(msg), (force.x, force.y, force.z)
+
+
 class ControllerNode(Node):
     """The controller node (see module docs)."""
 
@@ -284,10 +298,12 @@ class ControllerNode(Node):
         self._gate_open = (self.node_config.min_subscribers <= 0
                            and self.node_config.discovery_settle <= 0.0)
         self._next_marker_ns = 0
+        self._next_state_ns = 0
+        self._state_revision = -1       # config_revision of the last /controller/state sent
         self._cog_path = collections.deque(maxlen=max(2, self.node_config.cog_path_points))
         self._state_names: list | None = None
         self._channels = TelemetryChannels()
-        self._last_values: list = []
+        self._marker_ns = 0             # stamp of the markers being built
         self._last_contact = np.zeros(2)
         self._last_forces = None
         self._kinematics = None         # model markers: (pinocchio model, data, frame ids)
@@ -346,11 +362,15 @@ class ControllerNode(Node):
         self._pub_markers = self.create_publisher(MarkerArray, contract.CONTROLLER_MARKERS, 10)
         input_qos = (contract.lockstep_input_qos() if self.node_config.reliable_states
                      else contract.input_qos())
+        # raw: the 1 kHz inputs are read from their CDR bytes (dodo_sim.ros.cdr), not turned
+        # into message objects by rclpy (a dozen nested constructors per message)
+        self._joint_reader = JointStateReader()
         self._sub_joints = self.create_subscription(JointState, contract.JOINT_STATES,
-                                                    self._on_joint_states, input_qos)
+                                                    self._on_joint_states, input_qos, raw=True)
         self._sub_contacts = [
             self.create_subscription(WrenchStamped, topic,
-                                     lambda msg, i=i: self._on_contact(i, msg), input_qos)
+                                     lambda data, i=i: self._on_contact(i, data), input_qos,
+                                     raw=True)
             for i, topic in enumerate(self._contact_topics)]
         if not self._gate_open:
             self._gate_start = time.monotonic()
@@ -358,6 +378,11 @@ class ControllerNode(Node):
             self._gate_timer = self.create_timer(0.005, self._check_gate, clock=self._steady)
         self._msg_joint_command = JointState()
         self._msg_joint_command.name = list(self.actuated_joint_names)
+        # /joint_commands as CDR bytes refilled in place (dodo_sim.ros.cdr)
+        n = len(self.actuated_joint_names)
+        self._msg_joint_command.effort = [0.0] * n
+        self._command_writer = JointStateWriter(serialize_message(self._msg_joint_command),
+                                                (0, 0, n))
         self._msg_command = Float64MultiArray()
         self._msg_state = JointState()
         policy = getattr(self.config, 'flight_policy', None)
@@ -397,21 +422,30 @@ class ControllerNode(Node):
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        self._merge(msg)
+    def _on_joint_states(self, data: bytes) -> None:
+        self._merge(data)
         for newer, _info in drain(self._sub_joints):      # act on the newest state only
             self._merge(newer)
         if self._pending:
             self._try_update()
 
-    def _merge(self, msg: JointState) -> None:
-        names, position, velocity = msg.name, msg.position, msg.velocity
+    def _read_joint_state(self, data: bytes) -> tuple:
+        """(stamp ns, names, position, velocity) of a serialized JointState."""
+        try:
+            ns, names, position, velocity, _ = self._joint_reader.read(data)
+        except CdrError:                        # not plain little-endian CDR: rclpy reads it
+            msg = deserialize_message(data, JointState)
+            ns, names, position, velocity = (_stamp_ns(msg), list(msg.name), msg.position,
+                                             msg.velocity)
+        return ns, names, position, velocity
+
+    def _merge(self, data: bytes) -> None:
+        ns, names, position, velocity = self._read_joint_state(data)
         if len(position) != len(names) or len(velocity) != len(names):
             self._throttle.warn('joint_states', f'ignored {contract.JOINT_STATES} without one '
                                 f'position and one velocity per joint name')
             return
         self._states_received += 1
-        ns = _stamp_ns(msg)
         if names == self._joint_list:           # one driver for every joint (the simulator)
             self._q[:] = position
             self._v[:] = velocity
@@ -446,13 +480,11 @@ class ControllerNode(Node):
         self._partial_ns = -1
         self._pending = True
 
-    def _on_contact(self, index: int, msg: WrenchStamped) -> None:
+    def _on_contact(self, index: int, data: bytes) -> None:
         history = self._contacts[index]
-        force = msg.wrench.force
-        history.append((_stamp_ns(msg), (force.x, force.y, force.z)))
+        history.append(_read_contact(data))
         for newer, _info in drain(self._sub_contacts[index]):
-            force = newer.wrench.force
-            history.append((_stamp_ns(newer), (force.x, force.y, force.z)))
+            history.append(_read_contact(newer))
         if self._pending:
             self._try_update()
 
@@ -520,10 +552,8 @@ class ControllerNode(Node):
             tau = np.zeros(len(self.actuated_joint_names))
         effort = array.array('d')
         effort.frombytes(tau.tobytes())
-        command = self._msg_joint_command            # first: the simulator waits for it
-        command.header.stamp.sec, command.header.stamp.nanosec = divmod(ns, 1_000_000_000)
-        command.effort = effort
-        self._pub_joint_command.publish(command)
+        # first: the simulator waits for it
+        self._pub_joint_command.publish(self._command_writer.write(ns, (), (), effort))
         self.updates += 1
         self._answered_ns = ns
         self._last_command_wall = time.monotonic()
@@ -534,14 +564,18 @@ class ControllerNode(Node):
         self._last_forces = contact
         if self.monitor is not None and self.monitor.update(ns * 1e-9, q, contact):
             self.get_logger().warning(self.monitor.fall_message())
-        self._publish_state(ns, tau)
+        # telemetry at its own rates, on the state stamps (a run and its replay agree); the
+        # first state after a parameter change always carries its config_revision
+        if ns >= self._next_state_ns or self.config_revision != self._state_revision:
+            self._next_state_ns = ns + int(round(self.node_config.state_period * 1e9))
+            self._publish_state(ns, tau)
         if ns >= self._next_marker_ns:
             self._next_marker_ns = ns + int(round(self.node_config.marker_period * 1e9))
             self._publish_markers(ns, q)
 
     def _publish_state(self, ns: int, tau) -> None:
         values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
-        self._last_values = values
+        self._state_revision = self.config_revision
         monitor = self.monitor.channels() if self.monitor is not None else []
         msg = self._msg_state
         if self._state_names is None:
@@ -614,7 +648,7 @@ class ControllerNode(Node):
     def _marker(self, markers: list, mid: int, name: str, kind: int, rgba) -> Marker:
         m = Marker()
         m.header.frame_id = contract.WORLD_FRAME
-        m.header.stamp = self._msg_state.header.stamp
+        m.header.stamp.sec, m.header.stamp.nanosec = divmod(self._marker_ns, 1_000_000_000)
         m.ns, m.id, m.type, m.action = name, mid, kind, Marker.ADD
         m.pose.orientation.w = 1.0
         m.color.r, m.color.g, m.color.b, m.color.a = rgba
@@ -622,7 +656,9 @@ class ControllerNode(Node):
         return m
 
     def _publish_markers(self, ns: int, q) -> None:
-        telemetry = dict(zip(self._channels.names, self._last_values))
+        self._marker_ns = ns
+        values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
+        telemetry = dict(zip(self._channels.names, values))
         if 'com_position_x' not in telemetry or 'foot_position_x' not in telemetry:
             self._publish_model_markers(q, telemetry)
             return

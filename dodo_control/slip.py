@@ -13,7 +13,8 @@ The stance flow here mirrors the controller's stance law exactly (same touchdown
 the SLIPic pre-compression, same apex-regulated decompression), so the apex return map it
 produces is what the articulated leg does when its CoG follows the SLIP. The flow is a scalar
 pure-Python RK4 (faster than numpy for a 4-state ODE), so a deadbeat solve (a handful of return
-map evaluations by secant steps) costs a few milliseconds once per hop.
+map evaluations by secant steps) costs a few milliseconds once per hop; the ``*_steps`` forms
+are generators that yield every few RK4 steps, so a controller can spread that over its ticks.
 """
 from __future__ import annotations
 
@@ -84,6 +85,11 @@ class StanceSpec:
 
 
 def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
+    """:func:`stance_flow_steps` in one call (no chunks)."""
+    return run_steps(stance_flow_steps(pos, vel, rest_length, spec, None))
+
+
+def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_steps: int | None):
     """Integrate one SLIP stance from touchdown to liftoff (pure-Python RK4, fixed step).
 
     Compression: spring of rest length ``rest_length``; after maximum compression (located inside
@@ -95,9 +101,12 @@ def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
         pos: CoG relative to the foot at touchdown (x, z), m.
         vel: CoG velocity just after touchdown (post impact), m/s.
         rest_length: rest length at touchdown (incl. SLIPic pre-compression), m.
+        chunk_steps: a generator: yield after every this many RK4 steps (None: never), so a
+            caller can spread the integration over control ticks; same arithmetic either way.
     Returns:
         (pos_lo, vel_lo, duration) at liftoff as (2,), (2,), float; None if the leg collapses
-        (CoG reaches the ground) or no liftoff happens within ``spec.max_time_s``.
+        (CoG reaches the ground) or no liftoff happens within ``spec.max_time_s`` (as the
+        generator's ``StopIteration.value``).
     """
     k, m, gz = spec.stiffness, spec.mass, spec.gravity_z
     g = abs(gz)
@@ -143,7 +152,11 @@ def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
     t = 0.0
     decomp = False
     f_prev, _ = force(x, z, vz, decomp)
+    steps = 0
     while t < spec.max_time_s:
+        if chunk_steps is not None and steps % chunk_steps == 0:
+            yield                                 # before the first step and every chunk
+        steps += 1
         nx, nz, nvx, nvz = rk4(x, z, vx, vz, h, decomp)
         if not decomp:
             rate0 = x * vx + z * vz
@@ -208,12 +221,21 @@ def _impact_at(impact, alpha: float) -> np.ndarray:
 def apex_return_map_single(alpha: float, apex_height_rel: float, apex_vx: float,
                            touchdown_length: float, spec: StanceSpec, impact_matrix=None,
                            precompress: bool = True):
+    """:func:`apex_return_map_steps` in one call: (apex height, apex speed)."""
+    return run_steps(apex_return_map_steps(alpha, apex_height_rel, apex_vx, touchdown_length,
+                                           spec, impact_matrix, precompress, None))
+
+
+def apex_return_map_steps(alpha: float, apex_height_rel: float, apex_vx: float,
+                          touchdown_length: float, spec: StanceSpec, impact_matrix=None,
+                          precompress: bool = True, chunk_steps: int | None = None):
     """Next apex (CoG height above the foothold level, m; horizontal speed, m/s) for one α.
 
     ``impact_matrix``: 2x2 (or a callable α -> 2x2) mapping the CoG velocity before touchdown to
     the one after it (from the leg's N_s at the touchdown posture; None: identity, the massless-
     leg SLIP). With ``precompress`` the SLIPic pre-compression stores the energy it removes.
-    Returns (nan, nan) if the stance does not lift off.
+    Returns (nan, nan) if the stance does not lift off. A generator: the stance integration
+    yields every ``chunk_steps`` RK4 steps (:func:`stance_flow_steps`).
     """
     pos, vel_minus = touchdown_state(alpha, apex_height_rel, apex_vx, touchdown_length,
                                      spec.gravity_z)
@@ -222,7 +244,8 @@ def apex_return_map_single(alpha: float, apex_height_rel: float, apex_vx: float,
     if precompress:
         loss = 0.5 * spec.mass * (float(vel_minus @ vel_minus) - float(vel_plus @ vel_plus))
         rest += precompression(loss, spec.stiffness)
-    out = stance_flow(pos, vel_plus, min(rest, spec.max_rest_length), spec)
+    out = yield from stance_flow_steps(pos, vel_plus, min(rest, spec.max_rest_length), spec,
+                                       chunk_steps)
     if out is None:
         return math.nan, math.nan
     pos_lo, vel_lo, _ = out
@@ -247,17 +270,43 @@ def deadbeat_angle(target_vx: float, apex_height_rel: float, apex_vx: float,
 
     The next-apex speed falls monotonically with α over the useful range. Secant steps from
     ``guess`` with a bracket kept by regula falsi (Illinois); out of reach: the bound closest.
-    """
+    :func:`deadbeat_angle_steps` run to its end (one call)."""
+    return run_steps(deadbeat_angle_steps(
+        target_vx, apex_height_rel, apex_vx, touchdown_length, spec, max_angle,
+        impact_matrix=impact_matrix, precompress=precompress, guess=guess,
+        tolerance_mps=tolerance_mps, max_evaluations=max_evaluations))
+
+
+def run_steps(steps):
+    """Run a step generator (:func:`deadbeat_angle_steps`) to its end; its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
+def deadbeat_angle_steps(target_vx: float, apex_height_rel: float, apex_vx: float,
+                         touchdown_length: float, spec: StanceSpec, max_angle: float,
+                         impact_matrix=None, precompress: bool = True, guess: float = 0.0,
+                         tolerance_mps: float = 1e-4, max_evaluations: int = 12,
+                         chunk_steps: int | None = None):
+    """:func:`deadbeat_angle` as a generator: the stance integrations of its return-map
+    evaluations yield every ``chunk_steps`` RK4 steps (:func:`stance_flow_steps`), so a caller
+    can spread the solve over control ticks; its ``StopIteration.value`` is the angle, rad.
+    Same arithmetic, same result as the one-call form."""
     def err(a):
-        return apex_return_map_single(a, apex_height_rel, apex_vx, touchdown_length, spec,
-                                      impact_matrix, precompress)[1] - target_vx
+        apex = yield from apex_return_map_steps(a, apex_height_rel, apex_vx, touchdown_length,
+                                                spec, impact_matrix, precompress, chunk_steps)
+        return apex[1] - target_vx
 
     lo, hi = -max_angle, max_angle
     a0 = float(np.clip(guess, lo, hi))
-    e0 = err(a0)
+    e0 = yield from err(a0)
     evaluations = 1
     if not math.isfinite(e0):
-        a0, e0 = 0.0, err(0.0)
+        a0 = 0.0
+        e0 = yield from err(0.0)
         evaluations += 1
         if not math.isfinite(e0):
             return 0.0
@@ -266,14 +315,14 @@ def deadbeat_angle(target_vx: float, apex_height_rel: float, apex_vx: float,
     # bracket: vx falls with alpha -> positive error means alpha must grow
     step = 0.05 if e0 > 0.0 else -0.05
     a1 = float(np.clip(a0 + step, lo, hi))
-    e1 = err(a1)
+    e1 = yield from err(a1)
     evaluations += 1
     while math.isfinite(e1) and e1 * e0 > 0.0 and a1 not in (lo, hi) \
             and evaluations < max_evaluations:
         a0, e0 = a1, e1
         step *= 2.0
         a1 = float(np.clip(a0 + step, lo, hi))
-        e1 = err(a1)
+        e1 = yield from err(a1)
         evaluations += 1
     if not math.isfinite(e1):
         return a0
@@ -283,7 +332,7 @@ def deadbeat_angle(target_vx: float, apex_height_rel: float, apex_vx: float,
     best = a1 if abs(e1) < abs(e0) else a0
     while evaluations < max_evaluations:
         a = a1 - e1 * (a1 - a0) / (e1 - e0)
-        e = err(a)
+        e = yield from err(a)
         evaluations += 1
         if not math.isfinite(e):
             break

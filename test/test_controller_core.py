@@ -506,6 +506,10 @@ def test_reconfigure_is_atomic_and_rederives_the_slip_gains(urdf_path):
     ctrl = Controller(urdf_path)
     q = np.array([0.0, 1.2, 0.3, -0.6])
     ctrl.update(0.0, q, np.zeros(4), np.zeros(2))
+    for tick in range(1, 500):                  # the calibration is spread over the first ticks
+        if not ctrl.busy:
+            break
+        ctrl.update(tick * 1e-3, q, np.zeros(4), np.zeros(2))
     kc, sens = ctrl.velocity_kc, ctrl.map_sensitivity
     assert sens is not None and sens > 0.0
     ctrl.set_setpoints(apex_height=1.0)

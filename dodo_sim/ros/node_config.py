@@ -92,6 +92,11 @@ class ControllerNodeConfig:
             clock) or 'auto' ('stamp' once a contact stamp equals a joint-state stamp,
             'latest' when three complete joint states found no contact with their stamp).
         marker_period: simulated s between two /controller/markers messages.
+        state_period: simulated s between two /controller/state messages (0: one per answered
+            state). The first state answered after a runtime parameter change is always
+            published (its ``config_revision`` tells a replay where the change took effect);
+            scheduled on the state stamps, never on wall time. Default 0.01 s (100 Hz: enough
+            for plots and viewers; the 1 kHz commands are on /joint_commands).
         cog_path_points: number of CoG samples kept for the CoG path marker.
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
         wait_report_after: wall-clock s without a command after which the controller logs what
@@ -112,6 +117,7 @@ class ControllerNodeConfig:
     discovery_settle: float = 0.5
     contact_pairing: str = 'auto'
     marker_period: float = 0.02
+    state_period: float = 0.01
     cog_path_points: int = 500
     warn_period: float = 1.0
     wait_report_after: float = 1.0
@@ -124,8 +130,8 @@ class ControllerNodeConfig:
         if self.contact_pairing not in CONTACT_PAIRINGS:
             raise ValueError(f'contact_pairing = {self.contact_pairing!r}: choose one of '
                              f'{CONTACT_PAIRINGS}')
-        for name in ('startup_timeout', 'discovery_settle', 'marker_period', 'warn_period',
-                     'wait_report_after', 'diagnostics_period'):
+        for name in ('startup_timeout', 'discovery_settle', 'marker_period', 'state_period',
+                     'warn_period', 'wait_report_after', 'diagnostics_period'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')

@@ -198,10 +198,10 @@ def drain(subscription, limit: int = 100_000):
     callback (all rclpy executors skip an empty take).
     """
     handle = subscription.handle
-    msg_type = subscription.msg_type
+    msg_type, raw = subscription.msg_type, subscription.raw     # raw: serialized bytes
     with handle:
         for _ in range(limit):
-            taken = handle.take_message(msg_type, False)
+            taken = handle.take_message(msg_type, raw)
             if taken is None:
                 return
             yield taken

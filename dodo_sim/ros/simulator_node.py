@@ -71,6 +71,7 @@ from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -78,6 +79,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
                                   publisher_gid, with_message_info)
@@ -191,9 +193,12 @@ class SimulatorNode(Node):
                               for frame in self.contact_frames]
         self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, stream_qos)
         command_qos = contract.command_qos() if self._lockstep else contract.input_qos()
+        # raw: commands are read from their CDR bytes (dodo_sim.ros.cdr), not built into
+        # message objects by rclpy (nested constructors per message, at 1 kHz)
+        self._command_reader = JointStateReader()
         self._sub_joint_commands = self.create_subscription(
-            JointState, contract.JOINT_COMMANDS, with_message_info(self._on_joint_command),
-            command_qos)
+            JointState, contract.JOINT_COMMANDS, with_message_info(self._on_raw_joint_command),
+            command_qos, raw=True)
         # the unstamped topic: always read in realtime; in lockstep only while someone besides
         # the controller publishes on it (to reject and count what strays send): reading the
         # controller's own copy of every command would cost both nodes a message per step
@@ -227,6 +232,12 @@ class SimulatorNode(Node):
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.joint_names)
         self._effort = array.array('d', bytes(8 * len(self.joint_names)))
+        # /joint_states is published as CDR bytes refilled in place (dodo_sim.ros.cdr): rclpy
+        # would convert the whole message object, joint names included, every step
+        n = len(self.joint_names)
+        self._msg_joints.position = self._msg_joints.velocity = self._effort
+        self._msg_joints.effort = self._effort
+        self._joints_writer = JointStateWriter(serialize_message(self._msg_joints), (n, n, n))
 
         # /diagnostics (diagnostic_updater style, off the step path): the real-time factor is
         # measured between two publications
@@ -340,6 +351,16 @@ class SimulatorNode(Node):
                              f'non-finite effort {list(torques)} N*m')
                 return None
         return torques
+
+    def _on_raw_joint_command(self, data: bytes, info) -> None:
+        try:
+            ns, names, position, velocity, effort = self._command_reader.read(data)
+        except CdrError:                        # not plain little-endian CDR: rclpy reads it
+            self._on_joint_command(deserialize_message(data, JointState), info)
+            return
+        sec, nanosec = divmod(ns, 1_000_000_000)
+        self._on_joint_command(JointStateView(ns, sec, nanosec, names, position, velocity,
+                                              effort), info)
 
     def _on_joint_command(self, msg: JointState, info) -> None:
         torques = self._command_torques(msg.name, msg.effort)
@@ -654,14 +675,10 @@ class SimulatorNode(Node):
             f = msg.wrench.force
             f.x, f.y, f.z = float(force[0]), float(force[1]), float(force[2])
             pub.publish(msg)
-        joints = self._msg_joints
-        joints.header.stamp.sec, joints.header.stamp.nanosec = sec, nanosec
-        joints.position = array.array('d', state.q)
-        joints.velocity = array.array('d', state.v)
         effort = self._effort
         for slot, value in zip(self._effort_slots, state.tau_applied):
             effort[slot] = value
-        joints.effort = effort
+        joints = self._joints_writer.write(ns, state.q.tolist(), state.v.tolist(), effort)
         stop_after = self.node_config.stop_after
         # the last state (t >= stop_after) is still answered before the run ends
         self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000

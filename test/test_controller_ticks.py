@@ -1,0 +1,157 @@
+"""Bounded controller ticks (issue 15, item 4): the apex solve of the SLIP controller (neutral
+angle, observer prediction: several SLIP return-map evaluations) and its start-up work (posture
+table, return-map calibration) are spread over control ticks, scheduled in ticks.
+
+Call accounting, not timing: every RK4 step of the SLIP stance flow the controller integrates is
+counted per ``update()``; no tick may run more than one chunk of them
+(``APEX_SOLVE_RK4_STEPS_PER_TICK``), while a one-call solve runs hundreds. The spread solve
+computes the angle the one-call solve gives on the apex's inputs; the hop results (the angle
+takes effect a few ticks after the apex) are held by the scenario tests."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dodo_control import controller as controller_module
+from dodo_control import slip
+from dodo_control.controller import APEX_SOLVE_RK4_STEPS_PER_TICK, Controller, ControllerConfig
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.rollout import rollout
+from dodo_sim.simulator import SimConfig, Simulator
+
+def _count_stance_steps(monkeypatch) -> list:
+    """Wraps slip.stance_flow_steps so that every resumption of a stance flow (a chunk of its RK4
+    steps, or its end) is counted in the returned one-element list."""
+    counter = [0]
+    real = slip.stance_flow_steps
+
+    def counted(pos, vel, rest_length, spec, chunk_steps):
+        inner = real(pos, vel, rest_length, spec, chunk_steps)
+        while True:
+            try:
+                next(inner)
+            except StopIteration as stop:
+                counter[0] += 1
+                return stop.value
+            counter[0] += 1
+            yield
+
+    monkeypatch.setattr(slip, 'stance_flow_steps', counted)
+    return counter
+
+
+def _run(policy: str, monkeypatch, duration_s: float = 3.0):
+    """(resumptions of stance flows per update, telemetry per update, controller)."""
+    resumed = _count_stance_steps(monkeypatch)
+    urdf = default_urdf_path()
+    sim = Simulator(urdf, SimConfig(initial_q=(0.0, 1.2, 0.3, -0.6)))
+    ctrl = Controller(urdf, ControllerConfig(flight_policy=policy, target_velocity=0.3))
+    per_tick, telemetry = [], []
+    update = ctrl.update
+
+    def counted_update(t, q, v, force):
+        before = resumed[0]
+        tau = update(t, q, v, force)
+        per_tick.append(resumed[0] - before)
+        telemetry.append(ctrl.telemetry)
+        return tau
+
+    ctrl.update = counted_update
+    rollout(sim, ctrl, duration_s=duration_s)
+    return np.array(per_tick), telemetry, ctrl
+
+
+@pytest.mark.parametrize('policy', ['cascade', 'deadbeat'])
+def test_no_tick_runs_more_than_one_chunk_of_the_apex_solve(policy, monkeypatch):
+    per_tick, telemetry, ctrl = _run(policy, monkeypatch)
+    apexes = [k for k, tel in enumerate(telemetry) if 'apex' in tel.events]
+    assert len(apexes) >= 3, apexes
+    # the solves ran (many stance-flow chunks in all); a tick resumes at most two flows: the
+    # end of one evaluation and the start of the next (which yields before its first step)
+    assert per_tick.sum() > 20 * len(apexes)
+    assert per_tick.max() <= 2, np.flatnonzero(per_tick > 2)
+    assert ctrl.apex_solves_forced == 0
+
+
+def test_a_tick_runs_at_most_a_chunk_of_rk4_steps(monkeypatch):
+    """The RK4 steps themselves: the flow reads ``spec.max_time_s`` once per step (its loop
+    test), so a spec that counts those reads counts the steps."""
+    calls = [0]
+    real_flow = slip.stance_flow_steps
+
+    def counting_flow(pos, vel, rest_length, spec, chunk_steps):
+        return (yield from real_flow(pos, vel, rest_length, _CountingSpec(spec, calls),
+                                     chunk_steps))
+
+    monkeypatch.setattr(slip, 'stance_flow_steps', counting_flow)
+    urdf = default_urdf_path()
+    sim = Simulator(urdf, SimConfig(initial_q=(0.0, 1.2, 0.3, -0.6)))
+    ctrl = Controller(urdf, ControllerConfig(target_velocity=0.3))
+    per_tick = []
+    update = ctrl.update
+
+    def counted_update(t, q, v, force):
+        before = calls[0]
+        tau = update(t, q, v, force)
+        per_tick.append(calls[0] - before)
+        return tau
+
+    ctrl.update = counted_update
+    rollout(sim, ctrl, duration_s=2.0)
+    per_tick = np.array(per_tick)
+    assert per_tick.sum() > 500                  # the solves integrated hundreds of steps
+    # a chunk, and the loop test that ends a flow / starts the next one
+    assert per_tick.max() <= APEX_SOLVE_RK4_STEPS_PER_TICK + 2, per_tick.max()
+
+
+class _CountingSpec:
+    """A StanceSpec whose ``max_time_s`` (read once per RK4 step by the flow's loop test) is
+    counted: the number of RK4 steps the flow runs."""
+
+    def __init__(self, spec, calls):
+        self._spec, self._calls = spec, calls
+
+    def __getattr__(self, name):
+        return getattr(self._spec, name)
+
+    @property
+    def max_time_s(self):
+        self._calls[0] += 1
+        return self._spec.max_time_s
+
+
+def test_the_spread_solve_gives_the_one_call_angle(monkeypatch):
+    """The solve spread over ticks computes, on the apex's inputs, the angle the one-call
+    deadbeat solve gives for them (same arithmetic; only when it takes effect differs)."""
+    urdf = default_urdf_path()
+    sim = Simulator(urdf, SimConfig(initial_q=(0.0, 1.2, 0.3, -0.6)))
+    ctrl = Controller(urdf, ControllerConfig(flight_policy='deadbeat', target_velocity=0.3))
+    recorded = []
+    real_solve = controller_module.Controller._apex_solve
+
+    def spy(self, com, vx, v_model):
+        spec = self._stance_spec(self._apex_target_rel())
+        expected = slip.deadbeat_angle(
+            v_model, float(com[1] - self._ground), vx, self.rest_length, spec,
+            self._config.max_angle_of_attack, impact_matrix=self._impact_matrix,
+            precompress=self._config.impact_compensation, guess=self._alpha,
+            tolerance_mps=1e-3)
+        recorded.append(expected)
+        return real_solve(self, com, vx, v_model)
+
+    monkeypatch.setattr(controller_module.Controller, '_apex_solve', spy)
+    angles = []
+    update = ctrl.update
+
+    def watched(t, q, v, force):
+        job_before = ctrl._apex_job
+        tau = update(t, q, v, force)
+        if job_before is not None and ctrl._apex_job is None:
+            angles.append(ctrl._alpha)              # the solve just ended
+        return tau
+
+    ctrl.update = watched
+    rollout(sim, ctrl, duration_s=3.0)
+    assert len(recorded) >= 3
+    # the first job ended is the start-up work chained with the first apex's solve
+    assert angles[-len(recorded):] == recorded
