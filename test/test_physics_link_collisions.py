@@ -1,0 +1,130 @@
+"""Link collisions (SimConfig.collisions = 'links'): URDF <collision> shapes as hard contacts
+against the terrain, both integrators (docs/physics.md "Link collisions").
+
+Checked against textbook statics and Coulomb sliding: a box at rest on two support corners of
+a planar model carries m g / 2 on each (statically determinate), a box on a slope sticks while
+tan(theta) < mu and slides at g (sin(theta) - mu cos(theta)) above it (any dynamics text, e.g.
+Meriam & Kraige, Engineering Mechanics: Dynamics, 6/2). The collapsed hopper of issue 22 rests
+on its body above the floor instead of 0.6 m under it.
+"""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from conftest import URDF_XACRO
+from physics_models import _inertial, _planar_base
+from dodo_sim.physics.simulator import SimConfig, Simulator
+
+INTEGRATORS = ('timestepping', 'event')
+G = 9.81
+BOX_MASS_KG = 2.0
+BOX_SIZE_M = (0.4, 0.2, 0.1)
+
+
+def planar_box() -> str:
+    """A 2 kg 0.4 x 0.2 x 0.1 m box on a planar x-z-pitch base, no contact frames."""
+    a, b, c = BOX_SIZE_M
+    m = BOX_MASS_KG
+    inertial = _inertial(m, m * (a * a + c * c) / 12.0, m * (b * b + c * c) / 12.0,
+                         m * (a * a + b * b) / 12.0)
+    return f'''<robot name="box">{_planar_base('box')}
+  <link name="box">{inertial}<collision><geometry><box size="{a} {b} {c}"/></geometry>
+  </collision></link></robot>'''
+
+
+def box_sim(integrator, z0, **config):
+    sim = Simulator(planar_box(), SimConfig(integrator=integrator, contact_frames=(),
+                                            collisions='links', **config))
+    sim.reset(np.array((0.0, z0, 0.0)), np.zeros(3))
+    return sim
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_box_dropped_flat_rests_on_its_corners_with_the_static_forces(integrator):
+    sim = box_sim(integrator, 0.5 * BOX_SIZE_M[2] + 0.05)
+    # planar model: the two bottom edges along y are two support points, the top two unused
+    assert len(sim.robot.collision_points) == 4
+    for _ in range(1000):                       # 5 cm fall (0.1 s) and 0.9 s at rest
+        state = sim.step(())
+    q, v = state.q, state.v
+    assert q[1] == pytest.approx(0.5 * BOX_SIZE_M[2], abs=1e-6)   # on the floor, not in it
+    assert abs(q[0]) < 1e-9 and abs(q[2]) < 1e-9                     # no drift, no rocking
+    assert np.abs(v).max() < 1e-6
+    contacts = state.link_contacts
+    assert sorted(round(float(c.point[0]), 6) for c in contacts) == [-0.2, 0.2]
+    for c in contacts:
+        assert c.link == 'box'
+        assert c.force[2] == pytest.approx(0.5 * BOX_MASS_KG * G, rel=1e-6)
+        assert abs(c.force[0]) <= 0.8 * c.force[2]          # inside the friction cone
+    # rigid statics fixes only the sum of the two friction forces (a pair of opposite ones
+    # squeezing the box is as valid a solution); the normal split is fixed by the moments
+    assert abs(sum(float(c.force[0]) for c in contacts)) < 1e-6
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+@pytest.mark.parametrize('slope_deg', (20.0, 35.0))
+def test_box_on_slope_sticks_below_the_friction_angle_and_slides_at_coulomb_rate(
+        integrator, slope_deg):
+    mu = 0.5                                    # friction angle atan(0.5) = 26.6 deg
+    theta = math.radians(-slope_deg)            # ground falls with x: the box slides to +x
+    sim = Simulator(planar_box(), SimConfig(integrator=integrator, contact_frames=(),
+                                            collisions='links', terrain='slope',
+                                            slope_deg=-slope_deg, friction=mu))
+    # box resting on the slope: pitch = theta, centre half a box height along the normal
+    normal = np.array((-math.sin(theta), math.cos(theta)))
+    centre = 0.5 * BOX_SIZE_M[2] * normal
+    sim.reset(np.array((centre[0], centre[1], -theta)), np.zeros(3))
+    speeds = []
+    for _ in range(300):
+        state = sim.step(())
+        speeds.append(math.hypot(state.v[0], state.v[1]))
+    s = math.radians(slope_deg)
+    expected = G * (math.sin(s) - mu * math.cos(s))
+    if expected <= 0.0:
+        assert max(speeds) < 1e-6              # sticks
+        assert len(state.link_contacts) == 2
+    else:
+        # speed grows linearly at the Coulomb rate (fit between 0.1 s and 0.3 s)
+        rate = (speeds[-1] - speeds[99]) / 0.2
+        assert rate == pytest.approx(expected, rel=1e-3)
+        assert abs(state.v[2]) < 1e-6           # slides flat, does not tip
+    gap = (state.q[1] - math.tan(theta) * state.q[0]) * math.cos(theta)
+    assert gap == pytest.approx(0.5 * BOX_SIZE_M[2], abs=1e-5)
+
+
+def collapse(integrator, collisions):
+    """Issue 22: from the default start, 0.6 s of hip -40 N*m / knee -10 N*m, then zero torque
+    until 2 s. Returns the simulator and the lowest point of the robot's collision points."""
+    sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, collisions=collisions))
+    for step in range(2000):
+        state = sim.step([-40.0, -10.0] if step < 600 else [0.0, 0.0])
+    return sim, state
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_collapsed_hopper_rests_on_its_body_above_the_floor(integrator):
+    sim, state = collapse(integrator, 'links')
+    model = sim.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, state.q)
+    lowest = min(data.oMf[p.frame_id].translation[2] - p.radius
+                 for p in sim.robot.collision_points)
+    assert lowest > -1e-5
+    body_z = data.oMf[model.getFrameId('body')].translation[2]
+    assert body_z > 0.0
+    assert np.abs(state.v).max() < 1e-3                  # at rest
+    touching = {c.link for c in state.link_contacts}
+    assert touching and touching <= {'body', 'thigh', 'shank'}
+    total = sum(c.force for c in state.link_contacts) + state.contact_forces.sum(axis=0)
+    assert total[2] == pytest.approx(sim.robot.total_mass * G, rel=1e-4)
+
+
+def test_feet_only_hopper_still_falls_through_the_floor():
+    """The 'feet' mode is today's behaviour (the case issue 22 reports)."""
+    sim, state = collapse('timestepping', 'feet')
+    model = sim.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, state.q)
+    assert data.oMf[model.getFrameId('body')].translation[2] < -0.5
