@@ -128,3 +128,37 @@ def test_feet_only_hopper_still_falls_through_the_floor():
     data = model.createData()
     pin.framesForwardKinematics(model, data, state.q)
     assert data.oMf[model.getFrameId('body')].translation[2] < -0.5
+
+
+def floating_box() -> str:
+    """The same box as a free body (floating base, 3-D contacts: 8 corners)."""
+    a, b, c = BOX_SIZE_M
+    m = BOX_MASS_KG
+    inertial = _inertial(m, m * (a * a + c * c) / 12.0, m * (b * b + c * c) / 12.0,
+                         m * (a * a + b * b) / 12.0)
+    return f'''<robot name="box"><link name="box">{inertial}
+  <collision><geometry><box size="{a} {b} {c}"/></geometry></collision></link></robot>'''
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_free_box_dropped_flat_rests_on_four_corners_without_drift(integrator):
+    """3-D (the generic, not compiled, steps): four redundant supports; their normal forces
+    are not unique, their sum and moment are (m g at the centre)."""
+    sim = Simulator(floating_box(), SimConfig(integrator=integrator, contact_frames=(),
+                                              collisions='links'))
+    assert len(sim.robot.collision_points) == 8
+    z0 = 0.5 * BOX_SIZE_M[2]
+    sim.reset(np.array((0.0, 0.0, z0 + 0.02, 0.0, 0.0, 0.0, 1.0)), np.zeros(6))
+    for _ in range(300):                        # 2 cm fall (64 ms), then at rest
+        state = sim.step(())
+    q, v = state.q, state.v
+    assert q[2] == pytest.approx(z0, abs=1e-6)
+    assert np.abs(q[:2]).max() < 1e-9 and np.abs(q[3:6]).max() < 1e-9   # no drift, no tilt
+    assert np.abs(v).max() < 1e-6
+    contacts = state.link_contacts
+    assert len(contacts) == 4 and all(c.point[2] == pytest.approx(0.0, abs=1e-6)
+                                      for c in contacts)
+    total = sum(c.force for c in contacts)
+    assert total == pytest.approx(np.array((0.0, 0.0, BOX_MASS_KG * G)), abs=1e-6)
+    moment = sum(np.cross(c.point - q[:3], c.force) for c in contacts)
+    assert np.abs(moment).max() < 1e-6
