@@ -162,3 +162,31 @@ def test_free_box_dropped_flat_rests_on_four_corners_without_drift(integrator):
     assert total == pytest.approx(np.array((0.0, 0.0, BOX_MASS_KG * G)), abs=1e-6)
     moment = sum(np.cross(c.point - q[:3], c.force) for c in contacts)
     assert np.abs(moment).max() < 1e-6
+
+
+def test_feet_rule_keeps_the_foot_point_contact_only():
+    """The foot sphere and the shank cylinder's end at the foot are dropped (they would touch
+    ~2 cm before the foot point); the shank's knee end, thigh and body stay."""
+    sim = Simulator(URDF_XACRO, SimConfig(collisions='links'))
+    links = [p.link for p in sim.robot.collision_points]
+    assert 'foot' not in links
+    assert links.count('shank') == 2 and links.count('thigh') == 4 and links.count('body') == 4
+    excluded = Simulator(URDF_XACRO, SimConfig(collisions='links',
+                                               collision_exclude_links='body, thigh'))
+    assert {p.link for p in excluded.robot.collision_points} == {'shank'}
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_hopper_landing_on_its_foot_is_unchanged_by_link_collisions(integrator):
+    """Only the foot touches in a drop and a held stance: bit-identical to 'feet'."""
+    runs = []
+    for collisions in ('feet', 'links'):
+        sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, collisions=collisions))
+        qs = []
+        for _ in range(600):
+            state = sim.step([-5.0, 2.0])
+            qs.append(state.q)
+            assert state.link_contacts == ()
+        assert state.in_contact
+        runs.append(np.array(qs))
+    assert np.array_equal(runs[0], runs[1])

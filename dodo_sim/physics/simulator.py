@@ -62,7 +62,7 @@ class SimConfig:
         contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
         contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
         collisions: 'feet' (default): only the contact frames touch the terrain; 'links': every moving link's URDF collision shapes (sphere, box, cylinder, STL mesh as its bounding box) touch it too, as hard contacts with Coulomb friction (docs/physics.md "Link collisions"); no self-collision.
-        collision_exclude_links: links whose collision shapes never touch the terrain ('links' only).
+        collision_exclude_links: comma-separated links whose collision shapes never touch the terrain ('links' only; a string, not a list, so that the ROS parameter has a type while empty).
         actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint whose URDF effort limit is > 0, in URDF order.
         joint_limits: enforce the URDF position limits as unilateral constraints with impacts.
         friction: Coulomb coefficient mu (-), >= 0.
@@ -107,7 +107,7 @@ class SimConfig:
     contact_frames: tuple = ('foot',)
     contact_radii: tuple = ()
     collisions: str = 'feet'
-    collision_exclude_links: tuple = ()
+    collision_exclude_links: str = ''
     actuated_joints: tuple = (AUTO,)
     joint_limits: bool = True
     friction: float = 0.8
@@ -142,12 +142,17 @@ class SimConfig:
     push_impulses_z: tuple = ()
     max_speed: float = 1.0e3
 
+    @property
+    def excluded_collision_links(self) -> tuple:
+        """``collision_exclude_links`` as a tuple of link names."""
+        return tuple(n.strip() for n in self.collision_exclude_links.split(',') if n.strip())
+
     def __post_init__(self):
         for name in ('initial_q', 'initial_v', 'contact_radii', 'step_edges_x_m',
                      'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z') \
                 + MOTOR_PARAMETERS:
             object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
-        for name in ('contact_frames', 'actuated_joints', 'collision_exclude_links'):
+        for name in ('contact_frames', 'actuated_joints'):
             value = getattr(self, name)
             if isinstance(value, str):
                 value = (value,)
@@ -325,7 +330,7 @@ class Simulator:
             actuated_joints=cfg.actuated_joints, xacro_args=xacro_args, base=cfg.base)
         if cfg.collisions == 'links':
             self.robot = dataclasses.replace(self.robot, collision_points=add_collision_points(
-                self.robot, cfg.collision_exclude_links))
+                self.robot, cfg.excluded_collision_links))
         robot = self.robot
         self._n_feet = len(robot.contact_frame_ids)
         if cfg.motor_dynamics:        # before the integrators read the model
