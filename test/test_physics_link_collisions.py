@@ -190,3 +190,40 @@ def test_hopper_landing_on_its_foot_is_unchanged_by_link_collisions(integrator):
         assert state.in_contact
         runs.append(np.array(qs))
     assert np.array_equal(runs[0], runs[1])
+
+
+def planar_wheel(radius=0.1, mass=1.0) -> str:
+    """A solid cylinder (I = m r^2 / 2) with its axis along y on a planar x-z-pitch base."""
+    inertial = _inertial(mass, 0.5 * mass * radius ** 2)
+    return f'''<robot name="wheel">{_planar_base('wheel')}
+  <link name="wheel">{inertial}<collision><origin rpy="{math.pi / 2} 0 0"/>
+  <geometry><cylinder radius="{radius}" length="0.05"/></geometry></collision></link></robot>'''
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_cylinder_rolls_down_a_slope_at_two_thirds_g_sin_theta(integrator):
+    """A solid cylinder rolling without slipping: a = g sin(theta) / (1 + I / (m r^2)) =
+    (2/3) g sin(theta) (tan(theta) = 0.36 < 3 mu: it rolls)."""
+    r, slope_deg = 0.1, 20.0
+    theta = math.radians(-slope_deg)
+    sim = Simulator(planar_wheel(r), SimConfig(integrator=integrator, contact_frames=(),
+                                               collisions='links', terrain='slope',
+                                               slope_deg=-slope_deg, friction=0.8))
+    # a wheel: one support point, its axis centre with radius r (the two disks coincide in x-z)
+    assert [p.radius for p in sim.robot.collision_points] == [r]
+    centre = r * np.array((-math.sin(theta), math.cos(theta)))
+    sim.reset(np.array((centre[0], centre[1], 0.0)), np.zeros(3))
+    speeds = []
+    for _ in range(300):
+        state = sim.step(())
+        speeds.append(math.hypot(state.v[0], state.v[1]))
+    rate = (speeds[-1] - speeds[99]) / 0.2
+    assert rate == pytest.approx(2.0 / 3.0 * G * math.sin(math.radians(slope_deg)), rel=1e-3)
+    assert state.v[2] * r == pytest.approx(speeds[-1], rel=1e-6)      # no slip: omega r = v
+
+
+def test_bad_collision_settings_are_named():
+    with pytest.raises(ValueError, match='collisions'):
+        SimConfig(collisions='all')
+    with pytest.raises(ValueError, match='nose'):
+        Simulator(URDF_XACRO, SimConfig(collisions='links', collision_exclude_links='nose'))
