@@ -22,7 +22,8 @@ Points of one planar model that coincide in the x-z plane (the two corners of a 
 the lateral axis) are kept once: they would give identical rows.
 
 Feet keep their point contacts: a shape point on the same rigid body as a contact frame and
-within ``r_contact + r_shape`` of it (measured in the x-z plane for a planar model, where the
+within ``r_contact + r_shape`` of it (r_shape: a sphere's or cylinder's radius, half the diagonal
+of a box or a mesh's bounding box; measured in the x-z plane for a planar model, where the
 lateral offset of a drawn leg does not matter) is dropped, so the foot sphere and the end of the
 shank cylinder that ends at the foot do not touch down before the foot does.
 """
@@ -96,20 +97,47 @@ def _stl_bounds(path: Path):
     return array.min(axis=0), array.max(axis=0)
 
 
-def _mesh_corners(link: str, mesh) -> list:
-    """Corners of a mesh's bounding box (mesh frame, scaled), or [] when it cannot be read."""
+def _mesh_path(filename: str, urdf_dir: Path | None) -> Path | None:
+    """The file of a mesh URI: dodo_sim's own package:// URIs, a path (relative to the URDF's
+    directory), or package://PKG/REST found as REST or PKG/REST under an ancestor of the URDF's
+    directory (how a URDF shipped inside its package finds its meshes)."""
     from dodo_sim.paths import resolve_package_uri
+    try:
+        resolved = Path(resolve_package_uri(filename))
+        if resolved.is_file():
+            return resolved
+    except (OSError, ValueError):
+        pass
+    rest = filename
+    package = ''
+    for prefix in ('package://', 'file://'):
+        if rest.startswith(prefix):
+            rest = rest[len(prefix):]
+            if prefix == 'package://':
+                package, _, rest = rest.partition('/')
+    if urdf_dir is None:
+        return None
+    for base in (urdf_dir, *urdf_dir.parents):
+        for candidate in (base / rest, base / package / rest if package else None):
+            if candidate is not None and candidate.is_file():
+                return candidate
+    return None
+
+
+def _mesh_corners(link: str, mesh, urdf_dir: Path | None) -> list:
+    """Corners of a mesh's bounding box (mesh frame, scaled), or [] when it cannot be read."""
     filename = mesh.get('filename', '')
     scale = np.array([float(s) for s in mesh.get('scale', '1 1 1').split()], float)
-    try:
-        path = Path(resolve_package_uri(filename))
-        bounds = _stl_bounds(path) if path.suffix.lower() == '.stl' and path.is_file() else None
-    except (OSError, ValueError, struct.error) as exc:
-        bounds = None
-        _log.debug('mesh %s of link %s unreadable: %s', filename, link, exc)
+    path = _mesh_path(filename, urdf_dir)
+    bounds = None
+    if path is not None and path.suffix.lower() == '.stl':
+        try:
+            bounds = _stl_bounds(path)
+        except (OSError, ValueError, struct.error) as exc:
+            _log.debug('mesh %s of link %s unreadable: %s', filename, link, exc)
     if bounds is None:
-        _log.info("link '%s': mesh collision %s skipped (only STL meshes are read, as their "
-                  "bounding box)", link, filename)
+        _log.info("link '%s': mesh collision %s skipped (%s)", link, filename,
+                  'file not found' if path is None else 'only STL files are read')
         return []
     lower, upper = bounds[0] * scale, bounds[1] * scale
     _log.info("link '%s': mesh collision %s collides as its bounding box %s m", link, filename,
@@ -117,7 +145,7 @@ def _mesh_corners(link: str, mesh) -> list:
     return _box_corners(upper - lower, 0.5 * (upper + lower))
 
 
-def _shape_points(link, geometry, planar_lateral):
+def _shape_points(link, geometry, planar_lateral, urdf_dir=None):
     """[(point in the shape frame, radius)] and the shape's rim radius (m) of one geometry."""
     shape = geometry[0] if len(geometry) else None
     if shape is None:
@@ -127,7 +155,7 @@ def _shape_points(link, geometry, planar_lateral):
         return [(np.zeros(3), r)], r
     if shape.tag == 'box':
         size = [float(s) for s in shape.get('size').split()]
-        return [(c, 0.0) for c in _box_corners(size)], 0.0
+        return [(c, 0.0) for c in _box_corners(size)], 0.5 * float(np.linalg.norm(size))
     if shape.tag == 'cylinder':
         r, length = float(shape.get('radius')), float(shape.get('length'))
         centres = [np.array((0.0, 0.0, -0.5 * length)), np.array((0.0, 0.0, 0.5 * length))]
@@ -144,16 +172,25 @@ def _shape_points(link, geometry, planar_lateral):
         return [(c + r * np.array((math.cos(a), math.sin(a), 0.0)), 0.0)
                 for c in centres for a in angles], r
     if shape.tag == 'mesh':
-        return [(c, 0.0) for c in _mesh_corners(link, shape)], 0.0
+        corners = _mesh_corners(link, shape, urdf_dir)
+        half_diagonal = (0.5 * float(np.linalg.norm(corners[-1] - corners[0])) if corners
+                         else 0.0)
+        return [(c, 0.0) for c in corners], half_diagonal
     _log.info("link '%s': collision geometry <%s> skipped (not a sphere, box, cylinder or mesh)",
               link, shape.tag)
     return [], 0.0
 
 
-def add_collision_points(robot, exclude_links: Sequence[str] = ()) -> tuple:
+def add_collision_points(robot, exclude_links: Sequence[str] = (),
+                         urdf_path: str | None = None) -> tuple:
     """Add a frame per support point of every moving link's collision shapes to ``robot.model``
     and return them as :class:`CollisionPoint` s (feet-rule exclusions and duplicates
-    dropped). ``exclude_links``: links whose shapes never touch."""
+    dropped). ``exclude_links``: links whose shapes never touch; ``urdf_path``: the URDF file,
+    where relative and package:// mesh files are looked for."""
+    urdf_dir = None
+    if urdf_path is not None and not str(urdf_path).lstrip().startswith('<'):
+        candidate = Path(str(urdf_path))
+        urdf_dir = candidate.resolve().parent if candidate.is_file() else None
     model = robot.model
     xml = robot.urdf_xml
     tree = ET.fromstring(xml.encode() if xml.lstrip().startswith('<?xml') else xml)
@@ -188,7 +225,7 @@ def add_collision_points(robot, exclude_links: Sequence[str] = ()) -> tuple:
             shape_world = data.oMi[joint] * shape_in_joint
             lateral = (None if lateral_world is None
                        else shape_world.rotation.T.dot(lateral_world))
-            shape_points, rim = _shape_points(name, geometry, lateral)
+            shape_points, rim = _shape_points(name, geometry, lateral, urdf_dir)
             for i, (local, radius) in enumerate(shape_points):
                 world = shape_world.act(local)
                 if any(_near_foot(joint, world, rim, foot, robot.planar) for foot in feet):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
@@ -330,7 +331,8 @@ class Simulator:
             actuated_joints=cfg.actuated_joints, xacro_args=xacro_args, base=cfg.base)
         if cfg.collisions == 'links':
             self.robot = dataclasses.replace(self.robot, collision_points=add_collision_points(
-                self.robot, cfg.excluded_collision_links))
+                self.robot, cfg.excluded_collision_links,
+                urdf_xml_or_path if isinstance(urdf_xml_or_path, (str, os.PathLike)) else None))
         robot = self.robot
         self._n_feet = len(robot.contact_frame_ids)
         if cfg.motor_dynamics:        # before the integrators read the model
