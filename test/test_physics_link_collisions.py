@@ -227,3 +227,26 @@ def test_bad_collision_settings_are_named():
         SimConfig(collisions='all')
     with pytest.raises(ValueError, match='nose'):
         Simulator(URDF_XACRO, SimConfig(collisions='links', collision_exclude_links='nose'))
+
+
+def test_published_quadruped_collapses_onto_its_body_not_through_the_floor():
+    """Solo-12 (example-robot-data, mesh collisions as STL bounding boxes) dropped from 0.4 m
+    with zero torque: with 'feet' its base ends under the floor; with 'links' it rests on its
+    base and upper legs, nothing under the floor (time-stepping; the 3-D event integrator with
+    84 support points is too slow for the default run)."""
+    from public_robots import solo12
+    feet = ('FL_FOOT', 'FR_FOOT', 'HL_FOOT', 'HR_FOOT')
+    sim = Simulator(solo12(), SimConfig(contact_frames=feet, collisions='links'))
+    q = sim.robot.default_q.copy()
+    q[2] = 0.4
+    sim.reset(q, np.zeros(sim.robot.nv))
+    for _ in range(800):                        # falls, folds its legs, rests by 0.8 s
+        state = sim.step(np.zeros(12))
+    model = sim.robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, state.q)
+    lowest = min(data.oMf[p.frame_id].translation[2] for p in sim.robot.collision_points)
+    assert lowest > -1e-6
+    assert state.q[2] > 0.0
+    assert np.abs(state.v).max() < 1e-3
+    assert 'base_link' in {c.link for c in state.link_contacts}
