@@ -3,7 +3,7 @@ test/test_scenarios_hopping.py (default model) with SimConfig.collisions = 'feet
 and prints, per scenario and integrator, the largest |q_links - q_feet| over the run and the
 number of control ticks in which a link (not a foot) carried a force.
 
-    .venv/bin/python bench/compare_collisions_scenarios.py [seconds]
+    .venv/bin/python bench/compare_collisions_scenarios.py [seconds] [scenario,scenario...]
 """
 import sys
 from pathlib import Path
@@ -35,7 +35,9 @@ def run(kind, integrator, duration, collisions):
 def main():
     duration = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
     print(f'{"scenario":14s} {"integrator":12s} {"max|dq|":>10s} ticks')
-    for kind in ('in_place', 'velocity', 'push_at_start', 'step', 'slope'):
+    kinds = (sys.argv[2].split(',') if len(sys.argv) > 2
+             else ('in_place', 'velocity', 'push_at_start', 'step', 'slope'))
+    for kind in kinds:
         for integrator in scen.INTEGRATORS:
             feet = run(kind, integrator, duration, 'feet')
             links = run(kind, integrator, duration, 'links')
