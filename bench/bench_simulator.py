@@ -1,7 +1,7 @@
 """Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
 
     python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--model PATH]
-                                    [--biped PATH] [--no-biped] [--profile]
+                                    [--biped PATH] [--no-biped] [--profile] [--collisions]
 
 Cases (dt = control period = 1 ms, every engine built from the same URDF/xacro):
 
@@ -76,12 +76,14 @@ class BenchParams:
 # -- engines behind one small interface ------------------------------------------------------
 
 class DodoEngine:
-    def __init__(self, model, integrator, params, contact_frames, radius, initial_q):
-        self.label = f'dodo {integrator}'
+    def __init__(self, model, integrator, params, contact_frames, radius, initial_q,
+                 collisions='feet'):
+        self.label = f'dodo {integrator}' + (' links' if collisions == 'links' else '')
         self.sim = Simulator(model, SimConfig(
             integrator=integrator, dt=params.dt_s, control_period=params.dt_s,
             friction=params.friction, contact_frames=tuple(contact_frames),
-            contact_radii=(radius,) * len(contact_frames), initial_q=tuple(initial_q)))
+            contact_radii=(radius,) * len(contact_frames), initial_q=tuple(initial_q),
+            collisions=collisions))
         self.state = self.sim.state
 
     def reset(self, q, v):
@@ -324,6 +326,8 @@ def timer_overhead_s(clock=time.perf_counter, n: int = 20000) -> float:
 def build_cases(args, params: BenchParams) -> list:
     radius = params.contact_radius_m
     cases = []
+    # --collisions: each dodo case twice, feet only and with link collisions (side by side)
+    collision_modes = ('feet', 'links') if args.collisions else ('feet',)
     if not args.no_hopper:
         hopper = Simulator(args.model, SimConfig(contact_radii=(radius,),
                                                  initial_q=(0.0, 2.0, 0.0, 0.0)))
@@ -332,8 +336,9 @@ def build_cases(args, params: BenchParams) -> list:
         flight_q = np.array(params.hopper_pose, float)
         flight_q[1] = params.flight_base_z_m
         hold = PDHold(params.hopper_pose, act, params.kp_nm_per_rad, params.kd_nms_per_rad)
-        factories = [lambda i=i: DodoEngine(args.model, i, params, ('foot',), radius, stance_q)
-                     for i in ('timestepping', 'event')]
+        factories = [lambda i=i, c=c: DodoEngine(args.model, i, params, ('foot',), radius,
+                                                 stance_q, c)
+                     for i in ('timestepping', 'event') for c in collision_modes]
         factories.append(lambda: MujocoEngine(args.model, params))
         if importlib.util.find_spec('dartpy'):
             factories.append(lambda: DartEngine(args.model, params, ('foot',), act))
@@ -351,8 +356,8 @@ def build_cases(args, params: BenchParams) -> list:
         act = list(biped.robot.actuated_idx_v)
         start = lift_to_height(biped, q0, params.drop_height_m)
         hold = PDHold(q0, act, params.biped_kp_nm_per_rad, params.biped_kd_nms_per_rad)
-        factories = [lambda i=i: DodoEngine(args.biped, i, params, feet, radius, start)
-                     for i in ('timestepping', 'event')]
+        factories = [lambda i=i, c=c: DodoEngine(args.biped, i, params, feet, radius, start, c)
+                     for i in ('timestepping', 'event') for c in collision_modes]
         if importlib.util.find_spec('dartpy'):
             factories.append(lambda: DartEngine(args.biped, params, feet, act))
         for make in factories:
@@ -420,6 +425,8 @@ def main(argv=None) -> int:
     parser.add_argument('--quadruped', action='store_true',
                         help='also the Solo-12 quadruped (example-robot-data) against MuJoCo')
     parser.add_argument('--no-hopper', action='store_true', help='skip the hopper cases')
+    parser.add_argument('--collisions', action='store_true',
+                        help="also run each dodo case with SimConfig.collisions='links'")
     parser.add_argument('--steps', type=int, default=1000, help='steps per timed block')
     parser.add_argument('--repetitions', type=int, default=7, help='timed rounds (median)')
     parser.add_argument('--profile', action='store_true',

@@ -82,8 +82,11 @@ class ConstraintGeometry:
         self.model = robot.model
         self.terrain = terrain
         self.dim = robot.contact_dim
-        self.frame_ids = robot.contact_frame_ids
-        self.radii = tuple(float(r) for r in robot.contact_radii)
+        # the feet, then the support points of the links' collision shapes (collision.py)
+        points = getattr(robot, 'collision_points', ())
+        self.frame_ids = tuple(robot.contact_frame_ids) + tuple(p.frame_id for p in points)
+        self.radii = tuple(float(r) for r in robot.contact_radii) + tuple(
+            float(p.radius) for p in points)
         self.limits = robot.limits if joint_limits else ()
         self.nv = robot.model.nv
         self.flat_height = terrain.height_m if isinstance(terrain, FlatTerrain) else None

@@ -153,7 +153,7 @@ class EventDrivenIntegrator:
         self.geometry = ConstraintGeometry(robot, terrain, joint_limits)
         self.contact = contact
         self.params = params
-        self.n_contacts = len(robot.contact_frame_ids)
+        self.n_contacts = len(self.geometry.frame_ids)
         self.dim = robot.contact_dim
         self._zero = np.zeros(robot.model.nv)
         self._no_forces = np.zeros((self.n_contacts, 3))

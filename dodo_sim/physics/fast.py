@@ -78,7 +78,7 @@ def pack_model(robot, geometry) -> PackedModel | None:
     if joints is None:
         return None
     parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia, support = joints
-    frames = [model.frames[f] for f in robot.contact_frame_ids]
+    frames = [model.frames[f] for f in geometry.frame_ids]
     frame_joint = np.array([f.parentJoint - 1 for f in frames], np.int64)
     if (frame_joint < 0).any():
         return None  # a contact frame fixed to the world

@@ -109,6 +109,7 @@ class RobotModel:
         floating_base: a free flyer (``FLOATING_BASE_JOINT``) joins the URDF root link to the
             world; its 7 coordinates [x y z qx qy qz qw] come first in q, 6 velocities in v.
         root_link: the URDF's root link (``world`` when the robot is attached to the world).
+        collision_points: extra point contacts on the links' collision shapes (after the feet).
         default_q / default_v: the model's initial state (pinocchio neutral configuration, or the
             ``initial_value`` of ros2_control position/velocity state interfaces in the URDF).
     """
@@ -135,6 +136,9 @@ class RobotModel:
     default_v: np.ndarray
     floating_base: bool = False
     root_link: str = ''
+    #: support points of the links' collision shapes (collision.CollisionPoint), contacts after
+    #: the feet; empty unless SimConfig.collisions = 'links'
+    collision_points: tuple = ()
 
     @property
     def nq(self) -> int:

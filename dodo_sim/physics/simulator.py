@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple
 
@@ -30,6 +31,7 @@ from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
 from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
                     DING_RAMOS_RESISTANCE_OHM, DING_RAMOS_ROTOR_INERTIA_KGM2,
                     DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, BackEmfLimit, MotorModel, armature)
+from .collision import COLLISION_MODES, add_collision_points
 from .robot import AUTO, BASES, ModelError, RobotModel, load_robot
 from .terrain import TERRAIN_KINDS, make_terrain
 from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
@@ -61,6 +63,8 @@ class SimConfig:
         base: 'auto' (default): a floating base (free flyer, 7 coordinates [x y z qx qy qz qw] first in q, 6 velocities first in v) when the URDF's root link is not a link named 'world', the URDF's own joints to the world otherwise (the ROS/Gazebo convention); 'floating' or 'fixed' force it.
         contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
         contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
+        collisions: 'feet' (default): only the contact frames touch the terrain; 'links': every moving link's URDF collision shapes (sphere, box, cylinder, STL mesh as its bounding box) touch it too, as hard contacts with Coulomb friction (docs/physics.md "Link collisions"); no self-collision.
+        collision_exclude_links: comma-separated links whose collision shapes never touch the terrain ('links' only; a string, not a list, so that the ROS parameter has a type while empty).
         actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint whose URDF effort limit is > 0, in URDF order.
         joint_limits: enforce the URDF position limits as unilateral constraints with impacts.
         friction: Coulomb coefficient mu (-), >= 0.
@@ -104,6 +108,8 @@ class SimConfig:
     base: str = AUTO
     contact_frames: tuple = ('foot',)
     contact_radii: tuple = ()
+    collisions: str = 'feet'
+    collision_exclude_links: str = ''
     actuated_joints: tuple = (AUTO,)
     joint_limits: bool = True
     friction: float = 0.8
@@ -138,6 +144,11 @@ class SimConfig:
     push_impulses_z: tuple = ()
     max_speed: float = 1.0e3
 
+    @property
+    def excluded_collision_links(self) -> tuple:
+        """``collision_exclude_links`` as a tuple of link names."""
+        return tuple(n.strip() for n in self.collision_exclude_links.split(',') if n.strip())
+
     def __post_init__(self):
         for name in ('initial_q', 'initial_v', 'contact_radii', 'step_edges_x_m',
                      'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z') \
@@ -161,6 +172,8 @@ class SimConfig:
             bad('mode', f'choose one of {MODES}')
         if self.terrain not in TERRAIN_KINDS:
             bad('terrain', f'choose one of {TERRAIN_KINDS}')
+        if self.collisions not in COLLISION_MODES:
+            bad('collisions', f'choose one of {COLLISION_MODES}')
         if self.base not in BASES:
             bad('base', f'choose one of {BASES}')
         if self.solver not in SOLVERS:
@@ -256,6 +269,9 @@ class State(NamedTuple):
         contact_forces: (n_contacts, 3) world force on each contact frame, mean over the
             control period, N.
         foot_positions: (n_contacts, 3) world position of each contact frame, m.
+        link_contacts: the links' collision points that carried a normal force in the last
+            physics step (``collisions='links'``), as :class:`LinkContact` (link, world point,
+            world force averaged over the control period); the feet are not in it.
         solver_residual: largest contact-solver residual in the period, m/s.
         unconverged_steps: physics steps since reset whose solve missed solver_tolerance.
     """
@@ -275,6 +291,16 @@ class State(NamedTuple):
     foot_positions: np.ndarray | None = None
     solver_residual: float = 0.0
     unconverged_steps: int = 0
+    link_contacts: tuple = ()
+
+
+class LinkContact(NamedTuple):
+    """A link's collision point in contact: ``link`` name, world ``point`` [x, y, z] (m) and
+    world ``force`` [fx, fy, fz] on the link at it (N, mean over the control period)."""
+
+    link: str
+    point: np.ndarray
+    force: np.ndarray
 
 
 # Numerical failures of an integrator inside one physics step (a singular or non-finite
@@ -304,7 +330,12 @@ class Simulator:
         self.robot: RobotModel = load_robot(
             urdf_xml_or_path, contact_frames=cfg.contact_frames, contact_radii=cfg.contact_radii,
             actuated_joints=cfg.actuated_joints, xacro_args=xacro_args, base=cfg.base)
+        if cfg.collisions == 'links':
+            self.robot = dataclasses.replace(self.robot, collision_points=add_collision_points(
+                self.robot, cfg.excluded_collision_links,
+                urdf_xml_or_path if isinstance(urdf_xml_or_path, (str, os.PathLike)) else None))
         robot = self.robot
+        self._n_feet = len(robot.contact_frame_ids)
         if cfg.motor_dynamics:        # before the integrators read the model
             robot.model.armature[list(robot.actuated_idx_v)] = armature(
                 self._per_joint('motor_gear_ratio'), self._per_joint('motor_rotor_inertia_kgm2'))
@@ -549,8 +580,14 @@ class Simulator:
         period = self._control_period
         t = steps * period
         self._q, self._v = q, v
-        in_contacts = tuple([flag != 0.0 for flag in values[4:]])
+        nf = self._n_feet
+        flags = values[4:]
+        in_contacts = tuple([flag != 0.0 for flag in flags[:nf]])
         forces = impulses / period
+        links = ()
+        if len(flags) > nf:
+            links = self._link_contacts(flags, forces, positions)
+            forces, positions = forces[:nf], positions[:nf]
         n = len(in_contacts)
         if n == 1:
             total, foot = forces[0, ::2].copy(), positions[0, ::2].copy()
@@ -560,7 +597,7 @@ class Simulator:
             total, foot = np.zeros(2), np.zeros(2)
         self.state = state = State(t, q, v, True in in_contacts, total, foot, self.motor.applied,
                                    'timestepping', iterations, (), in_contacts, forces,
-                                   positions, residual, self._unconverged)
+                                   positions, residual, self._unconverged, links)
         return state
 
     def apply_impulse(self, impulse) -> None:
@@ -690,8 +727,31 @@ class Simulator:
                                        pin.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)
         return jac[:3].T
 
+    def _link_contacts(self, flags, forces, positions=None) -> tuple:
+        """LinkContact of each collision point with a set flag (positions at q when None)."""
+        nf = self._n_feet
+        robot = self.robot
+        touching = [k for k in range(nf, len(flags)) if flags[k]]
+        if not touching:
+            return ()
+        if positions is None:
+            model, data = robot.model, self._data
+            pin.forwardKinematics(model, data, self._q)
+            geometry = self.integrator.geometry
+            points = {k: pin.updateFramePlacement(model, data, geometry.frame_ids[k])
+                      .translation.copy() for k in touching}
+        else:
+            points = {k: positions[k].copy() for k in touching}
+        return tuple(LinkContact(robot.collision_points[k - nf].link, points[k],
+                                 np.array(forces[k], float)) for k in touching)
+
     def _make_state(self, t, in_contacts, forces, iterations, residual, events) -> State:
         positions = self.contact_positions()
+        links = ()
+        nf = self._n_feet
+        if len(in_contacts) > nf:
+            links = self._link_contacts(in_contacts, forces)
+            in_contacts, forces = in_contacts[:nf], forces[:nf]
         in_contacts = tuple(bool(c) for c in in_contacts)
         n = len(forces)
         if n == 1:
@@ -703,8 +763,8 @@ class Simulator:
         # q and v are fresh arrays from the integrator and never modified in place: no copies
         return State(t, self._q, self._v, any(in_contacts), total, foot,
                      self.motor.applied, self.config.integrator, iterations, events,
-                     in_contacts, forces, positions, residual, self._unconverged)
+                     in_contacts, forces, positions, residual, self._unconverged, links)
 
 
-__all__ = ['Simulator', 'SimConfig', 'State', 'SimulationDiverged', 'ModelError', 'INTEGRATORS',
+__all__ = ['Simulator', 'SimConfig', 'State', 'LinkContact', 'SimulationDiverged', 'ModelError', 'INTEGRATORS',
            'MODES']

@@ -124,7 +124,7 @@ class MoreauJeanIntegrator:
         self.geometry = ConstraintGeometry(robot, terrain, joint_limits)
         self.contact = contact
         self.params = params
-        self.n_contacts = len(robot.contact_frame_ids)
+        self.n_contacts = len(self.geometry.frame_ids)
         self._free_report = StepReport(np.zeros((self.n_contacts, 3)),
                                        (False,) * self.n_contacts)
         self.packed = None
