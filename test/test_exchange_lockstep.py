@@ -31,12 +31,12 @@ STRAY = textwrap.dedent('''
     rclpy.init()
     node = rclpy.create_node('stray')
     qos = QoSProfile(depth=2 * (valid + malformed), reliability=ReliabilityPolicy.RELIABLE)
-    stamped = node.create_publisher(JointState, '/joint_commands', qos)
-    plain = node.create_publisher(Float64MultiArray, '/effort_controller/commands', qos)
+    stamped = node.create_publisher(JointState, 'joint_commands', qos)
+    plain = node.create_publisher(Float64MultiArray, 'effort_controller/commands', qos)
     newest = {'stamp': None}
     def on_state(msg):
         newest['stamp'] = msg.header.stamp
-    node.create_subscription(JointState, '/joint_states', on_state, 10)
+    node.create_subscription(JointState, 'joint_states', on_state, 10)
     deadline = time.monotonic() + 60.0
     while (stamped.get_subscription_count() < 1 or plain.get_subscription_count() < 1
            or newest['stamp'] is None
@@ -127,7 +127,7 @@ def test_a_burst_of_stray_commands_on_both_topics_shifts_nothing(graph_factory, 
     # reported: the stray publisher by name
     err = capfd.readouterr().err
     assert 'commands from a second publisher, node /stray' in err, err[-3000:]
-    assert "2 publishers on /joint_commands: ['/controller', '/stray']" in err, err[-3000:]
+    assert "2 publishers on joint_commands: ['/controller', '/stray']" in err, err[-3000:]
     assert controller.proc.poll() is None
 
 

@@ -68,8 +68,8 @@ def test_dodo_walk_exits_0_with_a_complete_bag(walked):
     from dodo_sim.tools.bag import message_counts
     counts = message_counts(bag)
     ticks = int(round(duration / 0.001))
-    for topic in (contract.CLOCK, contract.JOINT_STATES, '/left_foot_contact',
-                  '/right_foot_contact', contract.JOINT_COMMANDS, contract.CONTROLLER_STATE):
+    for topic in (contract.CLOCK, contract.JOINT_STATES, 'left_foot_contact',
+                  'right_foot_contact', contract.JOINT_COMMANDS, contract.CONTROLLER_STATE):
         assert counts[topic] == ticks + 1, (topic, counts)
     assert contract.FOOT_CONTACT not in counts
     assert f'dodo walk: bag: {bag.resolve()} (closed)' in output

@@ -37,7 +37,8 @@ topic                            type                                  publisher
                                                                        base until changed, N
 ================================ ===================================== =============================
 
-Services (std_srvs/Trigger): ``/simulator/reset``; the hardware driver's ``/driver/enable``,
+Names are relative (``joint_states``) and resolve under the robot's namespace; the table shows
+them for the default, empty namespace. Services (std_srvs/Trigger): ``/simulator/reset``; the hardware driver's ``/driver/enable``,
 ``/driver/disable``, ``/driver/estop``, ``/driver/calibrate`` (docs/hardware.md).
 
 The exchange (``docs/ros_contract.md``, "Timing"): a command answers the state whose stamp it
@@ -55,22 +56,87 @@ from __future__ import annotations
 PACKAGE = 'dodo_sim'
 
 # -- topic names ------------------------------------------------------------------------------
-CLOCK = '/clock'
-JOINT_STATES = '/joint_states'
-JOINT_COMMANDS = '/joint_commands'
-EFFORT_COMMANDS = '/effort_controller/commands'
-ROBOT_DESCRIPTION = '/robot_description'
-TF = '/tf'
-TF_STATIC = '/tf_static'
-DIAGNOSTICS = '/diagnostics'
-PARAMETER_EVENTS = '/parameter_events'
-CONTROLLER_STATE = '/controller/state'
-CONTROLLER_MARKERS = '/controller/markers'
-PUSH = '/simulator/push'
-FORCE = '/simulator/force'
-RESET_SERVICE = '/simulator/reset'
+# Relative names (DESIGN.md section 3): they resolve under the node's namespace, so a robot
+# launched with ``namespace:=left`` publishes /left/joint_states and two robots share a domain.
+# In the default (empty) namespace they resolve to /joint_states etc. Nodes in a namespace remap
+# the absolute names rclpy and robot_state_publisher use internally (``/clock``, ``/tf``,
+# ``/tf_static``, ``/parameter_events``) into it: :data:`NAMESPACE_REMAPS`. Bags store resolved
+# names; the bag readers key topics by these relative names (:func:`relative_name`).
+CLOCK = 'clock'
+JOINT_STATES = 'joint_states'
+JOINT_COMMANDS = 'joint_commands'
+EFFORT_COMMANDS = 'effort_controller/commands'
+ROBOT_DESCRIPTION = 'robot_description'
+TF = 'tf'
+TF_STATIC = 'tf_static'
+DIAGNOSTICS = 'diagnostics'
+PARAMETER_EVENTS = 'parameter_events'
+CONTROLLER_STATE = 'controller/state'
+CONTROLLER_MARKERS = 'controller/markers'
+PUSH = 'simulator/push'
+FORCE = 'simulator/force'
+RESET_SERVICE = 'simulator/reset'
 #: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).
-ESTOP = '/estop'
+ESTOP = 'estop'
+
+#: Names used absolutely inside rclpy/rclcpp and robot_state_publisher, remapped into a
+#: robot's namespace (the Nav2 multi-robot convention): ``--ros-args -r /clock:=clock ...``.
+NAMESPACE_REMAPS = (('/clock', CLOCK), ('/tf', TF), ('/tf_static', TF_STATIC),
+                    ('/parameter_events', PARAMETER_EVENTS))
+
+
+def normalize_namespace(namespace: str | None) -> str:
+    """``''`` for the root namespace, else ``/a/b`` (leading slash, no trailing slash).
+    Raises ValueError for names ROS would reject."""
+    ns = (namespace or '').strip().strip('/')
+    if not ns:
+        return ''
+    for token in ns.split('/'):
+        if not token or not token.replace('_', 'a').isalnum() or token[0].isdigit():
+            raise ValueError(f'namespace {namespace!r}: each token must be letters, digits and '
+                             f'_ and not start with a digit')
+    return '/' + ns
+
+
+def resolve(name: str, namespace: str | None = '') -> str:
+    """Fully qualified name of the relative contract ``name`` under ``namespace``
+    (``resolve(JOINT_STATES, 'left')`` is ``/left/joint_states``); absolute names are kept."""
+    if name.startswith('/'):
+        return name
+    return f'{normalize_namespace(namespace)}/{name}'
+
+
+def remap_arguments(namespace: str | None) -> list:
+    """``--ros-args`` arguments putting a node into ``namespace`` with the remaps of
+    :data:`NAMESPACE_REMAPS` (empty for the root namespace)."""
+    ns = normalize_namespace(namespace)
+    if not ns:
+        return []
+    args = ['-r', f'__ns:={ns}']
+    for absolute, relative in NAMESPACE_REMAPS:
+        args += ['-r', f'{absolute}:={relative}']
+    return args
+
+
+def bag_namespace(topics) -> str:
+    """Namespace a bag was recorded in: the prefix of its joint-state topic (``''`` if none or
+    in the root namespace)."""
+    suffix = '/' + JOINT_STATES
+    prefixes = {t[:-len(suffix)] for t in topics if t.endswith(suffix)}
+    return prefixes.pop() if len(prefixes) == 1 else ''
+
+
+def relative_name(topic: str, namespace: str = '') -> str:
+    """The contract (relative) name of the recorded topic ``topic`` of a robot in
+    ``namespace``: ``/left/joint_states`` -> ``joint_states`` (namespace ``left``);
+    ``/parameter_events`` -> ``parameter_events`` (root namespace)."""
+    ns = normalize_namespace(namespace)
+    if not ns:
+        return topic.lstrip('/')
+    if topic.startswith(ns + '/'):
+        return topic[len(ns) + 1:]
+    return topic     # another namespace's topic stays absolute
+
 
 # -- the hardware driver's services (std_srvs/Trigger) -------------------------------------------
 #: Node name of the hardware driver; its services are ``~/<name>`` for each of DRIVER_SERVICES.
@@ -82,7 +148,7 @@ def driver_service(name: str, node: str = DRIVER_NODE) -> str:
     """Full name of the driver service ``name`` (one of :data:`DRIVER_SERVICES`)."""
     if name not in DRIVER_SERVICES:
         raise ValueError(f'no driver service {name!r}; services: {DRIVER_SERVICES}')
-    return f'/{node}/{name}'
+    return f'{node}/{name}'
 
 
 DRIVER_ENABLE = driver_service('enable')
@@ -96,11 +162,11 @@ WORLD_FRAME = 'world'
 
 def contact_topic(frame: str) -> str:
     """Topic of the measured force on contact frame ``frame`` (the hopper's ``foot``:
-    ``/foot_contact``; a biped's ``left_foot``: ``/left_foot_contact``)."""
+    ``foot_contact``; a biped's ``left_foot``: ``left_foot_contact``)."""
     if not frame or not frame.replace('_', 'a').isalnum():
         raise ValueError(f'contact frame name {frame!r} cannot form a topic name '
                          f'(letters, digits and _ only)')
-    return f'/{frame}_contact'
+    return f'{frame}_contact'
 
 
 #: The hopper's single foot contact topic.
@@ -129,9 +195,10 @@ CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 def topic_type(topic: str) -> str | None:
     """Contract message type of ``topic`` (contact topics included), None if not a contract
     topic."""
-    if topic in TOPIC_TYPES:
-        return TOPIC_TYPES[topic]
-    if topic.endswith('_contact') and topic.count('/') == 1:
+    if topic.lstrip('/') in TOPIC_TYPES:
+        return TOPIC_TYPES[topic.lstrip('/')]
+    # a contact topic of this robot: relative, at the top of its namespace
+    if topic.endswith('_contact') and topic.count('/') == 0:
         return CONTACT_TYPE
     return None
 
@@ -213,6 +280,7 @@ def latched_qos():
 
 
 __all__ = [name for name in dir() if name.isupper() or name in (
-    'contact_topic', 'topic_type', 'recorded_topics', 'hardware_recorded_topics',
+    'contact_topic', 'topic_type', 'normalize_namespace', 'resolve', 'remap_arguments',
+    'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
     'driver_service', 'stream_qos', 'input_qos', 'command_qos',
     'latched_qos')]
