@@ -78,6 +78,15 @@ FORCE = 'simulator/force'
 RESET_SERVICE = 'simulator/reset'
 #: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).
 ESTOP = 'estop'
+#: ros2_control's topic-based system (``joint_state_topic_hardware_interface/
+#: JointStateTopicSystem``, ros-controls/topic_based_hardware_interfaces): the topics its
+#: ``joint_commands_topic`` / ``joint_states_topic`` hardware parameters name in the shipped
+#: xacro (``hardware_plugin:=topic_based``). With ``command_convention: ros2_control`` the
+#: simulator reads the plugin's commands here and publishes its states here (the
+#: joint_state_broadcaster of the user's controller_manager owns ``joint_states``).
+#: docs/ros2_control.md.
+ROS2_CONTROL_COMMANDS = 'topic_based_joint_commands'
+ROS2_CONTROL_STATES = 'topic_based_joint_states'
 
 #: Names used absolutely inside rclpy/rclcpp and robot_state_publisher, remapped into a
 #: robot's namespace (the Nav2 multi-robot convention): ``--ros-args -r /clock:=clock ...``.
@@ -187,6 +196,8 @@ TOPIC_TYPES = {
     CONTROLLER_STATE: 'sensor_msgs/msg/JointState',
     CONTROLLER_MARKERS: 'visualization_msgs/msg/MarkerArray',
     PUSH: 'geometry_msgs/msg/Vector3',
+    ROS2_CONTROL_COMMANDS: 'sensor_msgs/msg/JointState',
+    ROS2_CONTROL_STATES: 'sensor_msgs/msg/JointState',
     FORCE: 'geometry_msgs/msg/Vector3',
 }
 CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
@@ -272,6 +283,14 @@ def command_qos():
                       reliability=ReliabilityPolicy.RELIABLE)
 
 
+def ros2_control_command_qos():
+    """What the topic-based system publishes its commands with: ``rclcpp::QoS(1)`` (reliable,
+    volatile, keep last 1; joint_state_topic_hardware_interface.cpp, on_init). The simulator
+    reads with it (a deeper reader changes nothing: the writer keeps one sample)."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+
+
 def latched_qos():
     """Reliable, transient local, depth 1: /robot_description, /tf_static, configuration."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -282,5 +301,5 @@ def latched_qos():
 __all__ = [name for name in dir() if name.isupper() or name in (
     'contact_topic', 'topic_type', 'normalize_namespace', 'resolve', 'remap_arguments',
     'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
-    'driver_service', 'stream_qos', 'input_qos', 'command_qos',
+    'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
     'latched_qos')]

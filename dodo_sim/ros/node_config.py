@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 #: Values of ControllerNodeConfig.contact_pairing.
 CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')
+#: Values of SimulatorNodeConfig.command_convention.
+COMMAND_CONVENTIONS = ('stamped', 'ros2_control')
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,13 @@ class SimulatorNodeConfig:
             answers the state it is applied to, age 0).
         graph_check_period: wall-clock s between two looks at the publishers of the command
             topics (a second controller is reported); 0: never.
+        command_convention: 'stamped': commands on /joint_commands stamped with the state they
+            answer (the dodo controller; lockstep pairs exactly) and, in realtime,
+            /effort_controller/commands; 'ros2_control': the commands of ros2_control's
+            topic-based system on /topic_based_joint_commands (every ros2_control joint named,
+            efforts for the effort-commanded ones, stamped with the controller_manager's now()),
+            states on /topic_based_joint_states; lockstep pairs a command with the awaited
+            state when its stamp is not older than the state (docs/ros2_control.md).
     """
 
     robot_description: str = ''
@@ -49,8 +58,12 @@ class SimulatorNodeConfig:
     warn_period: float = 1.0
     max_command_age: float = 0.005
     graph_check_period: float = 1.0
+    command_convention: str = 'stamped'
 
     def __post_init__(self):
+        if self.command_convention not in COMMAND_CONVENTIONS:
+            raise ValueError(f'command_convention = {self.command_convention!r}: choose one of '
+                             f'{COMMAND_CONVENTIONS}')
         for name in ('startup_timeout', 'discovery_settle', 'stop_after', 'warn_period',
                      'graph_check_period'):
             value = getattr(self, name)
@@ -112,4 +125,5 @@ class ControllerNodeConfig:
                 raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
 
 
-__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS']
+__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS',
+           'COMMAND_CONVENTIONS']
