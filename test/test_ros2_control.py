@@ -31,6 +31,7 @@ import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from conftest import ros_domain_id  # noqa: E402
+from test_driver_node import graph  # noqa: E402,F401  (fixture: the emulated driver)
 from dodo_sim.ros import contract  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
@@ -187,3 +188,62 @@ def test_malformed_topic_based_commands_are_rejected(names, effort, position, wh
     finally:
         sim.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+#: The controller_manager side against the hardware driver, as its own process: the plugin's
+#: message every 1 ms of wall time (the driver runs on wall time: now() is wall time).
+CM_FOR_DRIVER = '''
+import sys
+import rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from dodo_sim.ros import contract
+tau = {'hip': float(sys.argv[1]), 'knee': float(sys.argv[2])}
+rclpy.init()
+node = rclpy.create_node('controller_manager')
+pub = node.create_publisher(JointState, contract.ROS2_CONTROL_COMMANDS,
+                            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+
+def update():
+    msg = JointState()
+    for name in ('base_x', 'base_z', 'hip', 'knee'):
+        msg.name.append(name)
+        msg.header.stamp = node.get_clock().now().to_msg()
+        if name in tau:
+            msg.effort.append(tau[name])
+    pub.publish(msg)
+
+node.create_timer(0.001, update)
+rclpy.spin(node)
+'''
+
+
+def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
+    """The emulated hardware (the CAN protocol answered by the physics) measures the torques the
+    topic-based system commands, once enabled."""
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import ros_env
+    from test_driver_node import TORQUE, commands_flow, torque_applied
+    probe, start_driver, _, log = graph
+    script = tmp_path / 'cm.py'
+    script.write_text(CM_FOR_DRIVER)
+    env = ros_env(probe.context.get_domain_id())       # the driver's domain
+    start_driver()
+    cm = subprocess.Popen([sys.executable, str(script), str(TORQUE[0]), str(TORQUE[1])],
+                          env=env)
+    try:
+        probe.spin_until(lambda: commands_flow(probe), 60.0, 'commands from the plugin', log)
+        response, _ = probe.call('enable')
+        assert response.success, response.message
+        probe.spin_until(lambda: torque_applied(probe), 60.0, 'the commanded torques', log)
+        assert 'rejected' not in log.read_text()
+    finally:
+        cm.send_signal(signal.SIGINT)
+        try:
+            cm.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            cm.kill()
+            cm.wait()

@@ -74,6 +74,7 @@ from std_srvs.srv import Trigger
 
 from dodo_sim.ros import contract, node_config, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
                                   publisher_gid, with_message_info)
 from dodo_sim.paths import default_urdf_path
@@ -145,7 +146,6 @@ class SimulatorNode(Node):
         self._zero = (0.0,) * n_act
         self._actuated_list = list(self.actuated_joint_names)
         self._actuated_index = {name: i for i, name in enumerate(self.actuated_joint_names)}
-        self._joint_set = frozenset(self.joint_names)
         self._effort_slots = [self.joint_names.index(n) for n in self.actuated_joint_names]
         # the controller: publisher id of the commands that answer states (b'' = none yet)
         self._controller_gid = b''
@@ -277,28 +277,13 @@ class SimulatorNode(Node):
                             f'rejected so far (a rejected command answers no state)')
 
     def _ros2_control_torques(self, msg: JointState):
-        """The torques of a topic-based ros2_control command, or None (rejected).
-
-        joint_state_topic_hardware_interface.cpp, JointStateTopicSystem::write(): ``name`` holds
-        every joint of the <ros2_control> block, ``effort`` one value per effort command
-        interface in that order, ``position``/``velocity`` one per position/velocity command
-        interface. Efforts therefore go to the actuated joints in the order ``name`` lists them;
-        a position or velocity command cannot be simulated as a torque and is rejected."""
-        names, effort = msg.name, msg.effort
-        what = f'{contract.ROS2_CONTROL_COMMANDS} command'
-        if len(msg.position) or len(msg.velocity):
-            self._reject(what, f'{len(msg.position)} position / {len(msg.velocity)} velocity '
-                         f'commands: the simulator takes effort command interfaces only')
-            return None
-        unknown = [n for n in names if n not in self._joint_set]
-        named = [n for n in names if n in self._actuated_index]
-        if unknown or sorted(named) != sorted(self._actuated_list) or len(effort) != len(named):
-            self._reject(what, f'joints {list(names)} with {len(effort)} efforts; need every '
-                         f'actuated joint {self._actuated_list} named once (other joints of '
-                         f'{list(self.joint_names)} may be named) and one effort per actuated '
-                         f'joint, in the order they are named')
-            return None
-        return self._command_torques(named, effort, what)
+        """The torques of a topic-based ros2_control command, or None (rejected):
+        :func:`dodo_sim.ros.ros2_control.topic_based_efforts`."""
+        torques, why = topic_based_efforts(msg.name, msg.effort, msg.position, msg.velocity,
+                                           self.joint_names, self._actuated_list)
+        if torques is None:
+            self._reject(f'{contract.ROS2_CONTROL_COMMANDS} command', why)
+        return torques
 
     def _command_torques(self, names, effort, what=f'{contract.JOINT_COMMANDS} command'):
         """The torques of a JointState command in actuated-joint order, or None (rejected)."""
