@@ -147,6 +147,6 @@ def test_a_driver_without_the_foot_sensor_is_named_within_a_second(driver_graph,
     log = LogWatch(capfd)
     assert graph.spin_until(lambda: len(graph.published) >= 10, 20.0)
     first_state = time.monotonic()
-    assert graph.spin_until(lambda: log.contains('/foot_contact: nothing received'), 3.0)
+    assert graph.spin_until(lambda: log.contains('foot_contact: nothing received'), 3.0)
     assert time.monotonic() - first_state < 1.5, log.text[-2000:]
     assert graph.commands == []

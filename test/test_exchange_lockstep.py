@@ -207,4 +207,4 @@ def test_a_second_controller_started_mid_run_is_reported_and_ignored(graph_facto
     assert 'commands from a second publisher, node /controller_b' in err, err[-3000:]
     first.proc.send_signal(signal.SIGINT)
     first.proc.wait(20)
-    assert '2 publishers on /joint_commands' in first.output(), first.output()[-3000:]
+    assert '2 publishers on joint_commands' in first.output(), first.output()[-3000:]

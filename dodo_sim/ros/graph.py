@@ -243,6 +243,16 @@ class Robot:
         return list(hardware_recorded_topics(self.contact_frames))
 
 
+def namespaced_sections(sections: dict, namespace: str) -> dict:
+    """A params file's sections for nodes in ``namespace``: a section named after a node
+    (``simulator:``) matches only ``/simulator``, so it becomes ``/left/simulator``; sections
+    that are already fully qualified or wildcards (``/**``) stay."""
+    if not namespace:
+        return dict(sections)
+    return {(key if str(key).startswith('/') else f'{namespace}/{key}'): value
+            for key, value in sections.items()}
+
+
 def robot_from_params(params_file, model: str | None = None) -> Robot:
     """The :class:`Robot` of a params file: the controller section's ``controller`` (default
     ``slip_hopper``); the model: ``model`` if given, else the simulator section's
