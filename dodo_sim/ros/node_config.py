@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dodo_sim.parameter import bounded, one_of
+
 #: Values of ControllerNodeConfig.contact_pairing.
 CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')
 #: Values of SimulatorNodeConfig.command_convention.
@@ -51,14 +53,14 @@ class SimulatorNodeConfig:
 
     robot_description: str = ''
     publish_robot_description: bool = True
-    min_subscribers: int = 1
-    startup_timeout: float = 60.0
-    discovery_settle: float = 0.5
-    stop_after: float = 0.0
-    warn_period: float = 1.0
-    max_command_age: float = 0.005
-    graph_check_period: float = 1.0
-    command_convention: str = 'stamped'
+    min_subscribers: int = bounded(1, low=0)
+    startup_timeout: float = bounded(60.0, low=0.0)
+    discovery_settle: float = bounded(0.5, low=0.0)
+    stop_after: float = bounded(0.0, low=0.0)
+    warn_period: float = bounded(1.0, low=0.0)
+    max_command_age: float = bounded(0.005, low=0.0)
+    graph_check_period: float = bounded(1.0, low=0.0)
+    command_convention: str = one_of('stamped', COMMAND_CONVENTIONS)
 
     def __post_init__(self):
         if self.command_convention not in COMMAND_CONVENTIONS:
@@ -103,14 +105,14 @@ class ControllerNodeConfig:
 
     controller: str = 'slip_hopper'
     robot_description: str = ''
-    min_subscribers: int = 1
-    startup_timeout: float = 60.0
-    discovery_settle: float = 0.5
-    contact_pairing: str = 'auto'
-    marker_period: float = 0.02
-    cog_path_points: int = 500
-    warn_period: float = 1.0
-    wait_report_after: float = 1.0
+    min_subscribers: int = bounded(1, low=0)
+    startup_timeout: float = bounded(60.0, low=0.0)
+    discovery_settle: float = bounded(0.5, low=0.0)
+    contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
+    marker_period: float = bounded(0.02, low=0.0)
+    cog_path_points: int = bounded(500, low=1)
+    warn_period: float = bounded(1.0, low=0.0)
+    wait_report_after: float = bounded(1.0, low=0.0)
 
     def __post_init__(self):
         from dodo_control.registry import controller_entry
