@@ -44,7 +44,7 @@ def test_recorder_snapshot_holds_params_file_and_overrides(tmp_path, procs, exec
     env = ros_env()
     params = _params_file(tmp_path / 'other.yaml')
     bag = tmp_path / 'bag'
-    rec = procs.start(recorder_cmd(bag, executor=executor, topics=['/parameter_events']), env)
+    rec = procs.start(recorder_cmd(bag, executor=executor, topics=['parameter_events']), env)
     procs.wait_line(rec, 'dodo recorder: ready', 60)
     ctrl = procs.start(node_cmd('dodo_control.controller_node', 'controller', params,
                                 leg_stiffness=6500.0), env)
@@ -90,17 +90,17 @@ def hop_bag(tmp_path_factory):
 def test_hop_bag_describes_itself(hop_bag):
     bag, params = hop_bag
     types = bagio.topic_types(bag)
-    for topic, msgtype in (('/parameter_events', 'rcl_interfaces/msg/ParameterEvent'),
-                           ('/tf', 'tf2_msgs/msg/TFMessage'),
-                           ('/tf_static', 'tf2_msgs/msg/TFMessage'),
-                           ('/robot_description', 'std_msgs/msg/String'),
-                           ('/joint_states', 'sensor_msgs/msg/JointState'),
-                           ('/joint_commands', 'sensor_msgs/msg/JointState'),
-                           ('/effort_controller/commands', 'std_msgs/msg/Float64MultiArray'),
-                           ('/controller/state', 'sensor_msgs/msg/JointState'),
-                           ('/foot_contact', 'geometry_msgs/msg/WrenchStamped')):
+    for topic, msgtype in (('parameter_events', 'rcl_interfaces/msg/ParameterEvent'),
+                           ('tf', 'tf2_msgs/msg/TFMessage'),
+                           ('tf_static', 'tf2_msgs/msg/TFMessage'),
+                           ('robot_description', 'std_msgs/msg/String'),
+                           ('joint_states', 'sensor_msgs/msg/JointState'),
+                           ('joint_commands', 'sensor_msgs/msg/JointState'),
+                           ('effort_controller/commands', 'std_msgs/msg/Float64MultiArray'),
+                           ('controller/state', 'sensor_msgs/msg/JointState'),
+                           ('foot_contact', 'geometry_msgs/msg/WrenchStamped')):
         assert types.get(topic) == msgtype, (topic, types)
-    data = bagio.read_bag(bag, ['/parameter_events', '/robot_description', '/joint_states'])
+    data = bagio.read_bag(bag, ['parameter_events', 'robot_description', 'joint_states'])
     controller = bagio.node_parameters(data, 'controller')
     assert controller.initial['apex_height'] == 1.1 and controller.initial['target_x'] == 0.8
     changes = [c for c in controller.changes if 'apex_height' in c.values]
@@ -124,7 +124,7 @@ def test_replay_from_the_bag_alone_reproduces_the_run(hop_bag, capsys):
     assert result.compared >= DURATION_S / 0.001
     assert result.max_abs_nm == 0.0, result.summary()
     # the stamped exchange: commands paired by stamp, the change placed by config_revision
-    assert result.source == '/joint_commands', result.summary()
+    assert result.source == 'joint_commands', result.summary()
     assert result.unmatched_states == 0, result.summary()
     assert not any('approximate' in w for w in result.warnings), result.warnings
     print('dodo replay:', result.summary())
@@ -136,7 +136,7 @@ def test_replay_from_the_bag_alone_reproduces_the_run(hop_bag, capsys):
 @pytest.mark.slow
 def test_hop_bag_tf_opens_in_mcap_like_foxglove(hop_bag):
     bag, _ = hop_bag
-    xml = bagio.robot_description(bagio.read_bag(bag, ['/robot_description']))
+    xml = bagio.robot_description(bagio.read_bag(bag, ['robot_description']))
     counts = mcap_tf_check(bag, xml, 'foot')
     # one /tf per 10 ms of joint-state stamps (tf_period_s default 0.01)
     assert counts['tf_static'] == 1
@@ -182,7 +182,7 @@ def test_contact_topics_of_any_robot_are_recorded(tmp_path, procs):
     rec.send_signal(signal.SIGINT)
     assert rec.wait(timeout=60) == 0, procs.output(rec)
     counts = bagio.message_counts(bag)
-    assert counts['/left_foot_contact'] == counts['/right_foot_contact'] == 200
-    data = bagio.read_bag(bag, ['/right_foot_contact'])
-    _, forces = bagio.wrenches(data['/right_foot_contact'])
+    assert counts['left_foot_contact'] == counts['right_foot_contact'] == 200
+    data = bagio.read_bag(bag, ['right_foot_contact'])
+    _, forces = bagio.wrenches(data['right_foot_contact'])
     np.testing.assert_array_equal(forces[:, 2], 100.0 + np.arange(200))

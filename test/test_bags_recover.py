@@ -81,10 +81,10 @@ def test_recover_a_bag_cut_inside_a_chunk(tmp_path, capsys):
     assert (bag / (mcap_file.name + DAMAGED_SUFFIX)).read_bytes() == original[:cut]
     counts = message_counts(bag)
     # 3 messages per step (contact, joint state, clock): whole chunks of 100 steps survive
-    assert counts['/joint_states'] == 100 * len(complete)
-    assert counts['/clock'] == counts['/foot_contact'] == counts['/joint_states']
-    assert counts['/robot_description'] == 1 and counts['/parameter_events'] == 1
-    js = joint_states(read_bag(bag, ['/joint_states'])['/joint_states'])
+    assert counts['joint_states'] == 100 * len(complete)
+    assert counts['clock'] == counts['foot_contact'] == counts['joint_states']
+    assert counts['robot_description'] == 1 and counts['parameter_events'] == 1
+    js = joint_states(read_bag(bag, ['joint_states'])['joint_states'])
     np.testing.assert_array_equal(js.q[:, 0], np.arange(100 * len(complete), dtype=float))
     assert f'recovered {sum(counts.values())} messages' in report
     assert 'bytes after the last complete record' in report
@@ -129,8 +129,8 @@ def test_recover_reports_a_corrupt_chunk_with_its_index_counts(tmp_path):
     assert lost.counts == {'/joint_states': 100, '/clock': 100, '/foot_contact': 100}
     assert '/joint_states=100' in report.text()
     counts = message_counts(tmp_path / 'out')
-    assert counts['/joint_states'] == 100 * report.chunks      # every readable chunk
-    js = joint_states(read_bag(tmp_path / 'out', ['/joint_states'])['/joint_states'])
+    assert counts['joint_states'] == 100 * report.chunks      # every readable chunk
+    js = joint_states(read_bag(tmp_path / 'out', ['joint_states'])['joint_states'])
     assert 450.0 not in js.q[:, 0] and 550.0 in js.q[:, 0]
 
 
@@ -186,25 +186,25 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
     report = recover(killed_bag)
     recovered = message_counts(killed_bag)
     before_kill = {}
-    for topic, data in read_bag(reference_bag, ['/clock', '/joint_states', '/foot_contact',
-                                                '/joint_commands', '/effort_controller/commands',
-                                                '/controller/state']).items():
+    for topic, data in read_bag(reference_bag, ['clock', 'joint_states', 'foot_contact',
+                                                'joint_commands', 'effort_controller/commands',
+                                                'controller/state']).items():
         before_kill[topic] = int(np.sum(data.log_time_ns <= kill_ns))
     print(report.text())
     print('published before the kill (reference recorder):', before_kill)
     print('recovered fraction:', {topic: round(recovered[topic] / count, 4)
                                   for topic, count in before_kill.items()})
-    assert before_kill['/joint_states'] > 500
+    assert before_kill['joint_states'] > 500
     for topic, count in before_kill.items():
         assert recovered[topic] >= 0.95 * count, (topic, recovered[topic], count)
         assert recovered[topic] <= count + 50, (topic, recovered[topic], count)
-    assert recovered['/robot_description'] == 1 and recovered['/parameter_events'] >= 2
-    assert recovered['/tf'] > 0 and recovered['/tf_static'] == 1
+    assert recovered['robot_description'] == 1 and recovered['parameter_events'] >= 2
+    assert recovered['tf'] > 0 and recovered['tf_static'] == 1
     with next(killed_bag.glob('*.mcap')).open('rb') as stream:
         assert make_reader(stream).get_summary().statistics.message_count == \
             sum(recovered.values())
     result = compare_with_controller(killed_bag)
-    assert result.compared >= 0.95 * before_kill['/controller/state'] - 50
+    assert result.compared >= 0.95 * before_kill['controller/state'] - 50
     assert result.max_abs_nm == 0.0, result.summary()
     assert 'recorded' in result.config_source
 

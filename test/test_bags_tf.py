@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dodo_sim.ros import contract
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.physics.robot import robot_description_xml
 from dodo_sim.ros.tf_frames import (TfTree, Transform, compose, quaternion_matrix, urdf_joints,
@@ -211,8 +212,8 @@ def test_recorder_tf_from_joint_states_every_period(split):
                                                          [q['hip'], q['knee']]))
         else:
             writer.on_joint_state(ns, _joint_state_bytes(ns, list(q), list(q.values())))
-    static = [m for name, m in stub.written if name == '/tf_static']
-    moving = [m for name, m in stub.written if name == '/tf']
+    static = [m for name, m in stub.written if name == contract.TF_STATIC]
+    moving = [m for name, m in stub.written if name == contract.TF]
     # one message per driver and period, each with the joints it carried
     assert len(static) == 1 and len(moving) == (20 if split else 10)
     by_stamp = {}

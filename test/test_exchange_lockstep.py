@@ -32,12 +32,12 @@ STRAY = textwrap.dedent('''
     rclpy.init()
     node = rclpy.create_node('stray')
     qos = QoSProfile(depth=2 * (valid + malformed), reliability=ReliabilityPolicy.RELIABLE)
-    stamped = node.create_publisher(JointState, '/joint_commands', qos)
-    plain = node.create_publisher(Float64MultiArray, '/effort_controller/commands', qos)
+    stamped = node.create_publisher(JointState, 'joint_commands', qos)
+    plain = node.create_publisher(Float64MultiArray, 'effort_controller/commands', qos)
     newest = {'stamp': None}
     def on_state(msg):
         newest['stamp'] = msg.header.stamp
-    node.create_subscription(JointState, '/joint_states', on_state, 10)
+    node.create_subscription(JointState, 'joint_states', on_state, 10)
     deadline = time.monotonic() + 60.0
     while (stamped.get_subscription_count() < 1 or plain.get_subscription_count() < 1
            or newest['stamp'] is None
@@ -128,7 +128,7 @@ def test_a_burst_of_stray_commands_on_both_topics_shifts_nothing(graph_factory, 
     # reported: the stray publisher by name
     err = capfd.readouterr().err
     assert 'commands from a second publisher, node /stray' in err, err[-3000:]
-    assert "2 publishers on /joint_commands: ['/controller', '/stray']" in err, err[-3000:]
+    assert "2 publishers on joint_commands: ['/controller', '/stray']" in err, err[-3000:]
     assert controller.proc.poll() is None
 
 
@@ -200,4 +200,4 @@ def test_a_second_controller_started_mid_run_is_reported_and_ignored(graph_facto
     assert 'commands from a second publisher, node /controller_b' in err, err[-3000:]
     first.proc.send_signal(signal.SIGINT)
     first.proc.wait(20)
-    assert '2 publishers on /joint_commands' in first.output(), first.output()[-3000:]
+    assert '2 publishers on joint_commands' in first.output(), first.output()[-3000:]

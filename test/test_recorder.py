@@ -85,20 +85,20 @@ def _check_bag(bag: Path, n: int, with_clock: bool):
     from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag, robot_description
     assert (bag / 'metadata.yaml').is_file()
     counts = message_counts(bag)
-    assert counts['/joint_states'] == n
-    assert counts['/effort_controller/commands'] == n
-    assert counts['/robot_description'] == 1
+    assert counts['joint_states'] == n
+    assert counts['effort_controller/commands'] == n
+    assert counts['robot_description'] == 1
     if with_clock:
-        assert counts['/clock'] == n
+        assert counts['clock'] == n
     data = read_bag(bag)
-    js = joint_states(data['/joint_states'])
+    js = joint_states(data['joint_states'])
     # every message once, in publishing order
     np.testing.assert_array_equal(js.q[:, 0], np.arange(n, dtype=float))
     np.testing.assert_allclose(js.t, np.arange(n) * 1e-3, atol=1e-9)
-    cmd = multiarray(data['/effort_controller/commands'])
+    cmd = multiarray(data['effort_controller/commands'])
     np.testing.assert_array_equal(cmd[:, 0], np.arange(n, dtype=float))
     assert robot_description(data) == '<robot name="test"/>'
-    assert np.all(np.diff(data['/joint_states'].log_time_ns) >= 0)
+    assert np.all(np.diff(data['joint_states'].log_time_ns) >= 0)
 
 
 @pytest.mark.ros
@@ -106,8 +106,8 @@ def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
     n = 2000
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
-                                       '/robot_description', '/clock'], env)
+    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
+                                       'robot_description', 'clock'], env)
     out = _run_publisher(procs, n, env, with_clock=False)
     assert f'published {n}' in out
     rec_out, rec_err = _stop(rec, signal.SIGINT)
@@ -123,8 +123,8 @@ def test_a_topic_listed_twice_is_recorded_once_without_an_error(tmp_path, procs)
     n = 500
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
-                                       '/robot_description', '/joint_states'], env)
+    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
+                                       'robot_description', 'joint_states'], env)
     out = _run_publisher(procs, n, env, with_clock=False)
     assert f'published {n}' in out
     rec_out, rec_err = _stop(rec, signal.SIGINT)
@@ -137,16 +137,16 @@ def test_sigterm_with_single_threaded_executor_keeps_send_order(tmp_path, procs)
     n = 1000
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
-                                       '/robot_description', '/clock'], env, executor='single')
+    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
+                                       'robot_description', 'clock'], env, executor='single')
     _run_publisher(procs, n, env, with_clock=True)
     _stop(rec, signal.SIGTERM)
     _check_bag(bag, n, with_clock=True)
     # bag time = publisher send time: each command follows its state, before the next state
     from dodo_sim.tools.bag import read_bag
-    data = read_bag(bag, ['/joint_states', '/effort_controller/commands'])
-    t_js = data['/joint_states'].log_time_ns
-    t_cmd = data['/effort_controller/commands'].log_time_ns
+    data = read_bag(bag, ['joint_states', 'effort_controller/commands'])
+    t_js = data['joint_states'].log_time_ns
+    t_cmd = data['effort_controller/commands'].log_time_ns
     assert np.all(t_cmd >= t_js)
     assert np.all(t_cmd[:-1] <= t_js[1:])
 
@@ -158,16 +158,16 @@ def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
     n = 500
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
-                                       '/robot_description'], env)
+    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
+                                       'robot_description'], env)
     _run_publisher(procs, n, env, with_clock=False, best_effort=True)
     _, err = _stop(rec, signal.SIGINT)
     assert 'subscribing again' in err
     from dodo_sim.tools.bag import message_counts
     counts = message_counts(bag)
     # best effort may drop messages by design; on localhost nearly all arrive
-    assert counts['/joint_states'] >= n // 2
-    assert counts['/effort_controller/commands'] >= n // 2
+    assert counts['joint_states'] >= n // 2
+    assert counts['effort_controller/commands'] >= n // 2
 
 
 @pytest.mark.ros
@@ -177,14 +177,14 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
     n = 300
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['/controller/state'], env)
+    rec = _start_recorder(procs, bag, ['controller/state'], env)
     pub = procs.start([sys.executable, __file__, 'retyped', str(n)], env)
     out, err = pub.communicate(timeout=60)
     assert pub.returncode == 0, f'{out}\n{err}'
     _, rec_err = _stop(rec, signal.SIGINT)
     assert 'subscribing again with std_msgs/msg/Float64MultiArray' in rec_err
     from dodo_sim.tools.bag import multiarray, read_bag
-    data = read_bag(bag)['/controller/state']
+    data = read_bag(bag)['controller/state']
     assert data.msgtype == 'std_msgs/msg/Float64MultiArray'
     np.testing.assert_array_equal(multiarray(data)[:, 0], np.arange(n, dtype=float))
 
@@ -195,8 +195,8 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
     that after its SIGINT timeout). The bag is valid and holds a gapless prefix of the stream."""
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['/joint_states', '/effort_controller/commands',
-                                       '/robot_description'], env)
+    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
+                                       'robot_description'], env)
     pub = procs.start([sys.executable, __file__, 'publish', '100000', '0', '0'], env)
     # stop 200 messages (>= 0.2 s) after the 300th was sent, so the recorder has surely taken
     # those 300 however the stop races the stream (stopping right at 'sent 300' gave 299 once)
@@ -207,7 +207,7 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
     assert rec.returncode == 0, err
     from dodo_sim.tools.bag import joint_states, read_bag
     data = read_bag(bag)
-    js = joint_states(data['/joint_states'])
+    js = joint_states(data['joint_states'])
     assert len(js.q) >= 300
     np.testing.assert_array_equal(js.q[:, 0], np.arange(len(js.q), dtype=float))
 
@@ -271,11 +271,11 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
                                               else ReliabilityPolicy.RELIABLE))
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    pubs = [node.create_publisher(JointState, '/joint_states', qos),
-            node.create_publisher(Float64MultiArray, '/effort_controller/commands', qos)]
+    pubs = [node.create_publisher(JointState, 'joint_states', qos),
+            node.create_publisher(Float64MultiArray, 'effort_controller/commands', qos)]
     if with_clock:
-        pubs.append(node.create_publisher(Clock, '/clock', qos))
-    description = node.create_publisher(String, '/robot_description', latched)
+        pubs.append(node.create_publisher(Clock, 'clock', qos))
+    description = node.create_publisher(String, 'robot_description', latched)
     description.publish(String(data='<robot name="test"/>'))
     deadline = time.monotonic() + 20.0
     while any(p.get_subscription_count() < 1 for p in pubs + [description]):
@@ -327,7 +327,7 @@ def _publish_retyped(n: int) -> int:
 
     rclpy.init()
     node = rclpy.create_node('test_retyped')
-    pub = node.create_publisher(Float64MultiArray, '/controller/state',
+    pub = node.create_publisher(Float64MultiArray, 'controller/state',
                                 QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
     deadline = time.monotonic() + 20.0
     while pub.get_subscription_count() < 1:

@@ -70,13 +70,13 @@ def _write(path, run, *, with_state=True, skip_first=0, perturb=None, command_la
 def test_through_controller_reproduces_recorded_commands(tmp_path, run, capsys):
     bag = _write(tmp_path / 'bag', run)
     result = compare_with_controller(bag)
-    assert result.source == '/controller/state'
+    assert result.source == 'controller/state'
     assert result.compared == len(run[1])
     assert result.max_abs_nm <= 1e-9
     assert main([str(bag), '--through-controller']) == 0
     assert 'max |dtau|' in capsys.readouterr().out
     by_commands = compare_with_controller(bag, source='commands')
-    assert by_commands.source == '/effort_controller/commands'
+    assert by_commands.source == 'effort_controller/commands'
     assert by_commands.compared == len(run[1]) and by_commands.max_abs_nm <= 1e-9
 
 
@@ -174,7 +174,7 @@ def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, la
     bag = _write(tmp_path / 'bag', (urdf_xml, late_rows), with_state=False, skip_first=skip,
                  command_lag_steps=lag_steps)
     result = compare_with_controller(bag)
-    assert result.source == '/effort_controller/commands'
+    assert result.source == 'effort_controller/commands'
     assert result.compared == len(rows) - skip
     assert result.max_abs_nm <= 1e-9
 
@@ -212,7 +212,7 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
     out_bag = tmp_path / 'out'
     recorder = subprocess.Popen(
         [sys.executable, '-m', 'dodo_sim.ros.recorder', '--ros-args', '-p', f'bag:={out_bag}',
-         '-p', "topics:=['/joint_states', '/clock', '/foot_contact', '/robot_description']"],
+         '-p', "topics:=['joint_states', 'clock', 'foot_contact', 'robot_description']"],
         env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -238,16 +238,16 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
             recorder.kill()
             recorder.wait(timeout=10)
     counts = message_counts(out_bag)
-    assert counts == {'/joint_states': n, '/clock': n, '/foot_contact': n,
-                      '/robot_description': 1}
-    data = read_bag(out_bag, ['/joint_states'])
-    js = joint_states(data['/joint_states'])
+    assert counts == {'joint_states': n, 'clock': n, 'foot_contact': n,
+                      'robot_description': 1}
+    data = read_bag(out_bag, ['joint_states'])
+    js = joint_states(data['joint_states'])
     np.testing.assert_array_equal(js.q[:, 0], np.arange(n, dtype=float))
     np.testing.assert_array_equal(js.stamp_ns, np.arange(n, dtype=np.int64) * 1_000_000)
     # paced: messages 1 ms apart in the bag arrive 1 ms / rate = 2 ms apart. The median spacing of
     # the receive times is used because a loaded machine may deliver the first few in a burst
     # (an unpaced replay gives spacings of tens of microseconds).
-    spacing_s = np.median(np.diff(data['/joint_states'].log_time_ns)) * 1e-9
+    spacing_s = np.median(np.diff(data['joint_states'].log_time_ns)) * 1e-9
     assert spacing_s == pytest.approx(1e-3 / rate, rel=0.25)
 
 
@@ -285,7 +285,7 @@ def changed_run(tmp_path_factory):
 def test_recorded_configuration_and_runtime_change_reproduce_every_command(tmp_path, changed_run):
     bag = write_run(tmp_path / 'bag', changed_run)
     result = compare_with_controller(bag)
-    assert result.source == '/joint_commands'
+    assert result.source == 'joint_commands'
     assert result.compared == len(changed_run['rows'])
     assert result.changes_applied == 1 and 'recorded' in result.config_source
     assert result.max_abs_nm == 0.0

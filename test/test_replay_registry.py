@@ -32,7 +32,7 @@ def _replays_exactly(bag, controller: str, capsys):
     print('dodo replay:', result.summary())
     assert result.controller == controller, result.summary()
     assert 'recorded' in result.config_source, result.summary()
-    assert result.source == '/joint_commands', result.summary()
+    assert result.source == 'joint_commands', result.summary()
     assert result.unmatched_states == 0, result.summary()
     assert result.compared >= DURATION_S / 0.001 - 1, result.summary()
     assert result.max_abs_nm == 0.0, result.summary()
@@ -47,7 +47,7 @@ def test_walk_bag_replays_through_the_kneed_walker_exactly(tmp_path, capsys):
     bag = tmp_path / 'walk'
     code, output = _dodo('walk', '--duration', str(DURATION_S), '--bag', str(bag))
     assert code == 0, output[-4000:]
-    data = bagio.read_bag(bag, ['/parameter_events'])
+    data = bagio.read_bag(bag, ['parameter_events'])
     assert bagio.node_parameters(data, 'controller').initial['controller'] == 'kneed_walker'
     _replays_exactly(bag, 'kneed_walker', capsys)
 

@@ -147,7 +147,7 @@ def test_on_hardware_the_recorder_records_the_robots_contact_topics_and_diagnost
     topics = graph.node_parameters(graph.node('recorder'), running, {'bag': 'b'},
                                    use_sim=False, robot=robot)['topics']
     assert topics == list(contract.hardware_recorded_topics(('left_foot', 'right_foot')))
-    assert '/left_foot_contact' in topics and '/right_foot_contact' in topics
+    assert 'left_foot_contact' in topics and 'right_foot_contact' in topics
     assert contract.CLOCK not in topics and contract.DIAGNOSTICS in topics
     assert len(topics) == len(set(topics))           # each once (it had /diagnostics twice)
 

@@ -68,8 +68,8 @@ def test_dodo_walk_exits_0_with_a_complete_bag(walked):
     from dodo_sim.tools.bag import message_counts
     counts = message_counts(bag)
     ticks = int(round(duration / 0.001))
-    for topic in (contract.CLOCK, contract.JOINT_STATES, '/left_foot_contact',
-                  '/right_foot_contact', contract.JOINT_COMMANDS):
+    for topic in (contract.CLOCK, contract.JOINT_STATES, 'left_foot_contact',
+                  'right_foot_contact', contract.JOINT_COMMANDS):
         assert counts[topic] == ticks + 1, (topic, counts)
     # telemetry at the controller's state_period (default 10 ms of simulated time)
     assert counts[contract.CONTROLLER_STATE] == ticks // 10 + 1, counts

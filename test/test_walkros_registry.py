@@ -97,7 +97,7 @@ def test_walk_yaml_passes_the_checks_and_names_the_walker():
     robot = graph.check_params_file(WALK_YAML)
     assert robot.controller == 'kneed_walker'
     assert robot.model == str(REPO / 'urdf' / 'kneed_walker.urdf.xacro')
-    assert robot.contact_topics == ('/left_foot_contact', '/right_foot_contact')
+    assert robot.contact_topics == ('left_foot_contact', 'right_foot_contact')
     assert graph.check_params_file(HOP_YAML).contact_topics == (contract.FOOT_CONTACT,)
 
 
@@ -146,7 +146,7 @@ def test_walker_graph_parameters_are_the_same_for_launch_and_dodo_walk():
             assert from_cli.pop('robot_description') == robot.model
         assert from_launch == from_cli, spec.name
     recorder = graph.node_parameters(graph.node('recorder'), launch, values, robot=robot)
-    assert '/left_foot_contact' in recorder['topics'] and '/right_foot_contact' in recorder[
+    assert 'left_foot_contact' in recorder['topics'] and 'right_foot_contact' in recorder[
         'topics'] and contract.FOOT_CONTACT not in recorder['topics']
     controller = graph.node_parameters(graph.node('controller'), launch, values, robot=robot)
     assert controller['terrain'] == 'flat'                 # the monitor judges the sim's ground

@@ -26,6 +26,8 @@ from typing import Mapping, NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from dodo_sim.parameter import bounded, one_of
+
 from .contact import ContactParams
 from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
 from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
@@ -98,11 +100,11 @@ class SimConfig:
         max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
     """
 
-    integrator: str = 'timestepping'
-    dt: float = 0.001
-    control_period: float = 0.001
-    mode: str = 'lockstep'
-    command_timeout: float = 0.5
+    integrator: str = one_of('timestepping', INTEGRATORS)
+    dt: float = bounded(0.001, low=0.0)
+    control_period: float = bounded(0.001, low=0.0)
+    mode: str = one_of('lockstep', MODES)
+    command_timeout: float = bounded(0.5, low=0.0)
     initial_q: tuple = ()
     initial_v: tuple = ()
     base: str = AUTO
@@ -112,18 +114,18 @@ class SimConfig:
     collision_exclude_links: str = ''
     actuated_joints: tuple = (AUTO,)
     joint_limits: bool = True
-    friction: float = 0.8
-    restitution: float = 0.0
-    terrain: str = 'flat'
+    friction: float = bounded(0.8, low=0.0)
+    restitution: float = bounded(0.0, low=0.0, high=1.0)
+    terrain: str = one_of('flat', TERRAIN_KINDS)
     terrain_height_m: float = 0.0
     slope_deg: float = 0.0
     step_edges_x_m: tuple = ()
     step_rises_m: tuple = ()
     sine_amplitude_m: float = 0.0
     sine_wavelength_m: float = 1.0
-    solver: str = 'gauss_seidel'
-    solver_relaxation: float = 1.0
-    solver_max_iterations: int = 100
+    solver: str = one_of('gauss_seidel', SOLVERS)
+    solver_relaxation: float = bounded(1.0, low=0.0, high=2.0)
+    solver_max_iterations: int = bounded(100, low=1)
     solver_tolerance: float = 1e-10
     position_correction: bool = True
     drift_correction_rate: float = 200.0

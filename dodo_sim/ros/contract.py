@@ -37,7 +37,8 @@ topic                            type                                  publisher
                                                                        base until changed, N
 ================================ ===================================== =============================
 
-Services (std_srvs/Trigger): ``/simulator/reset``; the hardware driver's ``/driver/enable``,
+Names are relative (``joint_states``) and resolve under the robot's namespace; the table shows
+them for the default, empty namespace. Services (std_srvs/Trigger): ``/simulator/reset``; the hardware driver's ``/driver/enable``,
 ``/driver/disable``, ``/driver/estop``, ``/driver/calibrate`` (docs/hardware.md).
 
 The exchange (``docs/ros_contract.md``, "Timing"): a command answers the state whose stamp it
@@ -55,32 +56,106 @@ from __future__ import annotations
 PACKAGE = 'dodo_sim'
 
 # -- topic names ------------------------------------------------------------------------------
-CLOCK = '/clock'
-JOINT_STATES = '/joint_states'
-JOINT_COMMANDS = '/joint_commands'
-EFFORT_COMMANDS = '/effort_controller/commands'
-ROBOT_DESCRIPTION = '/robot_description'
-TF = '/tf'
-TF_STATIC = '/tf_static'
-DIAGNOSTICS = '/diagnostics'
-PARAMETER_EVENTS = '/parameter_events'
-CONTROLLER_STATE = '/controller/state'
-CONTROLLER_MARKERS = '/controller/markers'
-PUSH = '/simulator/push'
-FORCE = '/simulator/force'
-RESET_SERVICE = '/simulator/reset'
+# Relative names (DESIGN.md section 3): they resolve under the node's namespace, so a robot
+# launched with ``namespace:=left`` publishes /left/joint_states and two robots share a domain.
+# In the default (empty) namespace they resolve to /joint_states etc. Nodes in a namespace remap
+# the absolute names rclpy and robot_state_publisher use internally (``/clock``, ``/tf``,
+# ``/tf_static``, ``/parameter_events``) into it: :data:`NAMESPACE_REMAPS`. Bags store resolved
+# names; the bag readers key topics by these relative names (:func:`relative_name`).
+CLOCK = 'clock'
+JOINT_STATES = 'joint_states'
+JOINT_COMMANDS = 'joint_commands'
+EFFORT_COMMANDS = 'effort_controller/commands'
+ROBOT_DESCRIPTION = 'robot_description'
+TF = 'tf'
+TF_STATIC = 'tf_static'
+DIAGNOSTICS = 'diagnostics'
+PARAMETER_EVENTS = 'parameter_events'
+CONTROLLER_STATE = 'controller/state'
+CONTROLLER_MARKERS = 'controller/markers'
+PUSH = 'simulator/push'
+FORCE = 'simulator/force'
+RESET_SERVICE = 'simulator/reset'
 #: The simulator's announcement of the publisher whose commands it applies (std_msgs/String,
 #: latched, JSON ``{"node": ..., "gid": <hex>, "since_ns": <stamp>}``): the recorder uses it to
 #: keep the applied commands on JOINT_COMMANDS in the bag (docs/bags.md).
-APPLIED_CONTROLLER = '/simulator/controller'
+APPLIED_CONTROLLER = 'simulator/controller'
 #: The recorder's list of the nodes whose configuration (parameter snapshot) is in the bag
 #: (std_msgs/String, latched, JSON list of full node names): the simulator starts only when it
 #: holds the simulator's and the controller's (docs/bags.md).
-RECORDED_CONFIGURATIONS = '/recorder/configurations'
+RECORDED_CONFIGURATIONS = 'recorder/configurations'
 #: Bag-only topic: valid stamped commands of other publishers (never applied), as recorded.
 IGNORED_COMMANDS = JOINT_COMMANDS + '/ignored'
 #: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).
-ESTOP = '/estop'
+ESTOP = 'estop'
+#: ros2_control's topic-based system (``joint_state_topic_hardware_interface/
+#: JointStateTopicSystem``, ros-controls/topic_based_hardware_interfaces): the topics its
+#: ``joint_commands_topic`` / ``joint_states_topic`` hardware parameters name in the shipped
+#: xacro (``hardware_plugin:=topic_based``). With ``command_convention: ros2_control`` the
+#: simulator reads the plugin's commands here and publishes its states here (the
+#: joint_state_broadcaster of the user's controller_manager owns ``joint_states``).
+#: docs/ros2_control.md.
+ROS2_CONTROL_COMMANDS = 'topic_based_joint_commands'
+ROS2_CONTROL_STATES = 'topic_based_joint_states'
+
+#: Names used absolutely inside rclpy/rclcpp and robot_state_publisher, remapped into a
+#: robot's namespace (the Nav2 multi-robot convention): ``--ros-args -r /clock:=clock ...``.
+NAMESPACE_REMAPS = (('/clock', CLOCK), ('/tf', TF), ('/tf_static', TF_STATIC),
+                    ('/parameter_events', PARAMETER_EVENTS))
+
+
+def normalize_namespace(namespace: str | None) -> str:
+    """``''`` for the root namespace, else ``/a/b`` (leading slash, no trailing slash).
+    Raises ValueError for names ROS would reject."""
+    ns = (namespace or '').strip().strip('/')
+    if not ns:
+        return ''
+    for token in ns.split('/'):
+        if not token or not token.replace('_', 'a').isalnum() or token[0].isdigit():
+            raise ValueError(f'namespace {namespace!r}: each token must be letters, digits and '
+                             f'_ and not start with a digit')
+    return '/' + ns
+
+
+def resolve(name: str, namespace: str | None = '') -> str:
+    """Fully qualified name of the relative contract ``name`` under ``namespace``
+    (``resolve(JOINT_STATES, 'left')`` is ``/left/joint_states``); absolute names are kept."""
+    if name.startswith('/'):
+        return name
+    return f'{normalize_namespace(namespace)}/{name}'
+
+
+def remap_arguments(namespace: str | None) -> list:
+    """``--ros-args`` arguments putting a node into ``namespace`` with the remaps of
+    :data:`NAMESPACE_REMAPS` (empty for the root namespace)."""
+    ns = normalize_namespace(namespace)
+    if not ns:
+        return []
+    args = ['-r', f'__ns:={ns}']
+    for absolute, relative in NAMESPACE_REMAPS:
+        args += ['-r', f'{absolute}:={relative}']
+    return args
+
+
+def bag_namespace(topics) -> str:
+    """Namespace a bag was recorded in: the prefix of its joint-state topic (``''`` if none or
+    in the root namespace)."""
+    suffix = '/' + JOINT_STATES
+    prefixes = {t[:-len(suffix)] for t in topics if t.endswith(suffix)}
+    return prefixes.pop() if len(prefixes) == 1 else ''
+
+
+def relative_name(topic: str, namespace: str = '') -> str:
+    """The contract (relative) name of the recorded topic ``topic`` of a robot in
+    ``namespace``: ``/left/joint_states`` -> ``joint_states`` (namespace ``left``);
+    ``/parameter_events`` -> ``parameter_events`` (root namespace)."""
+    ns = normalize_namespace(namespace)
+    if not ns:
+        return topic.lstrip('/')
+    if topic.startswith(ns + '/'):
+        return topic[len(ns) + 1:]
+    return topic     # another namespace's topic stays absolute
+
 
 # -- the hardware driver's services (std_srvs/Trigger) -------------------------------------------
 #: Node name of the hardware driver; its services are ``~/<name>`` for each of DRIVER_SERVICES.
@@ -92,7 +167,7 @@ def driver_service(name: str, node: str = DRIVER_NODE) -> str:
     """Full name of the driver service ``name`` (one of :data:`DRIVER_SERVICES`)."""
     if name not in DRIVER_SERVICES:
         raise ValueError(f'no driver service {name!r}; services: {DRIVER_SERVICES}')
-    return f'/{node}/{name}'
+    return f'{node}/{name}'
 
 
 DRIVER_ENABLE = driver_service('enable')
@@ -106,11 +181,11 @@ WORLD_FRAME = 'world'
 
 def contact_topic(frame: str) -> str:
     """Topic of the measured force on contact frame ``frame`` (the hopper's ``foot``:
-    ``/foot_contact``; a biped's ``left_foot``: ``/left_foot_contact``)."""
+    ``foot_contact``; a biped's ``left_foot``: ``left_foot_contact``)."""
     if not frame or not frame.replace('_', 'a').isalnum():
         raise ValueError(f'contact frame name {frame!r} cannot form a topic name '
                          f'(letters, digits and _ only)')
-    return f'/{frame}_contact'
+    return f'{frame}_contact'
 
 
 #: The hopper's single foot contact topic.
@@ -131,6 +206,8 @@ TOPIC_TYPES = {
     CONTROLLER_STATE: 'sensor_msgs/msg/JointState',
     CONTROLLER_MARKERS: 'visualization_msgs/msg/MarkerArray',
     PUSH: 'geometry_msgs/msg/Vector3',
+    ROS2_CONTROL_COMMANDS: 'sensor_msgs/msg/JointState',
+    ROS2_CONTROL_STATES: 'sensor_msgs/msg/JointState',
     FORCE: 'geometry_msgs/msg/Vector3',
     APPLIED_CONTROLLER: 'std_msgs/msg/String',
     RECORDED_CONFIGURATIONS: 'std_msgs/msg/String',
@@ -142,9 +219,10 @@ CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 def topic_type(topic: str) -> str | None:
     """Contract message type of ``topic`` (contact topics included), None if not a contract
     topic."""
-    if topic in TOPIC_TYPES:
-        return TOPIC_TYPES[topic]
-    if topic.endswith('_contact') and topic.count('/') == 1:
+    if topic.lstrip('/') in TOPIC_TYPES:
+        return TOPIC_TYPES[topic.lstrip('/')]
+    # a contact topic of this robot: relative, at the top of its namespace
+    if topic.endswith('_contact') and topic.count('/') == 0:
         return CONTACT_TYPE
     return None
 
@@ -228,6 +306,14 @@ def command_qos():
                       reliability=ReliabilityPolicy.RELIABLE)
 
 
+def ros2_control_command_qos():
+    """What the topic-based system publishes its commands with: ``rclcpp::QoS(1)`` (reliable,
+    volatile, keep last 1; joint_state_topic_hardware_interface.cpp, on_init). The simulator
+    reads with it (a deeper reader changes nothing: the writer keeps one sample)."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+
+
 def latched_qos():
     """Reliable, transient local, depth 1: /robot_description, /tf_static, configuration."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -236,6 +322,7 @@ def latched_qos():
 
 
 __all__ = [name for name in dir() if name.isupper() or name in (
-    'contact_topic', 'topic_type', 'recorded_topics', 'hardware_recorded_topics',
-    'driver_service', 'stream_qos', 'input_qos', 'command_qos',
+    'contact_topic', 'topic_type', 'normalize_namespace', 'resolve', 'remap_arguments',
+    'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
+    'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
     'latched_qos')]

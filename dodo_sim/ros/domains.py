@@ -11,6 +11,9 @@ lock dies with the process, even on SIGKILL; the file stays and is reused). The 
 * An explicit domain (``ROS_DOMAIN_ID`` or ``dodo hop --domain-id``) is used only if no other
   ``dodo hop`` holds it; otherwise :class:`DomainUnavailable` names the holder. Participants
   already there (e.g. the user's ``ros2 topic echo``) are reported, not refused.
+* An explicit domain with a namespace (``dodo hop --namespace left --domain-id 7``): runs in
+  different namespaces share the domain (a shared lock on the domain, an exclusive one on the
+  namespace); a run without a namespace never shares.
 
 Participants are seen through the UDP ports of the RTPS well-known port mapping (the default of
 Fast DDS and Cyclone DDS): domain ``d`` uses ports ``7400 + 250 d`` to ``7400 + 250 d + 249``;
@@ -120,10 +123,16 @@ class DomainLease:
     #: sockets of other participants seen in the domain when it was taken (explicit ids only)
     foreign_sockets: int = 0
 
+    #: a namespaced run's shared lock on the domain (-1: none)
+    shared_fd: int = field(default=-1, repr=False)
+
     def release(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)      # closing the descriptor drops the flock
             self.fd = -1
+        if self.shared_fd >= 0:
+            os.close(self.shared_fd)
+            self.shared_fd = -1
 
     def __enter__(self):
         return self
@@ -132,12 +141,14 @@ class DomainLease:
         self.release()
 
 
-def _try_lock(domain_id: int, directory: Path) -> tuple[int, Path] | tuple[None, str]:
-    """Lock a domain's file; (fd, path) or (None, text naming the holder)."""
-    path = directory / f'domain-{domain_id}.lock'
+def _try_lock(domain_id: int, directory: Path, shared: bool = False, suffix: str = ''
+              ) -> tuple[int, Path] | tuple[None, str]:
+    """Lock a domain's file (``shared``: a shared lock, several namespaced runs at once);
+    (fd, path) or (None, text naming the holder)."""
+    path = directory / f'domain-{domain_id}{suffix}.lock'
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except OSError as exc:
         if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             os.close(fd)
@@ -147,14 +158,39 @@ def _try_lock(domain_id: int, directory: Path) -> tuple[int, Path] | tuple[None,
         finally:
             os.close(fd)
         return None, holder or 'another process'
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f'dodo hop pid {os.getpid()}\n'.encode(), 0)
+    if not shared:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f'dodo hop pid {os.getpid()}\n'.encode(), 0)
     return fd, path
 
 
-def reserve(explicit: int | None = None, environ=None) -> DomainLease:
-    """Take a domain id for one run (see module docs); raise :class:`DomainUnavailable`."""
+def _reserve_namespace(explicit: int, namespace: str, directory: Path) -> DomainLease:
+    """An explicit domain shared by namespaced runs: a shared lock on the domain (a run in
+    the root namespace, which takes it exclusively, cannot join) and an exclusive one on the
+    namespace (two runs cannot be the same robot)."""
+    fd, path = _try_lock(explicit, directory, shared=True)
+    if fd is None:
+        raise DomainUnavailable(f'ROS domain {explicit} is in use by a run without a namespace '
+                                f'({path}); give every run sharing a domain its own --namespace')
+    tag = namespace.strip('/').replace('/', '.')
+    ns_fd, ns_path = _try_lock(explicit, directory, suffix=f'-ns-{tag}')
+    if ns_fd is None:
+        os.close(fd)
+        raise DomainUnavailable(f'namespace {namespace} in ROS domain {explicit} is in use by '
+                                f'another run ({ns_path}); choose another --namespace')
+    lease = DomainLease(explicit, ns_path, ns_fd, explicit=True,
+                        foreign_sockets=sockets_in_domain(explicit))
+    lease.shared_fd = fd
+    return lease
+
+
+def reserve(explicit: int | None = None, environ=None, namespace: str = '') -> DomainLease:
+    """Take a domain id for one run (see module docs); raise :class:`DomainUnavailable`.
+    ``namespace`` (``/left``): with an explicit domain, runs in different namespaces share it
+    (DESIGN.md section 3); without one the run still gets a private domain."""
     directory = lock_dir()
+    if explicit is not None and namespace:
+        return _reserve_namespace(explicit, namespace, directory)
     if explicit is not None:
         fd, path = _try_lock(explicit, directory)
         if fd is None:

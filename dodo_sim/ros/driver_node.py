@@ -66,6 +66,7 @@ from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle
 from dodo_sim.simulator import SimulationDiverged
 
@@ -175,6 +176,10 @@ class DriverNode(Node):
         self.create_subscription(JointState, contract.JOINT_COMMANDS, self._on_joint_command, qos)
         self.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
                                  self._on_effort_command, qos)
+        # ros2_control's topic-based system (docs/ros2_control.md): held like the others
+        self.create_subscription(JointState, contract.ROS2_CONTROL_COMMANDS,
+                                 self._on_ros2_control_command,
+                                 contract.ros2_control_command_qos())
         self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop_input, 10)
         handlers = {'enable': self._on_enable, 'disable': self._on_disable,
                     'estop': self._on_estop, 'calibrate': self._on_calibrate}
@@ -265,6 +270,17 @@ class DriverNode(Node):
                 if self.enabled_at is not None:
                     self._age_ns.add(max(age_ns, 0))
         self._accepted(ok, f'/joint_commands {list(msg.name)} {list(msg.effort)}')
+
+    def _on_ros2_control_command(self, msg: JointState) -> None:
+        torques, why = topic_based_efforts(msg.name, msg.effort, msg.position, msg.velocity,
+                                           self.core.joint_names,
+                                           self.core.actuated_joint_names)
+        if torques is None:
+            self._throttle.warn('bad_ros2_control', f'rejected {contract.ROS2_CONTROL_COMMANDS} '
+                                f'command: {why}; holding the last')
+            return
+        ok = self.core.set_command(time.monotonic(), torques)
+        self._accepted(ok, f'{contract.ROS2_CONTROL_COMMANDS} {list(torques)}')
 
     def _on_effort_command(self, msg: Float64MultiArray) -> None:
         ok = self.core.set_command(time.monotonic(), msg.data)

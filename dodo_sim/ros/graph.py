@@ -49,6 +49,7 @@ class LaunchArg:
     description: str
     default: str = ''
     share_path: tuple = ()
+    choices: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,12 @@ def profile(name: str) -> LaunchProfile:
     raise KeyError(f'no launch profile {name!r}; profiles: {[p.name for p in PROFILES]}')
 
 
+#: Values of the ``hardware`` launch argument / ``dodo hop --hardware``.
+HARDWARE_KINDS = ('emulated', 'can')
+#: Values of the on/off launch arguments (use_sim, record, rviz).
+SWITCH_CHOICES = ('true', 'false')
+
+
 def launch_arguments(profile_name: str = 'hop') -> tuple:
     """The arguments of ``<profile>.launch.py`` (same names, profile defaults)."""
     p = profile(profile_name)
@@ -105,27 +112,31 @@ def launch_arguments(profile_name: str = 'hop') -> tuple:
                   'urdf/kneed_walker.urdf.xacro)'),
         LaunchArg('use_sim', 'Start the simulator and use simulated time; false: the hardware '
                   'driver instead (params file driver: section), no /clock, every node on wall '
-                  'time', default='true'),
+                  'time', default='true', choices=SWITCH_CHOICES),
         LaunchArg('hardware', 'With use_sim:=false, what the driver drives: emulated (the '
                   'physics answers on an in-process virtual CAN bus; enabled once the '
                   'controller is up) or can (the real bus, ids and calibration of the params '
                   'file driver: section; stays disabled until: ros2 service call /driver/enable '
-                  'std_srvs/srv/Trigger)', default='emulated'),
+                  'std_srvs/srv/Trigger)', default='emulated', choices=HARDWARE_KINDS),
         LaunchArg('realtime_priority', 'With use_sim:=false, the SCHED_FIFO priority (1..99) of '
                   'the hardware loop nodes (driver, controller), as on a real robot; 0: normal '
                   'scheduling. Where it is refused (no CAP_SYS_NICE / rtprio limit) they run '
                   'with normal scheduling and say so', default=str(DEFAULT_REALTIME_PRIORITY)),
-        LaunchArg('rviz', 'Start rviz2 with rviz_config', default='false'),
+        LaunchArg('rviz', 'Start rviz2 with rviz_config', default='false',
+                  choices=SWITCH_CHOICES),
         LaunchArg('rviz_config', 'rviz2 configuration file', share_path=p.rviz_config),
         LaunchArg('record', 'Record the graph topics to an MCAP bag (dodo_sim recorder); the '
                   'simulator waits for the recorder, so the bag starts at t = 0',
-                  default='false'),
+                  default='false', choices=SWITCH_CHOICES),
         LaunchArg('bag', 'Output directory of the bag when record:=true (must not exist)',
                   default=f'{p.name}_bag'),
         LaunchArg('live', 'With record:=true, a live Foxglove WebSocket view of what is '
                   'recorded on PORT or HOST:PORT (host default 127.0.0.1; docs/viewing.md); '
                   'empty: none (the recorder parameter live, set only when given)',
                   default=''),
+        LaunchArg('namespace', 'ROS namespace of the robot: every node, topic and service under '
+                  'it, /clock /tf /tf_static /parameter_events remapped into it (two robots '
+                  'share a domain); empty: the root namespace', default=''),
     )
 
 
@@ -184,8 +195,11 @@ NODES = (
              subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, ESTOP)),
     NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
              subscribes=(JOINT_STATES, CONTACT_TOPICS, ROBOT_DESCRIPTION, CLOCK)),
+    # a robot_state_publisher publishing the absolute /robot_description (the plain-machine
+    # stand-in) lands in the robot's namespace too; the real one publishes the relative name
     NodeSpec('robot_state_publisher', 'robot_state_publisher', 'robot_state_publisher', None,
-             params_file=False, robot_description=True, subscribes=(JOINT_STATES, CLOCK)),
+             params_file=False, robot_description=True, subscribes=(JOINT_STATES, CLOCK),
+             remappings=(('/' + ROBOT_DESCRIPTION, ROBOT_DESCRIPTION),)),
     NodeSpec('rviz2', 'rviz2', 'rviz2', None, condition='rviz', params_file=False,
              arguments=('-d', Arg('rviz_config')),
              subscribes=(CONTROLLER_MARKERS, ROBOT_DESCRIPTION, CLOCK)),
@@ -207,8 +221,6 @@ NODE_CONFIGS = {
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, CONTACT_TOPICS)
 #: What the hardware driver publishes every cycle (no /clock: wall time).
 DRIVER_STATE_TOPICS = (JOINT_STATES, CONTACT_TOPICS)
-#: Values of the ``hardware`` launch argument / ``dodo hop --hardware``.
-HARDWARE_KINDS = ('emulated', 'can')
 #: The node that owns the run's time and ends it (``dodo hop`` waits for it): the simulator, or
 #: without simulation the driver.
 CLOCK_NODES = ('simulator', DRIVER_NODE)
@@ -248,6 +260,16 @@ class Robot:
         """What the recorder records on hardware: no /clock; the driver's /diagnostics and
         the /estop input."""
         return list(hardware_recorded_topics(self.contact_frames))
+
+
+def namespaced_sections(sections: dict, namespace: str) -> dict:
+    """A params file's sections for nodes in ``namespace``: a section named after a node
+    (``simulator:``) matches only ``/simulator``, so it becomes ``/left/simulator``; sections
+    that are already fully qualified or wildcards (``/**``) stay."""
+    if not namespace:
+        return dict(sections)
+    return {(key if str(key).startswith('/') else f'{namespace}/{key}'): value
+            for key, value in sections.items()}
 
 
 def robot_from_params(params_file, model: str | None = None) -> Robot:

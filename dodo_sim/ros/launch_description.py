@@ -5,42 +5,46 @@
 (:data:`dodo_sim.ros.graph.PROFILES`) sets the defaults of the params file and the rviz2
 configuration. Everything else comes from ``dodo_sim.ros.graph`` — the functions ``dodo hop`` and
 ``dodo walk`` use on a plain machine (``launch_nodes``/``hop_nodes``, ``node_parameters``,
-``robot_from_params``), so launch and CLI cannot drift: with ``record:=true`` the simulator's
-start gate (``min_subscribers``) counts the recorder exactly as in ``dodo hop``, and the bag holds
-the run from t = 0.
+``robot_from_params``), so launch and CLI cannot drift.
 
-The launch arguments are evaluated once (an OpaqueFunction) and the nodes built from their
-values; string parameters are passed typed (a bag called ``123`` or ``run #1`` stays that
-string). The params file names the controller (its ``controller`` parameter) and the contact
-frames (the simulator's ``contact_frames``): the recorder records every contact topic of the
-robot. robot_state_publisher and the simulator get robot_description from the xacro of the
-``model`` argument (empty: the controller's default model); robot_state_publisher publishes
-/robot_description. With ``use_sim:=false`` the hardware ``driver`` takes the simulator's place
-(docs/hardware.md; ``hardware:=emulated|can``): every node on wall time, the recorder records
-/diagnostics and /estop; on emulated hardware the driver enables itself once the controller (and
-the recorder) are up, a real bus (``hardware:=can``) never without an explicit ``ros2 service
-call /driver/enable std_srvs/srv/Trigger``; the driver and the controller run under SCHED_FIFO
-(``realtime_priority``) where permitted. docs/running.md has the details. This module imports launch and launch_ros
-(only launch files import it).
+The description is readable and composable (docs/running.md, "Launch"):
+
+* one ``Node`` action per node of :data:`dodo_sim.ros.graph.NODES`, visible to
+  ``ros2 launch dodo_sim hop.launch.py --print``, each with its condition (``use_sim``,
+  ``record``, ``rviz``), the ``namespace`` argument and the namespace remaps of /clock, /tf,
+  /tf_static, /parameter_events (:data:`dodo_sim.ros.contract.NAMESPACE_REMAPS`);
+* arguments with ``choices`` where they have them;
+* includable: ``IncludeLaunchDescription(..., launch_arguments={'record': 'true'}.items())``
+  overrides any argument; an enclosing ``PushRosNamespace`` namespaces the nodes as well.
+
+What depends on the evaluated arguments — the start gates (``min_subscribers`` counts the
+recorder exactly as in ``dodo hop``), the recorded topics of the robot's contact frames, the
+hardware parameters, the robot description (xacro of the ``model`` argument, empty: the
+controller's default model) — is computed at launch time by :class:`GraphParameters`, a
+substitution that writes each node's graph parameters to a params file (``/**`` section: it
+matches the node in any namespace). The user's params file is namespaced the same way
+(:class:`NamespacedParamsFile`). The arguments are checked (params file keys, hardware kind,
+the robot for ``use_sim:=false``) by an action that runs before the nodes start. This module
+imports launch and launch_ros (only launch files import it).
 """
 from __future__ import annotations
 
 import shlex
 import sys
+import tempfile
 from pathlib import Path
-from typing import List
 
-from launch import LaunchDescription
+import yaml
+from launch import LaunchDescription, Substitution
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import evaluate_condition_expression
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.conditions import IfCondition, UnlessCondition
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from dodo_sim.ros import graph
+from dodo_sim.ros import contract, graph
 
-#: Launch arguments that switch nodes on or off (true/false, 1/0).
+#: Launch arguments that switch nodes on or off (true/false).
 SWITCHES = ('use_sim', 'record', 'rviz')
 
 
@@ -50,88 +54,162 @@ def _share_path(parts):
 
 def _argument(arg: graph.LaunchArg) -> DeclareLaunchArgument:
     default = _share_path(arg.share_path) if arg.share_path else arg.default
-    return DeclareLaunchArgument(arg.name, default_value=default, description=arg.description)
+    kwargs = {'choices': list(arg.choices)} if arg.choices else {}
+    return DeclareLaunchArgument(arg.name, default_value=default, description=arg.description,
+                                 **kwargs)
 
 
-def _typed(value):
-    """A parameter value launch_ros passes with its Python type (strings are not re-read as
-    YAML: ``bag:=123`` stays the string '123')."""
-    if isinstance(value, str):
-        return ParameterValue(value, value_type=str)
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
-        return ParameterValue(list(value), value_type=List[str])
-    return value
+class _Evaluated:
+    """The launch arguments of one launch, evaluated once per context."""
+
+    def __init__(self, context, profile_name: str):
+        self.values = {arg.name: LaunchConfiguration(arg.name).perform(context)
+                       for arg in graph.launch_arguments(profile_name)}
+        self.switches = {name: self.values[name].strip().lower() in ('true', '1')
+                         for name in SWITCHES}
+        self.use_sim = self.switches['use_sim']
+        self.robot = graph.robot_from_params(self.values['params_file'],
+                                             self.values['model'] or None)
+        self.running = graph.launch_nodes(**self.switches)
+
+    @classmethod
+    def of(cls, context, profile_name: str) -> '_Evaluated':
+        key = f'_dodo_sim_graph_{profile_name}'
+        evaluated = context.get_locals_as_dict().get(key)
+        if evaluated is None:
+            evaluated = cls(context, profile_name)
+            context.extend_locals({key: evaluated})
+        return evaluated
 
 
-def _prefix(spec: graph.NodeSpec, values: dict, use_sim: bool) -> str | None:
+def _check(context, profile_name: str):
+    """Name a bad argument before anything starts (the same checks as ``dodo hop``)."""
+    values = {arg.name: LaunchConfiguration(arg.name).perform(context)
+              for arg in graph.launch_arguments(profile_name)}
+    graph.check_params_file(values['params_file'])
+    contract.normalize_namespace(values['namespace'])
+    ev = _Evaluated.of(context, profile_name)
+    if not ev.use_sim:      # the driver must stand in for this robot's simulator
+        graph.check_hardware(values['params_file'], ev.robot, values['hardware'])
+    return []
+
+
+def _temporary_file(prefix: str, text: str) -> str:
+    handle = tempfile.NamedTemporaryFile('w', prefix=prefix, suffix='.yaml', delete=False)
+    with handle:
+        handle.write(text)
+    return handle.name
+
+
+class GraphParameters(Substitution):
+    """Path of a params file with the parameters the graph gives node ``name`` on top of the
+    user's params file (:func:`dodo_sim.ros.graph.node_parameters`, launch variant), written
+    when the launch runs."""
+
+    def __init__(self, profile_name: str, name: str):
+        super().__init__()
+        self.profile_name, self.name = profile_name, name
+
+    def describe(self) -> str:
+        return f"GraphParameters('{self.name}')"
+
+    def perform(self, context) -> str:
+        ev = _Evaluated.of(context, self.profile_name)
+        spec = graph.node(self.name)
+        params = graph.node_parameters(spec, ev.running, ev.values, use_sim=ev.use_sim,
+                                       launch=True, robot=ev.robot)
+        if spec.robot_description:
+            params['robot_description'] = _robot_xml(ev.robot.model)
+        if self.name == 'recorder' and ev.values.get('live'):      # docs/viewing.md
+            params['live'] = ev.values['live']
+        params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
+        return _temporary_file(f'dodo_{self.name}_', yaml.safe_dump(
+            {'/**': {'ros__parameters': params}}, default_flow_style=False, sort_keys=False))
+
+
+class NamespacedParamsFile(Substitution):
+    """The ``params_file`` argument; in a namespace, a copy whose node sections are moved into
+    it (a ``simulator:`` section matches ``/simulator`` only)."""
+
+    def describe(self) -> str:
+        return "NamespacedParamsFile(params_file, namespace)"
+
+    def perform(self, context) -> str:
+        path = LaunchConfiguration('params_file').perform(context)
+        namespace = contract.normalize_namespace(
+            LaunchConfiguration('namespace').perform(context))
+        base = context.launch_configurations.get('ros_namespace')   # PushRosNamespace
+        full = contract.normalize_namespace('/'.join(filter(None, [base or '', namespace])))
+        if not full:
+            return path
+        sections = yaml.safe_load(Path(path).read_text()) or {}
+        return _temporary_file('dodo_params_', yaml.safe_dump(
+            graph.namespaced_sections(sections, full), sort_keys=False))
+
+
+class _Prefix(Substitution):
     """``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
-    scheduling where permitted, normal scheduling with a note where not); None otherwise."""
-    text = values['realtime_priority']
-    try:
-        priority = int(text)
-        fifo = graph.realtime_priority(spec, use_sim, priority)
-    except ValueError:
-        raise ValueError(f'launch argument realtime_priority:={text!r}: expected 0 (off) or '
-                         f'1..99') from None
-    if not fifo:
-        return None
-    return f'{shlex.quote(sys.executable)} -m dodo_sim.tools.supervisor fifo {fifo} --'
+    scheduling where permitted); empty otherwise."""
+
+    def __init__(self, profile_name: str, name: str):
+        super().__init__()
+        self.profile_name, self.name = profile_name, name
+
+    def describe(self) -> str:
+        return f"RealtimePrefix('{self.name}', realtime_priority)"
+
+    def perform(self, context) -> str:
+        ev = _Evaluated.of(context, self.profile_name)
+        text = ev.values['realtime_priority']
+        try:
+            fifo = graph.realtime_priority(graph.node(self.name), ev.use_sim, int(text))
+        except ValueError:
+            raise ValueError(f'launch argument realtime_priority:={text!r}: expected 0 (off) '
+                             f'or 1..99') from None
+        if not fifo:
+            return ''
+        return f'{shlex.quote(sys.executable)} -m dodo_sim.tools.supervisor fifo {fifo} --'
 
 
-def _node(spec: graph.NodeSpec, running: tuple, values: dict, use_sim: bool,
-          robot: graph.Robot) -> Node:
-    parameters = []
-    if spec.params_file:
-        parameters.append(Path(values['params_file']))
-    extra = {key: _typed(value) for key, value in graph.node_parameters(
-        spec, running, values, use_sim=use_sim, launch=True, robot=robot).items()}
-    if spec.name == 'recorder' and values.get('live'):      # docs/viewing.md
-        extra['live'] = _typed(values['live'])
-    if spec.robot_description:
-        xml = robot.model.lstrip().startswith('<')
-        extra['robot_description'] = ParameterValue(
-            robot.model if xml else Command(['xacro ', shlex.quote(robot.model)]),
-            value_type=str)
-    parameters.append(extra)
+def _robot_xml(model: str) -> str:
+    if model.lstrip().startswith('<'):
+        return model
+    import xacro
+    return xacro.process_file(model).toxml()
+
+
+def _condition(spec: graph.NodeSpec):
+    if spec.sim_only:
+        return IfCondition(LaunchConfiguration('use_sim'))
+    if spec.hardware_only:
+        return UnlessCondition(LaunchConfiguration('use_sim'))
+    if spec.condition is not None:
+        return IfCondition(LaunchConfiguration(spec.condition))
+    return None
+
+
+def _node(spec: graph.NodeSpec, profile_name: str) -> Node:
+    parameters = [NamespacedParamsFile()] if spec.params_file else []
+    parameters.append(GraphParameters(profile_name, spec.name))
     arguments = []
     for a in spec.arguments:
         if isinstance(a, graph.Arg):
-            a = values[a.name]
+            a = LaunchConfiguration(a.name)
         arguments.append(_share_path(a) if isinstance(a, tuple) else a)
     # exec_name: the process label stays the executable's under the SCHED_FIFO prefix
     return Node(package=spec.package, executable=spec.executable, name=spec.name,
-                exec_name=spec.executable, output='screen', parameters=parameters,
-                arguments=arguments, remappings=list(spec.remappings),
-                prefix=_prefix(spec, values, use_sim))
-
-
-def _switch(context, name: str) -> bool:
-    text = LaunchConfiguration(name).perform(context)
-    if text.strip().lower() not in ('true', 'false', '1', '0'):
-        raise ValueError(f'launch argument {name}:={text!r}: expected true or false')
-    return evaluate_condition_expression(context, [LaunchConfiguration(name)])
-
-
-def _nodes(context, profile_name: str):
-    switches = {name: _switch(context, name) for name in SWITCHES}
-    values = {arg.name: LaunchConfiguration(arg.name).perform(context)
-              for arg in graph.launch_arguments(profile_name)}
-    graph.check_params_file(values['params_file'])     # names a bad key before anything starts
-    if values['hardware'] not in graph.HARDWARE_KINDS:
-        raise ValueError(f"launch argument hardware:={values['hardware']!r}: expected one of "
-                         f'{graph.HARDWARE_KINDS}')
-    robot = graph.robot_from_params(values['params_file'], values['model'] or None)
-    if not switches['use_sim']:     # the driver must stand in for this robot's simulator
-        graph.check_hardware(values['params_file'], robot, values['hardware'])
-    running = graph.launch_nodes(**switches)
-    return [_node(spec, running, values, switches['use_sim'], robot) for spec in running]
+                namespace=LaunchConfiguration('namespace'), exec_name=spec.executable,
+                output='screen', parameters=parameters, arguments=arguments,
+                remappings=list(contract.NAMESPACE_REMAPS) + list(spec.remappings),
+                prefix=_Prefix(profile_name, spec.name), condition=_condition(spec))
 
 
 def launch_description(profile_name: str = 'hop') -> LaunchDescription:
     """The launch description of ``<profile_name>.launch.py`` (graph.PROFILES)."""
-    return LaunchDescription([_argument(a) for a in graph.launch_arguments(profile_name)]
-                             + [OpaqueFunction(function=_nodes,
-                                               kwargs={'profile_name': profile_name})])
+    return LaunchDescription(
+        [_argument(a) for a in graph.launch_arguments(profile_name)]
+        + [OpaqueFunction(function=_check, kwargs={'profile_name': profile_name})]
+        + [_node(spec, profile_name) for spec in graph.NODES])
 
 
-__all__ = ['launch_description', 'SWITCHES']
+__all__ = ['launch_description', 'SWITCHES', 'GraphParameters', 'NamespacedParamsFile']

@@ -8,8 +8,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dodo_sim.parameter import bounded, one_of
+
 #: Values of ControllerNodeConfig.contact_pairing.
 CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')
+#: Values of SimulatorNodeConfig.command_convention.
+COMMAND_CONVENTIONS = ('stamped', 'ros2_control')
 
 
 @dataclass(frozen=True)
@@ -44,24 +48,35 @@ class SimulatorNodeConfig:
             debugger breakpoint or a swapped-out process is a pause, not a loss.
         diagnostics_period: wall-clock s between two /diagnostics messages (mode, real-time
             factor, waits, timeouts, rejected and foreign commands); 0: none.
+        command_convention: 'stamped': commands on /joint_commands stamped with the state they
+            answer (the dodo controller; lockstep pairs exactly) and, in realtime,
+            /effort_controller/commands; 'ros2_control': the commands of ros2_control's
+            topic-based system on /topic_based_joint_commands (every ros2_control joint named,
+            efforts for the effort-commanded ones, stamped with the controller_manager's now()),
+            states on /topic_based_joint_states; lockstep pairs a command with the awaited
+            state when its stamp is not older than the state (docs/ros2_control.md).
     """
 
     robot_description: str = ''
     publish_robot_description: bool = True
-    min_subscribers: int = 1
-    startup_timeout: float = 60.0
-    discovery_settle: float = 0.5
-    stop_after: float = 0.0
-    warn_period: float = 1.0
-    max_command_age: float = 0.005
-    graph_check_period: float = 1.0
-    controller_lost_timeout: float = 120.0
-    diagnostics_period: float = 1.0
+    min_subscribers: int = bounded(1, low=0)
+    startup_timeout: float = bounded(60.0, low=0.0)
+    discovery_settle: float = bounded(0.5, low=0.0)
+    stop_after: float = bounded(0.0, low=0.0)
+    warn_period: float = bounded(1.0, low=0.0)
+    max_command_age: float = bounded(0.005, low=0.0)
+    graph_check_period: float = bounded(1.0, low=0.0)
+    controller_lost_timeout: float = 120.0          # inf allowed: no range in its descriptor
+    diagnostics_period: float = bounded(1.0, low=0.0)
+    command_convention: str = one_of('stamped', COMMAND_CONVENTIONS)
 
     def __post_init__(self):
         if not self.controller_lost_timeout > 0.0:       # inf allowed, nan and <= 0 not
             raise ValueError(f'controller_lost_timeout = {self.controller_lost_timeout!r}: must '
                              f'be a number of seconds > 0 (or inf: never)')
+        if self.command_convention not in COMMAND_CONVENTIONS:
+            raise ValueError(f'command_convention = {self.command_convention!r}: choose one of '
+                             f'{COMMAND_CONVENTIONS}')
         for name in ('startup_timeout', 'discovery_settle', 'stop_after', 'warn_period',
                      'graph_check_period', 'diagnostics_period'):
             value = getattr(self, name)
@@ -112,16 +127,16 @@ class ControllerNodeConfig:
 
     controller: str = 'slip_hopper'
     robot_description: str = ''
-    min_subscribers: int = 1
-    startup_timeout: float = 60.0
-    discovery_settle: float = 0.5
-    contact_pairing: str = 'auto'
-    marker_period: float = 0.02
-    state_period: float = 0.01
-    cog_path_points: int = 500
-    warn_period: float = 1.0
-    wait_report_after: float = 1.0
-    diagnostics_period: float = 1.0
+    min_subscribers: int = bounded(1, low=0)
+    startup_timeout: float = bounded(60.0, low=0.0)
+    discovery_settle: float = bounded(0.5, low=0.0)
+    contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
+    marker_period: float = bounded(0.02, low=0.0)
+    state_period: float = bounded(0.01, low=0.0)
+    cog_path_points: int = bounded(500, low=1)
+    warn_period: float = bounded(1.0, low=0.0)
+    wait_report_after: float = bounded(1.0, low=0.0)
+    diagnostics_period: float = bounded(1.0, low=0.0)
     reliable_states: bool = True
 
     def __post_init__(self):
@@ -137,4 +152,5 @@ class ControllerNodeConfig:
                 raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
 
 
-__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS']
+__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS',
+           'COMMAND_CONVENTIONS']

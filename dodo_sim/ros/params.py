@@ -267,10 +267,39 @@ def config_to_parameters(config) -> dict[str, Any]:
 
 # -- ROS side (rclpy imported lazily) ---------------------------------------------------------
 
+#: the widest range a double parameter can state (ROS ranges are closed and finite)
+_DOUBLE_MAX = 1.7976931348623157e308
+_INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
+    """Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed
+    values (``additional_constraints``) into its ROS parameter descriptor
+    (:mod:`dodo_sim.parameter`)."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange
+    from dodo_sim.parameter import CHOICES, RANGE
+    bounds = field.metadata.get(RANGE)
+    kind = _kind(default)
+    if bounds is not None and kind == 'float':
+        low, high = bounds
+        descriptor.floating_point_range = [FloatingPointRange(
+            from_value=-_DOUBLE_MAX if low is None else float(low),
+            to_value=_DOUBLE_MAX if high is None else float(high), step=0.0)]
+    elif bounds is not None and kind == 'int':
+        low, high = bounds
+        descriptor.integer_range = [IntegerRange(
+            from_value=_INT64[0] if low is None else int(low),
+            to_value=_INT64[1] if high is None else int(high), step=0)]
+    choices = field.metadata.get(CHOICES)
+    if choices:
+        descriptor.additional_constraints = 'one of: ' + ', '.join(choices)
+
+
 def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[str, Any]:
     """Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
 
-    The descriptor carries the field's docstring (with units). Parameters are dynamically typed
+    The descriptor carries the field's docstring (with units), its range and allowed values
+    (field metadata, :mod:`dodo_sim.parameter`). Parameters are dynamically typed
     so that ``dt: 1`` in YAML works; :func:`coerce_value` checks the type instead. A field the
     node declared already (a name shared by two config classes of one node, e.g. the walker's
     ``pitch_joint`` in its controller and fall-criteria configs) is one parameter: its value is
@@ -278,6 +307,7 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[
     """
     from rcl_interfaces.msg import ParameterDescriptor
     docs = field_docs(cls)
+    descriptor_for = {f.name: f for f in dataclasses.fields(cls)}
     read_only = set(read_only)
     values = {}
     for name, default in config_defaults(cls).items():
@@ -286,6 +316,7 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[
             continue
         descriptor = ParameterDescriptor(description=docs.get(name, ''), dynamic_typing=True,
                                          read_only=name in read_only)
+        _constrain(descriptor, descriptor_for[name], default)
         param = node.declare_parameter(
             name, list(default) if isinstance(default, tuple) else default, descriptor)
         values[name] = param.value

@@ -473,7 +473,10 @@ class Recorder:
         on_graph = None
         if self.config.contact_topics:
             # any robot's contact topics (/<frame>_contact), whatever frames the list names
-            on_graph = dict(self.node.get_topic_names_and_types())
+            # graph names relative to this recorder's namespace: another robot's topics
+            # (another namespace) stay absolute and are not contact topics of this robot
+            on_graph = {contract.relative_name(name, self.node.get_namespace()): types
+                        for name, types in self.node.get_topic_names_and_types()}
             pending += [name for name, types in on_graph.items()
                         if name not in self.topics and name not in pending
                         and contract.CONTACT_TYPE in types
@@ -481,7 +484,8 @@ class Recorder:
         if not pending and not unconfirmed:
             return
         if on_graph is None:
-            on_graph = dict(self.node.get_topic_names_and_types())
+            on_graph = {contract.relative_name(name, self.node.get_namespace()): types
+                        for name, types in self.node.get_topic_names_and_types()}
         for topic in unconfirmed:
             # types offered by publishers (the graph also lists this recorder's subscription)
             types = sorted({i.topic_type for i in
@@ -597,7 +601,9 @@ class Recorder:
                 f'{topic.name}: type hash of the publisher ({publisher_hash}) differs from the '
                 f'rosbags typestore ({rihs01}); storing the publisher hash')
             rihs01 = publisher_hash
-        return self.writer.add_connection(topic.name, topic.type_name, msgdef=msgdef,
+        # the bag holds resolved names (/joint_states, or /<namespace>/joint_states)
+        return self.writer.add_connection(self.node.resolve_topic_name(topic.name),
+                                          topic.type_name, msgdef=msgdef,
                                           rihs01=rihs01, offered_qos_profiles=offered)
 
     def _write(self, topic: _Topic, stamp: int, data: bytes) -> None:
@@ -689,7 +695,7 @@ class Recorder:
                                              else DurabilityPolicy.VOLATILE))
             msgdef, _ = self.typestore.generate_msgdef(type_name, ros_version=2)
             topic.connection = self.writer.add_connection(
-                name, type_name, msgdef=msgdef, rihs01=self.typestore.hash_rihs01(type_name),
+                self.node.resolve_topic_name(name), type_name, msgdef=msgdef, rihs01=self.typestore.hash_rihs01(type_name),
                 offered_qos_profiles=[_rosbags_qos(offered)])
         self.writer.write(topic.connection, int(log_ns), data)
         topic.count += 1

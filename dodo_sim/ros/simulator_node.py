@@ -81,6 +81,7 @@ from std_srvs.srv import Trigger
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
                                   publisher_gid, with_message_info)
 from dodo_sim.paths import default_urdf_path
@@ -191,20 +192,27 @@ class SimulatorNode(Node):
         self._pub_contacts = [self.create_publisher(WrenchStamped, contract.contact_topic(frame),
                                                     stream_qos)
                               for frame in self.contact_frames]
-        self._pub_joints = self.create_publisher(JointState, contract.JOINT_STATES, stream_qos)
+        # ros2_control's topic-based system: its command and state topics instead of ours
+        self._ros2_control = self.node_config.command_convention == 'ros2_control'
+        self._pub_joints = self.create_publisher(
+            JointState, contract.ROS2_CONTROL_STATES if self._ros2_control
+            else contract.JOINT_STATES, stream_qos)
         command_qos = contract.command_qos() if self._lockstep else contract.input_qos()
+        if self._ros2_control:
+            command_qos = contract.ros2_control_command_qos()
         # raw: commands are read from their CDR bytes (dodo_sim.ros.cdr), not built into
         # message objects by rclpy (nested constructors per message, at 1 kHz)
         self._command_reader = JointStateReader()
         self._sub_joint_commands = self.create_subscription(
-            JointState, contract.JOINT_COMMANDS, with_message_info(self._on_raw_joint_command),
+            JointState, contract.ROS2_CONTROL_COMMANDS if self._ros2_control
+            else contract.JOINT_COMMANDS, with_message_info(self._on_raw_joint_command),
             command_qos, raw=True)
         # the unstamped topic: always read in realtime; in lockstep only while someone besides
         # the controller publishes on it (to reject and count what strays send): reading the
         # controller's own copy of every command would cost both nodes a message per step
         self._command_qos = command_qos
         self._sub_effort_commands = None
-        if not self._lockstep:
+        if not self._lockstep and not self._ros2_control:
             self._read_effort_commands(True)
         self._sub_push = self.create_subscription(Vector3, contract.PUSH, self._on_push, 10)
         self._sub_force = self.create_subscription(Vector3, contract.FORCE, self._on_force, 10)
@@ -327,10 +335,19 @@ class SimulatorNode(Node):
         self._throttle.warn('bad_command', f'rejected {what}: {why}; {self.rejected_commands} '
                             f'rejected so far (a rejected command answers no state)')
 
-    def _command_torques(self, names, effort):
+    def _ros2_control_torques(self, msg: JointState):
+        """The torques of a topic-based ros2_control command, or None (rejected):
+        :func:`dodo_sim.ros.ros2_control.topic_based_efforts`."""
+        torques, why = topic_based_efforts(msg.name, msg.effort, msg.position, msg.velocity,
+                                           self.joint_names, self._actuated_list)
+        if torques is None:
+            self._reject(f'{contract.ROS2_CONTROL_COMMANDS} command', why)
+        return torques
+
+    def _command_torques(self, names, effort, what=f'{contract.JOINT_COMMANDS} command'):
         """The torques of a JointState command in actuated-joint order, or None (rejected)."""
         if len(effort) != len(names):
-            self._reject(f'{contract.JOINT_COMMANDS} command', f'{len(names)} names but '
+            self._reject(what, f'{len(names)} names but '
                          f'{len(effort)} efforts')
             return None
         if names == self._actuated_list:
@@ -342,13 +359,12 @@ class SimulatorNode(Node):
                 ordered[index[name]] = value
             torques = tuple(ordered)
         else:
-            self._reject(f'{contract.JOINT_COMMANDS} command', f'joint names {list(names)}, '
+            self._reject(what, f'joint names {list(names)}, '
                          f'need the actuated joints {self._actuated_list}')
             return None
         for value in torques:
             if not math.isfinite(value):
-                self._reject(f'{contract.JOINT_COMMANDS} command',
-                             f'non-finite effort {list(torques)} N*m')
+                self._reject(what, f'non-finite effort {list(torques)} N*m')
                 return None
         return torques
 
@@ -363,7 +379,10 @@ class SimulatorNode(Node):
                                               effort), info)
 
     def _on_joint_command(self, msg: JointState, info) -> None:
-        torques = self._command_torques(msg.name, msg.effort)
+        if self._ros2_control:
+            torques = self._ros2_control_torques(msg)
+        else:
+            torques = self._command_torques(msg.name, msg.effort)
         if torques is None:
             return
         now = time.monotonic()
@@ -371,7 +390,12 @@ class SimulatorNode(Node):
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
         gid = publisher_gid(info)
         if self._lockstep:
-            if not (self._awaiting and stamp_ns == self._stamp_ns):
+            # ros2_control carries no state stamp, only the controller_manager's now(): a
+            # command answers the awaited state when it was written at or after the state's
+            # time (its clock is our /clock, published after the state; docs/ros2_control.md)
+            answers = (stamp_ns >= self._stamp_ns if self._ros2_control
+                       else stamp_ns == self._stamp_ns)
+            if not (self._awaiting and answers):
                 if gid != self._controller_gid:
                     self._foreign(gid, stamp_ns)
                     return
@@ -402,7 +426,11 @@ class SimulatorNode(Node):
                 self._foreign(gid, stamp_ns)
                 return
             self._bind(gid)
-        if self._held_stamp_ns is not None and stamp_ns <= self._held_stamp_ns:
+        if self._held_stamp_ns is not None and (
+                stamp_ns < self._held_stamp_ns if self._ros2_control
+                else stamp_ns <= self._held_stamp_ns):
+            # ros2_control: several updates of the controller_manager in one period carry the
+            # same now(); the newest of them is held
             self.late_commands += 1
             return
         self._record_round_trip(stamp_ns, now)
@@ -470,11 +498,16 @@ class SimulatorNode(Node):
     def _publisher_node(self, gid: bytes) -> str:
         """The full name of the node whose publisher on a command topic has this id ('' if it
         is not in the graph)."""
-        for topic in (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS):
+        for topic in self._command_topics():
             for endpoint in self.get_publishers_info_by_topic(topic):
                 if runtime.endpoint_gid(endpoint)[:len(gid)] == gid:
                     return f'{endpoint.node_namespace.rstrip("/")}/{endpoint.node_name}'
         return ''
+
+    def _command_topics(self) -> tuple:
+        if self._ros2_control:
+            return (contract.ROS2_CONTROL_COMMANDS,)
+        return (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS)
 
     def _read_effort_commands(self, read: bool) -> None:
         if read and self._sub_effort_commands is None:
@@ -486,9 +519,9 @@ class SimulatorNode(Node):
             self._sub_effort_commands = None
 
     def _check_publishers(self) -> None:
-        if self._lockstep:
+        if self._lockstep and not self._ros2_control:
             self._read_effort_commands(self.count_publishers(contract.EFFORT_COMMANDS) > 1)
-        for topic in (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS):
+        for topic in self._command_topics():
             count = self.count_publishers(topic)
             if count > self.command_publishers:
                 self.command_publishers = count

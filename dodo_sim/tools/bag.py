@@ -7,9 +7,9 @@ described in ``docs/bags.md``. Reading::
     from dodo_sim.tools.bag import read_bag, joint_states, robot_info, node_parameters
     bag = read_bag('/tmp/run1')                   # dict topic -> TopicData (deserialized messages)
     robot = robot_info(bag)                       # joints, actuated joints, contact frames, URDF
-    js = joint_states(bag['/joint_states'], robot.joint_names)   # arrays t, q, v, effort
+    js = joint_states(bag['joint_states'], robot.joint_names)   # arrays t, q, v, effort
     node_parameters(bag, 'controller')            # start configuration + runtime changes
-    message_counts('/tmp/run1')                   # {'/joint_states': 3001, ...} from metadata
+    message_counts('/tmp/run1')                   # {'joint_states': 3001, ...} (contract names)
 
 Times: ``TopicData.log_time_ns`` is the bag time of each message; ``stamp`` arrays are the message
 header stamps (sim time under simulation, s).  :func:`sim_time` maps bag times of headerless
@@ -150,8 +150,9 @@ def message_counts(bag_dir: str | os.PathLike) -> dict[str, int]:
     """Messages per topic, from the bag's metadata (no deserialization)."""
     with _reader(bag_dir) as reader:
         counts: dict[str, int] = {}
+        keys = _topic_keys(reader)
         for conn in reader.connections:
-            counts[conn.topic] = counts.get(conn.topic, 0) + conn.msgcount
+            counts[keys[conn.topic]] = counts.get(keys[conn.topic], 0) + conn.msgcount
         return counts
 
 
@@ -159,22 +160,37 @@ def iter_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None = Non
                   ) -> Iterator[tuple[str, str, int, object]]:
     """Yield ``(topic, msgtype, log_time_ns, message)`` in bag-time order."""
     with _reader(bag_dir) as reader:
+        keys = _topic_keys(reader)
         for conn, timestamp, raw in reader.messages(connections=_connections(reader, topics)):
-            yield conn.topic, conn.msgtype, timestamp, reader.deserialize(raw, conn.msgtype)
+            yield keys[conn.topic], conn.msgtype, timestamp, reader.deserialize(raw, conn.msgtype)
 
 
 def iter_raw_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
                       ) -> Iterator[tuple[str, str, int, bytes]]:
     """Yield ``(topic, msgtype, log_time_ns, serialized CDR bytes)`` in bag-time order."""
     with _reader(bag_dir) as reader:
+        keys = _topic_keys(reader)
         for conn, timestamp, raw in reader.messages(connections=_connections(reader, topics)):
-            yield conn.topic, conn.msgtype, timestamp, bytes(raw)
+            yield keys[conn.topic], conn.msgtype, timestamp, bytes(raw)
+
+
+def _topic_keys(reader) -> dict[str, str]:
+    """Recorded topic -> the key the readers use: its contract (relative) name, the robot's
+    namespace stripped (``/left/joint_states`` -> ``joint_states``; docs/ros_contract.md)."""
+    names = {c.topic for c in reader.connections}
+    namespace = contract.bag_namespace(names)
+    return {name: contract.relative_name(name, namespace) for name in names}
 
 
 def _connections(reader, topics: Iterable[str] | None) -> list:
-    """The reader's connections on ``topics`` (all of them for None)."""
-    wanted = set(topics) if topics is not None else None
-    return [c for c in reader.connections if wanted is None or c.topic in wanted]
+    """The reader's connections on ``topics`` (all of them for None; relative contract names or
+    the recorded names)."""
+    if topics is None:
+        return list(reader.connections)
+    keys = _topic_keys(reader)
+    namespace = contract.bag_namespace(keys)
+    wanted = {contract.relative_name(t, namespace) for t in topics}
+    return [c for c in reader.connections if keys[c.topic] in wanted]
 
 
 def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
@@ -319,11 +335,12 @@ def sim_time(bag: dict[str, TopicData], log_time_ns: np.ndarray) -> np.ndarray:
     before each; bag time relative to the first message when neither is recorded."""
     log_time_ns = np.asarray(log_time_ns, dtype=np.int64)
     ref_log = ref_t = None
-    if '/clock' in bag and len(bag['/clock']):
-        ref_log, ref_t = bag['/clock'].log_time_ns, clock(bag['/clock'])
-    elif '/joint_states' in bag and len(bag['/joint_states']):
-        ref_log = bag['/joint_states'].log_time_ns
-        ref_t = np.array([stamp_seconds(m.header.stamp) for m in bag['/joint_states'].messages])
+    if contract.CLOCK in bag and len(bag[contract.CLOCK]):
+        ref_log, ref_t = bag[contract.CLOCK].log_time_ns, clock(bag[contract.CLOCK])
+    elif contract.JOINT_STATES in bag and len(bag[contract.JOINT_STATES]):
+        ref_log = bag[contract.JOINT_STATES].log_time_ns
+        ref_t = np.array([stamp_seconds(m.header.stamp)
+                          for m in bag[contract.JOINT_STATES].messages])
     if ref_log is None:
         if log_time_ns.size == 0:
             return np.zeros(0)
@@ -382,7 +399,7 @@ def named_values(data: TopicData) -> tuple[np.ndarray | None, dict[str, np.ndarr
 
 def robot_description(bag: dict[str, TopicData]) -> str | None:
     """The last recorded /robot_description URDF, or None."""
-    data = bag.get('/robot_description')
+    data = bag.get(contract.ROBOT_DESCRIPTION)
     if data is None or not len(data):
         return None
     return data.messages[-1].data
@@ -391,7 +408,8 @@ def robot_description(bag: dict[str, TopicData]) -> str | None:
 def topic_types(bag_dir: str | os.PathLike) -> dict[str, str]:
     """Topic -> message type of a bag (from its metadata, nothing deserialized)."""
     with _reader(bag_dir) as reader:
-        return {conn.topic: conn.msgtype for conn in reader.connections}
+        keys = _topic_keys(reader)
+        return {keys[conn.topic]: conn.msgtype for conn in reader.connections}
 
 
 def contact_topics(topics: Iterable[str] | dict) -> dict[str, str]:
@@ -400,7 +418,7 @@ def contact_topics(topics: Iterable[str] | dict) -> dict[str, str]:
     out = {}
     for topic in topics:
         if contract.topic_type(topic) == contract.CONTACT_TYPE and topic.endswith('_contact'):
-            frame = topic[1:-len('_contact')]
+            frame = topic.lstrip('/')[:-len('_contact')]
             if frame and contract.contact_topic(frame) == topic:
                 out[frame] = topic
     return out
@@ -711,14 +729,16 @@ class OfflineBagWriter:
         """Write serialized CDR bytes."""
         conn = self.connections.get(topic)
         if conn is None:
+            # stored under the resolved name in the root namespace, as the recorder stores it
             from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
                                             QosReliability, QosTime)
-            latched = topic in self.LATCHED
+            latched = contract.relative_name(topic) in self.LATCHED
             zero = QosTime(0, 0)
             qos = Qos(QosHistory.KEEP_LAST, 1 if latched else 10, QosReliability.RELIABLE,
                       QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
                       zero, zero, QosLiveliness.AUTOMATIC, zero, False)
-            conn = self.writer.add_connection(topic, msgtype, typestore=self.typestore,
+            conn = self.writer.add_connection(contract.resolve(topic), msgtype,
+                                              typestore=self.typestore,
                                               offered_qos_profiles=[qos])
             self.connections[topic] = conn
         self.writer.write(conn, int(log_ns), data)

@@ -27,8 +27,9 @@ def _info(args) -> int:
     print(f'{args.bag}:')
     for topic in sorted(types):
         print(f'  {topic:<{width}} {counts.get(topic, 0):>8}  {types[topic]}')
-    wanted = [t for t in ('/robot_description', '/parameter_events', '/joint_states',
-                          '/joint_commands') if t in types]
+    from dodo_sim.ros import contract
+    wanted = [t for t in (contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS,
+                          contract.JOINT_STATES, contract.JOINT_COMMANDS) if t in types]
     data = bagio.read_bag(args.bag, wanted)
     robot = bagio.robot_info(data)
     print(f'robot: joints {list(robot.joint_names)}, actuated {list(robot.actuated_joint_names)}'

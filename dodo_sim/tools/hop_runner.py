@@ -114,9 +114,12 @@ def write_params_file(path: Path, parameters: dict[str, dict[str, Any]]) -> Path
     return path
 
 
-def node_command(spec: graph.NodeSpec, params_file: Path, generated: Path) -> list:
-    """The command line of one node: the user's params file, then the generated one (wins)."""
-    cmd = [sys.executable, '-m', spec.module, '--ros-args', '-r', f'__node:={spec.name}']
+def node_command(spec: graph.NodeSpec, params_file: Path, generated: Path,
+                 namespace: str = '') -> list:
+    """The command line of one node: the user's params file, then the generated one (wins);
+    in ``namespace`` with /clock, /tf, /tf_static, /parameter_events remapped into it."""
+    cmd = [sys.executable, '-m', spec.module, '--ros-args', '-r', f'__node:={spec.name}',
+           *contract.remap_arguments(namespace)]
     if spec.params_file:
         cmd += ['--params-file', str(params_file)]
     return cmd + ['--params-file', str(generated)]
@@ -265,7 +268,12 @@ class HopRun:
                  keep_lines: bool = False, domain_id: int | None = None,
                  model=None, prog: str = 'dodo hop', hardware: str | None = None,
                  realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY,
-                 live: str = '', console=None):
+                 live: str = '', console=None, namespace: str = ''):
+        try:
+            #: the robot's namespace ('' or '/left'): DESIGN.md section 3
+            self.namespace = contract.normalize_namespace(namespace)
+        except ValueError as exc:
+            raise UsageError(f'--namespace: {exc}') from None
         if hardware is not None and hardware not in graph.HARDWARE_KINDS:
             raise UsageError(f'--hardware {hardware!r}: choose one of {graph.HARDWARE_KINDS}')
         self.hardware = hardware
@@ -354,7 +362,7 @@ class HopRun:
         try:
             if explicit is None and self.env.get('ROS_DOMAIN_ID', '').strip():
                 explicit = domains.parse_domain_id(self.env['ROS_DOMAIN_ID'], 'ROS_DOMAIN_ID')
-            self.domain = domains.reserve(explicit, self.env)
+            self.domain = domains.reserve(explicit, self.env, self.namespace)
         except domains.DomainUnavailable as exc:
             raise UsageError(str(exc)) from None
         self.env['ROS_DOMAIN_ID'] = str(self.domain.domain_id)
@@ -445,10 +453,18 @@ class HopRun:
         return params
 
     def commands(self, directory: Path) -> dict[str, list]:
-        """Node name -> command line; writes the generated params file into ``directory``."""
-        generated = write_params_file(Path(directory) / 'dodo_hop.params.yaml',
-                                      self.graph_parameters())
-        return {spec.name: node_command(spec, self.params_file, generated)
+        """Node name -> command line; writes the generated params file into ``directory``
+        (and, in a namespace, the params file with its sections moved into it)."""
+        generated = write_params_file(
+            Path(directory) / 'dodo_hop.params.yaml',
+            graph.namespaced_sections(self.graph_parameters(), self.namespace))
+        params_file = self.params_file
+        if self.namespace:
+            params_file = Path(directory) / 'params.namespaced.yaml'
+            sections = yaml.safe_load(self.params_file.read_text()) or {}
+            params_file.write_text(yaml.safe_dump(
+                graph.namespaced_sections(sections, self.namespace), sort_keys=False))
+        return {spec.name: node_command(spec, params_file, generated, self.namespace)
                 for spec in self.nodes}
 
     # -- running ---------------------------------------------------------------------------
@@ -824,7 +840,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
         plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
         realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY, live: str = '',
-        verbose: bool = True, log_path=None) -> int:
+        verbose: bool = True, log_path=None, namespace: str = '') -> int:
     """Check, run, report; the exit code (see module docs). ``plotter``: the module whose
     ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`). ``live``: the
     recorder's live view (PORT or HOST:PORT; docs/viewing.md). ``verbose``: stream every node
@@ -840,7 +856,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         hop = HopRun(params_file, duration, bag, out=console.stream(out),
                      err=console.stream(err), domain_id=domain_id, env=env,
                      model=model, prog=prog, hardware=hardware,
-                     realtime_priority=realtime_priority, live=live, console=console)
+                     realtime_priority=realtime_priority, live=live, console=console,
+                     namespace=namespace)
     except UsageError as exc:
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
@@ -866,7 +883,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     domain = hop.domain.domain_id
     out.write(f'{prog}: ROS domain {domain} (private to this run); watch it with '
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
-              f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo /joint_states\n')
+              f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo '
+              f'{contract.resolve(contract.JOINT_STATES, hop.namespace)}\n')
     if hop.domain.foreign_sockets:
         out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
                   f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
@@ -981,6 +999,10 @@ def build_parser(profile: str = 'hop', description: str | None = None,
                              'not a terminal; on a terminal a progress line, the node logs in '
                              'nodes.log of the run directory, their warnings and errors still '
                              'shown); the node logs go to nodes.log either way')
+    parser.add_argument('--namespace', default='',
+                        help='ROS namespace of the robot (e.g. left): every topic and service '
+                             'under it, /clock and /tf too; runs with different namespaces may '
+                             'share an explicit --domain-id (docs/ros_contract.md)')
     parser.add_argument('--wall-timeout', type=float, default=None,
                         help='give up after this many wall-clock seconds '
                              '(default 60 + 20 x duration)')
@@ -1024,7 +1046,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                    plotter=PLOTTERS[profile], hardware=args.hardware,
                    realtime_priority=args.realtime_priority, live=args.live,
                    verbose=(args.verbose if args.verbose is not None
-                            else not sys.stdout.isatty()), log_path=log_path)
+                            else not sys.stdout.isatty()), log_path=log_path,
+                   namespace=args.namespace)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED

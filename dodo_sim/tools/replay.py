@@ -450,7 +450,8 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
 def _qos_for(connection):
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
     offered = list(getattr(connection.ext, 'offered_qos_profiles', []) or [])
-    latched = connection.topic in (contract.ROBOT_DESCRIPTION, contract.TF_STATIC) or any(
+    latched = contract.relative_name(connection.topic) in (contract.ROBOT_DESCRIPTION,
+                                                            contract.TF_STATIC) or any(
         int(getattr(q.durability, 'value', q.durability)) == 1 for q in offered)
     best_effort = any(int(getattr(q.reliability, 'value', q.reliability)) == 2 for q in offered)
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1 if latched else 1000,
@@ -476,7 +477,9 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
         raise ValueError(f'--rate must be > 0, got {rate}')
     reader = bagio._reader(bag_dir)
     with reader:
-        conns = [c for c in reader.connections if topics is None or c.topic in topics]
+        wanted = None if topics is None else {contract.relative_name(t) for t in topics}
+        conns = [c for c in reader.connections
+                 if wanted is None or contract.relative_name(c.topic) in wanted]
         skipped = []
         for conn in conns:
             try:

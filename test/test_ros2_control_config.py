@@ -1,0 +1,67 @@
+"""The shipped ros2_control configuration agrees with the robots and the ROS contract:
+``urdf/*.urdf.xacro hardware_plugin:=...`` and ``config/ros2_control/<robot>_controllers.yaml``
+(docs/ros2_control.md)."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+import xacro
+import yaml
+
+from conftest import REPO
+from dodo_sim.ros import contract
+from dodo_sim.simulator import SimConfig, Simulator
+
+ROBOTS = ('hopper', 'boom_leg', 'kneed_walker')
+CONTACT_FRAMES = {'kneed_walker': ('left_foot', 'right_foot')}
+PLUGINS = {'mock': 'mock_components/GenericSystem',
+           'topic_based': 'joint_state_topic_hardware_interface/JointStateTopicSystem',
+           'gz': 'gz_ros2_control/GazeboSimSystem',
+           'mujoco': 'mujoco_ros2_control/MujocoSystem'}
+
+
+def _hardware(robot: str, plugin: str | None):
+    mappings = {} if plugin is None else {'hardware_plugin': plugin}
+    xml = xacro.process_file(str(REPO / 'urdf' / f'{robot}.urdf.xacro'),
+                             mappings=mappings).toxml()
+    block = ET.fromstring(xml).find('ros2_control')
+    return xml, block
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+@pytest.mark.parametrize('plugin', sorted(PLUGINS))
+def test_hardware_plugin_argument_chooses_the_plugin(robot, plugin):
+    _, block = _hardware(robot, plugin)
+    assert [p.text for p in block.find('hardware').findall('plugin')] == [PLUGINS[plugin]]
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_default_is_mock_components(robot):
+    _, block = _hardware(robot, None)
+    assert [p.text for p in block.find('hardware').findall('plugin')] == [PLUGINS['mock']]
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_topic_based_plugin_uses_the_contract_topics_and_publishes_every_update(robot):
+    _, block = _hardware(robot, 'topic_based')
+    params = {p.get('name'): p.text for p in block.find('hardware').findall('param')}
+    assert params == {'joint_commands_topic': contract.ROS2_CONTROL_COMMANDS,
+                      'joint_states_topic': contract.ROS2_CONTROL_STATES,
+                      'trigger_joint_command_threshold': '-1'}
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_effort_controller_joints_are_the_simulators_actuated_joints(robot):
+    xml, block = _hardware(robot, 'topic_based')
+    effort_joints = [j.get('name') for j in block.findall('joint')
+                     if any(c.get('name') == 'effort' for c in j.findall('command_interface'))]
+    config = yaml.safe_load((REPO / 'config' / 'ros2_control' /
+                             f'{robot}_controllers.yaml').read_text())
+    types = config['controller_manager']['ros__parameters']
+    assert types['effort_controller']['type'] == 'effort_controllers/JointGroupEffortController'
+    assert (types['joint_state_broadcaster']['type']
+            == 'joint_state_broadcaster/JointStateBroadcaster')
+    joints = config['effort_controller']['ros__parameters']['joints']
+    sim = Simulator(xml, SimConfig(contact_frames=CONTACT_FRAMES.get(robot, ('foot',))))
+    assert joints == effort_joints == list(sim.actuated_joint_names)
