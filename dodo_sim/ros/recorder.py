@@ -414,10 +414,12 @@ class Recorder:
         if config.live:        # before the bag exists: a taken port leaves nothing behind
             from dodo_sim.tools.live_view import LiveView, parse_address, parse_topic_rates
             host, port = parse_address(config.live)
+            latched = tuple(node.resolve_topic_name(t) for t in LATCHED_TOPICS)
             self.live = LiveView(host=host, port=port, max_rate_hz=config.live_max_rate_hz,
                                  topic_rates=parse_topic_rates(config.live_topic_rates),
-                                 unlimited=LATCHED_TOPICS + (contract.PARAMETER_EVENTS,),
-                                 latched=LATCHED_TOPICS, backlog=config.live_backlog)
+                                 unlimited=latched + (
+                                     node.resolve_topic_name(contract.PARAMETER_EVENTS),),
+                                 latched=latched, backlog=config.live_backlog)
             self.live.start()
         self._sim_time_s: float | None = None
         self._last_state: bytes | None = None
@@ -705,10 +707,12 @@ class Recorder:
 
     def _to_live(self, name: str, type_name: str, stamp: int, data: bytes) -> None:
         """The message just written to the bag, to the live view (same bytes, same msgdef)."""
+        is_clock = name == contract.CLOCK
+        name = self.node.resolve_topic_name(name)      # viewers see the bag's (resolved) names
         if not self.live.has_topic(name):
             msgdef, _ = self.typestore.generate_msgdef(type_name, ros_version=2)
             self.live.add_topic(name, type_name, msgdef)
-        self.live.log(name, data, stamp, is_clock=name == contract.CLOCK)
+        self.live.log(name, data, stamp, is_clock=is_clock)
 
     def print_progress(self) -> None:
         """One machine-readable progress line on stdout (dodo hop's progress line reads it)."""
