@@ -162,6 +162,8 @@ class DriverNode(Node):
         self.missed_deadlines = 0
         self._summary_logged = False
         #: every published /joint_states, for the driver's own log (config.state_log)
+        # the log keeps the bag's resolved name (the node's namespace)
+        self._state_log_topic = self.resolve_topic_name(contract.JOINT_STATES)
         self._state_ring = (StateRing(len(self.core.joint_names)) if self.config.state_log
                             else None)
         self.states_logged: int | None = None     # states in the written state_log file
@@ -576,7 +578,7 @@ class DriverNode(Node):
         if ring is None:
             return
         try:
-            log = StateLog(self.config.state_log, contract.JOINT_STATES)
+            log = StateLog(self.config.state_log, self._state_log_topic)
             msg = JointState()
             msg.name = list(self.core.joint_names)
             try:
