@@ -161,9 +161,9 @@ class DriverNode(Node):
         #: cycles that started more than half a period late (period > 1.5 control_period)
         self.missed_deadlines = 0
         self._summary_logged = False
-        #: every published /joint_states, for the driver's own log (config.state_log)
         # the log keeps the bag's resolved name (the node's namespace)
         self._state_log_topic = self.resolve_topic_name(contract.JOINT_STATES)
+        #: every published /joint_states, for the driver's own log (config.state_log)
         self._state_ring = (StateRing(len(self.core.joint_names)) if self.config.state_log
                             else None)
         self.states_logged: int | None = None     # states in the written state_log file
