@@ -27,8 +27,9 @@ import numpy as np
 
 from .backend import ActuatorBackend, ActuatorFrame
 from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, JointLimit,
-                     actuator_configs, boom_config, load_calibration, save_calibration)
-from .protocol import MitCommand, error_name
+                     actuator_configs, actuator_error_name, boom_config, load_calibration,
+                     save_calibration)
+from .protocol import MitCommand
 from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,
                      SafetySupervisor)
 
@@ -459,7 +460,7 @@ class DriverCore:
 
 def actuated_status_text(s: ActuatorStatus) -> str:
     return (f'{s.config.joint} (CAN id {s.config.can_id}, {s.config.model}): '
-            f'{error_name(s.error_code)}, {s.temperature:.0f} degC')
+            f'{actuator_error_name(s.config.protocol, s.error_code)}, {s.temperature:.0f} degC')
 
 
 __all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore', 'Sample', 'ActuatorStatus',
