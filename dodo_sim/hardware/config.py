@@ -142,7 +142,7 @@ class DriverConfig:
     reply_timeout: float = 0.0006
     robot_description: str = ''
     joints: tuple = ('hip', 'knee')
-    protocols: tuple = ()
+    protocols: tuple = ('mit', 'mit')
     can_ids: tuple = (1, 2)
     models: tuple = ('AK10-9', 'AK10-9')
     directions: tuple = (1, 1)
