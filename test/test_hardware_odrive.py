@@ -99,9 +99,10 @@ def backend_and_peer(urdf_xml):
 
 
 def received(peer):
+    """(id, data) of the frames the backend sent; an RTR as (id, 'RTR')."""
     out = []
     while (msg := peer.recv(0.0)) is not None:
-        out.append((msg.arbitration_id, bytes(msg.data)))
+        out.append((msg.arbitration_id, 'RTR' if msg.is_remote_frame else bytes(msg.data)))
     return out
 
 
@@ -109,9 +110,10 @@ def test_enable_sets_torque_control_then_closed_loop_and_disable_idles(backend_a
     backend, peer = backend_and_peer
     assert isinstance(backend, OdriveBackend)
     backend.exchange([ActuatorFrame(1, 'enable')], 0, 0.0)
-    assert received(peer) == [(0x2B, struct.pack('<II', 1, 1)), (0x27, struct.pack('<I', 8))]
+    assert received(peer) == [(0x2B, struct.pack('<II', 1, 1)), (0x27, struct.pack('<I', 8)),
+                              (0x29, 'RTR')]          # every cycle polls the estimate
     backend.exchange([ActuatorFrame(0, 'disable')], 0, 0.0)
-    assert received(peer) == [(0x07, struct.pack('<I', 1))]
+    assert received(peer) == [(0x07, struct.pack('<I', 1)), (0x09, 'RTR')]
 
 
 def test_command_torque_plus_host_side_pd_on_the_newest_estimate(backend_and_peer):
@@ -119,10 +121,10 @@ def test_command_torque_plus_host_side_pd_on_the_newest_estimate(backend_and_pee
     # the axis reports 0.5 rev, 2 rev/s; a damping command kd = 0.1, v_des = 0; torque 0.3
     peer.send(can.Message(arbitration_id=arbitration_id(0, GET_ENCODER_ESTIMATES),
                           data=struct.pack('<ff', 0.5, 2.0), is_extended_id=False))
-    ex = backend.exchange([ActuatorFrame(0, 'command', MitCommand(kd=0.1, torque=0.3))], 0, 0.0)
-    assert ex.replies[0].position == pytest.approx(math.pi)
+    backend.exchange([ActuatorFrame(0, 'command', MitCommand(kd=0.1, torque=0.3))], 0, 0.0)
+    assert backend.axes[0].position == pytest.approx(math.pi)
     frames = received(peer)
-    assert [f[0] for f in frames] == [0x0E]
+    assert [f[0] for f in frames] == [0x0E, 0x09]
     (torque,) = struct.unpack('<f', frames[0][1])
     assert torque == pytest.approx(0.3 - 0.1 * 2.0 * 2.0 * math.pi, rel=1e-6)
 

@@ -29,7 +29,8 @@ import yaml
 from .protocol import MitRanges, model_ranges
 
 HARDWARE_KINDS = ('can', 'emulated')
-#: actuator protocols (DriverConfig.protocols): MIT mode (protocol.py), ODrive CAN Simple (odrive.py)
+#: actuator protocols (DriverConfig.protocols): MIT mode (protocol.py), ODrive CAN Simple
+#: (odrive.py)
 PROTOCOLS = ('mit', 'odrive_can_simple')
 ESTOP_MODES = ('disable', 'damping')
 WATCHDOG_MODES = ('land', 'damp')

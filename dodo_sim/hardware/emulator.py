@@ -397,7 +397,7 @@ class Emulator:
                 self._queue(now, frame_id, data)
             return
         if self.odrive_bus:
-            self._handle_odrive(arbitration_id, bytes(msg.data), now)
+            self._handle_odrive(arbitration_id, bytes(msg.data), now, msg.is_remote_frame)
             return
         actuator = self.actuators.get(arbitration_id)
         if actuator is None:
@@ -413,9 +413,10 @@ class Emulator:
         if reply is not None:
             self._queue(now, self.wire.reply_id, reply)
 
-    def _handle_odrive(self, arbitration_id: int, data: bytes, now: float) -> None:
-        """A host frame for an emulated ODrive axis (it does not reply: its cyclic messages
-        go out as the physics advances, :meth:`_emit_cyclic`)."""
+    def _handle_odrive(self, arbitration_id: int, data: bytes, now: float,
+                       remote: bool) -> None:
+        """A host frame for an emulated ODrive axis (an RTR is answered at once; the cyclic
+        messages go out as the physics advances, :meth:`_emit_cyclic`)."""
         node, cmd = split_id(arbitration_id)
         axis = self.actuators.get(node)
         if axis is None:
@@ -426,7 +427,10 @@ class Emulator:
             now = self.now()
         state = self.sim.state
         index = self._q_index[axis.config.joint]
-        axis.receive(cmd, data, now, float(state.q[index]), float(state.v[index]))
+        answer = axis.receive(cmd, data, now, float(state.q[index]), float(state.v[index]),
+                              remote)
+        if answer is not None:
+            self._queue(now, arbitration_id, answer)
 
     def _emit_cyclic(self) -> None:
         """The ODrive axes' cyclic messages due at the emulator's time."""

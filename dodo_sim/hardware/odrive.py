@@ -217,9 +217,8 @@ class OdriveBackend(CanBackend):
                  reply_timeout: float) -> Exchange:
         clock = self.clock
         result = Exchange(t_start=clock())
-        # frames queued since the last cycle: the board's are late; an axis's cyclic estimates
-        # are its newest state whenever they came (the ODrive does not answer our frames), so
-        # they count as this cycle's reply unless a newer one follows
+        # frames queued since the last cycle (late answers; heartbeats and cyclic messages
+        # update the axis view)
         while True:
             msg = self.bus.recv(0.0)
             if msg is None:
@@ -240,12 +239,17 @@ class OdriveBackend(CanBackend):
                 self.counters['odrive_clear_errors'] += ok
             for cmd_id, data in self._frames_for(frame):
                 ok = self._send(arbitration_id(frame.can_id, cmd_id), data, result) and ok
+            # poll the estimate by RTR: it answers this cycle (cyclic 1 ms messages beat
+            # against an unsynchronised 1 kHz host loop and miss cycles)
+            ok = self._send(arbitration_id(frame.can_id, GET_ENCODER_ESTIMATES), b'', result,
+                            remote=True) and ok
             if ok:
                 sent.append(frame.can_id)
         result.sent = tuple(sent)
         result.t_sent = clock()
-        # an axis has answered this cycle once a new Encoder_Estimates came (cyclic, 1 ms)
-        expected = set(sent) - set(result.replies)
+        # an axis has answered this cycle once its Encoder_Estimates came
+        result.replies.clear()
+        expected = set(sent)
         deadline = result.t_sent + reply_timeout
         board_pending = self.board
         while expected or board_pending:
@@ -259,11 +263,27 @@ class OdriveBackend(CanBackend):
         self.counters['late_frames'] += result.late
         return result
 
+    def _send(self, arbitration: int, data: bytes, result: Exchange,
+              remote: bool = False) -> bool:
+        if not remote:
+            return super()._send(arbitration, data, result)
+        msg = can.Message(arbitration_id=arbitration, is_remote_frame=True, dlc=8,
+                          is_extended_id=False)
+        try:
+            self.bus.send(msg, timeout=0.0)
+        except can.CanError:
+            result.tx_errors += 1
+            self.counters['tx_errors'] += 1
+            return False
+        self.counters['tx_frames'] += 1
+        return True
+
     def _handle(self, msg: can.Message, result: Exchange, sequence: int | None) -> int:
         if msg.is_error_frame or msg.arbitration_id in (
                 self.wire.boom_angles_id, self.wire.boom_rates_id):
             return super()._handle(msg, result, sequence)
-        # (returns 0 for axis frames: never 'late', see exchange)
+        if msg.is_remote_frame:
+            return 0
         node, cmd = split_id(msg.arbitration_id)
         axis = self.axes.get(node)
         if axis is None or not self.odrive.knows(cmd):
@@ -293,7 +313,7 @@ class OdriveBackend(CanBackend):
         temperature = axis.temperature if math.isfinite(axis.temperature) else 25.0
         result.replies[node] = MitReply(node, axis.position, axis.velocity, axis.torque,
                                         int(round(temperature)), axis.axis_error, axis.raw)
-        return 0
+        return 1
 
 
 # -- the emulated axis -------------------------------------------------------------------------
@@ -304,16 +324,17 @@ class OdriveEmulation:
 
     Attributes:
         heartbeat_period: axis.config.can.heartbeat_msg_rate_ms, s.
-        encoder_period: encoder_msg_rate_ms, s (one control period for a 1 kHz loop).
-        torques_period: torques_msg_rate_ms, s.
+        encoder_period: encoder_msg_rate_ms, s; 0: off (the driver polls the estimate by RTR
+            every cycle).
+        torques_period: torques_msg_rate_ms, s (the effort on /joint_states updates at it).
         temperature_period: temperature_msg_rate_ms, s.
         watchdog_timeout: axis.config.watchdog_timeout, s (enable_watchdog = True).
         velocity_noise: standard deviation of the velocity estimate, rev/s.
     """
 
     heartbeat_period: float = 0.1
-    encoder_period: float = 0.001
-    torques_period: float = 0.001
+    encoder_period: float = 0.0
+    torques_period: float = 0.01
     temperature_period: float = 0.1
     watchdog_timeout: float = 0.1
     velocity_noise: float = 0.002
@@ -365,12 +386,16 @@ class EmulatedOdriveAxis:
         return (a.actuator_position(q) + self.position_offset,
                 a.direction * a.gear_ratio * v)
 
-    def receive(self, cmd_id: int, data: bytes, now: float, q: float, v: float) -> None:
-        """A host frame addressed to this axis (no reply: the ODrive answers cyclically)."""
+    def receive(self, cmd_id: int, data: bytes, now: float, q: float, v: float,
+                remote: bool = False) -> bytes | None:
+        """A host frame addressed to this axis; returns the answer to an RTR (Get_Encoder_
+        Estimates), None otherwise (the rest goes out cyclically)."""
         self.frames_received += 1
         self.last_feed = now                       # any host frame feeds the watchdog
+        if remote:
+            return self.encoder_estimates(q, v) if cmd_id == GET_ENCODER_ESTIMATES else None
         if not self.wire.knows(cmd_id):
-            return
+            return None
         d = self.wire.decode(cmd_id, data)
         if cmd_id == SET_AXIS_STATE:
             requested = d['Axis_Requested_State']
@@ -424,6 +449,14 @@ class EmulatedOdriveAxis:
         if self.temperature >= e.firmware_temperature_limit:
             self.set_error(MOTOR_OVER_TEMP)
 
+    def encoder_estimates(self, q: float, v: float) -> bytes:
+        """Get_Encoder_Estimates data (cyclic, or the answer to an RTR)."""
+        p, pv = self.motor_state(q, v)
+        vel = pv / TWO_PI
+        if self.emu.velocity_noise > 0.0:
+            vel += self.rng.normal(0.0, self.emu.velocity_noise)
+        return self.wire.encode(GET_ENCODER_ESTIMATES, Pos_Estimate=p / TWO_PI, Vel_Estimate=vel)
+
     def cyclic(self, now: float, q: float, v: float) -> list:
         """The cyclic messages due at ``now``: [(arbitration id, data)]."""
         out = []
@@ -433,18 +466,14 @@ class EmulatedOdriveAxis:
                    GET_TORQUES: self.emu.torques_period,
                    GET_TEMPERATURE: self.emu.temperature_period}
         for cmd_id, period in periods.items():
-            if now + 1e-9 < self._next[cmd_id]:
+            if period <= 0.0 or now + 1e-9 < self._next[cmd_id]:
                 continue
             self._next[cmd_id] = now + period
             if cmd_id == HEARTBEAT:
                 data = enc(HEARTBEAT, Axis_Error=self.axis_error, Axis_State=self.axis_state,
                            Procedure_Result=self.procedure_result, Trajectory_Done_Flag=1)
             elif cmd_id == GET_ENCODER_ESTIMATES:
-                p, pv = self.motor_state(q, v)
-                vel = pv / TWO_PI
-                if self.emu.velocity_noise > 0.0:
-                    vel += self.rng.normal(0.0, self.emu.velocity_noise)
-                data = enc(GET_ENCODER_ESTIMATES, Pos_Estimate=p / TWO_PI, Vel_Estimate=vel)
+                data = self.encoder_estimates(q, v)
             elif cmd_id == GET_TORQUES:
                 data = enc(GET_TORQUES, Torque_Target=self.input_torque,
                            Torque_Estimate=self.output)
