@@ -423,14 +423,17 @@ def test_dodo_hop_on_emulated_odrive_axes_hops_and_exits_0(tmp_path):
     assert actuators, 'no actuator diagnostics in the bag'
     values = [{kv.key: kv.value for kv in s.values} for s in actuators]
     assert all(v['protocol'] == 'odrive_can_simple' for v in values)
-    assert values[-1]['odrive_axis_state'] == '8' and values[-1]['fault'] == 'no error', values[-1]
+    # armed while hopping (the last report may come after stop_after disarmed the axes)
+    assert any(v['odrive_axis_state'] == '8' for v in values), values
+    assert all(v['fault'] == 'no error' for v in values), values
     _, logged = driver_log_states(tmp_path / 'bag.driver.mcap', published, out)
     z = np.array([m.position[1] for m in logged])
     vz = np.array([m.velocity[1] for m in logged])
     # apex: vertical speed + -> - at the highest point of +-0.1 s (the velocity steps by
     # g dt ~ 0.01 m/s a cycle, so a '> 0.01' threshold can step over the crossing)
     cross = np.flatnonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0)) + 1
-    apex = np.array([z[i] for i in cross if z[i] >= z[max(0, i - 100):i + 100].max() - 1e-3])
+    tops = [i for i in cross if z[i] >= z[max(0, i - 100):i + 100].max() - 5e-3]
+    apex = np.array([z[i] for k, i in enumerate(tops) if k == 0 or i - tops[k - 1] > 200])
     late = apex[2:]
     print(f'ODrive: apexes {np.round(apex, 4)}; published {published}; '
           f'load {os.getloadavg()[0]:.1f}')
