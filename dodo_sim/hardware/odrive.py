@@ -8,8 +8,10 @@ The axis is run in torque control (Set_Controller_Mode: TORQUE_CONTROL = 1, PASS
 and armed with Set_Axis_State(CLOSED_LOOP_CONTROL = 8), disarmed with Set_Axis_State(IDLE = 1).
 The ODrive sends cyclic messages at configured rates: Heartbeat (axis error, axis state,
 procedure result, trajectory done), Get_Encoder_Estimates (position rev, velocity rev/s, motor
-side), Get_Torques (target, estimate N*m), Get_Temperature; for a 1 kHz loop the encoder and
-torque rates are set to 1 ms. The axis watchdog (``axis.config.enable_watchdog``,
+side), Get_Torques (target, estimate N*m), Get_Temperature; a Get_ message is also answered
+on an RTR. The backend polls the encoder estimate by RTR every cycle (cyclic 1 ms estimates
+beat against the driver's unsynchronised 1 kHz loop: cycles without one, docs/hardware.md);
+heartbeat and temperature 100 ms, torques 10 ms cyclic. The axis watchdog (``axis.config.enable_watchdog``,
 ``watchdog_timeout``) is fed by the frames the host sends the axis; when it expires the axis
 reports WATCHDOG_TIMER_EXPIRED and falls to IDLE (motor off) until Clear_Errors.
 
@@ -19,7 +21,7 @@ the newest encoder estimate (the ODrive has no MIT mode: the driver's damping an
 are computed on the host; one period older than the MIT firmware's own PD); 'enable' becomes
 Set_Controller_Mode + Set_Axis_State(CLOSED_LOOP_CONTROL); 'disable' Set_Axis_State(IDLE);
 'zero' Set_Absolute_Position(0). A reply (the :class:`MitReply` the driver core reads) is
-assembled from the newest Encoder_Estimates (required each cycle), Get_Torques, Get_Temperature
+assembled from this cycle's Encoder_Estimates (the RTR's answer), the newest Get_Torques, Get_Temperature
 and the Heartbeat's axis error (``error_code``: the ODriveError bit field; a nonzero one is a
 fault of the driver).
 
