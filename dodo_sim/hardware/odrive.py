@@ -338,7 +338,7 @@ class OdriveEmulation:
     encoder_period: float = 0.0
     torques_period: float = 0.01
     temperature_period: float = 0.1
-    watchdog_timeout: float = 0.1
+    watchdog_timeout: float = 0.25
     velocity_noise: float = 0.002
 
 
