@@ -214,7 +214,8 @@ def test_an_odrive_watchdog_expiry_is_a_fault_naming_the_error(urdf_xml):
         for _ in range(150):
             rig.step([0.0, 0.0])
         assert rig.driver.safety.state is SafetyState.FAULT
-        assert f'actuator error code {WATCHDOG_TIMER_EXPIRED}' in rig.driver.safety.reason
+        assert (f'knee: actuator error code {WATCHDOG_TIMER_EXPIRED} (WATCHDOG_TIMER_EXPIRED)'
+                in rig.driver.safety.reason), rig.driver.safety.reason
         assert not rig.emulator.actuator_on('knee')
         assert 'WATCHDOG_TIMER_EXPIRED' in actuated_status_text(rig.driver.status[1])
         # Clear_Errors (what the ODrive user does), then the driver enables again

@@ -330,7 +330,9 @@ class DriverCore:
             backend.note_traffic()
         health = [JointHealth(s.consecutive_missed, s.error_code,
                               s.temperature if math.isfinite(s.temperature) else 25.0,
-                              s.frozen_time, s.replies > 0) for s in self.status]
+                              s.frozen_time, s.replies > 0,
+                              actuator_error_name(s.config.protocol, s.error_code)
+                              if s.error_code else '') for s in self.status]
         self.safety.observe(self.q[self._act_index], health)
         if self.has_board and self.board.consecutive_missed >= self.config.max_consecutive_missed:
             self.safety.add_condition(
