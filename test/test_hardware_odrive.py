@@ -78,6 +78,12 @@ def test_mode_state_and_clear_frames_match_the_documented_layout():
     assert wire.encode(CLEAR_ERRORS, Identify=0) == b'\x00'
 
 
+@pytest.mark.parametrize('node', [4, 8, 64])
+def test_node_ids_that_clash_with_the_sensor_board_or_exceed_6_bits_are_refused(node):
+    with pytest.raises(ValueError, match='can_ids'):
+        DriverConfig(hardware='emulated', **dict(ODRIVE, can_ids=(0, node)))
+
+
 def test_error_bits_are_named():
     assert odrive_error_name(0) == 'no error'
     assert odrive_error_name(WATCHDOG_TIMER_EXPIRED | 0x2000) == \

@@ -256,6 +256,10 @@ class DriverConfig:
         if self.actuator_protocol(0) == 'odrive_can_simple':
             if not all(0 <= i <= 0x3F for i in self.can_ids):
                 bad('can_ids', 'ODrive node ids are 0..0x3F')
+            # node 4's ids 0x080-0x09F hold the Sync, node 8's 0x100-0x11F the board's frames
+            if {4, 8} & set(self.can_ids):
+                bad('can_ids', 'ODrive node ids 4 and 8 share ids with the sensor board\'s '
+                               'frames (Sync 0x080, BoomAngles 0x101, BoomRatesFoot 0x102)')
         elif not all(1 <= i <= 0x7F for i in self.can_ids):
             bad('can_ids', 'must be unique 11-bit ids in 1..0x7F (0 is the reply id)')
         for k, model in enumerate(self.models):
