@@ -176,6 +176,6 @@ def test_hardware_modules_import_no_rclpy():
     code = ('import sys\n'
             'import dodo_sim.hardware.protocol, dodo_sim.hardware.config, '
             'dodo_sim.hardware.safety, dodo_sim.hardware.backend, dodo_sim.hardware.driver, '
-            'dodo_sim.hardware.emulator\n'
+            'dodo_sim.hardware.emulator, dodo_sim.hardware.odrive\n'
             'assert "rclpy" not in sys.modules, "a hardware core module imported rclpy"')
     subprocess.run([sys.executable, '-c', code], check=True)

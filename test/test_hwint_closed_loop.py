@@ -178,6 +178,18 @@ def driver_log_states(path, published: int, out: str) -> tuple:
     return log_ns, logged
 
 
+def log_apexes(logged) -> np.ndarray:
+    """Base heights at the flight apexes of the driver's logged states: vertical speed + -> -
+    at the highest point of +-100 cycles, one per hop. (A '> 0.01 m/s then <= 0' test steps
+    over the crossing: the speed changes by g dt ~ 0.01 m/s a cycle, more after the realtime
+    emulator skips steps, and the MIT run found no apex at all at load 4-16.)"""
+    z = np.array([m.position[1] for m in logged])
+    vz = np.array([m.velocity[1] for m in logged])
+    cross = np.flatnonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0)) + 1
+    tops = [i for i in cross if z[i] >= z[max(0, i - 100):i + 100].max() - 5e-3]
+    return np.array([z[i] for k, i in enumerate(tops) if k == 0 or i - tops[k - 1] > 200])
+
+
 def test_every_driver_state_is_logged_beside_a_cpu_hog(tmp_path):
     """A busy Python process beside the run: the recorder may miss states (reported), the
     driver's own log holds every one it published."""
@@ -237,9 +249,7 @@ def test_dodo_hop_hardware_emulated_hops_and_exits_0(tmp_path):
             'driver: sensor board', 'driver: bus'} <= names
     # apexes from the driver's lossless log (the bag's /controller/state loses hops when the
     # recorder falls behind on a loaded machine): vertical speed + -> - (flight apex)
-    z = np.array([m.position[1] for m in logged])
-    vz = np.array([m.velocity[1] for m in logged])
-    apex = z[np.flatnonzero((vz[:-1] > 0.01) & (vz[1:] <= 0.0)) + 1]
+    apex = log_apexes(logged)
     late = apex[2:]
     spread = (late.max() - late.min()) / late.mean()
     print(f'apexes {np.round(apex, 4)}; spread after hop 2 {spread:.4f}; recorded {recorded} of '
@@ -386,3 +396,53 @@ def test_a_leg_too_weak_to_stand_faults_and_dodo_hop_fails_naming_joint_and_caus
     last = '\n'.join(out.strip().splitlines()[-3:])            # the last lines say why
     assert re.search(r'dodo hop: the driver stopped the motors: fault: (hip|knee): position '
                      r'\S+ rad beyond the URDF limit', last), last
+
+
+# -- the same closed loop on emulated ODrive axes (ODrive CAN Simple, issue 16 item 4) ---------
+
+#: the driver: section's additions for two ODrive Pro + M8325s axes behind 25:1 (as
+#: config/hardware.yaml's ODrive example)
+ODRIVE_DRIVER = {'protocols': ['odrive_can_simple'] * 2, 'can_ids': [0, 1],
+                 'models': ['ODrivePro-M8325s'] * 2, 'gear_ratios': [25.0, 25.0],
+                 'torque_constants': [0.0827, 0.0827]}
+
+
+def test_dodo_hop_on_emulated_odrive_axes_hops_and_exits_0(tmp_path):
+    """``dodo hop --hardware emulated`` with the driver's actuators switched to ODrive CAN Simple
+    in the params file; controller and graph unchanged: exit 0, /diagnostics name the protocol
+    and the heartbeat's axis state without error, apexes from the driver's log within 2 %."""
+    import yaml
+    params = yaml.safe_load(PARAMS.read_text())
+    params['driver']['ros__parameters'].update(ODRIVE_DRIVER)
+    params_file = tmp_path / 'hop_odrive.yaml'
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    bag = tmp_path / 'bag'
+    proc = subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--hardware',
+                           'emulated', '--params-file', str(params_file), '--duration', '4',
+                           '--bag', str(bag), '--no-plots', '--domain-id', str(ros_domain_id())],
+                          capture_output=True, text=True, env=ros_env(), cwd=REPO, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert re.search(r'dodo hop: completed: t = 4\.\d+ s \(\d+ cycles\) of driver time', out), out
+    summary = re.search(r'dodo driver: .*published=(\d+) ', out)
+    assert summary, out[-3000:]
+    published = int(summary.group(1))
+    data = read_bag(bag, [contract.DIAGNOSTICS])
+    actuators = [s for m in data[contract.DIAGNOSTICS].messages for s in m.status
+                 if s.name in ('driver: actuator hip', 'driver: actuator knee')]
+    assert actuators, 'no actuator diagnostics in the bag'
+    values = [{kv.key: kv.value for kv in s.values} for s in actuators]
+    assert all(v['protocol'] == 'odrive_can_simple' for v in values)
+    # the axis state from the heartbeats, IDLE or CLOSED_LOOP_CONTROL (which reports the
+    # recorder kept under load varies: the hops below show the axes armed); no axis error
+    assert all(v['odrive_axis_state'] in ('1', '8') for v in values), values
+    assert all(v['fault'] == 'no error' and v['odrive_axis_error'] == '0x00000000'
+               for v in values), values
+    _, logged = driver_log_states(tmp_path / 'bag.driver.mcap', published, out)
+    apex = log_apexes(logged)
+    late = apex[2:]
+    print(f'ODrive: apexes {np.round(apex, 4)}; published {published}; '
+          f'load {os.getloadavg()[0]:.1f}')
+    assert len(late) >= 3, apex
+    assert (late.max() - late.min()) / late.mean() < APEX_SPREAD, apex
+    assert abs(late.mean() - 1.2) < 0.03, apex

@@ -29,6 +29,9 @@ import yaml
 from .protocol import MitRanges, model_ranges
 
 HARDWARE_KINDS = ('can', 'emulated')
+#: actuator protocols (DriverConfig.protocols): MIT mode (protocol.py), ODrive CAN Simple
+#: (odrive.py)
+PROTOCOLS = ('mit', 'odrive_can_simple')
 ESTOP_MODES = ('disable', 'damping')
 WATCHDOG_MODES = ('land', 'damp')
 BOOM_KINDS = ('boom_arc', 'boom_height', 'angle')
@@ -51,8 +54,12 @@ class DriverConfig:
         robot_description: URDF XML; empty: the package's urdf/hopper.urdf.xacro. Joint limits
             and effort limits come from it.
         joints: actuated joints driven by MIT-mode actuators, in command order.
-        can_ids: CAN id of each joint's actuator (11-bit, 1..0x7F).
-        models: actuator model of each joint (protocol.MODELS: AK80-9, AK10-9, ...).
+        protocols: per joint 'mit' (MIT-mode actuator) or 'odrive_can_simple' (an ODrive axis
+            in torque control); empty: all 'mit'. One protocol per bus (every entry the same).
+        can_ids: CAN id of each joint's actuator (11-bit, 1..0x7F); an ODrive axis: its node
+            id (0..0x3F; its frames are node_id << 5 | cmd_id).
+        models: actuator model of each joint (protocol.MODELS: AK80-9, AK10-9, ...; an ODrive
+            axis: odrive.ODRIVE_MODELS, e.g. ODrivePro-M8325s).
         directions: +1 or -1 per joint: sign between actuator and joint rotation.
         gear_ratios: external transmission ratio per joint (actuator turns per joint turn), -.
         torque_constants: output torque per ampere of each actuator, N*m/A (reports current).
@@ -136,6 +143,7 @@ class DriverConfig:
     reply_timeout: float = 0.0006
     robot_description: str = ''
     joints: tuple = ('hip', 'knee')
+    protocols: tuple = ('mit', 'mit')
     can_ids: tuple = (1, 2)
     models: tuple = ('AK10-9', 'AK10-9')
     directions: tuple = (1, 1)
@@ -184,7 +192,7 @@ class DriverConfig:
     state_log: str = ''
 
     def __post_init__(self):
-        for name in ('joints', 'models', 'boom_joints', 'boom_kinds'):
+        for name in ('joints', 'models', 'boom_joints', 'boom_kinds', 'protocols'):
             object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
         for name in ('can_ids', 'directions', 'boom_counts_per_rev', 'boom_directions'):
             object.__setattr__(self, name, tuple(int(x) for x in getattr(self, name)))
@@ -236,11 +244,27 @@ class DriverConfig:
                 bad(name, f'needs one entry per joint ({n}: {list(self.joints)})')
         if self.max_torques and len(self.max_torques) != n:
             bad('max_torques', f'needs one entry per joint ({n}) or none')
-        if len(set(self.can_ids)) != n or not all(1 <= i <= 0x7F for i in self.can_ids):
+        if self.protocols and len(self.protocols) != n:
+            bad('protocols', f'needs one entry per joint ({n}) or none (all mit)')
+        if any(p not in PROTOCOLS for p in self.protocols):
+            bad('protocols', f'entries must be one of {PROTOCOLS}')
+        if len(set(self.protocols)) > 1:
+            bad('protocols', 'one protocol per bus: every actuator the same (a mixed bus needs '
+                             'a backend per protocol, not built yet)')
+        if len(set(self.can_ids)) != n:
+            bad('can_ids', 'must be unique')
+        if self.actuator_protocol(0) == 'odrive_can_simple':
+            if not all(0 <= i <= 0x3F for i in self.can_ids):
+                bad('can_ids', 'ODrive node ids are 0..0x3F')
+            # node 4's ids 0x080-0x09F hold the Sync, node 8's 0x100-0x11F the board's frames
+            if {4, 8} & set(self.can_ids):
+                bad('can_ids', 'ODrive node ids 4 and 8 share ids with the sensor board\'s '
+                               'frames (Sync 0x080, BoomAngles 0x101, BoomRatesFoot 0x102)')
+        elif not all(1 <= i <= 0x7F for i in self.can_ids):
             bad('can_ids', 'must be unique 11-bit ids in 1..0x7F (0 is the reply id)')
-        for model in self.models:
+        for k, model in enumerate(self.models):
             try:
-                model_ranges(model)
+                protocol_model_ranges(self.actuator_protocol(k), model)
             except ValueError as exc:
                 bad('models', str(exc))
         for name in ('directions', 'boom_directions'):
@@ -285,6 +309,10 @@ class DriverConfig:
         if overlap:
             bad('boom_joints', f'{sorted(overlap)} is also an actuated joint')
 
+    def actuator_protocol(self, k: int) -> str:
+        """Protocol of actuator ``k`` ('mit' when ``protocols`` is empty)."""
+        return self.protocols[k] if self.protocols else 'mit'
+
     @classmethod
     def from_dict(cls, values: Mapping[str, object]) -> 'DriverConfig':
         known = {f.name for f in dataclasses.fields(cls)}
@@ -292,6 +320,23 @@ class DriverConfig:
         if unknown:
             raise ValueError(f'unknown driver parameter(s) {unknown}; known: {sorted(known)}')
         return cls(**values)
+
+
+def protocol_model_ranges(protocol: str, model: str) -> MitRanges:
+    """The ranges of an actuator model of ``protocol`` (ValueError if unknown)."""
+    if protocol == 'odrive_can_simple':
+        from .odrive import odrive_model     # odrive.py imports the backend, which imports us
+        return odrive_model(model).ranges()
+    return model_ranges(model)
+
+
+def actuator_error_name(protocol: str, code: int) -> str:
+    """Name of an actuator's error code (MIT: protocol.ERROR_CODES; ODrive: ODriveError bits)."""
+    if protocol == 'odrive_can_simple':
+        from .odrive import odrive_error_name
+        return odrive_error_name(code)
+    from .protocol import error_name
+    return error_name(code)
 
 
 # -- URDF limits ----------------------------------------------------------------------------------
@@ -355,6 +400,7 @@ class ActuatorConfig:
     zero_offset: float = 0.0
     max_torque: float = math.inf
     damping: float = 0.0
+    protocol: str = 'mit'
 
     def joint_position(self, actuator_position: float) -> float:
         return self.direction * (actuator_position - self.zero_offset) / self.gear_ratio
@@ -445,7 +491,7 @@ def actuator_configs(config: DriverConfig, limits: Mapping[str, JointLimit],
         if joint not in limits:
             raise ValueError(f'DriverConfig.joints: {joint!r} is not a movable joint of the '
                              f'robot description (has {sorted(limits)})')
-        ranges = model_ranges(config.models[k])
+        ranges = protocol_model_ranges(config.actuator_protocol(k), config.models[k])
         gear = config.gear_ratios[k]
         clamp = ranges.max_torque * gear
         if math.isfinite(limits[joint].effort) and limits[joint].effort > 0.0:
@@ -456,7 +502,8 @@ def actuator_configs(config: DriverConfig, limits: Mapping[str, JointLimit],
                                   ranges=ranges, direction=config.directions[k],
                                   gear_ratio=gear, torque_constant=config.torque_constants[k],
                                   zero_offset=float(zero_offsets.get(joint, 0.0)),
-                                  max_torque=clamp, damping=config.damping[k]))
+                                  max_torque=clamp, damping=config.damping[k],
+                                  protocol=config.actuator_protocol(k)))
     return tuple(out)
 
 
@@ -539,4 +586,5 @@ def save_calibration(path: str | os.PathLike, calibration: Calibration,
 
 __all__ = ['DriverConfig', 'JointLimit', 'ActuatorConfig', 'BoomConfig', 'Calibration',
            'urdf_joints', 'actuator_configs', 'boom_config', 'load_calibration',
-           'save_calibration', 'HARDWARE_KINDS', 'ESTOP_MODES', 'BOOM_KINDS', 'EMULATOR_MODES']
+           'save_calibration', 'protocol_model_ranges', 'actuator_error_name', 'PROTOCOLS',
+           'HARDWARE_KINDS', 'ESTOP_MODES', 'BOOM_KINDS', 'EMULATOR_MODES']

@@ -27,8 +27,9 @@ import numpy as np
 
 from .backend import ActuatorBackend, ActuatorFrame
 from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, JointLimit,
-                     actuator_configs, boom_config, load_calibration, save_calibration)
-from .protocol import MitCommand, error_name
+                     actuator_configs, actuator_error_name, boom_config, load_calibration,
+                     save_calibration)
+from .protocol import MitCommand
 from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,
                      SafetySupervisor)
 
@@ -329,7 +330,9 @@ class DriverCore:
             backend.note_traffic()
         health = [JointHealth(s.consecutive_missed, s.error_code,
                               s.temperature if math.isfinite(s.temperature) else 25.0,
-                              s.frozen_time, s.replies > 0) for s in self.status]
+                              s.frozen_time, s.replies > 0,
+                              actuator_error_name(s.config.protocol, s.error_code)
+                              if s.error_code else '') for s in self.status]
         self.safety.observe(self.q[self._act_index], health)
         if self.has_board and self.board.consecutive_missed >= self.config.max_consecutive_missed:
             self.safety.add_condition(
@@ -459,7 +462,7 @@ class DriverCore:
 
 def actuated_status_text(s: ActuatorStatus) -> str:
     return (f'{s.config.joint} (CAN id {s.config.can_id}, {s.config.model}): '
-            f'{error_name(s.error_code)}, {s.temperature:.0f} degC')
+            f'{actuator_error_name(s.config.protocol, s.error_code)}, {s.temperature:.0f} degC')
 
 
 __all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore', 'Sample', 'ActuatorStatus',

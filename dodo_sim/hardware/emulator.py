@@ -45,10 +45,11 @@ from typing import NamedTuple
 import can
 import numpy as np
 
-from .backend import CanBackend, bus_off_frame, enobufs_error, restarted_frame
+from .backend import bus_off_frame, enobufs_error, make_backend, restarted_frame
 from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, actuator_configs,
                      boom_config, urdf_joints)
 from .driver import DriverCore
+from .odrive import EmulatedOdriveAxis, OdriveEmulation, split_id
 from .protocol import (FIELD_BITS, POSITION_BITS, BoardSample, MitCommand, WireFormat,
                        firmware_float_to_counts, counts_to_float)
 
@@ -107,6 +108,8 @@ class EmulatorConfig:
         seed: noise seed.
         max_catch_up: realtime: most physics periods made up at once after a stall (the rest
             of the stall is skipped, counted in ``skipped_steps``).
+        odrive: the emulated ODrive axes' settings (message rates, watchdog; used when the
+            driver's ``protocols`` are 'odrive_can_simple').
     """
 
     mode: str = 'lockstep'
@@ -123,6 +126,7 @@ class EmulatorConfig:
     foot_switch_threshold: float = 5.0
     seed: int = 0
     max_catch_up: int = 10
+    odrive: OdriveEmulation = OdriveEmulation()
 
     def __post_init__(self):
         if self.mode not in ('lockstep', 'realtime'):
@@ -303,8 +307,12 @@ class Emulator:
         offsets = dict(zip(driver_config.joints, self.config.actuator_offsets or
                            (0.0,) * len(driver_config.joints)))
         rng = np.random.default_rng(self.config.seed)
-        self.actuators = {a.can_id: EmulatedActuator(a, self.config, self.wire, rng)
-                          for a in actuator_configs(driver_config, limits, offsets)}
+        #: ODrive axes instead of MIT actuators (one protocol per bus, DriverConfig.protocols)
+        self.odrive_bus = driver_config.actuator_protocol(0) == 'odrive_can_simple'
+        self.actuators = {
+            a.can_id: (EmulatedOdriveAxis(a, self.config.odrive, self.config, rng)
+                       if self.odrive_bus else EmulatedActuator(a, self.config, self.wire, rng))
+            for a in actuator_configs(driver_config, limits, offsets)}
         missing = [a.config.joint for a in self.actuators.values()
                    if a.config.joint not in self.actuated]
         if missing:
@@ -388,6 +396,9 @@ class Emulator:
             for frame_id, data in self.board.sample(state, sequence):
                 self._queue(now, frame_id, data)
             return
+        if self.odrive_bus:
+            self._handle_odrive(arbitration_id, bytes(msg.data), now, msg.is_remote_frame)
+            return
         actuator = self.actuators.get(arbitration_id)
         if actuator is None:
             return
@@ -401,6 +412,37 @@ class Emulator:
                                  float(state.v[index]))
         if reply is not None:
             self._queue(now, self.wire.reply_id, reply)
+
+    def _handle_odrive(self, arbitration_id: int, data: bytes, now: float,
+                       remote: bool) -> None:
+        """A host frame for an emulated ODrive axis (an RTR is answered at once; the cyclic
+        messages go out as the physics advances, :meth:`_emit_cyclic`)."""
+        node, cmd = split_id(arbitration_id)
+        axis = self.actuators.get(node)
+        if axis is None:
+            return
+        if self.config.mode == 'lockstep' and not self.has_board and axis is next(
+                iter(self.actuators.values())) and cmd == 0x0E:
+            self._step_physics(now)                  # no Sync: the first torque frame paces
+            now = self.now()
+        state = self.sim.state
+        index = self._q_index[axis.config.joint]
+        answer = axis.receive(cmd, data, now, float(state.q[index]), float(state.v[index]),
+                              remote)
+        if answer is not None:
+            self._queue(now, arbitration_id, answer)
+
+    def _emit_cyclic(self) -> None:
+        """The ODrive axes' cyclic messages due at the emulator's time."""
+        if not self.odrive_bus or self.now() < self._bus_off_until:
+            return
+        now = self.now()
+        state = self.sim.state
+        for axis in self.actuators.values():
+            index = self._q_index[axis.config.joint]
+            for frame_id, data in axis.cyclic(now, float(state.q[index]),
+                                              float(state.v[index])):
+                self._queue(now, frame_id, data)
 
     def _queue(self, now: float, frame_id: int, data: bytes) -> None:
         self.bus.send(can.Message(arbitration_id=frame_id, data=data, is_extended_id=False))
@@ -445,6 +487,7 @@ class Emulator:
             self.on_stand = not any(a.motor_mode for a in self.actuators.values())
             if self.on_stand:
                 self.steps += 1          # time passes, the robot stays on its stand
+                self._emit_cyclic()
                 return
         state = self.sim.state
         tau = self.tau
@@ -459,6 +502,7 @@ class Emulator:
         self.steps += 1
         for actuator in self.actuators.values():
             actuator.heat(self.period)
+        self._emit_cyclic()
 
     def close(self) -> None:
         self.bus.shutdown()
@@ -484,6 +528,12 @@ class Emulator:
     def set_error(self, joint: str, code: int) -> None:
         """The actuator reports error ``code`` (and rests until the code is cleared with 0)."""
         a = self._actuator(joint)
+        if isinstance(a, EmulatedOdriveAxis):
+            if code:
+                a.set_error(int(code))       # ODriveError bits, latched until Clear_Errors
+            else:
+                a.axis_error = 0
+            return
         a.error_code = int(code)
         if code:
             a.motor_mode = False
@@ -589,8 +639,8 @@ class EmulatedRig:
         self.emulator = Emulator(sim, driver_config, ecfg)
         names, limits = urdf_joints(sim.leg.urdf_xml)
         actuators = actuator_configs(driver_config, limits)
-        backend = CanBackend(self.emulator.driver_bus(), actuators,
-                             board=self.emulator.has_board)
+        backend = make_backend(self.emulator.driver_bus(), actuators,
+                               board=self.emulator.has_board)
         self.driver = DriverCore(driver_config, names, limits, backend, calibration)
         self.config = SimpleNamespace(control_period=driver_config.control_period)
         #: the one contact the sensor board measures (driver config), under the simulator's

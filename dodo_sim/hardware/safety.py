@@ -118,6 +118,7 @@ class JointHealth(NamedTuple):
     temperature: float = 25.0
     frozen_for: float = 0.0       # s the raw reading has not changed
     seen: bool = True             # at least one reply since start
+    error_name: str = ''          # the protocol's name of error_code (fault messages)
 
 
 class SafetyOutput(NamedTuple):
@@ -212,7 +213,8 @@ class SafetySupervisor:
         found = []
         for name, lim, qj, h in zip(self.joints, self.limits, q, health):
             if h.error_code:
-                found.append(f'{name}: actuator error code {h.error_code}')
+                found.append(f'{name}: actuator error code {h.error_code}'
+                             + (f' ({h.error_name})' if h.error_name else ''))
             if h.temperature >= cfg.temperature_limit:
                 found.append(f'{name}: temperature {h.temperature:.0f} degC >= '
                              f'{cfg.temperature_limit:.0f} degC')

@@ -56,10 +56,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from dodo_sim.hardware.backend import CanBackend, open_bus
-from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
+from dodo_sim.hardware.backend import make_backend, open_bus
+from dodo_sim.hardware.config import (DriverConfig, actuator_configs, actuator_error_name,
+                                      urdf_joints)
 from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX, DriverCore
-from dodo_sim.hardware.protocol import error_name
 from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.model import robot_description_xml
@@ -106,7 +106,7 @@ def build_driver(config: DriverConfig, urdf_xml: str):
                              'offsets of its actuators (docs/hardware.md, "Calibration")')
         bus = open_bus(config.bus_interface, config.bus_channel, config.bus_bitrate)
     has_board = any(config.boom_joints) or bool(config.contact_frame)
-    backend = CanBackend(bus, actuators, board=has_board)
+    backend = make_backend(bus, actuators, board=has_board)
     try:
         core = DriverCore(config, names, limits, backend)
     except BaseException:
@@ -490,7 +490,8 @@ class DriverNode(Node):
                 lvl = 'warn'
             else:
                 lvl = 'ok'
-            text = (f'{error_name(s.error_code)}, {s.temperature:.0f} degC'
+            fault = actuator_error_name(a.protocol, s.error_code)
+            text = (f'{fault}, {s.temperature:.0f} degC'
                     + (f', {window[a.joint]} missed replies' if window[a.joint] else '')
                     + (', in the soft limit zone' if s.soft_limited else '')
                     + (', reading frozen' if s.frozen_time >= cfg.stuck_reading_time > 0.0
@@ -501,7 +502,8 @@ class DriverNode(Node):
                 position_rad=f'{s.position:.5f}', velocity_rad_s=f'{s.velocity:.4f}',
                 torque_nm=f'{s.torque:.3f}', current_a=f'{s.current:.2f}',
                 temperature_degc=f'{s.temperature:.0f}', fault_code=s.error_code,
-                fault=error_name(s.error_code), motor_on=s.motor_on, mode=s.mode,
+                fault=fault, protocol=a.protocol,
+                **odrive_axis_values(core.backend, a.can_id), motor_on=s.motor_on, mode=s.mode,
                 command_torque_nm=f'{s.command_torque:.3f}',
                 command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
                 missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
@@ -605,6 +607,15 @@ class DriverNode(Node):
             if self.emulator is not None:
                 self.emulator.close()
         return super().destroy_node()
+
+
+def odrive_axis_values(backend, node_id: int) -> dict:
+    """The ODrive axis state and heartbeat count of an ODrive axis (empty for MIT actuators)."""
+    axis = getattr(backend, 'axes', {}).get(node_id)
+    if axis is None:
+        return {}
+    return {'odrive_axis_state': axis.axis_state, 'odrive_axis_error': f'0x{axis.axis_error:08x}',
+            'odrive_procedure_result': axis.procedure_result, 'odrive_heartbeats': axis.heartbeats}
 
 
 def _status(level: str, name: str, hardware_id: str, message: str, **values) -> DiagnosticStatus:
