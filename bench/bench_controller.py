@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Benchmark: Controller.update per phase next to Simulator.step, and the closed-loop real-time
 factor of sim + controller without ROS. Prints numbers, asserts nothing.
 

@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Benchmark: rollouts per second per core (pure cores, no ROS) of the hopper and the Kneed
 Walker, and the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear).
 Prints a table with the robots side by side; asserts nothing.

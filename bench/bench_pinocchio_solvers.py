@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """pinocchio 4's constraint solvers (PGS, ADMM) against dodo_sim's block solve on the exact cases.
 
     python bench/bench_pinocchio_solvers.py [--repetitions 2000]

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
 
     .venv/bin/python bench/bench_ros.py [--steps 3000] [--minutes 1] [--no-hog]

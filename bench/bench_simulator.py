@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
 
     python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--model PATH]

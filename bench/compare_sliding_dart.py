@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The sliding-foot sequence in dodo_sim (both integrators) and in DART, side by side.
 
     python bench/compare_sliding_dart.py [--dt 1e-4 1e-5]

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A dodo_sim robot in DART (dartpy), built from the same URDF/xacro (bench and reference tests).
 
 DART is an engine we did not write: its rigid-body dynamics (Featherstone, its own code) and

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The hopper as a MuJoCo model, built from the same URDF/xacro as dodo_sim (bench only).
 
 Steps: xacro -> URDF XML (``dodo_sim.model.robot_description_xml``) -> a few importer fixes

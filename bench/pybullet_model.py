@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A dodo_sim robot in pybullet (Bullet's multibody + sequential-impulse contact), built from the
 same URDF/xacro, for the speed bench only.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Bézier ground-reaction-force stance policy (Ding & Ramos, "Hopping Leg Simulator", UIUC).
 
 In stance the leg pushes a force profile given as a Bézier polynomial of the normalised stance

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Task frame of the boom-mounted leg (Ding & Ramos' hopping-leg rig): terms for the SLIP
 controller in the plane tangent to the boom circle. Pure core, no rclpy.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Hybrid SLIP controller of the articulated hopping leg (Hutter et al. 2010). Pure core, no rclpy.
 
 API (stable; the ROS controller node wraps exactly this)::

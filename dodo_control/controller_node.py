@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``controller`` ROS 2 node: a thin adapter around any controller of :mod:`dodo_control.registry`.
 
 The parameter ``controller`` selects it: ``slip_hopper`` (default,

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The controller's own rigid-body terms, in the robot's task frame, evaluated once per tick.
 
 Built from the URDF (masses and lengths come from there), on the controller's own

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Flight: position PI -> velocity set-point -> angle of attack -> posture (foot placement).
 
 All loops except the posture controller are updated once per hop, at the apex event

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Phase machine FLIGHT -> STANCE -> FLIGHT with apex events (docs/control.md).
 
 Pure logic on per-tick booleans; the controller decides what "contact" means (foot force sensor

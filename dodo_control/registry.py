@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The controllers the controller node can host: name -> controller class, config dataclass.
 
 One node parameter selects the controller (``controller``, a field of

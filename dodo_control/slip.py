@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The spring-loaded inverted pendulum (SLIP) template: leg force, stance flow, apex return map.
 
 Conventions (used throughout dodo_control):

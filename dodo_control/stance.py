@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Stance: support-consistent dynamics, impact projection and the SLIP operational-space law.
 
 Forms of docs/control.md (Hutter et al. 2010; the reports of Feng, Lehner & Lutze 2021 and

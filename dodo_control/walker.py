@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Pulse controller of the planar Kneed Walker (As & Mailhot 2018). Pure core, no rclpy.
 
 API (a ROS node wraps exactly this)::

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The walk judged one state at a time: falls, steps, distance, speed. No rclpy.
 
 The controller node hosts this next to the Kneed Walker controller (``dodo_control.registry``)

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Did the walker walk or fall? Fall detection and the result of a walking run. No rclpy.
 
 Used by the tests, by ``dodo walk`` (exit code) and by parameter searches::

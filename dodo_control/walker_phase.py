@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Which foot is the stance foot, and when a step starts, from measured foot contact forces.
 
 A biped's step begins when the swing foot touches down: that foot becomes the stance foot and

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Rectangular torque pulses on a step phase (As & Mailhot 2018, Kneed Walker controller).
 
 A motor's torque within a step is a sum of rectangular pulses on the normalised step phase

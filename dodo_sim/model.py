@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee], the foot
 and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Where the package's shared files (URDF, config, launch, rviz) live.
 
 Works from a source checkout / editable install (files next to the package), from a pip install

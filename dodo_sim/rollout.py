@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """One closed-loop runner: the simulator core and a controller, no ROS.
 
 Tests, benchmarks, ``dodo replay`` and the demo all run their closed loops through

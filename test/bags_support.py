@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Helpers of the bag tests: processes a test starts (ended by pid), a hopper run under
 ``dodo hop`` or as separate node processes, runtime parameter changes over DDS, and a closed loop
 written to a bag offline (no DDS) in the layout the nodes and the recorder produce."""

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Shared fixtures of the dodo_sim test suite."""
 import itertools
 import os

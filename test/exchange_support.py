@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Shared pieces of the exchange fault tests (test_exchange_*.py): a simulator node in the test
 process (its counters readable) with a probe recording every state and stamped command, the
 controller node(s) as separate processes (so they can be stopped, started late or starved), and

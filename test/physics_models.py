@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Test-only robot models (URDF text) for the physics tests: a planar body on two point feet, a
 rimless wheel, a point mass on three prismatic axes, a horizontal double pendulum with an elbow
 stop. Units: kg, m, kg*m^2."""

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Bags of real runs over DDS describe themselves (docs/bags.md): the recorder's parameter
 snapshots with either executor, and a ``dodo hop`` bag with a params file other than the
 default and a set-point changed at run time, from which the run is replayed exactly and which

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo bag recover``: a recording that did not end cleanly becomes a bag rosbags, the ``mcap``
 reader and ``dodo replay`` open, with everything that was in complete chunks.
 

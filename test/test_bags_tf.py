@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """/tf and /tf_static as robot_state_publisher makes them, from pinocchio forward kinematics, and
 bags that Foxglove can open: read back with the ``mcap`` reader and the ``mcap-ros2-support``
 decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them."""

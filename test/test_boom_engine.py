@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """What the boom leg needs from the engine's 3-D contact solve, as minimal cases.
 
 On the boom-mounted leg the foot slides radially in every stance (docs/control.md, "Boom-mounted

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The boom leg's policies as units: Bézier ground-reaction-force profile and its torque law
 (Ding & Ramos), the profile-scale adaptation, the displacement observer of the position loop, the
 new configuration fields, and one stance tick of each stance policy on the boom model. No

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The boom-mounted leg through the ROS graph: the params file chooses the robot
 (``simulator.robot_description``, config/boom.yaml), and ``dodo hop`` runs it over real DDS.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The controller's task frames (docs/control.md, "Task frame"): the boom leg's tangent-plane
 terms against pinocchio and finite differences, its SLIP template against an independent
 reduced model, the stance and flight laws on the boom, and the hopper's torques unchanged by

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Unit tests of the SLIP controller core: model terms, stance identity, impact projection,
 flight posture law, SLIP return map, deadbeat, phase machine, config. No simulator needed."""
 import math

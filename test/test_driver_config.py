@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Driver configuration: parameter validation names the bad value, the example params file
 builds, a bus that cannot be opened and joints the robot lacks are clear errors."""
 import pytest

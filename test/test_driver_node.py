@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's
 process) and a command publisher in its own process: joint states at ~1 kHz, the e-stop
 service turning the emulated motors off from the next cycle, a killed command publisher giving

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The controller against a hardware-driver-like source (``use_sim:=false``): joint states and the
 foot force stamped by their own wall clocks (never equal), no simulator, no /clock.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The lockstep exchange cannot silently go wrong (over real DDS, controller in its own process).
 
 Each run is checked against the offline core loop (:func:`dodo_sim.rollout.rollout`, same params

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Realtime mode beside a CPU hog (over real DDS, every node in its own process): no divergence,
 and the command ages the simulator reports are the ones this test measures independently.
 

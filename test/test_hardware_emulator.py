@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The driver core on the emulated hardware (lockstep, in process): readings against the
 physics, enable/e-stop/watchdog as seen by the emulated firmware, each injected fault reported
 and handled as docs/hardware.md says, calibration across a restart, and closed-loop hopping

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Wire format of the hardware path: the DBC bit layout against the MIT-mode reference layout
 (Ben Katz's Mini Cheetah firmware as used by mini-cheetah-tmotor-python-can and
 TMotorCANControl), special frames, the float <-> count mapping at every range edge, and the

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The hardware path in the graph, in closed loop over real DDS: the SLIP controller of the
 simulation (same node, same params file config/hop.yaml) hops the leg through the ``driver`` node
 and the emulated hardware (MIT-mode CAN frames on an in-process python-can virtual bus; the

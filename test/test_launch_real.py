@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``launch/hop.launch.py`` under the real ROS 2 launch tooling: colcon build + ``ros2 launch``.
 
 The launch/launch_ros/ros2cli sources beside the repository (``../shared/ros2_launch``, with

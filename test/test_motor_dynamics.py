@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Motor options of the simulator (docs/physics.md, "Motors"): the back-EMF torque-speed limit
 (``torque_saturation`` with ``motor_supply_voltage_v``) and the rotor inertia reflected through
 the gear (``motor_dynamics``: pinocchio armature G² J_rotor), checked against the formulas, Ding

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo optimize``: study files are checked before any trial runs, two worker processes share a
 journal storage and improve on the baseline (trial 0), and the written params file is usable
 (``dodo hop``'s checks, ``config_from_file``) and reproduces the best trial's objective."""

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo optimize`` on the Kneed Walker (dodo_control.scenarios.walker): two worker processes
 sharing a journal storage improve the cost of transport on the baseline (trial 0), the params file
 holds the whole pulse vectors and reproduces the best trial, a fall is a penalised run with its

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Params files and parameters declared from the config dataclasses (no ROS needed)."""
 import dataclasses
 import math

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Exact references for the robot-agnostic engine, both integrators: the lever rule on two feet,
 Coulomb sliding on a slope and on flat ground in 3-D, a joint stop, the rimless wheel of Coleman,
 Chatterjee & Ruina 1997, and model loading (docs/physics.md)."""

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """DART, an engine we did not write (its own Featherstone dynamics and a boxed-LCP Dantzig contact
 solver), as a reference for the hopper and for Coulomb friction (docs/physics.md, "A third
 reference: DART"). The models come from the same URDF (bench/dart_model.py)."""

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The compiled time-stepping step (dodo_sim/physics/fast.py) against the generic one and
 against pinocchio: the same dynamics, the same step to rounding, the same trajectories
 (docs/physics.md, "Speed")."""

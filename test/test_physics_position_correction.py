@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Position correction of the time-stepping step (docs/physics.md): closing the gap of a contact
 that sticks must not move it along the ground. The hopper's bent leg couples the foot's normal
 and tangential motion (G_tn != 0), so a normal-only projection M^-1 W_N^T shifted the foothold

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The sliding foot: the contact solve while the hopper's foot slides, and the two integrators'
 agreement on contact changes (docs/physics.md, "What was wrong with the sliding foot").
 

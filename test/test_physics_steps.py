@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Contact with the steps terrain (docs/physics.md, terrain): the signed distance to a profile of
 horizontal treads and vertical risers, with the normal of the nearest feature, for both
 integrators: a point mass flying into a riser stops or bounces off the vertical face, a ball

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Slides without a consistent continuation (Painlevé's paradox) in the event-driven integrator:
 the slide stops in a tangential impact instead of the contact being released while it is pushed
 into the ground (docs/physics.md)."""

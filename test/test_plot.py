@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo plot`` on synthetic bags written with rosbags (no DDS): the hopper with its SLIP
 channels, and a robot the plots know nothing about (the Kneed Walker: seven joints, two feet)."""
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Recorder over real DDS: every message published at 1 kHz is in the bag after SIGINT / SIGTERM.
 
 Each test runs on its own ROS_DOMAIN_ID with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, starts a

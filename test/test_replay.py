@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo replay``: the offline controller regression check and the DDS republisher."""
 from __future__ import annotations
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo replay --through-controller`` builds the recorded controller through
 ``dodo_control.registry`` (the controller node's ``controller`` parameter): a ``dodo walk`` bag
 (Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The boom-mounted leg and the Kneed Walker xacro descriptions, checked with xacro + pinocchio only.
 
 Like ros2_control_demos' URDF tests: each description processes (defaults and changed args),

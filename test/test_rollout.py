@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy.update, and
 the compiled controller terms against the pinocchio ones in a closed loop."""
 import numpy as np

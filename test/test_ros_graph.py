@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The simulator and controller nodes in one process (one executor, private ROS domain).
 
 Cheaper than separate processes and enough for: the lockstep exchange reproducing the pure core

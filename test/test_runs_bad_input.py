@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo hop`` refuses bad input before anything starts: exit code 2 and one clear line.
 
 Table-driven over every kind of input a user gives (options, params file, URDF, set-points,

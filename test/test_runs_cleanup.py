@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo hop`` runs clean up after themselves, over real DDS, with injected faults.
 
 Each test starts ``dodo hop`` as a user would (its own session, like a terminal's foreground job)

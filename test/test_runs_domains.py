@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A private ROS domain per ``dodo hop`` run (dodo_sim.ros.domains): locks and port checks."""
 import os
 import signal

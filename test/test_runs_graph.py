@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """One graph for ``hop.launch.py`` and ``dodo hop`` (dodo_sim.ros.graph), and parameters passed
 typed through a generated params file instead of text spliced into a command line."""
 import signal

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """What ``dodo hop`` reports: simulated time and stop reason from the simulator's summary line or
 the bag, a bag that mixes two graphs, exit codes (no ROS needed)."""
 import io

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Apex set-points the leg cannot reach are refused by the controller core, with the range."""
 import dataclasses
 import re

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Closed-loop scenarios: the SLIP controller on the simulator core, both integrators,
 the default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
 (model, integrator) in a module-scoped cache and checked by several tests.

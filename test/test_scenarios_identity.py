@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Closed-loop identity check (docs/control.md): in stance the CoG of the simulated
 articulated leg accelerates as the SLIP law commands, the controller's model being exact (same
 URDF as the simulator).

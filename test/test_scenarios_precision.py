@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Position precision of the SLIP hopper (docs/control.md, "Position precision"): both
 integrators, the default URDF and the mass/length variant.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Physics invariants of both integrators on the hopper (docs/physics.md)."""
 import math
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Unit tests of the Kneed Walker controller's pieces (docs/walker.md): pulse generator shapes and
 timing, step detection from foot force rows (including chatter), torso PD sign, torque routing
 to the stance/swing roles, config validation and the rollout's per-frame force rows."""

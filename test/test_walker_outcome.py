@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Fall detection and step counting of the Kneed Walker judge (dodo_control.walker_outcome,
 docs/walker.md): the judge reads the simulator's state and model only."""
 import math

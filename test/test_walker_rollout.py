@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The closed-loop runner gives a policy that declares ``contact_frames`` the matching rows of
 the state's per-frame contact forces (docs/walker.md); other policies keep the single-foot
 force."""

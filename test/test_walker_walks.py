@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The Kneed Walker walks (docs/walker.md): 30 steps without falling on flat ground, down a 3 deg
 slope, on a sinusoid and on steps, with the shipped parameters (config/walk.yaml, equal to the
 WalkerConfig defaults), judged from the simulator's state only.

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo walk`` over real DDS: simulator, controller (hosting the Kneed Walker) and recorder as
 separate processes on a private ROS domain.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The controller node hosting the Kneed Walker (``controller: kneed_walker``), in-process on a
 private ROS domain: it declares exactly the walker's parameters, answers states on
 /joint_states + /left_foot_contact + /right_foot_contact with the core's torques, publishes named

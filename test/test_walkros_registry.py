@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The controller registry and the graph of any robot (no DDS): which controller the controller
 node hosts and which parameters it has, the params-file checks following that choice, the robot
 (model, contact topics) the launch files and ``dodo hop``/``dodo walk`` take from the params file,

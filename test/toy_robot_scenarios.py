@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A toy robot scenario module for test_optimize.py: shows that ``dodo optimize`` takes any robot
 module with SECTIONS and SCENARIOS (dodo_control.scenarios), not only the hopper."""
 from dataclasses import dataclass

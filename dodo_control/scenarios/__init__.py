@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Closed-loop scenarios for evaluating a controller: the robot-agnostic part.
 
 A *scenario* builds a simulator and a controller from configuration values and a

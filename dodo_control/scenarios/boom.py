@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Scenarios of the boom-mounted leg (urdf/boom_leg.urdf.xacro + the SLIP controller in the
 boom's task frame, docs/control.md "Boom-mounted leg"). A study names it ``robot:
 dodo_control.scenarios.boom`` or ``robot: boom``.

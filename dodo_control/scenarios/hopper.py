@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Scenarios of the SLIP hopper (urdf/hopper.urdf.xacro + :class:`dodo_control.controller.Controller`).
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the

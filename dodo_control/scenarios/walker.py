@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Scenarios of the Kneed Walker (urdf/kneed_walker.urdf.xacro +
 :class:`dodo_control.walker.WalkerController`, As & Mailhot 2018; docs/walker.md).
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The hardware path: MIT-mode CAN actuators, a boom sensor board, a safety supervisor, and
 emulated hardware answering on the same wire format from the physics (docs/hardware.md).
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Actuator backends: how one control cycle reaches the hardware.
 
 :class:`ActuatorBackend` is the interface the driver core uses: one :meth:`exchange` per cycle

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Configuration of the hardware path: the driver node's parameters (one frozen dataclass,
 :class:`DriverConfig`), the per-actuator and boom views built from them, URDF joint limits and
 the calibration file. Pure data and file IO: no rclpy, no bus.

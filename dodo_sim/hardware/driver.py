@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The driver core: backend + safety supervisor + calibration -> one measured sample per cycle.
 
 No rclpy: the ``driver`` node (dodo_sim/ros/driver_node.py) is a thin adapter around

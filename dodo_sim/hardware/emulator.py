@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Emulated hardware driven by the physics: MIT-mode actuators and the sensor board answering on
 a python-can bus with the wire format of ``dodo_can.dbc``, their joints being the state of a
 :class:`dodo_sim.simulator.Simulator`.

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Wire formats of the hardware path: the MIT-mode actuator protocol and the sensor board.
 
 The bit layout of every frame is described once, in ``dodo_can.dbc`` next to this module, and

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
 
 States and what the actuators get (see docs/hardware.md, safety table)::

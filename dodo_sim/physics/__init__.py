@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry, the
 complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md)."""
 from .robot import AUTO, JointLimit, ModelError, RobotModel, load_robot, robot_description_xml

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Constraint geometry shared by both integrators: point contacts against the terrain and joint
 position limits, as rows of the constraint jacobian W and gaps (see ``docs/physics.md``).
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Event-driven hybrid integration with hard contacts and joint limits (the hybrid simulators of
 the Kneed Walker, As & Mailhot 2018, and of the boom hopping leg, Ding & Ramos; Hutter et al.
 2010 for the impact map).

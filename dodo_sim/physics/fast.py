@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Compiled Moreau-Jean step for the common small case (numba), the same step as
 :class:`dodo_sim.physics.timestepping.MoreauJeanIntegrator` (docs/physics.md, "Speed").
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Joint motor model: torque saturation (static, or the back-EMF torque-speed limit of a geared
 DC motor), first-order torque dynamics, and the rotor inertia reflected through the gear (the
 ``isControlSaturate`` and ``isMotorDynamics`` options of the boom hopping-leg simulator of Ding &

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Robot model from a URDF/xacro: the pinocchio model plus what the engine needs to simulate it.
 
 Any tree fixed to the world through any chain of joints works: prismatic boom axes, a planar

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The simulator core: URDF + config -> ``reset(q, v)`` / ``step(tau)``. No rclpy here.
 
 Example::

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The nonlinear complementarity problem (NCP) of hard contact, solved block by block.
 
 Both integrators reduce an instant of hard contact to one problem in the constraint "velocities"

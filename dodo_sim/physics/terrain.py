@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Terrain height fields over x: flat, slope, steps, sinusoid (the terrains of the Kneed Walker
 simulator of As & Mailhot 2018).
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Moreau-Jean midpoint time-stepping with hard unilateral contacts, Coulomb friction and joint
 limits (Moreau 1988, "Unilateral contact and dry friction in finite freedom dynamics"; Jean 1999).
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The ROS graph contract of dodo_sim, in one place: topic names, message types, QoS, conventions.
 
 Every node, the recorder, the bag tools and the tests take names and types from here; nothing

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A private ROS 2 domain per ``dodo hop`` run, so that two runs on one machine never mix.
 
 A run holds an exclusive ``flock`` on ``<lock dir>/domain-<id>.lock`` for its whole life (the

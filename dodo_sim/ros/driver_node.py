@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``driver`` ROS 2 node: a thin adapter around :class:`dodo_sim.hardware.driver.DriverCore` —
 the hardware in place of the simulator, same topics, wall-clock time.
 

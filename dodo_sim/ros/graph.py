@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
 
 Both launch files (``launch/hop.launch.py``, ``launch/walk.launch.py``: a ROS 2 install) and

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The launch description of the dodo_sim graph, shared by every launch file of the package.
 
 ``launch/hop.launch.py`` and ``launch/walk.launch.py`` are one line each:

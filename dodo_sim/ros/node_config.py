@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Parameters of the node adapters that are not physics or control law (``SimConfig`` and
 ``ControllerConfig`` hold those). Pure data: no rclpy, so ``dodo hop`` and the params-file checks
 know every parameter without a ROS import. Each node declares the fields of its config here as

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Parameters: params-file loading and ROS parameters declared from the frozen config dataclasses.
 
 Every parameter is defined once, as a field of a frozen dataclass (``SimConfig``,

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
 
 Run (plain machine or ROS install)::

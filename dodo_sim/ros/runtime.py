@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The runtime every dodo_sim node shares: rclpy init with our own signal handling, the executor,
 spinning until done, throttled warnings, stamps and exit codes.
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
 
 Robot-agnostic: the joints, actuated joints and contact frames are the simulator's

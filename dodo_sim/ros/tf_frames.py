@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``/tf`` and ``/tf_static`` of a URDF from joint positions, as robot_state_publisher makes them.
 
 No rclpy: the recorder uses it to write TF into a bag when no robot_state_publisher runs (a plain

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Bag helpers shared by the recorder, ``dodo replay``, ``dodo plot``, ``dodo bag`` and the tests
 (no rclpy).
 

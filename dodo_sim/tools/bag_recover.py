@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Rebuild a usable rosbag2 bag from the MCAP file of a recording that did not end cleanly.
 
 A recorder killed with SIGKILL (or a power loss) leaves ``<bag>/<name>.mcap`` without its summary

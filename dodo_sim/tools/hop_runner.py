@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo hop``: run the dodo_sim graph as supervised processes over real DDS (no ROS install).
 
 ::

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo optimize``: tune controller (and simulator) parameters over closed-loop scenarios.
 
 ::

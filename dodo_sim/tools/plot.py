@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo plot BAG --out DIR``: figures of a recorded run and an animation of the robot.
 
 Robot-agnostic and headless (matplotlib Agg, no pyplot state). Everything comes from the bag

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo replay BAG [--rate R] [--through-controller]``: replay a recorded run.
 
 * Default: republish every recorded topic (incl. ``/clock``, the latched ``/robot_description``

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Child processes that die with their supervisor, and a single-threaded loop that watches them.
 
 Used by ``dodo hop`` (docs/running.md). Every child
