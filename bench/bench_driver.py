@@ -90,7 +90,7 @@ def bench_core(seconds: float) -> list:
     return lines
 
 
-HOLD_PROCESS = '''
+HOLD_PROCESS = """
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
@@ -108,7 +108,7 @@ def on_state(msg):
     pub.publish(out)
 node.create_subscription(JointState, contract.JOINT_STATES, on_state, qos)
 executor = SingleThreadedExecutor(); executor.add_node(node); executor.spin()
-'''
+"""
 
 
 def bench_node(seconds: float) -> list:

@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     parser.add_argument('--repetitions', type=int, default=2000)
     args = parser.parse_args(argv)
     print(f'pinocchio {pin.__version__}; residual: natural map of the Coulomb NCP, m/s '
-          f'(0 = exact); |d lambda|: largest difference to dodo_sim\'s solution')
+          f"(0 = exact); |d lambda|: largest difference to dodo_sim's solution")
     header = (f"{'problem':<24}{'solver':<8}{'residual':>11}{'iter':>6}{'|d lambda|':>12}"
               f"{'us/solve':>10}")
     print(header)

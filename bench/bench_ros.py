@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-ECHO = textwrap.dedent('''
+ECHO = textwrap.dedent("""
     import sys, rclpy
     from rclpy.experimental import EventsExecutor
     from std_msgs.msg import Float64MultiArray
@@ -58,10 +58,10 @@ ECHO = textwrap.dedent('''
         ex.spin_until_future_complete(rclpy.task.Future(), timeout_sec=float(sys.argv[1]))
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
-''')
+""")
 
 #: The controller node under cProfile (CPU time), written at its exit (SIGTERM ends it cleanly).
-PROFILED_CONTROLLER = textwrap.dedent('''
+PROFILED_CONTROLLER = textwrap.dedent("""
     import cProfile, sys, time
     from dodo_control.controller_node import main
     out = sys.argv.pop(1)
@@ -70,9 +70,9 @@ PROFILED_CONTROLLER = textwrap.dedent('''
         profiler.runcall(main, sys.argv)
     finally:
         profiler.dump_stats(out)
-''')
+""")
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -87,7 +87,7 @@ controller:
     apex_height: 1.2
     target_x: .nan
     min_subscribers: 1
-'''
+"""
 
 
 def spin_until(executor, condition, timeout_s):

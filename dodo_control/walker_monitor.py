@@ -66,8 +66,8 @@ def _terrain_config_class():
         'TerrainConfig', spec, frozen=True,
         namespace={'__post_init__': __post_init__, 'make_terrain': make_terrain,
                    '__module__': __name__})
-    cls.__doc__ = ('The ground a walk is judged on: the simulator\'s terrain parameters '
-                   '(dodo_sim.simulator.SimConfig; the graph copies the simulator\'s values).\n\n'
+    cls.__doc__ = ("The ground a walk is judged on: the simulator's terrain parameters "
+                   "(dodo_sim.simulator.SimConfig; the graph copies the simulator's values).\n\n"
                    '    Attributes:\n'
                    + ''.join(f'        {name}: {docs.get(name, "")}\n'
                              for name in TERRAIN_PARAMETERS))
@@ -100,7 +100,7 @@ class WalkMonitor:
         missing = [n for n in robot.joint_names if n not in names]
         if missing or not robot.vector_space:
             raise ValueError(f'the walk monitor needs every joint of the robot in the '
-                             f'controller\'s joint_names {list(names)} (missing: {missing}; '
+                             f"controller's joint_names {list(names)} (missing: {missing}; "
                              f'one coordinate per joint)')
         if forward_joint not in names:
             raise ValueError(f'forward_joint {forward_joint!r} is not in joint_names '

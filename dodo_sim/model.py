@@ -96,11 +96,11 @@ def _check_joints(model: pin.Model) -> None:
     missing = [n for n in JOINT_NAMES if n not in names]
     if missing:
         raise ModelError(f"URDF is missing joint(s) {', '.join(repr(n) for n in missing)}; "
-                         f"expected moving joints {list(JOINT_NAMES)}, found {names}")
+                         f'expected moving joints {list(JOINT_NAMES)}, found {names}')
     extra = [n for n in names if n not in JOINT_NAMES]
     if extra:
-        raise ModelError(f"URDF has unexpected moving joint(s) {extra}; "
-                         f"the hopper has exactly {list(JOINT_NAMES)}")
+        raise ModelError(f'URDF has unexpected moving joint(s) {extra}; '
+                         f'the hopper has exactly {list(JOINT_NAMES)}')
     if model.nq != 4 or model.nv != 4:
         raise ModelError(f'URDF must give nq = nv = 4, got nq = {model.nq}, nv = {model.nv}')
     for index, name in enumerate(JOINT_NAMES):
@@ -110,10 +110,10 @@ def _check_joints(model: pin.Model) -> None:
         if shortname != expected_type and not (
                 shortname.startswith('JointModel') and _unaligned_axis_matches(joint, axis)):
             raise ModelError(f"joint '{name}' must be {expected_type[10:]} "
-                             f"(axis {axis.tolist()}), got {shortname}")
+                             f'(axis {axis.tolist()}), got {shortname}')
         if joint.idx_q != index or joint.idx_v != index:
             raise ModelError(f"joint '{name}' must be coordinate {index} of q = "
-                             f"{list(JOINT_NAMES)}, got {joint.idx_q}")
+                             f'{list(JOINT_NAMES)}, got {joint.idx_q}')
 
 
 def _unaligned_axis_matches(joint, axis: np.ndarray) -> bool:

@@ -153,7 +153,7 @@ def _policy_rows(sim, policy):
     simulated = tuple(sim.contact_frames)
     missing = [f for f in frames if f not in simulated]
     if missing:
-        raise ValueError(f'policy contact_frames {missing} are not simulated; the simulator\'s '
+        raise ValueError(f"policy contact_frames {missing} are not simulated; the simulator's "
                          f'contact_frames are {list(simulated)} (SimConfig.contact_frames)')
     return np.array([simulated.index(f) for f in frames], dtype=int)
 

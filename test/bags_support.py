@@ -93,7 +93,7 @@ def hop_cmd(bag, duration_s: float, params_file=HOP_PARAMS) -> list:
             '--bag', str(bag), '--no-plots', '--params-file', str(params_file)]
 
 
-SET_PARAMETER = '''
+SET_PARAMETER = """
 import sys
 import rclpy
 from rclpy.parameter import Parameter
@@ -109,7 +109,7 @@ result = future.result()
 ok = result is not None and all(r.successful for r in result.results)
 print('set', sys.argv[2], sys.argv[3], 'ok' if ok else result)
 sys.exit(0 if ok else 1)
-'''
+"""
 
 
 def set_parameter(env, node: str, name: str, value: float) -> None:

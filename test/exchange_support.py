@@ -28,7 +28,7 @@ from dodo_sim.ros.params import config_from_file
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -42,7 +42,7 @@ controller:
     apex_height: 1.2
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 def write_params(tmp_path: Path, mode='lockstep', command_timeout=2.0) -> Path:

@@ -16,14 +16,14 @@ def _inertial(mass, iyy, ixx=None, izz=None, x=0.0, z=0.0):
 
 def _planar_base(child: str) -> str:
     """world -> base_x (prismatic x) -> base_z (prismatic z) -> pitch (continuous about y)."""
-    return f'''
+    return f"""
   <link name="world"/><link name="carriage_x"/><link name="carriage_z"/>
   <joint name="base_x" type="prismatic"><parent link="world"/><child link="carriage_x"/>
     <axis xyz="1 0 0"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
   <joint name="base_z" type="prismatic"><parent link="carriage_x"/><child link="carriage_z"/>
     <axis xyz="0 0 1"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
   <joint name="pitch" type="continuous"><parent link="carriage_z"/><child link="{child}"/>
-    <axis xyz="0 1 0"/></joint>'''
+    <axis xyz="0 1 0"/></joint>"""
 
 
 def _point(name, parent, x, z):
@@ -35,8 +35,8 @@ def two_foot_body(mass=10.0, iyy=0.5, com_x=0.0, feet_x=(-0.3, 0.4), feet_z=-0.2
     """A planar rigid body (base joints only) with point feet 'left' and 'right' at (x, z) in the
     body frame; its centre of mass at (com_x, 0)."""
     feet = ''.join(_point(n, 'body', x, feet_z) for n, x in zip(('left', 'right'), feet_x))
-    return f'''<robot name="two_foot_body">{_planar_base('body')}
-  <link name="body">{_inertial(mass, iyy, x=com_x)}</link>{feet}</robot>'''
+    return f"""<robot name="two_foot_body">{_planar_base('body')}
+  <link name="body">{_inertial(mass, iyy, x=com_x)}</link>{feet}</robot>"""
 
 
 def rimless_wheel(mass=1.0, radius_of_gyration=0.3, spoke_length=1.0, spokes=8) -> str:
@@ -47,13 +47,13 @@ def rimless_wheel(mass=1.0, radius_of_gyration=0.3, spoke_length=1.0, spokes=8) 
                           -spoke_length * math.sin(2 * math.pi * k / spokes),
                           -spoke_length * math.cos(2 * math.pi * k / spokes))
                    for k in range(spokes))
-    return f'''<robot name="rimless_wheel">{_planar_base('hub')}
-  <link name="hub">{_inertial(mass, iyy)}</link>{tips}</robot>'''
+    return f"""<robot name="rimless_wheel">{_planar_base('hub')}
+  <link name="hub">{_inertial(mass, iyy)}</link>{tips}</robot>"""
 
 
 def point_mass_3d(mass=2.0) -> str:
     """A point mass on prismatic x, y, z axes (a boom-like 3-D model); contact frame 'foot'."""
-    return f'''<robot name="point_mass">
+    return f"""<robot name="point_mass">
   <link name="world"/><link name="cx"/><link name="cy"/>
   <link name="foot">{_inertial(mass, 1e-3)}</link>
   <joint name="x" type="prismatic"><parent link="world"/><child link="cx"/>
@@ -62,7 +62,7 @@ def point_mass_3d(mass=2.0) -> str:
     <axis xyz="0 1 0"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
   <joint name="z" type="prismatic"><parent link="cy"/><child link="foot"/>
     <axis xyz="0 0 1"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
-</robot>'''
+</robot>"""
 
 
 def horizontal_double_pendulum(elbow_lower=-0.5, elbow_upper=0.5) -> str:
@@ -71,14 +71,14 @@ def horizontal_double_pendulum(elbow_lower=-0.5, elbow_upper=0.5) -> str:
     def link(name, mass):
         return (f'<link name="{name}">{_inertial(mass, mass / 12.0, ixx=1e-4, izz=mass / 12.0, x=0.5)}'
                 f'</link>')
-    return f'''<robot name="pendulum">
+    return f"""<robot name="pendulum">
   <link name="world"/>{link("upper", 2.0)}{link("lower", 1.0)}
   <joint name="shoulder" type="continuous"><parent link="world"/><child link="upper"/>
     <axis xyz="0 0 1"/><limit effort="10" velocity="100"/></joint>
   <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
     <origin xyz="1 0 0"/><axis xyz="0 0 1"/>
     <limit lower="{elbow_lower}" upper="{elbow_upper}" effort="10" velocity="100"/></joint>
-</robot>'''
+</robot>"""
 
 
 def painleve_rod(mass=1.0, length=1.0) -> str:
@@ -87,13 +87,13 @@ def painleve_rod(mass=1.0, length=1.0) -> str:
     angle phi from the ground with phi near atan(2) has no consistent sliding motion when the
     friction coefficient exceeds 4/3 (Painlevé 1895; Génot & Brogliato 1999)."""
     half = 0.5 * length
-    return f'''<robot name="painleve_rod">{_planar_base('rod')}
+    return f"""<robot name="painleve_rod">{_planar_base('rod')}
   <link name="rod">{_inertial(mass, mass * length ** 2 / 12.0)}</link>
-  {_point('tip', 'rod', 0.0, -half)}</robot>'''
+  {_point('tip', 'rod', 0.0, -half)}</robot>"""
 
 
 def ball(mass=1.0, radius=0.05) -> str:
     """A solid ball (inertia 2/5 m r^2 about y) on a planar x-z-pitch base; its centre frame
     'ball' is the contact frame (give it contact radius r)."""
-    return f'''<robot name="ball">{_planar_base('ball')}
-  <link name="ball">{_inertial(mass, 0.4 * mass * radius ** 2)}</link></robot>'''
+    return f"""<robot name="ball">{_planar_base('ball')}
+  <link name="ball">{_inertial(mass, 0.4 * mass * radius ** 2)}</link></robot>"""

@@ -146,7 +146,7 @@ def test_hop_bag_tf_opens_in_mcap_like_foxglove(hop_bag):
     assert abs(counts['tf'] - DURATION_S / 0.01) <= 2, counts
 
 
-PUBLISH_CONTACTS = '''
+PUBLISH_CONTACTS = """
 import sys, time
 import rclpy
 from geometry_msgs.msg import WrenchStamped
@@ -168,7 +168,7 @@ for k in range(int(sys.argv[1])):
         pub.publish(msg)
     time.sleep(0.001)
 print('acked', all(p.wait_for_all_acked(Duration(seconds=10.0)) for p in pubs), flush=True)
-'''
+"""
 
 
 @pytest.mark.ros

@@ -27,7 +27,7 @@ from dodo_sim.ros import contract
 from dodo_sim.tools import cli, hop_runner
 
 APEX_SETPOINT = 1.2
-PARAMS = f'''
+PARAMS = f"""
 /**:
   ros__parameters:
     use_sim_time: true
@@ -39,7 +39,7 @@ controller:
     apex_height: {APEX_SETPOINT}
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 def test_cli_lists_subcommands_and_rejects_unknown(capsys):

@@ -33,7 +33,7 @@ DAMPING = (2.0, 1.5)     # N*m*s/rad
 #: A command publisher as its own process: answers every joint state with constant torques
 #: (argv: topic, hip N*m, knee N*m) — commands flow, no closed loop whose stability would depend
 #: on the machine's load (closed-loop control through the driver: test_hardware_emulator.py).
-PUBLISHER = textwrap.dedent('''
+PUBLISHER = textwrap.dedent("""
     import sys
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -61,7 +61,7 @@ PUBLISHER = textwrap.dedent('''
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     executor.spin()
-''')
+""")
 TORQUE = (2.0, 1.0)      # N*m: the hanging leg settles a little off its rest pose
 
 

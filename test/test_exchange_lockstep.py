@@ -24,7 +24,7 @@ from exchange_support import (LockstepGraph, Process, Stall, apex_heights,  # no
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-STRAY = textwrap.dedent('''
+STRAY = textwrap.dedent("""
     import itertools, math, sys, time
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -71,7 +71,7 @@ STRAY = textwrap.dedent('''
     print(f'stray: sent {valid} valid and {malformed} malformed per topic between '
           f'{first.sec + 1e-9 * first.nanosec:.3f} s and {last.sec + 1e-9 * last.nanosec:.3f} s, '
           f'acked {acked}', flush=True)
-''')
+""")
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ def released_link_urdf(mass=2.0, com_x=0.4, iyy=0.03) -> str:
     passive slider along y carries the joint: it is decoupled from the swing (M is diagonal)
     and gives the model two joints (the engine's planarity check indexes the joint jacobian
     as a matrix, which a one-joint model does not give)."""
-    return f'''<robot name="link">
+    return f"""<robot name="link">
   <link name="world"/><link name="carriage"/>
   <joint name="slide_y" type="prismatic"><parent link="world"/><child link="carriage"/>
     <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="0" velocity="50"/></joint>
@@ -105,7 +105,7 @@ def released_link_urdf(mass=2.0, com_x=0.4, iyy=0.03) -> str:
     <limit lower="-3" upper="3" effort="10" velocity="50"/></joint>
   <link name="tip"/><joint name="tip_joint" type="fixed"><parent link="arm"/><child link="tip"/>
     <origin xyz="0.5 0 0"/></joint>
-</robot>'''
+</robot>"""
 
 
 @pytest.mark.parametrize('integrator', ['timestepping', 'event'])

@@ -26,14 +26,14 @@ def write(tmp_path, text, name='p.yaml'):
 
 
 def test_shared_section_is_merged_and_node_section_wins(tmp_path):
-    path = write(tmp_path, '''
+    path = write(tmp_path, """
 /**:
   ros__parameters: {use_sim_time: true, friction: 0.5}
 simulator:
   ros__parameters: {friction: 0.9, dt: 0.002}
 /controller:
   ros__parameters: {apex_height: 1.3}
-''')
+""")
     assert node_parameters(path, 'simulator') == {'use_sim_time': True, 'friction': 0.9,
                                                   'dt': 0.002}
     assert node_parameters(path, 'controller') == {'use_sim_time': True, 'friction': 0.5,

@@ -31,12 +31,12 @@ def test_model_sizes_and_planarity_come_from_the_urdf():
 
 def test_a_one_joint_model_loads_and_is_planar():
     """A single revolute joint about y (pinocchio gives its joint jacobian as one column)."""
-    xml = '''<robot name="arm"><link name="world"/><link name="arm">
+    xml = """<robot name="arm"><link name="world"/><link name="arm">
       <inertial><origin xyz="0.3 0 0"/><mass value="1"/>
       <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
       <joint name="shoulder" type="revolute"><parent link="world"/><child link="arm"/>
       <origin xyz="0 0 1"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="5" velocity="9"/>
-      </joint></robot>'''
+      </joint></robot>"""
     robot = load_robot(xml, contact_frames=())
     assert (robot.nq, robot.nv, robot.planar) == (1, 1, True)
 
@@ -49,10 +49,10 @@ def test_continuous_joint_is_one_unlimited_angle():
 
 
 def test_free_flyer_keeps_pinocchio_coordinates():
-    xml = '''<robot name="box"><link name="world"/><link name="box">
+    xml = """<robot name="box"><link name="world"/><link name="box">
       <inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
       </inertial></link><joint name="root" type="floating"><parent link="world"/>
-      <child link="box"/></joint></robot>'''
+      <child link="box"/></joint></robot>"""
     sim = Simulator(xml, SimConfig(contact_frames=('box',), contact_radii=(0.1,),
                                    initial_q=(0, 0, 0.5, 0, 0, 0, 1)))
     assert (sim.robot.nq, sim.robot.nv, sim.robot.planar) == (7, 6, False)

@@ -25,7 +25,7 @@ from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -37,7 +37,7 @@ controller:
   ros__parameters:
     apex_height: 1.2
     target_x: .nan
-'''
+"""
 
 
 def test_controller_killed_mid_run(tmp_path):

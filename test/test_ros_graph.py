@@ -39,7 +39,7 @@ from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 pytestmark = pytest.mark.ros
 
 APEX_SETPOINT = 1.2
-PARAMS = f'''
+PARAMS = f"""
 /**:
   ros__parameters:
     use_sim_time: true
@@ -53,7 +53,7 @@ controller:
     apex_height: {APEX_SETPOINT}
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 @pytest.fixture

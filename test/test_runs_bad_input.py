@@ -17,14 +17,14 @@ import pytest
 from dodo_sim.ros import domains
 from dodo_sim.tools import hop_runner, supervisor
 
-VALID = '''
+VALID = """
 /**:
   ros__parameters:
     use_sim_time: true
 controller:
   ros__parameters:
     apex_height: 1.2
-'''
+"""
 
 
 def params(text):

@@ -24,7 +24,7 @@ from conftest import REPO, ros_domain_id, ros_env
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -35,7 +35,7 @@ controller:
   ros__parameters:
     apex_height: 1.2
     target_x: .nan
-'''
+"""
 STEP_S = 0.001
 
 

@@ -201,8 +201,8 @@ class DriverConfig:
         if self.min_subscribers < 1:
             bad('min_subscribers', 'must be >= 1')
         if self.enable_on_start and self.hardware != 'emulated':
-            bad('enable_on_start', "emulated hardware only: real motors are enabled by an "
-                                   "explicit ~/enable call (docs/hardware.md, checklist)")
+            bad('enable_on_start', 'emulated hardware only: real motors are enabled by an '
+                                   'explicit ~/enable call (docs/hardware.md, checklist)')
         if self.reply_timeout >= self.control_period:
             bad('reply_timeout', f'must be below control_period = {self.control_period} s')
         n = len(self.joints)
@@ -454,7 +454,7 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read a calibration file (ValueError naming the file and the bad entry)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f'calibration file not found: {path} (run the driver\'s ~/calibrate '
+        raise ValueError(f"calibration file not found: {path} (run the driver's ~/calibrate "
                          f'service with the robot in the calibration pose)')
     try:
         data = yaml.safe_load(path.read_text())

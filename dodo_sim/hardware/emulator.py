@@ -587,7 +587,7 @@ class EmulatedRig:
             ecfg = dataclasses.replace(ecfg, mode='lockstep')
         if abs(sim.config.control_period - driver_config.control_period) > 1e-12:
             raise ValueError(f'driver control_period {driver_config.control_period} s differs '
-                             f'from the simulator\'s {sim.config.control_period} s')
+                             f"from the simulator's {sim.config.control_period} s")
         self.sim = sim
         self.emulator = Emulator(sim, driver_config, ecfg)
         names, limits = urdf_joints(sim.leg.urdf_xml)

@@ -208,7 +208,7 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
     for frame in frames:
         if not model.existFrame(frame):
             raise ModelError(f"URDF has no frame '{frame}' for a contact (links and joints of the "
-                             f"URDF are frames)")
+                             f'URDF are frames)')
         ids.append(model.getFrameId(frame))
     radii = np.zeros(len(frames)) if len(contact_radii) == 0 else np.array(contact_radii, float)
     if radii.shape != (len(frames),):
@@ -271,7 +271,7 @@ def _actuated_joints(model, names, nvs, requested) -> tuple:
     for name in chosen:
         if nvs[names.index(name)] != 1:
             raise ModelError(f"actuated joint '{name}' has {nvs[names.index(name)]} degrees of "
-                             f"freedom; only 1-DoF joints take a torque")
+                             f'freedom; only 1-DoF joints take a torque')
     return chosen
 
 
@@ -319,7 +319,7 @@ def _initial_state(model, xml, names, idx_q, idx_v, nqs):
                         value = float(param.text)
                     except (TypeError, ValueError):
                         raise ModelError(f"joint '{name}': ros2_control initial_value "
-                                         f"{param.text!r} is not a number") from None
+                                         f'{param.text!r} is not a number') from None
                     if interface.get('name') == 'position':
                         q[idx_q[names.index(name)]] = value
                     elif interface.get('name') == 'velocity':

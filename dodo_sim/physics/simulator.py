@@ -185,7 +185,7 @@ class SimConfig:
             bad('contact_radii', 'radii must be finite and >= 0 m')
         if not self.actuated_joints or not all(self.actuated_joints):
             bad('actuated_joints', f"needs joint names, or ('{AUTO}',) for the joints with a URDF "
-                                   f"effort limit > 0")
+                                   f'effort limit > 0')
         if not (math.isfinite(self.friction) and self.friction >= 0.0):
             bad('friction', 'must be >= 0')
         if not 0.0 <= self.restitution <= 1.0:
@@ -627,10 +627,10 @@ class Simulator:
         robot = self.robot
         others = [robot.contact_frames[j] for _, j in sorted(below)[1:]]
         message = (f"initial state puts contact frame '{robot.contact_frames[k]}' "
-                   f"{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; "
-                   f"a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)")
+                   f'{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; '
+                   f'a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)')
         if others:
-            message += f"; also below: {others}"
+            message += f'; also below: {others}'
         message += f'; raise the robot by at least {depth:.6g} m'
         lift = self._vertical_coordinate(q)
         if lift is not None:

@@ -102,7 +102,7 @@ def launch_arguments(profile_name: str = 'hop') -> tuple:
                   'ros__parameters, shared keys under /**:; its controller section selects the '
                   'controller (parameter controller)', share_path=p.params_file),
         LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator); '
-                  'empty: the params file\'s simulator robot_description (e.g. '
+                  "empty: the params file's simulator robot_description (e.g. "
                   'package://dodo_sim/urdf/boom_leg.urdf.xacro), else the default model of its '
                   'controller (slip_hopper: urdf/hopper.urdf.xacro, kneed_walker: '
                   'urdf/kneed_walker.urdf.xacro)'),

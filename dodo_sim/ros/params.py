@@ -112,7 +112,7 @@ def check_params_file(path: str | os.PathLike,
             allowed = known[node]
         unknown = sorted(set(params) - allowed)
         if unknown:
-            raise ParamsFileError(f"params file {path}: unknown parameter(s) {unknown} in "
+            raise ParamsFileError(f'params file {path}: unknown parameter(s) {unknown} in '
                                   f"section '{section}'")
 
 

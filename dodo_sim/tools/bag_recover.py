@@ -102,7 +102,7 @@ class RecoveryReport:
         lines.append('lost:')
         end = self.end_ns
         lines.append(f'  everything the recorder had not written to disk when it stopped: the '
-                     f'messages after bag time {end} (at most the recorder\'s flush_period_s '
+                     f"messages after bag time {end} (at most the recorder's flush_period_s "
                      f'of data, unknown count)')
         if self.truncated_bytes:
             lines.append(f'  {self.truncated_bytes} bytes after the last complete record '

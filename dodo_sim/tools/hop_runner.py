@@ -193,7 +193,7 @@ class RunResult:
                 f"{x.get('stale_steps', 0)} stale step(s), {x.get('timeouts', 0)} timeout(s), "
                 f"{x.get('overruns', 0)} overrun(s), {x.get('zero_torque_steps', 0)} zero-torque "
                 f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
-                f"command(s) ignored")
+                f'command(s) ignored')
 
     def driver_summary(self) -> str | None:
         """One line on the driver's loop: cycles and rate, cycle period and state-to-command
@@ -217,7 +217,7 @@ class RunResult:
                 f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s), "
                 f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
-                f"rejected command(s)"
+                f'rejected command(s)'
                 + (f", {x['skipped_steps']} skipped emulator step(s)"
                    if x.get('skipped_steps') is not None else ''))
 
@@ -640,7 +640,7 @@ class HopRun:
             zero = (self.sim_summary or {}).get('zero_torque_steps', '?')
             self._fail(f'{timeouts} command timeout(s): the controller did not answer within '
                        f'command_timeout and the simulator applied zero torque on {zero} '
-                       f'step(s), so this run does not show the controller\'s behaviour (a '
+                       f"step(s), so this run does not show the controller's behaviour (a "
                        f'stalled controller or an overloaded machine)')
         fall = (self.controller_summary or {}).get('fall_reason')
         if fall:

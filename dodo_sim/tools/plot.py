@@ -629,7 +629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f'at most this many animation frames (default {defaults.max_frames})')
     parser.add_argument('--urdf', default=None,
                         help="URDF/xacro for the kinematics (default: the bag's "
-                             "/robot_description, else the package default)")
+                             '/robot_description, else the package default)')
     args = parser.parse_args(argv)
     try:
         bagio.topic_types(args.bag)
