@@ -32,9 +32,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -53,8 +53,8 @@ def bench_core(seconds: float) -> list:
     from dodo_sim.hardware.config import DriverConfig
     from dodo_sim.model import robot_description_xml
     from dodo_sim.paths import default_urdf_path
-    from dodo_sim.ros.driver_node import build_driver
     from dodo_sim.rollout import JointHold
+    from dodo_sim.ros.driver_node import build_driver
 
     core, emulator = build_driver(DriverConfig(hardware='emulated', emulator_mode='realtime'),
                                   robot_description_xml(default_urdf_path()))
@@ -112,10 +112,10 @@ executor = SingleThreadedExecutor(); executor.add_node(node); executor.spin()
 
 
 def bench_node(seconds: float) -> list:
-    import rclpy
     from conftest import ros_env
     from dodo_sim.ros.driver_node import DriverNode
     from dodo_sim.ros.runtime import make_executor
+    import rclpy
 
     env = ros_env()
     os.environ['ROS_DOMAIN_ID'] = env['ROS_DOMAIN_ID']

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

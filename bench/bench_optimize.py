@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from dodo_control.scenarios import Perturbation, build_configs, robot_module  # noqa: E402
+from dodo_control.scenarios import build_configs, Perturbation, robot_module  # noqa: E402
 from dodo_sim.tools import optimize  # noqa: E402
 
 #: robot -> (scenario kind, its options for the bench, a tuned parameter: 'name: {low, high}',

@@ -20,10 +20,10 @@ and the time per solve (median over ``--repetitions``).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -31,11 +31,11 @@ import pinocchio as pin
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'test'))
 
-from physics_models import horizontal_double_pendulum, point_mass_3d, two_foot_body  # noqa: E402
 from dodo_sim.physics import solver as ncp  # noqa: E402
 from dodo_sim.physics.contact import blocks_for  # noqa: E402
 from dodo_sim.physics.robot import load_robot  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
+from physics_models import horizontal_double_pendulum, point_mass_3d, two_foot_body  # noqa: E402
 
 URDF = HERE.parent / 'urdf' / 'hopper.urdf.xacro'
 MU = 0.8

@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -100,8 +100,8 @@ def spin_until(executor, condition, timeout_s):
 
 def raw_rates(steps: int, env) -> tuple[float, float]:
     """(ping-pong round trips/s, graph-shaped exchanges/s) against a second process."""
-    import rclpy
     from geometry_msgs.msg import WrenchStamped
+    import rclpy
     from rclpy.experimental import EventsExecutor
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
@@ -160,9 +160,9 @@ def raw_rates(steps: int, env) -> tuple[float, float]:
 
 def core_rate(params: Path, steps: int) -> float:
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.rollout import rollout
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.simulator import SimConfig, Simulator
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(sim.leg.urdf_xml, config_from_file(ControllerConfig, params, 'controller'))
@@ -174,10 +174,10 @@ def core_rate(params: Path, steps: int) -> float:
 def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
     """Lockstep: simulator node here, controller node in a second process. Returns (steps per
     second, simulator CPU s per step, controller CPU s per step)."""
-    import rclpy
-    from rclpy.parameter import Parameter
     from dodo_sim.ros.runtime import make_executor
     from dodo_sim.ros.simulator_node import SimulatorNode
+    import rclpy
+    from rclpy.parameter import Parameter
 
     command = ['-m', 'dodo_control.controller_node']
     if profile is not None:

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+from dataclasses import dataclass, field
 import importlib.util
 import math
+from pathlib import Path
 import pstats
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 

@@ -17,10 +17,10 @@ change times, the largest state difference, and DART's contact impulses around e
 from __future__ import annotations
 
 import argparse
-import math
-import sys
 from dataclasses import dataclass, field
+import math
 from pathlib import Path
+import sys
 
 import numpy as np
 
@@ -29,7 +29,6 @@ sys.path.insert(0, str(HERE))
 
 from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
-
 import pinocchio as pin  # noqa: E402
 
 URDF = HERE.parent / 'urdf' / 'hopper.urdf.xacro'

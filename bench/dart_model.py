@@ -21,8 +21,8 @@ planar robot sliding along x one tangent direction is x and the cone is the exac
 """
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+import xml.etree.ElementTree as ET
 
 import numpy as np
 

@@ -15,15 +15,14 @@ of MuJoCo's soft contact is simply ``-foot_z`` as it is for dodo_sim.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-
-import mujoco
-import numpy as np
 
 from dodo_sim.model import ACTUATED_JOINTS, JOINT_NAMES, robot_description_xml
+import mujoco
+import numpy as np
 
 #: Mass given to the massless boom carriage link (MuJoCo rejects massless moving bodies), kg.
 BOOM_CARRIAGE_MASS_KG = 1e-6

@@ -10,10 +10,10 @@ world; the default velocity motors are disabled so that the joints take the give
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
 
 @dataclass

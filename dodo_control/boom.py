@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import math
 
+from dodo_sim.physics.robot import ModelError, RobotModel
 import numpy as np
 import pinocchio as pin
 
-from dodo_sim.physics.robot import ModelError, RobotModel
-
-from .dynamics import RobotDynamics, Terms, TickTerms, inv2
+from .dynamics import inv2, RobotDynamics, Terms, TickTerms
 
 _LWA = pin.LOCAL_WORLD_ALIGNED
 

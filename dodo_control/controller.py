@@ -62,19 +62,18 @@ Conventions: α is the leg angle from the vertical at touchdown, positive with t
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from typing import Mapping
 
 import numpy as np
 
 from .bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from .dynamics import load_dynamics
-from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
-                     raibert_angle)
-from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from .slip import (StanceSpec, apex_return_map, apex_return_map_single, deadbeat_angle,
-                   precompression)
+from .flight import critically_damped_lead, foot_target, PositionLoop, raibert_angle, VelocityLoop
+from .phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from .slip import (apex_return_map, apex_return_map_single, deadbeat_angle, precompression,
+                   StanceSpec)
 from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
                      support_projection)
 

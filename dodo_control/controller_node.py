@@ -84,15 +84,20 @@ from __future__ import annotations
 
 import array
 import collections
+from collections.abc import Mapping
 import dataclasses
 import enum
 import math
 import sys
 import time
-from collections.abc import Mapping
 
-import numpy as np
+from dodo_sim.model import ModelError
+from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
+                                 declare_config_parameters)
+from dodo_sim.ros.runtime import drain, WarnThrottle
 from geometry_msgs.msg import Point, WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -100,12 +105,6 @@ from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
-
-from dodo_sim.model import ModelError
-from dodo_sim.ros import contract, node_config, runtime
-from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
-                                 declare_config_parameters)
-from dodo_sim.ros.runtime import WarnThrottle, drain
 
 from . import registry
 

@@ -28,10 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dodo_sim.model import JOINT_NAMES, LegModel
 import numpy as np
 import pinocchio as pin
-
-from dodo_sim.model import JOINT_NAMES, LegModel
 
 #: Actuator selection matrix S (hip, knee are coordinates 2 and 3 of q).
 SELECTION = np.array([[0.0, 0.0, 1.0, 0.0],
@@ -313,10 +312,10 @@ def load_dynamics(urdf_xml_or_path, xacro_args=None):
     ``effort_limits``, ``foot_frame_id`` and ``urdf_xml``. Raises
     :class:`dodo_sim.model.ModelError` naming the joints when neither layout fits.
     """
-    from dodo_sim.model import ModelError, load_leg_model
+    from dodo_sim.model import load_leg_model, ModelError
     from dodo_sim.physics.robot import load_robot, robot_description_xml
 
-    from .boom import BoomDynamics, boom_layout_problem
+    from .boom import boom_layout_problem, BoomDynamics
 
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     supported = (f'the SLIP controller supports the planar hopper (joints {list(JOINT_NAMES)}) '

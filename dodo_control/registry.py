@@ -29,8 +29,8 @@ params-file checks import this module without importing the controllers.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from dataclasses import dataclass
+import importlib
 
 #: SimConfig fields that describe the ground (``dodo_sim.simulator.SimConfig``). A monitor that
 #: judges heights above the ground declares these; the graph copies the simulator's values.

@@ -20,8 +20,8 @@ map evaluations by secant steps) costs a few milliseconds once per hop.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 import numpy as np
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import SELECTION, Terms, TickTerms, inv2, solve2
-
+from .dynamics import inv2, SELECTION, solve2, Terms, TickTerms
 
 _EYE4 = np.eye(4)
 _EYE4.flags.writeable = False

@@ -43,8 +43,8 @@ angle swings the distal segment backwards; knee 0 is the straight (locked) knee.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from typing import Mapping
 
 import numpy as np

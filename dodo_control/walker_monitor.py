@@ -32,10 +32,9 @@ import dataclasses
 import math
 import types
 
-import numpy as np
-
 from dodo_control.registry import TERRAIN_PARAMETERS
 from dodo_control.walker_outcome import FALL_REASONS, FallCriteria, FallDetector, OnlineStepCounter
+import numpy as np
 
 
 def _terrain_config_class():

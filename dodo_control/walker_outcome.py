@@ -27,14 +27,13 @@ counts once.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-
-import numpy as np
-import pinocchio as pin
+import math
 
 from dodo_sim.rollout import Rollout, rollout
 from dodo_sim.simulator import SimulationDiverged
+import numpy as np
+import pinocchio as pin
 
 FALL_REASONS = ('torso_pitch', 'hip_height', 'knee_contact', 'diverged')
 
@@ -179,9 +178,8 @@ def config_on_terrain(urdf_xml_or_path, config, stance_frame: str, *, xacro_args
     """
     import dataclasses
 
-    import pinocchio as pin
-
     from dodo_sim.physics.robot import load_robot
+    import pinocchio as pin
 
     robot = load_robot(urdf_xml_or_path, contact_frames=config.contact_frames,
                        contact_radii=config.contact_radii,

@@ -16,8 +16,8 @@ by the measured touchdown, so there is nothing to wrap into).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import Sequence
 
 

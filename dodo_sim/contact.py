@@ -4,8 +4,8 @@
 """Compatibility import path: contact geometry lives in :mod:`dodo_sim.physics.contact`."""
 import numpy as np
 
-from .physics.contact import (Constraint, ConstraintGeometry, ContactParams, blocks_for,
-                              contact_basis)
+from .physics.contact import (blocks_for, Constraint, ConstraintGeometry, contact_basis,
+                              ContactParams)
 
 
 def contact_jacobians(jac_xz: np.ndarray, normal, tangent) -> np.ndarray:

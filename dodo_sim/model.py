@@ -10,8 +10,8 @@ the old import path of :func:`robot_description_xml` and :class:`ModelError`.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+import os
 from typing import Mapping
 
 import numpy as np

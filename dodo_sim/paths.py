@@ -9,8 +9,8 @@ Works from a source checkout / editable install (files next to the package), fro
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+import sys
 
 PACKAGE_NAME = 'dodo_sim'
 

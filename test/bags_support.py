@@ -6,11 +6,11 @@
 written to a bag offline (no DDS) in the layout the nodes and the recorder produce."""
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -134,9 +134,9 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
 
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_urdf_path
+    from dodo_sim.rollout import rollout, stamp_ns
     from dodo_sim.ros.params import (coerce_value, config_from_file, config_from_parameters,
                                      config_to_parameters)
-    from dodo_sim.rollout import rollout, stamp_ns
     from dodo_sim.simulator import SimConfig, Simulator
 
     urdf = str(default_urdf_path())

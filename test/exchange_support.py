@@ -9,24 +9,23 @@ the offline reference built with :func:`dodo_sim.rollout.rollout` on the same pa
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-import numpy as np
-import rclpy
-from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
 
 from conftest import REPO, ros_domain_id, ros_env
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.paths import default_urdf_path
+from dodo_sim.rollout import rollout
 from dodo_sim.ros import contract
 from dodo_sim.ros.params import config_from_file
-from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import rclpy
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
 
 PARAMS = """
 /**:
@@ -125,8 +124,8 @@ class LockstepGraph:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=self.domain,
                    args=['--ros-args', '--params-file', str(params)])
-        from rclpy.experimental import EventsExecutor
         from dodo_sim.ros.simulator_node import SimulatorNode
+        from rclpy.experimental import EventsExecutor
         self.executor = EventsExecutor(context=self.context)
         # subscribers of the state topics: the controller and the probe
         overrides = dict(stop_after=stop_after, min_subscribers=2)

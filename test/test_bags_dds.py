@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import signal
 
+from bags_support import hop_cmd, HOP_PARAMS, node_cmd, Procs, recorder_cmd, set_parameter
+from conftest import ros_env
+from dodo_sim.tools import bag as bagio
+from dodo_sim.tools.replay import compare_with_controller
+from dodo_sim.tools.replay import main as replay_main
 import numpy as np
 import pytest
-from bags_support import (HOP_PARAMS, Procs, hop_cmd, node_cmd, recorder_cmd,
-                          set_parameter)
-from conftest import ros_env
 from test_bags_tf import mcap_tf_check
-
-from dodo_sim.tools import bag as bagio
-from dodo_sim.tools.replay import compare_with_controller, main as replay_main
 
 DURATION_S = 6.0
 CHANGED_APEX_M = 1.25

@@ -12,19 +12,18 @@ end; the recovered bag holds >= 95 % of what the second one got before the kill.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import time
-from pathlib import Path
 
-import numpy as np
-import pytest
-from bags_support import HOP_PARAMS, Procs, node_cmd, recorder_cmd
+from bags_support import HOP_PARAMS, node_cmd, Procs, recorder_cmd
 from conftest import ros_env
-
-from dodo_sim.tools.bag import (OfflineBagWriter, flush_chunk, joint_states, message_counts,
+from dodo_sim.tools.bag import (flush_chunk, joint_states, message_counts, OfflineBagWriter,
                                 read_bag)
 from dodo_sim.tools.bag_recover import DAMAGED_SUFFIX, recover
 from dodo_sim.tools.bag_tool import main as bag_main
+import numpy as np
+import pytest
 
 
 def _chunked_bag(path: Path, n: int = 1000, flush_every: int = 100) -> Path:
@@ -146,9 +145,8 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
     SIGKILLed mid-run. Recovered: >= 95 % of the messages the other one recorded before the
     kill (bag times are wall-clock ns in both), rosbags and mcap open it, and the controller
     replayed from it reproduces every recorded command."""
-    from mcap.reader import make_reader
-
     from dodo_sim.tools.replay import compare_with_controller
+    from mcap.reader import make_reader
 
     env = ros_env()
     procs = Procs()

@@ -6,13 +6,12 @@ bags that Foxglove can open: read back with the ``mcap`` reader and the ``mcap-r
 decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them."""
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.physics.robot import robot_description_xml
-from dodo_sim.ros.tf_frames import (TfTree, Transform, compose, quaternion_matrix, urdf_joints,
+from dodo_sim.ros.tf_frames import (compose, quaternion_matrix, TfTree, Transform, urdf_joints,
                                     urdf_links)
+import numpy as np
+import pytest
 
 ROBOTS = ('hopper', 'boom_leg', 'kneed_walker')
 
@@ -192,10 +191,9 @@ def _joint_state_bytes(ns, names, positions):
 def test_recorder_tf_from_joint_states_every_period(split):
     """One /tf per 10 ms of stamps; each equals pinocchio for the joint positions of its stamp,
     also when base and leg joints come in separate messages (two drivers)."""
+    from dodo_sim.ros.recorder import _TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
-
-    from dodo_sim.ros.recorder import _TfWriter
     xml = _xml('hopper')
     stub = _StubRecorder(tf_period_s=0.01)
     writer = _TfWriter(stub)

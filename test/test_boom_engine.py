@@ -18,10 +18,9 @@ Both raised ValueError until the engine fixed its bracketed search; the boom's c
 """
 import math
 
+from dodo_sim.physics.solver import solve_contact_3d
 import numpy as np
 import pytest
-
-from dodo_sim.physics.solver import solve_contact_3d
 
 SLIDE_CASES = {
     'rtol': (np.array([[21.536235176597888, 0.24689343062513236, -25.034132035894842],

@@ -7,13 +7,12 @@ new configuration fields, and one stance tick of each stance policy on the boom 
 simulator."""
 import math
 
-import numpy as np
-import pytest
-
 from conftest import REPO
 from dodo_control.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.ros.params import config_from_file, field_docs
+import numpy as np
+import pytest
 
 BOOM = REPO / 'urdf' / 'boom_leg.urdf.xacro'
 BOOM_YAML = REPO / 'config' / 'boom.yaml'

@@ -11,13 +11,12 @@ import os
 import subprocess
 import sys
 
+from conftest import REPO, ros_domain_id
+from dodo_sim.paths import resolve_package_uri, share_dir
+from dodo_sim.ros import contract, graph
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import REPO, ros_domain_id
-
-from dodo_sim.paths import resolve_package_uri, share_dir
-from dodo_sim.ros import contract, graph
 
 BOOM_YAML = REPO / 'config' / 'boom.yaml'
 BOOM_XACRO = 'package://dodo_sim/urdf/boom_leg.urdf.xacro'

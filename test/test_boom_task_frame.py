@@ -7,17 +7,16 @@ reduced model, the stance and flight laws on the boom, and the hopper's torques 
 the generalisation (against the constrained dynamics written out here, 1e-9). No simulator."""
 import math
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
 from conftest import REPO
 from dodo_control.boom import BoomDynamics
 from dodo_control.controller import Controller
-from dodo_control.dynamics import SELECTION, RobotDynamics, load_dynamics
+from dodo_control.dynamics import load_dynamics, RobotDynamics, SELECTION
 from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick, slip_torque,
                                  slip_torque_tick, support_projection)
-from dodo_sim.model import ModelError, load_leg_model
+from dodo_sim.model import load_leg_model, ModelError
+import numpy as np
+import pinocchio as pin
+import pytest
 
 BOOM = REPO / 'urdf' / 'boom_leg.urdf.xacro'
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'

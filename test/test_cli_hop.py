@@ -19,12 +19,11 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import pytest
 from conftest import ros_domain_id
-
 from dodo_sim.ros import contract
 from dodo_sim.tools import cli, hop_runner
+import numpy as np
+import pytest
 
 APEX_SETPOINT = 1.2
 PARAMS = f"""
@@ -90,8 +89,8 @@ def apex_heights(z, vz):
 @pytest.mark.slow
 def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     rclpy = pytest.importorskip('rclpy')
-    from std_msgs.msg import Float64MultiArray
     from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag
+    from std_msgs.msg import Float64MultiArray
 
     duration = 3.0
     params = tmp_path / 'hop.yaml'

@@ -5,22 +5,20 @@
 flight posture law, SLIP return map, deadbeat, phase machine, config. No simulator needed."""
 import math
 
+from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
+from dodo_control.dynamics import RobotDynamics, SELECTION
+from dodo_control.flight import (critically_damped_lead, foot_target, PositionLoop, raibert_angle,
+                                 VelocityLoop)
+from dodo_control.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from dodo_control.slip import (apex_return_map, deadbeat_angle, leg_force, precompression,
+                               slip_acceleration, stance_flow, StanceSpec)
+from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick, impact_energy_loss,
+                                 impact_velocity, slip_torque, slip_torque_osc, slip_torque_tick,
+                                 support_consistent_acceleration, support_projection)
+from dodo_sim.model import load_leg_model
 import numpy as np
 import pinocchio as pin
 import pytest
-
-from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
-from dodo_control.dynamics import SELECTION, RobotDynamics
-from dodo_control.flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
-                                 raibert_angle)
-from dodo_control.phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from dodo_control.slip import (StanceSpec, apex_return_map, deadbeat_angle, leg_force,
-                               precompression, slip_acceleration, stance_flow)
-from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,
-                                 impact_energy_loss, impact_velocity, slip_torque,
-                                 slip_torque_osc, slip_torque_tick,
-                                 support_consistent_acceleration, support_projection)
-from dodo_sim.model import load_leg_model
 
 OTHER = {'body_mass': 8.0, 'thigh_length': 0.4, 'shank_length': 0.45}
 

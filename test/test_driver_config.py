@@ -3,11 +3,10 @@
 
 """Driver configuration: parameter validation names the bad value, the example params file
 builds, a bus that cannot be opened and joints the robot lacks are clear errors."""
-import pytest
-
 from dodo_sim.hardware.config import DriverConfig, urdf_joints
 from dodo_sim.paths import share_dir
 from dodo_sim.ros.params import config_from_file
+import pytest
 
 pytest.importorskip('rclpy')
 from dodo_sim.ros.driver_node import build_driver  # noqa: E402

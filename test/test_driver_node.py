@@ -13,17 +13,16 @@ import sys
 import textwrap
 import time
 
+from conftest import REPO, ros_env
 import numpy as np
 import pytest
-from conftest import REPO, ros_env
 
 rclpy = pytest.importorskip('rclpy')
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
-
-from dodo_sim.ros import contract  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 

@@ -19,8 +19,8 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from exchange_support import (LockstepGraph, Process, Stall, apex_heights,  # noqa: E402
-                              assert_same_states, reference_run, write_params)
+from exchange_support import (apex_heights, assert_same_states, LockstepGraph,  # noqa: E402
+                              Process, reference_run, Stall, write_params)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -18,13 +18,11 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-import rclpy  # noqa: E402
-
-from exchange_support import (Process, Recorder, controller_process,  # noqa: E402
-                              write_params)
 from conftest import ros_domain_id, ros_env  # noqa: E402
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.ros.runtime import nearest_rank, parse_summary  # noqa: E402
+from exchange_support import controller_process, Process, Recorder, write_params  # noqa: E402
+import rclpy  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -67,8 +65,8 @@ def test_realtime_beside_a_cpu_hog_keeps_control_and_reports_true_ages(tmp_path)
     try:
         probe = rclpy.create_node('probe', context=context)
         recorder = Recorder(probe)
-        from rosgraph_msgs.msg import Clock
         from geometry_msgs.msg import WrenchStamped
+        from rosgraph_msgs.msg import Clock
         probe.create_subscription(Clock, contract.CLOCK, lambda m: None, 10)
         probe.create_subscription(WrenchStamped, contract.FOOT_CONTACT, lambda m: None, 10)
         from rclpy.experimental import EventsExecutor

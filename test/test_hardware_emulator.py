@@ -7,15 +7,14 @@ and handled as docs/hardware.md says, calibration across a restart, and closed-l
 through the wire format."""
 import math
 
-import numpy as np
-import pytest
-import yaml
-
 from dodo_sim.hardware.config import DriverConfig, load_calibration
 from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.rollout import JointHold
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
+import yaml
 
 START = (0.0, 1.2, 0.3, -0.6)
 GEAR = 4.0

@@ -7,13 +7,12 @@ TMotorCANControl), special frames, the float <-> count mapping at every range ed
 sensor board frames."""
 import math
 
-import pytest
+from dodo_sim.hardware.protocol import (BoardSample, counts_to_float, FIELD_BITS,
+                                        firmware_float_to_counts, float_to_counts, lsb, MitCommand,
+                                        MODELS, POSITION_BITS, WireFormat)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from dodo_sim.hardware.protocol import (FIELD_BITS, MODELS, POSITION_BITS, BoardSample,
-                                        MitCommand, WireFormat, counts_to_float,
-                                        firmware_float_to_counts, float_to_counts, lsb)
+import pytest
 
 WIRE = WireFormat()
 AK80_9 = MODELS['AK80-9']

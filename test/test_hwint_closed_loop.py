@@ -23,20 +23,19 @@ import subprocess
 import sys
 import time
 
+from conftest import REPO, ros_domain_id, ros_env
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id, ros_env
 
 rclpy = pytest.importorskip('rclpy')
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Bool  # noqa: E402
-from std_srvs.srv import Trigger  # noqa: E402
-
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.bag import joint_states, message_counts, read_bag, wrenches  # noqa: E402
 from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Bool  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -23,17 +23,17 @@ Skipped, with the reason, only where ``../shared/ros2_launch`` is absent.
 import fcntl
 import math
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
+from conftest import REPO, ros_domain_id
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -253,8 +253,8 @@ def until(condition, timeout: float) -> bool:
 
 
 def test_default_launch_hops_and_every_process_exits_0_on_sigint(launch_env):
-    from sensor_msgs.msg import JointState
     from dodo_sim.ros import contract
+    from sensor_msgs.msg import JointState
     launch = Launch(launch_env)
     hops = []
     listener = Listener(launch.domain)
@@ -305,9 +305,9 @@ def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env,
     """use_sim:=false hardware:=emulated record:=true: the driver in the simulator's place (no
     /clock), enabled by itself once the controller answers; the leg hops through driver +
     emulator over DDS; SIGINT -> every process exits 0 and the bag holds /diagnostics."""
-    from sensor_msgs.msg import JointState
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import joint_states, message_counts, read_bag
+    from sensor_msgs.msg import JointState
     bag = tmp_path / 'hardware bag'
     launch = Launch(launch_env, 'use_sim:=false', 'hardware:=emulated', 'record:=true',
                     f'bag:={bag}')

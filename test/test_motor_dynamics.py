@@ -9,14 +9,13 @@ compiled step against the generic one.
 """
 import math
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
 from conftest import REPO, URDF_XACRO
 from dodo_sim.physics.contact import ContactParams
 from dodo_sim.physics.timestepping import MoreauJeanIntegrator, TimeSteppingParams
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pinocchio as pin
+import pytest
 
 BOOM = REPO / 'urdf' / 'boom_leg.urdf.xacro'
 BOOM_Q = (0.0, -0.1, -math.pi / 3.0, math.pi / 2.0)

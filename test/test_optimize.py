@@ -5,21 +5,19 @@
 journal storage and improve on the baseline (trial 0), and the written params file is usable
 (``dodo hop``'s checks, ``config_from_file``) and reproduces the best trial's objective."""
 import math
+from pathlib import Path
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-import pytest
-import yaml
-
+from conftest import REPO
 from dodo_control.controller import ControllerConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.params import check_params_file, config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import StudyError, evaluate, load_study
-
-from conftest import REPO
+from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+import pytest
+import yaml
 
 # A short hopper study: the baseline position gain is deliberately slow (baseline: 0.3), so a
 # handful of trials finds better ones; 3 s of a 0.25 m target step per trial.

@@ -6,18 +6,16 @@ sharing a journal storage improve the cost of transport on the baseline (trial 0
 holds the whole pulse vectors and reproduces the best trial, a fall is a penalised run with its
 reason, and walker studies with an unknown parameter or a bad range are refused before any trial.
 """
-import textwrap
 from pathlib import Path
+import textwrap
 
-import pytest
-import yaml
-
+from conftest import REPO
 from dodo_control.walker import WalkerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import StudyError, evaluate, load_study
-
-from conftest import REPO
+from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+import pytest
+import yaml
 
 # A short walker study: 2.5 s walks on flat ground (4 steps; the cost of transport over steps 1 to
 # the last) from the shipped parameters (trial 0). The swing-knee flexion pulse (shipped 0.3 N*m)

@@ -5,15 +5,14 @@
 import dataclasses
 import math
 
-import pytest
-
 from dodo_control.controller import ControllerConfig
-from dodo_sim.ros import graph, node_config
-from dodo_sim.ros.params import (ParamsFileError, check_params_file, coerce_value, config_defaults,
-                             config_from_file, config_from_parameters, field_docs,
-                             node_parameters, read_params_file)
 from dodo_sim.paths import default_params_path
+from dodo_sim.ros import graph, node_config
+from dodo_sim.ros.params import (check_params_file, coerce_value, config_defaults,
+                                 config_from_file, config_from_parameters, field_docs,
+                                 node_parameters, ParamsFileError, read_params_file)
 from dodo_sim.simulator import SimConfig
+import pytest
 
 CONFIGS = (SimConfig, ControllerConfig, node_config.SimulatorNodeConfig,
            node_config.ControllerNodeConfig)

@@ -6,13 +6,11 @@ Coulomb sliding on a slope and on flat ground in 3-D, a joint stop, the rimless 
 Chatterjee & Ruina 1997, and model loading (docs/physics.md)."""
 import math
 
-import numpy as np
-import pytest
-
-from physics_models import (horizontal_double_pendulum, point_mass_3d, rimless_wheel,
-                            two_foot_body)
-from dodo_sim.physics import ModelError, load_robot
+from dodo_sim.physics import load_robot, ModelError
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import horizontal_double_pendulum, point_mass_3d, rimless_wheel, two_foot_body
+import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81

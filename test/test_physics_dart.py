@@ -5,15 +5,14 @@
 solver), as a reference for the hopper and for Coulomb friction (docs/physics.md, "A third
 reference: DART"). The models come from the same URDF (bench/dart_model.py)."""
 import math
-import sys
 from pathlib import Path
+import sys
 
-import numpy as np
-import pytest
-
-from physics_models import point_mass_3d
 from dodo_sim.physics.robot import load_robot, robot_description_xml
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import point_mass_3d
+import pytest
 
 pytest.importorskip('dartpy')
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'bench'))

@@ -4,18 +4,17 @@
 """The compiled time-stepping step (dodo_sim/physics/fast.py) against the generic one and
 against pinocchio: the same dynamics, the same step to rounding, the same trajectories
 (docs/physics.md, "Speed")."""
-import numpy as np
-import pytest
-
 from conftest import URDF_XACRO
-from physics_models import horizontal_double_pendulum, rimless_wheel, two_foot_body
 from dodo_sim.paths import default_urdf_path
-from dodo_sim.physics import fast, solver as ncp
+from dodo_sim.physics import fast
+from dodo_sim.physics import solver as ncp
 from dodo_sim.physics.contact import ContactParams
 from dodo_sim.physics.timestepping import MoreauJeanIntegrator, TimeSteppingParams
 from dodo_sim.simulator import SimConfig, Simulator
-
+import numpy as np
+from physics_models import horizontal_double_pendulum, rimless_wheel, two_foot_body
 import pinocchio as pin
+import pytest
 
 pytest.importorskip('numba')
 

@@ -5,14 +5,13 @@
 that sticks must not move it along the ground. The hopper's bent leg couples the foot's normal
 and tangential motion (G_tn != 0), so a normal-only projection M^-1 W_N^T shifted the foothold
 by up to ~1 mm in a touchdown step, depending on where in the step the foot met the ground."""
-import numpy as np
-import pinocchio as pin
-import pytest
-
 from conftest import URDF_XACRO
 from dodo_sim.physics.contact import ContactParams
 from dodo_sim.physics.timestepping import MoreauJeanIntegrator, TimeSteppingParams
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pinocchio as pin
+import pytest
 
 POSE = (0.0, 1.2, 0.3, -0.6)
 DT_S = 1e-3

@@ -13,16 +13,14 @@ backwards at up to 5 m/s) and lifts off at 0.374 s.
 """
 import math
 
-import numpy as np
-import pytest
-
 from conftest import URDF_XACRO
 from dodo_sim.model import Kinematics
 from dodo_sim.physics import solver as ncp
 from dodo_sim.physics.robot import load_robot
 from dodo_sim.simulator import SimConfig, Simulator
-
+import numpy as np
 import pinocchio as pin
+import pytest
 
 MU = 0.8
 SLIDE_END_S = 0.45

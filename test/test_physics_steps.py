@@ -7,13 +7,12 @@ integrators: a point mass flying into a riser stops or bounces off the vertical 
 rolling off a step-down edge falls freely onto the lower tread."""
 import math
 
-import numpy as np
-import pytest
-
-from physics_models import ball, point_mass_3d
 from dodo_sim.physics.contact import contact_basis
-from dodo_sim.physics.terrain import StepsTerrain, make_terrain
+from dodo_sim.physics.terrain import make_terrain, StepsTerrain
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import ball, point_mass_3d
+import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81

@@ -6,13 +6,11 @@ the slide stops in a tangential impact instead of the contact being released whi
 into the ground (docs/physics.md)."""
 import math
 
-import numpy as np
-import pytest
-
-from physics_models import painleve_rod
-from dodo_sim.simulator import SimConfig, Simulator
-
 from conftest import REPO
+from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import painleve_rod
+import pytest
 
 ROD_ANGLE_FROM_VERTICAL = 0.45      # rad: 64 deg from the ground, near atan(2)
 ROD_FRICTION = 2.0                  # above the 4/3 of Painlevé's inconsistency

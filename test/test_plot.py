@@ -5,14 +5,12 @@
 channels, and a robot the plots know nothing about (the Kneed Walker: seven joints, two feet)."""
 from __future__ import annotations
 
-
-import numpy as np
-import pytest
-from PIL import Image
-
 from dodo_sim.tools.bag import OfflineBagWriter
-from dodo_sim.tools.plot import (PlotConfig, apexes, ffmpeg_path, frame_indices, load_run, main,
-                                 plot_bag)
+from dodo_sim.tools.plot import (apexes, ffmpeg_path, frame_indices, load_run, main, plot_bag,
+                                 PlotConfig)
+import numpy as np
+from PIL import Image
+import pytest
 
 DURATION_S = 2.0
 HOP_PERIOD_S = 0.5
@@ -122,8 +120,8 @@ def test_without_controller_state_phase_comes_from_the_foot_force(tmp_path):
 def _walker_bag(path):
     """Kneed Walker (docs/robots.md): torso moving forward at 0.5 m/s, legs swinging in
     antiphase, each foot loaded while its leg is behind the hip."""
-    from dodo_sim.physics.robot import load_robot, robot_description_xml
     from dodo_sim.paths import default_urdf_path
+    from dodo_sim.physics.robot import load_robot, robot_description_xml
     xml = robot_description_xml(default_urdf_path().parent / 'kneed_walker.urdf.xacro')
     robot = load_robot(xml, contact_frames=('left_foot', 'right_foot'))
     names = robot.joint_names
@@ -190,11 +188,10 @@ def test_cli(synthetic_bag, tmp_path, capsys):
 def test_boom_leg_is_drawn_in_its_task_frame(tmp_path):
     """Boom turning at 0.5 rad/s, pitch oscillating: the plotted "CoG" and base are the hip in
     the task frame: horizontal R·ψ (independent of the pitch), vertical its world height."""
-    import pinocchio as pin
-
     from dodo_control.dynamics import load_dynamics
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import robot_description_xml
+    import pinocchio as pin
     xml = robot_description_xml(default_urdf_path().parent / 'boom_leg.urdf.xacro')
     _, dyn = load_dynamics(xml)
     names = dyn.joint_names

@@ -9,15 +9,15 @@ only the processes it started.
 """
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest import ros_env
 import numpy as np
 import pytest
-from conftest import ros_env
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -85,7 +85,8 @@ def _stop(rec: subprocess.Popen, sig: int) -> tuple[str, str]:
 
 
 def _check_bag(bag: Path, n: int, with_clock: bool):
-    from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag, robot_description
+    from dodo_sim.tools.bag import (joint_states, message_counts, multiarray, read_bag,
+                                    robot_description)
     assert (bag / 'metadata.yaml').is_file()
     counts = message_counts(bag)
     assert counts['/joint_states'] == n
@@ -239,10 +240,9 @@ def test_missing_bag_parameter_is_a_clear_error():
                                        'std_msgs/msg/Float64MultiArray'])
 def test_message_definition_from_python_class_matches_typestore(type_name):
     """The fallback for types rosbags does not ship gives the same RIHS01 hash."""
-    from rosbags.typesys import Stores, get_typestore
-
-    from dodo_sim.tools.bag import make_typestore, register_msg_class
     from dodo_sim.ros.recorder import message_class
+    from dodo_sim.tools.bag import make_typestore, register_msg_class
+    from rosbags.typesys import get_typestore, Stores
     empty = get_typestore(Stores.EMPTY)
     register_msg_class(empty, type_name, message_class(type_name))
     assert empty.hash_rihs01(type_name) == make_typestore().hash_rihs01(type_name)

@@ -4,18 +4,17 @@
 """``dodo replay``: the offline controller regression check and the DDS republisher."""
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest import ros_env
+from dodo_sim.tools.bag import joint_states, message_counts, OfflineBagWriter, read_bag
+from dodo_sim.tools.replay import compare_with_controller, main
 import numpy as np
 import pytest
-from conftest import ros_env
-
-from dodo_sim.tools.bag import OfflineBagWriter, joint_states, message_counts, read_bag
-from dodo_sim.tools.replay import compare_with_controller, main
 
 REPO = Path(__file__).resolve().parent.parent
 DURATION_S = 1.0
@@ -25,9 +24,9 @@ def _closed_loop(params_file=None):
     """An offline run of the simulator + controller cores as the ROS nodes drive them:
     list of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels)."""
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
     from dodo_sim.rollout import rollout, stamp_ns
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.simulator import SimConfig, Simulator
 
     params = params_file or default_params_path()
@@ -164,8 +163,8 @@ def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, la
     answers (a controller that started late); the fresh controller starts there too, also when
     the commands' bag times lag their states by a few steps."""
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path
+    from dodo_sim.ros.params import config_from_file
 
     skip = 5
     urdf_xml, rows = run

@@ -7,16 +7,15 @@
 with |Δτ| = 0 from the bag alone, over real DDS."""
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 from conftest import ros_env
-
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools.replay import compare_with_controller, controller_setup
 from dodo_sim.tools.replay import main as replay_main
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DURATION_S = 2.0

@@ -14,8 +14,8 @@ so each xacro checks its own args and stops with xacro.fatal naming the arg.
 """
 import functools
 import math
-import xml.etree.ElementTree as ET
 from pathlib import Path
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin

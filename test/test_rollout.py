@@ -3,12 +3,11 @@
 
 """dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy.update, and
 the compiled controller terms against the pinocchio ones in a closed loop."""
-import numpy as np
-import pytest
-
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout, stamp_ns
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
 
 INITIAL_Q = (0.0, 1.2, 0.3, -0.6)
 

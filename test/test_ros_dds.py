@@ -12,16 +12,15 @@ import re
 import signal
 import time
 
+from conftest import ros_domain_id
 import numpy as np
 import pytest
-from conftest import ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
 
-from rosgraph_msgs.msg import Clock  # noqa: E402
-
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -17,24 +17,23 @@ import subprocess
 import sys
 import time
 
+from conftest import ros_domain_id
 import numpy as np
 import pytest
-from conftest import ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
 
+from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
+from dodo_sim.paths import default_urdf_path  # noqa: E402
+from dodo_sim.rollout import rollout  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
+from dodo_sim.ros.params import config_from_file  # noqa: E402
+from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 from geometry_msgs.msg import Vector3, WrenchStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
-
-from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
-from dodo_sim.ros import contract  # noqa: E402
-from dodo_sim.ros.params import config_from_file  # noqa: E402
-from dodo_sim.paths import default_urdf_path  # noqa: E402
-from dodo_sim.rollout import rollout  # noqa: E402
-from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -430,8 +429,8 @@ def test_an_unusable_robot_description_topic_ends_the_controller_with_exit_2(ros
     """A /robot_description the controller cannot use (here: no hopper joints) is the same
     outcome as a bad robot_description parameter: a fatal line and exit code 2, not a node
     that waits forever."""
-    from std_msgs.msg import String
     from dodo_sim.ros import contract
+    from std_msgs.msg import String
     ctrl = make_controller(ros)
     publisher = ros.add(rclpy.create_node('describer', context=ros.context)).create_publisher(
         String, contract.ROBOT_DESCRIPTION, contract.latched_qos())

@@ -8,14 +8,13 @@ directories, ROS domain). In-process, with process start-up replaced by a failur
 got past the checks would show; two rows also go through the real entry point.
 """
 import os
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 from dodo_sim.ros import domains
 from dodo_sim.tools import hop_runner, supervisor
+import pytest
 
 VALID = """
 /**:

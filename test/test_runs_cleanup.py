@@ -10,17 +10,17 @@ and the exit status and last line say what happened. Two runs at once get two do
 clean bags; a run after a killed one on the same domain is not crossed by leftovers.
 """
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
+from conftest import REPO, ros_domain_id, ros_env
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id, ros_env
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -8,9 +8,8 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
 from dodo_sim.ros import domains
+import pytest
 
 
 @pytest.fixture(autouse=True)

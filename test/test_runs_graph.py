@@ -7,13 +7,12 @@ import signal
 import subprocess
 import sys
 
-import pytest
-import yaml
 from conftest import REPO, ros_env
-from test_runs_bad_input import no_start  # noqa: F401  (fixture)
-
 from dodo_sim.ros import contract, graph
 from dodo_sim.tools.hop_runner import HopRun, write_params_file
+import pytest
+from test_runs_bad_input import no_start  # noqa: F401  (fixture)
+import yaml
 
 NASTY = ['run #1', '123', 'true', 'a: b', "it's", '', 'null', '~', '1e3', '0x10', '- x',
          '[1, 2]', '{k: v}', ' lead', 'trail ', '*alias', '&anchor', '%x', '@x', '!tag']

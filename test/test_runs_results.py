@@ -5,10 +5,9 @@
 the bag, a bag that mixes two graphs, exit codes (no ROS needed)."""
 import io
 
-import pytest
-
 from dodo_sim.tools.bag import OfflineBagWriter
-from dodo_sim.tools.hop_runner import HopRun, RunResult, bag_clock
+from dodo_sim.tools.hop_runner import bag_clock, HopRun, RunResult
+import pytest
 
 
 def make_hop(tmp_path, bag=None):

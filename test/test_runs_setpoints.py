@@ -5,10 +5,9 @@
 import dataclasses
 import re
 
+from dodo_control.controller import Controller, ControllerConfig
 import numpy as np
 import pytest
-
-from dodo_control.controller import Controller, ControllerConfig
 
 
 @pytest.fixture(scope='module')

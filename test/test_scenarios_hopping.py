@@ -21,15 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import URDF_XACRO
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import URDF_XACRO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 pytestmark = pytest.mark.slow
 

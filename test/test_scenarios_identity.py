@@ -10,15 +10,13 @@ closed loop the torque is held over a control period while the state moves, so t
 mean acceleration over a period differs from the command at its start by O(period): the check
 is that this difference is small and shrinks linearly with the period (no model error left over).
 """
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import URDF_XACRO
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import URDF_XACRO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 pytestmark = pytest.mark.slow
 

@@ -4,13 +4,12 @@
 """Configuration checks, terrain shapes, motor model and bad input (docs/physics.md)."""
 import math
 
-import numpy as np
-import pytest
-
 from dodo_sim.motor import MotorModel
 from dodo_sim.physics.event import EventLimitExceeded
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from dodo_sim.terrain import make_terrain
+import numpy as np
+import pytest
 
 
 @pytest.mark.parametrize('field, value, message', [

@@ -4,15 +4,14 @@
 """Physics invariants of both integrators on the hopper (docs/physics.md)."""
 import math
 
-import numpy as np
-import pinocchio as pin
-import pytest
 from conftest import pd_hold
-
-from dodo_sim.contact import ContactParams, contact_jacobians
+from dodo_sim.contact import contact_jacobians, ContactParams
 from dodo_sim.event import impact_map
 from dodo_sim.model import Kinematics
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pinocchio as pin
+import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81

@@ -7,12 +7,11 @@ to the stance/swing roles, config validation and the rollout's per-frame force r
 import dataclasses
 import math
 
-import numpy as np
-import pytest
-
-from dodo_control.walker import (ROLES, WalkerConfig, WalkerController, torso_pd_torque)
+from dodo_control.walker import ROLES, torso_pd_torque, WalkerConfig, WalkerController
 from dodo_control.walker_phase import StepPhaseDetector
 from dodo_control.walker_pulses import Pulse, PulseGenerator
+import numpy as np
+import pytest
 
 # q order of the Kneed Walker: base_x, base_z, base_pitch, left_hip, left_knee, right_hip, right_knee
 Q_STAND = np.array([0.0, 0.89, 0.0, 0.15, 0.0, -0.15, 0.0])

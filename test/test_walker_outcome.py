@@ -5,14 +5,12 @@
 docs/walker.md): the judge reads the simulator's state and model only."""
 import math
 
+from conftest import REPO
+from dodo_control.walker_outcome import (config_on_terrain, count_steps, FallCriteria,
+                                         FallDetector, place_on_terrain, walk)
+from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pytest
-
-from dodo_control.walker_outcome import (FallCriteria, FallDetector, config_on_terrain,
-                                         count_steps, place_on_terrain, walk)
-from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import REPO
 
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
 FEET = ('left_foot', 'right_foot')

@@ -4,13 +4,11 @@
 """The closed-loop runner gives a policy that declares ``contact_frames`` the matching rows of
 the state's per-frame contact forces (docs/walker.md); other policies keep the single-foot
 force."""
-import numpy as np
-import pytest
-
+from conftest import REPO
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import REPO
+import numpy as np
+import pytest
 
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
 

@@ -11,16 +11,14 @@ the 2-core CI machine is a few minutes in all (docs/walker.md), hence ``slow``.
 import dataclasses
 import functools
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import REPO
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import REPO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
 PARAMS = REPO / 'config' / 'walk.yaml'

@@ -16,16 +16,15 @@ import re
 import subprocess
 import sys
 
-import numpy as np
-import pytest
 from conftest import REPO, ros_env
-
 from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_outcome import FALL_REASONS, count_steps, walk
+from dodo_control.walker_outcome import count_steps, FALL_REASONS, walk
+from dodo_sim.rollout import rollout
 from dodo_sim.ros import contract
 from dodo_sim.ros.params import config_from_file
-from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -109,7 +108,7 @@ def test_recorded_walk_equals_the_offline_rollout_bit_for_bit(walked):
 def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
     """dodo plot (what dodo walk runs) draws the walker from its bag: every joint, both feet,
     the four actuated joints' torques and the walk monitor's outcome."""
-    from dodo_sim.tools.plot import PlotConfig, load_run, plot_bag
+    from dodo_sim.tools.plot import load_run, plot_bag, PlotConfig
     code, output, bag, _ = walked
     run = load_run(bag)
     assert run.joint_names == JOINTS and run.contact_frames == FEET

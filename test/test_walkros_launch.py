@@ -15,10 +15,10 @@ robot_state_publisher and rviz2; skipped with the reason where it is absent):
 """
 import re
 
+from conftest import REPO
 import numpy as np
 import pytest
-from conftest import REPO
-from test_launch_real import Launch, Listener, launch_env, until  # noqa: F401 (fixture)
+from test_launch_real import Launch, launch_env, Listener, until  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -33,8 +33,8 @@ def walk_launch(env, *args) -> Launch:
 
 def controller_channels(listener, names) -> dict:
     """Subscribe to /controller/state; name -> list of the received values."""
-    from sensor_msgs.msg import JointState
     from dodo_sim.ros import contract
+    from sensor_msgs.msg import JointState
     got = {name: [] for name in names}
 
     def on_state(msg):

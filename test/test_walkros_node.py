@@ -8,16 +8,11 @@ channels and markers, takes runtime changes through ``reconfigure`` and reports 
 and one log line) while it keeps answering."""
 import math
 
+from conftest import REPO, ros_domain_id
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
-
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from dodo_control import registry  # noqa: E402
 from dodo_control.walker import WalkerConfig, WalkerController  # noqa: E402
@@ -26,6 +21,10 @@ from dodo_sim.model import robot_description_xml  # noqa: E402
 from dodo_sim.ros import contract, graph, node_config  # noqa: E402
 from dodo_sim.ros.params import config_from_file  # noqa: E402
 from dodo_sim.simulator import SimConfig  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

@@ -26,8 +26,8 @@ hopper); a module plugs in by defining:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from dataclasses import dataclass, field
+import importlib
 from types import ModuleType
 from typing import Callable, Mapping
 
@@ -120,8 +120,8 @@ def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
 
 def xacro_arg_names(urdf) -> tuple:
     """Arguments a xacro file declares (``<xacro:arg name=...>``)."""
-    import re
     from pathlib import Path
+    import re
     return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', Path(urdf).read_text()))
 
 
@@ -129,6 +129,7 @@ def check_xacro_args(urdf, perturbation: Perturbation) -> None:
     """Raise ValueError naming xacro args ``urdf`` does not declare, ModelError if it cannot be
     built with them."""
     from pathlib import Path
+
     from dodo_sim.model import robot_description_xml
     names = set(xacro_arg_names(urdf))
     unknown = sorted(set(perturbation.xacro_args) - names)

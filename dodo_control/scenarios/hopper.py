@@ -36,16 +36,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pinocchio as pin
-
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_control.scenarios import (Perturbation, Scenario, ScenarioFailed, check_xacro_args,
-                                    config_fields, max_abs, settle_hop)
+from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
+                                    Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_sim.model import robot_description_xml
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+import numpy as np
+import pinocchio as pin
 
 URDF = Path(__file__).resolve().parents[2] / 'urdf' / 'hopper.urdf.xacro'
 

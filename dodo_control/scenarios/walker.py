@@ -40,15 +40,14 @@ import dataclasses
 import math
 from pathlib import Path
 
-import numpy as np
-
-from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed, check_xacro_args
+from dodo_control.scenarios import check_xacro_args, Perturbation, Scenario, ScenarioFailed
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.model import robot_description_xml
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+import numpy as np
 
 _REPO = Path(__file__).resolve().parents[2]
 URDF = _REPO / 'urdf' / 'kneed_walker.urdf.xacro'

@@ -20,9 +20,9 @@ restarted).
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass, field
 import errno
 import time
-from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 import can

@@ -18,14 +18,14 @@ pitch`` (base_z), an ``angle`` joint is the angle itself (a revolute boom joint)
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 import datetime
 import math
 import os
-import tempfile
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path
+import tempfile
 from typing import Mapping
+import xml.etree.ElementTree as ET
 
 import yaml
 

@@ -21,20 +21,19 @@ One :meth:`DriverCore.cycle`:
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from .backend import ActuatorBackend, ActuatorFrame
-from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, JointLimit,
-                     actuator_configs, boom_config, load_calibration, save_calibration)
-from .protocol import MitCommand, error_name
+from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, Calibration,
+                     DriverConfig, JointLimit, load_calibration, save_calibration)
+from .protocol import error_name, MitCommand
 from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,
                      SafetySupervisor)
-
 
 #: Identical readings in a row before an actuator's reading counts as frozen: a live velocity
 #: estimate jitters by a count or so, but two or three equal readings in a row are common, and

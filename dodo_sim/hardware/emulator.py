@@ -38,22 +38,22 @@ Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.se
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import math
 import time
-import uuid
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import NamedTuple
+import uuid
 
 import can
 import numpy as np
 
-from .backend import CanBackend, bus_off_frame, enobufs_error, restarted_frame
-from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, actuator_configs,
-                     boom_config, urdf_joints)
+from .backend import bus_off_frame, CanBackend, enobufs_error, restarted_frame
+from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, Calibration,
+                     DriverConfig, urdf_joints)
 from .driver import DriverCore
-from .protocol import (FIELD_BITS, POSITION_BITS, BoardSample, MitCommand, WireFormat,
-                       firmware_float_to_counts, counts_to_float)
+from .protocol import (BoardSample, counts_to_float, FIELD_BITS, firmware_float_to_counts,
+                       MitCommand, POSITION_BITS, WireFormat)
 
 #: The hopper's joints, for a simulator core without ``joint_names`` (before the
 #: robot-agnostic engine).

@@ -20,8 +20,8 @@ falls between two counts): a zero torque command is ``±(x_max - x_min) / (2 (2^
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from pathlib import Path
 from typing import NamedTuple
 

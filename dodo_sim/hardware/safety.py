@@ -28,9 +28,9 @@ spring-damper ``-k depth - d v_out`` is added, so a joint driven at the limit st
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import enum
 import math
-from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 

@@ -3,7 +3,7 @@
 
 """The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry, the
 complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md)."""
-from .robot import AUTO, JointLimit, ModelError, RobotModel, load_robot, robot_description_xml
+from .robot import AUTO, JointLimit, load_robot, ModelError, robot_description_xml, RobotModel
 from .simulator import INTEGRATORS, SimConfig, SimulationDiverged, Simulator, State
 
 __all__ = ['AUTO', 'JointLimit', 'ModelError', 'RobotModel', 'load_robot',

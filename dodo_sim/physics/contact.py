@@ -14,8 +14,8 @@ ground) and, for a 3-D model, ``t2 = (0, 1, 0)``. A limit of a 1-DoF joint gives
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 import numpy as np

@@ -30,8 +30,8 @@ see ``docs/physics.md``.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -39,7 +39,7 @@ import pinocchio as pin
 from scipy.optimize import brentq
 
 from . import solver as ncp
-from .contact import Constraint, ConstraintGeometry, ContactParams, blocks_for
+from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
 from .timestepping import StepReport
 
 FREE, STICK, SLIP = 'free', 'stick', 'slip'

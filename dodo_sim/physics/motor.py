@@ -23,8 +23,8 @@ that joint's diagonal of the mass matrix (pinocchio's ``model.armature``; :func:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 import numpy as np
 

@@ -21,12 +21,12 @@ Nothing here holds mutable state: :class:`RobotModel` is frozen, every user crea
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 import os
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin

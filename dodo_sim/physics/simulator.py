@@ -21,8 +21,8 @@ external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md`
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from typing import Mapping, NamedTuple
 
 import numpy as np
@@ -30,12 +30,12 @@ import pinocchio as pin
 
 from .contact import ContactParams
 from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
-from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
-                    DING_RAMOS_RESISTANCE_OHM, DING_RAMOS_ROTOR_INERTIA_KGM2,
-                    DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, BackEmfLimit, MotorModel, armature)
-from .robot import AUTO, ModelError, RobotModel, load_robot
-from .terrain import TERRAIN_KINDS, make_terrain
-from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
+from .motor import (armature, BackEmfLimit, DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,
+                    DING_RAMOS_GEAR_RATIOS, DING_RAMOS_RESISTANCE_OHM,
+                    DING_RAMOS_ROTOR_INERTIA_KGM2, DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, MotorModel)
+from .robot import AUTO, load_robot, ModelError, RobotModel
+from .terrain import make_terrain, TERRAIN_KINDS
+from .timestepping import MoreauJeanIntegrator, SOLVERS, TimeSteppingParams
 
 INTEGRATORS = ('timestepping', 'event')
 #: SimConfig fields of the motors of the actuated joints (one value each, or one per joint).

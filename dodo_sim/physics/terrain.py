@@ -17,8 +17,8 @@ corner), so a foot that runs into a riser is stopped by a vertical wall (docs/ph
 from __future__ import annotations
 
 import bisect
-import math
 from dataclasses import dataclass, field
+import math
 from typing import Sequence
 
 

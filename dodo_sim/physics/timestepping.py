@@ -24,15 +24,15 @@ are closed at the end of the step along the mass-weighted normal directions M^-1
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 from . import solver as ncp
-from .contact import Constraint, ConstraintGeometry, ContactParams, blocks_for
+from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
 from .solver import Block
 
 SOLVERS = ncp.METHODS
@@ -135,7 +135,8 @@ class MoreauJeanIntegrator:
             from .fast import pack_model
             self.packed = pack_model(robot, self.geometry)
         if self.packed is not None:
-            from .fast import pack_buffers, step as compiled_step
+            from .fast import pack_buffers
+            from .fast import step as compiled_step
             self._compiled_step = compiled_step
             self._compiled_buffers = pack_buffers(
                 self.packed, np.arange(robot.nv), plane=self.geometry.plane,

@@ -22,12 +22,12 @@ only the locks count). Pure Python, no rclpy.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import errno
 import fcntl
 import os
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+import tempfile
 
 #: Domain ids tried when none is given: 0 (everybody's default) is left out; above ~101 the
 #: RTPS ports of a domain reach the ephemeral port range of Linux.

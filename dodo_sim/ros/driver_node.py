@@ -49,17 +49,8 @@ import sys
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import WrenchStamped
-from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.task import Future
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray, String
-from std_srvs.srv import Trigger
-
 from dodo_sim.hardware.backend import CanBackend, open_bus
-from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
+from dodo_sim.hardware.config import actuator_configs, DriverConfig, urdf_joints
 from dodo_sim.hardware.driver import DriverCore
 from dodo_sim.hardware.protocol import error_name
 from dodo_sim.hardware.safety import SafetyState
@@ -69,6 +60,14 @@ from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle
 from dodo_sim.simulator import SimulationDiverged
+from geometry_msgs.msg import WrenchStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Float64MultiArray, String
+from std_srvs.srv import Trigger
 
 #: The e-stop input topic (std_msgs/Bool).
 ESTOP_TOPIC = contract.ESTOP
@@ -90,6 +89,7 @@ def build_driver(config: DriverConfig, urdf_xml: str):
     if config.hardware == 'emulated':
         from dodo_sim.hardware.emulator import Emulator, EmulatorConfig
         from dodo_sim.simulator import SimConfig, Simulator
+
         # realtime: the physics follows the wall clock in steps of emulator_dt whatever the
         # driver's period; lockstep: one driver period of physics per cycle
         period = (config.control_period if config.emulator_mode == 'lockstep'

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS,
-                                   ESTOP, FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
-                                   RECORDED_TOPICS, ROBOT_DESCRIPTION, contact_topic,
-                                   hardware_recorded_topics, recorded_topics)
+from dodo_sim.ros.contract import (CLOCK, contact_topic, CONTROLLER_MARKERS, DRIVER_NODE,
+                                   EFFORT_COMMANDS, ESTOP, FORCE, hardware_recorded_topics,
+                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
+                                   recorded_topics, ROBOT_DESCRIPTION)
 
 #: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
 #: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
@@ -262,6 +262,7 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
     frames = sim.get('contact_frames')
     if frames is None:
         import dataclasses
+
         from dodo_sim.simulator import SimConfig
         frames = next(f.default for f in dataclasses.fields(SimConfig)
                       if f.name == 'contact_frames')
@@ -334,6 +335,7 @@ def check_hardware(params_file, robot: Robot, hardware: str) -> None:
     if hardware not in HARDWARE_KINDS:
         raise ValueError(f'hardware {hardware!r}: expected one of {HARDWARE_KINDS}')
     import dataclasses
+
     from dodo_sim.hardware.config import DriverConfig
     from dodo_sim.ros.params import node_parameters as file_parameters
     frame = file_parameters(params_file, DRIVER_NODE).get('contact_frame', next(

@@ -28,20 +28,20 @@ call /driver/enable std_srvs/srv/Trigger``; the driver and the controller run un
 """
 from __future__ import annotations
 
+from pathlib import Path
 import shlex
 import sys
-from pathlib import Path
 from typing import List
+
+from dodo_sim.ros import graph
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import evaluate_condition_expression
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
-
-from dodo_sim.ros import graph
 
 #: Launch arguments that switch nodes on or off (true/false, 1/0).
 SWITCHES = ('use_sim', 'record', 'rviz')

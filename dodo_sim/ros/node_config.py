@@ -8,8 +8,8 @@ ROS parameters (:func:`dodo_sim.ros.params.declare_config_parameters`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 #: Values of ControllerNodeConfig.contact_pairing.
 CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')

@@ -30,8 +30,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 from pathlib import Path
+import re
 from typing import Any, Iterable, Mapping
 
 import yaml

@@ -71,18 +71,18 @@ Behaviour:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 import importlib
+from pathlib import Path
 import signal
 import struct
 import sys
 import time
-from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Sequence
 
 from dodo_sim.ros import contract
 from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
-                                 register_msg_class)
+                                register_msg_class)
 
 
 @dataclass(frozen=True)
@@ -161,8 +161,8 @@ def message_class(type_name: str):
 
 def _rosbags_qos(profile):
     """rclpy QoSProfile -> rosbags Qos (for the bag's offered_qos_profiles)."""
-    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
-                                    QosReliability, QosTime)
+    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                    QosTime)
 
     def duration(d):
         ns = d.nanoseconds if hasattr(d, 'nanoseconds') else int(d)
@@ -253,11 +253,10 @@ class _TfWriter:
         self.joint_last_ns: dict = {}
 
     def on_description(self, log_ns: int, data: bytes) -> None:
-        from rclpy.serialization import deserialize_message
-        from std_msgs.msg import String
-
         from dodo_sim.physics.robot import ModelError
         from dodo_sim.ros.tf_frames import TfTree
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import String
         xml = deserialize_message(data, String).data
         try:
             self.tree = TfTree(xml)
@@ -311,10 +310,9 @@ class _TfWriter:
             sec, nanosec = struct.unpack_from('<iI' if data[1] == 1 else '>iI', data, 4)
             if sec * 1_000_000_000 + nanosec < self.last_ns + self.period_ns:
                 return
+        from dodo_sim.ros.tf_frames import tf_message
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
-
-        from dodo_sim.ros.tf_frames import tf_message
         msg = deserialize_message(data, JointState)
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         for name, position in zip(msg.name, msg.position):
@@ -362,6 +360,7 @@ class Recorder:
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
+
         # steady clock: the node may run with use_sim_time (shared params file) and /clock may
         # stop, but discovery and re-subscription must go on
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -431,7 +430,7 @@ class Recorder:
 
     def _subscribe(self, name: str, type_name: str, topic: '_Topic | None' = None) -> None:
         """Subscribe (again, keeping the bag connection and count, when ``topic`` is given)."""
-        from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy)
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
         try:
             cls = message_class(type_name)
         except ValueError as exc:

@@ -65,6 +65,12 @@ import math
 import sys
 import time
 
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, publisher_gid, WarnThrottle,
+                                  with_message_info)
+from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -74,13 +80,6 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
-
-from dodo_sim.ros import contract, node_config, runtime
-from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
-from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
-                                  publisher_gid, with_message_info)
-from dodo_sim.paths import default_urdf_path
-from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 
 #: Publication wall times remembered for the round-trip measurement (states).
 _ROUND_TRIP_RING = 1024

@@ -22,8 +22,8 @@ origin and its motion.
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from typing import Mapping, NamedTuple, Sequence
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -74,9 +74,8 @@ class TfTree:
     """The TF tree of one URDF (robot_state_publisher semantics, see the module docs)."""
 
     def __init__(self, urdf_xml_or_path: str | os.PathLike):
-        import pinocchio as pin
-
         from dodo_sim.physics.robot import load_robot, robot_description_xml
+        import pinocchio as pin
 
         xml = robot_description_xml(urdf_xml_or_path)
         robot = load_robot(xml, contact_frames=())

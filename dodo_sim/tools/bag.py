@@ -20,15 +20,14 @@ messages (commands) to sim time through the recorded ``/clock``.
 """
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
+import re
 from typing import Any, Iterable, Iterator, Sequence
 
-import numpy as np
-
 from dodo_sim.ros import contract
+import numpy as np
 
 #: Joint names of the hopper: the default of :class:`OfflineBagWriter` (readers take the names
 #: from the bag).
@@ -43,7 +42,7 @@ CONTRACT_TYPES = {topic: contract.topic_type(topic) for topic in DEFAULT_TOPICS}
 
 def make_typestore():
     """A fresh rosbags typestore for ROS 2 Kilted (Jazzy if this rosbags has no Kilted store)."""
-    from rosbags.typesys import Stores, get_typestore
+    from rosbags.typesys import get_typestore, Stores
     store = getattr(Stores, 'ROS2_KILTED', None) or Stores.ROS2_JAZZY
     return get_typestore(store)
 

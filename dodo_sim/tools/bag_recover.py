@@ -22,11 +22,11 @@ written yet (at most ``flush_period_s`` of data).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import os
+from pathlib import Path
 import shutil
 import struct
-from dataclasses import dataclass, field
-from pathlib import Path
 
 #: suffix of the damaged original kept beside an in-place recovery
 DAMAGED_SUFFIX = '.damaged'
@@ -124,7 +124,7 @@ def mcap_files(bag_dir: Path) -> list[Path]:
 
 def _hash_and_def(schema) -> tuple[str, str]:
     """(message definition text, RIHS01 hash) of an MCAP schema record."""
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    from rosbags.typesys import get_types_from_msg, get_typestore, Stores
     text = schema.data.decode() if isinstance(schema.data, (bytes, bytearray, memoryview)) \
         else str(schema.data)
     if schema.encoding != 'ros2msg':

@@ -11,16 +11,15 @@ ground force against the weight, speed against real time). ``--plot FILE`` saves
 from __future__ import annotations
 
 import argparse
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+import time
 
 from dodo_sim.model import Kinematics
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.rollout import JointHold, rollout
 from dodo_sim.simulator import INTEGRATORS, SimConfig, Simulator
+import numpy as np
 
 STANCE_POSE = (0.0, 1.0, 0.3, -0.6)  # [x m, z m, hip rad, knee rad]: knee bent
 STRAIGHT_POSE = (0.0, 1.0, 0.0, 0.0)  # a passive straight leg lands like one rigid body

@@ -44,25 +44,24 @@ ended early, the simulation diverged, the wall-clock limit, the bag not closed),
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 import math
 import os
+from pathlib import Path
 import re
 import shutil
 import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
-
-import yaml
 
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
-from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
-from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch, fifo_permitted
+from dodo_sim.ros.runtime import parse_summary
+from dodo_sim.tools.supervisor import Child, fifo_permitted, ProcessGroup, SignalLatch
+import yaml
 
 RECORDER_READY = 'dodo recorder: ready'
 #: The simulator's final line (docs/ros_contract.md): ``dodo exchange: sim_time_s=... steps=...
@@ -690,9 +689,9 @@ class HopRun:
 def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
     """(time of the last /clock in a closed bag, s; a problem found): /clock must rise strictly
     in bag order — a step back means the bag holds a second graph's messages."""
-    import numpy as np
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import clock, read_bag
+    import numpy as np
     try:
         data = read_bag(bag, [contract.CLOCK])
     except (OSError, ValueError) as exc:

@@ -32,21 +32,20 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+from dataclasses import dataclass, field
 import difflib
 import itertools
 import math
 import multiprocessing
 import os
+from pathlib import Path
 import re
 import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
+from dodo_control.scenarios import build_configs, Perturbation, robot_module, ScenarioFailed
 import yaml
-
-from dodo_control.scenarios import Perturbation, ScenarioFailed, build_configs, robot_module
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -44,19 +44,18 @@ Python: ``plot_bag(bag_dir, out_dir) -> list[Path]`` (what ``dodo hop`` calls).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 import math
 import os
+from pathlib import Path
 import shutil
 import sys
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
-
-import numpy as np
+import xml.etree.ElementTree as ET
 
 from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -138,11 +137,10 @@ def _link_masses(urdf_xml: str) -> dict:
 def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) -> RunData:
     """Read a bag and compute CoG, base, link and contact-frame positions with the URDF's
     kinematics."""
-    import pinocchio as pin
-
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import load_robot
     from dodo_sim.ros.tf_frames import urdf_joints
+    import pinocchio as pin
 
     types = bagio.topic_types(bag_dir)
     wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,

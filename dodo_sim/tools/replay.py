@@ -32,17 +32,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from dataclasses import dataclass, field
 import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Sequence
-
-import numpy as np
 
 from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
+import numpy as np
 
 STATE_TOPIC = contract.CONTROLLER_STATE
 COMMAND_TOPIC = contract.EFFORT_COMMANDS
@@ -469,11 +468,10 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
     """Republish the bag; returns the number of messages published. Topics whose message type
     has no Python package here (tf2_msgs, diagnostic_msgs on a plain machine) are skipped with a
     warning on stderr."""
+    from dodo_sim.ros.recorder import message_class
     import rclpy
     from rclpy.clock import Clock, ClockType
     from rclpy.experimental import EventsExecutor
-
-    from dodo_sim.ros.recorder import message_class
 
     if not rate > 0.0:
         raise ValueError(f'--rate must be > 0, got {rate}')

@@ -27,13 +27,13 @@ Real-time scheduling of the hardware loop (``fifo_priority``): a child can be st
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass, field
 import os
 import selectors
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 PR_SET_PDEATHSIG = 1
