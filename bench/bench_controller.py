@@ -2,8 +2,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Benchmark: Controller.update per phase next to Simulator.step, and the closed-loop real-time
-factor of sim + controller without ROS. Prints numbers, asserts nothing.
+"""
+Benchmark: Controller.update per phase next to Simulator.step.
+
+And the closed-loop real-time factor of sim + controller without ROS. Prints numbers, asserts
+nothing.
 
     python bench/bench_controller.py [--duration 5] [--policy cascade|raibert|deadbeat]
                                      [--repeats 5]
@@ -79,7 +82,11 @@ class _Timed:
         return tau
 
     def _time_laws(self, q, v, tel):
-        """The torque law of this tick on the fast path and on the matrix forms (same state)."""
+        """
+        Evaluate the torque law of this tick on both paths.
+
+        The torque law of this tick on the fast path and on the matrix forms (same state).
+        """
         dyn, accel = self.ctrl.dyn, (1.0, -2.0)
         stance = tel.phase == 'stance'
         t0 = time.perf_counter()

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Timing of the driver's 1 kHz loop on the emulated hardware (realtime emulator, in process).
+"""
+Timing of the driver's 1 kHz loop on the emulated hardware (realtime emulator, in process).
 
 Two measurements, side by side in one run:
 

@@ -1,7 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The driver's 1 kHz loop in the whole hardware graph (``dodo hop --hardware emulated``: driver +
+"""
+The driver's 1 kHz loop in the whole hardware graph.
+
+The driver's 1 kHz loop in the whole hardware graph (``dodo hop --hardware emulated``: driver +
 emulated actuators and physics in one process, the SLIP controller, the recorder; real DDS),
 without and beside a CPU hog, with and without SCHED_FIFO for the driver and the controller.
 

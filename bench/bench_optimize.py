@@ -2,9 +2,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Benchmark: rollouts per second per core (pure cores, no ROS) of the hopper and the Kneed
-Walker, and the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear).
-Prints a table with the robots side by side; asserts nothing.
+"""
+Benchmark: rollouts per second per core (pure cores, no ROS) of the hopper and the Kneed Walker.
+
+And the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear). Prints a table
+with the robots side by side; asserts nothing.
 
     python bench/bench_optimize.py [--trials 8] [--duration 2.0] [--robots hopper walker]
 
@@ -67,8 +69,12 @@ objectives:
 
 
 def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: int) -> tuple:
-    """(first rollout s, rollouts/s, real-time factor, rollouts per CPU s) of ``repeats``
-    rollouts in this process after the first."""
+    """
+    Rollout timings of ``repeats`` rollouts.
+
+    (first rollout s, rollouts/s, real-time factor, rollouts per CPU s) of ``repeats`` rollouts in
+    this process after the first.
+    """
     module = robot_module(robot)
     kind, options, _, _ = ROBOTS[robot]
     scenario = module.SCENARIOS[kind]
@@ -85,8 +91,11 @@ def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: i
 
 
 def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
-    """(command wall s incl. start-up, complete trials, steady rate trials/s) of ``dodo optimize
-    --workers N`` in a fresh process."""
+    """
+    (command wall s incl. start-up, complete trials, steady rate trials/s) of ``dodo optimize.
+
+    --workers N`` in a fresh process.
+    """
     kind, options, parameter, metric = ROBOTS[robot]
     text = STUDY.format(robot=robot, trials=trials, parameter=parameter, kind=kind,
                         duration=duration, metric=metric,

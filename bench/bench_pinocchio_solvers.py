@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""pinocchio 4's constraint solvers (PGS, ADMM) against dodo_sim's block solve on the exact cases.
+"""
+Pinocchio 4's constraint solvers (PGS, ADMM) against dodo_sim's block solve on the exact cases.
 
     python bench/bench_pinocchio_solvers.py [--repetitions 2000]
 
@@ -42,7 +43,7 @@ MU = 0.8
 
 
 def hopper_problem(b):
-    """The foot's Delassus block with the leg nearly straight (hip 0, knee -0.3 rad)."""
+    """Return the foot's Delassus block with the leg nearly straight (hip 0, knee -0.3 rad)."""
     robot = load_robot(URDF)
     model, data = robot.model, robot.create_data()
     q = np.array([0.0, 1.0, 0.0, -0.3])
@@ -53,7 +54,7 @@ def hopper_problem(b):
 
 
 def engine_problem(sim, q, v, force):
-    """The time-stepping NCP of one step from (q, v) (the generic step's assembly)."""
+    """Return the time-stepping NCP of one step from (q, v) (the generic step's assembly)."""
     integrator = sim.integrator
     model, data = integrator.model, integrator.data
     dt = sim.config.dt

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
+"""
+ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
 
     .venv/bin/python bench/bench_ros.py [--steps 3000] [--minutes 1] [--no-hog]
 
@@ -172,8 +173,11 @@ def core_rate(params: Path, steps: int) -> float:
 
 
 def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
-    """Lockstep: simulator node here, controller node in a second process. Returns (steps per
-    second, simulator CPU s per step, controller CPU s per step)."""
+    """
+    Lockstep: simulator node here, controller node in a second process.
+
+    Returns (steps per second, simulator CPU s per step, controller CPU s per step).
+    """
     from dodo_sim.ros.runtime import make_executor
     from dodo_sim.ros.simulator_node import SimulatorNode
     import rclpy

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
+"""
+Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
 
     python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--model PATH]
                                     [--biped PATH] [--no-biped] [--profile]
@@ -48,19 +49,22 @@ from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 @dataclass(frozen=True)
 class BenchParams:
-    """Attributes:
+    """
+    The fields of ``BenchParams``.
+
+    Fields:
         dt_s: physics step = control period of every engine, s.
         kp_nm_per_rad / kd_nms_per_rad: PD hold of the hopper's hip and knee.
         biped_kp_nm_per_rad / biped_kd_nms_per_rad: PD hold of the biped's joints (its light
-            shanks make the sampled hopper gains unstable at a 1 ms control period).
+        shanks make the sampled hopper gains unstable at a 1 ms control period).
         hopper_pose: hopper [x m, z m, hip rad, knee rad] held by the PD law (z is shifted so the
-            foot starts ``drop_height_m`` above the ground).
+        foot starts ``drop_height_m`` above the ground).
         drop_height_m: initial foot height of the stance cases, m.
         settle_s: simulated time before the stance timing starts, s.
         flight_base_z_m: base height of the flight case (no ground contact for > 3 s), m.
         friction: Coulomb coefficient of every engine (-).
         contact_radius_m: sphere radius of the peers' contact geoms (DART, pybullet), m; dodo_sim
-            uses the same radius so that the geometry is the same.
+        uses the same radius so that the geometry is the same.
     """
 
     dt_s: float = 0.001
@@ -192,7 +196,7 @@ class BulletEngine:
 # -- cases -----------------------------------------------------------------------------------
 
 class PDHold:
-    """tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
+    """Tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
 
     def __init__(self, q_ref, actuated_idx, kp: float, kd: float):
         self.kp, self.kd = kp, kd
@@ -222,7 +226,7 @@ class Case:
 
 
 def lift_to_height(sim, q, height_m):
-    """q with the base z raised so the lowest contact point is ``height_m`` above the ground."""
+    """Q with the base z raised so the lowest contact point is ``height_m`` above the ground."""
     q = np.array(q, float)
     q[1] += height_m - sim.contact_positions(q)[:, 2].min()
     return q

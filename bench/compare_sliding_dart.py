@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The sliding-foot sequence in dodo_sim (both integrators) and in DART, side by side.
+"""
+The sliding-foot sequence in dodo_sim (both integrators) and in DART, side by side.
 
     python bench/compare_sliding_dart.py [--dt 1e-4 1e-5]
 
@@ -124,7 +125,7 @@ def run_dart(dt: float, kin: Kinematics) -> Run:
 
 
 def changes(run: Run, kin: Kinematics) -> dict:
-    """Times of contact changes and of slide changes (control-period resolution)."""
+    """Time of contact changes and of slide changes (control-period resolution)."""
     contact_times, slide_times = [], []
     was_contact = was_sliding = False
     for t, q, v, force in zip(run.t, run.q, run.v, run.force):

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The hopper as a MuJoCo model, built from the same URDF/xacro as dodo_sim (bench only).
+"""
+The hopper as a MuJoCo model, built from the same URDF/xacro as dodo_sim (bench only).
 
 Steps: xacro -> URDF XML (``dodo_sim.model.robot_description_xml``) -> a few importer fixes
 (compiler options: no visuals, keep the fixed foot body, no inertia from geoms - otherwise the
@@ -32,9 +33,10 @@ BOOM_CARRIAGE_INERTIA_KGM2 = 1e-9
 
 @dataclass(frozen=True)
 class MujocoHopper:
-    """A compiled MuJoCo hopper and the ids the bench needs.
+    """
+    A compiled MuJoCo hopper and the ids the bench needs.
 
-    Attributes:
+    Fields:
         model: compiled ``mujoco.MjModel``.
         foot_geom_id: id of the foot sphere geom (the only geom that collides with the floor).
         foot_radius_m: its radius, m; the floor plane is at z = -foot_radius_m.

@@ -1,7 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Hybrid SLIP controller of the articulated hopping leg (Hutter et al. 2010). Pure core, no rclpy.
+"""
+Hybrid SLIP controller of the articulated hopping leg (Hutter et al. 2010).
+
+Pure core, no rclpy.
 
 API (stable; the ROS controller node wraps exactly this)::
 
@@ -92,7 +95,8 @@ _ZERO_XZ = (0.0, 0.0)
 
 @dataclass(frozen=True)
 class ControllerConfig:
-    """Controller parameters (the controller node declares exactly these as ROS parameters).
+    """
+    Controller parameters (the controller node declares exactly these as ROS parameters).
 
     Set-points (changeable at run time, see :meth:`Controller.set_setpoints`). Positions and
     velocities are those of the SLIP point in the robot's task frame (docs/control.md, "Task
@@ -353,9 +357,10 @@ class ControllerConfig:
 
 @dataclass(frozen=True)
 class ControllerTelemetry:
-    """Read-only snapshot after the last :meth:`Controller.update` (units in the names/docs).
+    """
+    Read-only snapshot after the last :meth:`Controller.update` (units in the names/docs).
 
-    Attributes:
+    Fields:
         t: time of the update, s.       phase: 'flight' or 'stance'.
         hops: number of touchdowns so far.
         events: events of this tick ('touchdown', 'liftoff', 'apex').
@@ -425,8 +430,11 @@ class Controller:
 
     @property
     def joint_names(self) -> tuple:
-        """Order of ``q`` / ``v`` in :meth:`update`, from the model (hopper ``base_x, base_z,
-        hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``)."""
+        """
+        Order of ``q`` / ``v`` in :meth:`update`, from the model.
+
+        (hopper ``base_x, base_z, hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``).
+        """
         return tuple(self.dyn.joint_names)
 
     @property
@@ -516,7 +524,8 @@ class Controller:
     # -- feasibility of the apex set-point ---------------------------------------------------
 
     def apex_height_range(self, config: ControllerConfig | None = None) -> tuple[float, float]:
-        """Apex heights (base above the ground, m) this leg can hop at with ``config``.
+        """
+        Apex heights (base above the ground, m) this leg can hop at with ``config``.
 
         Lower end (exclusive): the base height at a vertical touchdown with the leg at its rest
         length — a lower apex never leaves the ground. Upper end: the highest apex the SLIP apex
@@ -610,8 +619,11 @@ class Controller:
         return cfg.velocity_step_fraction / sensitivity
 
     def _calibrate_map_sensitivity(self) -> None:
-        """S = −d v_next / d α of the apex return map with the leg's touchdown impact, around the
-        in-place neutral angle (needs the posture table)."""
+        """
+        S = −d v_next / d α of the apex return map with the leg's touchdown impact.
+
+        Around the in-place neutral angle (needs the posture table).
+        """
         cfg = self._config
         offset = self._apex_offset if self._apex_offset is not None else 0.0
         apex_rel = cfg.apex_height + offset
@@ -628,8 +640,12 @@ class Controller:
             self._velocity.kp = self._velocity_kp()
 
     def _neutral_gain(self) -> tuple[float, float]:
-        """SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity
-        −d v_liftoff / d α at rest ((m/s)/rad), both from the apex return map."""
+        """
+        SLIP neutral-point gain and its sensitivity.
+
+        SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity −d v_liftoff / d α at
+        rest ((m/s)/rad), both from the apex return map.
+        """
         cfg = self._config
         apex_rel = cfg.apex_height
         spec = self._stance_spec(apex_rel)
@@ -700,12 +716,14 @@ class Controller:
     # -- the control law -------------------------------------------------------------------
 
     def update(self, t: float, q, v, foot_force) -> np.ndarray:
-        """One control tick: returns ``[hip, knee]`` torques, N*m.
+        """
+        One control tick: returns ``[hip, knee]`` torques, N*m.
 
         ``foot_force``: the foot force sensor, world frame, N — ``[fx, fz]``, or the contact
         row ``[[fx, fy, fz]]`` of :attr:`contact_frames` as the controller node and
         :func:`dodo_sim.rollout.rollout` pass it (y is not used: the hopper is planar; the boom
-        leg's contact detection reads only the vertical fz)."""
+        leg's contact detection reads only the vertical fz).
+        """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         force = np.asarray(foot_force, dtype=float)
@@ -864,8 +882,11 @@ class Controller:
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
     def _decompression_rest(self, length, com_z, com_vz) -> float:
-        """Rest length after maximum compression: constant, or apex-regulated
-        (:func:`.slip.regulated_force`, here in scalar form)."""
+        """
+        Rest length after maximum compression: constant, or apex-regulated.
+
+        (:func:`.slip.regulated_force`, here in scalar form).
+        """
         cfg = self._config
         if not cfg.apex_regulation:
             return self._rest
@@ -946,8 +967,12 @@ class Controller:
         self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack, cfg.max_angle_of_attack))
 
     def _position_lead(self, fall_s: float, stance_s: float) -> float:
-        """Prediction horizon of the position error, s: :func:`.flight.critically_damped_lead`
-        with a = t_fall + T_s/2 (apex to mid-stance) and T = 2 t_fall + T_s."""
+        """
+        Prediction horizon of the position error, s.
+
+        :func:`.flight.critically_damped_lead` with a = t_fall + T_s/2 (apex to mid-stance) and T =
+        2 t_fall + T_s.
+        """
         cfg = self._config
         a = fall_s + 0.5 * stance_s
         if cfg.position_kp <= 0.0:
@@ -956,8 +981,11 @@ class Controller:
                                       cfg.position_kp)
 
     def _velocity_fraction(self) -> float:
-        """β: the fraction of a velocity set-point change the flight policy achieves in one hop
-        (linearised SLIP return map, sensitivity S = −d v_next / d α)."""
+        """
+        β: the fraction of a velocity set-point change the flight policy achieves in one hop.
+
+        (linearised SLIP return map, sensitivity S = −d v_next / d α).
+        """
         cfg = self._config
         if cfg.flight_policy == 'deadbeat':
             return 1.0
@@ -969,10 +997,13 @@ class Controller:
         return min(max(sensitivity * per_speed, 0.05), 1.0)
 
     def _update_velocity_bias(self, vx: float) -> None:
-        """Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors
-        of the template, of the contact, of the touchdown timing) from the prediction made at
-        the previous apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep)
-        are not used."""
+        """
+        Learn the bias of the SLIP return map's apex-speed prediction per hop.
+
+        Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors of the
+        template, of the contact, of the touchdown timing) from the prediction made at the previous
+        apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep) are not used.
+        """
         cfg = self._config
         pred, self._v_pred = self._v_pred, None
         if pred is None or self._hops == self._hops_at_pred or not math.isfinite(pred):
@@ -984,10 +1015,13 @@ class Controller:
             self._v_bias += min(max(step, -limit), limit)
 
     def _update_displacement_bias(self, x: float, vx: float, fall: float, kick: float) -> None:
-        """Per hop: learn the horizontal displacement per hop the hop model misses, from the
-        prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick T_s/2
-        (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are not
-        used; only consecutive apexes count."""
+        """
+        Per hop: learn the horizontal displacement per hop the hop model misses.
+
+        From the prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick
+        T_s/2 (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are
+        not used; only consecutive apexes count.
+        """
         cfg = self._config
         pred, self._hop_pred = self._hop_pred, (self._hops, x, vx, fall, kick, self._stance_time)
         if pred is None or pred[0] + 1 != self._hops:
@@ -1015,7 +1049,7 @@ class Controller:
         return float((self._impact_matrix(alpha) @ v_minus)[0] - vx)
 
     def _return_map_angle(self, com, vx: float, target_vx: float) -> float:
-        """α whose SLIP apex return map (with the leg's impact and SLIPic) gives ``target_vx``."""
+        """Α whose SLIP apex return map (with the leg's impact and SLIPic) gives ``target_vx``."""
         cfg = self._config
         return deadbeat_angle(target_vx, float(com[1] - self._ground), vx, self.rest_length,
                               self._stance_spec(self._apex_target_rel()),
@@ -1026,8 +1060,12 @@ class Controller:
     # -- posture table: touchdown posture quantities as functions of α ------------------------
 
     def _build_posture_table(self, q) -> None:
-        """IK of the flight posture on a grid of α (knee branch of the measured q): the impact map
-        of the CoG velocity (2x2, from N_s with resting joints) and the CoG-minus-base height."""
+        """
+        IK of the flight posture on a grid of α (knee branch of the measured q).
+
+        The impact map of the CoG velocity (2x2, from N_s with resting joints) and the
+        CoG-minus-base height.
+        """
         cfg = self._config
         alphas = np.linspace(-cfg.max_angle_of_attack, cfg.max_angle_of_attack, 21)
         impacts = np.full((alphas.size, 2, 2), np.nan)

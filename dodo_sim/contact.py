@@ -9,8 +9,12 @@ from .physics.contact import (blocks_for, Constraint, ConstraintGeometry, contac
 
 
 def contact_jacobians(jac_xz: np.ndarray, normal, tangent) -> np.ndarray:
-    """2 x nv matrix W = [n^T J; t^T J] of the normal and tangential velocities of a point whose
-    world x-z translational jacobian is ``jac_xz``."""
+    """
+    Contact Jacobian rows W of the normal and tangential velocities.
+
+    2 x nv matrix W = [n^T J; t^T J] of the normal and tangential velocities of a point whose world
+    x-z translational jacobian is ``jac_xz``.
+    """
     return np.array((normal, tangent)) @ jac_xz
 
 

@@ -1,8 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee], the foot
-and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
+"""
+The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee].
+
+The foot and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
 
 The simulator is robot-agnostic and loads any URDF through :func:`dodo_sim.physics.load_robot`;
 this module is the hopper-specific view used by the controller (``dodo_control``). It also keeps
@@ -38,9 +40,10 @@ _EXPECTED_TYPES = {
 
 @dataclass(frozen=True)
 class LegModel:
-    """A checked pinocchio model of the hopper with the indices the cores need.
+    """
+    A checked pinocchio model of the hopper with the indices the cores need.
 
-    Attributes:
+    Fields:
         model: pinocchio model, nq = nv = 4 ordered as ``JOINT_NAMES``.
         foot_frame_id: frame id of the contact point.
         body_frame_id: frame id of the trunk.
@@ -68,7 +71,11 @@ class LegModel:
 
 def load_leg_model(urdf_xml_or_path: str | os.PathLike,
                    xacro_args: Mapping[str, object] | None = None) -> LegModel:
-    """Build and check the hopper model. Raises :class:`ModelError` naming the problem."""
+    """
+    Build and check the hopper model.
+
+    Raises :class:`ModelError` naming the problem.
+    """
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     try:
         model = pin.buildModelFromXML(xml)
@@ -117,13 +124,14 @@ def _check_joints(model: pin.Model) -> None:
 
 
 def _unaligned_axis_matches(joint, axis: np.ndarray) -> bool:
-    """True for a prismatic/revolute joint given with an unaligned but equal axis."""
+    """Return True for a prismatic/revolute joint given with an unaligned but equal axis."""
     joint_axis = getattr(joint, 'axis', None)
     return joint_axis is not None and np.allclose(np.asarray(joint_axis).ravel(), axis)
 
 
 class Kinematics:
-    """Foot and CoG kinematics on one ``pin.Data`` (each user owns its own instance).
+    """
+    Foot and CoG kinematics on one ``pin.Data`` (each user owns its own instance).
 
     All vectors are in the world x-z plane. Call :meth:`update` first; the getters read the
     cached data.

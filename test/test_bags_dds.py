@@ -1,10 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Bags of real runs over DDS describe themselves (docs/bags.md): the recorder's parameter
-snapshots with either executor, and a ``dodo hop`` bag with a params file other than the
-default and a set-point changed at run time, from which the run is replayed exactly and which
-Foxglove can show (/robot_description + /tf + /tf_static, read with the ``mcap`` reader)."""
+"""
+Bags of real runs over DDS describe themselves (docs/bags.md).
+
+The recorder's parameter snapshots with either executor, and a ``dodo hop`` bag with a params file
+other than the default and a set-point changed at run time, from which the run is replayed exactly
+and which Foxglove can show (/robot_description + /tf + /tf_static, read with the ``mcap`` reader).
+"""
 from __future__ import annotations
 
 import signal
@@ -41,8 +44,11 @@ def procs():
 @pytest.mark.ros
 @pytest.mark.parametrize('executor', ['events', 'single'])
 def test_recorder_snapshot_holds_params_file_and_overrides(tmp_path, procs, executor):
-    """A node's declaration events are published before the recorder matches them; the
-    snapshot holds what the node resolved from its params file and -p overrides."""
+    """
+    A node's declaration events are published before the recorder matches them.
+
+    The snapshot holds what the node resolved from its params file and -p overrides.
+    """
     env = ros_env()
     params = _params_file(tmp_path / 'other.yaml')
     bag = tmp_path / 'bag'
@@ -172,8 +178,12 @@ print('acked', all(p.wait_for_all_acked(Duration(seconds=10.0)) for p in pubs), 
 
 @pytest.mark.ros
 def test_contact_topics_of_any_robot_are_recorded(tmp_path, procs):
-    """The default topic list names the hopper's /foot_contact; a biped's /left_foot_contact and
-    /right_foot_contact are recorded all the same (found on the graph by their name and type)."""
+    """
+    The default topic list names the hopper's /foot_contact.
+
+    A biped's /left_foot_contact and /right_foot_contact are recorded all the same (found on the
+    graph by their name and type).
+    """
     import sys
     env = ros_env()
     bag = tmp_path / 'bag'

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo`` CLI and ``dodo hop``: argument handling, and one real run over DDS.
+"""
+``dodo`` CLI and ``dodo hop``: argument handling, and one real run over DDS.
 
 The run: ``python -m dodo_sim.tools.cli hop --duration 3 --bag DIR`` (separate processes, own ROS
 domain, localhost discovery) while this test publishes malformed commands (wrong length, NaN)

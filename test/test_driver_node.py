@@ -1,10 +1,14 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's
-process) and a command publisher in its own process: joint states at ~1 kHz, the e-stop
-service turning the emulated motors off from the next cycle, a killed command publisher giving
-zero torque plus damping within command_timeout, reported on /diagnostics."""
+"""
+The ``driver`` node over real DDS with the emulated hardware.
+
+The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's process)
+and a command publisher in its own process: joint states at ~1 kHz, the e-stop service turning the
+emulated motors off from the next cycle, a killed command publisher giving zero torque plus damping
+within command_timeout, reported on /diagnostics.
+"""
 import os
 import re
 import signal
@@ -161,8 +165,11 @@ def graph(tmp_path):
 
 
 def commands_flow(probe):
-    """The command publisher is matched and answering (the driver reports a fresh command age,
-    even while disabled)."""
+    """
+    Return the command publisher is matched and answering.
+
+    (the driver reports a fresh command age, even while disabled).
+    """
     if not probe.diagnostics:
         return False
     age = probe.diagnostics[-1][1]['driver: safety'][1]['command_age_s']
@@ -170,8 +177,12 @@ def commands_flow(probe):
 
 
 def torque_applied(probe):
-    """The commands act: enabled in torque mode, and the last 100 joint states measure the
-    commanded torques (12-bit torque field: +-0.13 N*m a count at the joint)."""
+    """
+    Return the commands act: enabled in torque mode.
+
+    And the last 100 joint states measure the commanded torques (12-bit torque field: +-0.13 N*m a
+    count at the joint).
+    """
     if not probe.diagnostics:
         return False
     status = probe.diagnostics[-1][1]

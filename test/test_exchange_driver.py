@@ -1,8 +1,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The controller against a hardware-driver-like source (``use_sim:=false``): joint states and the
-foot force stamped by their own wall clocks (never equal), no simulator, no /clock.
+"""
+The controller against a hardware-driver-like source (``use_sim:=false``).
+
+Joint states and the foot force stamped by their own wall clocks (never equal), no simulator, no
+/clock.
 
 Default ``contact_pairing: auto`` notices within three states that the stamps never match and
 answers every state with the newest foot force; ``contact_pairing: stamp`` (and a driver that

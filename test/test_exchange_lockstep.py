@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The lockstep exchange cannot silently go wrong (over real DDS, controller in its own process).
+"""
+The lockstep exchange cannot silently go wrong (over real DDS, controller in its own process).
 
 Each run is checked against the offline core loop (:func:`dodo_sim.rollout.rollout`, same params
 file): the states of the ROS run equal the offline run's bit for bit, and the torque applied in

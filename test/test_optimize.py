@@ -1,9 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo optimize``: study files are checked before any trial runs, two worker processes share a
-journal storage and improve on the baseline (trial 0), and the written params file is usable
-(``dodo hop``'s checks, ``config_from_file``) and reproduces the best trial's objective."""
+"""
+``dodo optimize``: study files are checked before any trial runs.
+
+Two worker processes share a journal storage and improve on the baseline (trial 0), and the written
+params file is usable (``dodo hop``'s checks, ``config_from_file``) and reproduces the best trial's
+objective.
+"""
 import math
 from pathlib import Path
 import subprocess
@@ -47,7 +51,7 @@ def write(tmp_path, text, name='study.yaml') -> Path:
 
 @pytest.fixture(scope='module')
 def short_run(tmp_path_factory):
-    """The short study run once with two worker processes on one journal file."""
+    """Return the short study run once with two worker processes on one journal file."""
     tmp = tmp_path_factory.mktemp('optimize')
     study = write(tmp, SHORT_STUDY)
     out = tmp / 'out'

@@ -1,10 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo optimize`` on the Kneed Walker (dodo_control.scenarios.walker): two worker processes
-sharing a journal storage improve the cost of transport on the baseline (trial 0), the params file
-holds the whole pulse vectors and reproduces the best trial, a fall is a penalised run with its
-reason, and walker studies with an unknown parameter or a bad range are refused before any trial.
+"""
+``dodo optimize`` on the Kneed Walker (dodo_control.scenarios.walker).
+
+Two worker processes sharing a journal storage improve the cost of transport on the baseline (trial
+0), the params file holds the whole pulse vectors and reproduces the best trial, a fall is a
+penalised run with its reason, and walker studies with an unknown parameter or a bad range are
+refused before any trial.
 """
 from pathlib import Path
 import textwrap
@@ -45,7 +48,7 @@ def write(tmp_path, text, name='study.yaml') -> Path:
 
 @pytest.fixture(scope='module')
 def short_run(tmp_path_factory):
-    """The short walker study run once with two worker processes on one journal file."""
+    """Return the short walker study run once with two worker processes on one journal file."""
     tmp = tmp_path_factory.mktemp('optimize_walker')
     study = write(tmp, SHORT_STUDY)
     out = tmp / 'out'

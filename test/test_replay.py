@@ -21,8 +21,11 @@ DURATION_S = 1.0
 
 
 def _closed_loop(params_file=None):
-    """An offline run of the simulator + controller cores as the ROS nodes drive them:
-    list of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels)."""
+    """
+    Return an offline run of the simulator + controller cores as the ROS nodes drive them.
+
+    List of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels).
+    """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_params_path, default_urdf_path
     from dodo_sim.rollout import rollout, stamp_ns
@@ -96,10 +99,13 @@ def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
 
 def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, run,
                                                                     monkeypatch):
-    """The controller node passes one world [fx, fy, fz] row per contact frame of the
-    controller (shape (n_frames, 3)); the replay passes the same, taken from the recorded
-    /<frame>_contact messages with the state's stamp (fy included, although the hopper ignores
-    it)."""
+    """
+    The controller node passes one world force row per contact frame.
+
+    The controller node passes one world [fx, fy, fz] row per contact frame of the controller
+    (shape (n_frames, 3)); the replay passes the same, taken from the recorded /<frame>_contact
+    messages with the state's stamp (fy included, although the hopper ignores it).
+    """
     from dodo_control.controller import Controller
     urdf_xml, rows = run
     marked = [(ns, q, v, force + np.array([[0.0, 0.125 + k, 0.0]]), tau, alpha)
@@ -121,9 +127,12 @@ def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, r
 
 
 def _write_own_clock_contacts(path, run, pairing):
-    """A bag of a driver whose contact sensor has its own clock: each contact message carries
-    a stamp 0.3 ms after its joint state's but arrives (bag time) just before it; the
-    controller's recorded contact_pairing is ``pairing``."""
+    """
+    Return a bag of a driver whose contact sensor has its own clock.
+
+    Each contact message carries a stamp 0.3 ms after its joint state's but arrives (bag time) just
+    before it; the controller's recorded contact_pairing is ``pairing``.
+    """
     from dodo_control.controller import ControllerConfig
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import config_from_file, config_to_parameters
@@ -143,8 +152,12 @@ def _write_own_clock_contacts(path, run, pairing):
 
 @pytest.mark.parametrize('pairing', ['auto', 'latest'])
 def test_contacts_with_their_own_clock_pair_by_arrival(tmp_path, run, pairing):
-    """contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries
-    a joint-state stamp): each state goes with the newest contact recorded before it."""
+    """
+    Contact pairing 'latest' and 'auto'.
+
+    contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries a
+    joint-state stamp): each state goes with the newest contact recorded before it.
+    """
     bag = _write_own_clock_contacts(tmp_path / 'bag', run, pairing)
     result = compare_with_controller(bag)
     assert result.compared == len(run[1]) and result.unmatched_states == 0
@@ -159,9 +172,13 @@ def test_contacts_with_their_own_clock_find_no_stamp_under_stamp_pairing(tmp_pat
 
 @pytest.mark.parametrize('lag_steps', [0, 7])
 def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, lag_steps):
-    """No /controller/state: commands answer consecutive states from the one the first command
-    answers (a controller that started late); the fresh controller starts there too, also when
-    the commands' bag times lag their states by a few steps."""
+    """
+    No /controller/state.
+
+    Commands answer consecutive states from the one the first command answers (a controller that
+    started late); the fresh controller starts there too, also when the commands' bag times lag
+    their states by a few steps.
+    """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import config_from_file
@@ -312,8 +329,12 @@ def test_without_recorded_parameters_the_default_config_is_used_and_differs(tmp_
 
 
 def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_run):
-    """The parameter event's bag time says 'somewhere around tick 600'; moving it 50 ticks
-    later in the bag does not matter while config_revision says where it took effect."""
+    """
+    The parameter event's bag time says 'somewhere around tick 600'.
+
+    Moving it 50 ticks later in the bag does not matter while config_revision says where it took
+    effect.
+    """
     rows = changed_run['rows']
     bag = write_run(tmp_path / 'bag', changed_run, changes=False)
     # rewrite with the change event 50 ms late
@@ -337,8 +358,12 @@ def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_r
 
 
 def test_without_revision_channel_the_change_goes_at_the_next_command(tmp_path, changed_run):
-    """Older controllers publish no config_revision: the change applies to the first command
-    recorded after the event (the node publishes the event before its next update)."""
+    """
+    Older controllers publish no config_revision.
+
+    The change applies to the first command recorded after the event (the node publishes the event
+    before its next update).
+    """
     bag = write_run(tmp_path / 'bag', changed_run, revision_channel=False)
     result = compare_with_controller(bag)
     assert result.max_abs_nm == 0.0 and result.changes_applied == 1

@@ -1,10 +1,14 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo replay --through-controller`` builds the recorded controller through
+"""
+Replay through the controller rebuilds the recorded controller.
+
+``dodo replay --through-controller`` builds the recorded controller through
 ``dodo_control.registry`` (the controller node's ``controller`` parameter): a ``dodo walk`` bag
-(Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay
-with |Δτ| = 0 from the bag alone, over real DDS."""
+(Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay with
+|Δτ| = 0 from the bag alone, over real DDS.
+"""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The boom-mounted leg and the Kneed Walker xacro descriptions, checked with xacro + pinocchio only.
+"""
+The boom-mounted leg and the Kneed Walker xacro descriptions, checked with xacro + pinocchio only.
 
 Like ros2_control_demos' URDF tests: each description processes (defaults and changed args),
 loads, has the intended joints, actuation, limits, masses, frames and geometry. Forward
@@ -66,7 +67,7 @@ def movable_joints(xml: str) -> list:
 
 
 def config(model: pin.Model, **angles) -> np.ndarray:
-    """q from joint values by name (continuous joints given by their angle), others zero."""
+    """Q from joint values by name (continuous joints given by their angle), others zero."""
     q = pin.neutral(model)
     for name, value in angles.items():
         jid = model.getJointId(name)
@@ -90,7 +91,7 @@ def positions(model: pin.Model, q: np.ndarray, *frames: str) -> list:
 
 
 def random_configs(model: pin.Model, count: int, seed: int) -> list:
-    """Configurations with every bounded joint inside its limits, continuous joints anywhere."""
+    """Configure with every bounded joint inside its limits, continuous joints anywhere."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(count):
@@ -503,8 +504,11 @@ def test_walker_knee_flexion_swings_the_foot_backwards():
 
 
 def test_walker_matches_as_mailhot_getpos():
-    """Their RunScript initial state, mapped to our coordinates, puts the feet and knees where
-    KneedWalker.GetPos puts the ankles and knees (their y is our z)."""
+    """
+    Their RunScript initial state, mapped to our coordinates.
+
+    Puts the feet and knees where KneedWalker.GetPos puts the ankles and knees (their y is our z).
+    """
     x0, y0 = 0.3, 0.05
     a, bl, br, gl, gr = (math.radians(v) for v in (-30, 190, 170, 180, 120))
     s, c = math.sin, math.cos
@@ -576,8 +580,12 @@ def test_bad_arg_is_rejected_naming_it(robot, arg, value, message):
 
 
 def test_pinocchio_alone_accepts_a_negative_mass():
-    """Why the xacro files check their args: pinocchio does not (if this starts failing,
-    pinocchio validates by itself and the xacro checks are a second line)."""
+    """
+    Why the xacro files check their args.
+
+    Pinocchio does not (if this starts failing, pinocchio validates by itself and the xacro checks
+    are a second line).
+    """
     xml = urdf_xml(WALKER).replace('<mass value="5.0"/>', '<mass value="-5.0"/>')
     assert '<mass value="-5.0"/>' in xml
     assert pin.computeTotalMass(pin.buildModelFromXML(xml)) == pytest.approx(-5.0 + 4 * 0.3)

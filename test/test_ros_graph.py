@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The simulator and controller nodes in one process (one executor, private ROS domain).
+"""
+The simulator and controller nodes in one process (one executor, private ROS domain).
 
 Cheaper than separate processes and enough for: the lockstep exchange reproducing the pure core
 loop, hopping at the set-point, bad commands rejected without effect, command timeout -> zero
@@ -57,7 +58,7 @@ controller:
 
 @pytest.fixture
 def ros(monkeypatch, tmp_path):
-    """A private rclpy context (own domain, localhost only) for in-process nodes."""
+    """Return a private rclpy context (own domain, localhost only) for in-process nodes."""
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     params = tmp_path / 'params.yaml'
     params.write_text(PARAMS)
@@ -110,8 +111,11 @@ def stamp_ns(msg):
 
 
 class Probe:
-    """A test node recording /joint_states and both command topics, and able to publish
-    anything."""
+    """
+    A test node recording /joint_states and both command topics.
+
+    And able to publish anything.
+    """
 
     def __init__(self, ros):
         self.node = ros.add(rclpy.create_node('probe', context=ros.context))
@@ -127,8 +131,11 @@ class Probe:
         return self.node.create_publisher(msg_type, topic, 100)
 
     def answer_with(self, torques):
-        """Answer every state with the stamped command ``torques()`` (a controller stand-in);
-        returns a switch: ``switch['on'] = False`` stops answering."""
+        """
+        Answer every state with the stamped command ``torques()`` (a controller stand-in).
+
+        Returns a switch: ``switch['on'] = False`` stops answering.
+        """
         pub = self.publisher(JointState, contract.JOINT_COMMANDS)
         switch = {'on': True}
 
@@ -141,21 +148,21 @@ class Probe:
 
 
 def joint_command(stamp, torques, names=('hip', 'knee')):
-    """A /joint_commands message answering the state stamped ``stamp``."""
+    """Return a /joint_commands message answering the state stamped ``stamp``."""
     msg = JointState(name=list(names), effort=[float(x) for x in torques])
     msg.header.stamp = stamp
     return msg
 
 
 def apex_heights(z, vz):
-    """Base heights where the vertical velocity turns from + to - (the drop excluded)."""
+    """Return Base heights where the vertical velocity turns from + to - (the drop excluded)."""
     z, vz = np.asarray(z), np.asarray(vz)
     idx = np.nonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0))[0] + 1
     return z[idx]
 
 
 def core_reference(params, steps):
-    """The same run without ROS: Simulator + Controller called directly."""
+    """Return the same run without ROS: Simulator + Controller called directly."""
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(sim.leg.urdf_xml, config_from_file(ControllerConfig, params, 'controller'))
     run = rollout(sim, ctrl, steps=steps)
@@ -164,8 +171,12 @@ def core_reference(params, steps):
 
 @pytest.fixture
 def lockstep_run(ros):
-    """3 s lockstep with a stray publisher of bad commands (wrong length, wrong names, NaN) on
-    both command topics all along, each stamped like the newest state."""
+    """
+    Lockstep with a stray publisher of bad commands.
+
+    3 s lockstep with a stray publisher of bad commands (wrong length, wrong names, NaN) on both
+    command topics all along, each stamped like the newest state.
+    """
     duration = 3.0
     sim = make_sim(ros, stop_after=duration)
     ctrl = make_controller(ros)
@@ -426,9 +437,12 @@ def test_bad_configuration_is_one_clear_error(module, args, words):
 
 
 def test_an_unusable_robot_description_topic_ends_the_controller_with_exit_2(ros):
-    """A /robot_description the controller cannot use (here: no hopper joints) is the same
-    outcome as a bad robot_description parameter: a fatal line and exit code 2, not a node
-    that waits forever."""
+    """
+    A /robot_description the controller cannot use.
+
+    A /robot_description the controller cannot use (here: no hopper joints) is the same outcome as
+    a bad robot_description parameter: a fatal line and exit code 2, not a node that waits forever.
+    """
     from dodo_sim.ros import contract
     from std_msgs.msg import String
     ctrl = make_controller(ros)

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo hop`` refuses bad input before anything starts: exit code 2 and one clear line.
+"""
+``dodo hop`` refuses bad input before anything starts: exit code 2 and one clear line.
 
 Table-driven over every kind of input a user gives (options, params file, URDF, set-points,
 directories, ROS domain). In-process, with process start-up replaced by a failure, so a row that
@@ -36,8 +37,11 @@ def _write(path, text):
 
 
 def read_only_dir(tmp: Path) -> Path:
-    """A directory nobody can create entries in (as root, chmod does not stop writes: then a
-    read-only pseudo file system)."""
+    """
+    Return a directory nobody can create entries in.
+
+    (as root, chmod does not stop writes: then a read-only pseudo file system).
+    """
     ro = tmp / 'ro'
     ro.mkdir()
     ro.chmod(0o555)
@@ -111,7 +115,7 @@ ROWS = [
 
 @pytest.fixture
 def no_start(monkeypatch, tmp_path):
-    """Starting a process fails the test; domain locks go to a private directory."""
+    """Start a process fails the test; domain locks go to a private directory."""
     def refuse(*args, **kwargs):
         raise AssertionError(f'a process was started despite bad input: {args}')
     monkeypatch.setattr(supervisor.subprocess, 'Popen', refuse)

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo hop`` runs clean up after themselves, over real DDS, with injected faults.
+"""
+``dodo hop`` runs clean up after themselves, over real DDS, with injected faults.
 
 Each test starts ``dodo hop`` as a user would (its own session, like a terminal's foreground job)
 and then: Ctrl-C once, Ctrl-C twice, SIGTERM, or SIGKILL. Afterwards no process of the run is
@@ -134,8 +135,12 @@ def gone_within(pids, timeout: float) -> set[int]:
 
 
 def check_bag(bag: Path, *, steps: int | None = None) -> np.ndarray:
-    """The bag is closed, holds one graph from t = 0 (strictly rising stamps, one robot
-    description) and, with ``steps``, exactly that many steps. Returns the /clock times."""
+    """
+    Return the bag is closed and holds one graph from t = 0.
+
+    The bag is closed, holds one graph from t = 0 (strictly rising stamps, one robot description)
+    and, with ``steps``, exactly that many steps. Returns the /clock times.
+    """
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import clock, joint_states, message_counts, read_bag
     assert (bag / 'metadata.yaml').is_file(), f'{bag} not closed'

@@ -1,8 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Closed-loop scenarios: the SLIP controller on the simulator core, both integrators,
-the default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
+"""
+Closed-loop scenarios: the SLIP controller on the simulator core, both integrators.
+
+The default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
 (model, integrator) in a module-scoped cache and checked by several tests.
 
 Everything measured here comes from the simulator state (q, v and pinocchio on the simulator's
@@ -59,9 +61,13 @@ class Run:
 
 def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict = None,
              stance_push: tuple | None = None, min_apexes: int = 0) -> Run:
-    """Run sim + controller for ``duration`` s, extended (up to 1.5x) until the controller has
-    seen ``min_apexes`` apexes after touchdowns. ``stance_push = (hop, impulse_xz)``: push the
-    base 40 ms after the hop-th touchdown (controller phase), i.e. in the middle of that stance."""
+    """
+    Run sim + controller for ``duration`` s.
+
+    Extended (up to 1.5x) until the controller has seen ``min_apexes`` apexes after touchdowns.
+    ``stance_push = (hop, impulse_xz)``: push the base 40 ms after the hop-th touchdown (controller
+    phase), i.e. in the middle of that stance.
+    """
     xacro = MODELS[model]
     sim_cfg = SimConfig(**{'integrator': integrator, 'initial_q': START_Q, **(sim or {})})
     simulator = Simulator(URDF_XACRO, sim_cfg, xacro_args=xacro)
@@ -113,8 +119,12 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
 
 
 def check_health(run: Run) -> None:
-    """The leg keeps its knee branch (never stretched through the singularity) and the base
-    stays well above the ground."""
+    """
+    Check that the leg keeps its knee branch.
+
+    The leg keeps its knee branch (never stretched through the singularity) and the base stays well
+    above the ground.
+    """
     knee = run.q[:, 3]
     assert np.all(np.sign(knee) == np.sign(START_Q[3])), 'knee flipped through the singularity'
     assert np.min(np.abs(knee)) > 0.1, f'knee nearly straight: {np.min(np.abs(knee)):.3f} rad'

@@ -1,9 +1,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Closed-loop identity check (docs/control.md): in stance the CoG of the simulated
-articulated leg accelerates as the SLIP law commands, the controller's model being exact (same
-URDF as the simulator).
+"""
+Closed-loop identity check (docs/control.md).
+
+In stance the CoG of the simulated articulated leg accelerates as the SLIP law commands, the
+controller's model being exact (same URDF as the simulator).
 
 The unit test in test_controller_core.py shows the identity to 1e-9 on the model itself. In
 closed loop the torque is held over a control period while the state moves, so the achieved
@@ -22,8 +24,12 @@ pytestmark = pytest.mark.slow
 
 
 def stance_acceleration_error(integrator: str, period: float) -> tuple[float, int]:
-    """Relative RMS difference between achieved and commanded CoG acceleration over the stance
-    ticks of the first two hops (touchdown and liftoff ticks excluded)."""
+    """
+    Relative RMS difference of achieved and commanded CoG acceleration.
+
+    Relative RMS difference between achieved and commanded CoG acceleration over the stance ticks
+    of the first two hops (touchdown and liftoff ticks excluded).
+    """
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, dt=period, control_period=period,
                                           initial_q=(0.0, 1.2, 0.3, -0.6)))
     ctrl = Controller(URDF_XACRO, ControllerConfig(target_velocity=0.5, control_period=period))

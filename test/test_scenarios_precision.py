@@ -1,8 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Position precision of the SLIP hopper (docs/control.md, "Position precision"): both
-integrators, the default URDF and the mass/length variant.
+"""
+Position precision of the SLIP hopper (docs/control.md, "Position precision").
+
+Both integrators, the default URDF and the mass/length variant.
 
 Measured on the simulator's state (CoG by pinocchio on the simulator's model, apex where the CoG
 vertical velocity changes sign in flight), never on the controller's telemetry:

@@ -1,8 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``launch/walk.launch.py`` under the real ROS 2 launch tooling (colcon build + ``ros2 launch``),
-with the fixture and helpers of test_launch_real.py (``../shared/ros2_launch``, stand-ins for
+"""
+``launch/walk.launch.py`` under the real ROS 2 launch tooling (colcon build + ``ros2 launch``).
+
+With the fixture and helpers of test_launch_real.py (``../shared/ros2_launch``, stand-ins for
 robot_state_publisher and rviz2; skipped with the reason where it is absent):
 
 * ``record:=true rviz:=true``: the controller node hosts the Kneed Walker, the walker steps

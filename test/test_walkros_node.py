@@ -1,11 +1,14 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The controller node hosting the Kneed Walker (``controller: kneed_walker``), in-process on a
-private ROS domain: it declares exactly the walker's parameters, answers states on
+"""
+The controller node hosting the Kneed Walker (``controller: kneed_walker``).
+
+In-process on a private ROS domain: it declares exactly the walker's parameters, answers states on
 /joint_states + /left_foot_contact + /right_foot_contact with the core's torques, publishes named
-channels and markers, takes runtime changes through ``reconfigure`` and reports a fall (channel
-and one log line) while it keeps answering."""
+channels and markers, takes runtime changes through ``reconfigure`` and reports a fall (channel and
+one log line) while it keeps answering.
+"""
 import math
 
 from conftest import REPO, ros_domain_id
@@ -79,8 +82,11 @@ def walker_node(ros, **overrides):
 
 
 class Driver:
-    """A test node standing in for the simulator: publishes stamped states and both feet's
-    forces, records the commands, controller state and markers."""
+    """
+    A test node standing in for the simulator: publishes stamped states and both feet's forces.
+
+    Records the commands, controller state and markers.
+    """
 
     def __init__(self, ros):
         self.ros = ros
@@ -212,8 +218,12 @@ def test_a_fall_is_a_channel_and_one_log_line_and_the_node_keeps_answering(ros, 
 
 
 def test_monitor_judges_the_terrain_it_is_given(ros):
-    """On a slope falling 3 deg in +x, a walker 10 m down the slope with its hip 0.45 m above
-    z = 0 (0.97 m above the ground there) is upright; on flat ground it has fallen."""
+    """
+    On a slope falling 3 deg in +x.
+
+    A walker 10 m down the slope with its hip 0.45 m above z = 0 (0.97 m above the ground there) is
+    upright; on flat ground it has fallen.
+    """
     q, v = walk_start()
     q[0], q[1] = 10.0, 0.45
     states = {}

@@ -1,10 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The controller registry and the graph of any robot (no DDS): which controller the controller
-node hosts and which parameters it has, the params-file checks following that choice, the robot
-(model, contact topics) the launch files and ``dodo hop``/``dodo walk`` take from the params file,
-and ``dodo walk`` refusing bad input before anything starts."""
+"""
+The controller registry and the graph of any robot (no DDS).
+
+Which controller the controller node hosts and which parameters it has, the params-file checks
+following that choice, the robot (model, contact topics) the launch files and ``dodo hop``/``dodo
+walk`` take from the params file, and ``dodo walk`` refusing bad input before anything starts.
+"""
 import dataclasses
 
 from conftest import REPO

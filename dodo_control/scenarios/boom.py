@@ -1,9 +1,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Scenarios of the boom-mounted leg (urdf/boom_leg.urdf.xacro + the SLIP controller in the
-boom's task frame, docs/control.md "Boom-mounted leg"). A study names it ``robot:
-dodo_control.scenarios.boom`` or ``robot: boom``.
+"""
+Scenarios of the boom-mounted leg.
+
+(urdf/boom_leg.urdf.xacro + the SLIP controller in the boom's task frame, docs/control.md
+"Boom-mounted leg"). A study names it ``robot: dodo_control.scenarios.boom`` or ``robot: boom``.
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the

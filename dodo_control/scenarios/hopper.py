@@ -1,7 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Scenarios of the SLIP hopper (urdf/hopper.urdf.xacro + :class:`dodo_control.controller.Controller`).
+"""
+Scenarios of the SLIP hopper.
+
+(urdf/hopper.urdf.xacro + :class:`dodo_control.controller.Controller`).
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
@@ -133,7 +136,11 @@ def _start_sim_overrides(configs: dict, options: dict) -> dict:
 
 
 def _holding_run(configs: dict, perturbation: Perturbation, sim_overrides: dict):
-    """A run whose controller holds the start CoG x (set before the first tick); and that x."""
+    """
+    Return a run whose controller holds the start CoG x (set before the first tick).
+
+    And that x.
+    """
     run = _Run(configs, perturbation, sim_overrides)
     x0 = run.com_x(run.sim.config.initial_q)
     run.ctrl.set_setpoints(target_x=x0)

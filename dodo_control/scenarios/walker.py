@@ -1,8 +1,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Scenarios of the Kneed Walker (urdf/kneed_walker.urdf.xacro +
-:class:`dodo_control.walker.WalkerController`, As & Mailhot 2018; docs/walker.md).
+"""
+Scenarios of the Kneed Walker.
+
+(urdf/kneed_walker.urdf.xacro + :class:`dodo_control.walker.WalkerController`, As & Mailhot 2018;
+docs/walker.md).
 
 Every scenario builds ``Simulator`` and ``WalkerController`` from the trial's configs and the
 perturbation's xacro args, walks with :func:`dodo_control.walker_outcome.walk` (which runs
@@ -73,8 +76,12 @@ def check_perturbation(perturbation: Perturbation) -> None:
 
 
 def simulator_config(study_config: SimConfig) -> SimConfig:
-    """The shipped walk's simulator config with every field of ``study_config`` that differs
-    from the SimConfig default on top (module docs)."""
+    """
+    Return the shipped walk's simulator config overridden by ``study_config``.
+
+    The shipped walk's simulator config with every field of ``study_config`` that differs from the
+    SimConfig default on top (module docs).
+    """
     default = SimConfig()
     changed = {f.name: getattr(study_config, f.name) for f in dataclasses.fields(SimConfig)
                if getattr(study_config, f.name) != getattr(default, f.name)}

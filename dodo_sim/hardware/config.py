@@ -1,9 +1,12 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Configuration of the hardware path: the driver node's parameters (one frozen dataclass,
-:class:`DriverConfig`), the per-actuator and boom views built from them, URDF joint limits and
-the calibration file. Pure data and file IO: no rclpy, no bus.
+"""
+Configuration of the hardware path.
+
+The driver node's parameters (one frozen dataclass, :class:`DriverConfig`), the per-actuator and
+boom views built from them, URDF joint limits and the calibration file. Pure data and file IO: no
+rclpy, no bus.
 
 Joint conventions (actuator ``a``, joint ``q``; ``N`` = ``gear_ratio``, ``d`` = ``direction``,
 ``p0`` = the calibrated zero offset in actuator radians)::
@@ -40,9 +43,10 @@ CALIBRATION_FORMAT = 'dodo_sim_calibration/1'
 
 @dataclass(frozen=True)
 class DriverConfig:
-    """Parameters of the ``driver`` node (each one a ROS parameter; see config/hardware.yaml).
+    """
+    Parameters of the ``driver`` node (each one a ROS parameter; see config/hardware.yaml).
 
-    Attributes:
+    Fields:
         hardware: 'can' (a real bus) or 'emulated' (the physics answers on an in-process
             python-can virtual bus with the same wire format).
         bus_interface: python-can interface of the real bus: socketcan, pcan, slcan, kvaser, ...
@@ -305,9 +309,10 @@ def urdf_joints(urdf_xml: str) -> tuple[tuple, dict]:
 
 @dataclass(frozen=True)
 class ActuatorConfig:
-    """One MIT-mode actuator and its joint (see the module docs for the conventions).
+    """
+    One MIT-mode actuator and its joint (see the module docs for the conventions).
 
-    Attributes:
+    Fields:
         joint: joint name.  can_id: CAN id.  model: actuator model.  ranges: its MIT ranges.
         direction: +1/-1.  gear_ratio: actuator turns per joint turn.
         torque_constant: N*m/A at the actuator output.  zero_offset: actuator position at
@@ -342,7 +347,7 @@ class ActuatorConfig:
         return self.direction * joint_torque / self.gear_ratio
 
     def actuator_gain(self, joint_gain: float) -> float:
-        """kp or kd seen by the actuator for a joint-side gain."""
+        """Kp or kd seen by the actuator for a joint-side gain."""
         return joint_gain / (self.gear_ratio * self.gear_ratio)
 
     @property
@@ -372,13 +377,16 @@ class BoomConfig:
                 / self.counts_per_rev[axis])
 
     def counts(self, axis: int, angle: float) -> float:
-        """Encoder counts (not rounded) of an angle."""
+        """Encode counts (not rounded) of an angle."""
         return (self.zero_counts[axis]
                 + self.directions[axis] * angle * self.counts_per_rev[axis] / (2.0 * math.pi))
 
     def joint_state(self, axis: int, angle: float, rate: float) -> tuple:
-        """(position, velocity) of boom joint ``axis`` from its angle and rate (rad, rad/s,
-        in encoder direction)."""
+        """
+        (position, velocity) of boom joint ``axis`` from its angle and rate.
+
+        (rad, rad/s, in encoder direction).
+        """
         kind = self.kinds[axis]
         rate = self.directions[axis] * rate
         if kind == 'boom_arc':
@@ -389,8 +397,11 @@ class BoomConfig:
         return angle, rate
 
     def angle_of(self, axis: int, position: float, velocity: float) -> tuple:
-        """(angle, rate in encoder direction) of boom joint ``axis`` at (position, velocity);
-        the inverse of :meth:`joint_state`."""
+        """
+        (angle, rate in encoder direction) of boom joint ``axis`` at (position, velocity).
+
+        The inverse of :meth:`joint_state`.
+        """
         kind = self.kinds[axis]
         if kind == 'boom_arc':
             angle, rate = position / self.radius, velocity / self.radius
@@ -408,7 +419,7 @@ class BoomConfig:
 
 def actuator_configs(config: DriverConfig, limits: Mapping[str, JointLimit],
                      zero_offsets: Mapping[str, float] | None = None) -> tuple:
-    """The :class:`ActuatorConfig` of every actuated joint (URDF limits checked)."""
+    """Return the :class:`ActuatorConfig` of every actuated joint (URDF limits checked)."""
     zero_offsets = zero_offsets or {}
     out = []
     for k, joint in enumerate(config.joints):
@@ -443,8 +454,12 @@ def boom_config(config: DriverConfig, zero_counts=(0, 0)) -> BoomConfig:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder
-    counts at angle zero ([yaw, pitch])."""
+    """
+    Zero offsets of the actuators and the boom encoders.
+
+    Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder counts
+    at angle zero ([yaw, pitch]).
+    """
 
     zero_offsets: Mapping[str, float] = field(default_factory=dict)
     boom_zero_counts: tuple = (0, 0)

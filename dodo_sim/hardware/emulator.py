@@ -1,9 +1,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Emulated hardware driven by the physics: MIT-mode actuators and the sensor board answering on
-a python-can bus with the wire format of ``dodo_can.dbc``, their joints being the state of a
-:class:`dodo_sim.simulator.Simulator`.
+"""
+Emulated hardware driven by the physics.
+
+MIT-mode actuators and the sensor board answering on a python-can bus with the wire format of
+``dodo_can.dbc``, their joints being the state of a :class:`dodo_sim.simulator.Simulator`.
 
 What the emulated actuator firmware does (as the Mini Cheetah / AK firmware does):
 
@@ -83,9 +85,10 @@ def sim_contact_force(state, frame: str, frames: tuple) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EmulatorConfig:
-    """Emulated hardware parameters.
+    """
+    Emulated hardware parameters.
 
-    Attributes:
+    Fields:
         mode: 'lockstep' (one physics period per Sync) or 'realtime' (the physics follows the
             wall clock).
         stand: 'until_enable': the robot rests on a stand in its initial pose (physics
@@ -135,8 +138,11 @@ class EmulatorConfig:
 
 
 class EmulatedActuator:
-    """The firmware of one MIT-mode actuator (see module docs). ``config.zero_offset`` is the
-    emulated power-up offset (actuator position at joint zero)."""
+    """
+    The firmware of one MIT-mode actuator (see module docs).
+
+    ``config.zero_offset`` is the emulated power-up offset (actuator position at joint zero).
+    """
 
     def __init__(self, config: ActuatorConfig, emulator_config: EmulatorConfig,
                  wire: WireFormat, rng: np.random.Generator):
@@ -280,9 +286,10 @@ class EmulatedSensorBoard:
 
 
 class Emulator:
-    """The emulated actuators and sensor board on an in-process virtual bus (see module docs).
+    """
+    The emulated actuators and sensor board on an in-process virtual bus (see module docs).
 
-    Args:
+    Inputs:
         sim: the physics (a :class:`dodo_sim.simulator.Simulator`).
         driver_config: the driver's configuration: actuator ids, models, directions, gear
             ratios and the boom layout the emulated hardware is built to.
@@ -340,8 +347,12 @@ class Emulator:
     # -- the driver's side of the bus -----------------------------------------------------------
 
     def driver_bus(self) -> '_DriverSideBus':
-        """A bus for the driver on the emulator's channel (with the injected driver-side
-        faults; in lockstep mode it lets the emulator answer before each receive)."""
+        """
+        Return a bus for the driver on the emulator's channel.
+
+        (with the injected driver-side faults; in lockstep mode it lets the emulator answer before
+        each receive).
+        """
         bus = _DriverSideBus(self, can.Bus(interface='virtual', channel=self.channel))
         self._driver_buses.append(bus)
         return bus
@@ -349,8 +360,11 @@ class Emulator:
     # -- time -----------------------------------------------------------------------------------
 
     def now(self) -> float:
-        """Emulator time, s: simulated time in lockstep, wall-clock time since the first
-        frame in realtime."""
+        """
+        Emulator time, s: simulated time in lockstep.
+
+        Wall-clock time since the first frame in realtime.
+        """
         if self.config.mode == 'lockstep' or not self._started:
             return self.steps * self.period
         return time.monotonic() - self._wall_start
@@ -358,8 +372,12 @@ class Emulator:
     # -- frames ---------------------------------------------------------------------------------
 
     def service(self) -> None:
-        """Answer every frame waiting on the bus (the driver's side of the bus calls this
-        before it receives); in realtime mode first advance the physics to the wall clock."""
+        """
+        Answer every frame waiting on the bus.
+
+        Answer every frame waiting on the bus (the driver's side of the bus calls this before it
+        receives); in realtime mode first advance the physics to the wall clock.
+        """
         if self.config.mode == 'realtime':
             self._advance_to(self.now())
         while True:
@@ -411,8 +429,12 @@ class Emulator:
     # -- physics --------------------------------------------------------------------------------
 
     def _advance_to(self, now: float) -> None:
-        """Realtime: step the physics until it reaches wall-clock time ``now`` (at most
-        ``max_catch_up`` periods; beyond, time is skipped and counted in ``skipped_steps``)."""
+        """
+        Realtime: step the physics until it reaches wall-clock time ``now``.
+
+        (at most ``max_catch_up`` periods; beyond, time is skipped and counted in
+        ``skipped_steps``).
+        """
         if not self._started:
             self._started = True
             self._wall_start = time.monotonic() - self.steps * self.period
@@ -427,9 +449,13 @@ class Emulator:
             self._step_physics(self.steps * self.period)
 
     def _clamp(self, state) -> None:
-        """Stand 'clamped': the base joints' velocity is removed by an impulse through the
-        mass matrix (the leg's velocities change as the clamp's reaction makes them, no energy
-        is added) and their positions are put back."""
+        """
+        Clamp the stand: remove the base joints' velocity.
+
+        Stand 'clamped': the base joints' velocity is removed by an impulse through the mass matrix
+        (the leg's velocities change as the clamp's reaction makes them, no energy is added) and
+        their positions are put back.
+        """
         import pinocchio as pin
         model = self.sim.leg.model
         b = self._clamped
@@ -475,8 +501,11 @@ class Emulator:
         raise ValueError(f'no emulated actuator drives {joint!r}')
 
     def drop_replies(self, joint: str, count: int = 0, probability: float = 0.0) -> None:
-        """Drop the next ``count`` replies of ``joint`` ('board': the sensor board), and each
-        later one with ``probability``."""
+        """
+        Drop the next ``count`` replies of ``joint`` ('board': the sensor board).
+
+        And each later one with ``probability``.
+        """
         if joint == 'board':
             self.board.drop_count = count
             return
@@ -485,7 +514,11 @@ class Emulator:
         a.drop_probability = probability
 
     def set_error(self, joint: str, code: int) -> None:
-        """The actuator reports error ``code`` (and rests until the code is cleared with 0)."""
+        """
+        Make the actuator report error ``code``.
+
+        The actuator reports error ``code`` (and rests until the code is cleared with 0).
+        """
         a = self._actuator(joint)
         a.error_code = int(code)
         if code:
@@ -498,26 +531,42 @@ class Emulator:
         a.check_temperature()
 
     def freeze_encoder(self, joint: str, frozen: bool = True) -> None:
-        """The reading of ``joint`` (an actuator or a boom joint) stops changing."""
+        """
+        Freeze the reading of ``joint``.
+
+        The reading of ``joint`` (an actuator or a boom joint) stops changing.
+        """
         if joint in self.board.boom.joints and joint:
             self.board.freeze[self.board.boom.joints.index(joint)] = frozen
             return
         self._actuator(joint).freeze = frozen
 
     def boom_encoder_error(self, axis: int, error: bool = True) -> None:
-        """The board flags a signal fault of boom encoder ``axis`` (0 yaw, 1 pitch)."""
+        """
+        Make the board flag a signal fault of boom encoder ``axis``.
+
+        The board flags a signal fault of boom encoder ``axis`` (0 yaw, 1 pitch).
+        """
         self.board.encoder_error[axis] = error
 
     def bus_off(self, duration: float) -> None:
-        """The bus goes off for ``duration`` s (emulator time): an error frame announces it,
-        no frame gets through, the driver's sends fail with ENOBUFS; a 'restarted' error frame
-        follows the first frame after it."""
+        """
+        Take the bus off for ``duration`` s.
+
+        The bus goes off for ``duration`` s (emulator time): an error frame announces it, no frame
+        gets through, the driver's sends fail with ENOBUFS; a 'restarted' error frame follows the
+        first frame after it.
+        """
         self._bus_off_until = self.now() + duration
         self._bus_off_announced = True
         self.bus.send(bus_off_frame())
 
     def transmit_queue_full(self, frames: int) -> None:
-        """The driver's next ``frames`` sends fail with ENOBUFS."""
+        """
+        Make the driver's next ``frames`` sends fail with ENOBUFS.
+
+        The driver's next ``frames`` sends fail with ENOBUFS.
+        """
         self._tx_full = frames
 
     def _driver_send_fails(self) -> bool:
@@ -532,8 +581,11 @@ class Emulator:
 
 
 class _DriverSideBus:
-    """The driver's end of the emulator's virtual bus (duck-types the python-can bus methods
-    the backend uses)."""
+    """
+    The driver's end of the emulator's virtual bus.
+
+    (duck-types the python-can bus methods the backend uses).
+    """
 
     def __init__(self, emulator: Emulator, bus: can.BusABC):
         self.emulator = emulator
@@ -571,9 +623,11 @@ class RigState(NamedTuple):
 
 
 class EmulatedRig:
-    """The driver core on the emulated hardware in lockstep, with a simulator's ``step``:
-    ``rollout(EmulatedRig(...), controller)`` closes the loop through the wire format, the
-    safety supervisor and the calibration, no ROS.
+    """
+    The driver core on the emulated hardware in lockstep, with a simulator's ``step``.
+
+    ``rollout(EmulatedRig(...), controller)`` closes the loop through the wire format, the safety
+    supervisor and the calibration, no ROS.
 
     Each :meth:`step` is one driver cycle: the command goes out in this cycle's frames and acts
     over the following period (the one-period delay of a fixed-rate hardware loop).
@@ -624,8 +678,11 @@ class EmulatedRig:
                         s.effort[self._index])
 
     def step(self, tau) -> RigState:
-        """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle
-        (a silent controller)."""
+        """
+        One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle.
+
+        (a silent controller).
+        """
         if tau is not None:
             self.driver.set_command(self.state.t, tau)
         self.state = self._cycle()

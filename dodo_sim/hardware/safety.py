@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
+"""
+The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
 
 States and what the actuators get (see docs/hardware.md, safety table)::
 
@@ -57,9 +58,10 @@ class JointSetpoint(NamedTuple):
 
 @dataclass(frozen=True)
 class SafetyLimits:
-    """Per-joint limits of the supervisor (joint side).
+    """
+    Per-joint limits of the supervisor (joint side).
 
-    Attributes:
+    Fields:
         lower / upper: URDF position limits, rad (hard: beyond them the driver faults).
         max_torque: torque clamp, N*m.
         damping: damping of the damping mode, N*m*s/rad.
@@ -104,8 +106,11 @@ class SafetyOutput(NamedTuple):
 
 
 class SafetySupervisor:
-    """See the module docs. ``joints`` names the actuated joints, ``limits`` their
-    :class:`SafetyLimits` in the same order."""
+    """
+    See the module docs.
+
+    ``joints`` names the actuated joints, ``limits`` their :class:`SafetyLimits` in the same order.
+    """
 
     def __init__(self, joints: Sequence[str], limits: Sequence[SafetyLimits],
                  config: SafetyConfig | None = None):
@@ -132,7 +137,11 @@ class SafetySupervisor:
     # -- inputs ---------------------------------------------------------------------------------
 
     def command(self, now: float, torques: Sequence[float]) -> None:
-        """A valid command (joint torques, N*m, finite, one per joint) arrived at ``now``."""
+        """
+        Record the arrival of a valid command.
+
+        A valid command (joint torques, N*m, finite, one per joint) arrived at ``now``.
+        """
         if len(torques) != len(self.joints):
             raise ValueError(f'command needs {len(self.joints)} torques {list(self.joints)}, '
                              f'got {len(torques)}')
@@ -140,7 +149,7 @@ class SafetySupervisor:
         self._command_time = now
 
     def command_age(self, now: float) -> float:
-        """s since the last valid command (inf if none)."""
+        """S since the last valid command (inf if none)."""
         return now - self._command_time
 
     @property
@@ -149,8 +158,12 @@ class SafetySupervisor:
         return tuple(self._conditions)
 
     def enable(self, now: float) -> tuple[bool, str]:
-        """Request ENABLED; refused (with the reason) while the e-stop input is held or a fault
-        condition is present."""
+        """
+        Request ENABLED (refused while the e-stop is held or a fault is latched).
+
+        Request ENABLED; refused (with the reason) while the e-stop input is held or a fault
+        condition is present.
+        """
         if self.estop_input:
             return False, 'e-stop input is active: release it first'
         if self._conditions:
@@ -174,14 +187,21 @@ class SafetySupervisor:
         self.reason = reason
 
     def set_estop_input(self, pressed: bool) -> None:
-        """The e-stop input (topic): pressing it latches ESTOP; releasing it does not enable."""
+        """
+        Apply the e-stop input.
+
+        The e-stop input (topic): pressing it latches ESTOP; releasing it does not enable.
+        """
         if pressed and not self.estop_input:
             self.estop('e-stop input pressed')
         self.estop_input = bool(pressed)
 
     def observe(self, q: Sequence[float], health: Sequence[JointHealth]) -> tuple:
-        """Check the measurement of a cycle; an enabled driver with a fault condition goes to
-        FAULT. Returns the conditions found."""
+        """
+        Check the measurement of a cycle; an enabled driver with a fault condition goes to FAULT.
+
+        Returns the conditions found.
+        """
         cfg = self.config
         found = []
         for name, lim, qj, h in zip(self.joints, self.limits, q, health):
@@ -206,7 +226,11 @@ class SafetySupervisor:
         return tuple(found)
 
     def add_condition(self, condition: str) -> None:
-        """A fault condition found outside :meth:`observe` (e.g. the sensor board is silent)."""
+        """
+        Latch a fault condition found outside :meth:`observe`.
+
+        A fault condition found outside :meth:`observe` (e.g. the sensor board is silent).
+        """
         self._conditions.append(condition)
         if self.state is SafetyState.ENABLED:
             self.state = SafetyState.FAULT
@@ -216,7 +240,7 @@ class SafetySupervisor:
     # -- output ---------------------------------------------------------------------------------
 
     def setpoints(self, now: float, q: Sequence[float], v: Sequence[float]) -> SafetyOutput:
-        """What each actuator gets this cycle, from the latest measurement ``q``, ``v``."""
+        """Return What each actuator gets this cycle, from the latest measurement ``q``, ``v``."""
         n = len(self.joints)
         none = (False,) * n
         state = self.state

@@ -1,8 +1,11 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry, the
-complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md)."""
+"""
+The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry.
+
+The complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md).
+"""
 from .robot import AUTO, JointLimit, load_robot, ModelError, robot_description_xml, RobotModel
 from .simulator import INTEGRATORS, SimConfig, SimulationDiverged, Simulator, State
 

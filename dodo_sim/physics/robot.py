@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Robot model from a URDF/xacro: the pinocchio model plus what the engine needs to simulate it.
+"""
+Robot model from a URDF/xacro: the pinocchio model plus what the engine needs to simulate it.
 
 Any tree fixed to the world through any chain of joints works: prismatic boom axes, a planar
 x-z-pitch base made of joints, revolute boom joints, a free flyer (URDF ``floating``). Conventions
@@ -44,8 +45,10 @@ class ModelError(ValueError):
 
 def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
                           xacro_args: Mapping[str, object] | None = None) -> str:
-    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file (a path, or
-    ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
+    """
+    Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
+
+    (a path, or ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
 
     ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
     allowed with a ``.xacro`` file.
@@ -83,9 +86,10 @@ class JointLimit(NamedTuple):
 
 @dataclass(frozen=True)
 class RobotModel:
-    """A checked pinocchio model with the indices the engine needs.
+    """
+    A checked pinocchio model with the indices the engine needs.
 
-    Attributes:
+    Fields:
         model: pinocchio model (continuous joints as unlimited revolute joints).
         urdf_xml: the XML as given (publishable as robot_description; continuous joints kept).
         joint_names: movable joints in q/v order.
@@ -170,7 +174,11 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
                contact_radii: Sequence[float] = (),
                actuated_joints: Sequence[str] = (AUTO,),
                xacro_args: Mapping[str, object] | None = None) -> RobotModel:
-    """Build and check a robot model. Raises :class:`ModelError` naming the problem."""
+    """
+    Build and check a robot model.
+
+    Raises :class:`ModelError` naming the problem.
+    """
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     parse_xml, continuous = _continuous_as_revolute(xml)
     try:
@@ -233,8 +241,12 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
 
 
 def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
-    """URDF text with each continuous joint turned into a revolute one (one angle in q instead of
-    pinocchio's (cos, sin) pair), and the names of those joints."""
+    """
+    URDF text with each continuous joint turned into a revolute one.
+
+    URDF text with each continuous joint turned into a revolute one (one angle in q instead of
+    pinocchio's (cos, sin) pair), and the names of those joints.
+    """
     if 'continuous' not in xml:
         return xml, frozenset()
     try:
@@ -276,9 +288,12 @@ def _actuated_joints(model, names, nvs, requested) -> tuple:
 
 
 def is_planar(model: pin.Model, samples: int = 3, tolerance: float = 1e-12) -> bool:
-    """True when every joint moves in the world x-z plane at a few configurations: the world
-    joint jacobians have no y translation and no x or z rotation (then no point leaves its
-    y = const plane)."""
+    """
+    Return True when every joint moves in the world x-z plane at a few configurations.
+
+    The world joint jacobians have no y translation and no x or z rotation (then no point leaves
+    its y = const plane).
+    """
     data = model.createData()
     rng = np.random.default_rng(0)
     neutral = pin.neutral(model)

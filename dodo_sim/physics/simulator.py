@@ -1,7 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The simulator core: URDF + config -> ``reset(q, v)`` / ``step(tau)``. No rclpy here.
+"""
+The simulator core: URDF + config -> ``reset(q, v)`` / ``step(tau)``.
+
+No rclpy here.
 
 Example::
 
@@ -50,9 +53,10 @@ MODES = ('lockstep', 'realtime')
 
 @dataclass(frozen=True)
 class SimConfig:
-    """Simulator parameters (the simulator node declares exactly these as ROS parameters).
+    """
+    Simulator parameters (the simulator node declares exactly these as ROS parameters).
 
-    Attributes:
+    Fields:
         integrator: 'timestepping' (Moreau-Jean midpoint) or 'event' (event-driven hybrid).
         dt: physics step, s. Event-driven: the fixed RK4 step between located events.
         control_period: one ``step()``, s; must be an integer multiple of dt.
@@ -236,9 +240,10 @@ class SimConfig:
 
 
 class State(NamedTuple):
-    """Simulator output after a control period (world frame, SI units).
+    """
+    Simulator output after a control period (world frame, SI units).
 
-    Attributes:
+    Fields:
         t: simulated time, s.
         q: configuration (pinocchio order, ``Simulator.joint_names``).
         v: generalised velocities.
@@ -353,7 +358,11 @@ class Simulator:
         self.reset()
 
     def _per_joint(self, name: str) -> np.ndarray:
-        """A motor parameter as one value per actuated joint (ValueError naming a bad length)."""
+        """
+        Return a motor parameter as one value per actuated joint.
+
+        (ValueError naming a bad length).
+        """
         values = getattr(self.config, name)
         n = len(self.robot.actuated_idx_v)
         if len(values) not in (1, n):
@@ -399,11 +408,13 @@ class Simulator:
     # -- public API ---------------------------------------------------------------------------
 
     def reset(self, q=None, v=None) -> State:
-        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
+        """
+        Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
 
         Raises ValueError for a state with a contact point more than
         ``INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the contact
-        frame, its depth and how far to raise the robot)."""
+        frame, its depth and how far to raise the robot).
+        """
         robot = self.robot
         cfg = self.config
         if q is None:
@@ -433,8 +444,11 @@ class Simulator:
         return self.state
 
     def step(self, tau) -> State:
-        """Advance one control period holding the torque command (one value per actuated joint,
-        ``actuated_joint_names`` order, N*m or N)."""
+        """
+        Advance one control period holding the torque command.
+
+        (one value per actuated joint, ``actuated_joint_names`` order, N*m or N).
+        """
         n_act = self._n_actuated
         try:
             command = np.array(tau, dtype=float).reshape(-1)
@@ -507,8 +521,11 @@ class Simulator:
         return self.state
 
     def _diverged(self, why: str, cause: BaseException | None = None):
-        """Raise SimulationDiverged for the control step that started at the last good state,
-        leaving the simulator at that state (the integrator's modes and the motor too)."""
+        """
+        Raise SimulationDiverged for the control step that started at the last good state.
+
+        Leaving the simulator at that state (the integrator's modes and the motor too).
+        """
         self.integrator.reset(self._q, self._v)
         self.motor.applied = self._applied_before_step
         start = self._steps * self.config.control_period
@@ -557,8 +574,12 @@ class Simulator:
         return state
 
     def apply_impulse(self, impulse) -> None:
-        """Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the
-        start of the next step."""
+        """
+        Push the base (heaviest link) with a world impulse.
+
+        Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the start
+        of the next step.
+        """
         self._pending_impulse = self._pending_impulse + self._world_vector(impulse, 'impulse',
                                                                            'N*s')
         self._impulse_pending = bool(self._pending_impulse.any())
@@ -610,9 +631,13 @@ class Simulator:
                              f'(or () for zero)')
 
     def _check_above_terrain(self, q) -> None:
-        """Refuse a configuration with a contact point under the terrain (deeper than
-        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth
-        and how far to raise the robot."""
+        """
+        Refuse a configuration with a contact point under the terrain.
+
+        Refuse a configuration with a contact point under the terrain (deeper than
+        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth and
+        how far to raise the robot.
+        """
         geometry = self.integrator.geometry
         positions = self.contact_positions(q)
         below = []
@@ -639,8 +664,12 @@ class Simulator:
         raise ValueError(message + ' or change the joint angles')
 
     def _vertical_coordinate(self, q):
-        """(name, q index) of a coordinate that moves every contact frame straight up (a
-        planar base's z slider), or None."""
+        """
+        Return the coordinate that moves every contact frame straight up.
+
+        (name, q index) of a coordinate that moves every contact frame straight up (a planar base's
+        z slider), or None.
+        """
         robot = self.robot
         if not robot.vector_space or not robot.contact_frame_ids:
             return None
@@ -674,7 +703,7 @@ class Simulator:
         self._impulse_pending = bool(self._pending_impulse.any())
 
     def _push_map(self, q) -> np.ndarray:
-        """nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
+        """Nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
         model, data = self.robot.model, self._data
         jac = pin.computeFrameJacobian(model, data, q, self.robot.push_frame_id,
                                        pin.LOCAL_WORLD_ALIGNED)

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The ROS graph contract of dodo_sim, in one place: topic names, message types, QoS, conventions.
+"""
+The ROS graph contract of dodo_sim, in one place: topic names, message types, QoS, conventions.
 
 Every node, the recorder, the bag tools and the tests take names and types from here; nothing
 else spells a topic. The design document of the graph is ``docs/ros_contract.md``.
@@ -98,8 +99,11 @@ WORLD_FRAME = 'world'
 
 
 def contact_topic(frame: str) -> str:
-    """Topic of the measured force on contact frame ``frame`` (the hopper's ``foot``:
-    ``/foot_contact``; a biped's ``left_foot``: ``/left_foot_contact``)."""
+    """
+    Topic of the measured force on contact frame ``frame``.
+
+    (the hopper's ``foot``: ``/foot_contact``; a biped's ``left_foot``: ``/left_foot_contact``).
+    """
     if not frame or not frame.replace('_', 'a').isalnum():
         raise ValueError(f'contact frame name {frame!r} cannot form a topic name '
                          f'(letters, digits and _ only)')
@@ -130,8 +134,11 @@ CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 
 
 def topic_type(topic: str) -> str | None:
-    """Contract message type of ``topic`` (contact topics included), None if not a contract
-    topic."""
+    """
+    Contract message type of ``topic`` (contact topics included).
+
+    None if not a contract topic.
+    """
     if topic in TOPIC_TYPES:
         return TOPIC_TYPES[topic]
     if topic.endswith('_contact') and topic.count('/') == 1:
@@ -144,7 +151,8 @@ SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES)
 
 
 def recorded_topics(contact_frames=('foot',)) -> tuple:
-    """Topics the recorder writes to a bag for a robot with these contact frames.
+    """
+    Topics the recorder writes to a bag for a robot with these contact frames.
 
     Everything a bag needs to describe itself (``docs/bags.md``): the state streams, the
     stamped commands (and the ros2_control-style ones of older controllers), the controller's
@@ -163,8 +171,11 @@ RECORDED_TOPICS = recorded_topics()
 
 
 def hardware_recorded_topics(contact_frames=('foot',)) -> tuple:
-    """Topics the recorder writes on hardware (a driver instead of the simulator): no /clock,
-    plus the /estop input (the driver's /diagnostics is recorded everywhere)."""
+    """
+    Topics the recorder writes on hardware (a driver instead of the simulator).
+
+    No /clock, plus the /estop input (the driver's /diagnostics is recorded everywhere).
+    """
     return tuple(t for t in recorded_topics(contact_frames) if t != CLOCK) + (ESTOP,)
 
 
@@ -192,17 +203,24 @@ INPUT_DEPTH = 10
 
 
 def input_qos():
-    """Best effort, keep-last ``INPUT_DEPTH`` (the sensor-data profile): inputs where only the
-    newest sample matters. A reliable reader would hold newer samples back until older ones
-    lost while it was stalled are repaired (Fast DDS: measured 0.7 s after a 0.8 s SIGSTOP of
-    the controller ended), i.e. feed it stale states exactly when it is late already."""
+    """
+    Best effort, keep-last ``INPUT_DEPTH`` (the sensor-data profile).
+
+    Inputs where only the newest sample matters. A reliable reader would hold newer samples back
+    until older ones lost while it was stalled are repaired (Fast DDS: measured 0.7 s after a 0.8 s
+    SIGSTOP of the controller ended), i.e. feed it stale states exactly when it is late already.
+    """
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
 def command_qos():
-    """Reliable, keep-all: the simulator's lockstep command reader. Every command is looked at
-    (its stamp says which state it answers), so none may be dropped, whatever else is sent."""
+    """
+    Reliable, keep-all: the simulator's lockstep command reader.
+
+    Every command is looked at (its stamp says which state it answers), so none may be dropped,
+    whatever else is sent.
+    """
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     return QoSProfile(history=HistoryPolicy.KEEP_ALL, depth=STREAM_DEPTH,
                       reliability=ReliabilityPolicy.RELIABLE)

@@ -1,8 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``driver`` ROS 2 node: a thin adapter around :class:`dodo_sim.hardware.driver.DriverCore` —
-the hardware in place of the simulator, same topics, wall-clock time.
+"""
+``driver`` ROS 2 node: a thin adapter around :class:`dodo_sim.hardware.driver.DriverCore`.
+
+The hardware in place of the simulator, same topics, wall-clock time.
 
 Publishes every cycle (``control_period``, steady wall-clock timer; ``header.stamp`` = system
 time of the cycle): ``/joint_states`` (sensor_msgs/JointState: every joint of the robot
@@ -81,8 +83,11 @@ _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
 
 
 def build_driver(config: DriverConfig, urdf_xml: str):
-    """(DriverCore, Emulator or None) for ``config`` (pure: no rclpy; the node and tests use
-    it). ValueError names a bad parameter, an unknown joint or a bus that cannot be opened."""
+    """
+    (DriverCore, Emulator or None) for ``config`` (pure: no rclpy; the node and tests use it).
+
+    ValueError names a bad parameter, an unknown joint or a bus that cannot be opened.
+    """
     names, limits = urdf_joints(urdf_xml)
     actuators = actuator_configs(config, limits)
     emulator = None
@@ -327,7 +332,7 @@ class DriverNode(Node):
     # -- the cycle --------------------------------------------------------------------------------
 
     def driver_time(self, now: float | None = None) -> float:
-        """s since the first enable (0 before it)."""
+        """S since the first enable (0 before it)."""
         if self.enabled_at is None:
             return 0.0
         return (time.monotonic() if now is None else now) - self.enabled_at
@@ -496,11 +501,14 @@ class DriverNode(Node):
     # -- the run summary --------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        """The run in numbers (the ``dodo driver:`` line): driver time since the first enable,
-        cycles and published states since the start, achieved rate, cycle period and
+        """
+        Return the run in numbers (the ``dodo driver:`` line): driver time since the first enable.
+
+        Cycles and published states since the start, achieved rate, cycle period and
         state-to-command age percentiles (ms), watchdog trips, e-stops, missed deadlines
         (:data:`MISSED_DEADLINE_PERIODS`), missed replies, rejected commands, the emulator's
-        skipped physics steps."""
+        skipped physics steps.
+        """
         run = self.driver_time()
         ms = (lambda h, p: None if h.percentile(p) is None else h.percentile(p) * 1e-6)
         safety = self.core.safety

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The launch description of the dodo_sim graph, shared by every launch file of the package.
+"""
+The launch description of the dodo_sim graph, shared by every launch file of the package.
 
 ``launch/hop.launch.py`` and ``launch/walk.launch.py`` are one line each:
 ``generate_launch_description = lambda: launch_description('walk')``; the profile
@@ -57,8 +58,11 @@ def _argument(arg: graph.LaunchArg) -> DeclareLaunchArgument:
 
 
 def _typed(value):
-    """A parameter value launch_ros passes with its Python type (strings are not re-read as
-    YAML: ``bag:=123`` stays the string '123')."""
+    """
+    Return a parameter value launch_ros passes with its Python type (strings are not re-read as.
+
+    YAML: ``bag:=123`` stays the string '123').
+    """
     if isinstance(value, str):
         return ParameterValue(value, value_type=str)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
@@ -67,8 +71,12 @@ def _typed(value):
 
 
 def _prefix(spec: graph.NodeSpec, values: dict, use_sim: bool) -> str | None:
-    """``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
-    scheduling where permitted, normal scheduling with a note where not); None otherwise."""
+    """
+    Command prefix of the hardware loop's FIFO scheduling.
+
+    ``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
+    scheduling where permitted, normal scheduling with a note where not); None otherwise.
+    """
     text = values['realtime_priority']
     try:
         priority = int(text)
@@ -129,7 +137,7 @@ def _nodes(context, profile_name: str):
 
 
 def launch_description(profile_name: str = 'hop') -> LaunchDescription:
-    """The launch description of ``<profile_name>.launch.py`` (graph.PROFILES)."""
+    """Return the launch description of ``<profile_name>.launch.py`` (graph.PROFILES)."""
     return LaunchDescription([_argument(a) for a in graph.launch_arguments(profile_name)]
                              + [OpaqueFunction(function=_nodes,
                                                kwargs={'profile_name': profile_name})])

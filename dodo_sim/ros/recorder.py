@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
+"""
+``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
 
 Run (plain machine or ROS install)::
 
@@ -160,7 +161,7 @@ def message_class(type_name: str):
 
 
 def _rosbags_qos(profile):
-    """rclpy QoSProfile -> rosbags Qos (for the bag's offered_qos_profiles)."""
+    """Rclpy QoSProfile -> rosbags Qos (for the bag's offered_qos_profiles)."""
     from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
                                     QosTime)
 
@@ -207,7 +208,7 @@ def _importable(type_name: str) -> bool:
 
 
 def _copy_parameter_value(cls, value):
-    """rclpy rcl_interfaces/ParameterValue -> the rosbags class ``cls`` (same type and fields)."""
+    """Rclpy rcl_interfaces/ParameterValue -> the rosbags class ``cls`` (same type and fields)."""
     import numpy as np
     return cls(type=int(value.type), bool_value=bool(value.bool_value),
                integer_value=int(value.integer_value), double_value=float(value.double_value),
@@ -233,8 +234,11 @@ class _Snapshot:
 
 
 class _TfWriter:
-    """``/tf`` + ``/tf_static`` computed from the recorded joint states (robot_state_publisher's
-    frames, :mod:`dodo_sim.ros.tf_frames`)."""
+    """
+    ``/tf`` + ``/tf_static`` computed from the recorded joint states.
+
+    (robot_state_publisher's frames, :mod:`dodo_sim.ros.tf_frames`).
+    """
 
     TYPE = 'tf2_msgs/msg/TFMessage'
 
@@ -294,8 +298,11 @@ class _TfWriter:
         self.static_written = True
 
     def on_joint_state(self, log_ns: int, data: bytes) -> None:
-        """robot_state_publisher's rule: the transforms of the joints in this message, stamped
-        with its stamp, each at most once per ``tf_period_s``."""
+        """
+        robot_state_publisher's rule: the transforms of the joints in this message.
+
+        Stamped with its stamp, each at most once per ``tf_period_s``.
+        """
         if self.tree is None:
             return
         if not self.decided:
@@ -335,7 +342,11 @@ class _TfWriter:
 
 
 class Recorder:
-    """Node + rosbags writer.  Create, :meth:`run` until :meth:`request_stop`, then it closes."""
+    """
+    Node + rosbags writer.
+
+    Create, :meth:`run` until :meth:`request_stop`, then it closes.
+    """
 
     def __init__(self, node, config: RecorderConfig):
         from rosbags.rosbag2 import StoragePlugin, Writer
@@ -646,8 +657,11 @@ class Recorder:
         self.node.get_logger().info(f'parameters of {snap.fqn} recorded ({len(params)})')
 
     def flush(self) -> None:
-        """Close the open MCAP chunk and hand it to the OS (a SIGKILL then loses only what came
-        after)."""
+        """
+        Close the open MCAP chunk and hand it to the OS.
+
+        (a SIGKILL then loses only what came after).
+        """
         if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
             return
         self._flush_warned = True
@@ -662,8 +676,11 @@ class Recorder:
         self.stop_requested = True
 
     def run(self, executor, drain_timeout_s: float = 4.0) -> None:
-        """Spin until a stop is requested, then take what is still queued (until 0.2 s without a
-        message, at most ``drain_timeout_s``, or until a second stop request) and close the bag.
+        """
+        Spin until a stop is requested.
+
+        Then take what is still queued (until 0.2 s without a message, at most ``drain_timeout_s``,
+        or until a second stop request) and close the bag.
         """
         while not self.stop_requested:
             executor.spin_once(timeout_sec=0.1)

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
+"""
+``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
 
 Robot-agnostic: the joints, actuated joints and contact frames are the simulator's
 (``sim.joint_names``, ``sim.actuated_joint_names``, ``sim.contact_frames``).
@@ -271,7 +272,11 @@ class SimulatorNode(Node):
                             f'rejected so far (a rejected command answers no state)')
 
     def _command_torques(self, names, effort):
-        """The torques of a JointState command in actuated-joint order, or None (rejected)."""
+        """
+        Return the torques of a JointState command in actuated-joint order, or None.
+
+        (rejected).
+        """
         if len(effort) != len(names):
             self._reject(f'{contract.JOINT_COMMANDS} command', f'{len(names)} names but '
                          f'{len(effort)} efforts')
@@ -507,7 +512,7 @@ class SimulatorNode(Node):
                 return
 
     def _realtime_command(self):
-        """The command for the step from the newest state, with its age accounted."""
+        """Return the command for the step from the newest state, with its age accounted."""
         held_stamp = self._held_stamp_ns
         age = self._stamp_ns - held_stamp if held_stamp is not None else None
         if age is None or age > self._timeout_ns:
@@ -602,8 +607,11 @@ class SimulatorNode(Node):
     # -- the end --------------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        """The counters of the exchange (the ``dodo exchange:`` line); ages and round trips in
-        ms."""
+        """
+        Return the counters of the exchange (the ``dodo exchange:`` line).
+
+        Ages and round trips in ms.
+        """
         def ms(histogram, p=None):
             value = histogram.max if p is None else histogram.percentile(p)
             return None if value is None else value * 1e-6

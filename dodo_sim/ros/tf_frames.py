@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``/tf`` and ``/tf_static`` of a URDF from joint positions, as robot_state_publisher makes them.
+"""
+``/tf`` and ``/tf_static`` of a URDF from joint positions, as robot_state_publisher makes them.
 
 No rclpy: the recorder uses it to write TF into a bag when no robot_state_publisher runs (a plain
 machine has no ``tf2_msgs`` message package, see ``docs/bags.md``), and the tests use it to
@@ -48,7 +49,11 @@ class UrdfJoint(NamedTuple):
 
 
 def urdf_joints(urdf_xml: str) -> list[UrdfJoint]:
-    """The ``<joint>`` children of ``<robot>`` (not the ros2_control block's), in URDF order."""
+    """
+    Return the ``<joint>`` children of ``<robot>`` (not the ros2_control block's).
+
+    In URDF order.
+    """
     text = urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml
     try:
         root = ET.fromstring(text)
@@ -107,7 +112,7 @@ class TfTree:
         return tuple(self._frame)
 
     def configuration(self, positions: Mapping[str, float]) -> np.ndarray:
-        """q from joint positions by name (joints not given keep the model's initial pose)."""
+        """Q from joint positions by name (joints not given keep the model's initial pose)."""
         q = self.neutral.copy()
         for name, value in positions.items():
             i = self._q_index.get(name)
@@ -127,13 +132,16 @@ class TfTree:
         return out
 
     def static_transforms(self) -> list[Transform]:
-        """Transforms of the fixed joints (for ``/tf_static``)."""
+        """Transform of the fixed joints (for ``/tf_static``)."""
         return self._edges(self.neutral, self.static_joints)
 
     def moving_transforms(self, q: np.ndarray, joints: Sequence[str] | None = None
                           ) -> list[Transform]:
-        """Transforms of the movable joints (or of the named ones) at configuration ``q``
-        (for ``/tf``; a joint's transform depends on its own coordinate only)."""
+        """
+        Transform of the movable joints (or of the named ones) at configuration ``q``.
+
+        (for ``/tf``; a joint's transform depends on its own coordinate only).
+        """
         chosen = self.moving_joints if joints is None else \
             [j for j in self.moving_joints if j.name in set(joints)]
         return self._edges(np.asarray(q, dtype=float), chosen)
@@ -147,8 +155,11 @@ class TfTree:
 
 
 def tf_message(typestore, stamp_ns: int, transforms: Sequence[Transform]):
-    """A rosbags ``tf2_msgs/msg/TFMessage`` object (serialize it with
-    ``typestore.serialize_cdr(msg, 'tf2_msgs/msg/TFMessage')``)."""
+    """
+    Return a rosbags ``tf2_msgs/msg/TFMessage`` object.
+
+    (serialize it with ``typestore.serialize_cdr(msg, 'tf2_msgs/msg/TFMessage')``).
+    """
     types = typestore.types
     sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
     stamp = types['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec)
@@ -168,8 +179,11 @@ def tf_message(typestore, stamp_ns: int, transforms: Sequence[Transform]):
 
 def compose(transforms: Sequence[Transform], target: str, fixed_frame: str = 'world'
             ) -> tuple[np.ndarray, np.ndarray]:
-    """Position and rotation matrix of ``target`` in ``fixed_frame`` by composing the edges
-    (what a TF listener does). Raises ValueError if the chain is broken."""
+    """
+    Position and rotation matrix of ``target`` in ``fixed_frame`` by composing the edges.
+
+    (what a TF listener does). Raises ValueError if the chain is broken.
+    """
     by_child = {t.child: t for t in transforms}
     chain = []
     frame = target

@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Rebuild a usable rosbag2 bag from the MCAP file of a recording that did not end cleanly.
+"""
+Rebuild a usable rosbag2 bag from the MCAP file of a recording that did not end cleanly.
 
 A recorder killed with SIGKILL (or a power loss) leaves ``<bag>/<name>.mcap`` without its summary
 section and no ``metadata.yaml``: rosbags, ``ros2 bag`` and Foxglove refuse it. Everything up to
@@ -194,9 +195,13 @@ class _Rebuild:
 
 
 def chunk_records(chunk) -> list:
-    """Schema, Channel and Message records of an MCAP chunk, every record checked against the
-    chunk's bounds (the mcap library's ``breakup_chunk`` reads a record whose length runs past
-    the chunk as a message holding the rest). Raises ValueError on a damaged chunk."""
+    """
+    Yield the Schema, Channel and Message records of an MCAP chunk.
+
+    Schema, Channel and Message records of an MCAP chunk, every record checked against the chunk's
+    bounds (the mcap library's ``breakup_chunk`` reads a record whose length runs past the chunk as
+    a message holding the rest). Raises ValueError on a damaged chunk.
+    """
     from io import BytesIO
 
     from mcap.data_stream import ReadDataStream

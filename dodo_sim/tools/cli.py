@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The ``dodo`` command line.
+"""
+The ``dodo`` command line.
 
 Subcommands::
 

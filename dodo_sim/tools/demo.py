@@ -1,7 +1,8 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``dodo demo``: simulator-only checks a new user can run without ROS.
+"""
+``dodo demo``: simulator-only checks a new user can run without ROS.
 
 Runs, with each integrator, a passive drop (straight leg, zero torque) and a PD-held bent leg
 dropped from
