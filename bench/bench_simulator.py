@@ -56,15 +56,15 @@ class BenchParams:
         dt_s: physics step = control period of every engine, s.
         kp_nm_per_rad / kd_nms_per_rad: PD hold of the hopper's hip and knee.
         biped_kp_nm_per_rad / biped_kd_nms_per_rad: PD hold of the biped's joints (its light
-        shanks make the sampled hopper gains unstable at a 1 ms control period).
+            shanks make the sampled hopper gains unstable at a 1 ms control period).
         hopper_pose: hopper [x m, z m, hip rad, knee rad] held by the PD law (z is shifted so the
-        foot starts ``drop_height_m`` above the ground).
+            foot starts ``drop_height_m`` above the ground).
         drop_height_m: initial foot height of the stance cases, m.
         settle_s: simulated time before the stance timing starts, s.
         flight_base_z_m: base height of the flight case (no ground contact for > 3 s), m.
         friction: Coulomb coefficient of every engine (-).
         contact_radius_m: sphere radius of the peers' contact geoms (DART, pybullet), m; dodo_sim
-        uses the same radius so that the geometry is the same.
+            uses the same radius so that the geometry is the same.
     """
 
     dt_s: float = 0.001

@@ -38,7 +38,9 @@ def torque_sequence(t):
 
 def previous_scalar_prox(g, b_n, b_t, mu, max_iterations=100, tolerance=1e-12):
     """
-    Return the solver this engine had before: one scalar prox step per row (Gauss-Seidel), r = 1 / G_ii.
+    Return the solver this engine had before: one scalar prox step per row (Gauss-Seidel).
+
+    R = 1 / G_ii.
 
     Started from the sticking solution projected on the cone.
     """

@@ -315,9 +315,10 @@ def rebuild_docstring(raw, indent, node, report, where):
         # above it and its items stay indented under it.
         kind = 'fields' if isinstance(node, ast.ClassDef) else 'details'
         name = getattr(node, 'name', 'module')
+        items = body_lines[1:]
+        shift = '    ' if items and not items[0].startswith(' ') else ''
         body_lines = [f'The {kind} of ``{name}``.', '', body_lines[0]] + [
-            ('    ' + ln if ln.strip() and not ln.startswith(' ') else ln)
-            for ln in body_lines[1:]]
+            (shift + ln if ln.strip() else ln) for ln in items]
     # The first paragraph: the lines up to a blank line, an indented line or a list item.
     para_len = 1
     while para_len < len(body_lines):

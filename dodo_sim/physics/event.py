@@ -103,11 +103,11 @@ class EventParams:
         solver_tolerance: NCP residual of impact / active-set problems, m/s or m/s^2.
         max_iterations: NCP sweep cap.
         accumulation_speed: an impact whose fastest approaching constraint is slower than this
-        is the end of a Zeno sequence (docs/physics.md), m/s. The default 1e-4 m/s: a
-        separation that slow rises at most u^2 / (2 g) = 5e-10 m under gravity, below the
-        1e-9 m at which a gap counts as closed.
+            is the end of a Zeno sequence (docs/physics.md), m/s. The default 1e-4 m/s: a
+            separation that slow rises at most u^2 / (2 g) = 5e-10 m under gravity, below the
+            1e-9 m at which a gap counts as closed.
         compiled: evaluate the dynamics with :func:`dodo_sim.physics.fast.evaluate` when the
-        model qualifies (the same values to rounding; much faster).
+            model qualifies (the same values to rounding; much faster).
     """
 
     drift_correction_rate: float = 200.0

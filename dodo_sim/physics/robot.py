@@ -244,6 +244,8 @@ def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
     """
     URDF text with each continuous joint turned into a revolute one.
 
+    URDF text with each continuous joint turned into a revolute one.
+
     URDF text with each continuous joint turned into a revolute one (one angle in q instead of
     pinocchio's (cos, sin) pair), and the names of those joints.
     """

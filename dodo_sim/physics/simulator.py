@@ -634,6 +634,8 @@ class Simulator:
         """
         Refuse a configuration with a contact point under the terrain.
 
+        Refuse a configuration with a contact point under the terrain.
+
         Refuse a configuration with a contact point under the terrain (deeper than
         INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth and
         how far to raise the robot.

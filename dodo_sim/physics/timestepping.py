@@ -66,7 +66,7 @@ class TimeSteppingParams:
         tolerance: NCP residual at which a solve counts as converged, m/s.
         position_correction: project penetration out after each contact step.
         compiled: use the compiled step of :mod:`dodo_sim.physics.fast` when the model
-        qualifies (same results as the generic step to rounding; much faster).
+            qualifies (same results as the generic step to rounding; much faster).
     """
 
     solver: str = 'gauss_seidel'

@@ -432,7 +432,9 @@ def subscriber_count(topic: str, running: tuple) -> int:
 
 def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
     """
-    Return the start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
+    Return the start gate of node ``name`` (its ``min_subscribers`` parameter).
+
+    Or None if it has none.
 
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them

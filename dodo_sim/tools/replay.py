@@ -381,6 +381,8 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     """
     Feed the recorded states to a fresh controller built from the bag.
 
+    Feed the recorded states to a fresh controller built from the bag.
+
     Feed the recorded states to a fresh controller built from the bag and compare its torques with
     the recorded ones (module docs).
 
