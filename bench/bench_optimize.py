@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     order = ['scenario'] + [k for k in rows if k != 'scenario']
     for label in order:
         print(f'| {label:48s} | ' + ' | '.join(f'{rows[label].get(r, ""):>10s}'
-                                                for r in args.robots) + ' |')
+                                               for r in args.robots) + ' |')
     print(f'(linear speed-up: 2.00; load average at the end {os.getloadavg()[0]:.1f})')
     return 0
 

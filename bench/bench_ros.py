@@ -319,7 +319,7 @@ def main(argv=None) -> int:
               f'{args.rounds} interleaved rounds')
         print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
             f'{a:.0f} / {b:.0f} / {c:.0f} / {d:.0f}' for a, b, c, d in zip(pings, shapeds, cores,
-                                                                          locks)))
+                                                                           locks)))
         bound = 1.0 / (1.0 / ping + 1.0 / core)
         print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
         print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')

@@ -222,7 +222,7 @@ class BoomDynamics(RobotDynamics):
         model, data = self.model, self.data
         pin.forwardKinematics(model, data, q)
         return tuple(self.task_coordinates(q[0], pin.updateFramePlacement(model, data,
-                                                                           fid).translation)
+                                                                          fid).translation)
                      for fid in (self._hip_frame, self._foot_frame))
 
     def task_coordinates(self, boom_yaw: float, point) -> np.ndarray:

@@ -704,6 +704,7 @@ class ControllerNode(Node):
             self.get_logger().info(runtime.format_summary('controller', self.summary()))
         return super().destroy_node()
 
+
 def main(args=None) -> int:
     return runtime.run_node(ControllerNode, 'controller', args)
 

@@ -291,7 +291,8 @@ class RobotDynamics:
         """SLIP point (CoG) and foot in world coordinates (3-D, m), e.g. for markers."""
         model, data = self.model, self.data
         com = pin.centerOfMass(model, data, np.asarray(q, float)).copy()
-        return com, pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation.copy()
+        return com, pin.updateFramePlacement(
+            model, data, self.leg.foot_frame_id).translation.copy()
 
     def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
         """CoG and foot positions (world x-z, m) at q (kinematics only)."""

@@ -142,7 +142,7 @@ def test_recover_reports_a_corrupt_chunk_with_its_index_counts(tmp_path):
     assert 450.0 not in js.q[:, 0] and 550.0 in js.q[:, 0]
 
 
-# ---- a recorder killed over DDS ------------------------------------------------------------------
+# ---- a recorder killed over DDS ----------------------------------------
 
 @pytest.mark.ros
 @pytest.mark.slow

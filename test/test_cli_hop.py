@@ -141,7 +141,8 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     valid = np.array([row for row in commands
                       if np.isfinite(row[:2]).all() and np.isnan(row[2:]).all()])
     assert len(valid) == steps + 1
-    assert sent > 10 and counts[contract.EFFORT_COMMANDS] > steps + 1    # the stray ones were recorded
+    assert sent > 10 and counts[contract.EFFORT_COMMANDS] > steps + \
+        1    # the stray ones were recorded
     rejected = re.findall(r'(\d+) command\(s\) rejected, (\d+) timeout', output)
     assert rejected and int(rejected[-1][0]) > 0 and int(rejected[-1][1]) == 0, rejected
     js = joint_states(data[contract.JOINT_STATES])

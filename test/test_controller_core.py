@@ -374,7 +374,7 @@ def test_position_loop_saturates_with_anti_windup():
 
 
 @pytest.mark.parametrize('kp, fraction', [(0.5, 0.9), (1.0, 0.9), (1.0, 0.6), (0.8, 1.0),
-                                           (2.0, 0.9)])
+                                          (2.0, 0.9)])
 def test_critically_damped_lead_gives_a_double_eigenvalue(kp, fraction):
     """
     The hop-to-hop position/velocity map is stable for the shipped gains.

@@ -91,7 +91,7 @@ def graph_factory(tmp_path):
 
 
 def test_a_burst_of_stray_commands_on_both_topics_shifts_nothing(graph_factory, tmp_path,
-                                                                  capfd):
+                                                                 capfd):
     valid, malformed = 10_000, 1_000
     # the run goes on until the burst is over (however long that takes on a loaded machine)
     # and 1000 steps more; stop_after is never reached

@@ -222,7 +222,7 @@ class Launch:
         for name in names:
             assert re.search(rf'\[INFO\] \[{name}-\d+\]: process has finished cleanly',
                              self.output), (name, '\n'.join(
-                line for line in self.output.splitlines() if name in line)[-4000:])
+                                 line for line in self.output.splitlines() if name in line)[-4000:])
         assert 'process has died' not in self.output, self.output[-4000:]
 
 

@@ -126,7 +126,7 @@ def released_link_urdf(mass=2.0, com_x=0.4, iyy=0.03) -> str:
 @pytest.mark.parametrize('integrator', ['timestepping', 'event'])
 @pytest.mark.parametrize('rotor_inertia', [7e-6, 1e-4])
 def test_armature_changes_a_released_links_acceleration_as_the_inertia_says(integrator,
-                                                                           rotor_inertia):
+                                                                            rotor_inertia):
     """
     A horizontal link released from rest: qddot = m g l / (I_c + m l^2 + G^2 J_rotor).
 

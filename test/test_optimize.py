@@ -130,7 +130,7 @@ BAD_STUDIES = [
     ('low not below high', _with(parameters__controller__position_kp={'low': 1.0, 'high': 1.0}),
      'low (1.0) must be below high (1.0)'),
     ('log scale from zero', _with(parameters__controller__position_kp={'low': 0.0, 'high': 2.0,
-                                                                        'log': True}),
+                                                                       'log': True}),
      'a log scale needs low > 0'),
     ('outside the valid values', _with(parameters={'controller': {
         'leg_stiffness': {'low': -100.0, 'high': 9000.0}}}),

@@ -142,7 +142,7 @@ BAD_STUDIES = [
     ('phase beyond the step', _with({'pulse_phase[0]': {'low': 0.1, 'high': 1.5}}),
      'pulse_phase[0].high = 1.5 is outside the valid values of WalkerConfig.pulse_phase[0]'),
     ('amplitude beyond the motor', _with({'pulse_amplitude_nm[0]': {'low': -30.0,
-                                                                     'high': -1.0}}),
+                                                                    'high': -1.0}}),
      'pulse_amplitude_nm[0].low = -30.0 is outside the valid values of '
      'WalkerConfig.pulse_amplitude_nm[0]'),
     ('index beyond the vector', _with({'pulse_phase[8]': {'low': 0.1, 'high': 0.4}}),

@@ -27,8 +27,8 @@ def _rod(integrator, tip_speed):
     """
     q = (0.0, 0.5 * math.cos(ROD_ANGLE_FROM_VERTICAL), ROD_ANGLE_FROM_VERTICAL)
     return Simulator(painleve_rod(), SimConfig(integrator=integrator, contact_frames=('tip',),
-                                                friction=ROD_FRICTION, initial_q=q,
-                                                initial_v=(tip_speed, 0.0, 0.0)))
+                                               friction=ROD_FRICTION, initial_q=q,
+                                               initial_v=(tip_speed, 0.0, 0.0)))
 
 
 def test_inconsistent_slide_stops_in_a_tangential_impact_without_leaving_the_ground():

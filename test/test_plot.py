@@ -125,7 +125,7 @@ def test_without_controller_state_phase_comes_from_the_foot_force(tmp_path):
     assert len(t) == 4
 
 
-# ---- a robot the plots know nothing about --------------------------------------------------------
+# ---- a robot the plots know nothing about ------------------------------
 
 def _walker_bag(path):
     """
@@ -196,7 +196,7 @@ def test_cli(synthetic_bag, tmp_path, capsys):
     assert 'not a rosbag2 bag' in capsys.readouterr().err
 
 
-# ---- the boom-mounted leg in its task frame --------------------------------------------------------
+# ---- the boom-mounted leg in its task frame ----------------------------
 
 def test_boom_leg_is_drawn_in_its_task_frame(tmp_path):
     """

@@ -270,7 +270,7 @@ def test_message_class_rejects_unknown_types():
         message_class('justaname')
 
 
-# ---- publisher process ---------------------------------------------------------------------------
+# ---- publisher process -------------------------------------------------
 def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
     """
     Publish /robot_description (latched) once.

@@ -98,7 +98,7 @@ def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
 
 
 def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, run,
-                                                                    monkeypatch):
+                                                                     monkeypatch):
     """
     The controller node passes one world force row per contact frame.
 
@@ -213,7 +213,7 @@ def test_not_a_bag_is_a_clear_error(tmp_path, capsys):
     assert 'metadata.yaml' in capsys.readouterr().err
 
 
-# ---- over DDS ------------------------------------------------------------------------------------
+# ---- over DDS ----------------------------------------------------------
 
 
 @pytest.mark.ros

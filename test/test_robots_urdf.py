@@ -171,7 +171,8 @@ def test_actuated_joints_are_those_with_effort(robot, actuated):
     xml = urdf_xml(ROBOTS[robot])
     assert [name for name, _, _, limit in movable_joints(xml)
             if float(limit.get('effort')) > 0] == actuated
-    # pinocchio reads the same: passive joints 0 (a continuous joint without a <limit> would be inf)
+    # pinocchio reads the same: passive joints 0 (a continuous joint without a
+    # <limit> would be inf)
     model = pin.buildModelFromXML(xml)
     for jid in range(1, model.njoints):
         effort = model.effortLimit[model.idx_vs[jid]]
@@ -192,7 +193,11 @@ def test_motor_effort_and_velocity_limits_equal_the_args(robot, args, expected):
     model = load(ROBOTS[robot], **args)
     for name, (effort, velocity) in expected.items():
         iv = model.idx_vs[model.getJointId(name)]
-        assert (model.effortLimit[iv], model.velocityLimit[iv]) == pytest.approx((effort, velocity))
+        assert (
+            model.effortLimit[iv],
+            model.velocityLimit[iv]) == pytest.approx(
+            (effort,
+             velocity))
 
 
 @pytest.mark.parametrize('args, knee, hip', [
@@ -299,8 +304,8 @@ def test_walker_centre_of_mass_follows_the_lengths():
     x, z, p = 0.2, 0.9, 0.3
     hl, kl, hr, kr = -0.4, 0.6, 0.5, 0.2
     com = pin.centerOfMass(model, data, config(model, base_x=x, base_z=z, base_pitch=p,
-                                                left_hip=hl, left_knee=kl,
-                                                right_hip=hr, right_knee=kr))
+                                               left_hip=hl, left_knee=kl,
+                                               right_hip=hr, right_knee=kr))
     hip = np.array([x, 0.0, z])
 
     def down(angle):                      # unit vector of a leg segment at absolute pitch angle
@@ -472,7 +477,7 @@ def _walker_expected(x, z, p, legs, l_thigh, l_shank):
         knee = hip + l_thigh * np.array([-math.sin(p + h), 0.0, -math.cos(p + h)])
         out[f'{side}_knee'] = knee
         out[f'{side}_foot'] = knee + l_shank * np.array([-math.sin(p + h + k), 0.0,
-                                                          -math.cos(p + h + k)])
+                                                         -math.cos(p + h + k)])
     return out
 
 

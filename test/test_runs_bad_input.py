@@ -81,22 +81,28 @@ ROWS = [
     ('params-file-not-yaml', lambda t: ['--params-file', str(params('simulator: [1, 2\n')(t))],
      {}, ['not valid YAML']),
     ('params-unknown-key',
-     lambda t: ['--params-file', str(params('simulator:\n  ros__parameters: {frction: 0.5}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('simulator:\n  ros__parameters: {frction: 0.5}\n')(t))],
      {}, ['frction']),
     ('params-bad-integrator',
-     lambda t: ['--params-file', str(params('simulator:\n  ros__parameters: {integrator: rk45}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('simulator:\n  ros__parameters: {integrator: rk45}\n')(t))],
      {}, ['integrator']),
     ('params-bad-type',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {apex_height: high}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {apex_height: high}\n')(t))],
      {}, ['apex_height']),
     ('params-bad-policy',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {flight_policy: teleport}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {flight_policy: teleport}\n')(t))],
      {}, ['flight_policy']),
     ('apex-too-high',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {apex_height: 5.0}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {apex_height: 5.0}\n')(t))],
      {}, ['apex_height', '5.0', 'feasible']),
     ('apex-too-low',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {apex_height: 0.3}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {apex_height: 0.3}\n')(t))],
      {}, ['apex_height', '0.3', 'feasible']),
     ('urdf-not-a-robot',
      lambda t: ['--params-file', str(params(
@@ -108,7 +114,7 @@ ROWS = [
      {}, ['not found']),
     ('domain-id-out-of-range', lambda t: ['--domain-id', '999'], {}, ['999', 'outside']),
     ('ros-domain-id-not-a-number', lambda t: [], {'ROS_DOMAIN_ID': 'abc'}, ['ROS_DOMAIN_ID',
-                                                                           'abc']),
+                                                                            'abc']),
     ('auto-domain-range-bad', lambda t: [], {'DODO_HOP_DOMAINS': '9'}, ['DODO_HOP_DOMAINS']),
 ]
 
@@ -127,7 +133,7 @@ def no_start(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize('argv, env, words', [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, monkeypatch, capfd, no_start,
-                                                 argv, env, words):
+                                                argv, env, words):
     monkeypatch.chdir(tmp_path)
     for key, value in env.items():
         monkeypatch.setenv(key, value)

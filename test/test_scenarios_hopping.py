@@ -275,7 +275,8 @@ def test_push_recovery_initial_speed(case):
     tail = run.t >= 6.0
     report_run('push_1.5mps', case, run, excursion_m=excursion,
                final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
-    assert 0.2 < excursion < 1.0          # it does get pushed away (Feng, Lehner & Lutze 2021: 0.65 m)
+    # it does get pushed away (Feng, Lehner & Lutze 2021: 0.65 m)
+    assert 0.2 < excursion < 1.0
     assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
 
 

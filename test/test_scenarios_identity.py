@@ -52,7 +52,16 @@ def stance_acceleration_error(integrator: str, period: float) -> tuple[float, in
             errors.append(achieved - tel.slip_acceleration)
             norms.append(tel.slip_acceleration)
     errors, norms = np.array(errors), np.array(norms)
-    rel = float(np.sqrt(np.mean(np.sum(errors ** 2, axis=1)) / np.mean(np.sum(norms ** 2, axis=1))))
+    rel = float(
+        np.sqrt(
+            np.mean(
+                np.sum(
+                    errors ** 2,
+                    axis=1)) /
+            np.mean(
+                np.sum(
+                    norms ** 2,
+                    axis=1))))
     return rel, len(errors)
 
 

@@ -124,4 +124,3 @@ def test_settles_on_a_new_target_changed_at_run_time(case):
     assert len(errors) >= SETTLE_HOPS + 6               # and stays for 6 more hops at least
     assert hop is not None and hop <= SETTLE_HOPS
     assert np.max(errors) < TOLERANCE_M                  # overshoot
-

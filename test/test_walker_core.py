@@ -17,7 +17,8 @@ from dodo_control.walker_pulses import Pulse, PulseGenerator
 import numpy as np
 import pytest
 
-# q order of the Kneed Walker: base_x, base_z, base_pitch, left_hip, left_knee, right_hip, right_knee
+# q order of the Kneed Walker: base_x, base_z, base_pitch, left_hip,
+# left_knee, right_hip, right_knee
 Q_STAND = np.array([0.0, 0.89, 0.0, 0.15, 0.0, -0.15, 0.0])
 LOADED = [0.0, 0.0, 40.0]
 FREE = [0.0, 0.0, 0.0]

@@ -243,7 +243,7 @@ def make_imperative(summary, node, report, where):
                'dict', 'dictionary', 'string', 'collection') and (returns_value or yields):
         verb = 'Yield' if yields and not returns_value else 'Return'
         lead = summary[0].lower() + summary[1:] if low in ('the', 'a', 'an', 'these', 'some',
-                                                          'this') else summary
+                                                           'this') else summary
         if low == 'true':
             lead = summary  # "True when x" -> "Return True when x"
         return f'{verb} {lead}'
@@ -358,7 +358,7 @@ def rebuild_docstring(raw, indent, node, report, where):
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
             and not node.name.startswith('test') \
             and not any(getattr(d, 'id', getattr(d, 'attr', '')) in ('property', 'setter',
-                                                                    'cached_property')
+                                                                     'cached_property')
                         for d in node.decorator_list):
         summary = make_imperative(summary, node, report, where)
     if not remainder and not tail and len(indent) + len(summary) + 6 > MAX_LINE:

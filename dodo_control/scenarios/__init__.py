@@ -126,7 +126,6 @@ def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
     return configs
 
 
-
 # -- helpers the robot modules share -----------------------------------------------------------
 
 def xacro_arg_names(urdf) -> tuple:

@@ -65,7 +65,6 @@ HOPPER_ACTUATED = ('hip', 'knee')
 STANDS = ('until_enable', 'clamped', 'none')
 
 
-
 def sim_joint_names(sim) -> tuple:
     return tuple(getattr(sim, 'joint_names', HOPPER_JOINTS))
 

@@ -67,7 +67,7 @@ class PackedModel(NamedTuple):
     bound_side: np.ndarray    # (nb,) float, +1 lower bound, -1 upper bound
     bound_value: np.ndarray   # (nb,) m or rad
     armature: np.ndarray      # (nj,) diagonal added to the mass matrix (reflected rotor
-                              # inertia, pinocchio model.armature), kg m^2 or kg
+    # inertia, pinocchio model.armature), kg m^2 or kg
 
 
 def pack_model(robot, geometry) -> PackedModel | None:
@@ -315,7 +315,8 @@ def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, i
         empty = m == 0.0
         for r in range(3):
             for c in range(3):
-                world_inertia[r, c] = R[r, 0] * tmp[0, c] + R[r, 1] * tmp[1, c] + R[r, 2] * tmp[2, c]
+                world_inertia[r, c] = R[r, 0] * tmp[0, c] + \
+                    R[r, 1] * tmp[1, c] + R[r, 2] * tmp[2, c]
                 if world_inertia[r, c] != 0.0:
                     empty = False
         if empty:
@@ -647,10 +648,10 @@ _cholesky_solve_vec = _compiled(_cholesky_solve_vec)
 
 
 def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, P_mass,
-         P_com, P_inertia, P_support, P_gravity, P_frame_joint, P_frame_rot, P_frame_pos,
-         P_radius, P_bound_iv, P_bound_side, P_bound_value, h0, slope, nx, nz, friction,
-         restitution, margin, far, tolerance, max_iterations, jacobi, position_correction,
-         P_armature):
+                 P_com, P_inertia, P_support, P_gravity, P_frame_joint, P_frame_rot, P_frame_pos,
+                 P_radius, P_bound_iv, P_bound_side, P_bound_value, h0, slope, nx, nz, friction,
+                 restitution, margin, far, tolerance, max_iterations, jacobi, position_correction,
+                 P_armature):
     """
     One Moreau-Jean step (timestepping.MoreauJeanIntegrator.step).
 

@@ -166,6 +166,7 @@ def _slip_3d_bracketed(g, b, mu):
         (f0, p0), (f1, p1) = values[k], values[k + 1]
         if f0 is None or f1 is None or f0 * f1 > 0.0:
             continue
+
         def crossing(a):
             value = cross(a)[0]
             if value is None:   # no sliding solution in this direction: not a root

@@ -331,7 +331,7 @@ def sticking(lam, blk) -> bool:
     """
     normal = lam[blk.start]
     tangential = math.sqrt(sum(lam[r] * lam[r] for r in range(blk.start + 1,
-                                                               blk.start + blk.size)))
+                                                              blk.start + blk.size)))
     return tangential < blk.mu * normal * (1.0 - STICK_MARGIN)
 
 

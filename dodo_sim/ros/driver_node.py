@@ -213,7 +213,7 @@ class DriverNode(Node):
             + (f'; stops {self.config.stop_after} s after the first enable'
                if self.config.stop_after > 0.0 else ''))
 
-    # -- start gate (enable_on_start, emulated hardware) -------------------------------------------
+    # -- start gate (enable_on_start, emulated hardware) ---------------------
 
     def _check_gate(self) -> None:
         now = time.monotonic()

@@ -118,19 +118,24 @@ class RecorderConfig:
         if not self.bag:
             raise ValueError("parameter 'bag' (bag directory to create) is required")
         if self.timestamp not in ('send', 'receive'):
-            raise ValueError(f"parameter 'timestamp' must be 'send' or 'receive', got {self.timestamp!r}")
+            raise ValueError(
+                f"parameter 'timestamp' must be 'send' or 'receive', got {self.timestamp!r}")
         if self.executor not in ('events', 'single'):
-            raise ValueError(f"parameter 'executor' must be 'events' or 'single', got {self.executor!r}")
+            raise ValueError(
+                f"parameter 'executor' must be 'events' or 'single', got {self.executor!r}")
         if self.queue_depth < 1:
             raise ValueError(f"parameter 'queue_depth' must be >= 1, got {self.queue_depth}")
         if not self.discovery_period_s > 0.0:
-            raise ValueError(f"parameter 'discovery_period_s' must be > 0, got {self.discovery_period_s}")
+            raise ValueError(
+                f"parameter 'discovery_period_s' must be > 0, got {self.discovery_period_s}")
         if self.tf not in ('auto', 'compute', 'record'):
-            raise ValueError(f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
+            raise ValueError(
+                f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
         if not self.tf_period_s >= 0.0:
             raise ValueError(f"parameter 'tf_period_s' must be >= 0 s, got {self.tf_period_s}")
         if not self.flush_period_s > 0.0:
-            raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
+            raise ValueError(
+                f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
 
 
 #: topics that publishers latch (TRANSIENT_LOCAL) by contract

@@ -169,7 +169,7 @@ class SimulatorNode(Node):
         self._reset_requested = False
         self._finished = False              # stop_after reached: the next advance ends the run
         self._stop_reason = 'shutdown'      # why the run ended (the summary line): stop_after,
-                                            # diverged, or shutdown (a signal / the node destroyed)
+        # diverged, or shutdown (a signal / the node destroyed)
         self._started = False
         self._summary_logged = False
         self.done = Future()

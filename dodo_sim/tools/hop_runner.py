@@ -512,7 +512,7 @@ class HopRun:
         self._tmp = Path(tempfile.mkdtemp(prefix='dodo_hop-'))
         commands = self.commands(self._tmp)
         for name in sorted(commands, key=lambda n: {'recorder': 0, 'simulator': 2,
-                                                     'driver': 2}.get(n, 1)):
+                                                    'driver': 2}.get(n, 1)):
             fifo = graph.realtime_priority(graph.node(name), self.hardware is None,
                                            self.realtime_priority)
             child = self.group.start(name, commands[name], self._on_line, fifo_priority=fifo)

@@ -838,7 +838,7 @@ def run_study(study: Study, storage_url: str, workers: int, trials: int, progres
             bad = [p for p in procs if p.exitcode != 0]
             if bad:
                 raise RuntimeError('worker(s) ' + ', '.join(f'{p.name} (exit {p.exitcode})'
-                                                           for p in bad) + ' failed')
+                                                            for p in bad) + ' failed')
     finally:
         if bar is not None:
             bar.update(_finished(opt) - bar.n)

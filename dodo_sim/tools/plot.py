@@ -385,8 +385,8 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
     _save(fig, out_dir / 'trajectory.png', config.dpi, written)
 
     for values, name, unit_suffix, title in ((run.q, 'joint_positions.png', '', 'positions'),
-                                              (run.v, 'joint_velocities.png', '/s',
-                                               'velocities')):
+                                             (run.v, 'joint_velocities.png', '/s',
+                                              'velocities')):
         fig, axes = _figure(max(2, len(run.joint_names)))
         for i, joint in enumerate(run.joint_names):
             axes[i].plot(run.t, values[:, i], lw=1.0)
