@@ -30,7 +30,6 @@ import argparse
 import cProfile
 from dataclasses import dataclass, field
 import importlib.util
-import math
 from pathlib import Path
 import pstats
 import statistics

@@ -22,7 +22,6 @@ terminal's Ctrl-C; launch then stops its nodes):
 Skipped, with the reason, only where ``../shared/ros2_launch`` is absent.
 """
 import fcntl
-import math
 import os
 from pathlib import Path
 import re

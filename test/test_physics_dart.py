@@ -9,7 +9,6 @@ solver), as a reference for the hopper and for Coulomb friction (docs/physics.md
 
 reference: DART"). The models come from the same URDF (bench/dart_model.py).
 """
-import math
 from pathlib import Path
 import sys
 

@@ -22,7 +22,6 @@ import ast
 import io
 from pathlib import Path
 import re
-import subprocess
 import sys
 import textwrap
 import tokenize
