@@ -125,7 +125,7 @@ def run_dart(dt: float, kin: Kinematics) -> Run:
 
 
 def changes(run: Run, kin: Kinematics) -> dict:
-    """Time of contact changes and of slide changes (control-period resolution)."""
+    """Return the times of contact and slide changes, at control-period resolution."""
     contact_times, slide_times = [], []
     was_contact = was_sliding = False
     for t, q, v, force in zip(run.t, run.q, run.v, run.force):

@@ -444,7 +444,7 @@ class Controller:
 
     @property
     def contact_frames(self) -> tuple:
-        """The contact force sensor read by :meth:`update`: the model's foot frame."""
+        """Return the contact force sensor read by :meth:`update`: the model's foot frame."""
         return (str(self.dyn.model.frames[self.leg.foot_frame_id].name),)
 
     @property
@@ -870,14 +870,14 @@ class Controller:
                                    or (float(q[2]), float(q[3])))
 
     def _apex_target_rel(self) -> float:
-        """CoG apex height above the foothold that puts the base at ``apex_height``, m."""
+        """Return the CoG apex height above the foothold that puts the base at ``apex_height``, m."""
         offset = self._apex_offset_pred
         if offset is None:
             offset = self._apex_offset if self._apex_offset is not None else 0.0
         return self._config.apex_height + offset + self._apex_correction
 
     def _cog_energy(self, com_z, com_vx, com_vz) -> float:
-        """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
+        """Return the CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
         height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 

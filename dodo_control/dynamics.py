@@ -295,7 +295,7 @@ class RobotDynamics:
             model, data, self.leg.foot_frame_id).translation.copy()
 
     def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
-        """CoG and foot positions (world x-z, m) at q (kinematics only)."""
+        """Return the CoG and foot positions (world x-z, m) at q (kinematics only)."""
         model, data = self.model, self.data
         com = pin.centerOfMass(model, data, np.asarray(q, float))[_XZ].copy()
         foot = pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation[_XZ]

@@ -55,7 +55,7 @@ def impact_velocity(terms: Terms, v_minus, proj: SupportProjection | None = None
 def impact_energy_loss(terms: Terms, v_minus, mass: float,
                        proj: SupportProjection | None = None) -> float:
     """
-    CoG kinetic energy lost at the impact (SLIPic), J.
+    Return the CoG kinetic energy lost at the impact (SLIPic), J.
 
     ΔE = ½ m q̇⁻ᵀ (J_cᵀ J_c − N_sᵀ J_cᵀ J_c N_s) q̇⁻ = ½ m (|J_c q̇⁻|² − |J_c N_s q̇⁻|²).
     """

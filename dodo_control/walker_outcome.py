@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Did the walker walk or fall?
+Whether the walker walked or fell.
 
 Fall detection and the result of a walking run. No rclpy.
 

@@ -116,7 +116,7 @@ def painleve_rod(mass=1.0, length=1.0) -> str:
 
 def ball(mass=1.0, radius=0.05) -> str:
     """
-    Return a solid ball (inertia 2/5 m r^2 about y) on a planar x-z-pitch base.
+    Return a solid ball on a planar x-z-pitch base, inertia 2/5 m r^2 about y.
 
     Its centre frame 'ball' is the contact frame (give it contact radius r).
     """

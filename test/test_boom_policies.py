@@ -106,9 +106,7 @@ def test_displacement_observer_learns_the_missing_displacement_and_ignores_pushe
 
 
 def _stance_tick(config):
-    """
-    Return a boom controller after one flight tick and one touchdown tick at the nominal crouch.
-    """
+    """Return a boom controller after a flight tick and a touchdown tick at nominal crouch."""
     ctrl = Controller(BOOM, config)
     q = np.array([0.1, 0.0, -0.9, 1.4])
     v = np.array([0.2, 0.8, 0.0, 0.0])

@@ -210,9 +210,7 @@ def test_support_consistent_dynamics_equals_constrained_dynamics(dyn):
 
 
 def test_identity_cog_acceleration_equals_slip_acceleration(dyn):
-    """
-    docs/control.md: with an exact model the achieved CoG acceleration equals a = F_leg/m + g.
-    """
+    """With an exact model the CoG acceleration is a = F_leg/m + g (docs/control.md)."""
     worst = 0.0
     for q, v in _random_states(8, seed=4, stance=True, dyn=dyn):
         terms = dyn.terms(q, v)

@@ -11,10 +11,6 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
-# Known failing until the last docstrings are rewritten by hand (24 findings on 2026-11-25:
-# summaries too long, capitalisation of 'CoG', signatures; docs/lint.md). strict: once it
-# passes, this marker makes the run fail until it is removed.
-@pytest.mark.xfail(strict=True, reason='24 ament_pep257 findings left to fix by hand')
 @pytest.mark.linter
 @pytest.mark.pep257
 def test_pep257(monkeypatch):

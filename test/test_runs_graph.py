@@ -117,7 +117,7 @@ def test_hop_commands_pass_the_graph_parameters_in_a_generated_file(tmp_path):
 @pytest.mark.ros
 def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
     """
-    rcl's own YAML parser (not PyYAML) reads the generated file.
+    The rcl YAML parser (not PyYAML) reads the generated file.
 
     Bag names that YAML would read as a number, a bool, a mapping or a comment reach the recorder
     unchanged.

@@ -162,7 +162,7 @@ def report_run(name, case, run, **numbers):
 
 
 def start_com_x(model: str) -> float:
-    """CoG x of the start posture (the in-place target: hop where it starts)."""
+    """Return the CoG x of the start posture (the in-place target: hop where it starts)."""
     sim = Simulator(URDF_XACRO, SimConfig(initial_q=START_Q), xacro_args=MODELS[model])
     data = sim.leg.model.createData()
     return float(pin.centerOfMass(sim.leg.model, data, np.array(START_Q))[0])

@@ -47,7 +47,7 @@ _cache: dict = {}
 
 
 def run_case(model: str, integrator: str, duration_s: float, step_at_s: float | None):
-    """CoG x at each apex after the first touchdown, the apex times and the start CoG x."""
+    """Return the apex CoG x after the first touchdown, the apex times and the start CoG x."""
     xacro = MODELS[model]
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, initial_q=START_Q),
                     xacro_args=xacro)

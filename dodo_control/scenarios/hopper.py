@@ -90,7 +90,7 @@ class _Run:
         self.mass = float(self.sim.leg.total_mass)
 
     def com_x(self, q) -> float:
-        """CoG x (m) of configuration q on the simulator's model."""
+        """Return the CoG x (m) of configuration q on the simulator's model."""
         return float(pin.centerOfMass(self.model, self.data, np.asarray(q, float))[0])
 
     def run(self, duration_s: float, on_tick=None):

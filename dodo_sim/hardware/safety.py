@@ -1,13 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""
+r"""
 The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
 
 States and what the actuators get (see docs/hardware.md, safety table)::
 
     DISABLED --enable()--> ENABLED --estop()--> ESTOP --enable()--> ENABLED
-        ^                     |  \\--fault----> FAULT --enable()--> ENABLED
+        ^                     |  \--fault----> FAULT --enable()--> ENABLED
         +-----disable()-------+----------------+--------------------+
 
 * DISABLED (start-up): every actuator gets the disable frame (motor off, still polled).
@@ -292,7 +292,7 @@ class SafetySupervisor:
 
     @property
     def watchdog_active(self) -> bool:
-        """Enabled, but zero torque plus damping because commands are missing."""
+        """Return whether it is enabled but holding zero torque plus damping (commands missing)."""
         return self._watchdog and self.state is SafetyState.ENABLED
 
 

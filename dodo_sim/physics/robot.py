@@ -139,12 +139,12 @@ class RobotModel:
 
     @property
     def foot_frame_id(self) -> int:
-        """The first contact frame (a one-foot robot's foot)."""
+        """Return the first contact frame (a one-foot robot's foot)."""
         return self.contact_frame_ids[0]
 
     @property
     def body_frame_id(self) -> int:
-        """The frame pushes act on (the heaviest link)."""
+        """Return the frame pushes act on (the heaviest link)."""
         return self.push_frame_id
 
     @property

@@ -390,7 +390,7 @@ class Simulator:
 
     @property
     def leg(self) -> RobotModel:
-        """The robot model (name kept from the hopper-only simulator)."""
+        """Return the robot model (name kept from the hopper-only simulator)."""
         return self.robot
 
     @property
@@ -590,7 +590,7 @@ class Simulator:
         self._forced = bool(self._external_force.any())
 
     def energy(self, q=None, v=None) -> float:
-        """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
+        """Return kinetic + gravitational potential energy in J, zero potential at z_CoG = 0."""
         q = self._q if q is None else np.asarray(q, float)
         v = self._v if v is None else np.asarray(v, float)
         model, data = self.robot.model, self._data

@@ -250,7 +250,7 @@ class Robot:
     @property
     def hardware_recorded_topics(self) -> list:
         """
-        What the recorder records on hardware: no /clock.
+        Return what the recorder records on hardware: no /clock.
 
         The driver's /diagnostics and the /estop input.
         """

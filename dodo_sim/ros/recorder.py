@@ -1,12 +1,12 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""
+r"""
 ``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
 
 Run (plain machine or ROS install)::
 
-    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \\
+    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \
         -p topics:="['/joint_states', '/effort_controller/commands', '/clock']"
     ros2 run dodo_sim recorder --ros-args -p bag:=/tmp/run1          # after colcon build
 

@@ -276,7 +276,7 @@ def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> Joint
 
 
 def wrenches(data: TopicData) -> tuple[np.ndarray, np.ndarray]:
-    """WrenchStamped -> (t header stamps s, force (N, 3) N)."""
+    """Return (t header stamps s, force (N, 3) N) of WrenchStamped messages."""
     t = np.array([stamp_seconds(m.header.stamp) for m in data.messages], dtype=float)
     f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
                   for m in data.messages], dtype=float).reshape(-1, 3)
@@ -449,9 +449,7 @@ def _parameter_type(value: Any) -> int:
 
 
 def parameter_value_msg(cls, value: Any):
-    """
-    Return a ParameterValue of message class ``cls`` (rosbags type or rclpy class) holding ``value``.
-    """
+    """Return a ParameterValue of class ``cls`` (rosbags or rclpy) holding ``value``."""
     kind = _parameter_type(value)
     fields = {'type': kind}
     if kind == 1:

@@ -326,7 +326,7 @@ class HopRun:
 
     @property
     def robot(self) -> graph.Robot:
-        """The robot of the run: controller, model, contact frames (from the params file)."""
+        """Return the robot of the run: controller, model, contact frames (from the params file)."""
         if self._robot is None:
             self._robot = graph.robot_from_params(self.params_file, self.model)
         return self._robot
@@ -372,9 +372,7 @@ class HopRun:
         self.env['ROS_DOMAIN_ID'] = str(self.domain.domain_id)
 
     def _node_configs(self, name: str) -> dict:
-        """
-        Return the node's config dataclasses built from the params file plus what dodo hop sets.
-        """
+        """Return the nodes' config dataclasses: the params file plus what dodo hop sets."""
         values = node_parameters(self.params_file, name)
         values.update(self.graph_parameters().get(name, {}))
         out = {}

@@ -665,9 +665,7 @@ def best_trial(opt, study: Study):
 
 
 def params_file_text(study: Study, trial, baseline_trial=None) -> str:
-    """
-    Return a params file with the study's fixed values and the trial's parameters per section.
-    """
+    """Return a params file of the study's fixed values and the trial's parameters."""
     values = study.values({p.key: trial.params[p.key] for p in study.parameters})
     lines = [f'# dodo optimize: study {study.name} ({study.path.name}), robot {study.robot}',
              f'# best trial {trial.number}: '
