@@ -6,7 +6,8 @@ The hopper as a MuJoCo model, built from the same URDF/xacro as dodo_sim (bench 
 
 Steps: xacro -> URDF XML (``dodo_sim.model.robot_description_xml``) -> a few importer fixes
 (compiler options: no visuals, keep the fixed foot body, no inertia from geoms - otherwise the
-foot sphere would weigh 34 g -, and a tiny mass on the massless boom carriage) -> MuJoCo's URDF importer ->
+foot sphere would weigh 34 g -, and a tiny mass on the massless boom carriage) -> MuJoCo's URDF
+importer ->
 ``mj_saveLastXML`` -> MJCF edits with xml.etree (timestep, floor, contact geoms, motors) -> reload.
 
 Contact geometry: dodo_sim's contact point is the foot frame origin (the centre of the drawn foot

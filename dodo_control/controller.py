@@ -35,14 +35,16 @@ Structure (docs/control.md):
   (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
   phase times make it robust to contact chatter.
 * :mod:`.stance` — support-consistent SLIP law: τ such that r̈_CoG = F_leg/m + g⃗ exactly (the
-  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the spring
+  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the
+  spring
   is pre-compressed by Δl = √(2ΔE/k), ΔE the model-predicted CoG energy lost in the impact.
   Apex regulation: after maximum compression the rest length is re-chosen every tick so that the
   spring holds exactly the vertical energy still missing for the apex set-point (exact at
   liftoff, whatever the speed); a per-hop integral on the measured apex removes what is left.
 * :mod:`.flight` — once per hop, at the apex: position PI (+ lead and impact-drift
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
-  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
+  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral
+  angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
   k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). The
   model-based policies aim the return map at v_set minus a per-hop observer's estimate of its
@@ -51,7 +53,8 @@ Structure (docs/control.md):
   precision"). Every tick an exact-model posture controller drives the foot to the SLIP
   touchdown point relative to the CoG.
 * :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms, run
-  once per hop on the apex tick: the neutral-angle solve and the observer's prediction); :mod:`.dynamics` — the controller's own pinocchio terms.
+  once per hop on the apex tick: the neutral-angle solve and the observer's prediction);
+      :mod:`.dynamics` — the controller's own pinocchio terms.
 * :mod:`.bezier` — ``stance_policy='bezier'``: Ding & Ramos' Bézier ground-reaction-force
   profile over the normalised stance time, through the hip-relative foot jacobian, with a soft
   joint PD; :mod:`.boom` — the boom-mounted leg's task frame.
@@ -59,7 +62,8 @@ Structure (docs/control.md):
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x (boom leg: the hip's arc coordinate R boom_yaw);
 ``apex_height`` the base (boom leg: hip) height above the ground at the apex (docs/control.md).
-"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height is estimated from the last foothold
+"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height
+is estimated from the last foothold
 (``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations

@@ -5,9 +5,11 @@
 Flight: position PI -> velocity set-point -> angle of attack -> posture (foot placement).
 
 All loops except the posture controller are updated once per hop, at the apex event
-(Feng, Lehner & Lutze 2021, sections 4.3-4.5; docs/control.md). Sign convention of α: see :mod:`.slip`
+(Feng, Lehner & Lutze 2021, sections 4.3-4.5; docs/control.md). Sign convention of α: see
+:mod:`.slip`
 (positive = foot ahead of the CoG). A foot further ahead brakes, so the velocity loop reads
-``α = K_c·v + K_p·(v − v_set) + K_i·Σ(v − v_set)`` — eq. (20) of Feng, Lehner & Lutze 2021 with its error sign
+``α = K_c·v + K_p·(v − v_set) + K_i·Σ(v − v_set)`` — eq. (20) of Feng, Lehner & Lutze 2021 with
+its error sign
 flipped to match this α convention.
 """
 from __future__ import annotations
@@ -22,7 +24,8 @@ class PositionLoop:
     v_set = sat(v_ff + K_p e + K_i Σ e Δt) with anti-windup.
 
     ``e`` is the CoG x error (m), ``Δt`` the time since the previous update (s); the output is
-    saturated at ±``max_speed`` (m/s, Feng, Lehner & Lutze 2021 eq. 23). The integral only grows while |e| is
+    saturated at ±``max_speed`` (m/s, Feng, Lehner & Lutze 2021 eq. 23). The integral only grows
+    while |e| is
     below ``integral_band`` (m; integral separation: the long approach to a far target does not
     wind it up) and the output is unsaturated or the error drives it back out of saturation.
     """

@@ -18,7 +18,8 @@ Every hosted controller has ``update(t, q, v, contact_forces) -> tau``, ``teleme
 ``actuated_joint_names`` (order of tau), ``contact_frames`` (one ``[fx, fy, fz]`` row each in
 ``contact_forces``). The node sizes its topics from these.
 
-An entry may name an *outcome monitor* (the walker's: :class:`dodo_control.walker_monitor.WalkMonitor`):
+An entry may name an *outcome monitor* (the walker's:
+:class:`dodo_control.walker_monitor.WalkMonitor`):
 a judge of the run that looks at the measured state only (falls, steps, distance), never at the
 controller's telemetry. Its configuration dataclasses are parameters of the node too. The monitor
 of a walking robot judges the ground the simulator simulates: the graph (``dodo_sim.ros.graph``)

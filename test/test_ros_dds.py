@@ -4,7 +4,8 @@
 """
 Faults over real DDS: the controller process is killed in the middle of a ``dodo hop`` run.
 
-Expected (docs/ros_contract.md, faults): the simulator warns, applies zero torque and keeps stepping to
+Expected (docs/ros_contract.md, faults): the simulator warns, applies zero torque and keeps
+stepping to
 the end; the recorder's bag stays complete and readable; ``dodo hop`` reports the failure.
 """
 import io

@@ -11,7 +11,8 @@ Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs 
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
 *simulator's* state (pinocchio on the simulator's model, never the controller's telemetry):
 
-* hip height above the ground under it and hip arc coordinate ``s = R boom_yaw`` (R: the hip's distance
+* hip height above the ground under it and hip arc coordinate ``s = R boom_yaw`` (R: the hip's
+distance
   from the yaw axis at q = 0, i.e. ``boom_radius_m``);
 * apexes: local maxima of the hip height in flight, after the first contact;
 * the run fails (:class:`ScenarioFailed`) if the simulation diverges, the controller refuses its

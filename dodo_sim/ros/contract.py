@@ -16,7 +16,8 @@ topic                            type                                  publisher
                                                                        (position, velocity, effort)
 /<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force on
                                                                        contact frame <frame>, world
-                                                                       frame, N (hopper: /foot_contact)
+                                                                       frame, N (hopper:
+                                                                       /foot_contact)
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the

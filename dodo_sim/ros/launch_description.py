@@ -24,7 +24,8 @@ robot. robot_state_publisher and the simulator get robot_description from the xa
 /diagnostics and /estop; on emulated hardware the driver enables itself once the controller (and
 the recorder) are up, a real bus (``hardware:=can``) never without an explicit ``ros2 service
 call /driver/enable std_srvs/srv/Trigger``; the driver and the controller run under SCHED_FIFO
-(``realtime_priority``) where permitted. docs/running.md has the details. This module imports launch and launch_ros
+(``realtime_priority``) where permitted. docs/running.md has the details. This module imports
+launch and launch_ros
 (only launch files import it).
 """
 from __future__ import annotations

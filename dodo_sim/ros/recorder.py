@@ -33,7 +33,8 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
   often, so a recorder killed with SIGKILL loses at most this much (``dodo bag recover``).
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
   that no message is lost at 1 kHz when the recorder falls behind for a few seconds.
-* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the graph.
+* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the
+graph.
 * ``executor`` (``events`` | ``single``): rclpy executor.  ``events`` (default,
   ``rclpy.experimental.EventsExecutor``) needs less than half the CPU of ``single`` at 1 kHz; it
   takes messages in arrival order and the bag time is the wall time (ns) at which the message is
