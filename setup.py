@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """ament_python package dodo_sim (also installable with pip on a plain machine)."""
 from glob import glob
 

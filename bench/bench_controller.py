@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
-"""Benchmark: Controller.update per phase next to Simulator.step, and the closed-loop real-time
-factor of sim + controller without ROS. Prints numbers, asserts nothing.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Benchmark: Controller.update per phase next to Simulator.step.
+
+And the closed-loop real-time factor of sim + controller without ROS. Prints numbers, asserts
+nothing.
 
     python bench/bench_controller.py [--duration 5] [--policy cascade|raibert|deadbeat]
                                      [--repeats 5]
@@ -29,9 +35,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -81,7 +87,11 @@ class _Timed:
         return tau
 
     def _time_laws(self, q, v, tel):
-        """The torque law of this tick on the fast path and on the matrix forms (same state)."""
+        """
+        Evaluate the torque law of this tick on both paths.
+
+        The torque law of this tick on the fast path and on the matrix forms (same state).
+        """
         dyn, accel = self.ctrl.dyn, (1.0, -2.0)
         stance = tel.phase == 'stance'
         t0 = time.perf_counter()

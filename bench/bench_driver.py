@@ -1,4 +1,8 @@
-"""Timing of the driver's 1 kHz loop on the emulated hardware (realtime emulator, in process).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Timing of the driver's 1 kHz loop on the emulated hardware (realtime emulator, in process).
 
 Two measurements, side by side in one run:
 
@@ -20,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -50,8 +54,8 @@ def bench_core(seconds: float) -> list:
     from dodo_sim.hardware.config import DriverConfig
     from dodo_sim.model import robot_description_xml
     from dodo_sim.paths import default_urdf_path
-    from dodo_sim.ros.driver_node import build_driver
     from dodo_sim.rollout import JointHold
+    from dodo_sim.ros.driver_node import build_driver
 
     core, emulator = build_driver(DriverConfig(hardware='emulated', emulator_mode='realtime'),
                                   robot_description_xml(default_urdf_path()))
@@ -87,7 +91,7 @@ def bench_core(seconds: float) -> list:
     return lines
 
 
-HOLD_PROCESS = '''
+HOLD_PROCESS = """
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
@@ -105,14 +109,14 @@ def on_state(msg):
     pub.publish(out)
 node.create_subscription(JointState, contract.JOINT_STATES, on_state, qos)
 executor = SingleThreadedExecutor(); executor.add_node(node); executor.spin()
-'''
+"""
 
 
 def bench_node(seconds: float) -> list:
-    import rclpy
     from conftest import ros_env
     from dodo_sim.ros.driver_node import DriverNode
     from dodo_sim.ros.runtime import make_executor
+    import rclpy
 
     env = ros_env()
     os.environ['ROS_DOMAIN_ID'] = env['ROS_DOMAIN_ID']

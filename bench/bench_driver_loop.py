@@ -1,4 +1,10 @@
-"""The driver's 1 kHz loop in the whole hardware graph (``dodo hop --hardware emulated``: driver +
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The driver's 1 kHz loop in the whole hardware graph.
+
+The driver's 1 kHz loop in the whole hardware graph (``dodo hop --hardware emulated``: driver +
 emulated actuators and physics in one process, the SLIP controller, the recorder; real DDS),
 without and beside a CPU hog, with and without SCHED_FIFO for the driver and the controller.
 
@@ -16,11 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

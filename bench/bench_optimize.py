@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Benchmark: rollouts per second per core (pure cores, no ROS) of the hopper and the Kneed
-Walker, and the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear).
-Prints a table with the robots side by side; asserts nothing.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Benchmark: rollouts per second per core (pure cores, no ROS) of the hopper and the Kneed Walker.
+
+And the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear). Prints a table
+with the robots side by side; asserts nothing.
 
     python bench/bench_optimize.py [--trials 8] [--duration 2.0] [--robots hopper walker]
 
@@ -24,16 +29,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from dodo_control.scenarios import Perturbation, build_configs, robot_module  # noqa: E402
+from dodo_control.scenarios import build_configs, Perturbation, robot_module  # noqa: E402
 from dodo_sim.tools import optimize  # noqa: E402
 
 #: robot -> (scenario kind, its options for the bench, a tuned parameter: 'name: {low, high}',
@@ -64,8 +69,12 @@ objectives:
 
 
 def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: int) -> tuple:
-    """(first rollout s, rollouts/s, real-time factor, rollouts per CPU s) of ``repeats``
-    rollouts in this process after the first."""
+    """
+    Rollout timings of ``repeats`` rollouts.
+
+    (first rollout s, rollouts/s, real-time factor, rollouts per CPU s) of ``repeats`` rollouts in
+    this process after the first.
+    """
     module = robot_module(robot)
     kind, options, _, _ = ROBOTS[robot]
     scenario = module.SCENARIOS[kind]
@@ -160,7 +169,7 @@ def main(argv=None) -> int:
     order = ['scenario'] + [k for k in rows if k != 'scenario']
     for label in order:
         print(f'| {label:48s} | ' + ' | '.join(f'{rows[label].get(r, ""):>10s}'
-                                                for r in args.robots) + ' |')
+                                               for r in args.robots) + ' |')
     print(f'(linear speed-up: 2.00; load average at the end {os.getloadavg()[0]:.1f})')
     return 0
 

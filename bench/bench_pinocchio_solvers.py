@@ -1,4 +1,8 @@
-"""pinocchio 4's constraint solvers (PGS, ADMM) against dodo_sim's block solve on the exact cases.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Pinocchio 4's constraint solvers (PGS, ADMM) against dodo_sim's block solve on the exact cases.
 
     python bench/bench_pinocchio_solvers.py [--repetitions 2000]
 
@@ -17,10 +21,10 @@ and the time per solve (median over ``--repetitions``).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -28,18 +32,18 @@ import pinocchio as pin
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'test'))
 
-from physics_models import horizontal_double_pendulum, point_mass_3d, two_foot_body  # noqa: E402
 from dodo_sim.physics import solver as ncp  # noqa: E402
 from dodo_sim.physics.contact import blocks_for  # noqa: E402
 from dodo_sim.physics.robot import load_robot  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
+from physics_models import horizontal_double_pendulum, point_mass_3d, two_foot_body  # noqa: E402
 
 URDF = HERE.parent / 'urdf' / 'hopper.urdf.xacro'
 MU = 0.8
 
 
 def hopper_problem(b):
-    """The foot's Delassus block with the leg nearly straight (hip 0, knee -0.3 rad)."""
+    """Return the foot's Delassus block with the leg nearly straight (hip 0, knee -0.3 rad)."""
     robot = load_robot(URDF)
     model, data = robot.model, robot.create_data()
     q = np.array([0.0, 1.0, 0.0, -0.3])
@@ -50,7 +54,7 @@ def hopper_problem(b):
 
 
 def engine_problem(sim, q, v, force):
-    """The time-stepping NCP of one step from (q, v) (the generic step's assembly)."""
+    """Return the time-stepping NCP of one step from (q, v) (the generic step's assembly)."""
     integrator = sim.integrator
     model, data = integrator.model, integrator.data
     dt = sim.config.dt
@@ -143,7 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument('--repetitions', type=int, default=2000)
     args = parser.parse_args(argv)
     print(f'pinocchio {pin.__version__}; residual: natural map of the Coulomb NCP, m/s '
-          f'(0 = exact); |d lambda|: largest difference to dodo_sim\'s solution')
+          f"(0 = exact); |d lambda|: largest difference to dodo_sim's solution")
     header = (f"{'problem':<24}{'solver':<8}{'residual':>11}{'iter':>6}{'|d lambda|':>12}"
               f"{'us/solve':>10}")
     print(header)

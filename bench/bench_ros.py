@@ -1,4 +1,8 @@
-"""ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
 
     .venv/bin/python bench/bench_ros.py [--steps 3000] [--minutes 1] [--no-hog]
 
@@ -35,17 +39,17 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 
-ECHO = textwrap.dedent('''
+ECHO = textwrap.dedent("""
     import sys, rclpy
     from rclpy.experimental import EventsExecutor
     from std_msgs.msg import Float64MultiArray
@@ -62,10 +66,10 @@ ECHO = textwrap.dedent('''
         ex.spin_until_future_complete(rclpy.task.Future(), timeout_sec=float(sys.argv[1]))
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
-''')
+""")
 
 #: The controller node under cProfile (CPU time), written at its exit (SIGTERM ends it cleanly).
-PROFILED_CONTROLLER = textwrap.dedent('''
+PROFILED_CONTROLLER = textwrap.dedent("""
     import cProfile, sys, time
     from dodo_control.controller_node import main
     out = sys.argv.pop(1)
@@ -74,9 +78,9 @@ PROFILED_CONTROLLER = textwrap.dedent('''
         profiler.runcall(main, sys.argv)
     finally:
         profiler.dump_stats(out)
-''')
+""")
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -91,7 +95,7 @@ controller:
     apex_height: 1.2
     target_x: .nan
     min_subscribers: 1
-'''
+"""
 
 
 def spin_until(executor, condition, timeout_s):
@@ -104,8 +108,8 @@ def spin_until(executor, condition, timeout_s):
 
 def raw_rates(steps: int, env) -> tuple[float, float]:
     """(ping-pong round trips/s, graph-shaped exchanges/s) against a second process."""
-    import rclpy
     from geometry_msgs.msg import WrenchStamped
+    import rclpy
     from rclpy.experimental import EventsExecutor
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
@@ -164,9 +168,9 @@ def raw_rates(steps: int, env) -> tuple[float, float]:
 
 def core_rate(params: Path, steps: int) -> float:
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.rollout import rollout
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.simulator import SimConfig, Simulator
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(sim.leg.urdf_xml, config_from_file(ControllerConfig, params, 'controller'))
@@ -176,12 +180,15 @@ def core_rate(params: Path, steps: int) -> float:
 
 
 def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
-    """Lockstep: simulator node here, controller node in a second process. Returns (steps per
-    second, simulator CPU s per step, controller CPU s per step)."""
-    import rclpy
-    from rclpy.parameter import Parameter
+    """
+    Lockstep: simulator node here, controller node in a second process.
+
+    Returns (steps per second, simulator CPU s per step, controller CPU s per step).
+    """
     from dodo_sim.ros.runtime import make_executor
     from dodo_sim.ros.simulator_node import SimulatorNode
+    import rclpy
+    from rclpy.parameter import Parameter
 
     command = ['-m', 'dodo_control.controller_node']
     if profile is not None:
@@ -367,7 +374,7 @@ def main(argv=None) -> int:
               f'{args.rounds} interleaved rounds')
         print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
             f'{a:.0f} / {b:.0f} / {c:.0f} / {d:.0f}' for a, b, c, d in zip(pings, shapeds, cores,
-                                                                          locks)))
+                                                                           locks)))
         bound = 1.0 / (1.0 / ping + 1.0 / core)
         print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
         print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')

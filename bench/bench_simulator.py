@@ -1,4 +1,8 @@
-"""Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots, side by side.
 
     python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--model PATH]
                                     [--biped PATH] [--no-biped] [--profile] [--collisions]
@@ -24,14 +28,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+from dataclasses import dataclass, field
 import importlib.util
-import math
+from pathlib import Path
 import pstats
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -45,7 +48,10 @@ from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 @dataclass(frozen=True)
 class BenchParams:
-    """Attributes:
+    """
+    The fields of ``BenchParams``.
+
+    Fields:
         dt_s: physics step = control period of every engine, s.
         kp_nm_per_rad / kd_nms_per_rad: PD hold of the hopper's hip and knee.
         biped_kp_nm_per_rad / biped_kd_nms_per_rad: PD hold of the biped's joints (its light
@@ -253,7 +259,7 @@ class LegHold:
 
 
 class PDHold:
-    """tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
+    """Tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
 
     def __init__(self, q_ref, actuated_idx, kp: float, kd: float):
         self.kp, self.kd = kp, kd
@@ -283,7 +289,7 @@ class Case:
 
 
 def lift_to_height(sim, q, height_m):
-    """q with the base z raised so the lowest contact point is ``height_m`` above the ground."""
+    """Q with the base z raised so the lowest contact point is ``height_m`` above the ground."""
     q = np.array(q, float)
     q[1] += height_m - sim.contact_positions(q)[:, 2].min()
     return q

@@ -1,4 +1,8 @@
-"""The sliding-foot sequence in dodo_sim (both integrators) and in DART, side by side.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The sliding-foot sequence in dodo_sim (both integrators) and in DART, side by side.
 
     python bench/compare_sliding_dart.py [--dt 1e-4 1e-5]
 
@@ -14,10 +18,10 @@ change times, the largest state difference, and DART's contact impulses around e
 from __future__ import annotations
 
 import argparse
-import math
-import sys
 from dataclasses import dataclass, field
+import math
 from pathlib import Path
+import sys
 
 import numpy as np
 
@@ -26,7 +30,6 @@ sys.path.insert(0, str(HERE))
 
 from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
-
 import pinocchio as pin  # noqa: E402
 
 URDF = HERE.parent / 'urdf' / 'hopper.urdf.xacro'
@@ -122,7 +125,7 @@ def run_dart(dt: float, kin: Kinematics) -> Run:
 
 
 def changes(run: Run, kin: Kinematics) -> dict:
-    """Times of contact changes and of slide changes (control-period resolution)."""
+    """Return the times of contact and slide changes, at control-period resolution."""
     contact_times, slide_times = [], []
     was_contact = was_sliding = False
     for t, q, v, force in zip(run.t, run.q, run.v, run.force):

@@ -1,4 +1,8 @@
-"""A dodo_sim robot in DART (dartpy), built from the same URDF/xacro (bench and reference tests).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+A dodo_sim robot in DART (dartpy), built from the same URDF/xacro (bench and reference tests).
 
 DART is an engine we did not write: its rigid-body dynamics (Featherstone, its own code) and
 its contact solver (a boxed LCP solved by Dantzig's pivoting method, velocity-level, one
@@ -18,17 +22,18 @@ planar robot sliding along x one tangent direction is x and the cone is the exac
 """
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
 
 @dataclass
 class DartRobot:
-    """A DART world with the robot and the ground.
+    """
+    A DART world with the robot and the ground.
 
-    Attributes:
+    Fields:
         world: ``dartpy.simulation.World``.
         skeleton: the robot.
         contact_bodies: the body nodes of the contact frames, in contact-frame order.
@@ -64,8 +69,11 @@ class DartRobot:
         return np.array([b.getWorldTransform().translation() for b in self.contact_bodies])
 
     def contact_forces(self) -> np.ndarray:
-        """(n_contacts, 3) world contact force on each contact body in the last step, N (the
-        forces DART's constraint solver stores in its contacts, summed per body)."""
+        """
+        (n_contacts, 3) world contact force on each contact body in the last step, N.
+
+        (the forces DART's constraint solver stores in its contacts, summed per body).
+        """
         out = np.zeros((len(self.contact_bodies), 3))
         result = self.world.getLastCollisionResult()
         names = [b.getName() for b in self.contact_bodies]

@@ -1,8 +1,13 @@
-"""The hopper as a MuJoCo model, built from the same URDF/xacro as dodo_sim (bench only).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The hopper as a MuJoCo model, built from the same URDF/xacro as dodo_sim (bench only).
 
 Steps: xacro -> URDF XML (``dodo_sim.model.robot_description_xml``) -> a few importer fixes
 (compiler options: no visuals, keep the fixed foot body, no inertia from geoms - otherwise the
-foot sphere would weigh 34 g -, and a tiny mass on the massless boom carriage) -> MuJoCo's URDF importer ->
+foot sphere would weigh 34 g -, and a tiny mass on the massless boom carriage) -> MuJoCo's URDF
+importer ->
 ``mj_saveLastXML`` -> MJCF edits with xml.etree (timestep, floor, contact geoms, motors) -> reload.
 
 Contact geometry: dodo_sim's contact point is the foot frame origin (the centre of the drawn foot
@@ -12,15 +17,14 @@ of MuJoCo's soft contact is simply ``-foot_z`` as it is for dodo_sim.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-
-import mujoco
-import numpy as np
 
 from dodo_sim.model import ACTUATED_JOINTS, JOINT_NAMES, robot_description_xml
+import mujoco
+import numpy as np
 
 #: Mass given to the massless boom carriage link (MuJoCo rejects massless moving bodies), kg.
 BOOM_CARRIAGE_MASS_KG = 1e-6
@@ -30,9 +34,10 @@ BOOM_CARRIAGE_INERTIA_KGM2 = 1e-9
 
 @dataclass(frozen=True)
 class MujocoHopper:
-    """A compiled MuJoCo hopper and the ids the bench needs.
+    """
+    A compiled MuJoCo hopper and the ids the bench needs.
 
-    Attributes:
+    Fields:
         model: compiled ``mujoco.MjModel``.
         foot_geom_id: id of the foot sphere geom (the only geom that collides with the floor).
         foot_radius_m: its radius, m; the floor plane is at z = -foot_radius_m.

@@ -1,5 +1,10 @@
-"""A dodo_sim robot in pybullet (Bullet's multibody + sequential-impulse contact), built from the
-same URDF/xacro, for the speed bench only.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+A dodo_sim robot in pybullet (Bullet's multibody + sequential-impulse contact).
+
+Built from the same URDF/xacro, for the speed bench only.
 
 Every URDF ``<collision>`` is replaced: each contact link gets one collision sphere of radius
 ``contact_radius_m`` at its origin, the ground is a plane at z = 0. The root link is fixed to the
@@ -7,10 +12,10 @@ world; the default velocity motors are disabled so that the joints take the give
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
 
 @dataclass

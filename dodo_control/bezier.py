@@ -1,4 +1,8 @@
-"""Bézier ground-reaction-force stance policy (Ding & Ramos, "Hopping Leg Simulator", UIUC).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Bézier ground-reaction-force stance policy (Ding & Ramos, "Hopping Leg Simulator", UIUC).
 
 In stance the leg pushes a force profile given as a Bézier polynomial of the normalised stance
 time ``s = (t − t_touchdown) / T_st`` (clipped to [0, 1], ``T_st`` the nominal stance time),
@@ -19,8 +23,11 @@ import math
 
 
 def bezier_value(coefficients, s: float) -> float:
-    """Bernstein-form Bézier polynomial with ``coefficients`` α_0..α_n at ``s`` (clipped to
-    [0, 1]); an empty tuple is 0."""
+    """
+    Bernstein-form Bézier polynomial with ``coefficients`` α_0..α_n at ``s`` (clipped to [0, 1]).
+
+    An empty tuple is 0.
+    """
     n = len(coefficients) - 1
     if n < 0:
         return 0.0
@@ -36,8 +43,11 @@ def stance_phase(t: float, touchdown_t: float, stance_time_s: float) -> float:
 
 def bezier_torque(jf, force_x: float, force_z: float, joints, rates, target, kp: float,
                   kd: float) -> tuple[float, float]:
-    """τ = −J_relᵀ F + K_p (q_d − q_a) − K_d q̇_a with J_rel = columns 2, 3 of the foot's task
-    jacobian ``jf`` (rows as sequences), N*m."""
+    """
+    Τ = −J_relᵀ F + K_p (q_d − q_a) − K_d q̇_a with J_rel = columns 2.
+
+    3 of the foot's task jacobian ``jf`` (rows as sequences), N*m.
+    """
     (_, _, a02, a03), (_, _, a12, a13) = jf
     tau0 = -(a02 * force_x + a12 * force_z) + kp * (target[0] - joints[0]) - kd * rates[0]
     tau1 = -(a03 * force_x + a13 * force_z) + kp * (target[1] - joints[1]) - kd * rates[1]

@@ -1,5 +1,10 @@
-"""Task frame of the boom-mounted leg (Ding & Ramos' hopping-leg rig): terms for the SLIP
-controller in the plane tangent to the boom circle. Pure core, no rclpy.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Task frame of the boom-mounted leg (Ding & Ramos' hopping-leg rig).
+
+Terms for the SLIP controller in the plane tangent to the boom circle. Pure core, no rclpy.
 
 Robot (docs/robots.md): ``q = [boom_yaw, boom_pitch, hip, knee]``; ``boom_yaw`` turns about a
 vertical axis (world z through the yaw joint), ``boom_pitch`` about a horizontal one, both
@@ -37,18 +42,18 @@ from __future__ import annotations
 
 import math
 
+from dodo_sim.physics.robot import ModelError, RobotModel
 import numpy as np
 import pinocchio as pin
 
-from dodo_sim.physics.robot import ModelError, RobotModel
-
-from .dynamics import RobotDynamics, Terms, TickTerms, inv2
+from .dynamics import inv2, RobotDynamics, Terms, TickTerms
 
 _LWA = pin.LOCAL_WORLD_ALIGNED
 
 
 def boom_layout_problem(robot: RobotModel) -> str | None:
-    """Why ``robot`` is not a boom-mounted two-joint leg this module can control (None: it is).
+    """
+    Why ``robot`` is not a boom-mounted two-joint leg this module can control (None: it is).
 
     Needed: four 1-DoF joints ``[yaw, pitch, hip, knee]`` in this order, the first a revolute
     joint about world z (at q = 0), the second a revolute joint about a horizontal axis, both
@@ -73,8 +78,11 @@ def boom_layout_problem(robot: RobotModel) -> str | None:
 
 
 class BoomDynamics(RobotDynamics):
-    """:class:`dodo_control.dynamics.RobotDynamics` interface for the boom-mounted leg (module
-    docstring: the task frame, the SLIP point and the template)."""
+    """
+    :class:`dodo_control.dynamics.RobotDynamics` interface for the boom-mounted leg (module.
+
+    docstring: the task frame, the SLIP point and the template).
+    """
 
     frame = 'boom'
 
@@ -124,8 +132,12 @@ class BoomDynamics(RobotDynamics):
     # -- evaluation ------------------------------------------------------------------------
 
     def _kinematics(self, q, v):
-        """Pinocchio calls shared by both evaluations: positions, world jacobians (3x4 rows as
-        lists), classical drift accelerations of the hip and the foot."""
+        """
+        Pinocchio calls shared by both evaluations.
+
+        Positions, world jacobians (3x4 rows as lists), classical drift accelerations of the hip
+        and the foot.
+        """
         model, data = self.model, self.data
         pin.computeJointJacobians(model, data, q)
         pin.forwardKinematics(model, data, q, v, self._zero)
@@ -158,8 +170,12 @@ class BoomDynamics(RobotDynamics):
                 [world_t, list(jz)], (drift_t, acc[2]))
 
     def tick_terms(self, q, v) -> TickTerms:
-        """:class:`TickTerms` in the boom's task frame: ``com`` is the hip, ``Js`` the foot's
-        support rows (world tangential, vertical), ``Jf`` its task rows."""
+        """
+        :class:`TickTerms` in the boom's task frame.
+
+        ``com`` is the hip, ``Js`` the foot's support rows (world tangential, vertical), ``Jf`` its
+        task rows.
+        """
         (hp, hj, ha), (fp, fj, fa) = self._kinematics(q, v)
         model, data = self.model, self.data
         minv = pin.computeMinverse(model, data, q).tolist()
@@ -206,7 +222,7 @@ class BoomDynamics(RobotDynamics):
         model, data = self.model, self.data
         pin.forwardKinematics(model, data, q)
         return tuple(self.task_coordinates(q[0], pin.updateFramePlacement(model, data,
-                                                                           fid).translation)
+                                                                          fid).translation)
                      for fid in (self._hip_frame, self._foot_frame))
 
     def task_coordinates(self, boom_yaw: float, point) -> np.ndarray:
@@ -242,18 +258,25 @@ class BoomDynamics(RobotDynamics):
         return float(q[1])
 
     def table_q(self, q, slip_point_height: float) -> np.ndarray:
-        """Touchdown-posture table configuration: yaw 0, the boom pitched so the hip is
-        ``slip_point_height`` above the ground, the measured joint angles."""
+        """
+        Touchdown-posture table configuration.
+
+        Yaw 0, the boom pitched so the hip is ``slip_point_height`` above the ground, the measured
+        joint angles.
+        """
         pitch = self.pitch_for_hip_height(slip_point_height, (q[2], q[3]))
         return np.array([0.0, pitch, q[2], q[3]])
 
     def posture_offset(self, terms: Terms) -> float:
-        """The SLIP point is the base (hip): no offset."""
+        """Return the SLIP point is the base (hip): no offset."""
         return 0.0
 
     def impact_map(self, terms: Terms, n_s: np.ndarray) -> np.ndarray:
-        """Hip velocity after a touchdown (leg joints at rest before it) from the one before:
-        (J_c N_s)[:, :2] (J_c[:, :2])⁻¹ (the boom joints carry the hip)."""
+        """
+        Hip velocity after a touchdown (leg joints at rest before it) from the one before.
+
+        (J_c N_s)[:, :2] (J_c[:, :2])⁻¹ (the boom joints carry the hip).
+        """
         return (terms.Jc @ n_s)[:, :2] @ inv2(terms.Jc[:, :2])
 
     def stretched_leg_length(self) -> float:
@@ -263,8 +286,11 @@ class BoomDynamics(RobotDynamics):
 
     def posture_for_foot(self, rel_foot, q_guess, iterations: int = 30,
                          tol: float = 1e-10) -> np.ndarray:
-        """Joint angles [hip, knee] putting the foot at ``rel_foot`` (task frame) from the hip,
-        at the boom angles of ``q_guess``. Raises ValueError if out of reach."""
+        """
+        Joint angles [hip, knee] putting the foot at ``rel_foot`` (task frame) from the hip.
+
+        At the boom angles of ``q_guess``. Raises ValueError if out of reach.
+        """
         q = np.array(q_guess, dtype=float)
         target = np.asarray(rel_foot, dtype=float)
         zero = np.zeros(4)

@@ -1,4 +1,10 @@
-"""Hybrid SLIP controller of the articulated hopping leg (Hutter et al. 2010). Pure core, no rclpy.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Hybrid SLIP controller of the articulated hopping leg (Hutter et al. 2010).
+
+Pure core, no rclpy.
 
 API (stable; the ROS controller node wraps exactly this)::
 
@@ -29,14 +35,16 @@ Structure (docs/control.md):
   (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
   phase times make it robust to contact chatter.
 * :mod:`.stance` — support-consistent SLIP law: τ such that r̈_CoG = F_leg/m + g⃗ exactly (the
-  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the spring
+  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the
+  spring
   is pre-compressed by Δl = √(2ΔE/k), ΔE the model-predicted CoG energy lost in the impact.
   Apex regulation: after maximum compression the rest length is re-chosen every tick so that the
   spring holds exactly the vertical energy still missing for the apex set-point (exact at
   liftoff, whatever the speed); a per-hop integral on the measured apex removes what is left.
 * :mod:`.flight` — once per hop, at the apex: position PI (+ lead and impact-drift
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
-  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
+  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral
+  angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
   k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). The
   model-based policies aim the return map at v_set minus a per-hop observer's estimate of its
@@ -55,14 +63,15 @@ Structure (docs/control.md):
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x (boom leg: the hip's arc coordinate R boom_yaw);
 ``apex_height`` the base (boom leg: hip) height above the ground at the apex (docs/control.md).
-"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height is estimated from the last foothold
+"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height
+is estimated from the last foothold
 (``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from typing import Mapping
 
 import numpy as np
@@ -98,7 +107,8 @@ _ZERO_XZ = (0.0, 0.0)
 
 @dataclass(frozen=True)
 class ControllerConfig:
-    """Controller parameters (the controller node declares exactly these as ROS parameters).
+    """
+    Controller parameters (the controller node declares exactly these as ROS parameters).
 
     Set-points (changeable at run time, see :meth:`Controller.set_setpoints`). Positions and
     velocities are those of the SLIP point in the robot's task frame (docs/control.md, "Task
@@ -359,9 +369,10 @@ class ControllerConfig:
 
 @dataclass(frozen=True)
 class ControllerTelemetry:
-    """Read-only snapshot after the last :meth:`Controller.update` (units in the names/docs).
+    """
+    Read-only snapshot after the last :meth:`Controller.update` (units in the names/docs).
 
-    Attributes:
+    Fields:
         t: time of the update, s.       phase: 'flight' or 'stance'.
         hops: number of touchdowns so far.
         events: events of this tick ('touchdown', 'liftoff', 'apex').
@@ -431,8 +442,11 @@ class Controller:
 
     @property
     def joint_names(self) -> tuple:
-        """Order of ``q`` / ``v`` in :meth:`update`, from the model (hopper ``base_x, base_z,
-        hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``)."""
+        """
+        Order of ``q`` / ``v`` in :meth:`update`, from the model.
+
+        (hopper ``base_x, base_z, hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``).
+        """
         return tuple(self.dyn.joint_names)
 
     @property
@@ -442,7 +456,7 @@ class Controller:
 
     @property
     def contact_frames(self) -> tuple:
-        """The contact force sensor read by :meth:`update`: the model's foot frame."""
+        """Return the contact force sensor read by :meth:`update`: the model's foot frame."""
         return (str(self.dyn.model.frames[self.leg.foot_frame_id].name),)
 
     @property
@@ -524,7 +538,8 @@ class Controller:
     # -- feasibility of the apex set-point ---------------------------------------------------
 
     def apex_height_range(self, config: ControllerConfig | None = None) -> tuple[float, float]:
-        """Apex heights (base above the ground, m) this leg can hop at with ``config``.
+        """
+        Apex heights (base above the ground, m) this leg can hop at with ``config``.
 
         Lower end (exclusive): the base height at a vertical touchdown with the leg at its rest
         length — a lower apex never leaves the ground. Upper end: the highest apex the SLIP apex
@@ -646,8 +661,12 @@ class Controller:
             self._velocity.kp = self._velocity_kp()
 
     def _neutral_gain(self) -> tuple[float, float]:
-        """SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity
-        −d v_liftoff / d α at rest ((m/s)/rad), both from the apex return map."""
+        """
+        SLIP neutral-point gain and its sensitivity.
+
+        SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity −d v_liftoff / d α at
+        rest ((m/s)/rad), both from the apex return map.
+        """
         cfg = self._config
         apex_rel = cfg.apex_height
         spec = self._stance_spec(apex_rel)
@@ -727,12 +746,14 @@ class Controller:
     # -- the control law -------------------------------------------------------------------
 
     def update(self, t: float, q, v, foot_force) -> np.ndarray:
-        """One control tick: returns ``[hip, knee]`` torques, N*m.
+        """
+        One control tick: returns ``[hip, knee]`` torques, N*m.
 
         ``foot_force``: the foot force sensor, world frame, N — ``[fx, fz]``, or the contact
         row ``[[fx, fy, fz]]`` of :attr:`contact_frames` as the controller node and
         :func:`dodo_sim.rollout.rollout` pass it (y is not used: the hopper is planar; the boom
-        leg's contact detection reads only the vertical fz)."""
+        leg's contact detection reads only the vertical fz).
+        """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         force = np.asarray(foot_force, dtype=float)
@@ -890,20 +911,23 @@ class Controller:
                                    or (float(q[2]), float(q[3])))
 
     def _apex_target_rel(self) -> float:
-        """CoG apex height above the foothold that puts the base at ``apex_height``, m."""
+        """Return the CoG apex height above the foothold that puts the base at ``apex_height``, m."""
         offset = self._apex_offset_pred
         if offset is None:
             offset = self._apex_offset if self._apex_offset is not None else 0.0
         return self._config.apex_height + offset + self._apex_correction
 
     def _cog_energy(self, com_z, com_vx, com_vz) -> float:
-        """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
+        """Return the CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
         height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
     def _decompression_rest(self, length, com_z, com_vz) -> float:
-        """Rest length after maximum compression: constant, or apex-regulated
-        (:func:`.slip.regulated_force`, here in scalar form)."""
+        """
+        Rest length after maximum compression: constant, or apex-regulated.
+
+        (:func:`.slip.regulated_force`, here in scalar form).
+        """
         cfg = self._config
         if not cfg.apex_regulation:
             return self._rest
@@ -978,8 +1002,12 @@ class Controller:
         self._alpha = float(np.clip(alpha, -cfg.max_angle_of_attack, cfg.max_angle_of_attack))
 
     def _position_lead(self, fall_s: float, stance_s: float) -> float:
-        """Prediction horizon of the position error, s: :func:`.flight.critically_damped_lead`
-        with a = t_fall + T_s/2 (apex to mid-stance) and T = 2 t_fall + T_s."""
+        """
+        Prediction horizon of the position error, s.
+
+        :func:`.flight.critically_damped_lead` with a = t_fall + T_s/2 (apex to mid-stance) and T =
+        2 t_fall + T_s.
+        """
         cfg = self._config
         a = fall_s + 0.5 * stance_s
         if cfg.position_kp <= 0.0:
@@ -988,8 +1016,11 @@ class Controller:
                                       cfg.position_kp)
 
     def _velocity_fraction(self) -> float:
-        """β: the fraction of a velocity set-point change the flight policy achieves in one hop
-        (linearised SLIP return map, sensitivity S = −d v_next / d α)."""
+        """
+        β: the fraction of a velocity set-point change the flight policy achieves in one hop.
+
+        (linearised SLIP return map, sensitivity S = −d v_next / d α).
+        """
         cfg = self._config
         if cfg.flight_policy == 'deadbeat':
             return 1.0
@@ -1001,10 +1032,13 @@ class Controller:
         return min(max(sensitivity * per_speed, 0.05), 1.0)
 
     def _update_velocity_bias(self, vx: float) -> None:
-        """Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors
-        of the template, of the contact, of the touchdown timing) from the prediction made at
-        the previous apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep)
-        are not used."""
+        """
+        Learn the bias of the SLIP return map's apex-speed prediction per hop.
+
+        Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors of the
+        template, of the contact, of the touchdown timing) from the prediction made at the previous
+        apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep) are not used.
+        """
         cfg = self._config
         pred, self._v_pred = self._v_pred, None
         if pred is None or self._hops == self._hops_at_pred or not math.isfinite(pred):
@@ -1016,10 +1050,13 @@ class Controller:
             self._v_bias += min(max(step, -limit), limit)
 
     def _update_displacement_bias(self, x: float, vx: float, fall: float, kick: float) -> None:
-        """Per hop: learn the horizontal displacement per hop the hop model misses, from the
-        prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick T_s/2
-        (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are not
-        used; only consecutive apexes count."""
+        """
+        Per hop: learn the horizontal displacement per hop the hop model misses.
+
+        From the prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick
+        T_s/2 (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are
+        not used; only consecutive apexes count.
+        """
         cfg = self._config
         pred, self._hop_pred = self._hop_pred, (self._hops, x, vx, fall, kick, self._stance_time)
         if pred is None or pred[0] + 1 != self._hops:

@@ -1,4 +1,8 @@
-"""``controller`` ROS 2 node: a thin adapter around any controller of :mod:`dodo_control.registry`.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``controller`` ROS 2 node: a thin adapter around any controller of :mod:`dodo_control.registry`.
 
 The parameter ``controller`` selects it: ``slip_hopper`` (default,
 :class:`dodo_control.controller.Controller`) or ``kneed_walker``
@@ -90,15 +94,20 @@ from __future__ import annotations
 
 import array
 import collections
+from collections.abc import Mapping
 import dataclasses
 import enum
 import math
 import sys
 import time
-from collections.abc import Mapping
 
-import numpy as np
+from dodo_sim.model import ModelError
+from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
+                                 declare_config_parameters)
+from dodo_sim.ros.runtime import drain, WarnThrottle
 from geometry_msgs.msg import Point, WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -140,9 +149,13 @@ def _is_number(value) -> bool:
 
 
 class TelemetryChannels:
-    """Flattens ``ctrl.telemetry`` into named floats (see module docs); the layout is worked out
-    once from the first snapshot and reused (a 1 kHz path). ``labels``: the controller's
-    ``telemetry_labels`` (field -> labels of its entries, or None to leave the field out)."""
+    """
+    Flattens ``ctrl.telemetry`` into named floats (see module docs).
+
+    The layout is worked out once from the first snapshot and reused (a 1 kHz path). ``labels``:
+    the controller's ``telemetry_labels`` (field -> labels of its entries, or None to leave the
+    field out).
+    """
 
     def __init__(self, labels: Mapping | None = None):
         self._plan = None      # [(attribute, kind, labels)] kind: phase|scalar|vec2|vector|choice
@@ -218,15 +231,18 @@ CONTACT_HISTORY = 8
 
 
 def robot_names(ctrl) -> tuple:
-    """(joint names, actuated joint names, contact frames) of the controller: the order of q/v it
-    takes, of the torques it returns and of the contact forces it reads. Every controller the
-    node wraps states them (attributes of the same names)."""
+    """
+    (joint names, actuated joint names, contact frames) of the controller.
+
+    The order of q/v it takes, of the torques it returns and of the contact forces it reads. Every
+    controller the node wraps states them (attributes of the same names).
+    """
     return (tuple(ctrl.joint_names), tuple(ctrl.actuated_joint_names),
             tuple(ctrl.contact_frames))
 
 
 def point(position) -> Point:
-    """A marker point from a world position: [x, z] (planar) or [x, y, z]."""
+    """Return a marker point from a world position: [x, z] (planar) or [x, y, z]."""
     if len(position) == 2:
         return Point(x=float(position[0]), y=0.0, z=float(position[1]))
     return Point(x=float(position[0]), y=float(position[1]), z=float(position[2]))
@@ -489,8 +505,12 @@ class ControllerNode(Node):
             self._try_update()
 
     def _contact_input(self):
-        """The contact forces for the pending state (one world ``[fx, fy, fz]`` row per contact
-        frame of the controller, N), or None while it has to wait for them."""
+        """
+        Return the contact forces for the pending state.
+
+        The contact forces for the pending state (one world ``[fx, fy, fz]`` row per contact frame
+        of the controller, N), or None while it has to wait for them.
+        """
         rows = []
         if self._paired is not False:
             stamp = self._stamp_ns
@@ -692,8 +712,12 @@ class ControllerNode(Node):
         self._pub_markers.publish(MarkerArray(markers=markers))
 
     def _publish_model_markers(self, q, telemetry: dict) -> None:
-        """Markers of any robot from the robot model's kinematics: CoM, its path, the stance
-        foot (when the telemetry names one) and the force on each contact frame."""
+        """
+        Markers of any robot from the robot model's kinematics.
+
+        CoM, its path, the stance foot (when the telemetry names one) and the force on each contact
+        frame.
+        """
         import pinocchio as pin
         robot = self._robot
         if self._kinematics is None:

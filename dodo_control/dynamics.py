@@ -1,4 +1,8 @@
-"""The controller's own rigid-body terms, in the robot's task frame, evaluated once per tick.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The controller's own rigid-body terms, in the robot's task frame, evaluated once per tick.
 
 Built from the URDF (masses and lengths come from there), on the controller's own
 ``pinocchio.Data``; the simulator's data is never touched.
@@ -25,10 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dodo_sim.model import JOINT_NAMES, LegModel
 import numpy as np
 import pinocchio as pin
-
-from dodo_sim.model import JOINT_NAMES, LegModel
 
 #: Actuator selection matrix S (hip, knee are coordinates 2 and 3 of q).
 SELECTION = np.array([[0.0, 0.0, 1.0, 0.0],
@@ -37,9 +40,11 @@ _XZ = slice(0, 3, 2)   # rows x and z of a 3-D vector
 
 
 def solve2(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve the 2x2 system A x = b (explicit, much cheaper than np.linalg.solve at this size).
+    """
+    Solve the 2x2 system A x = b (explicit, much cheaper than np.linalg.solve at this size).
 
-    Raises np.linalg.LinAlgError if A is singular to working precision."""
+    Raises np.linalg.LinAlgError if A is singular to working precision.
+    """
     a00, a01, a10, a11 = float(A[0, 0]), float(A[0, 1]), float(A[1, 0]), float(A[1, 1])
     det = a00 * a11 - a01 * a10
     scale = max(abs(a00 * a11), abs(a01 * a10), 1e-300)
@@ -70,7 +75,11 @@ def _compiled_layout(x) -> bool:
 
 @dataclass(frozen=True)
 class Terms:
-    """Rigid-body terms at one (q, v). Arrays are fresh copies (safe to keep)."""
+    """
+    Rigid-body terms at one (q, v).
+
+    Arrays are fresh copies (safe to keep).
+    """
 
     q: np.ndarray
     v: np.ndarray
@@ -104,11 +113,13 @@ class Terms:
 
 
 class TickTerms:
-    """The per-tick subset of :class:`Terms` as plain Python floats (rows as lists), for the
-    control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's per-call overhead
-    (~1 us) costs far more than the arithmetic. Same quantities and notation as :class:`Terms`;
-    ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product). ``Jf`` / ``dJf_v``
-    default to ``Js`` / ``dJs_v`` (the same objects).
+    """
+    The per-tick subset of :class:`Terms` as plain Python floats (rows as lists).
+
+    For the control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's per-call
+    overhead (~1 us) costs far more than the arithmetic. Same quantities and notation as
+    :class:`Terms`; ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product). ``Jf`` /
+    ``dJf_v`` default to ``Js`` / ``dJs_v`` (the same objects).
     """
 
     __slots__ = ('com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Minv', 'Minv_h', 'dJc_v',
@@ -124,8 +135,11 @@ class TickTerms:
 
 
 class RobotDynamics:
-    """Evaluates :class:`Terms` on the controller's own pinocchio Data: the planar hopper, task
-    frame = world x-z, SLIP point = CoG, template mass and gravity = total mass and world gravity.
+    """
+    Evaluates :class:`Terms` on the controller's own pinocchio Data.
+
+    The planar hopper, task frame = world x-z, SLIP point = CoG, template mass and gravity = total
+    mass and world gravity.
 
     The task-frame interface (also of :class:`dodo_control.boom.BoomDynamics`): ``terms``,
     ``tick_terms``, ``com_and_foot``, ``posture_for_foot``, ``base_height``, ``table_q``,
@@ -154,11 +168,15 @@ class RobotDynamics:
         self.use_compiled(True)
 
     def use_compiled(self, enabled: bool = True) -> bool:
-        """Evaluate :meth:`tick_terms` with the compiled kernel
-        (:func:`dodo_sim.physics.fast.point_terms`, one call instead of seven pinocchio calls
-        and the list algebra) when ``enabled`` and the model qualifies (numba installed, every
-        joint 1-DoF); otherwise with pinocchio. Both give the same terms to rounding
-        (unit-tested). Returns whether the compiled kernel is in use."""
+        """
+        Evaluate :meth:`tick_terms` with the compiled kernel.
+
+        Evaluate :meth:`tick_terms` with the compiled kernel
+        (:func:`dodo_sim.physics.fast.point_terms`, one call instead of seven pinocchio calls and
+        the list algebra) when ``enabled`` and the model qualifies (numba installed, every joint
+        1-DoF); otherwise with pinocchio. Both give the same terms to rounding (unit-tested).
+        Returns whether the compiled kernel is in use.
+        """
         self._compiled = None
         # a task frame with its own tick_terms (the boom leg) keeps its own evaluation
         if enabled and type(self).tick_terms is RobotDynamics.tick_terms:
@@ -202,9 +220,12 @@ class RobotDynamics:
                      dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com, com_vel=com_vel)
 
     def tick_terms(self, q, v) -> TickTerms:
-        """:class:`TickTerms` at (q, v), the control tick's fast path: one compiled call
-        (:meth:`use_compiled`), else seven pinocchio calls and scalar algebra; equal to
-        :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays."""
+        """
+        :class:`TickTerms` at (q, v), the control tick's fast path.
+
+        One compiled call (:meth:`use_compiled`), else seven pinocchio calls and scalar algebra;
+        equal to :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays.
+        """
         # the kernel's compiled signature: contiguous writable float64 arrays (anything else
         # would compile a new specialisation, seconds, mid-run: it takes the pinocchio path)
         if self._compiled is not None and _compiled_layout(q) and _compiled_layout(v):
@@ -245,8 +266,12 @@ class RobotDynamics:
         return q[1]
 
     def table_q(self, q, slip_point_height: float) -> np.ndarray:
-        """Configuration of the touchdown-posture table: base at the origin, the measured joint
-        angles (they pick the knee branch); ``slip_point_height`` is not needed here."""
+        """
+        Configure of the touchdown-posture table.
+
+        Base at the origin, the measured joint angles (they pick the knee branch);
+        ``slip_point_height`` is not needed here.
+        """
         return np.array([0.0, 0.0, q[2], q[3]])
 
     def posture_offset(self, terms: 'Terms') -> float:
@@ -254,18 +279,23 @@ class RobotDynamics:
         return terms.com[1]
 
     def impact_map(self, terms: 'Terms', n_s: np.ndarray) -> np.ndarray:
-        """2x2 map from the SLIP point's velocity before a touchdown (joints at rest) to its
-        velocity after it: the base columns of J_c N_s (the base moves the CoG one to one)."""
+        """
+        Return the 2x2 touchdown velocity map of the SLIP point.
+
+        2x2 map from the SLIP point's velocity before a touchdown (joints at rest) to its velocity
+        after it: the base columns of J_c N_s (the base moves the CoG one to one).
+        """
         return (terms.Jc @ n_s)[:, :2]
 
     def world_points(self, q) -> tuple[np.ndarray, np.ndarray]:
         """SLIP point (CoG) and foot in world coordinates (3-D, m), e.g. for markers."""
         model, data = self.model, self.data
         com = pin.centerOfMass(model, data, np.asarray(q, float)).copy()
-        return com, pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation.copy()
+        return com, pin.updateFramePlacement(
+            model, data, self.leg.foot_frame_id).translation.copy()
 
     def com_and_foot(self, q) -> tuple[np.ndarray, np.ndarray]:
-        """CoG and foot positions (world x-z, m) at q (kinematics only)."""
+        """Return the CoG and foot positions (world x-z, m) at q (kinematics only)."""
         model, data = self.model, self.data
         com = pin.centerOfMass(model, data, np.asarray(q, float))[_XZ].copy()
         foot = pin.updateFramePlacement(model, data, self.leg.foot_frame_id).translation[_XZ]
@@ -278,7 +308,8 @@ class RobotDynamics:
 
     def posture_for_foot(self, rel_foot, q_guess, iterations: int = 30,
                          tol: float = 1e-10) -> np.ndarray:
-        """Joint angles [hip, knee] putting the foot at ``rel_foot`` (world x-z) from the CoG.
+        """
+        Joint angles [hip, knee] putting the foot at ``rel_foot`` (world x-z) from the CoG.
 
         Damped Newton from ``q_guess`` (keeps the knee branch of the guess). Raises ValueError if
         the point is out of reach.
@@ -298,7 +329,8 @@ class RobotDynamics:
 
 
 def load_dynamics(urdf_xml_or_path, xacro_args=None):
-    """The robot model and its task-frame dynamics, chosen from the model's joints.
+    """
+    Return the robot model and its task-frame dynamics, chosen from the model's joints.
 
     * joints ``base_x, base_z, hip, knee`` (the hopper): :func:`dodo_sim.model.load_leg_model`
       and :class:`RobotDynamics` (world x-z);
@@ -310,10 +342,10 @@ def load_dynamics(urdf_xml_or_path, xacro_args=None):
     ``effort_limits``, ``foot_frame_id`` and ``urdf_xml``. Raises
     :class:`dodo_sim.model.ModelError` naming the joints when neither layout fits.
     """
-    from dodo_sim.model import ModelError, load_leg_model
+    from dodo_sim.model import load_leg_model, ModelError
     from dodo_sim.physics.robot import load_robot, robot_description_xml
 
-    from .boom import BoomDynamics, boom_layout_problem
+    from .boom import boom_layout_problem, BoomDynamics
 
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     supported = (f'the SLIP controller supports the planar hopper (joints {list(JOINT_NAMES)}) '

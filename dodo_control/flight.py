@@ -1,9 +1,15 @@
-"""Flight: position PI -> velocity set-point -> angle of attack -> posture (foot placement).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Flight: position PI -> velocity set-point -> angle of attack -> posture (foot placement).
 
 All loops except the posture controller are updated once per hop, at the apex event
-(Feng, Lehner & Lutze 2021, sections 4.3-4.5; docs/control.md). Sign convention of α: see :mod:`.slip`
+(Feng, Lehner & Lutze 2021, sections 4.3-4.5; docs/control.md). Sign convention of α: see
+:mod:`.slip`
 (positive = foot ahead of the CoG). A foot further ahead brakes, so the velocity loop reads
-``α = K_c·v + K_p·(v − v_set) + K_i·Σ(v − v_set)`` — eq. (20) of Feng, Lehner & Lutze 2021 with its error sign
+``α = K_c·v + K_p·(v − v_set) + K_i·Σ(v − v_set)`` — eq. (20) of Feng, Lehner & Lutze 2021 with
+its error sign
 flipped to match this α convention.
 """
 from __future__ import annotations
@@ -14,10 +20,12 @@ import numpy as np
 
 
 class PositionLoop:
-    """v_set = sat(v_ff + K_p e + K_i Σ e Δt) with anti-windup.
+    """
+    v_set = sat(v_ff + K_p e + K_i Σ e Δt) with anti-windup.
 
     ``e`` is the CoG x error (m), ``Δt`` the time since the previous update (s); the output is
-    saturated at ±``max_speed`` (m/s, Feng, Lehner & Lutze 2021 eq. 23). The integral only grows while |e| is
+    saturated at ±``max_speed`` (m/s, Feng, Lehner & Lutze 2021 eq. 23). The integral only grows
+    while |e| is
     below ``integral_band`` (m; integral separation: the long approach to a far target does not
     wind it up) and the output is unsaturated or the error drives it back out of saturation.
     """
@@ -42,7 +50,8 @@ class PositionLoop:
 
 
 class VelocityLoop:
-    """α = K_c v + K_p (v − v_set) + K_i Σ (v − v_set), saturated at ±max_angle (rad).
+    """
+    Α = K_c v + K_p (v − v_set) + K_i Σ (v − v_set), saturated at ±max_angle (rad).
 
     ``K_c v`` is the neutral angle (the one that keeps the speed); the caller may pass a better
     neutral angle (e.g. from the SLIP return map) instead.
@@ -62,7 +71,7 @@ class VelocityLoop:
         self.integral = 0.0
 
     def update(self, velocity: float, velocity_set: float, neutral: float | None = None) -> float:
-        """α for the next touchdown; ``neutral`` replaces the linear K_c v if given (rad)."""
+        """Α for the next touchdown; ``neutral`` replaces the linear K_c v if given (rad)."""
         err = velocity - velocity_set
         base = (self.kc * velocity if neutral is None else neutral) + self.kp * err
         trial = base + self.ki * (self.integral + err)
@@ -75,7 +84,8 @@ class VelocityLoop:
 
 
 def critically_damped_lead(a_s: float, period_s: float, fraction: float, kp: float) -> float:
-    """Horizon L (s) of the position error e − L v for v_set = K_p (e − L v).
+    """
+    Horizon L (s) of the position error e − L v for v_set = K_p (e − L v).
 
     Per hop (apex n -> n+1, period T) the CoG moves a v_n + (T − a) v_{n+1} and the velocity loop
     gets the fraction β of the way to its set-point, v_{n+1} = v_n + β (v_set − v_n). The hop map
@@ -89,7 +99,11 @@ def critically_damped_lead(a_s: float, period_s: float, fraction: float, kp: flo
 
 def raibert_angle(velocity: float, velocity_set: float, stance_time_s: float,
                   touchdown_length: float, gain_s: float, max_angle: float) -> float:
-    """Raibert foot placement: foot ahead of the CoG by v T_s/2 + k (v − v_set) (m), as an angle."""
+    """
+    Raibert foot placement: foot ahead of the CoG by v T_s/2 + k (v − v_set) (m).
+
+    As an angle.
+    """
     ahead = velocity * stance_time_s / 2.0 + gain_s * (velocity - velocity_set)
     s = float(np.clip(ahead / touchdown_length, -math.sin(max_angle), math.sin(max_angle)))
     return math.asin(s)

@@ -1,4 +1,8 @@
-"""Phase machine FLIGHT -> STANCE -> FLIGHT with apex events (docs/control.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Phase machine FLIGHT -> STANCE -> FLIGHT with apex events (docs/control.md).
 
 Pure logic on per-tick booleans; the controller decides what "contact" means (foot force sensor
 or the kinematic fallback). Chatter robustness:
@@ -20,7 +24,10 @@ STANCE = 'stance'
 
 @dataclass(frozen=True)
 class PhaseParams:
-    """Attributes:
+    """
+    The fields of ``PhaseParams``.
+
+    Fields:
         min_flight_time_s: shortest flight before a touchdown is accepted, s.
         min_stance_time_s: shortest stance before a liftoff is accepted, s.
         liftoff_samples: consecutive ticks without contact that end a stance.
@@ -49,14 +56,15 @@ class PhaseMachine:
         self._last_vz = None
 
     def update(self, t: float, contact: bool, spring_released: bool, com_vz: float) -> tuple:
-        """Advance one tick.
+        """
+        Advance one tick.
 
-        Args:
+        Inputs:
             t: time, s.
             contact: the foot touches the ground this tick (sensor or kinematic fallback).
             spring_released: stance only: the SLIP spring is back at its rest length and extending.
             com_vz: CoG vertical velocity, m/s.
-        Returns:
+        Return value:
             tuple of events among 'touchdown', 'liftoff', 'apex'.
         """
         p = self.params

@@ -1,4 +1,8 @@
-"""The controllers the controller node can host: name -> controller class, config dataclass.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The controllers the controller node can host: name -> controller class, config dataclass.
 
 One node parameter selects the controller (``controller``, a field of
 :class:`dodo_sim.ros.node_config.ControllerNodeConfig`; default ``slip_hopper``)::
@@ -14,7 +18,8 @@ Every hosted controller has ``update(t, q, v, contact_forces) -> tau``, ``teleme
 ``actuated_joint_names`` (order of tau), ``contact_frames`` (one ``[fx, fy, fz]`` row each in
 ``contact_forces``). The node sizes its topics from these.
 
-An entry may name an *outcome monitor* (the walker's: :class:`dodo_control.walker_monitor.WalkMonitor`):
+An entry may name an *outcome monitor* (the walker's:
+:class:`dodo_control.walker_monitor.WalkMonitor`):
 a judge of the run that looks at the measured state only (falls, steps, distance), never at the
 controller's telemetry. Its configuration dataclasses are parameters of the node too. The monitor
 of a walking robot judges the ground the simulator simulates: the graph (``dodo_sim.ros.graph``)
@@ -26,8 +31,8 @@ params-file checks import this module without importing the controllers.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from dataclasses import dataclass
+import importlib
 
 #: SimConfig fields that describe the ground (``dodo_sim.simulator.SimConfig``). A monitor that
 #: judges heights above the ground declares these; the graph copies the simulator's values.
@@ -45,9 +50,10 @@ def _load(ref: str):
 
 @dataclass(frozen=True)
 class ControllerEntry:
-    """One hostable controller.
+    """
+    One hostable controller.
 
-    Attributes:
+    Fields:
         name: value of the controller node's ``controller`` parameter.
         controller: ``module:Class`` of the controller.
         config: ``module:Class`` of its frozen config dataclass (every field a ROS parameter).
@@ -86,17 +92,20 @@ class ControllerEntry:
         return tuple(_load(ref) for ref in self.monitor_configs)
 
     def parameter_classes(self) -> tuple:
-        """Config dataclasses whose fields are the node's control parameters: the controller's,
-        then the monitor's (a field name shared by two of them is one parameter)."""
+        """
+        Config dataclasses whose fields are the node's control parameters.
+
+        The controller's, then the monitor's (a field name shared by two of them is one parameter).
+        """
         return (self.config_class(),) + self.monitor_config_classes()
 
     def runtime_parameters(self) -> tuple:
-        """Controller config fields a running node accepts changes of."""
+        """Control config fields a running node accepts changes of."""
         return tuple(f.name for f in dataclasses.fields(self.config_class())
                      if f.name not in self.startup_only)
 
     def build(self, urdf_xml: str, config):
-        """The controller for the robot description ``urdf_xml`` (XML or a path)."""
+        """Return the controller for the robot description ``urdf_xml`` (XML or a path)."""
         if not isinstance(config, self.config_class()):
             raise TypeError(f'controller {self.name!r} needs a {self.config_class().__name__}, '
                             f'got {type(config).__name__}')
@@ -104,13 +113,17 @@ class ControllerEntry:
 
 
 def build_slip_hopper(urdf_xml, config):
-    """The SLIP hopper controller (it builds its own model of the leg from the URDF)."""
+    """Return the SLIP hopper controller (it builds its own model of the leg from the URDF)."""
     from dodo_control.controller import Controller
     return Controller(urdf_xml, config)
 
 
 def build_kneed_walker(urdf_xml, config):
-    """The Kneed Walker controller; refuses a robot description without its joints or feet."""
+    """
+    Return the Kneed Walker controller.
+
+    Refuses a robot description without its joints or feet.
+    """
     from dodo_control.walker import WalkerController
     check_robot(urdf_xml, 'kneed_walker', joints=config.joint_names,
                 contact_frames=config.contact_frames)
@@ -155,7 +168,11 @@ def controller_names() -> tuple:
 
 
 def controller_entry(name: str) -> ControllerEntry:
-    """The entry of controller ``name``; ValueError naming the known controllers otherwise."""
+    """
+    Return the entry of controller ``name``.
+
+    ValueError naming the known controllers otherwise.
+    """
     for entry in CONTROLLERS:
         if entry.name == name:
             return entry

@@ -1,4 +1,8 @@
-"""The spring-loaded inverted pendulum (SLIP) template: leg force, stance flow, apex return map.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The spring-loaded inverted pendulum (SLIP) template: leg force, stance flow, apex return map.
 
 Conventions (used throughout dodo_control):
 
@@ -18,8 +22,8 @@ are generators that yield every few RK4 steps, so a controller can spread that o
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
@@ -48,7 +52,8 @@ def precompression(energy_loss_j: float, stiffness: float) -> float:
 
 def regulated_force(length, vz, height, *, stiffness: float, mass: float, gravity_z: float,
                     apex_height_rel, max_rest_length: float):
-    """Leg force magnitude (N) and rest length (m) of the apex-regulated decompression.
+    """
+    Leg force magnitude (N) and rest length (m) of the apex-regulated decompression.
 
     After maximum compression the rest length l₀' is re-chosen every instant so that the spring
     holds exactly the vertical energy still missing for the apex:
@@ -64,9 +69,10 @@ def regulated_force(length, vz, height, *, stiffness: float, mass: float, gravit
 
 @dataclass(frozen=True)
 class StanceSpec:
-    """What the stance flow needs besides the touchdown state.
+    """
+    What the stance flow needs besides the touchdown state.
 
-    Attributes:
+    Fields:
         stiffness: k, N/m.  mass: m, kg.  gravity_z: m/s^2 (negative).
         regulate: apex-regulated decompression (:func:`regulated_force`) after max compression.
         apex_height_rel: CoG apex target above the foothold, m (used when ``regulate``).
@@ -97,7 +103,7 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
     (``spec.regulate`` False) or the apex-regulated decompression. Liftoff when the leg force
     reaches zero while extending (interpolated inside the step).
 
-    Args:
+    Inputs:
         pos: CoG relative to the foot at touchdown (x, z), m.
         vel: CoG velocity just after touchdown (post impact), m/s.
         rest_length: rest length at touchdown (incl. SLIPic pre-compression), m.
@@ -198,7 +204,8 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
 
 def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
                     touchdown_length: float, gravity_z: float):
-    """CoG position relative to the foot and CoG velocity just before touchdown.
+    """
+    Return the CoG position relative to the foot and its velocity just before touchdown.
 
     The CoG falls ballistically from its apex (``apex_height_rel`` above the foothold level) until
     the foot, held at ``touchdown_length`` and angle α, reaches the ground.
@@ -266,7 +273,8 @@ def deadbeat_angle(target_vx: float, apex_height_rel: float, apex_vx: float,
                    touchdown_length: float, spec: StanceSpec, max_angle: float,
                    impact_matrix=None, precompress: bool = True, guess: float = 0.0,
                    tolerance_mps: float = 1e-4, max_evaluations: int = 12) -> float:
-    """Angle of attack (rad) whose SLIP apex return map gives the next apex speed ``target_vx``.
+    """
+    Angle of attack (rad) whose SLIP apex return map gives the next apex speed ``target_vx``.
 
     The next-apex speed falls monotonically with α over the useful range. Secant steps from
     ``guess`` with a bracket kept by regula falsi (Illinois); out of reach: the bound closest.

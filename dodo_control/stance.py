@@ -1,4 +1,8 @@
-"""Stance: support-consistent dynamics, impact projection and the SLIP operational-space law.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Stance: support-consistent dynamics, impact projection and the SLIP operational-space law.
 
 Forms of docs/control.md (Hutter et al. 2010; the reports of Feng, Lehner & Lutze 2021 and
 Schneyer & Kolb have typos in them):
@@ -19,8 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import SELECTION, Terms, TickTerms, inv2, solve2
-
+from .dynamics import inv2, SELECTION, solve2, Terms, TickTerms
 
 _EYE4 = np.eye(4)
 _EYE4.flags.writeable = False
@@ -51,7 +54,8 @@ def impact_velocity(terms: Terms, v_minus, proj: SupportProjection | None = None
 
 def impact_energy_loss(terms: Terms, v_minus, mass: float,
                        proj: SupportProjection | None = None) -> float:
-    """CoG kinetic energy lost at the impact (SLIPic), J.
+    """
+    Return the CoG kinetic energy lost at the impact (SLIPic), J.
 
     ΔE = ½ m q̇⁻ᵀ (J_cᵀ J_c − N_sᵀ J_cᵀ J_c N_s) q̇⁻ = ½ m (|J_c q̇⁻|² − |J_c N_s q̇⁻|²).
     """
@@ -72,7 +76,8 @@ def support_consistent_acceleration(terms: Terms, tau,
 
 
 def slip_torque(terms: Terms, accel_des, proj: SupportProjection | None = None) -> np.ndarray:
-    """[hip, knee] torques (N*m) giving the CoG acceleration ``accel_des`` (m/s^2) in stance.
+    """
+    [hip, knee] torques (N*m) giving the CoG acceleration ``accel_des`` (m/s^2) in stance.
 
     r̈ = J_c q̈ + J̇_c q̇ with q̈ from the support-consistent dynamics is affine in τ:
     r̈ = A τ + c, A = J_c M⁻¹ (S N_s)ᵀ; solved exactly (A is 2x2, regular away from the
@@ -87,7 +92,7 @@ def slip_torque(terms: Terms, accel_des, proj: SupportProjection | None = None) 
 
 
 def slip_torque_osc(terms: Terms, accel_des, proj: SupportProjection | None = None) -> np.ndarray:
-    """The operational-space form τ = J*ᵀ (Λ* a + μ* + p*) of docs/control.md."""
+    """Return the operational-space form τ = J*ᵀ (Λ* a + μ* + p*) of docs/control.md."""
     proj = proj or support_projection(terms)
     Minv, Jc, SN = terms.Minv, terms.Jc, proj.SN_s
     b = terms.h - terms.g
@@ -102,7 +107,8 @@ def slip_torque_osc(terms: Terms, accel_des, proj: SupportProjection | None = No
 
 
 def flight_foot_torque(terms: Terms, rel_accel_des) -> np.ndarray:
-    """[hip, knee] torques giving the foot-relative-to-CoG acceleration ``rel_accel_des`` in flight.
+    """
+    [hip, knee] torques giving the foot-relative-to-CoG acceleration ``rel_accel_des`` in flight.
 
     In flight M q̈ + h = Sᵀ τ; the foot-minus-CoG point has jacobian J_r = J_f − J_c (the foot's
     task jacobian J_f is J_s on the hopper, where the base columns of J_r vanish) and
@@ -124,7 +130,8 @@ def _solve2(a00, a01, a10, a11, b0, b1) -> tuple[float, float]:
 
 
 def slip_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]:
-    """:func:`slip_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m.
+    """
+    :func:`slip_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m.
 
     With W = M⁻¹ J_sᵀ and Λ_s = (J_s W)⁻¹: A = J_c M⁻¹ (S N_s)ᵀ = J_c M⁻¹ Sᵀ − (J_c W) Λ_s (S W)ᵀ
     and c = J̇_c q̇ + J_c q̈₀ with the zero-torque support-consistent acceleration

@@ -1,4 +1,10 @@
-"""Pulse controller of the planar Kneed Walker (As & Mailhot 2018). Pure core, no rclpy.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Pulse controller of the planar Kneed Walker (As & Mailhot 2018).
+
+Pure core, no rclpy.
 
 API (a ROS node wraps exactly this)::
 
@@ -40,8 +46,8 @@ angle swings the distal segment backwards; knee 0 is the straight (locked) knee.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from typing import Mapping
 
 import numpy as np
@@ -56,14 +62,15 @@ PULSES_PER_ROLE = 2
 
 @dataclass(frozen=True)
 class WalkerConfig:
-    """Walker controller parameters (a controller node declares exactly these as ROS parameters).
+    """
+    Walker controller parameters (a controller node declares exactly these as ROS parameters).
 
     The pulse vectors have 8 entries: two pulses for each role in ``ROLES`` order,
     (stance hip 1, stance hip 2, swing hip 1, swing hip 2, stance knee 1, stance knee 2,
     swing knee 1, swing knee 2). Phases and periods are fractions of the nominal step time
     ``1 / step_frequency_hz``.
 
-    Attributes:
+    Fields:
         contact_frames: the feet's contact frames, one force row each in ``update`` (default
             left then right, the simulator's ``contact_frames`` order).
         joint_names: order of q and v (the simulator's ``joint_names``).
@@ -225,7 +232,7 @@ class WalkerConfig:
                     bad(name, f'entry {i} must be within [0, 1] (fraction of the step time)')
 
     def pulses(self, role: str) -> tuple:
-        """The :class:`Pulse` objects of one role (one of ``ROLES``)."""
+        """Return the :class:`Pulse` objects of one role (one of ``ROLES``)."""
         if role not in ROLES:
             raise ValueError(f'unknown role {role!r}; choose one of {ROLES}')
         first = ROLES.index(role) * PULSES_PER_ROLE
@@ -254,9 +261,10 @@ def torso_pd_torque(pitch_rad: float, pitch_rate_rad_s: float, pitch_ref_rad: fl
 
 @dataclass(frozen=True)
 class WalkerTelemetry:
-    """Snapshot after the last :meth:`WalkerController.update`.
+    """
+    Snapshot after the last :meth:`WalkerController.update`.
 
-    Attributes:
+    Fields:
         t: time of the update, s.
         phase: step phase omega * (t - t_touchdown), (-).
         time_in_step_s: time since the current step started, s.
@@ -318,9 +326,13 @@ class WalkerController:
 
     @property
     def telemetry_labels(self) -> dict:
-        """Labels of the telemetry's per-entry fields, for named channels (the controller node
-        publishes ``<field>_<label>``; a text field becomes the index of its value among the
-        labels; None: not published, e.g. ``tau``, which the node publishes per joint)."""
+        """
+        Labels of the telemetry's per-entry fields, for named channels.
+
+        (the controller node publishes ``<field>_<label>``; a text field becomes the index of its
+        value among the labels; None: not published, e.g. ``tau``, which the node publishes per
+        joint).
+        """
         cfg = self._config
         pulses = tuple(f'{role}_{k + 1}' for role in ROLES for k in range(PULSES_PER_ROLE))
         return {'stance_frame': cfg.contact_frames, 'swing_frame': cfg.contact_frames,
@@ -328,8 +340,12 @@ class WalkerController:
                 'role_torque_nm': ROLES, 'tau': None}
 
     def reconfigure(self, config: WalkerConfig) -> None:
-        """Swap the configuration. The step history is kept when the feet and joints stay the
-        same (a node changing pulses mid-walk); otherwise the controller is reset."""
+        """
+        Swap the configuration.
+
+        The step history is kept when the feet and joints stay the same (a node changing pulses
+        mid-walk); otherwise the controller is reset.
+        """
         if not isinstance(config, WalkerConfig):
             raise TypeError(f'config must be a WalkerConfig, got {type(config).__name__}')
         old = getattr(self, '_config', None)
@@ -392,8 +408,12 @@ class WalkerController:
         return self._speed
 
     def _placement(self, q, v, stance: int, swing: int) -> float:
-        """Swing-leg placement PD torque, N*m: the swing thigh's angle ahead of the vertical is
-        driven to swing_leg_angle + velocity and stance-angle feedback."""
+        """
+        Swing-leg placement PD torque, N*m.
+
+        The swing thigh's angle ahead of the vertical is driven to swing_leg_angle + velocity and
+        stance-angle feedback.
+        """
         cfg = self._config
         pitch, pitch_rate = q[self._pitch], v[self._pitch]
         # absolute thigh angles, positive = ahead of the vertical (the joint angles' opposite)

@@ -1,4 +1,10 @@
-"""The walk judged one state at a time: falls, steps, distance, speed. No rclpy.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The walk judged one state at a time: falls, steps, distance, speed.
+
+No rclpy.
 
 The controller node hosts this next to the Kneed Walker controller (``dodo_control.registry``)
 and publishes what it finds; ``dodo walk`` turns a fall into a non-zero exit. It is the online
@@ -29,15 +35,17 @@ import dataclasses
 import math
 import types
 
-import numpy as np
-
 from dodo_control.registry import TERRAIN_PARAMETERS
 from dodo_control.walker_outcome import FALL_REASONS, FallCriteria, FallDetector, OnlineStepCounter
+import numpy as np
 
 
 def _terrain_config_class():
-    """A frozen dataclass of the SimConfig fields in TERRAIN_PARAMETERS: same names, defaults
-    and documentation (each parameter is defined once, in SimConfig)."""
+    """
+    Return a frozen dataclass of the SimConfig fields in TERRAIN_PARAMETERS.
+
+    Same names, defaults and documentation (each parameter is defined once, in SimConfig).
+    """
     from dodo_sim.physics.terrain import make_terrain as terrain_from
     from dodo_sim.ros.params import field_docs
     from dodo_sim.simulator import SimConfig
@@ -52,7 +60,7 @@ def _terrain_config_class():
         self.make_terrain()           # raises ValueError naming a bad value
 
     def make_terrain(self):
-        """The terrain object (``height(x)``, ``slope(x)``, ``normal(x)``)."""
+        """Return the terrain object (``height(x)``, ``slope(x)``, ``normal(x)``)."""
         return terrain_from(self.terrain, height_m=self.terrain_height_m,
                             slope_deg=self.slope_deg, step_edges_x_m=self.step_edges_x_m,
                             step_rises_m=self.step_rises_m,
@@ -63,8 +71,8 @@ def _terrain_config_class():
         'TerrainConfig', spec, frozen=True,
         namespace={'__post_init__': __post_init__, 'make_terrain': make_terrain,
                    '__module__': __name__})
-    cls.__doc__ = ('The ground a walk is judged on: the simulator\'s terrain parameters '
-                   '(dodo_sim.simulator.SimConfig; the graph copies the simulator\'s values).\n\n'
+    cls.__doc__ = ("The ground a walk is judged on: the simulator's terrain parameters "
+                   "(dodo_sim.simulator.SimConfig; the graph copies the simulator's values).\n\n"
                    '    Attributes:\n'
                    + ''.join(f'        {name}: {docs.get(name, "")}\n'
                              for name in TERRAIN_PARAMETERS))
@@ -75,9 +83,10 @@ TerrainConfig = _terrain_config_class()
 
 
 class WalkMonitor:
-    """Online judge of a walk (module docs).
+    """
+    Online judge of a walk (module docs).
 
-    Args:
+    Inputs:
         urdf_xml: robot description (XML or a path), the model the simulator simulates.
         joint_names: order of the q given to :meth:`update` (the controller's joint names).
         criteria: fall criteria.
@@ -97,7 +106,7 @@ class WalkMonitor:
         missing = [n for n in robot.joint_names if n not in names]
         if missing or not robot.vector_space:
             raise ValueError(f'the walk monitor needs every joint of the robot in the '
-                             f'controller\'s joint_names {list(names)} (missing: {missing}; '
+                             f"controller's joint_names {list(names)} (missing: {missing}; "
                              f'one coordinate per joint)')
         if forward_joint not in names:
             raise ValueError(f'forward_joint {forward_joint!r} is not in joint_names '
@@ -156,13 +165,17 @@ class WalkMonitor:
         return None
 
     def channels(self) -> list:
-        """Values of :data:`CHANNELS`: fallen (0/1), fall_reason (index in
-        ``walker_outcome.FALL_REASONS``, -1 none), steps, distance_m, speed_m_s."""
+        """
+        Values of :data:`CHANNELS`.
+
+        Fallen (0/1), fall_reason (index in ``walker_outcome.FALL_REASONS``, -1 none), steps,
+        distance_m, speed_m_s.
+        """
         reason = -1.0 if self.fall_reason is None else float(FALL_REASONS.index(self.fall_reason))
         return [float(self.fallen), reason, float(self.steps), self.distance_m, self.speed_m_s]
 
     def summary(self) -> dict:
-        """steps, distance_m, speed_m_s, fall_reason (None: did not fall), fall_time_s."""
+        """Step, distance_m, speed_m_s, fall_reason (None: did not fall), fall_time_s."""
         return {'steps': self.steps, 'distance_m': self.distance_m, 'speed_m_s': self.speed_m_s,
                 'fall_reason': self.fall_reason,
                 'fall_time_s': None if self.fall_reason is None else self.fall_time_s}

@@ -1,4 +1,10 @@
-"""Did the walker walk or fall? Fall detection and the result of a walking run. No rclpy.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Whether the walker walked or fell.
+
+Fall detection and the result of a walking run. No rclpy.
 
 Used by the tests, by ``dodo walk`` (exit code) and by parameter searches::
 
@@ -24,23 +30,23 @@ counts once.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-
-import numpy as np
-import pinocchio as pin
+import math
 
 from dodo_sim.rollout import Rollout, rollout
 from dodo_sim.simulator import SimulationDiverged
+import numpy as np
+import pinocchio as pin
 
 FALL_REASONS = ('torso_pitch', 'hip_height', 'knee_contact', 'diverged')
 
 
 @dataclass(frozen=True)
 class FallCriteria:
-    """When a walker counts as fallen.
+    """
+    When a walker counts as fallen.
 
-    Attributes:
+    Fields:
         max_torso_pitch_rad: largest |torso pitch| still upright, rad, in (0, pi).
         min_hip_height_m: lowest hip height above the terrain under the hip, m, >= 0.
         pitch_joint: the torso pitch coordinate.
@@ -66,9 +72,10 @@ class FallCriteria:
 
 
 class FallDetector:
-    """Judges simulator states against :class:`FallCriteria` (module docs).
+    """
+    Judges simulator states against :class:`FallCriteria` (module docs).
 
-    Args:
+    Inputs:
         sim: the simulator (its robot model, joint names and terrain are used).
         criteria: the fall criteria.
     """
@@ -95,7 +102,7 @@ class FallDetector:
         self.reason, self.time_s = None, math.nan
 
     def check(self, q) -> str | None:
-        """The fall reason of configuration q, or None when upright."""
+        """Return the fall reason of configuration q, or None when upright."""
         crit = self.criteria
         q = np.asarray(q, dtype=float)
         if abs(q[self._pitch_index]) > crit.max_torso_pitch_rad:
@@ -120,13 +127,15 @@ class FallDetector:
 
 
 def count_steps(in_contacts, times_s, min_step_time_s: float = 0.1) -> tuple:
-    """Touchdowns of alternating feet from per-state contact flags.
+    """
+    Touchdowns of alternating feet from per-state contact flags.
 
     ``in_contacts`` is (ticks, n_feet) bool, ``times_s`` the states' times. Row 0 is the reset
     state (no contact solved yet), so edges are looked for from row 1 on, against row 1's flags.
     A touchdown is a foot's False -> True edge; it is a step when that foot is not the foot of the
     previous step and at least ``min_step_time_s`` after it (a trailing foot that scuffs right
-    after the touchdown of the other is not a step). Returns (tick indices, feet)."""
+    after the touchdown of the other is not a step). Returns (tick indices, feet).
+    """
     flags = np.asarray(in_contacts, dtype=bool)
     times = np.asarray(times_s, dtype=float)
     ticks, feet = [], []
@@ -145,7 +154,8 @@ def count_steps(in_contacts, times_s, min_step_time_s: float = 0.1) -> tuple:
 
 def place_on_terrain(sim, q, v, stance_frame: str, *, x_joint: str = 'base_x',
                      z_joint: str = 'base_z', pitch_joint: str = 'base_pitch') -> tuple:
-    """A walking state (q, v) of a planar robot, moved rigidly onto the simulator's terrain.
+    """
+    Return a walking state (q, v) of a planar robot, moved rigidly onto the simulator's terrain.
 
     The whole robot is rotated about its stance foot by the terrain's inclination under that
     foot and shifted vertically so that the stance foot lies on the terrain: a gait state
@@ -154,7 +164,8 @@ def place_on_terrain(sim, q, v, stance_frame: str, *, x_joint: str = 'base_x',
 
     The simulator must already exist, and the Simulator refuses to be constructed with a
     contact point under its terrain: to start a run on another terrain, build the Simulator
-    from :func:`config_on_terrain` instead."""
+    from :func:`config_on_terrain` instead.
+    """
     return _place(list(sim.joint_names), list(sim.contact_frames), sim.contact_positions,
                   sim.terrain, q, v, stance_frame, (x_joint, z_joint, pitch_joint))
 
@@ -162,8 +173,11 @@ def place_on_terrain(sim, q, v, stance_frame: str, *, x_joint: str = 'base_x',
 def config_on_terrain(urdf_xml_or_path, config, stance_frame: str, *, xacro_args=None,
                       x_joint: str = 'base_x', z_joint: str = 'base_z',
                       pitch_joint: str = 'base_pitch'):
-    """``config`` (a :class:`dodo_sim.simulator.SimConfig`) with its start state moved onto its
-    own terrain, as :func:`place_on_terrain` moves it: construct the Simulator with the result.
+    """
+    Return ``config`` with its start state replaced.
+
+    ``config`` (a :class:`dodo_sim.simulator.SimConfig`) with its start state moved onto its own
+    terrain, as :func:`place_on_terrain` moves it: construct the Simulator with the result.
 
     The start state is ``config.initial_q`` / ``initial_v`` (empty: the robot description's
     default pose at rest). Only the robot description and the terrain description of the config
@@ -176,9 +190,8 @@ def config_on_terrain(urdf_xml_or_path, config, stance_frame: str, *, xacro_args
     """
     import dataclasses
 
-    import pinocchio as pin
-
     from dodo_sim.physics.robot import load_robot
+    import pinocchio as pin
 
     robot = load_robot(urdf_xml_or_path, contact_frames=config.contact_frames,
                        contact_radii=config.contact_radii,
@@ -201,8 +214,11 @@ def config_on_terrain(urdf_xml_or_path, config, stance_frame: str, *, xacro_args
 
 def _place(joint_names, contact_frames, contact_positions, terrain, q, v, stance_frame,
            base_joints) -> tuple:
-    """:func:`place_on_terrain` on its parts: the base joints (x, z, pitch) are named, the
-    contact positions come from ``contact_positions(q)``."""
+    """
+    :func:`place_on_terrain` on its parts: the base joints (x, z, pitch) are named.
+
+    The contact positions come from ``contact_positions(q)``.
+    """
     if stance_frame not in contact_frames:
         raise ValueError(f'stance_frame {stance_frame!r} is not a contact frame: '
                          f'{contact_frames}')
@@ -227,9 +243,10 @@ def _place(joint_names, contact_frames, contact_positions, terrain, q, v, stance
 
 @dataclass(frozen=True)
 class WalkerOutcome:
-    """Result of a walking run.
+    """
+    Result of a walking run.
 
-    Attributes:
+    Fields:
         fell: the run ended in a fall.
         fall_reason: one of ``FALL_REASONS``, or None.
         fall_time_s: time of the fall, s (NaN if none).
@@ -259,8 +276,11 @@ class WalkerOutcome:
 
 
 def motor_work_per_tick(run: Rollout, actuated_index_v) -> np.ndarray:
-    """Motor work of each tick, J: the held torque times the actuated joints' displacement
-    (exact for a zero-order-hold torque; ``actuated_index_v`` indexes q = v of those joints)."""
+    """
+    Motor work of each tick, J: the held torque times the actuated joints' displacement.
+
+    (exact for a zero-order-hold torque; ``actuated_index_v`` indexes q = v of those joints).
+    """
     index = np.asarray(actuated_index_v, dtype=int)
     dq = np.diff(run.q[:, index], axis=0)
     return (run.tau * dq[:len(run.tau)]).sum(axis=1)
@@ -278,8 +298,12 @@ def _run_from_states(states, taus) -> Rollout:
 
 
 class OnlineStepCounter:
-    """:func:`count_steps` one state at a time (to stop a run after a number of steps; the
-    controller node's walk monitor counts from the contact forces it receives)."""
+    """
+    :func:`count_steps` one state at a time.
+
+    (to stop a run after a number of steps; the controller node's walk monitor counts from the
+    contact forces it receives).
+    """
 
     def __init__(self, min_step_time_s: float = 0.1):
         self.min_step_time_s = min_step_time_s
@@ -310,8 +334,11 @@ class OnlineStepCounter:
 
 def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = None,
          settle_steps: int = 4, max_steps: int | None = None) -> WalkerOutcome:
-    """Run ``controller`` on ``sim`` from its current state until ``duration_s``, a fall, or
-    (with ``max_steps``) the touchdown that completes ``max_steps`` steps."""
+    """
+    Run ``controller`` on ``sim`` from its current state until ``duration_s``, a fall.
+
+    Or (with ``max_steps``) the touchdown that completes ``max_steps`` steps.
+    """
     detector = FallDetector(sim, criteria)
     counter = OnlineStepCounter()
 

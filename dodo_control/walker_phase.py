@@ -1,4 +1,8 @@
-"""Which foot is the stance foot, and when a step starts, from measured foot contact forces.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Which foot is the stance foot, and when a step starts, from measured foot contact forces.
 
 A biped's step begins when the swing foot touches down: that foot becomes the stance foot and
 the other one the swing foot. The detector sees only one world force row per contact frame (the
@@ -28,9 +32,10 @@ import numpy as np
 
 
 class StepPhaseDetector:
-    """Stance foot, step count and step start time from per-foot force rows.
+    """
+    Stance foot, step count and step start time from per-foot force rows.
 
-    Args:
+    Inputs:
         n_feet: number of contact frames (rows of the force input).
         load_on_n: load above which a foot becomes loaded, N (> load_off_n).
         load_off_n: load below which a loaded foot becomes unloaded, N (>= 0).

@@ -1,4 +1,8 @@
-"""Rectangular torque pulses on a step phase (As & Mailhot 2018, Kneed Walker controller).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Rectangular torque pulses on a step phase (As & Mailhot 2018, Kneed Walker controller).
 
 A motor's torque within a step is a sum of rectangular pulses on the normalised step phase
 ``phase = omega * (t - t_touchdown)`` (0 at the touchdown that started the step, 1 one nominal
@@ -13,16 +17,17 @@ by the measured touchdown, so there is nothing to wrap into).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import Sequence
 
 
 @dataclass(frozen=True)
 class Pulse:
-    """One rectangular torque pulse on the step phase.
+    """
+    One rectangular torque pulse on the step phase.
 
-    Attributes:
+    Fields:
         amplitude_nm: torque while the pulse is on, N*m (any sign).
         start: phase at which it switches on, in [0, 1] (fraction of the nominal step time).
         width: how long it stays on, in [0, 1] (fraction of the nominal step time); 0 = never on.
@@ -44,14 +49,15 @@ class Pulse:
         return self.start <= phase < self.start + self.width
 
     def torque(self, phase: float) -> float:
-        """The pulse's torque at ``phase``, N*m."""
+        """Return the pulse's torque at ``phase``, N*m."""
         return self.amplitude_nm if self.start <= phase < self.start + self.width else 0.0
 
 
 class PulseGenerator:
-    """The torque of one motor role (e.g. the swing hip) over a step: a sum of pulses.
+    """
+    The torque of one motor role (e.g. the swing hip) over a step: a sum of pulses.
 
-    Args:
+    Inputs:
         pulses: the role's pulses (the reference uses two per step and motor).
     """
 

@@ -1,5 +1,10 @@
-"""The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee], the foot
-and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee].
+
+The foot and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
 
 The simulator is robot-agnostic and loads any URDF through :func:`dodo_sim.physics.load_robot`;
 this module is the hopper-specific view used by the controller (``dodo_control``). It also keeps
@@ -7,8 +12,8 @@ the old import path of :func:`robot_description_xml` and :class:`ModelError`.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+import os
 from typing import Mapping
 
 import numpy as np
@@ -35,9 +40,10 @@ _EXPECTED_TYPES = {
 
 @dataclass(frozen=True)
 class LegModel:
-    """A checked pinocchio model of the hopper with the indices the cores need.
+    """
+    A checked pinocchio model of the hopper with the indices the cores need.
 
-    Attributes:
+    Fields:
         model: pinocchio model, nq = nv = 4 ordered as ``JOINT_NAMES``.
         foot_frame_id: frame id of the contact point.
         body_frame_id: frame id of the trunk.
@@ -65,7 +71,11 @@ class LegModel:
 
 def load_leg_model(urdf_xml_or_path: str | os.PathLike,
                    xacro_args: Mapping[str, object] | None = None) -> LegModel:
-    """Build and check the hopper model. Raises :class:`ModelError` naming the problem."""
+    """
+    Build and check the hopper model.
+
+    Raises :class:`ModelError` naming the problem.
+    """
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     try:
         model = pin.buildModelFromXML(xml)
@@ -93,11 +103,11 @@ def _check_joints(model: pin.Model) -> None:
     missing = [n for n in JOINT_NAMES if n not in names]
     if missing:
         raise ModelError(f"URDF is missing joint(s) {', '.join(repr(n) for n in missing)}; "
-                         f"expected moving joints {list(JOINT_NAMES)}, found {names}")
+                         f'expected moving joints {list(JOINT_NAMES)}, found {names}')
     extra = [n for n in names if n not in JOINT_NAMES]
     if extra:
-        raise ModelError(f"URDF has unexpected moving joint(s) {extra}; "
-                         f"the hopper has exactly {list(JOINT_NAMES)}")
+        raise ModelError(f'URDF has unexpected moving joint(s) {extra}; '
+                         f'the hopper has exactly {list(JOINT_NAMES)}')
     if model.nq != 4 or model.nv != 4:
         raise ModelError(f'URDF must give nq = nv = 4, got nq = {model.nq}, nv = {model.nv}')
     for index, name in enumerate(JOINT_NAMES):
@@ -107,20 +117,21 @@ def _check_joints(model: pin.Model) -> None:
         if shortname != expected_type and not (
                 shortname.startswith('JointModel') and _unaligned_axis_matches(joint, axis)):
             raise ModelError(f"joint '{name}' must be {expected_type[10:]} "
-                             f"(axis {axis.tolist()}), got {shortname}")
+                             f'(axis {axis.tolist()}), got {shortname}')
         if joint.idx_q != index or joint.idx_v != index:
             raise ModelError(f"joint '{name}' must be coordinate {index} of q = "
-                             f"{list(JOINT_NAMES)}, got {joint.idx_q}")
+                             f'{list(JOINT_NAMES)}, got {joint.idx_q}')
 
 
 def _unaligned_axis_matches(joint, axis: np.ndarray) -> bool:
-    """True for a prismatic/revolute joint given with an unaligned but equal axis."""
+    """Return True for a prismatic/revolute joint given with an unaligned but equal axis."""
     joint_axis = getattr(joint, 'axis', None)
     return joint_axis is not None and np.allclose(np.asarray(joint_axis).ravel(), axis)
 
 
 class Kinematics:
-    """Foot and CoG kinematics on one ``pin.Data`` (each user owns its own instance).
+    """
+    Foot and CoG kinematics on one ``pin.Data`` (each user owns its own instance).
 
     All vectors are in the world x-z plane. Call :meth:`update` first; the getters read the
     cached data.

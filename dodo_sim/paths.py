@@ -1,4 +1,8 @@
-"""Where the package's shared files (URDF, config, launch, rviz) live.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Where the package's shared files (URDF, config, launch, rviz) live.
 
 Works from a source checkout / editable install (files next to the package), from a pip install
 (``<prefix>/share/dodo_sim``) and from a colcon install (ament index).
@@ -6,8 +10,8 @@ Works from a source checkout / editable install (files next to the package), fro
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+import sys
 
 PACKAGE_NAME = 'dodo_sim'
 
@@ -42,9 +46,12 @@ PACKAGE_URI = 'package://'
 
 
 def resolve_package_uri(path_or_uri: str) -> str:
-    """``package://dodo_sim/<rel>`` -> the file ``<rel>`` in dodo_sim's share directory; any
-    other package through the ament index (a ROS install). Anything else is returned unchanged
-    (a path, or URDF XML). ValueError names a URI whose package cannot be found."""
+    """
+    ``package://dodo_sim/<rel>`` -> the file ``<rel>`` in dodo_sim's share directory.
+
+    Any other package through the ament index (a ROS install). Anything else is returned unchanged
+    (a path, or URDF XML). ValueError names a URI whose package cannot be found.
+    """
     text = str(path_or_uri)
     if not text.startswith(PACKAGE_URI):
         return text

@@ -1,4 +1,8 @@
-"""One closed-loop runner: the simulator core and a controller, no ROS.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+One closed-loop runner: the simulator core and a controller, no ROS.
 
 Tests, benchmarks, ``dodo replay`` and the demo all run their closed loops through
 :func:`rollout`, so that the loop — and how the controller sees time and sensors — is written
@@ -36,15 +40,16 @@ def stamp_ns(t_s: float) -> int:
 
 
 def controller_time(t_s: float) -> float:
-    """The time the controller node passes to ``update``: the stamp in s."""
+    """Return the time the controller node passes to ``update``: the stamp in s."""
     return stamp_ns(t_s) * 1e-9
 
 
 @dataclass
 class Rollout:
-    """A closed-loop run, one row per control tick (``n + 1`` states, ``n`` commands).
+    """
+    A closed-loop run, one row per control tick (``n + 1`` states, ``n`` commands).
 
-    Attributes:
+    Fields:
         t: state times, s.
         q / v: generalised positions / velocities of the states.
         tau: command of each tick (one torque per actuated joint, N*m).
@@ -74,8 +79,10 @@ class Rollout:
 def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None = None,
             on_tick: Callable | None = None, stop: Callable | None = None,
             keep_states: bool = False) -> Rollout:
-    """Run ``policy`` on ``sim`` from its current state for ``steps`` control ticks (or
-    ``duration_s`` of simulated time).
+    """
+    Run ``policy`` on ``sim`` from its current state for ``steps`` control ticks.
+
+    (or ``duration_s`` of simulated time).
 
     ``on_tick(k, state, tau)`` is called after the command of tick k is computed and before the
     step (it may push the base with ``sim.apply_impulse``). ``stop(state) -> bool`` ends the run
@@ -140,8 +147,11 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
 
 
 def _policy_rows(sim, policy):
-    """Rows of ``state.contact_forces`` for a policy declaring ``contact_frames`` (None: the
-    policy takes the single-foot ``contact_force``)."""
+    """
+    Rows of ``state.contact_forces`` for a policy declaring ``contact_frames``.
+
+    (None: the policy takes the single-foot ``contact_force``).
+    """
     frames = getattr(policy, 'contact_frames', None)
     if frames is None:
         return None
@@ -150,14 +160,17 @@ def _policy_rows(sim, policy):
     simulated = tuple(sim.contact_frames)
     missing = [f for f in frames if f not in simulated]
     if missing:
-        raise ValueError(f'policy contact_frames {missing} are not simulated; the simulator\'s '
+        raise ValueError(f"policy contact_frames {missing} are not simulated; the simulator's "
                          f'contact_frames are {list(simulated)} (SimConfig.contact_frames)')
     return np.array([simulated.index(f) for f in frames], dtype=int)
 
 
 def _row_span(rows):
-    """``(first, stop)`` when ``rows`` are consecutive ascending indices (``rows`` as a slice),
-    else None."""
+    """
+    ``(first, stop)`` when ``rows`` are consecutive ascending indices (``rows`` as a slice).
+
+    Else None.
+    """
     if rows is None or len(rows) == 0:
         return None
     first = int(rows[0])
@@ -167,11 +180,13 @@ def _row_span(rows):
 
 
 class JointHold:
-    """A PD hold of the actuated joints at reference positions: ``tau = -kp (q - q_ref) - kd v``
-    on the actuated coordinates (a policy for :func:`rollout`; the demo and physics tests use
-    it to hold a pose).
+    """
+    A PD hold of the actuated joints at reference positions.
 
-    Args:
+    ``tau = -kp (q - q_ref) - kd v`` on the actuated coordinates (a policy for :func:`rollout`; the
+    demo and physics tests use it to hold a pose).
+
+    Inputs:
         actuated_indices: indices of the actuated joints in q (and v).
         q_ref: the full reference configuration (only the actuated entries are used).
         kp: stiffness, N*m/rad.  kd: damping, N*m*s/rad.

@@ -1,4 +1,8 @@
-"""Launch the dodo_sim graph on a ROS 2 install (Jazzy / Kilted / Rolling): the SLIP hopper.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Launch the dodo_sim graph on a ROS 2 install (Jazzy / Kilted / Rolling): the SLIP hopper.
 
     ros2 launch dodo_sim hop.launch.py                       # simulator + controller + RSP
     ros2 launch dodo_sim hop.launch.py rviz:=true record:=true bag:=runs/hop1

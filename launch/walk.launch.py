@@ -1,4 +1,8 @@
-"""Launch the dodo_sim graph on a ROS 2 install: the Kneed Walker.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Launch the dodo_sim graph on a ROS 2 install: the Kneed Walker.
 
     ros2 launch dodo_sim walk.launch.py                      # simulator + controller + RSP
     ros2 launch dodo_sim walk.launch.py rviz:=true record:=true bag:=runs/walk1

@@ -1,13 +1,20 @@
-"""Helpers of the bag tests: processes a test starts (ended by pid), a hopper run under
-``dodo hop`` or as separate node processes, runtime parameter changes over DDS, and a closed loop
-written to a bag offline (no DDS) in the layout the nodes and the recorder produce."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Helpers of the bag tests: processes a test starts (ended by pid).
+
+A hopper run under ``dodo hop`` or as separate node processes, runtime parameter changes over DDS,
+and a closed loop written to a bag offline (no DDS) in the layout the nodes and the recorder
+produce.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -37,8 +44,11 @@ class Procs:
         return proc
 
     def wait_line(self, proc, text: str, timeout_s: float) -> str:
-        """The first output line of ``proc`` containing ``text`` (AssertionError after the
-        deadline or when the process ended without it)."""
+        """
+        Return the first output line of ``proc`` containing ``text``.
+
+        (AssertionError after the deadline or when the process ended without it).
+        """
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             for line in list(self.lines[proc.pid]):
@@ -90,7 +100,7 @@ def hop_cmd(bag, duration_s: float, params_file=HOP_PARAMS) -> list:
             '--bag', str(bag), '--no-plots', '--params-file', str(params_file)]
 
 
-SET_PARAMETER = '''
+SET_PARAMETER = """
 import sys
 import rclpy
 from rclpy.parameter import Parameter
@@ -106,7 +116,7 @@ result = future.result()
 ok = result is not None and all(r.successful for r in result.results)
 print('set', sys.argv[2], sys.argv[3], 'ok' if ok else result)
 sys.exit(0 if ok else 1)
-'''
+"""
 
 
 def set_parameter(env, node: str, name: str, value: float) -> None:
@@ -117,7 +127,9 @@ def set_parameter(env, node: str, name: str, value: float) -> None:
 
 
 def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
-    """An offline run of the simulator + controller cores as the ROS nodes drive them
+    """
+    Return an offline run of the simulator + controller cores as the ROS nodes drive them.
+
     (:func:`dodo_sim.rollout.rollout`).
 
     ``change``: ``(tick, {name: value})``: a runtime parameter change accepted after the command
@@ -131,9 +143,9 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
 
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_urdf_path
+    from dodo_sim.rollout import rollout, stamp_ns
     from dodo_sim.ros.params import (coerce_value, config_from_file, config_from_parameters,
                                      config_to_parameters)
-    from dodo_sim.rollout import rollout, stamp_ns
     from dodo_sim.simulator import SimConfig, Simulator
 
     urdf = str(default_urdf_path())
@@ -169,11 +181,14 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
 
 def write_run(path, run, *, parameters=True, changes=True, revision_channel=True,
               joint_commands=True, effort_commands=True, state=True, perturb=None):
-    """A bag of :func:`closed_loop` laid out as the ROS graph records it: /robot_description,
-    the controller's parameters (snapshot), /foot_contact + /joint_states + /clock per state,
-    /joint_commands + /effort_controller/commands + /controller/state per answer (channels,
-    tau_<joint>, config_revision), the runtime change as a /parameter_events message between
-    the answers it separates."""
+    """
+    Return a bag of :func:`closed_loop` laid out as the ROS graph records it.
+
+    /robot_description, the controller's parameters (snapshot), /foot_contact + /joint_states +
+    /clock per state, /joint_commands + /effort_controller/commands + /controller/state per answer
+    (channels, tau_<joint>, config_revision), the runtime change as a /parameter_events message
+    between the answers it separates.
+    """
     from dodo_sim.tools.bag import OfflineBagWriter
     with OfflineBagWriter(path) as w:
         w.robot_description(run['urdf_xml'])

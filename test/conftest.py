@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Shared fixtures of the dodo_sim test suite."""
 import itertools
 import os
@@ -14,7 +17,8 @@ _ROS_DOMAINS = itertools.count()
 
 
 def ros_domain_id() -> int:
-    """A private ROS_DOMAIN_ID for one test (docs/ros_contract.md).
+    """
+    Return a private ROS_DOMAIN_ID for one test (docs/ros_contract.md).
 
     A pid-based offset keeps concurrent test runs apart, the session-wide counter keeps the tests
     of one run apart. Range 1..100 (``DODO_TEST_DOMAINS=lo:hi`` narrows it, e.g. to give two
@@ -28,8 +32,11 @@ def ros_domain_id() -> int:
 
 
 def ros_env(domain_id: int | None = None) -> dict:
-    """Environment for ROS processes a test starts: private domain, localhost discovery, the
-    repository importable, unbuffered output."""
+    """
+    Environment for ROS processes a test starts: private domain, localhost discovery.
+
+    The repository importable, unbuffered output.
+    """
     env = dict(os.environ)
     env['ROS_DOMAIN_ID'] = str(ros_domain_id() if domain_id is None else domain_id)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -51,16 +58,23 @@ def urdf_xml() -> str:
 
 @pytest.fixture(scope='session', autouse=True)
 def compiled_physics_step():
-    """Compile the simulator's numba step once before any test (or load it from numba's cache):
-    node subprocesses started by the ROS tests then load it instead of compiling it each."""
+    """
+    Compile the simulator's numba step once before any test (or load it from numba's cache).
+
+    Node subprocesses started by the ROS tests then load it instead of compiling it each.
+    """
     from dodo_sim.physics.fast import warm_up
     warm_up()
 
 
 def pytest_collection_modifyitems(items):
-    """Tests over real DDS (marker ``ros``) race process start-up and scheduling on a shared
-    2-core machine; a failed one is run once more. pytest's summary counts every rerun
-    ("N rerun"), so a flake stays visible; the core and scenario tests are never rerun."""
+    """
+    Rerun a failed real-DDS test once.
+
+    Tests over real DDS (marker ``ros``) race process start-up and scheduling on a shared 2-core
+    machine; a failed one is run once more. pytest's summary counts every rerun ("N rerun"), so a
+    flake stays visible; the core and scenario tests are never rerun.
+    """
     for item in items:
         if item.get_closest_marker('ros'):
             item.add_marker(pytest.mark.flaky(reruns=1))

@@ -1,31 +1,36 @@
-"""Shared pieces of the exchange fault tests (test_exchange_*.py): a simulator node in the test
-process (its counters readable) with a probe recording every state and stamped command, the
-controller node(s) as separate processes (so they can be stopped, started late or starved), and
-the offline reference built with :func:`dodo_sim.rollout.rollout` on the same params file.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Shared pieces of the exchange fault tests (test_exchange_*.py).
+
+A simulator node in the test process (its counters readable) with a probe recording every state and
+stamped command, the controller node(s) as separate processes (so they can be stopped, started late
+or starved), and the offline reference built with :func:`dodo_sim.rollout.rollout` on the same
+params file.
 """
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest import REPO, ros_domain_id, ros_env
+from dodo_control.controller import Controller, ControllerConfig
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.rollout import rollout
+from dodo_sim.ros import contract
+from dodo_sim.ros.params import config_from_file
+from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import rclpy
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from conftest import REPO, ros_domain_id, ros_env
-from dodo_control.controller import Controller, ControllerConfig
-from dodo_sim.paths import default_urdf_path
-from dodo_sim.ros import contract
-from dodo_sim.ros.params import config_from_file
-from dodo_sim.rollout import rollout
-from dodo_sim.simulator import SimConfig, Simulator
-
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -39,7 +44,7 @@ controller:
     apex_height: 1.2
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 def write_params(tmp_path: Path, mode='lockstep', command_timeout=2.0) -> Path:
@@ -110,8 +115,11 @@ def controller_process(params: Path, env, log: Path, name='controller', **parame
 
 
 class LockstepGraph:
-    """The simulator node in this process (one EventsExecutor with a recording probe), the
-    controller(s) as processes over real DDS on a private domain."""
+    """
+    The simulator node in this process (one EventsExecutor with a recording probe).
+
+    The controller(s) as processes over real DDS on a private domain.
+    """
 
     def __init__(self, tmp_path: Path, params: Path, stop_after: float, **sim_parameters):
         self.tmp_path = tmp_path
@@ -122,8 +130,8 @@ class LockstepGraph:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=self.domain,
                    args=['--ros-args', '--params-file', str(params)])
-        from rclpy.experimental import EventsExecutor
         from dodo_sim.ros.simulator_node import SimulatorNode
+        from rclpy.experimental import EventsExecutor
         self.executor = EventsExecutor(context=self.context)
         # subscribers of the state topics: the controller and the probe
         overrides = dict(stop_after=stop_after, min_subscribers=2)
@@ -159,9 +167,13 @@ class LockstepGraph:
         return True
 
     def finish(self, timeout_s=120.0, on_spin=None, until=None) -> None:
-        """Spin until the run ends (or ``until()`` holds), then keep in ``self.states`` every
-        state published so far (in order, none missing) and in ``self.commands`` every stamped
-        command seen, including the answer to the last state that was stepped from."""
+        """
+        Spin until the run ends (or ``until()`` holds).
+
+        Then keep in ``self.states`` every state published so far (in order, none missing) and in
+        ``self.commands`` every stamped command seen, including the answer to the last state that
+        was stepped from.
+        """
         done = self.sim.done.done if until is None else until
         assert self.spin_until(done, timeout_s, on_spin), (
             f'run did not finish: {self.sim.steps} steps', self.logs())
@@ -206,10 +218,12 @@ class Stall:
 
 
 def reference_run(params: Path, states, commands):
-    """The same run offline (:func:`rollout`): a fresh Controller is fed exactly the states the
-    controller node answered (the stamps of its /joint_commands), in order; in each step the
-    torque the ROS run applied must be that controller's answer to *this* state, or zero (a
-    step without an answer in time).
+    """
+    Return the same run offline (:func:`rollout`).
+
+    A fresh Controller is fed exactly the states the controller node answered (the stamps of its
+    /joint_commands), in order; in each step the torque the ROS run applied must be that
+    controller's answer to *this* state, or zero (a step without an answer in time).
 
     Returns ``(run, zero_steps, mismatches)``: the rollout (whose states must equal the ROS
     run's bit for bit), the steps the ROS run took with zero torque instead of an answer, and
@@ -244,7 +258,11 @@ def reference_run(params: Path, states, commands):
 
 
 def assert_same_states(run, states) -> None:
-    """The ROS run's states are the offline run's, bit for bit."""
+    """
+    Check that the ROS run's states are the offline run's, bit for bit.
+
+    The ROS run's states are the offline run's, bit for bit.
+    """
     np.testing.assert_array_equal(np.array([s[1] for s in states]), run.q)
     np.testing.assert_array_equal(np.array([s[2] for s in states]), run.v)
     np.testing.assert_array_equal(np.array([s[0] for s in states]),

@@ -1,6 +1,12 @@
-"""Test-only robot models (URDF text) for the physics tests: a planar body on two point feet, a
-rimless wheel, a point mass on three prismatic axes, a horizontal double pendulum with an elbow
-stop. Units: kg, m, kg*m^2."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Test-only robot models (URDF text) for the physics tests.
+
+A planar body on two point feet, a rimless wheel, a point mass on three prismatic axes, a
+horizontal double pendulum with an elbow stop. Units: kg, m, kg*m^2.
+"""
 import math
 
 
@@ -12,15 +18,15 @@ def _inertial(mass, iyy, ixx=None, izz=None, x=0.0, z=0.0):
 
 
 def _planar_base(child: str) -> str:
-    """world -> base_x (prismatic x) -> base_z (prismatic z) -> pitch (continuous about y)."""
-    return f'''
+    """World -> base_x (prismatic x) -> base_z (prismatic z) -> pitch (continuous about y)."""
+    return f"""
   <link name="world"/><link name="carriage_x"/><link name="carriage_z"/>
   <joint name="base_x" type="prismatic"><parent link="world"/><child link="carriage_x"/>
     <axis xyz="1 0 0"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
   <joint name="base_z" type="prismatic"><parent link="carriage_x"/><child link="carriage_z"/>
     <axis xyz="0 0 1"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
   <joint name="pitch" type="continuous"><parent link="carriage_z"/><child link="{child}"/>
-    <axis xyz="0 1 0"/></joint>'''
+    <axis xyz="0 1 0"/></joint>"""
 
 
 def _point(name, parent, x, z):
@@ -29,28 +35,40 @@ def _point(name, parent, x, z):
 
 
 def two_foot_body(mass=10.0, iyy=0.5, com_x=0.0, feet_x=(-0.3, 0.4), feet_z=-0.2) -> str:
-    """A planar rigid body (base joints only) with point feet 'left' and 'right' at (x, z) in the
-    body frame; its centre of mass at (com_x, 0)."""
+    """
+    Return a planar rigid body with point feet 'left' and 'right'.
+
+    A planar rigid body (base joints only) with point feet 'left' and 'right' at (x, z) in the body
+    frame; its centre of mass at (com_x, 0).
+    """
     feet = ''.join(_point(n, 'body', x, feet_z) for n, x in zip(('left', 'right'), feet_x))
-    return f'''<robot name="two_foot_body">{_planar_base('body')}
-  <link name="body">{_inertial(mass, iyy, x=com_x)}</link>{feet}</robot>'''
+    return f"""<robot name="two_foot_body">{_planar_base('body')}
+  <link name="body">{_inertial(mass, iyy, x=com_x)}</link>{feet}</robot>"""
 
 
 def rimless_wheel(mass=1.0, radius_of_gyration=0.3, spoke_length=1.0, spokes=8) -> str:
-    """Hub of mass m and inertia m r^2 about y on a planar x-z-pitch base; massless spokes whose
-    tips 'spoke0'.. are contact frames, spoke k at angle 2 pi k / n from straight down."""
+    """
+    Hub of mass m and inertia m r^2 about y on a planar x-z-pitch base.
+
+    Massless spokes whose tips 'spoke0'.. are contact frames, spoke k at angle 2 pi k / n from
+    straight down.
+    """
     iyy = mass * radius_of_gyration ** 2
     tips = ''.join(_point(f'spoke{k}', 'hub',
                           -spoke_length * math.sin(2 * math.pi * k / spokes),
                           -spoke_length * math.cos(2 * math.pi * k / spokes))
                    for k in range(spokes))
-    return f'''<robot name="rimless_wheel">{_planar_base('hub')}
-  <link name="hub">{_inertial(mass, iyy)}</link>{tips}</robot>'''
+    return f"""<robot name="rimless_wheel">{_planar_base('hub')}
+  <link name="hub">{_inertial(mass, iyy)}</link>{tips}</robot>"""
 
 
 def point_mass_3d(mass=2.0) -> str:
-    """A point mass on prismatic x, y, z axes (a boom-like 3-D model); contact frame 'foot'."""
-    return f'''<robot name="point_mass">
+    """
+    Return a point mass on prismatic x, y, z axes (a boom-like 3-D model).
+
+    Contact frame 'foot'.
+    """
+    return f"""<robot name="point_mass">
   <link name="world"/><link name="cx"/><link name="cy"/>
   <link name="foot">{_inertial(mass, 1e-3)}</link>
   <joint name="x" type="prismatic"><parent link="world"/><child link="cx"/>
@@ -59,34 +77,41 @@ def point_mass_3d(mass=2.0) -> str:
     <axis xyz="0 1 0"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
   <joint name="z" type="prismatic"><parent link="cy"/><child link="foot"/>
     <axis xyz="0 0 1"/><limit lower="-100" upper="100" effort="0" velocity="100"/></joint>
-</robot>'''
+</robot>"""
 
 
 def horizontal_double_pendulum(elbow_lower=-0.5, elbow_upper=0.5) -> str:
-    """Two uniform 1 m links turning about vertical axes (gravity does no work): a continuous
-    shoulder and an elbow with URDF position limits (the stop)."""
+    """
+    Two uniform 1 m links turning about vertical axes (gravity does no work).
+
+    A continuous shoulder and an elbow with URDF position limits (the stop).
+    """
     def link(name, mass):
         return (f'<link name="{name}">{_inertial(mass, mass / 12.0, ixx=1e-4, izz=mass / 12.0, x=0.5)}'
                 f'</link>')
-    return f'''<robot name="pendulum">
+    return f"""<robot name="pendulum">
   <link name="world"/>{link("upper", 2.0)}{link("lower", 1.0)}
   <joint name="shoulder" type="continuous"><parent link="world"/><child link="upper"/>
     <axis xyz="0 0 1"/><limit effort="10" velocity="100"/></joint>
   <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
     <origin xyz="1 0 0"/><axis xyz="0 0 1"/>
     <limit lower="{elbow_lower}" upper="{elbow_upper}" effort="10" velocity="100"/></joint>
-</robot>'''
+</robot>"""
 
 
 def painleve_rod(mass=1.0, length=1.0) -> str:
-    """Painlevé's rod: a uniform rod of the given length on a planar x-z-pitch base (pitch 0:
-    the rod vertical), its lower end 'tip' a contact frame. A rod sliding on its tip at an
-    angle phi from the ground with phi near atan(2) has no consistent sliding motion when the
-    friction coefficient exceeds 4/3 (Painlevé 1895; Génot & Brogliato 1999)."""
+    """
+    Painlevé's rod on a planar x-z-pitch base.
+
+    Painlevé's rod: a uniform rod of the given length on a planar x-z-pitch base (pitch 0: the rod
+    vertical), its lower end 'tip' a contact frame. A rod sliding on its tip at an angle phi from
+    the ground with phi near atan(2) has no consistent sliding motion when the friction coefficient
+    exceeds 4/3 (Painlevé 1895; Génot & Brogliato 1999).
+    """
     half = 0.5 * length
-    return f'''<robot name="painleve_rod">{_planar_base('rod')}
+    return f"""<robot name="painleve_rod">{_planar_base('rod')}
   <link name="rod">{_inertial(mass, mass * length ** 2 / 12.0)}</link>
-  {_point('tip', 'rod', 0.0, -half)}</robot>'''
+  {_point('tip', 'rod', 0.0, -half)}</robot>"""
 
 
 def ball(mass=1.0, radius=0.05) -> str:

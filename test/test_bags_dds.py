@@ -1,20 +1,25 @@
-"""Bags of real runs over DDS describe themselves (docs/bags.md): the recorder's parameter
-snapshots with either executor, and a ``dodo hop`` bag with a params file other than the
-default and a set-point changed at run time, from which the run is replayed exactly and which
-Foxglove can show (/robot_description + /tf + /tf_static, read with the ``mcap`` reader)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Bags of real runs over DDS describe themselves (docs/bags.md).
+
+The recorder's parameter snapshots with either executor, and a ``dodo hop`` bag with a params file
+other than the default and a set-point changed at run time, from which the run is replayed exactly
+and which Foxglove can show (/robot_description + /tf + /tf_static, read with the ``mcap`` reader).
+"""
 from __future__ import annotations
 
 import signal
 
+from bags_support import hop_cmd, HOP_PARAMS, node_cmd, Procs, recorder_cmd, set_parameter
+from conftest import ros_env
+from dodo_sim.tools import bag as bagio
+from dodo_sim.tools.replay import compare_with_controller
+from dodo_sim.tools.replay import main as replay_main
 import numpy as np
 import pytest
-from bags_support import (HOP_PARAMS, Procs, hop_cmd, node_cmd, recorder_cmd,
-                          set_parameter)
-from conftest import ros_env
 from test_bags_tf import mcap_tf_check
-
-from dodo_sim.tools import bag as bagio
-from dodo_sim.tools.replay import compare_with_controller, main as replay_main
 
 DURATION_S = 6.0
 CHANGED_APEX_M = 1.25
@@ -39,8 +44,11 @@ def procs():
 @pytest.mark.ros
 @pytest.mark.parametrize('executor', ['events', 'single'])
 def test_recorder_snapshot_holds_params_file_and_overrides(tmp_path, procs, executor):
-    """A node's declaration events are published before the recorder matches them; the
-    snapshot holds what the node resolved from its params file and -p overrides."""
+    """
+    A node's declaration events are published before the recorder matches them.
+
+    The snapshot holds what the node resolved from its params file and -p overrides.
+    """
     env = ros_env()
     params = _params_file(tmp_path / 'other.yaml')
     bag = tmp_path / 'bag'
@@ -143,7 +151,7 @@ def test_hop_bag_tf_opens_in_mcap_like_foxglove(hop_bag):
     assert abs(counts['tf'] - DURATION_S / 0.01) <= 2, counts
 
 
-PUBLISH_CONTACTS = '''
+PUBLISH_CONTACTS = """
 import sys, time
 import rclpy
 from geometry_msgs.msg import WrenchStamped
@@ -165,13 +173,17 @@ for k in range(int(sys.argv[1])):
         pub.publish(msg)
     time.sleep(0.001)
 print('acked', all(p.wait_for_all_acked(Duration(seconds=10.0)) for p in pubs), flush=True)
-'''
+"""
 
 
 @pytest.mark.ros
 def test_contact_topics_of_any_robot_are_recorded(tmp_path, procs):
-    """The default topic list names the hopper's /foot_contact; a biped's /left_foot_contact and
-    /right_foot_contact are recorded all the same (found on the graph by their name and type)."""
+    """
+    The default topic list names the hopper's /foot_contact.
+
+    A biped's /left_foot_contact and /right_foot_contact are recorded all the same (found on the
+    graph by their name and type).
+    """
     import sys
     env = ros_env()
     bag = tmp_path / 'bag'

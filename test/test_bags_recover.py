@@ -1,5 +1,10 @@
-"""``dodo bag recover``: a recording that did not end cleanly becomes a bag rosbags, the ``mcap``
-reader and ``dodo replay`` open, with everything that was in complete chunks.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo bag recover``: a recording that did not end cleanly becomes a bag rosbags.
+
+The ``mcap`` reader and ``dodo replay`` open, with everything that was in complete chunks.
 
 Offline: a bag written in chunks (as the recorder flushes them) is cut inside a chunk and loses
 its summary and metadata.yaml, like a SIGKILL leaves it. Over DDS: a recorder process is killed
@@ -9,19 +14,18 @@ end; the recovered bag holds >= 95 % of what the second one got before the kill.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import time
-from pathlib import Path
 
-import numpy as np
-import pytest
-from bags_support import HOP_PARAMS, Procs, node_cmd, recorder_cmd
+from bags_support import HOP_PARAMS, node_cmd, Procs, recorder_cmd
 from conftest import ros_env
-
-from dodo_sim.tools.bag import (OfflineBagWriter, flush_chunk, joint_states, message_counts,
+from dodo_sim.tools.bag import (flush_chunk, joint_states, message_counts, OfflineBagWriter,
                                 read_bag)
 from dodo_sim.tools.bag_recover import DAMAGED_SUFFIX, recover
 from dodo_sim.tools.bag_tool import main as bag_main
+import numpy as np
+import pytest
 
 
 def _chunked_bag(path: Path, n: int = 1000, flush_every: int = 100) -> Path:
@@ -37,8 +41,12 @@ def _chunked_bag(path: Path, n: int = 1000, flush_every: int = 100) -> Path:
 
 
 def _crash(bag: Path, keep_fraction: float) -> tuple[Path, int]:
-    """Cut the MCAP file inside the data section (the summary and the footer go) and remove
-    metadata.yaml; returns the file and the offset of the cut."""
+    """
+    Cut the MCAP file inside the data section.
+
+    Cut the MCAP file inside the data section (the summary and the footer go) and remove
+    metadata.yaml; returns the file and the offset of the cut.
+    """
     from mcap.reader import make_reader
     mcap_file = next(bag.glob('*.mcap'))
     with mcap_file.open('rb') as stream:
@@ -134,18 +142,20 @@ def test_recover_reports_a_corrupt_chunk_with_its_index_counts(tmp_path):
     assert 450.0 not in js.q[:, 0] and 550.0 in js.q[:, 0]
 
 
-# ---- a recorder killed over DDS ------------------------------------------------------------------
+# ---- a recorder killed over DDS ----------------------------------------
 
 @pytest.mark.ros
 @pytest.mark.slow
 def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
-    """Two recorders record one hopper run (recorder, controller, simulator processes); one is
-    SIGKILLed mid-run. Recovered: >= 95 % of the messages the other one recorded before the
-    kill (bag times are wall-clock ns in both), rosbags and mcap open it, and the controller
-    replayed from it reproduces every recorded command."""
-    from mcap.reader import make_reader
+    """
+    Two recorders record one hopper run (recorder, controller, simulator processes).
 
+    One is SIGKILLed mid-run. Recovered: >= 95 % of the messages the other one recorded before the
+    kill (bag times are wall-clock ns in both), rosbags and mcap open it, and the controller
+    replayed from it reproduces every recorded command.
+    """
     from dodo_sim.tools.replay import compare_with_controller
+    from mcap.reader import make_reader
 
     env = ros_env()
     procs = Procs()

@@ -1,16 +1,21 @@
-"""/tf and /tf_static as robot_state_publisher makes them, from pinocchio forward kinematics, and
-bags that Foxglove can open: read back with the ``mcap`` reader and the ``mcap-ros2-support``
-decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them."""
-from __future__ import annotations
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
-import numpy as np
-import pytest
+"""
+/tf and /tf_static as robot_state_publisher makes them, from pinocchio forward kinematics.
+
+And bags that Foxglove can open: read back with the ``mcap`` reader and the ``mcap-ros2-support``
+decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them.
+"""
+from __future__ import annotations
 
 from dodo_sim.ros import contract
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.physics.robot import robot_description_xml
-from dodo_sim.ros.tf_frames import (TfTree, Transform, compose, quaternion_matrix, urdf_joints,
+from dodo_sim.ros.tf_frames import (compose, quaternion_matrix, TfTree, Transform, urdf_joints,
                                     urdf_links)
+import numpy as np
+import pytest
 
 ROBOTS = ('hopper', 'boom_leg', 'kneed_walker')
 
@@ -93,10 +98,13 @@ def test_compose_names_a_broken_chain():
 
 
 def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
-    """Open a bag's MCAP file with the ``mcap`` reader and decode /tf, /tf_static and
-    /joint_states with mcap-ros2-support; check the frames and that /tf_static + /tf at each
-    /tf stamp put ``frame`` where pinocchio puts it for the /joint_states of that stamp.
-    Returns counts."""
+    """
+    Open a bag's MCAP file with the ``mcap`` reader and decode /tf.
+
+    /tf_static and /joint_states with mcap-ros2-support; check the frames and that /tf_static + /tf
+    at each /tf stamp put ``frame`` where pinocchio puts it for the /joint_states of that stamp.
+    Returns counts.
+    """
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
 
@@ -188,12 +196,14 @@ def _joint_state_bytes(ns, names, positions):
 
 @pytest.mark.parametrize('split', [False, True])
 def test_recorder_tf_from_joint_states_every_period(split):
-    """One /tf per 10 ms of stamps; each equals pinocchio for the joint positions of its stamp,
-    also when base and leg joints come in separate messages (two drivers)."""
+    """
+    One /tf per 10 ms of stamps; each equals pinocchio for the joint positions of its stamp.
+
+    Also when base and leg joints come in separate messages (two drivers).
+    """
+    from dodo_sim.ros.recorder import _TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
-
-    from dodo_sim.ros.recorder import _TfWriter
     xml = _xml('hopper')
     stub = _StubRecorder(tf_period_s=0.01)
     writer = _TfWriter(stub)

@@ -1,4 +1,8 @@
-"""What the boom leg needs from the engine's 3-D contact solve, as minimal cases.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+What the boom leg needs from the engine's 3-D contact solve, as minimal cases.
 
 On the boom-mounted leg the foot slides radially in every stance (docs/control.md, "Boom-mounted
 leg"): the contact's Delassus matrix is strongly anisotropic, the fixed-point search for the
@@ -15,10 +19,9 @@ Both raised ValueError until the engine fixed its bracketed search; the boom's c
 """
 import math
 
+from dodo_sim.physics.solver import solve_contact_3d
 import numpy as np
 import pytest
-
-from dodo_sim.physics.solver import solve_contact_3d
 
 SLIDE_CASES = {
     'rtol': (np.array([[21.536235176597888, 0.24689343062513236, -25.034132035894842],
@@ -35,8 +38,12 @@ SLIDE_CASES = {
 
 @pytest.mark.parametrize('case', sorted(SLIDE_CASES))
 def test_3d_slide_of_the_boom_foot_is_solved(case):
-    """Coulomb conditions of the solution: λ_n >= 0, in the cone, sliding against the
-    velocity when on its edge, no penetration velocity while pushing."""
+    """
+    Coulomb conditions of the solution.
+
+    Λ_n >= 0, in the cone, sliding against the velocity when on its edge, no penetration velocity
+    while pushing.
+    """
     g, b, mu = SLIDE_CASES[case]
     lam, ok = solve_contact_3d(g, b, mu)
     assert ok

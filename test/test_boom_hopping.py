@@ -1,7 +1,15 @@
-"""Closed loop: the boom-mounted leg of Ding & Ramos hops with the SLIP controller in its task
-frame (docs/control.md, "Boom-mounted leg"), parameters from config/boom.yaml, measured on the
-simulator's state by the scenario module dodo_control.scenarios.boom (hip height above the
-ground, hip arc coordinate R boom_yaw).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Closed loop: the boom-mounted leg of Ding & Ramos hops with SLIP.
+
+Closed loop: the boom-mounted leg of Ding & Ramos hops with SLIP.
+
+Closed loop: the boom-mounted leg of Ding & Ramos hops with the SLIP controller in its task frame
+(docs/control.md, "Boom-mounted leg"), parameters from config/boom.yaml, measured on the
+simulator's state by the scenario module dodo_control.scenarios.boom (hip height above the ground,
+hip arc coordinate R boom_yaw).
 
 The first three tests run without the motor model (ideal torque sources up to the URDF's stall
 torques), the last two with config/boom.yaml as shipped: Ding & Ramos' rotor inertia (armature)
@@ -13,14 +21,13 @@ of the foot's radial slide (docs/control.md).
 """
 import dataclasses
 
-import pytest
-
 from conftest import REPO
 from dodo_control.controller import ControllerConfig
-from dodo_control.scenarios import Perturbation
 from dodo_control.scenarios import boom as scenarios
+from dodo_control.scenarios import Perturbation
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig
+import pytest
 
 BOOM_YAML = REPO / 'config' / 'boom.yaml'
 
@@ -72,8 +79,11 @@ def test_bezier_stance_hops_in_place():
 
 
 def test_slip_hops_in_place_with_the_motor_model():
-    """Rotor inertia and the back-EMF limit: the start transient carries the hip ~2.5 cm along
-    the arc (hop 5); measured from hop 12 on."""
+    """
+    Rotor inertia and the back-EMF limit.
+
+    The start transient carries the hip ~2.5 cm along the arc (hop 5); measured from hop 12 on.
+    """
     m = _run('hold', motors=True, duration_s=15.0, skip_hops=12)
     assert m['hops'] >= 32                        # >= 20 hops after the first 12
     assert m['apex_height_spread'] <= 0.02

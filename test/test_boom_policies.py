@@ -1,16 +1,21 @@
-"""The boom leg's policies as units: Bézier ground-reaction-force profile and its torque law
-(Ding & Ramos), the profile-scale adaptation, the displacement observer of the position loop, the
-new configuration fields, and one stance tick of each stance policy on the boom model. No
-simulator."""
-import math
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
-import numpy as np
-import pytest
+"""
+The boom leg's policies as units.
+
+Bézier ground-reaction-force profile and its torque law (Ding & Ramos), the profile-scale
+adaptation, the displacement observer of the position loop, the new configuration fields, and one
+stance tick of each stance policy on the boom model. No simulator.
+"""
+import math
 
 from conftest import REPO
 from dodo_control.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.ros.params import config_from_file, field_docs
+import numpy as np
+import pytest
 
 BOOM = REPO / 'urdf' / 'boom_leg.urdf.xacro'
 BOOM_YAML = REPO / 'config' / 'boom.yaml'
@@ -101,7 +106,7 @@ def test_displacement_observer_learns_the_missing_displacement_and_ignores_pushe
 
 
 def _stance_tick(config):
-    """A boom controller after one flight tick and one touchdown tick at the nominal crouch."""
+    """Return a boom controller after a flight tick and a touchdown tick at nominal crouch."""
     ctrl = Controller(BOOM, config)
     q = np.array([0.1, 0.0, -0.9, 1.4])
     v = np.array([0.2, 0.8, 0.0, 0.0])

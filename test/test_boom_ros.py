@@ -1,5 +1,11 @@
-"""The boom-mounted leg through the ROS graph: the params file chooses the robot
-(``simulator.robot_description``, config/boom.yaml), and ``dodo hop`` runs it over real DDS.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The boom-mounted leg through the ROS graph.
+
+The params file chooses the robot (``simulator.robot_description``, config/boom.yaml), and ``dodo
+hop`` runs it over real DDS.
 
 The apexes of the DDS run are measured on the recorded /joint_states with pinocchio on the
 recorded /robot_description (the hip joint's world height), not with the controller's terms.
@@ -8,13 +14,12 @@ import os
 import subprocess
 import sys
 
+from conftest import REPO, ros_domain_id
+from dodo_sim.paths import resolve_package_uri, share_dir
+from dodo_sim.ros import contract, graph
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import REPO, ros_domain_id
-
-from dodo_sim.paths import resolve_package_uri, share_dir
-from dodo_sim.ros import contract, graph
 
 BOOM_YAML = REPO / 'config' / 'boom.yaml'
 BOOM_XACRO = 'package://dodo_sim/urdf/boom_leg.urdf.xacro'
@@ -69,8 +74,11 @@ def _q(model, q):
 @pytest.mark.ros
 @pytest.mark.slow
 def test_dodo_hop_runs_the_boom_leg_from_its_params_file(tmp_path):
-    """``dodo hop --params-file config/boom.yaml``: exit 0, the boom leg's joints in the bag,
-    the hip hopping at the 0.25 m apex set-point."""
+    """
+    ``dodo hop --params-file config/boom.yaml``: exit 0, the boom leg's joints in the bag.
+
+    The hip hopping at the 0.25 m apex set-point.
+    """
     bag = tmp_path / 'bag'
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     proc = subprocess.run(

@@ -1,20 +1,26 @@
-"""The controller's task frames (docs/control.md, "Task frame"): the boom leg's tangent-plane
-terms against pinocchio and finite differences, its SLIP template against an independent
-reduced model, the stance and flight laws on the boom, and the hopper's torques unchanged by
-the generalisation (against the constrained dynamics written out here, 1e-9). No simulator."""
-import math
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
-import numpy as np
-import pinocchio as pin
-import pytest
+"""
+The controller's task frames (docs/control.md, "Task frame").
+
+The boom leg's tangent-plane terms against pinocchio and finite differences, its SLIP template
+against an independent reduced model, the stance and flight laws on the boom, and the hopper's
+torques unchanged by the generalisation (against the constrained dynamics written out here, 1e-9).
+No simulator.
+"""
+import math
 
 from conftest import REPO
 from dodo_control.boom import BoomDynamics
 from dodo_control.controller import Controller
-from dodo_control.dynamics import SELECTION, RobotDynamics, load_dynamics
+from dodo_control.dynamics import load_dynamics, RobotDynamics, SELECTION
 from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick, slip_torque,
                                  slip_torque_tick, support_projection)
-from dodo_sim.model import ModelError, load_leg_model
+from dodo_sim.model import load_leg_model, ModelError
+import numpy as np
+import pinocchio as pin
+import pytest
 
 BOOM = REPO / 'urdf' / 'boom_leg.urdf.xacro'
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
@@ -119,8 +125,12 @@ def test_boom_tick_terms_equal_the_full_terms(boom):
 
 
 def test_slip_template_is_the_hips_effective_mass_and_gravity(boom):
-    """Against a reduced model with the leg joints locked: the hip's acceleration under gravity
-    alone is g_eff, a unit vertical force at the hip adds 1/m_eff (cross terms below 2 %)."""
+    """
+    Against a reduced model with the leg joints locked.
+
+    The hip's acceleration under gravity alone is g_eff, a unit vertical force at the hip adds
+    1/m_eff (cross terms below 2 %).
+    """
     q_ref = np.concatenate(([0.0, 0.0], boom.leg.default_q[2:]))
     reduced = pin.buildReducedModel(boom.model, [boom.model.getJointId('hip'),
                                                  boom.model.getJointId('knee')], q_ref)
@@ -149,8 +159,12 @@ def _kkt(terms, tau):
 
 
 def test_boom_stance_law_gives_the_commanded_hip_acceleration(boom):
-    """Foot held tangentially and vertically (the support rows), the radial direction free
-    (Ding & Ramos' constraint): the achieved task acceleration of the hip is the command."""
+    """
+    Foot held tangentially and vertically (the support rows).
+
+    The radial direction free (Ding & Ramos' constraint): the achieved task acceleration of the hip
+    is the command.
+    """
     rng = np.random.default_rng(4)
     for q, v in _boom_states(6, seed=5):
         terms = boom.terms(q, v)
@@ -195,10 +209,14 @@ def _hopper_states(n, seed):
 
 
 def _reference_hopper_torques(model, q, v, accel, flight_accel):
-    """The hopper's stance and flight laws written out with pinocchio only (world x-z rows of
-    the CoG and foot jacobians, constrained and free dynamics), as the controller had them
-    before the task frame: stance τ with J_c q̈ + J̇_c q̇ = a under the foot constraint; flight
-    τ with (J_s − J_c) q̈ + (J̇_s − J̇_c) q̇ = a_rel."""
+    """
+    Return the hopper's stance and flight laws written out with pinocchio only.
+
+    The hopper's stance and flight laws written out with pinocchio only (world x-z rows of the CoG
+    and foot jacobians, constrained and free dynamics), as the controller had them before the task
+    frame: stance τ with J_c q̈ + J̇_c q̇ = a under the foot constraint; flight τ with (J_s − J_c)
+    q̈ + (J̇_s − J̇_c) q̇ = a_rel.
+    """
     data = model.createData()
     fid = model.getFrameId('foot')
     xz = [0, 2]

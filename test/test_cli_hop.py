@@ -1,4 +1,8 @@
-"""``dodo`` CLI and ``dodo hop``: argument handling, and one real run over DDS.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo`` CLI and ``dodo hop``: argument handling, and one real run over DDS.
 
 The run: ``python -m dodo_sim.tools.cli hop --duration 3 --bag DIR`` (separate processes, own ROS
 domain, localhost discovery) while this test publishes malformed commands (wrong length, NaN)
@@ -16,15 +20,14 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import pytest
 from conftest import ros_domain_id
-
 from dodo_sim.ros import contract
 from dodo_sim.tools import cli, hop_runner
+import numpy as np
+import pytest
 
 APEX_SETPOINT = 1.2
-PARAMS = f'''
+PARAMS = f"""
 /**:
   ros__parameters:
     use_sim_time: true
@@ -36,7 +39,7 @@ controller:
     apex_height: {APEX_SETPOINT}
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 def test_cli_lists_subcommands_and_rejects_unknown(capsys):
@@ -87,8 +90,8 @@ def apex_heights(z, vz):
 @pytest.mark.slow
 def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     rclpy = pytest.importorskip('rclpy')
-    from std_msgs.msg import Float64MultiArray
     from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag
+    from std_msgs.msg import Float64MultiArray
 
     duration = 3.0
     params = tmp_path / 'hop.yaml'
@@ -138,7 +141,8 @@ def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     valid = np.array([row for row in commands
                       if np.isfinite(row[:2]).all() and np.isnan(row[2:]).all()])
     assert len(valid) == steps + 1
-    assert sent > 10 and counts[contract.EFFORT_COMMANDS] > steps + 1    # the stray ones were recorded
+    assert sent > 10 and counts[contract.EFFORT_COMMANDS] > steps + \
+        1    # the stray ones were recorded
     rejected = re.findall(r'(\d+) command\(s\) rejected, (\d+) timeout', output)
     assert rejected and int(rejected[-1][0]) > 0 and int(rejected[-1][1]) == 0, rejected
     js = joint_states(data[contract.JOINT_STATES])

@@ -1,23 +1,27 @@
-"""Unit tests of the SLIP controller core: model terms, stance identity, impact projection,
-flight posture law, SLIP return map, deadbeat, phase machine, config. No simulator needed."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Unit tests of the SLIP controller core: model terms, stance identity, impact projection.
+
+Flight posture law, SLIP return map, deadbeat, phase machine, config. No simulator needed.
+"""
 import math
 
+from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
+from dodo_control.dynamics import RobotDynamics, SELECTION
+from dodo_control.flight import (critically_damped_lead, foot_target, PositionLoop, raibert_angle,
+                                 VelocityLoop)
+from dodo_control.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from dodo_control.slip import (apex_return_map, deadbeat_angle, leg_force, precompression,
+                               slip_acceleration, stance_flow, StanceSpec)
+from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick, impact_energy_loss,
+                                 impact_velocity, slip_torque, slip_torque_osc, slip_torque_tick,
+                                 support_consistent_acceleration, support_projection)
+from dodo_sim.model import load_leg_model
 import numpy as np
 import pinocchio as pin
 import pytest
-
-from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
-from dodo_control.dynamics import SELECTION, RobotDynamics
-from dodo_control.flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
-                                 raibert_angle)
-from dodo_control.phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from dodo_control.slip import (StanceSpec, apex_return_map, deadbeat_angle, leg_force,
-                               precompression, slip_acceleration, stance_flow)
-from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,
-                                 impact_energy_loss, impact_velocity, slip_torque,
-                                 slip_torque_osc, slip_torque_tick,
-                                 support_consistent_acceleration, support_projection)
-from dodo_sim.model import load_leg_model
 
 OTHER = {'body_mass': 8.0, 'thigh_length': 0.4, 'shank_length': 0.45}
 
@@ -102,8 +106,11 @@ def _pinocchio_dynamics(leg):
 
 
 def test_compiled_tick_terms_equal_the_pinocchio_ones(dyn):
-    """The compiled kernel (default and mass-variant model) against the seven pinocchio calls,
-    on the controller's own model."""
+    """
+    The compiled kernel (default and mass-variant model) against the seven pinocchio calls.
+
+    On the controller's own model.
+    """
     assert dyn.compiled
     reference = _pinocchio_dynamics(dyn.leg)
     for q, v in _random_states(20, seed=21):
@@ -114,8 +121,11 @@ def test_compiled_tick_terms_equal_the_pinocchio_ones(dyn):
 
 
 def test_compiled_tick_terms_follow_the_controllers_armature(urdf_path):
-    """Controller.reconfigure writes the joint armature into the model: the compiled M^-1
-    sees it (and differs from the model without it)."""
+    """
+    Controller.reconfigure writes the joint armature into the model: the compiled M^-1 sees it.
+
+    (and differs from the model without it).
+    """
     ctrl = Controller(urdf_path, ControllerConfig(joint_armature_kgm2=(0.02, 0.05)))
     assert ctrl.dyn.compiled
     reference = _pinocchio_dynamics(ctrl.leg)
@@ -129,8 +139,12 @@ def test_compiled_tick_terms_follow_the_controllers_armature(urdf_path):
 
 
 def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
-    """Arrays the kernel was not compiled for (read-only, strided) take the pinocchio path
-    instead of compiling a new specialisation mid-run; same terms."""
+    """
+    Arrays the kernel was not compiled for take the plain path.
+
+    Arrays the kernel was not compiled for (read-only, strided) take the pinocchio path instead of
+    compiling a new specialisation mid-run; same terms.
+    """
     from dodo_sim.physics.fast import point_terms
     q, v = next(_random_states(1, seed=23))
     readonly_q = q.copy()
@@ -147,8 +161,11 @@ def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
 
 
 def test_boom_leg_keeps_its_pinocchio_task_frame_terms():
-    """The boom leg's task-frame terms are its own pinocchio evaluation: the compiled kernel
-    is never switched on for it."""
+    """
+    The boom leg's task-frame terms are its own pinocchio evaluation.
+
+    The compiled kernel is never switched on for it.
+    """
     from pathlib import Path
     boom_urdf = Path(__file__).resolve().parent.parent / 'urdf' / 'boom_leg.urdf.xacro'
     ctrl = Controller(boom_urdf)
@@ -157,8 +174,11 @@ def test_boom_leg_keeps_its_pinocchio_task_frame_terms():
 
 
 def test_point_terms_refuse_a_model_they_do_not_cover(urdf_path):
-    """A floating base (a 6-DoF joint) is not a chain of 1-DoF joints: no packed kernel (the
-    pinocchio path runs)."""
+    """
+    A floating base (a 6-DoF joint) is not a chain of 1-DoF joints.
+
+    No packed kernel (the pinocchio path runs).
+    """
     from dodo_sim.physics.fast import pack_point_terms
     from dodo_sim.physics.robot import robot_description_xml
     leg = load_leg_model(urdf_path)
@@ -190,7 +210,7 @@ def test_support_consistent_dynamics_equals_constrained_dynamics(dyn):
 
 
 def test_identity_cog_acceleration_equals_slip_acceleration(dyn):
-    """docs/control.md: with an exact model the achieved CoG acceleration equals a = F_leg/m + g."""
+    """With an exact model the CoG acceleration is a = F_leg/m + g (docs/control.md)."""
     worst = 0.0
     for q, v in _random_states(8, seed=4, stance=True, dyn=dyn):
         terms = dyn.terms(q, v)
@@ -352,10 +372,14 @@ def test_position_loop_saturates_with_anti_windup():
 
 
 @pytest.mark.parametrize('kp, fraction', [(0.5, 0.9), (1.0, 0.9), (1.0, 0.6), (0.8, 1.0),
-                                           (2.0, 0.9)])
+                                          (2.0, 0.9)])
 def test_critically_damped_lead_gives_a_double_eigenvalue(kp, fraction):
-    """The hop-to-hop position/velocity map with v_set = K_p (e − L v) has the double eigenvalue
-    λ = 1 − √(K_p β T) (0 beyond deadbeat), as docs/control.md derives."""
+    """
+    The hop-to-hop position/velocity map is stable for the shipped gains.
+
+    The hop-to-hop position/velocity map with v_set = K_p (e − L v) has the double eigenvalue λ = 1
+    − √(K_p β T) (0 beyond deadbeat), as docs/control.md derives.
+    """
     a, period = 0.33, 0.72
     lead = critically_damped_lead(a, period, fraction, kp)
     c = period - a
@@ -528,8 +552,12 @@ def dataclass_replace(obj, **changes):
 
 
 def test_set_points_can_change_before_the_first_update(urdf_path):
-    """A new apex height set before any update (a ROS parameter set while the node waits for
-    its first state) takes effect at the first update instead of failing."""
+    """
+    A new apex height set before any update is used from the start.
+
+    A new apex height set before any update (a ROS parameter set while the node waits for its first
+    state) takes effect at the first update instead of failing.
+    """
     changed = Controller(urdf_path, ControllerConfig())
     changed.set_setpoints(apex_height=1.3)
     fresh = Controller(urdf_path, ControllerConfig(apex_height=1.3))

@@ -1,10 +1,15 @@
-"""Driver configuration: parameter validation names the bad value, the example params file
-builds, a bus that cannot be opened and joints the robot lacks are clear errors."""
-import pytest
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
+"""
+Driver configuration: parameter validation names the bad value, the example params file builds.
+
+A bus that cannot be opened and joints the robot lacks are clear errors.
+"""
 from dodo_sim.hardware.config import DriverConfig, urdf_joints
 from dodo_sim.paths import share_dir
 from dodo_sim.ros.params import config_from_file
+import pytest
 
 pytest.importorskip('rclpy')
 from dodo_sim.ros.driver_node import build_driver  # noqa: E402

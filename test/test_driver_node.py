@@ -1,7 +1,16 @@
-"""The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's
-process) and a command publisher in its own process: joint states at ~1 kHz, the e-stop
-service turning the emulated motors off from the next cycle, a killed command publisher giving
-zero torque plus damping within command_timeout, reported on /diagnostics."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The ``driver`` node over real DDS with the emulated hardware.
+
+The ``driver`` node over real DDS with the emulated hardware.
+
+The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's process)
+and a command publisher in its own process: joint states at ~1 kHz, the e-stop service turning the
+emulated motors off from the next cycle, a killed command publisher giving zero torque plus damping
+within command_timeout, reported on /diagnostics.
+"""
 import os
 import re
 import signal
@@ -10,17 +19,16 @@ import sys
 import textwrap
 import time
 
+from conftest import REPO, ros_env
 import numpy as np
 import pytest
-from conftest import REPO, ros_env
 
 rclpy = pytest.importorskip('rclpy')
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
-
-from dodo_sim.ros import contract  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 
@@ -30,7 +38,7 @@ DAMPING = (2.0, 1.5)     # N*m*s/rad
 #: A command publisher as its own process: answers every joint state with constant torques
 #: (argv: topic, hip N*m, knee N*m) — commands flow, no closed loop whose stability would depend
 #: on the machine's load (closed-loop control through the driver: test_hardware_emulator.py).
-PUBLISHER = textwrap.dedent('''
+PUBLISHER = textwrap.dedent("""
     import sys
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -58,7 +66,7 @@ PUBLISHER = textwrap.dedent('''
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     executor.spin()
-''')
+""")
 TORQUE = (2.0, 1.0)      # N*m: the hanging leg settles a little off its rest pose
 
 
@@ -160,8 +168,11 @@ def graph(tmp_path):
 
 
 def commands_flow(probe):
-    """The command publisher is matched and answering (the driver reports a fresh command age,
-    even while disabled)."""
+    """
+    Return the command publisher is matched and answering.
+
+    (the driver reports a fresh command age, even while disabled).
+    """
     if not probe.diagnostics:
         return False
     age = probe.diagnostics[-1][1]['driver: safety'][1]['command_age_s']
@@ -169,8 +180,12 @@ def commands_flow(probe):
 
 
 def torque_applied(probe):
-    """The commands act: enabled in torque mode, and the last 100 joint states measure the
-    commanded torques (12-bit torque field: +-0.13 N*m a count at the joint)."""
+    """
+    Return the commands act: enabled in torque mode.
+
+    And the last 100 joint states measure the commanded torques (12-bit torque field: +-0.13 N*m a
+    count at the joint).
+    """
     if not probe.diagnostics:
         return False
     status = probe.diagnostics[-1][1]

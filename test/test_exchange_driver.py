@@ -1,5 +1,11 @@
-"""The controller against a hardware-driver-like source (``use_sim:=false``): joint states and the
-foot force stamped by their own wall clocks (never equal), no simulator, no /clock.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The controller against a hardware-driver-like source (``use_sim:=false``).
+
+Joint states and the foot force stamped by their own wall clocks (never equal), no simulator, no
+/clock.
 
 Default ``contact_pairing: auto`` notices within three states that the stamps never match and
 answers every state with the newest foot force; ``contact_pairing: stamp`` (and a driver that
@@ -13,16 +19,15 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-import rclpy  # noqa: E402
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-
 from conftest import ros_domain_id  # noqa: E402
 from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
 from dodo_sim.paths import default_urdf_path  # noqa: E402
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.simulator import Simulator  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+import rclpy  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -39,8 +44,8 @@ class DriverGraph:
         monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=ros_domain_id())
-        from rclpy.experimental import EventsExecutor
         from dodo_control.controller_node import ControllerNode
+        from rclpy.experimental import EventsExecutor
         self.executor = EventsExecutor(context=self.context)
         urdf = Simulator(default_urdf_path()).leg.urdf_xml
         parameters = dict(robot_description=urdf, min_subscribers=1, discovery_settle=0.0)

@@ -1,4 +1,8 @@
-"""The lockstep exchange cannot silently go wrong (over real DDS, controller in its own process).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The lockstep exchange cannot silently go wrong (over real DDS, controller in its own process).
 
 Each run is checked against the offline core loop (:func:`dodo_sim.rollout.rollout`, same params
 file): the states of the ROS run equal the offline run's bit for bit, and the torque applied in
@@ -17,12 +21,12 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from exchange_support import (LockstepGraph, Process, Stall, apex_heights,  # noqa: E402
-                              assert_same_states, reference_run, write_params)
+from exchange_support import (apex_heights, assert_same_states, LockstepGraph,  # noqa: E402
+                              Process, reference_run, Stall, write_params)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-STRAY = textwrap.dedent('''
+STRAY = textwrap.dedent("""
     import itertools, math, sys, time
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -69,7 +73,7 @@ STRAY = textwrap.dedent('''
     print(f'stray: sent {valid} valid and {malformed} malformed per topic between '
           f'{first.sec + 1e-9 * first.nanosec:.3f} s and {last.sec + 1e-9 * last.nanosec:.3f} s, '
           f'acked {acked}', flush=True)
-''')
+""")
 
 
 @pytest.fixture
@@ -88,7 +92,7 @@ def graph_factory(tmp_path):
 
 
 def test_a_burst_of_stray_commands_on_both_topics_shifts_nothing(graph_factory, tmp_path,
-                                                                  capfd):
+                                                                 capfd):
     valid, malformed = 10_000, 1_000
     # the run goes on until the burst is over (however long that takes on a loaded machine)
     # and 1000 steps more; stop_after is never reached

@@ -1,5 +1,11 @@
-"""Realtime mode beside a CPU hog (over real DDS, every node in its own process): no divergence,
-and the command ages the simulator reports are the ones this test measures independently.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Realtime mode beside a CPU hog (over real DDS, every node in its own process).
+
+No divergence, and the command ages the simulator reports are the ones this test measures
+independently.
 
 The test records every state and every stamped command. The torque applied in a step is the
 effort of the next state; the command it came from is the one with that torque (its stamp is
@@ -15,13 +21,11 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-import rclpy  # noqa: E402
-
-from exchange_support import (Process, Recorder, controller_process,  # noqa: E402
-                              write_params)
 from conftest import ros_domain_id, ros_env  # noqa: E402
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.ros.runtime import nearest_rank, parse_summary  # noqa: E402
+from exchange_support import controller_process, Process, Recorder, write_params  # noqa: E402
+import rclpy  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -29,10 +33,14 @@ HOG = 'while True:\n    pass\n'
 
 
 def measured_ages(states, commands, actuated_slots=(2, 3), newest=False):
-    """(ages in ns of the applied commands, zero-torque steps, steps whose command was ambiguous)
-    from the recorded stamps and torques alone. A step is ambiguous when commands for several
-    states had exactly the applied torques (a saturated or repeated command): its age is taken
-    from the oldest candidate, or with ``newest`` from the newest (the two bound the truth)."""
+    """
+    Command ages, zero-torque steps and stale steps of a realtime run.
+
+    (ages in ns of the applied commands, zero-torque steps, steps whose command was ambiguous) from
+    the recorded stamps and torques alone. A step is ambiguous when commands for several states had
+    exactly the applied torques (a saturated or repeated command): its age is taken from the oldest
+    candidate, or with ``newest`` from the newest (the two bound the truth).
+    """
     by_torque = collections.defaultdict(list)
     for stamp, _, effort in commands:
         by_torque[tuple(effort)].append(stamp)
@@ -64,8 +72,8 @@ def test_realtime_beside_a_cpu_hog_keeps_control_and_reports_true_ages(tmp_path)
     try:
         probe = rclpy.create_node('probe', context=context)
         recorder = Recorder(probe)
-        from rosgraph_msgs.msg import Clock
         from geometry_msgs.msg import WrenchStamped
+        from rosgraph_msgs.msg import Clock
         probe.create_subscription(Clock, contract.CLOCK, lambda m: None, 10)
         probe.create_subscription(WrenchStamped, contract.FOOT_CONTACT, lambda m: None, 10)
         from rclpy.experimental import EventsExecutor

@@ -1,18 +1,23 @@
-"""The driver core on the emulated hardware (lockstep, in process): readings against the
-physics, enable/e-stop/watchdog as seen by the emulated firmware, each injected fault reported
-and handled as docs/hardware.md says, calibration across a restart, and closed-loop hopping
-through the wire format."""
-import math
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
-import numpy as np
-import pytest
-import yaml
+"""
+The driver core on the emulated hardware (lockstep, in process).
+
+Readings against the physics, enable/e-stop/watchdog as seen by the emulated firmware, each
+injected fault reported and handled as docs/hardware.md says, calibration across a restart, and
+closed-loop hopping through the wire format.
+"""
+import math
 
 from dodo_sim.hardware.config import DriverConfig, load_calibration
 from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.rollout import JointHold
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
+import yaml
 
 START = (0.0, 1.2, 0.3, -0.6)
 GEAR = 4.0
@@ -280,8 +285,12 @@ def test_corrupt_calibration_file_is_a_clear_error(urdf_xml, tmp_path):
 
 @pytest.mark.slow
 def test_slip_controller_hops_through_the_emulated_hardware(urdf_xml):
-    """The SLIP controller core on driver + emulator (one-period command delay, quantised
-    encoders and forces): apex heights within 2 % of each other from the 3rd hop on."""
+    """
+    The SLIP controller core on driver and emulator.
+
+    The SLIP controller core on driver + emulator (one-period command delay, quantised encoders and
+    forces): apex heights within 2 % of each other from the 3rd hop on.
+    """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.rollout import rollout
     rig = make_rig(urdf_xml)

@@ -1,36 +1,44 @@
-"""Wire format of the hardware path: the DBC bit layout against the MIT-mode reference layout
-(Ben Katz's Mini Cheetah firmware as used by mini-cheetah-tmotor-python-can and
-TMotorCANControl), special frames, the float <-> count mapping at every range edge, and the
-sensor board frames."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Wire format of the hardware path.
+
+The DBC bit layout against the MIT-mode reference layout (Ben Katz's Mini Cheetah firmware as used
+by mini-cheetah-tmotor-python-can and TMotorCANControl), special frames, the float <-> count
+mapping at every range edge, and the sensor board frames.
+"""
 import math
 
-import pytest
+from dodo_sim.hardware.protocol import (BoardSample, counts_to_float, FIELD_BITS,
+                                        firmware_float_to_counts, float_to_counts, lsb, MitCommand,
+                                        MODELS, POSITION_BITS, WireFormat)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from dodo_sim.hardware.protocol import (FIELD_BITS, MODELS, POSITION_BITS, BoardSample,
-                                        MitCommand, WireFormat, counts_to_float,
-                                        firmware_float_to_counts, float_to_counts, lsb)
+import pytest
 
 WIRE = WireFormat()
 AK80_9 = MODELS['AK80-9']
 
 
 def reference_pack_command(p, v, kp, kd, t):
-    """The reference packing of the MIT command, written from its published description:
-    [p15-8][p7-0][v11-4][v3-0 kp11-8][kp7-0][kd11-4][kd3-0 t11-8][t7-0]."""
+    """
+    Return the reference packing of the MIT command, written from its published description.
+
+    [p15-8][p7-0][v11-4][v3-0 kp11-8][kp7-0][kd11-4][kd3-0 t11-8][t7-0].
+    """
     return bytes([p >> 8, p & 0xFF, v >> 4, ((v & 0xF) << 4) | (kp >> 8), kp & 0xFF, kd >> 4,
                   ((kd & 0xF) << 4) | (t >> 8), t & 0xFF])
 
 
 def reference_unpack_reply(data):
-    """Reference reply layout: [id][p15-8][p7-0][v11-4][v3-0 i11-8][i7-0][temp][error]."""
+    """Return Reference reply layout: [id][p15-8][p7-0][v11-4][v3-0 i11-8][i7-0][temp][error]."""
     return (data[0], (data[1] << 8) | data[2], (data[3] << 4) | (data[4] >> 4),
             ((data[4] & 0xF) << 8) | data[5], data[6], data[7])
 
 
 def reference_float_to_uint(x, x_min, x_max, bits):
-    """The firmware's float_to_uint (truncation; input already clamped)."""
+    """Return the firmware's float_to_uint (truncation; input already clamped)."""
     return int((x - x_min) * ((1 << bits) - 1) / (x_max - x_min))
 
 

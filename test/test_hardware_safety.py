@@ -1,10 +1,12 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The safety supervisor as a pure state machine (dodo_sim.hardware.safety)."""
 import math
 
-import pytest
-
 from dodo_sim.hardware.safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits,
                                       SafetyState, SafetySupervisor)
+import pytest
 
 PERIOD = 0.001
 LIMITS = [SafetyLimits(-1.9, 1.9, 100.0, 4.0), SafetyLimits(-2.8, 2.8, 100.0, 3.0)]

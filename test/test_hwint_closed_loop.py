@@ -1,7 +1,13 @@
-"""The hardware path in the graph, in closed loop over real DDS: the SLIP controller of the
-simulation (same node, same params file config/hop.yaml) hops the leg through the ``driver`` node
-and the emulated hardware (MIT-mode CAN frames on an in-process python-can virtual bus; the
-emulated physics follows the wall clock), started as ``dodo hop --hardware emulated`` starts them.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The hardware path in the graph, in closed loop over real DDS.
+
+The SLIP controller of the simulation (same node, same params file config/hop.yaml) hops the leg
+through the ``driver`` node and the emulated hardware (MIT-mode CAN frames on an in-process
+python-can virtual bus; the emulated physics follows the wall clock), started as ``dodo hop
+--hardware emulated`` starts them.
 
 * ``dodo hop --hardware emulated --duration 4`` (the real CLI): exit 0, the apexes the controller
   measured within 2 % of each other after hop 2, /diagnostics in the bag, the bag's
@@ -21,20 +27,19 @@ import subprocess
 import sys
 import time
 
+from conftest import REPO, ros_domain_id, ros_env
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id, ros_env
 
 rclpy = pytest.importorskip('rclpy')
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Bool  # noqa: E402
-from std_srvs.srv import Trigger  # noqa: E402
-
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.bag import joint_states, message_counts, read_bag, wrenches  # noqa: E402
 from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Bool  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -47,9 +52,13 @@ LOG_RE = re.compile(r'\[(\w+)\] \[(\d+\.\d+)\] \[driver\]: (.*)')
 
 
 def apex_heights(bag, before: float = np.inf) -> np.ndarray:
-    """Base heights at the apexes (vertical speed + -> -, foot off the ground, after the first
-    touchdown, stamped before ``before``, s) from the recorded /joint_states and /foot_contact
-    (one stamp per driver cycle)."""
+    """
+    Return Base heights at the apexes.
+
+    Base heights at the apexes (vertical speed + -> -, foot off the ground, after the first
+    touchdown, stamped before ``before``, s) from the recorded /joint_states and /foot_contact (one
+    stamp per driver cycle).
+    """
     data = read_bag(bag, [contract.JOINT_STATES, contract.FOOT_CONTACT])
     js = joint_states(data[contract.JOINT_STATES])
     t_contact, force = wrenches(data[contract.FOOT_CONTACT])
@@ -119,8 +128,11 @@ class Probe:
 
 @pytest.fixture
 def hardware_run(tmp_path):
-    """(start(duration) -> (HopRun, Probe)): an emulated-hardware run of the graph with a bag;
-    stopped (in order, SIGINT) at the end whatever happened."""
+    """
+    (start(duration) -> (HopRun, Probe)): an emulated-hardware run of the graph with a bag.
+
+    Stopped (in order, SIGINT) at the end whatever happened.
+    """
     runs = []
 
     def start(duration: float, params=PARAMS):
@@ -154,8 +166,12 @@ def driver_log(hop: HopRun, text: str) -> list:
 
 
 def controller_apexes(bag, before: float = np.inf) -> np.ndarray:
-    """The apex height the controller measured at each hop (its /controller/state channel
-    ``last_apex_height_m`` when ``hops`` counts up; stamped before ``before``, s), m."""
+    """
+    Return the apex height the controller measured at each hop.
+
+    The apex height the controller measured at each hop (its /controller/state channel
+    ``last_apex_height_m`` when ``hops`` counts up; stamped before ``before``, s), m.
+    """
     msgs = [m for m in read_bag(bag, [contract.CONTROLLER_STATE])[
         contract.CONTROLLER_STATE].messages
         if m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec < before]

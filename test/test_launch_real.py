@@ -1,4 +1,8 @@
-"""``launch/hop.launch.py`` under the real ROS 2 launch tooling: colcon build + ``ros2 launch``.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``launch/hop.launch.py`` under the real ROS 2 launch tooling: colcon build + ``ros2 launch``.
 
 The launch/launch_ros/ros2cli sources beside the repository (``../shared/ros2_launch``, with
 stand-ins for robot_state_publisher and rviz2) are installed once per test venv by its
@@ -18,19 +22,18 @@ terminal's Ctrl-C; launch then stops its nodes):
 Skipped, with the reason, only where ``../shared/ros2_launch`` is absent.
 """
 import fcntl
-import math
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
+from conftest import REPO, ros_domain_id
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -67,7 +70,7 @@ def _install(tooling: Path) -> Path:
 
 
 def _sourced_env(*scripts: Path, base: dict) -> dict:
-    """The environment after sourcing ``scripts`` in bash."""
+    """Return the environment after sourcing ``scripts`` in bash."""
     command = ' && '.join(f'. "{s}"' for s in scripts) + ' && env -0'
     out = subprocess.run(['bash', '-c', command], capture_output=True, env=base, check=True,
                          timeout=60).stdout
@@ -105,8 +108,12 @@ def launch_env(tmp_path_factory) -> dict:
 
 @pytest.fixture(autouse=True)
 def stop_leftover_launches():
-    """A test that failed before its SIGINT leaves its launch running: SIGINT it then, and
-    SIGKILL what is left of its session (only the processes the launch started)."""
+    """
+    Yield a test that failed before its SIGINT leaves its launch running.
+
+    SIGINT it then, and SIGKILL what is left of its session (only the processes the launch
+    started).
+    """
     Launch.running = []
     yield
     for launch in Launch.running:
@@ -152,8 +159,11 @@ def alive(pids) -> set[int]:
 
 
 class Launch:
-    """``ros2 launch dodo_sim <launch_file> ARGS`` in its own session, output collected
-    (``launch_file``: hop.launch.py unless given; test_walkros_launch.py runs walk.launch.py)."""
+    """
+    ``ros2 launch dodo_sim <launch_file> ARGS`` in its own session, output collected.
+
+    (``launch_file``: hop.launch.py unless given; test_walkros_launch.py runs walk.launch.py).
+    """
 
     #: the launches of the running test (set by :func:`stop_leftover_launches`)
     running: list = []
@@ -211,7 +221,7 @@ class Launch:
         for name in names:
             assert re.search(rf'\[INFO\] \[{name}-\d+\]: process has finished cleanly',
                              self.output), (name, '\n'.join(
-                line for line in self.output.splitlines() if name in line)[-4000:])
+                                 line for line in self.output.splitlines() if name in line)[-4000:])
         assert 'process has died' not in self.output, self.output[-4000:]
 
 
@@ -250,8 +260,8 @@ def until(condition, timeout: float) -> bool:
 
 
 def test_default_launch_hops_and_every_process_exits_0_on_sigint(launch_env):
-    from sensor_msgs.msg import JointState
     from dodo_sim.ros import contract
+    from sensor_msgs.msg import JointState
     launch = Launch(launch_env)
     hops = []
     listener = Listener(launch.domain)
@@ -299,12 +309,16 @@ def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, t
 
 
 def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env, tmp_path):
-    """use_sim:=false hardware:=emulated record:=true: the driver in the simulator's place (no
-    /clock), enabled by itself once the controller answers; the leg hops through driver +
-    emulator over DDS; SIGINT -> every process exits 0 and the bag holds /diagnostics."""
-    from sensor_msgs.msg import JointState
+    """
+    use_sim:=false hardware:=emulated record:=true.
+
+    The driver in the simulator's place (no /clock), enabled by itself once the controller answers;
+    the leg hops through driver + emulator over DDS; SIGINT -> every process exits 0 and the bag
+    holds /diagnostics.
+    """
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import joint_states, message_counts, read_bag
+    from sensor_msgs.msg import JointState
     bag = tmp_path / 'hardware bag'
     launch = Launch(launch_env, 'use_sim:=false', 'hardware:=emulated', 'record:=true',
                     f'bag:={bag}')

@@ -1,19 +1,23 @@
-"""Motor options of the simulator (docs/physics.md, "Motors"): the back-EMF torque-speed limit
-(``torque_saturation`` with ``motor_supply_voltage_v``) and the rotor inertia reflected through
-the gear (``motor_dynamics``: pinocchio armature G² J_rotor), checked against the formulas, Ding
-& Ramos' published torque-speed polytope, a released link's angular acceleration, and the
-compiled step against the generic one.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Motor options of the simulator (docs/physics.md, "Motors").
+
+The back-EMF torque-speed limit (``torque_saturation`` with ``motor_supply_voltage_v``) and the
+rotor inertia reflected through the gear (``motor_dynamics``: pinocchio armature G² J_rotor),
+checked against the formulas, Ding & Ramos' published torque-speed polytope, a released link's
+angular acceleration, and the compiled step against the generic one.
 """
 import math
-
-import numpy as np
-import pinocchio as pin
-import pytest
 
 from conftest import REPO, URDF_XACRO
 from dodo_sim.physics.contact import ContactParams
 from dodo_sim.physics.timestepping import MoreauJeanIntegrator, TimeSteppingParams
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pinocchio as pin
+import pytest
 
 BOOM = REPO / 'urdf' / 'boom_leg.urdf.xacro'
 BOOM_Q = (0.0, -0.1, -math.pi / 3.0, math.pi / 2.0)
@@ -25,17 +29,21 @@ NO_LOAD_SPEED = V / (KE * G)          # 23.98 rad/s
 
 
 def expected_cap(speed, voltage=V, peak=math.inf):
-    """The largest |torque| along the motion (motoring), N*m."""
+    """Return the largest |torque| along the motion (motoring), N*m."""
     return min(max(G * KT * (voltage - KE * G * abs(speed)) / R, 0.0), peak)
 
 
 def expected_braking_cap(speed, voltage=V, peak=math.inf):
-    """The largest |torque| against the motion (braking), N*m."""
+    """Return the largest |torque| against the motion (braking), N*m."""
     return min(max(G * KT * (voltage + KE * G * abs(speed)) / R, 0.0), peak)
 
 
 def applied_hip_torque(robot, speed, command, **motor):
-    """The hip torque the simulator applies in the first step, the hip turning at ``speed``."""
+    """
+    Return the hip torque the simulator applies in the first step.
+
+    The hip turning at ``speed``.
+    """
     urdf, q = (URDF_XACRO, HOPPER_Q) if robot == 'hopper' else (BOOM, BOOM_Q)
     cfg = SimConfig(initial_q=q, initial_v=(0.0, 0.0, speed, 0.0), torque_saturation=True,
                     **motor)
@@ -47,8 +55,12 @@ def applied_hip_torque(robot, speed, command, **motor):
 @pytest.mark.parametrize('speed', [0.0, 5.0, -12.0, 20.0, 0.999 * NO_LOAD_SPEED,
                                    NO_LOAD_SPEED, 1.5 * NO_LOAD_SPEED])
 def test_back_emf_caps_the_torque_at_speed_as_the_formula_says(robot, speed):
-    """Along the motion |tau| <= clip(G K_t (V - K_e G |qdot|) / R, 0, peak), 0 at and above the
-    no-load speed V / (K_e G); against it |tau| <= clip(G K_t (V + K_e G |qdot|) / R, 0, peak)."""
+    """
+    Along the motion |tau| <= clip(G K_t (V - K_e G |qdot|) / R, 0, peak).
+
+    0 at and above the no-load speed V / (K_e G); against it |tau| <= clip(G K_t (V + K_e G |qdot|)
+    / R, 0, peak).
+    """
     motor = dict(motor_supply_voltage_v=(V,), motor_peak_torque_nm=(50.0,))
     along = 1.0 if speed >= 0.0 else -1.0
     motoring = applied_hip_torque(robot, speed, along * 100.0, **motor)
@@ -72,10 +84,13 @@ def test_the_peak_torque_caps_below_the_back_emf_limit():
 
 
 def test_the_default_limit_matches_ding_and_ramos_torque_speed_polytope():
-    """Their hip polytope (get_params.m): |0.1391 w + tau| <= 3.3356 N*m, |tau| <= 4.3578 N*m,
-    against the bounds from their motor constants and the URDF's stall torque: within 1 % of
-    the stall torque in both quadrants from rest to the no-load speed (their line's offset and
-    slope differ from G K_t V / R = 3.352 and G^2 K_t K_e / R = 0.1398 by 0.5 %)."""
+    """
+    Their hip polytope (get_params.m): |0.1391 w + tau| <= 3.3356 N*m, |tau| <= 4.3578 N*m.
+
+    Against the bounds from their motor constants and the URDF's stall torque: within 1 % of the
+    stall torque in both quadrants from rest to the no-load speed (their line's offset and slope
+    differ from G K_t V / R = 3.352 and G^2 K_t K_e / R = 0.1398 by 0.5 %).
+    """
     for speed in np.linspace(0.0, 23.0, 24):
         upper = min(3.3356 - 0.1391 * speed, 4.3578)
         lower = max(-3.3356 - 0.1391 * speed, -4.3578)
@@ -87,11 +102,14 @@ def test_the_default_limit_matches_ding_and_ramos_torque_speed_polytope():
 
 
 def released_link_urdf(mass=2.0, com_x=0.4, iyy=0.03) -> str:
-    """One link on an actuated revolute joint about y, 2 m above the ground; its tip frame. A
-    passive slider along y carries the joint: it is decoupled from the swing (M is diagonal)
-    and gives the model two joints (the engine's planarity check indexes the joint jacobian
-    as a matrix, which a one-joint model does not give)."""
-    return f'''<robot name="link">
+    """
+    One link on an actuated revolute joint about y, 2 m above the ground; its tip frame.
+
+    A passive slider along y carries the joint: it is decoupled from the swing (M is diagonal) and
+    gives the model two joints (the engine's planarity check indexes the joint jacobian as a
+    matrix, which a one-joint model does not give).
+    """
+    return f"""<robot name="link">
   <link name="world"/><link name="carriage"/>
   <joint name="slide_y" type="prismatic"><parent link="world"/><child link="carriage"/>
     <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="0" velocity="50"/></joint>
@@ -102,16 +120,19 @@ def released_link_urdf(mass=2.0, com_x=0.4, iyy=0.03) -> str:
     <limit lower="-3" upper="3" effort="10" velocity="50"/></joint>
   <link name="tip"/><joint name="tip_joint" type="fixed"><parent link="arm"/><child link="tip"/>
     <origin xyz="0.5 0 0"/></joint>
-</robot>'''
+</robot>"""
 
 
 @pytest.mark.parametrize('integrator', ['timestepping', 'event'])
 @pytest.mark.parametrize('rotor_inertia', [7e-6, 1e-4])
 def test_armature_changes_a_released_links_acceleration_as_the_inertia_says(integrator,
-                                                                           rotor_inertia):
-    """A horizontal link released from rest: qddot = m g l / (I_c + m l^2 + G^2 J_rotor), with
-    and without the rotor (the gravity torque is stationary at the horizontal, so one step
-    measures qddot(0) to ~1e-11)."""
+                                                                            rotor_inertia):
+    """
+    A horizontal link released from rest: qddot = m g l / (I_c + m l^2 + G^2 J_rotor).
+
+    With and without the rotor (the gravity torque is stationary at the horizontal, so one step
+    measures qddot(0) to ~1e-11).
+    """
     mass, com_x, iyy, dt = 2.0, 0.4, 0.03, 1e-3
     g = 9.81
     link_inertia = iyy + mass * com_x ** 2
@@ -160,8 +181,12 @@ def test_compiled_mass_matrix_includes_the_armature():
 
 
 def test_compiled_run_with_motors_equals_the_generic_one():
-    """0.6 s of the PD-held hopper dropped on the ground with rotor inertia and the back-EMF
-    limit (the PD saturates it): the Simulator's compiled lane and the generic step agree."""
+    """
+    Run the PD-held hopper dropped on the ground for 0.6 s.
+
+    0.6 s of the PD-held hopper dropped on the ground with rotor inertia and the back-EMF limit
+    (the PD saturates it): the Simulator's compiled lane and the generic step agree.
+    """
     pytest.importorskip('numba')
     runs = []
     for compiled in (True, False):

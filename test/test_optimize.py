@@ -1,22 +1,27 @@
-"""``dodo optimize``: study files are checked before any trial runs, two worker processes share a
-journal storage and improve on the baseline (trial 0), and the written params file is usable
-(``dodo hop``'s checks, ``config_from_file``) and reproduces the best trial's objective."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo optimize``: study files are checked before any trial runs.
+
+Two worker processes share a journal storage and improve on the baseline (trial 0), and the written
+params file is usable (``dodo hop``'s checks, ``config_from_file``) and reproduces the best trial's
+objective.
+"""
 import math
+from pathlib import Path
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-import pytest
-import yaml
-
+from conftest import REPO
 from dodo_control.controller import ControllerConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.params import check_params_file, config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import StudyError, evaluate, load_study
-
-from conftest import REPO
+from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+import pytest
+import yaml
 
 # A short hopper study: the baseline position gain is deliberately slow (baseline: 0.3), so a
 # handful of trials finds better ones; 3 s of a 0.25 m target step per trial.
@@ -46,7 +51,7 @@ def write(tmp_path, text, name='study.yaml') -> Path:
 
 @pytest.fixture(scope='module')
 def short_run(tmp_path_factory):
-    """The short study run once with two worker processes on one journal file."""
+    """Return the short study run once with two worker processes on one journal file."""
     tmp = tmp_path_factory.mktemp('optimize')
     study = write(tmp, SHORT_STUDY)
     out = tmp / 'out'
@@ -125,7 +130,7 @@ BAD_STUDIES = [
     ('low not below high', _with(parameters__controller__position_kp={'low': 1.0, 'high': 1.0}),
      'low (1.0) must be below high (1.0)'),
     ('log scale from zero', _with(parameters__controller__position_kp={'low': 0.0, 'high': 2.0,
-                                                                        'log': True}),
+                                                                       'log': True}),
      'a log scale needs low > 0'),
     ('outside the valid values', _with(parameters={'controller': {
         'leg_stiffness': {'low': -100.0, 'high': 9000.0}}}),

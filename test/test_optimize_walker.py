@@ -1,20 +1,24 @@
-"""``dodo optimize`` on the Kneed Walker (dodo_control.scenarios.walker): two worker processes
-sharing a journal storage improve the cost of transport on the baseline (trial 0), the params file
-holds the whole pulse vectors and reproduces the best trial, a fall is a penalised run with its
-reason, and walker studies with an unknown parameter or a bad range are refused before any trial.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """
-import textwrap
+``dodo optimize`` on the Kneed Walker (dodo_control.scenarios.walker).
+
+Two worker processes sharing a journal storage improve the cost of transport on the baseline (trial
+0), the params file holds the whole pulse vectors and reproduces the best trial, a fall is a
+penalised run with its reason, and walker studies with an unknown parameter or a bad range are
+refused before any trial.
+"""
 from pathlib import Path
+import textwrap
 
-import pytest
-import yaml
-
+from conftest import REPO
 from dodo_control.walker import WalkerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import StudyError, evaluate, load_study
-
-from conftest import REPO
+from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+import pytest
+import yaml
 
 # A short walker study: 2.5 s walks on flat ground (4 steps; the cost of transport over steps 1 to
 # the last) from the shipped parameters (trial 0). The swing-knee flexion pulse (shipped 0.3 N*m)
@@ -44,7 +48,7 @@ def write(tmp_path, text, name='study.yaml') -> Path:
 
 @pytest.fixture(scope='module')
 def short_run(tmp_path_factory):
-    """The short walker study run once with two worker processes on one journal file."""
+    """Return the short walker study run once with two worker processes on one journal file."""
     tmp = tmp_path_factory.mktemp('optimize_walker')
     study = write(tmp, SHORT_STUDY)
     out = tmp / 'out'
@@ -138,7 +142,7 @@ BAD_STUDIES = [
     ('phase beyond the step', _with({'pulse_phase[0]': {'low': 0.1, 'high': 1.5}}),
      'pulse_phase[0].high = 1.5 is outside the valid values of WalkerConfig.pulse_phase[0]'),
     ('amplitude beyond the motor', _with({'pulse_amplitude_nm[0]': {'low': -30.0,
-                                                                     'high': -1.0}}),
+                                                                    'high': -1.0}}),
      'pulse_amplitude_nm[0].low = -30.0 is outside the valid values of '
      'WalkerConfig.pulse_amplitude_nm[0]'),
     ('index beyond the vector', _with({'pulse_phase[8]': {'low': 0.1, 'high': 0.4}}),

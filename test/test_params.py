@@ -1,16 +1,18 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Params files and parameters declared from the config dataclasses (no ROS needed)."""
 import dataclasses
 import math
 
-import pytest
-
 from dodo_control.controller import ControllerConfig
-from dodo_sim.ros import graph, node_config
-from dodo_sim.ros.params import (ParamsFileError, check_params_file, coerce_value, config_defaults,
-                             config_from_file, config_from_parameters, field_docs,
-                             node_parameters, read_params_file)
 from dodo_sim.paths import default_params_path
+from dodo_sim.ros import graph, node_config
+from dodo_sim.ros.params import (check_params_file, coerce_value, config_defaults,
+                                 config_from_file, config_from_parameters, field_docs,
+                                 node_parameters, ParamsFileError, read_params_file)
 from dodo_sim.simulator import SimConfig
+import pytest
 
 CONFIGS = (SimConfig, ControllerConfig, node_config.SimulatorNodeConfig,
            node_config.ControllerNodeConfig)
@@ -23,14 +25,14 @@ def write(tmp_path, text, name='p.yaml'):
 
 
 def test_shared_section_is_merged_and_node_section_wins(tmp_path):
-    path = write(tmp_path, '''
+    path = write(tmp_path, """
 /**:
   ros__parameters: {use_sim_time: true, friction: 0.5}
 simulator:
   ros__parameters: {friction: 0.9, dt: 0.002}
 /controller:
   ros__parameters: {apex_height: 1.3}
-''')
+""")
     assert node_parameters(path, 'simulator') == {'use_sim_time': True, 'friction': 0.9,
                                                   'dt': 0.002}
     assert node_parameters(path, 'controller') == {'use_sim_time': True, 'friction': 0.5,

@@ -1,15 +1,19 @@
-"""Exact references for the robot-agnostic engine, both integrators: the lever rule on two feet,
-Coulomb sliding on a slope and on flat ground in 3-D, a joint stop, the rimless wheel of Coleman,
-Chatterjee & Ruina 1997, and model loading (docs/physics.md)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Exact references for the robot-agnostic engine, both integrators.
+
+The lever rule on two feet, Coulomb sliding on a slope and on flat ground in 3-D, a joint stop, the
+rimless wheel of Coleman, Chatterjee & Ruina 1997, and model loading (docs/physics.md).
+"""
 import math
 
-import numpy as np
-import pytest
-
-from physics_models import (horizontal_double_pendulum, point_mass_3d, rimless_wheel,
-                            two_foot_body)
-from dodo_sim.physics import ModelError, load_robot
+from dodo_sim.physics import load_robot, ModelError
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import horizontal_double_pendulum, point_mass_3d, rimless_wheel, two_foot_body
+import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81
@@ -28,12 +32,12 @@ def test_model_sizes_and_planarity_come_from_the_urdf():
 
 def test_a_one_joint_model_loads_and_is_planar():
     """A single revolute joint about y (pinocchio gives its joint jacobian as one column)."""
-    xml = '''<robot name="arm"><link name="world"/><link name="arm">
+    xml = """<robot name="arm"><link name="world"/><link name="arm">
       <inertial><origin xyz="0.3 0 0"/><mass value="1"/>
       <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
       <joint name="shoulder" type="revolute"><parent link="world"/><child link="arm"/>
       <origin xyz="0 0 1"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="5" velocity="9"/>
-      </joint></robot>'''
+      </joint></robot>"""
     robot = load_robot(xml, contact_frames=())
     assert (robot.nq, robot.nv, robot.planar) == (1, 1, True)
 
@@ -46,10 +50,10 @@ def test_continuous_joint_is_one_unlimited_angle():
 
 
 def test_free_flyer_keeps_pinocchio_coordinates():
-    xml = '''<robot name="box"><link name="world"/><link name="box">
+    xml = """<robot name="box"><link name="world"/><link name="box">
       <inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
       </inertial></link><joint name="root" type="floating"><parent link="world"/>
-      <child link="box"/></joint></robot>'''
+      <child link="box"/></joint></robot>"""
     sim = Simulator(xml, SimConfig(contact_frames=('box',), contact_radii=(0.1,),
                                    initial_q=(0, 0, 0.5, 0, 0, 0, 1)))
     assert (sim.robot.nq, sim.robot.nv, sim.robot.planar) == (7, 6, False)
@@ -166,8 +170,11 @@ def test_3d_slide_stops_and_sticks(integrator):
 # -- joint limits ----------------------------------------------------------------------------
 
 def pendulum_momentum(sim, q, v):
-    """Angular momentum of the horizontal double pendulum about the shoulder axis, [M(q) v]_0:
-    the internal stop impulse and gravity (vertical axes) cannot change it."""
+    """
+    Angular momentum of the horizontal double pendulum about the shoulder axis, [M(q) v]_0.
+
+    The internal stop impulse and gravity (vertical axes) cannot change it.
+    """
     import pinocchio as pin
     model = sim.robot.model
     mass = pin.crba(model, sim.robot.create_data(), np.asarray(q, float))
@@ -186,9 +193,12 @@ def elbow_into_its_stop(integrator, dt=1e-3, periods=500):
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_joint_stop_is_a_plastic_impact(integrator):
-    """The elbow swings into its stop at 0 (links in line): it never passes it by more than
-    1e-6 rad and stops dead (plastic: velocity 0 after, and it stays, the links being in
-    line)."""
+    """
+    The elbow swings into its stop at 0 (links in line).
+
+    It never passes it by more than 1e-6 rad and stops dead (plastic: velocity 0 after, and it
+    stays, the links being in line).
+    """
     _, _, states = elbow_into_its_stop(integrator)
     assert max(s.q[1] for s in states) <= 1e-6
     assert states[-1].q[1] == pytest.approx(0.0, abs=1e-6)
@@ -201,9 +211,13 @@ def test_event_driven_joint_stop_conserves_angular_momentum():
 
 
 def test_timestepping_joint_stop_step_satisfies_its_discrete_impact_law():
-    """The Moreau-Jean impact step is M(q_M) (v+ - v) = -dt h(q_M, v) + W^T Lambda with the
-    midpoint q_M: the shoulder row (no constraint acts on it) holds to rounding, the elbow row
-    is the stop impulse Lambda >= 0, and the elbow ends at rest (plastic)."""
+    """
+    The Moreau-Jean impact step matches its defining equation.
+
+    The Moreau-Jean impact step is M(q_M) (v+ - v) = -dt h(q_M, v) + W^T Lambda with the midpoint
+    q_M: the shoulder row (no constraint acts on it) holds to rounding, the elbow row is the stop
+    impulse Lambda >= 0, and the elbow ends at rest (plastic).
+    """
     import pinocchio as pin
     sim = Simulator(horizontal_double_pendulum(elbow_upper=0.0), SimConfig(contact_frames=()))
     model, data = sim.robot.model, sim.robot.create_data()
@@ -228,8 +242,12 @@ def test_timestepping_joint_stop_step_satisfies_its_discrete_impact_law():
 
 
 def test_timestepping_joint_stop_momentum_error_is_first_order_in_dt():
-    """Against the continuous impact law (angular momentum conserved) the midpoint step errs by
-    O(dt): halving dt halves the error (ratio within 10 % of 2)."""
+    """
+    The midpoint impact agrees with the continuous impact law.
+
+    Against the continuous impact law (angular momentum conserved) the midpoint step errs by O(dt):
+    halving dt halves the error (ratio within 10 % of 2).
+    """
     errors = []
     for dt in (1e-3, 5e-4):
         sim, h0, states = elbow_into_its_stop('timestepping', dt=dt)
@@ -255,7 +273,8 @@ GYRATION, LENGTH, MASS = 0.3, 1.0, 1.0
 
 
 def wheel_fixed_point(beta):
-    """Post-impact angular speed of steady rolling down a slope beta (rad).
+    """
+    Post-impact angular speed of steady rolling down a slope beta (rad).
 
     Impact on the new spoke: angular momentum about its tip is conserved,
     (I + m l^2 cos 2 alpha) w- = (I + m l^2) w+, so w+ = eta w- with
@@ -287,8 +306,12 @@ def wheel_run(integrator, beta, seconds, omega0=1.5, dt=2e-4):
 
 
 def post_impact_equivalent_speed(state, beta, gain):
-    """w+ of the current stance from energy: the stance spoke at angle theta off the vertical
-    (hub downhill of the tip > 0) has w+^2 = w^2 + gain (cos theta - cos(beta - alpha))."""
+    """
+    w+ of the current stance from energy.
+
+    The stance spoke at angle theta off the vertical (hub downhill of the tip > 0) has w+^2 = w^2 +
+    gain (cos theta - cos(beta - alpha)).
+    """
     pitch, omega = state.q[2], state.v[2]
     k = int(np.argmin(state.foot_positions[:, 2] - (-math.tan(beta) * state.foot_positions[:, 0])))
     theta = math.remainder(pitch + 2 * math.pi * k / SPOKES, 2 * math.pi)
@@ -297,10 +320,14 @@ def post_impact_equivalent_speed(state, beta, gain):
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_rimless_wheel_settles_on_the_analytic_limit_cycle(integrator):
-    """After 8 s (about 15 spokes) the post-impact speed is the fixed point. Event-driven: exact
-    impacts, so only the geometric approach to the cycle is left (1e-4). Time-stepping: the
-    impact acts at a step midpoint instead of the touchdown instant, an O(dt) error relative to
-    the stance time 2 alpha / omega ~ 0.5 s, so the tolerance is dt / 0.5 s = 2e-3."""
+    """
+    After 8 s (about 15 spokes) the post-impact speed is the fixed point.
+
+    Event-driven: exact impacts, so only the geometric approach to the cycle is left (1e-4).
+    Time-stepping: the impact acts at a step midpoint instead of the touchdown instant, an O(dt)
+    error relative to the stance time 2 alpha / omega ~ 0.5 s, so the tolerance is dt / 0.5 s =
+    2e-3.
+    """
     beta, dt = 0.15, 1e-3
     expected, gain = wheel_fixed_point(beta)
     sim, state = wheel_run(integrator, beta, seconds=8.0, dt=dt)
@@ -313,8 +340,11 @@ def test_rimless_wheel_settles_on_the_analytic_limit_cycle(integrator):
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_rimless_wheel_on_a_too_shallow_slope_comes_to_rest(integrator):
-    """Rocking between two spokes is a Zeno sequence: time-stepping stops it by construction, the
-    event-driven integrator by its accumulation rule (docs/physics.md)."""
+    """
+    Rocking between two spokes is a Zeno sequence: time-stepping stops it by construction.
+
+    The event-driven integrator by its accumulation rule (docs/physics.md).
+    """
     beta = 0.02
     expected, gain = wheel_fixed_point(beta)
     # rolling on needs the post-impact energy to carry the hub over the vertical
@@ -325,10 +355,14 @@ def test_rimless_wheel_on_a_too_shallow_slope_comes_to_rest(integrator):
 
 
 def test_event_driven_bouncing_ball_stops_at_the_accumulation_time():
-    """A point mass dropped from h with restitution e bounces infinitely often before
-    t_inf = t1 (1 + 2 e / (1 - e)), t1 = sqrt(2 h / g) (a Zeno sequence). With the accumulation
-    rule it rests on the ground after finitely many impacts, at t_inf less the skipped tail of
-    flights, 2 u_acc / (g (1 - e)) < 0.1 ms (u_acc the accumulation speed)."""
+    """
+    A bouncing point mass comes to rest at the Zeno time.
+
+    A point mass dropped from h with restitution e bounces infinitely often before t_inf = t1 (1 +
+    2 e / (1 - e)), t1 = sqrt(2 h / g) (a Zeno sequence). With the accumulation rule it rests on
+    the ground after finitely many impacts, at t_inf less the skipped tail of flights, 2 u_acc / (g
+    (1 - e)) < 0.1 ms (u_acc the accumulation speed).
+    """
     h, e = 0.1, 0.5
     sim = Simulator(point_mass_3d(), SimConfig(integrator='event', restitution=e,
                                                initial_q=(0.0, 0.0, h)))
@@ -349,8 +383,11 @@ def test_event_driven_bouncing_ball_stops_at_the_accumulation_time():
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_frictionless_contact_at_rest_carries_the_weight(integrator):
-    """mu = 0: a point mass dropped 1 cm rests on the ground with force m g (the event
-    integrator divided by a zero friction force to find a sliding direction: NaN)."""
+    """
+    Mu = 0: a point mass dropped 1 cm rests on the ground with force m g.
+
+    (the event integrator divided by a zero friction force to find a sliding direction: NaN).
+    """
     sim = Simulator(point_mass_3d(), SimConfig(integrator=integrator, friction=0.0,
                                                initial_q=(0.0, 0.0, 0.01)))
     for _ in range(100):

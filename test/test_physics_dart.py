@@ -1,16 +1,22 @@
-"""DART, an engine we did not write (its own Featherstone dynamics and a boxed-LCP Dantzig contact
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+DART, an engine we did not write, as reference for the physics.
+
+DART, an engine we did not write (its own Featherstone dynamics and a boxed-LCP Dantzig contact
 solver), as a reference for the hopper and for Coulomb friction (docs/physics.md, "A third
-reference: DART"). The models come from the same URDF (bench/dart_model.py)."""
-import math
-import sys
+
+reference: DART"). The models come from the same URDF (bench/dart_model.py).
+"""
 from pathlib import Path
+import sys
 
-import numpy as np
-import pytest
-
-from physics_models import point_mass_3d
 from dodo_sim.physics.robot import load_robot, robot_description_xml
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import point_mass_3d
+import pytest
 
 pytest.importorskip('dartpy')
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'bench'))
@@ -58,10 +64,13 @@ def test_dart_lands_the_hopper_when_both_dodo_integrators_do(sliding_runs):
 
 
 def test_dart_and_dodo_agree_on_the_stance_until_dart_leaves_the_coulomb_cone(sliding_runs):
-    """Through touchdown and the stick phase (to 0.25 s) the trajectories agree within 2 mm /
-    3 mrad. After it, DART's reported contact force has |f_t| / f_n above mu = 0.8 (its foot
-    stays put where Coulomb's law lets it slide), while dodo_sim's stays on the cone: there the
-    reference is wrong, not us."""
+    """
+    Through touchdown and the stick phase (to 0.25 s) the trajectories agree within 2 mm / 3 mrad.
+
+    After it, DART's reported contact force has |f_t| / f_n above mu = 0.8 (its foot stays put
+    where Coulomb's law lets it slide), while dodo_sim's stays on the cone: there the reference is
+    wrong, not us.
+    """
     runs = sliding_runs['runs']
     t, q_dart, _, f_dart = runs['dart'].arrays()
     _, q_dodo, _, f_dodo = runs['dodo event'].arrays()

@@ -1,18 +1,24 @@
-"""The compiled time-stepping step (dodo_sim/physics/fast.py) against the generic one and
-against pinocchio: the same dynamics, the same step to rounding, the same trajectories
-(docs/physics.md, "Speed")."""
-import numpy as np
-import pytest
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
+"""
+The compiled time-stepping step against the generic step.
+
+The compiled time-stepping step (dodo_sim/physics/fast.py) against the generic one and against
+pinocchio: the same dynamics, the same step to rounding, the same trajectories (docs/physics.md,
+"Speed").
+"""
 from conftest import URDF_XACRO
-from physics_models import horizontal_double_pendulum, rimless_wheel, two_foot_body
 from dodo_sim.paths import default_urdf_path
-from dodo_sim.physics import fast, solver as ncp
+from dodo_sim.physics import fast
+from dodo_sim.physics import solver as ncp
 from dodo_sim.physics.contact import ContactParams
 from dodo_sim.physics.timestepping import MoreauJeanIntegrator, TimeSteppingParams
 from dodo_sim.simulator import SimConfig, Simulator
-
+import numpy as np
+from physics_models import horizontal_double_pendulum, rimless_wheel, two_foot_body
 import pinocchio as pin
+import pytest
 
 pytest.importorskip('numba')
 
@@ -21,9 +27,13 @@ WALKER_FEET = ('left_foot', 'right_foot')
 
 
 def lifted_default(model, frames, height_m=0.01):
-    """The model's default configuration with its base z set so that the lowest contact frame
-    is ``height_m`` above the ground (the Kneed Walker's URDF default has its feet 17 um under
-    the ground, which reset() refuses)."""
+    """
+    Return Default configuration with the lowest contact point at the ground.
+
+    The model's default configuration with its base z set so that the lowest contact frame is
+    ``height_m`` above the ground (the Kneed Walker's URDF default has its feet 17 um under the
+    ground, which reset() refuses).
+    """
     from dodo_sim.physics.robot import load_robot
     robot = load_robot(model, contact_frames=frames)
     q = robot.default_q.copy()
@@ -34,7 +44,7 @@ def lifted_default(model, frames, height_m=0.01):
 
 
 def integrators(sim, **contact):
-    """The generic and the compiled integrator of one simulator's model and terrain."""
+    """Return the generic and the compiled integrator of one simulator's model and terrain."""
     params = ContactParams(**contact)
     generic = MoreauJeanIntegrator(sim.robot, sim.terrain, params,
                                    TimeSteppingParams(compiled=False))
@@ -73,8 +83,12 @@ def test_models_the_compiled_step_does_not_cover_use_the_generic_one():
 
 
 def random_contact_state(sim, rng, nominal):
-    """A configuration near the nominal one with its lowest contact point within
-    [-0.1, 2] mm of the terrain (height above it), random velocities and generalised forces."""
+    """
+    Return a configuration near the nominal one close to the ground.
+
+    A configuration near the nominal one with its lowest contact point within [-0.1, 2] mm of the
+    terrain (height above it), random velocities and generalised forces.
+    """
     q = np.array(nominal, float)
     q[2:] += rng.normal(scale=0.3, size=len(q) - 2)
     points = sim.contact_positions(q)
@@ -91,9 +105,13 @@ def terrain_config(terrain):
 @pytest.mark.parametrize('restitution', [0.0, 0.5])
 @pytest.mark.parametrize('model, frames', [(URDF_XACRO, ('foot',)), (WALKER, WALKER_FEET)])
 def test_compiled_step_equals_the_generic_step(model, frames, restitution, terrain):
-    """Random states around touchdown (free, impacts, sticking, sliding, joint stops, one and
-    two feet, unconverged solves): the same q+, v+, impulses to 1e-12 (relative to their
-    size), the same contact flags and solver iterations."""
+    """
+    Random states around touchdown.
+
+    Random states around touchdown (free, impacts, sticking, sliding, joint stops, one and two
+    feet, unconverged solves): the same q+, v+, impulses to 1e-12 (relative to their size), the
+    same contact flags and solver iterations.
+    """
     sim = Simulator(model, SimConfig(contact_frames=frames, contact_radii=(1e-3,) * len(frames),
                                      initial_q=lifted_default(model, frames, height_m=1.0),
                                      **terrain_config(terrain)))
@@ -119,8 +137,12 @@ def test_compiled_step_equals_the_generic_step(model, frames, restitution, terra
 
 
 def test_a_closed_loop_run_gives_the_same_trajectory():
-    """0.6 s of the PD-held hopper dropped on the ground: the Simulator's compiled lane and the
-    generic step stay within 1e-9 (rounding differences grow slowly through the contact)."""
+    """
+    0.6 s of the PD-held hopper dropped on the ground.
+
+    The Simulator's compiled lane and the generic step stay within 1e-9 (rounding differences grow
+    slowly through the contact).
+    """
     runs = []
     for compiled in (True, False):
         sim = Simulator(URDF_XACRO, SimConfig(initial_q=(0.0, 1.1, 0.3, -0.6)))
@@ -143,8 +165,11 @@ def test_a_closed_loop_run_gives_the_same_trajectory():
 
 
 def test_planar_solver_equals_the_array_solver():
-    """solver.solve's float path for planar blocks and its numpy path: same solution to
-    rounding, same iteration count, on random multi-block problems."""
+    """
+    solver.solve's float path for planar blocks and its numpy path.
+
+    Same solution to rounding, same iteration count, on random multi-block problems.
+    """
     rng = np.random.default_rng(0)
     for _ in range(500):
         blocks, start = [], 0
@@ -171,9 +196,13 @@ def test_planar_solver_equals_the_array_solver():
 @pytest.mark.parametrize('radius', [0.0, 1e-3])
 @pytest.mark.parametrize('model, frames', [(URDF_XACRO, ('foot',)), (WALKER, WALKER_FEET)])
 def test_compiled_event_evaluation_equals_the_generic_one(model, frames, radius, terrain):
-    """The event-driven integrator's dynamics in random modes (free / stick with an anchor /
-    slip either way per contact, at most one active limit bound): the same accelerations,
-    contact forces and event values to 1e-12 (relative to their size)."""
+    """
+    The event-driven integrator's dynamics in random modes.
+
+    The event-driven integrator's dynamics in random modes (free / stick with an anchor / slip
+    either way per contact, at most one active limit bound): the same accelerations, contact forces
+    and event values to 1e-12 (relative to their size).
+    """
     from dodo_sim.physics import event
     sim = Simulator(model, SimConfig(integrator='event', contact_frames=frames,
                                      contact_radii=(radius,) * len(frames),

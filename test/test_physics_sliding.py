@@ -1,5 +1,11 @@
-"""The sliding foot: the contact solve while the hopper's foot slides, and the two integrators'
-agreement on contact changes (docs/physics.md, "What was wrong with the sliding foot").
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The sliding foot: the contact solve while the hopper's foot slides.
+
+And the two integrators' agreement on contact changes (docs/physics.md, "What was wrong with the
+sliding foot").
 
 The open-loop torque sequence (deterministic, no feedback): the hopper is dropped with its foot
 0.15 m above flat ground (mu = 0.8, e = 0) in the posture hip 0.3, knee -0.6 rad; zero torque in
@@ -10,16 +16,14 @@ backwards at up to 5 m/s) and lifts off at 0.374 s.
 """
 import math
 
-import numpy as np
-import pytest
-
 from conftest import URDF_XACRO
 from dodo_sim.model import Kinematics
 from dodo_sim.physics import solver as ncp
 from dodo_sim.physics.robot import load_robot
 from dodo_sim.simulator import SimConfig, Simulator
-
+import numpy as np
 import pinocchio as pin
+import pytest
 
 MU = 0.8
 SLIDE_END_S = 0.45
@@ -33,8 +37,13 @@ def torque_sequence(t):
 
 
 def previous_scalar_prox(g, b_n, b_t, mu, max_iterations=100, tolerance=1e-12):
-    """The solver this engine had before: one scalar prox step per row (Gauss-Seidel),
-    r = 1 / G_ii, started from the sticking solution projected on the cone."""
+    """
+    Return the solver this engine had before: one scalar prox step per row (Gauss-Seidel).
+
+    R = 1 / G_ii.
+
+    Started from the sticking solution projected on the cone.
+    """
     (g_nn, g_nt), (g_tn, g_tt) = g
     det = g_nn * g_tt - g_nt * g_tn
     lam_n = max((-b_n * g_tt + g_nt * b_t) / det, 0.0)
@@ -52,8 +61,11 @@ def previous_scalar_prox(g, b_n, b_t, mu, max_iterations=100, tolerance=1e-12):
 
 @pytest.fixture(scope='module')
 def sliding_problem():
-    """Delassus matrix of the hopper foot, leg nearly straight (hip 0, knee -0.3 rad), where
-    mu |G_NT| / G_NN = 1.44, and a free velocity that makes the foot slide backwards."""
+    """
+    Delassus matrix of the hopper foot, leg nearly straight (hip 0, knee -0.3 rad).
+
+    Where mu |G_NT| / G_NN = 1.44, and a free velocity that makes the foot slide backwards.
+    """
     robot = load_robot(URDF_XACRO)
     model, data = robot.model, robot.create_data()
     q = np.array([0.0, 1.0, 0.0, -0.3])
@@ -102,8 +114,11 @@ def test_2d_enumeration_satisfies_every_mode_condition():
 
 
 def run_slide(integrator, dt, radius=0.0):
-    """The open-loop sequence; ``radius``: the foot is a sphere of that radius (the slide flag
-    then uses the velocity of its lowest point)."""
+    """
+    Return the open-loop sequence; ``radius``: the foot is a sphere of that radius.
+
+    (the slide flag then uses the velocity of its lowest point).
+    """
     kin = Kinematics(load_robot(URDF_XACRO))
     q0 = np.array([0.0, 1.0, 0.3, -0.6])
     q0[1] += 0.15 + radius - kin.foot_position(q0)[1]
@@ -175,9 +190,12 @@ def test_no_step_ends_with_an_unconverged_solve(slides, integrator):
 
 
 def test_integrators_agree_with_a_rolling_sphere_foot():
-    """A 1 mm sphere at the foot (the contact point rolls with the shank): the same contact
-    and slide changes from both integrators (a sticking sphere rolls: only its contact point's
-    velocity is held at zero, not the sphere's centre)."""
+    """
+    A 1 mm sphere at the foot (the contact point rolls with the shank).
+
+    The same contact and slide changes from both integrators (a sticking sphere rolls: only its
+    contact point's velocity is held at zero, not the sphere's centre).
+    """
     runs = [run_slide(integrator, 1e-4, radius=1e-3) for integrator in ('timestepping', 'event')]
     for key in ('contact', 'slide'):
         assert len(runs[0][key]) == len(runs[1][key]) == (2 if key == 'contact' else 4)

@@ -1,16 +1,23 @@
-"""Contact with the steps terrain (docs/physics.md, terrain): the signed distance to a profile of
-horizontal treads and vertical risers, with the normal of the nearest feature, for both
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Contact with the steps terrain (docs/physics.md, terrain).
+
+The signed distance to a profile of horizontal treads and vertical risers, with the normal of the
+nearest feature, for both
+
 integrators: a point mass flying into a riser stops or bounces off the vertical face, a ball
-rolling off a step-down edge falls freely onto the lower tread."""
+rolling off a step-down edge falls freely onto the lower tread.
+"""
 import math
 
-import numpy as np
-import pytest
-
-from physics_models import ball, point_mass_3d
 from dodo_sim.physics.contact import contact_basis
-from dodo_sim.physics.terrain import StepsTerrain, make_terrain
+from dodo_sim.physics.terrain import make_terrain, StepsTerrain
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import ball, point_mass_3d
+import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81
@@ -23,7 +30,7 @@ def terrain() -> StepsTerrain:
 
 
 def profile_segments():
-    """The profile as segments (a, b), treads extended 10 m beyond the outer edges."""
+    """Return the profile as segments (a, b), treads extended 10 m beyond the outer edges."""
     heights = [0.0]
     for rise in RISES:
         heights.append(heights[-1] + rise)
@@ -83,8 +90,12 @@ def test_riser_faces_have_horizontal_normals():
 
 
 def test_convex_corner_normal_turns_from_the_tread_to_the_riser():
-    """Around the corner (1, 0.05) of the upper tread: distance r, normal the direction from
-    the corner, continuous between the riser's (-1, 0) and the tread's (0, 1)."""
+    """
+    Around the corner (1, 0.05) of the upper tread.
+
+    Distance r, normal the direction from the corner, continuous between the riser's (-1, 0) and
+    the tread's (0, 1).
+    """
     t, r = terrain(), 0.004
     for angle in np.linspace(0.0, math.pi / 2, 7):
         n = (-math.cos(angle), math.sin(angle))
@@ -122,9 +133,12 @@ T_HIT = 0.04975     # inside the 1 ms step [0.049, 0.050], past its midpoint
 
 
 def flight_into_riser(integrator, restitution, seconds=0.12):
-    """A point mass (friction 0) at 4 cm over the ground, 1 m/s * T_HIT before the 5 cm riser at
-    x = 1, flying at 1 m/s in +x: it meets the face at T_HIT, 1.2 cm lower. Returns the
-    states."""
+    """
+    Return a point mass (friction 0) at 4 cm over the ground.
+
+    1 m/s * T_HIT before the 5 cm riser at x = 1, flying at 1 m/s in +x: it meets the face at
+    T_HIT, 1.2 cm lower. Returns the states.
+    """
     sim = Simulator(point_mass_3d(), SimConfig(
         integrator=integrator, friction=0.0, restitution=restitution, terrain='steps',
         step_edges_x_m=EDGES, step_rises_m=RISES, initial_q=(1.0 - T_HIT, 0.0, 0.04),
@@ -134,8 +148,12 @@ def flight_into_riser(integrator, restitution, seconds=0.12):
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_mass_flying_into_a_riser_stops_at_the_face(integrator):
-    """Plastic: x stays at the face from T_HIT, x velocity 0, the fall goes on (friction 0)
-    down the face onto the lower tread at t = sqrt(2 * 0.04 / g) = 0.0903 s."""
+    """
+    Plastic: x stays at the face from T_HIT, x velocity 0.
+
+    The fall goes on (friction 0) down the face onto the lower tread at t = sqrt(2 * 0.04 / g) =
+    0.0903 s.
+    """
     states = flight_into_riser(integrator, 0.0)
     t_hit, t_land = T_HIT, math.sqrt(2 * 0.04 / G)
     for s in states:
@@ -160,9 +178,12 @@ def test_mass_flying_into_a_riser_stops_at_the_face(integrator):
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_mass_flying_into_a_riser_bounces_off_the_face(integrator):
-    """e = 0.5: x velocity -0.5 m/s after T_HIT, x = 1 - 0.5 (t - T_HIT). Time-stepping
-    (Moreau-Jean) applies the impact at the midpoint t_M of the step holding T_HIT, so its
-    position is off by (1 + e) u |T_HIT - t_M| <= (1 + e) u dt / 2."""
+    """
+    E = 0.5: x velocity -0.5 m/s after T_HIT, x = 1 - 0.5 (t - T_HIT).
+
+    Time-stepping (Moreau-Jean) applies the impact at the midpoint t_M of the step holding T_HIT,
+    so its position is off by (1 + e) u |T_HIT - t_M| <= (1 + e) u dt / 2.
+    """
     e, u, dt = 0.5, 1.0, 1e-3
     states = flight_into_riser(integrator, e, seconds=0.08)
     t_mid = 0.0495
@@ -179,10 +200,15 @@ def test_mass_flying_into_a_riser_bounces_off_the_face(integrator):
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_ball_rolling_off_a_step_down_falls_onto_the_lower_tread(integrator):
-    """A ball (r = 5 cm) rolling at u = 1 m/s (u^2 > g r: it cannot pivot round the corner)
-    over the edge at x = 2, 2 cm down: a free parabola from x = 2, landing at t = sqrt(2 *
+    """
+    A ball rolling over a step too fast to pivot round the edge.
+
+    A ball (r = 5 cm) rolling at u = 1 m/s (u^2 > g r: it cannot pivot round the corner) over the
+    edge at x = 2, 2 cm down: a free parabola from x = 2, landing at t = sqrt(2 *
+
     0.02 / g) after the edge, where it keeps rolling at u (the landing impulse is normal and
-    through the centre) at rest vertically."""
+    through the centre) at rest vertically.
+    """
     r, u, top = 0.05, 1.0, 0.05
     x0 = 1.9
     sim = Simulator(ball(radius=r), SimConfig(

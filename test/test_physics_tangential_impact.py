@@ -1,33 +1,44 @@
-"""Slides without a consistent continuation (Painlevé's paradox) in the event-driven integrator:
-the slide stops in a tangential impact instead of the contact being released while it is pushed
-into the ground (docs/physics.md)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Slides without a consistent continuation (Painlevé's paradox) in the event-driven integrator.
+
+The slide stops in a tangential impact instead of the contact being released while it is pushed
+into the ground (docs/physics.md).
+"""
 import math
 
-import numpy as np
-import pytest
-
-from physics_models import painleve_rod
-from dodo_sim.simulator import SimConfig, Simulator
-
 from conftest import REPO
+from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import painleve_rod
+import pytest
 
 ROD_ANGLE_FROM_VERTICAL = 0.45      # rad: 64 deg from the ground, near atan(2)
 ROD_FRICTION = 2.0                  # above the 4/3 of Painlevé's inconsistency
 
 
 def _rod(integrator, tip_speed):
-    """Rod of length 1 m standing on its tip, the tip sliding at tip_speed (m/s, +x: away from
-    the side the rod leans to)."""
+    """
+    Rod of length 1 m standing on its tip, the tip sliding at tip_speed.
+
+    (m/s, +x: away from the side the rod leans to).
+    """
     q = (0.0, 0.5 * math.cos(ROD_ANGLE_FROM_VERTICAL), ROD_ANGLE_FROM_VERTICAL)
     return Simulator(painleve_rod(), SimConfig(integrator=integrator, contact_frames=('tip',),
-                                                friction=ROD_FRICTION, initial_q=q,
-                                                initial_v=(tip_speed, 0.0, 0.0)))
+                                               friction=ROD_FRICTION, initial_q=q,
+                                               initial_v=(tip_speed, 0.0, 0.0)))
 
 
 def test_inconsistent_slide_stops_in_a_tangential_impact_without_leaving_the_ground():
-    """Sliding towards -x the friction force would push the tip into the ground whatever the
-    normal force: the slide stops at once (the tip is released and touches down again, the
-    spurious sequence, before the fix)."""
+    """
+    Sliding towards -x, friction would push the tip into the ground.
+
+    Sliding towards -x the friction force would push the tip into the ground whatever the normal
+    force: the slide stops at once (the tip is released and touches down again, the spurious
+    sequence, before the fix).
+    """
     state = _rod('event', -0.5).step([])
     assert state.events == ('tangential_impact',)
     assert state.in_contact
@@ -41,10 +52,14 @@ def test_consistent_slide_has_no_tangential_impact():
 
 @pytest.mark.parametrize('tip_speed', (-0.5, 0.5))
 def test_painleve_rod_first_step_agrees_with_time_stepping(tip_speed):
-    """Time-stepping (a velocity-level problem every step) stops an inconsistent slide with an
-    impulse by construction; the event integrator's tangential impact gives the same state to
-    O(dt): velocities within g dt, positions within dv dt (time-stepping spreads the velocity
-    jump over its step). Measured: 2e-4 m/s and 3.4e-4 m, rad."""
+    """
+    Time-stepping stops an inconsistent sliding contact.
+
+    Time-stepping (a velocity-level problem every step) stops an inconsistent slide with an impulse
+    by construction; the event integrator's tangential impact gives the same state to O(dt):
+    velocities within g dt, positions within dv dt (time-stepping spreads the velocity jump over
+    its step). Measured: 2e-4 m/s and 3.4e-4 m, rad.
+    """
     dt = SimConfig().dt
     event = _rod('event', tip_speed).step([])
     stepping = _rod('timestepping', tip_speed).step([])
@@ -79,10 +94,14 @@ def test_walker_knee_lock_during_stance_is_one_step_with_few_events():
 
 
 def test_solver_finds_a_slide_made_consistent_by_the_other_constraints():
-    """The acceleration-level problem of the walker's stance foot sliding (direction -1) with both
-    knee stops closed: the foot's own block is Painlevé-inconsistent (G_NN - mu d G_NT < 0), so
-    the block iteration keeps lambda_N = 0, but with the knee rows active the problem has a
-    solution (Schur complement 0.07 > 0), which the solver must return."""
+    """
+    The acceleration-level problem of the walker's sliding stance foot.
+
+    The acceleration-level problem of the walker's stance foot sliding (direction -1) with both
+    knee stops closed: the foot's own block is Painlevé-inconsistent (G_NN - mu d G_NT < 0), so the
+    block iteration keeps lambda_N = 0, but with the knee rows active the problem has a solution
+    (Schur complement 0.07 > 0), which the solver must return.
+    """
     from dodo_sim.physics import solver as ncp
     G = np.array([[0.2001, -0.4352, 1.767, 0.0456],
                   [-0.4352, 11.424, -38.382, -0.2831],

@@ -1,15 +1,20 @@
-"""``dodo plot`` on synthetic bags written with rosbags (no DDS): the hopper with its SLIP
-channels, and a robot the plots know nothing about (the Kneed Walker: seven joints, two feet)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo plot`` on synthetic bags written with rosbags (no DDS).
+
+The hopper with its SLIP channels, and a robot the plots know nothing about (the Kneed Walker:
+seven joints, two feet).
+"""
 from __future__ import annotations
 
-
-import numpy as np
-import pytest
-from PIL import Image
-
 from dodo_sim.tools.bag import OfflineBagWriter
-from dodo_sim.tools.plot import (PlotConfig, apexes, ffmpeg_path, frame_indices, load_run, main,
-                                 plot_bag)
+from dodo_sim.tools.plot import (apexes, ffmpeg_path, frame_indices, load_run, main, plot_bag,
+                                 PlotConfig)
+import numpy as np
+from PIL import Image
+import pytest
 
 DURATION_S = 2.0
 HOP_PERIOD_S = 0.5
@@ -20,9 +25,12 @@ FIGURES = GENERAL + SLIP
 
 
 def _write_synthetic(path, with_state=True):
-    """Base bouncing z = 1.1 - 0.1 cos(2 pi t / 0.5) (apexes 1.2 m at t = 0.25 + k 0.5),
-    moving at 0.4 m/s, leg joints fixed (so the CoG moves with the base); foot force on near
-    the bottoms."""
+    """
+    Return Base bouncing z = 1.1 - 0.1 cos(2 pi t / 0.5) (apexes 1.2 m at t = 0.25 + k 0.5).
+
+    Moving at 0.4 m/s, leg joints fixed (so the CoG moves with the base); foot force on near the
+    bottoms.
+    """
     n = int(round(DURATION_S * 1000)) + 1
     omega = 2 * np.pi / HOP_PERIOD_S
     with OfflineBagWriter(path) as w:
@@ -73,8 +81,11 @@ def test_plot_bag_writes_every_figure_and_an_animation(synthetic_bag, tmp_path):
 
 
 def test_mp4_is_written_with_the_packaged_ffmpeg(synthetic_bag, tmp_path):
-    """robot.mp4 through the ffmpeg of imageio-ffmpeg (a requirement) when none is on PATH;
-    the file is a real MP4 with one frame per sampled time (read back with that ffmpeg)."""
+    """
+    robot.mp4 through the ffmpeg of imageio-ffmpeg (a requirement) when none is on PATH.
+
+    The file is a real MP4 with one frame per sampled time (read back with that ffmpeg).
+    """
     import subprocess
     exe = ffmpeg_path()
     assert exe is not None, 'no ffmpeg: imageio-ffmpeg is in requirements.txt'
@@ -114,13 +125,16 @@ def test_without_controller_state_phase_comes_from_the_foot_force(tmp_path):
     assert len(t) == 4
 
 
-# ---- a robot the plots know nothing about --------------------------------------------------------
+# ---- a robot the plots know nothing about ------------------------------
 
 def _walker_bag(path):
-    """Kneed Walker (docs/robots.md): torso moving forward at 0.5 m/s, legs swinging in
-    antiphase, each foot loaded while its leg is behind the hip."""
-    from dodo_sim.physics.robot import load_robot, robot_description_xml
+    """
+    Kneed Walker (docs/robots.md): torso moving forward at 0.5 m/s, legs swinging in antiphase.
+
+    Each foot loaded while its leg is behind the hip.
+    """
     from dodo_sim.paths import default_urdf_path
+    from dodo_sim.physics.robot import load_robot, robot_description_xml
     xml = robot_description_xml(default_urdf_path().parent / 'kneed_walker.urdf.xacro')
     robot = load_robot(xml, contact_frames=('left_foot', 'right_foot'))
     names = robot.joint_names
@@ -182,16 +196,19 @@ def test_cli(synthetic_bag, tmp_path, capsys):
     assert 'not a rosbag2 bag' in capsys.readouterr().err
 
 
-# ---- the boom-mounted leg in its task frame --------------------------------------------------------
+# ---- the boom-mounted leg in its task frame ----------------------------
 
 def test_boom_leg_is_drawn_in_its_task_frame(tmp_path):
-    """Boom turning at 0.5 rad/s, pitch oscillating: the plotted "CoG" and base are the hip in
-    the task frame: horizontal R·ψ (independent of the pitch), vertical its world height."""
-    import pinocchio as pin
+    """
+    Boom turning at 0.5 rad/s, pitch oscillating.
 
+    The plotted "CoG" and base are the hip in the task frame: horizontal R·ψ (independent of the
+    pitch), vertical its world height.
+    """
     from dodo_control.dynamics import load_dynamics
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import robot_description_xml
+    import pinocchio as pin
     xml = robot_description_xml(default_urdf_path().parent / 'boom_leg.urdf.xacro')
     _, dyn = load_dynamics(xml)
     names = dyn.joint_names

@@ -1,4 +1,8 @@
-"""Recorder over real DDS: every message published at 1 kHz is in the bag after SIGINT / SIGTERM.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Recorder over real DDS: every message published at 1 kHz is in the bag after SIGINT / SIGTERM.
 
 Each test runs on its own ROS_DOMAIN_ID with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, starts a
 recorder process and a publisher process (this file run as a script), waits on deadlines and stops
@@ -6,15 +10,15 @@ only the processes it started.
 """
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest import ros_env
 import numpy as np
 import pytest
-from conftest import ros_env
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -82,7 +86,8 @@ def _stop(rec: subprocess.Popen, sig: int) -> tuple[str, str]:
 
 
 def _check_bag(bag: Path, n: int, with_clock: bool):
-    from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag, robot_description
+    from dodo_sim.tools.bag import (joint_states, message_counts, multiarray, read_bag,
+                                    robot_description)
     assert (bag / 'metadata.yaml').is_file()
     counts = message_counts(bag)
     assert counts['joint_states'] == n
@@ -117,9 +122,12 @@ def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
 
 @pytest.mark.ros
 def test_a_topic_listed_twice_is_recorded_once_without_an_error(tmp_path, procs):
-    """One subscription and one bag connection per topic, even if the list repeats it (the
-    hardware list once named /diagnostics twice: the second subscription failed to add its
-    connection and logged an error)."""
+    """
+    One subscription and one bag connection per topic, even if the list repeats it.
+
+    (the hardware list once named /diagnostics twice: the second subscription failed to add its
+    connection and logged an error).
+    """
     n = 500
     env = ros_env()
     bag = tmp_path / 'bag'
@@ -153,8 +161,11 @@ def test_sigterm_with_single_threaded_executor_keeps_send_order(tmp_path, procs)
 
 @pytest.mark.ros
 def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
-    """/joint_states is subscribed RELIABLE at start; a BEST_EFFORT publisher is incompatible, so
-    the recorder subscribes again with matching QoS and records it."""
+    """
+    /joint_states is subscribed RELIABLE at start; a BEST_EFFORT publisher is incompatible.
+
+    So the recorder subscribes again with matching QoS and records it.
+    """
     n = 500
     env = ros_env()
     bag = tmp_path / 'bag'
@@ -172,8 +183,11 @@ def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
 
 @pytest.mark.ros
 def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, procs):
-    """/controller/state is subscribed as JointState at start; published as Float64MultiArray
-    it is subscribed again with the type found on the graph."""
+    """
+    /controller/state is subscribed as JointState at start.
+
+    Published as Float64MultiArray it is subscribed again with the type found on the graph.
+    """
     n = 300
     env = ros_env()
     bag = tmp_path / 'bag'
@@ -191,8 +205,12 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
 
 @pytest.mark.ros
 def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path, procs):
-    """The publisher keeps going; SIGINT starts the drain, SIGTERM ends it at once (launch does
-    that after its SIGINT timeout). The bag is valid and holds a gapless prefix of the stream."""
+    """
+    The publisher keeps going; SIGINT starts the drain, SIGTERM ends it at once.
+
+    (launch does that after its SIGINT timeout). The bag is valid and holds a gapless prefix of the
+    stream.
+    """
     env = ros_env()
     bag = tmp_path / 'bag'
     rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
@@ -236,10 +254,9 @@ def test_missing_bag_parameter_is_a_clear_error():
                                        'std_msgs/msg/Float64MultiArray'])
 def test_message_definition_from_python_class_matches_typestore(type_name):
     """The fallback for types rosbags does not ship gives the same RIHS01 hash."""
-    from rosbags.typesys import Stores, get_typestore
-
-    from dodo_sim.tools.bag import make_typestore, register_msg_class
     from dodo_sim.ros.recorder import message_class
+    from dodo_sim.tools.bag import make_typestore, register_msg_class
+    from rosbags.typesys import get_typestore, Stores
     empty = get_typestore(Stores.EMPTY)
     register_msg_class(empty, type_name, message_class(type_name))
     assert empty.hash_rihs01(type_name) == make_typestore().hash_rihs01(type_name)
@@ -253,10 +270,14 @@ def test_message_class_rejects_unknown_types():
         message_class('justaname')
 
 
-# ---- publisher process ---------------------------------------------------------------------------
+# ---- publisher process -------------------------------------------------
 def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
-    """Publish /robot_description (latched) once, then n JointState + n commands (+ /clock) at
-    1 kHz from a wall-clock timer; wait until every subscriber acknowledged them."""
+    """
+    Publish /robot_description (latched) once.
+
+    Then n JointState + n commands (+ /clock) at 1 kHz from a wall-clock timer; wait until every
+    subscriber acknowledged them.
+    """
     import rclpy
     from rclpy.duration import Duration
     from rclpy.experimental import EventsExecutor
@@ -319,7 +340,7 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
 
 
 def _publish_retyped(n: int) -> int:
-    """n Float64MultiArray messages on /controller/state at 1 kHz, once a reader matched."""
+    """N Float64MultiArray messages on /controller/state at 1 kHz, once a reader matched."""
     import rclpy
     from rclpy.duration import Duration
     from rclpy.qos import QoSProfile, ReliabilityPolicy

@@ -1,30 +1,35 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``dodo replay``: the offline controller regression check and the DDS republisher."""
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest import ros_env
+from dodo_sim.tools.bag import joint_states, message_counts, OfflineBagWriter, read_bag
+from dodo_sim.tools.replay import compare_with_controller, main
 import numpy as np
 import pytest
-from conftest import ros_env
-
-from dodo_sim.tools.bag import OfflineBagWriter, joint_states, message_counts, read_bag
-from dodo_sim.tools.replay import compare_with_controller, main
 
 REPO = Path(__file__).resolve().parent.parent
 DURATION_S = 1.0
 
 
 def _closed_loop(params_file=None):
-    """An offline run of the simulator + controller cores as the ROS nodes drive them:
-    list of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels)."""
+    """
+    Return an offline run of the simulator + controller cores as the ROS nodes drive them.
+
+    List of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels).
+    """
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path, default_urdf_path
     from dodo_sim.rollout import rollout, stamp_ns
+    from dodo_sim.ros.params import config_from_file
     from dodo_sim.simulator import SimConfig, Simulator
 
     params = params_file or default_params_path()
@@ -93,11 +98,14 @@ def test_through_controller_flags_a_changed_command(tmp_path, run, capsys):
 
 
 def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, run,
-                                                                    monkeypatch):
-    """The controller node passes one world [fx, fy, fz] row per contact frame of the
-    controller (shape (n_frames, 3)); the replay passes the same, taken from the recorded
-    /<frame>_contact messages with the state's stamp (fy included, although the hopper ignores
-    it)."""
+                                                                     monkeypatch):
+    """
+    The controller node passes one world force row per contact frame.
+
+    The controller node passes one world [fx, fy, fz] row per contact frame of the controller
+    (shape (n_frames, 3)); the replay passes the same, taken from the recorded /<frame>_contact
+    messages with the state's stamp (fy included, although the hopper ignores it).
+    """
     from dodo_control.controller import Controller
     urdf_xml, rows = run
     marked = [(ns, q, v, force + np.array([[0.0, 0.125 + k, 0.0]]), tau, alpha)
@@ -119,9 +127,12 @@ def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, r
 
 
 def _write_own_clock_contacts(path, run, pairing):
-    """A bag of a driver whose contact sensor has its own clock: each contact message carries
-    a stamp 0.3 ms after its joint state's but arrives (bag time) just before it; the
-    controller's recorded contact_pairing is ``pairing``."""
+    """
+    Return a bag of a driver whose contact sensor has its own clock.
+
+    Each contact message carries a stamp 0.3 ms after its joint state's but arrives (bag time) just
+    before it; the controller's recorded contact_pairing is ``pairing``.
+    """
     from dodo_control.controller import ControllerConfig
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import config_from_file, config_to_parameters
@@ -141,8 +152,12 @@ def _write_own_clock_contacts(path, run, pairing):
 
 @pytest.mark.parametrize('pairing', ['auto', 'latest'])
 def test_contacts_with_their_own_clock_pair_by_arrival(tmp_path, run, pairing):
-    """contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries
-    a joint-state stamp): each state goes with the newest contact recorded before it."""
+    """
+    Contact pairing 'latest' and 'auto'.
+
+    contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries a
+    joint-state stamp): each state goes with the newest contact recorded before it.
+    """
     bag = _write_own_clock_contacts(tmp_path / 'bag', run, pairing)
     result = compare_with_controller(bag)
     assert result.compared == len(run[1]) and result.unmatched_states == 0
@@ -157,12 +172,16 @@ def test_contacts_with_their_own_clock_find_no_stamp_under_stamp_pairing(tmp_pat
 
 @pytest.mark.parametrize('lag_steps', [0, 7])
 def test_commands_only_bag_pairs_from_the_first_answered_state(tmp_path, run, lag_steps):
-    """No /controller/state: commands answer consecutive states from the one the first command
-    answers (a controller that started late); the fresh controller starts there too, also when
-    the commands' bag times lag their states by a few steps."""
+    """
+    No /controller/state.
+
+    Commands answer consecutive states from the one the first command answers (a controller that
+    started late); the fresh controller starts there too, also when the commands' bag times lag
+    their states by a few steps.
+    """
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.params import config_from_file
     from dodo_sim.paths import default_params_path
+    from dodo_sim.ros.params import config_from_file
 
     skip = 5
     urdf_xml, rows = run
@@ -194,7 +213,7 @@ def test_not_a_bag_is_a_clear_error(tmp_path, capsys):
     assert 'metadata.yaml' in capsys.readouterr().err
 
 
-# ---- over DDS ------------------------------------------------------------------------------------
+# ---- over DDS ----------------------------------------------------------
 
 
 @pytest.mark.ros
@@ -310,8 +329,12 @@ def test_without_recorded_parameters_the_default_config_is_used_and_differs(tmp_
 
 
 def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_run):
-    """The parameter event's bag time says 'somewhere around tick 600'; moving it 50 ticks
-    later in the bag does not matter while config_revision says where it took effect."""
+    """
+    The parameter event's bag time says 'somewhere around tick 600'.
+
+    Moving it 50 ticks later in the bag does not matter while config_revision says where it took
+    effect.
+    """
     rows = changed_run['rows']
     bag = write_run(tmp_path / 'bag', changed_run, changes=False)
     # rewrite with the change event 50 ms late
@@ -335,8 +358,12 @@ def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_r
 
 
 def test_without_revision_channel_the_change_goes_at_the_next_command(tmp_path, changed_run):
-    """Older controllers publish no config_revision: the change applies to the first command
-    recorded after the event (the node publishes the event before its next update)."""
+    """
+    Older controllers publish no config_revision.
+
+    The change applies to the first command recorded after the event (the node publishes the event
+    before its next update).
+    """
     bag = write_run(tmp_path / 'bag', changed_run, revision_channel=False)
     result = compare_with_controller(bag)
     assert result.max_abs_nm == 0.0 and result.changes_applied == 1

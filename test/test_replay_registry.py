@@ -1,19 +1,25 @@
-"""``dodo replay --through-controller`` builds the recorded controller through
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Replay through the controller rebuilds the recorded controller.
+
+``dodo replay --through-controller`` builds the recorded controller through
 ``dodo_control.registry`` (the controller node's ``controller`` parameter): a ``dodo walk`` bag
-(Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay
-with |Δτ| = 0 from the bag alone, over real DDS."""
+(Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay with
+|Δτ| = 0 from the bag alone, over real DDS.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 from conftest import ros_env
-
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools.replay import compare_with_controller, controller_setup
 from dodo_sim.tools.replay import main as replay_main
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DURATION_S = 2.0

@@ -1,4 +1,8 @@
-"""The boom-mounted leg and the Kneed Walker xacro descriptions, checked with xacro + pinocchio only.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The boom-mounted leg and the Kneed Walker xacro descriptions, checked with xacro + pinocchio only.
 
 Like ros2_control_demos' URDF tests: each description processes (defaults and changed args),
 loads, has the intended joints, actuation, limits, masses, frames and geometry. Forward
@@ -11,8 +15,8 @@ so each xacro checks its own args and stops with xacro.fatal naming the arg.
 """
 import functools
 import math
-import xml.etree.ElementTree as ET
 from pathlib import Path
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
@@ -63,7 +67,7 @@ def movable_joints(xml: str) -> list:
 
 
 def config(model: pin.Model, **angles) -> np.ndarray:
-    """q from joint values by name (continuous joints given by their angle), others zero."""
+    """Q from joint values by name (continuous joints given by their angle), others zero."""
     q = pin.neutral(model)
     for name, value in angles.items():
         jid = model.getJointId(name)
@@ -87,7 +91,7 @@ def positions(model: pin.Model, q: np.ndarray, *frames: str) -> list:
 
 
 def random_configs(model: pin.Model, count: int, seed: int) -> list:
-    """Configurations with every bounded joint inside its limits, continuous joints anywhere."""
+    """Configure with every bounded joint inside its limits, continuous joints anywhere."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(count):
@@ -167,7 +171,8 @@ def test_actuated_joints_are_those_with_effort(robot, actuated):
     xml = urdf_xml(ROBOTS[robot])
     assert [name for name, _, _, limit in movable_joints(xml)
             if float(limit.get('effort')) > 0] == actuated
-    # pinocchio reads the same: passive joints 0 (a continuous joint without a <limit> would be inf)
+    # pinocchio reads the same: passive joints 0 (a continuous joint without a
+    # <limit> would be inf)
     model = pin.buildModelFromXML(xml)
     for jid in range(1, model.njoints):
         effort = model.effortLimit[model.idx_vs[jid]]
@@ -188,7 +193,11 @@ def test_motor_effort_and_velocity_limits_equal_the_args(robot, args, expected):
     model = load(ROBOTS[robot], **args)
     for name, (effort, velocity) in expected.items():
         iv = model.idx_vs[model.getJointId(name)]
-        assert (model.effortLimit[iv], model.velocityLimit[iv]) == pytest.approx((effort, velocity))
+        assert (
+            model.effortLimit[iv],
+            model.velocityLimit[iv]) == pytest.approx(
+            (effort,
+             velocity))
 
 
 @pytest.mark.parametrize('args, knee, hip', [
@@ -295,8 +304,8 @@ def test_walker_centre_of_mass_follows_the_lengths():
     x, z, p = 0.2, 0.9, 0.3
     hl, kl, hr, kr = -0.4, 0.6, 0.5, 0.2
     com = pin.centerOfMass(model, data, config(model, base_x=x, base_z=z, base_pitch=p,
-                                                left_hip=hl, left_knee=kl,
-                                                right_hip=hr, right_knee=kr))
+                                               left_hip=hl, left_knee=kl,
+                                               right_hip=hr, right_knee=kr))
     hip = np.array([x, 0.0, z])
 
     def down(angle):                      # unit vector of a leg segment at absolute pitch angle
@@ -468,7 +477,7 @@ def _walker_expected(x, z, p, legs, l_thigh, l_shank):
         knee = hip + l_thigh * np.array([-math.sin(p + h), 0.0, -math.cos(p + h)])
         out[f'{side}_knee'] = knee
         out[f'{side}_foot'] = knee + l_shank * np.array([-math.sin(p + h + k), 0.0,
-                                                          -math.cos(p + h + k)])
+                                                         -math.cos(p + h + k)])
     return out
 
 
@@ -500,8 +509,11 @@ def test_walker_knee_flexion_swings_the_foot_backwards():
 
 
 def test_walker_matches_as_mailhot_getpos():
-    """Their RunScript initial state, mapped to our coordinates, puts the feet and knees where
-    KneedWalker.GetPos puts the ankles and knees (their y is our z)."""
+    """
+    Their RunScript initial state, mapped to our coordinates.
+
+    Puts the feet and knees where KneedWalker.GetPos puts the ankles and knees (their y is our z).
+    """
     x0, y0 = 0.3, 0.05
     a, bl, br, gl, gr = (math.radians(v) for v in (-30, 190, 170, 180, 120))
     s, c = math.sin, math.cos
@@ -573,8 +585,12 @@ def test_bad_arg_is_rejected_naming_it(robot, arg, value, message):
 
 
 def test_pinocchio_alone_accepts_a_negative_mass():
-    """Why the xacro files check their args: pinocchio does not (if this starts failing,
-    pinocchio validates by itself and the xacro checks are a second line)."""
+    """
+    Why the xacro files check their args.
+
+    Pinocchio does not (if this starts failing, pinocchio validates by itself and the xacro checks
+    are a second line).
+    """
     xml = urdf_xml(WALKER).replace('<mass value="5.0"/>', '<mass value="-5.0"/>')
     assert '<mass value="-5.0"/>' in xml
     assert pin.computeTotalMass(pin.buildModelFromXML(xml)) == pytest.approx(-5.0 + 4 * 0.3)

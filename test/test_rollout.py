@@ -1,11 +1,16 @@
-"""dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy.update, and
-the compiled controller terms against the pinocchio ones in a closed loop."""
-import numpy as np
-import pytest
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
+"""
+dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy.update.
+
+And the compiled controller terms against the pinocchio ones in a closed loop.
+"""
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout, stamp_ns
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
 
 INITIAL_Q = (0.0, 1.2, 0.3, -0.6)
 
@@ -18,8 +23,11 @@ def _pair(urdf_path, compiled=True, **sim_args):
 
 
 def _hand_loop(sim, ctrl, steps):
-    """The closed loop written out: record the state, command from the stamped time and the
-    foot's contact row, step."""
+    """
+    Return the closed loop written out.
+
+    Record the state, command from the stamped time and the foot's contact row, step.
+    """
     state = sim.state
     t, q, v, force, contact, forces, taus = [], [], [], [], [], [], []
     for k in range(steps + 1):
@@ -51,8 +59,11 @@ def test_rollout_equals_a_hand_written_loop_bit_for_bit(urdf_path, integrator):
 
 
 def test_compiled_controller_terms_keep_the_closed_loop(urdf_path):
-    """The compiled tick terms equal the pinocchio ones to rounding (test_controller_core); in
-    a 2 s closed loop the rounding stays at rounding level (same contact ticks)."""
+    """
+    The compiled tick terms equal the pinocchio ones to rounding (test_controller_core).
+
+    In a 2 s closed loop the rounding stays at rounding level (same contact ticks).
+    """
     compiled = rollout(*_pair(urdf_path, compiled=True), steps=2000)
     reference = rollout(*_pair(urdf_path, compiled=False), steps=2000)
     np.testing.assert_array_equal(compiled.in_contact, reference.in_contact)
@@ -63,8 +74,12 @@ def test_compiled_controller_terms_keep_the_closed_loop(urdf_path):
 @pytest.mark.parametrize('frames', [('left_foot', 'right_foot'), ('right_foot',),
                                     ('right_foot', 'left_foot')])
 def test_policy_rows_in_order_out_of_order_and_single(frames):
-    """Consecutive rows (read as a slice) and other orders (fancy indexing) give the policy the
-    rows of its frames, as fresh float arrays."""
+    """
+    Consecutive rows and other orders give the same rollout.
+
+    Consecutive rows (read as a slice) and other orders (fancy indexing) give the policy the rows
+    of its frames, as fresh float arrays.
+    """
     from pathlib import Path
     walker = Path(__file__).resolve().parent.parent / 'urdf' / 'kneed_walker.urdf.xacro'
     sim = Simulator(walker, SimConfig(contact_frames=('left_foot', 'right_foot')))

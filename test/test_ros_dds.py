@@ -1,4 +1,5 @@
-"""Faults over real DDS: the controller process is killed in the middle of a ``dodo hop`` run.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
 Expected (docs/ros_contract.md, faults): lockstep never steps without the controller's answer, so
 ``dodo hop`` (which sees the controller's process exit) ends the run at once with a reason naming
@@ -10,20 +11,19 @@ import re
 import signal
 import time
 
+from conftest import ros_domain_id
 import numpy as np
 import pytest
-from conftest import ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
 
-from rosgraph_msgs.msg import Clock  # noqa: E402
-
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -35,7 +35,7 @@ controller:
   ros__parameters:
     apex_height: 1.2
     target_x: .nan
-'''
+"""
 
 
 def test_controller_killed_mid_run(tmp_path):

@@ -1,4 +1,8 @@
-"""The simulator and controller nodes in one process (one executor, private ROS domain).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The simulator and controller nodes in one process (one executor, private ROS domain).
 
 Cheaper than separate processes and enough for: the lockstep exchange reproducing the pure core
 loop, hopping at the set-point, bad commands rejected without effect, a silent controller
@@ -15,29 +19,28 @@ import subprocess
 import sys
 import time
 
+from conftest import ros_domain_id
 import numpy as np
 import pytest
-from conftest import ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
 
+from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
+from dodo_sim.paths import default_urdf_path  # noqa: E402
+from dodo_sim.rollout import rollout  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
+from dodo_sim.ros.params import config_from_file  # noqa: E402
+from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 from geometry_msgs.msg import Vector3, WrenchStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
-from dodo_sim.ros import contract  # noqa: E402
-from dodo_sim.ros.params import config_from_file  # noqa: E402
-from dodo_sim.paths import default_urdf_path  # noqa: E402
-from dodo_sim.rollout import rollout  # noqa: E402
-from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
-
 pytestmark = pytest.mark.ros
 
 APEX_SETPOINT = 1.2
-PARAMS = f'''
+PARAMS = f"""
 /**:
   ros__parameters:
     use_sim_time: true
@@ -51,12 +54,12 @@ controller:
     apex_height: {APEX_SETPOINT}
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 @pytest.fixture
 def ros(monkeypatch, tmp_path):
-    """A private rclpy context (own domain, localhost only) for in-process nodes."""
+    """Return a private rclpy context (own domain, localhost only) for in-process nodes."""
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     params = tmp_path / 'params.yaml'
     params.write_text(PARAMS)
@@ -109,8 +112,11 @@ def stamp_ns(msg):
 
 
 class Probe:
-    """A test node recording /joint_states and both command topics, and able to publish
-    anything."""
+    """
+    A test node recording /joint_states and both command topics.
+
+    And able to publish anything.
+    """
 
     def __init__(self, ros):
         self.node = ros.add(rclpy.create_node('probe', context=ros.context))
@@ -126,8 +132,11 @@ class Probe:
         return self.node.create_publisher(msg_type, topic, 100)
 
     def answer_with(self, torques):
-        """Answer every state with the stamped command ``torques()`` (a controller stand-in);
-        returns a switch: ``switch['on'] = False`` stops answering."""
+        """
+        Answer every state with the stamped command ``torques()`` (a controller stand-in).
+
+        Returns a switch: ``switch['on'] = False`` stops answering.
+        """
         pub = self.publisher(JointState, contract.JOINT_COMMANDS)
         switch = {'on': True, 'publisher': pub}
 
@@ -140,21 +149,21 @@ class Probe:
 
 
 def joint_command(stamp, torques, names=('hip', 'knee')):
-    """A /joint_commands message answering the state stamped ``stamp``."""
+    """Return a /joint_commands message answering the state stamped ``stamp``."""
     msg = JointState(name=list(names), effort=[float(x) for x in torques])
     msg.header.stamp = stamp
     return msg
 
 
 def apex_heights(z, vz):
-    """Base heights where the vertical velocity turns from + to - (the drop excluded)."""
+    """Return Base heights where the vertical velocity turns from + to - (the drop excluded)."""
     z, vz = np.asarray(z), np.asarray(vz)
     idx = np.nonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0))[0] + 1
     return z[idx]
 
 
 def core_reference(params, steps):
-    """The same run without ROS: Simulator + Controller called directly."""
+    """Return the same run without ROS: Simulator + Controller called directly."""
     sim = Simulator(default_urdf_path(), config_from_file(SimConfig, params, 'simulator'))
     ctrl = Controller(sim.leg.urdf_xml, config_from_file(ControllerConfig, params, 'controller'))
     run = rollout(sim, ctrl, steps=steps)
@@ -163,8 +172,12 @@ def core_reference(params, steps):
 
 @pytest.fixture
 def lockstep_run(ros):
-    """3 s lockstep with a stray publisher of bad commands (wrong length, wrong names, NaN) on
-    both command topics all along, each stamped like the newest state."""
+    """
+    Lockstep with a stray publisher of bad commands.
+
+    3 s lockstep with a stray publisher of bad commands (wrong length, wrong names, NaN) on both
+    command topics all along, each stamped like the newest state.
+    """
     duration = 3.0
     sim = make_sim(ros, stop_after=duration)
     ctrl = make_controller(ros)
@@ -497,11 +510,14 @@ def test_bad_configuration_is_one_clear_error(module, args, words):
 
 
 def test_an_unusable_robot_description_topic_ends_the_controller_with_exit_2(ros):
-    """A /robot_description the controller cannot use (here: no hopper joints) is the same
-    outcome as a bad robot_description parameter: a fatal line and exit code 2, not a node
-    that waits forever."""
-    from std_msgs.msg import String
+    """
+    A /robot_description the controller cannot use.
+
+    A /robot_description the controller cannot use (here: no hopper joints) is the same outcome as
+    a bad robot_description parameter: a fatal line and exit code 2, not a node that waits forever.
+    """
     from dodo_sim.ros import contract
+    from std_msgs.msg import String
     ctrl = make_controller(ros)
     publisher = ros.add(rclpy.create_node('describer', context=ros.context)).create_publisher(
         String, contract.ROBOT_DESCRIPTION, contract.latched_qos())

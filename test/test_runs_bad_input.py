@@ -1,27 +1,30 @@
-"""``dodo hop`` refuses bad input before anything starts: exit code 2 and one clear line.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo hop`` refuses bad input before anything starts: exit code 2 and one clear line.
 
 Table-driven over every kind of input a user gives (options, params file, URDF, set-points,
 directories, ROS domain). In-process, with process start-up replaced by a failure, so a row that
 got past the checks would show; two rows also go through the real entry point.
 """
 import os
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 from dodo_sim.ros import domains
 from dodo_sim.tools import hop_runner, supervisor
+import pytest
 
-VALID = '''
+VALID = """
 /**:
   ros__parameters:
     use_sim_time: true
 controller:
   ros__parameters:
     apex_height: 1.2
-'''
+"""
 
 
 def params(text):
@@ -34,8 +37,11 @@ def _write(path, text):
 
 
 def read_only_dir(tmp: Path) -> Path:
-    """A directory nobody can create entries in (as root, chmod does not stop writes: then a
-    read-only pseudo file system)."""
+    """
+    Return a directory nobody can create entries in.
+
+    (as root, chmod does not stop writes: then a read-only pseudo file system).
+    """
     ro = tmp / 'ro'
     ro.mkdir()
     ro.chmod(0o555)
@@ -75,22 +81,28 @@ ROWS = [
     ('params-file-not-yaml', lambda t: ['--params-file', str(params('simulator: [1, 2\n')(t))],
      {}, ['not valid YAML']),
     ('params-unknown-key',
-     lambda t: ['--params-file', str(params('simulator:\n  ros__parameters: {frction: 0.5}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('simulator:\n  ros__parameters: {frction: 0.5}\n')(t))],
      {}, ['frction']),
     ('params-bad-integrator',
-     lambda t: ['--params-file', str(params('simulator:\n  ros__parameters: {integrator: rk45}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('simulator:\n  ros__parameters: {integrator: rk45}\n')(t))],
      {}, ['integrator']),
     ('params-bad-type',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {apex_height: high}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {apex_height: high}\n')(t))],
      {}, ['apex_height']),
     ('params-bad-policy',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {flight_policy: teleport}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {flight_policy: teleport}\n')(t))],
      {}, ['flight_policy']),
     ('apex-too-high',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {apex_height: 5.0}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {apex_height: 5.0}\n')(t))],
      {}, ['apex_height', '5.0', 'feasible']),
     ('apex-too-low',
-     lambda t: ['--params-file', str(params('controller:\n  ros__parameters: {apex_height: 0.3}\n')(t))],
+     lambda t: ['--params-file',
+                str(params('controller:\n  ros__parameters: {apex_height: 0.3}\n')(t))],
      {}, ['apex_height', '0.3', 'feasible']),
     ('urdf-not-a-robot',
      lambda t: ['--params-file', str(params(
@@ -102,14 +114,14 @@ ROWS = [
      {}, ['not found']),
     ('domain-id-out-of-range', lambda t: ['--domain-id', '999'], {}, ['999', 'outside']),
     ('ros-domain-id-not-a-number', lambda t: [], {'ROS_DOMAIN_ID': 'abc'}, ['ROS_DOMAIN_ID',
-                                                                           'abc']),
+                                                                            'abc']),
     ('auto-domain-range-bad', lambda t: [], {'DODO_HOP_DOMAINS': '9'}, ['DODO_HOP_DOMAINS']),
 ]
 
 
 @pytest.fixture
 def no_start(monkeypatch, tmp_path):
-    """Starting a process fails the test; domain locks go to a private directory."""
+    """Start a process fails the test; domain locks go to a private directory."""
     def refuse(*args, **kwargs):
         raise AssertionError(f'a process was started despite bad input: {args}')
     monkeypatch.setattr(supervisor.subprocess, 'Popen', refuse)
@@ -121,7 +133,7 @@ def no_start(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize('argv, env, words', [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, monkeypatch, capfd, no_start,
-                                                 argv, env, words):
+                                                argv, env, words):
     monkeypatch.chdir(tmp_path)
     for key, value in env.items():
         monkeypatch.setenv(key, value)

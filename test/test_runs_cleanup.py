@@ -1,4 +1,8 @@
-"""``dodo hop`` runs clean up after themselves, over real DDS, with injected faults.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo hop`` runs clean up after themselves, over real DDS, with injected faults.
 
 Each test starts ``dodo hop`` as a user would (its own session, like a terminal's foreground job)
 and then: Ctrl-C once, Ctrl-C twice, SIGTERM, or SIGKILL. Afterwards no process of the run is
@@ -7,21 +11,21 @@ and the exit status and last line say what happened. Two runs at once get two do
 clean bags; a run after a killed one on the same domain is not crossed by leftovers.
 """
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
+from conftest import REPO, ros_domain_id, ros_env
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id, ros_env
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -32,7 +36,7 @@ controller:
   ros__parameters:
     apex_height: 1.2
     target_x: .nan
-'''
+"""
 STEP_S = 0.001
 
 
@@ -131,8 +135,12 @@ def gone_within(pids, timeout: float) -> set[int]:
 
 
 def check_bag(bag: Path, *, steps: int | None = None) -> np.ndarray:
-    """The bag is closed, holds one graph from t = 0 (strictly rising stamps, one robot
-    description) and, with ``steps``, exactly that many steps. Returns the /clock times."""
+    """
+    Return the bag is closed and holds one graph from t = 0.
+
+    The bag is closed, holds one graph from t = 0 (strictly rising stamps, one robot description)
+    and, with ``steps``, exactly that many steps. Returns the /clock times.
+    """
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import clock, joint_states, message_counts, read_bag
     assert (bag / 'metadata.yaml').is_file(), f'{bag} not closed'

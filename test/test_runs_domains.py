@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A private ROS domain per ``dodo hop`` run (dodo_sim.ros.domains): locks and port checks."""
 import os
 import signal
@@ -5,9 +8,8 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
 from dodo_sim.ros import domains
+import pytest
 
 
 @pytest.fixture(autouse=True)
@@ -56,8 +58,12 @@ def test_the_lock_dies_with_its_process_even_on_sigkill(tmp_path):
 
 
 def test_a_domain_with_participants_on_this_machine_is_skipped():
-    """Any process bound in the domain's RTPS port range (an orphan, another user's node) makes
-    the automatic choice move on; an explicit id is still given, with the sockets counted."""
+    """
+    Any process bound in the domain's RTPS port range.
+
+    Any process bound in the domain's RTPS port range (an orphan, another user's node) makes the
+    automatic choice move on; an explicit id is still given, with the sockets counted.
+    """
     low = 50 + os.getpid() % 10
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:

@@ -6,13 +6,12 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-import pytest
-import yaml
 from conftest import REPO, ros_env
-from test_runs_bad_input import no_start  # noqa: F401  (fixture)
-
 from dodo_sim.ros import contract, graph
 from dodo_sim.tools.hop_runner import HopRun, write_params_file
+import pytest
+from test_runs_bad_input import no_start  # noqa: F401  (fixture)
+import yaml
 
 NASTY = ['run #1', '123', 'true', 'a: b', "it's", '', 'null', '~', '1e3', '0x10', '- x',
          '[1, 2]', '{k: v}', ' lead', 'trail ', '*alias', '&anchor', '%x', '@x', '!tag']
@@ -42,8 +41,11 @@ def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
     (False, True, None, 2),  # driver + recorder
 ])
 def test_start_gates_count_every_subscriber(use_sim, record, simulator, controller):
-    """The simulator waits until the recorder (when recording) and the controller see /clock,
-    /joint_states and /foot_contact: the bag then starts at t = 0 (launch and dodo hop alike)."""
+    """
+    The simulator waits until the recorder (when recording) and the controller see /clock.
+
+    /joint_states and /foot_contact: the bag then starts at t = 0 (launch and dodo hop alike).
+    """
     for running in (graph.launch_nodes(use_sim=use_sim, record=record, rviz=True),
                     graph.hop_nodes(record) if use_sim else None):
         if running is None:
@@ -109,8 +111,12 @@ def test_hop_commands_pass_the_graph_parameters_in_a_generated_file(tmp_path):
 
 @pytest.mark.ros
 def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
-    """rcl's own YAML parser (not PyYAML) reads the generated file: bag names that YAML would
-    read as a number, a bool, a mapping or a comment reach the recorder unchanged."""
+    """
+    The rcl YAML parser (not PyYAML) reads the generated file.
+
+    Bag names that YAML would read as a number, a bool, a mapping or a comment reach the recorder
+    unchanged.
+    """
     bags = ['123', 'true', 'a: b', 'run #1']
     env = ros_env()
     procs = []
@@ -140,8 +146,11 @@ def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
 
 
 def test_on_hardware_the_recorder_records_the_robots_contact_topics_and_diagnostics():
-    """The hardware recorder topics follow the robot of the params file (here two feet), like
-    the simulated ones, minus /clock plus the driver's /diagnostics and /estop."""
+    """
+    The hardware recorder topics follow the robot of the params file (here two feet).
+
+    Like the simulated ones, minus /clock plus the driver's /diagnostics and /estop.
+    """
     robot = graph.Robot(controller='kneed_walker', contact_frames=('left_foot', 'right_foot'))
     running = graph.launch_nodes(use_sim=False, record=True, rviz=False)
     topics = graph.node_parameters(graph.node('recorder'), running, {'bag': 'b'},
@@ -159,8 +168,11 @@ def test_the_driver_stands_in_for_the_hoppers_simulator():
 
 
 def test_the_driver_is_refused_for_a_robot_with_other_contact_frames():
-    """The Kneed Walker's controller waits for two contact topics; the driver measures one:
-    refused before anything starts, naming both."""
+    """
+    The Kneed Walker's controller waits for two contact topics; the driver measures one.
+
+    Refused before anything starts, naming both.
+    """
     params = REPO / 'config' / 'walk.yaml'
     with pytest.raises(ValueError, match='left_foot') as info:
         graph.check_hardware(params, graph.robot_from_params(params), 'emulated')

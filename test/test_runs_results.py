@@ -1,11 +1,17 @@
-"""What ``dodo hop`` reports: simulated time and stop reason from the simulator's summary line or
-the bag, a bag that mixes two graphs, exit codes (no ROS needed)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+What ``dodo hop`` reports.
+
+Simulated time and stop reason from the simulator's summary line or the bag, a bag that mixes two
+graphs, exit codes (no ROS needed).
+"""
 import io
 
-import pytest
-
 from dodo_sim.tools.bag import OfflineBagWriter
-from dodo_sim.tools.hop_runner import HopRun, RunResult, bag_clock
+from dodo_sim.tools.hop_runner import bag_clock, HopRun, RunResult
+import pytest
 
 
 def make_hop(tmp_path, bag=None):
@@ -77,8 +83,11 @@ def test_a_completed_run_that_stopped_short_is_a_failure(tmp_path):
 
 
 def test_a_run_with_command_timeouts_is_a_failure(tmp_path):
-    """Zero torque stood in for the controller (it stalled, or the machine was overloaded): the
-    run completed its time but does not show the controller, so it is not reported as ok."""
+    """
+    Zero torque stood in for the controller (it stalled, or the machine was overloaded).
+
+    The run completed its time but does not show the controller, so it is not reported as ok.
+    """
     hop = make_hop(tmp_path)
     hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
                        'mode': 'lockstep', 'timeouts': 3, 'zero_torque_steps': 311}

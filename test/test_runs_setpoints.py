@@ -1,11 +1,13 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Apex set-points the leg cannot reach are refused by the controller core, with the range."""
 import dataclasses
 import re
 
+from dodo_control.controller import Controller, ControllerConfig
 import numpy as np
 import pytest
-
-from dodo_control.controller import Controller, ControllerConfig
 
 
 @pytest.fixture(scope='module')
@@ -60,8 +62,12 @@ def test_runtime_refusal_keeps_the_running_config(urdf_xml):
 
 
 def test_the_range_follows_the_spring(ctrl, bounds):
-    """A stiffer virtual spring or a longer longest rest length returns more energy after the
-    touchdown impact: the highest reachable apex rises; the touchdown height does not move."""
+    """
+    A stiffer spring or a longer rest length returns more energy.
+
+    A stiffer virtual spring or a longer longest rest length returns more energy after the
+    touchdown impact: the highest reachable apex rises; the touchdown height does not move.
+    """
     stiffer = ctrl.apex_height_range(dataclasses.replace(ctrl.config, leg_stiffness=9000.0))
     longer = ctrl.apex_height_range(dataclasses.replace(ctrl.config,
                                                         max_leg_length_fraction=0.97))

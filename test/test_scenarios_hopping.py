@@ -1,5 +1,10 @@
-"""Closed-loop scenarios: the SLIP controller on the simulator core, both integrators,
-the default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Closed-loop scenarios: the SLIP controller on the simulator core, both integrators.
+
+The default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
 (model, integrator) in a module-scoped cache and checked by several tests.
 
 Everything measured here comes from the simulator state (q, v and pinocchio on the simulator's
@@ -18,15 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import URDF_XACRO
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import URDF_XACRO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 pytestmark = pytest.mark.slow
 
@@ -58,9 +61,13 @@ class Run:
 
 def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict = None,
              stance_push: tuple | None = None, min_apexes: int = 0) -> Run:
-    """Run sim + controller for ``duration`` s, extended (up to 1.5x) until the controller has
-    seen ``min_apexes`` apexes after touchdowns. ``stance_push = (hop, impulse_xz)``: push the
-    base 40 ms after the hop-th touchdown (controller phase), i.e. in the middle of that stance."""
+    """
+    Run sim + controller for ``duration`` s.
+
+    Extended (up to 1.5x) until the controller has seen ``min_apexes`` apexes after touchdowns.
+    ``stance_push = (hop, impulse_xz)``: push the base 40 ms after the hop-th touchdown (controller
+    phase), i.e. in the middle of that stance.
+    """
     xacro = MODELS[model]
     sim_cfg = SimConfig(**{'integrator': integrator, 'initial_q': START_Q, **(sim or {})})
     simulator = Simulator(URDF_XACRO, sim_cfg, xacro_args=xacro)
@@ -112,8 +119,12 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
 
 
 def check_health(run: Run) -> None:
-    """The leg keeps its knee branch (never stretched through the singularity) and the base
-    stays well above the ground."""
+    """
+    Check that the leg keeps its knee branch.
+
+    The leg keeps its knee branch (never stretched through the singularity) and the base stays well
+    above the ground.
+    """
     knee = run.q[:, 3]
     assert np.all(np.sign(knee) == np.sign(START_Q[3])), 'knee flipped through the singularity'
     assert np.min(np.abs(knee)) > 0.1, f'knee nearly straight: {np.min(np.abs(knee)):.3f} rad'
@@ -151,7 +162,7 @@ def report_run(name, case, run, **numbers):
 
 
 def start_com_x(model: str) -> float:
-    """CoG x of the start posture (the in-place target: hop where it starts)."""
+    """Return the CoG x of the start posture (the in-place target: hop where it starts)."""
     sim = Simulator(URDF_XACRO, SimConfig(initial_q=START_Q), xacro_args=MODELS[model])
     data = sim.leg.model.createData()
     return float(pin.centerOfMass(sim.leg.model, data, np.array(START_Q))[0])
@@ -264,7 +275,8 @@ def test_push_recovery_initial_speed(case):
     tail = run.t >= 6.0
     report_run('push_1.5mps', case, run, excursion_m=excursion,
                final_err_m=float(np.max(np.abs(run.com[tail, 0] - x0))))
-    assert 0.2 < excursion < 1.0          # it does get pushed away (Feng, Lehner & Lutze 2021: 0.65 m)
+    # it does get pushed away (Feng, Lehner & Lutze 2021: 0.65 m)
+    assert 0.2 < excursion < 1.0
     assert np.max(np.abs(run.com[tail, 0] - x0)) < 0.05
 
 

@@ -1,28 +1,35 @@
-"""Closed-loop identity check (docs/control.md): in stance the CoG of the simulated
-articulated leg accelerates as the SLIP law commands, the controller's model being exact (same
-URDF as the simulator).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Closed-loop identity check (docs/control.md).
+
+In stance the CoG of the simulated articulated leg accelerates as the SLIP law commands, the
+controller's model being exact (same URDF as the simulator).
 
 The unit test in test_controller_core.py shows the identity to 1e-9 on the model itself. In
 closed loop the torque is held over a control period while the state moves, so the achieved
 mean acceleration over a period differs from the command at its start by O(period): the check
 is that this difference is small and shrinks linearly with the period (no model error left over).
 """
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import URDF_XACRO
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import URDF_XACRO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 pytestmark = pytest.mark.slow
 
 
 def stance_acceleration_error(integrator: str, period: float) -> tuple[float, int]:
-    """Relative RMS difference between achieved and commanded CoG acceleration over the stance
-    ticks of the first two hops (touchdown and liftoff ticks excluded)."""
+    """
+    Relative RMS difference of achieved and commanded CoG acceleration.
+
+    Relative RMS difference between achieved and commanded CoG acceleration over the stance ticks
+    of the first two hops (touchdown and liftoff ticks excluded).
+    """
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, dt=period, control_period=period,
                                           initial_q=(0.0, 1.2, 0.3, -0.6)))
     ctrl = Controller(URDF_XACRO, ControllerConfig(target_velocity=0.5, control_period=period))
@@ -45,7 +52,16 @@ def stance_acceleration_error(integrator: str, period: float) -> tuple[float, in
             errors.append(achieved - tel.slip_acceleration)
             norms.append(tel.slip_acceleration)
     errors, norms = np.array(errors), np.array(norms)
-    rel = float(np.sqrt(np.mean(np.sum(errors ** 2, axis=1)) / np.mean(np.sum(norms ** 2, axis=1))))
+    rel = float(
+        np.sqrt(
+            np.mean(
+                np.sum(
+                    errors ** 2,
+                    axis=1)) /
+            np.mean(
+                np.sum(
+                    norms ** 2,
+                    axis=1))))
     return rel, len(errors)
 
 

@@ -1,5 +1,10 @@
-"""Position precision of the SLIP hopper (docs/control.md, "Position precision"): both
-integrators, the default URDF and the mass/length variant.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Position precision of the SLIP hopper (docs/control.md, "Position precision").
+
+Both integrators, the default URDF and the mass/length variant.
 
 Measured on the simulator's state (CoG by pinocchio on the simulator's model, apex where the CoG
 vertical velocity changes sign in flight), never on the controller's telemetry:
@@ -15,15 +20,13 @@ varying with the touchdown phase in the 1 ms step; docs/control.md, "Position pr
 """
 from __future__ import annotations
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import URDF_XACRO
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import URDF_XACRO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +47,7 @@ _cache: dict = {}
 
 
 def run_case(model: str, integrator: str, duration_s: float, step_at_s: float | None):
-    """CoG x at each apex after the first touchdown, the apex times and the start CoG x."""
+    """Return the apex CoG x after the first touchdown, the apex times and the start CoG x."""
     xacro = MODELS[model]
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, initial_q=START_Q),
                     xacro_args=xacro)
@@ -121,4 +124,3 @@ def test_settles_on_a_new_target_changed_at_run_time(case):
     assert len(errors) >= SETTLE_HOPS + 6               # and stays for 6 more hops at least
     assert hop is not None and hop <= SETTLE_HOPS
     assert np.max(errors) < TOLERANCE_M                  # overshoot
-

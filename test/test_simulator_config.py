@@ -1,13 +1,15 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Configuration checks, terrain shapes, motor model and bad input (docs/physics.md)."""
 import math
-
-import numpy as np
-import pytest
 
 from dodo_sim.motor import MotorModel
 from dodo_sim.physics.event import EventLimitExceeded
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from dodo_sim.terrain import make_terrain
+import numpy as np
+import pytest
 
 
 @pytest.mark.parametrize('field, value, message', [
@@ -93,9 +95,13 @@ def test_divergence_stops_with_last_good_state(urdf_path):
                                      FloatingPointError('non-finite state'),
                                      EventLimitExceeded('more than 50 contact events')])
 def test_numerical_failure_inside_a_step_is_a_divergence(urdf_path, integrator, failure):
-    """An integrator that fails numerically inside a step (a singular matrix, a non-finite state,
-    the event guard) ends the step in SimulationDiverged naming the control step and the
-    failure, with the last good state, and the simulator goes on from that state."""
+    """
+    An integrator that fails numerically inside a step.
+
+    An integrator that fails numerically inside a step (a singular matrix, a non-finite state, the
+    event guard) ends the step in SimulationDiverged naming the control step and the failure, with
+    the last good state, and the simulator goes on from that state.
+    """
     sim = Simulator(urdf_path, SimConfig(integrator=integrator))
     sim.reset([0.0, 1.2, 0.3, -0.6], np.zeros(4))
     good = sim.step([0.0, 0.0])
@@ -169,7 +175,11 @@ def test_core_modules_import_no_rclpy():
 # -- initial states under the terrain --------------------------------------------------------
 
 def hopper_pose_with_foot_at(sim, foot_z_m):
-    """The bent-leg hopper pose with its foot point at height ``foot_z_m``, and its base z."""
+    """
+    Return the bent-leg hopper pose with its foot point at height ``foot_z_m``.
+
+    And its base z.
+    """
     q = np.array([0.0, 1.0, 0.3, -0.6])
     q[1] += foot_z_m - sim.contact_positions(q)[0, 2]
     return q
@@ -187,8 +197,11 @@ def test_reset_refuses_a_foot_under_the_ground_and_says_how_far_to_raise(urdf_pa
 
 
 def test_construction_refuses_an_initial_q_under_a_slope(urdf_path):
-    """The depth is measured to the terrain under the contact (here a 20 deg slope rising with
-    x), with the contact's sphere radius."""
+    """
+    The depth is measured to the terrain under the contact (here a 20 deg slope rising with x).
+
+    With the contact's sphere radius.
+    """
     probe = Simulator(urdf_path, SimConfig())
     q = hopper_pose_with_foot_at(probe, 0.0)  # foot at x = 0, z = 0: on the slope's line
     q[0] = 0.1                                  # 0.1 m uphill: tan(20 deg) 0.1 m under it

@@ -1,15 +1,17 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Physics invariants of both integrators on the hopper (docs/physics.md)."""
 import math
 
-import numpy as np
-import pinocchio as pin
-import pytest
 from conftest import pd_hold
-
-from dodo_sim.contact import ContactParams, contact_jacobians
+from dodo_sim.contact import contact_jacobians, ContactParams
 from dodo_sim.event import impact_map
 from dodo_sim.model import Kinematics
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pinocchio as pin
+import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81
@@ -17,7 +19,7 @@ STANCE_Q = np.array([0.0, 1.0, 0.3, -0.6])  # knee bent, foot under the hip
 
 
 def foot_on_ground(sim, q, clearance_m=0.0):
-    """q shifted vertically so the foot is clearance_m above the terrain."""
+    """Q shifted vertically so the foot is clearance_m above the terrain."""
     q = np.array(q, dtype=float)
     foot_x, foot_z = Kinematics(sim.leg).foot_position(q)
     q[1] += sim.terrain.height(foot_x) + clearance_m - foot_z
@@ -73,10 +75,15 @@ def test_free_fall_is_a_parabola(integrator):
 
 
 def test_drop_never_penetrates(dropped):
-    """Event-driven: impacts at the located touchdown (measured 1.2e-8 m, the drift control's
-    residual). Time-stepping: the position correction closes the gap of every constraint that
-    pushed, up to the linearisation error of that projection (measured 3.4e-7 m after the
-    2.4 m/s touchdown). The same bound for both, 1 um."""
+    """
+    Event-driven: impacts at the located touchdown.
+
+    (measured 1.2e-8 m, the drift control's residual). Time-stepping: the position correction
+    closes the gap of every constraint that pushed, up to the linearisation error of that
+    projection (measured 3.4e-7 m after the
+
+    2.4 m/s touchdown). The same bound for both, 1 um.
+    """
     integrator, sim, states = dropped
     limit = 1e-6
     lowest = min(s.foot_position[1] for s in states)
@@ -95,7 +102,8 @@ def test_rest_normal_force_equals_weight(dropped):
 
 
 def test_integrators_agree_on_drop_and_settle(drops):
-    """Both settle the same PD-held leg to the same rest state.
+    """
+    Both settle the same PD-held leg to the same rest state.
 
     Justification of the tolerances: the foot sticks where it lands (same point for both: the drop
     is vertical), and the rest pose is the PD equilibrium under the weight, so only residual

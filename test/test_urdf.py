@@ -1,12 +1,14 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The xacro model: processes, loads in pinocchio, has the expected structure and numbers."""
 import math
 
+from dodo_sim.model import (JOINT_NAMES, Kinematics, load_leg_model, ModelError,
+                            robot_description_xml)
 import numpy as np
 import pinocchio as pin
 import pytest
-
-from dodo_sim.model import (JOINT_NAMES, Kinematics, ModelError, load_leg_model,
-                            robot_description_xml)
 
 
 def test_xacro_processes_to_urdf_with_visuals(urdf_xml):

@@ -1,17 +1,24 @@
-"""Unit tests of the Kneed Walker controller's pieces (docs/walker.md): pulse generator shapes and
-timing, step detection from foot force rows (including chatter), torso PD sign, torque routing
-to the stance/swing roles, config validation and the rollout's per-frame force rows."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Unit tests of the Kneed Walker controller's pieces (docs/walker.md).
+
+Pulse generator shapes and timing, step detection from foot force rows (including chatter), torso
+PD sign, torque routing to the stance/swing roles, config validation and the rollout's per-frame
+force rows.
+"""
 import dataclasses
 import math
 
+from dodo_control.walker import ROLES, torso_pd_torque, WalkerConfig, WalkerController
+from dodo_control.walker_phase import StepPhaseDetector
+from dodo_control.walker_pulses import Pulse, PulseGenerator
 import numpy as np
 import pytest
 
-from dodo_control.walker import (ROLES, WalkerConfig, WalkerController, torso_pd_torque)
-from dodo_control.walker_phase import StepPhaseDetector
-from dodo_control.walker_pulses import Pulse, PulseGenerator
-
-# q order of the Kneed Walker: base_x, base_z, base_pitch, left_hip, left_knee, right_hip, right_knee
+# q order of the Kneed Walker: base_x, base_z, base_pitch, left_hip,
+# left_knee, right_hip, right_knee
 Q_STAND = np.array([0.0, 0.89, 0.0, 0.15, 0.0, -0.15, 0.0])
 LOADED = [0.0, 0.0, 40.0]
 FREE = [0.0, 0.0, 0.0]
@@ -92,8 +99,11 @@ def test_foot_loaded_at_start_must_lift_before_its_touchdown_counts():
 
 
 def test_contact_chatter_gives_one_step():
-    """A landing foot bouncing around the thresholds for 30 ms, and a stance foot dithering
-    between the two thresholds, make exactly one step."""
+    """
+    A landing foot bouncing around the thresholds for 30 ms.
+
+    And a stance foot dithering between the two thresholds, make exactly one step.
+    """
     det = _detector()
     det.update(0.0, [FREE, LOADED])
     rng = np.random.default_rng(3)
@@ -162,8 +172,11 @@ def test_torso_pd_pushes_a_forward_leaning_torso_back():
 
 
 def test_stance_hip_carries_the_torso_pd_and_cancels_the_swing_hip_reaction():
-    """The hips' torque on the torso, -(tau_stance_hip + tau_swing_hip), equals the torso PD
-    demand whatever the swing-hip pulse does."""
+    """
+    The hips' torque on the torso, -(tau_stance_hip + tau_swing_hip).
+
+    Equals the torso PD demand whatever the swing-hip pulse does.
+    """
     cfg = WalkerConfig(pulse_amplitude_nm=(0.0, 0.0, -1.5, 0.0, 0.0, 0.0, 0.0, 0.0),
                        pulse_phase=(0.0,) * 8, pulse_period=(0, 0, 1.0, 0, 0, 0, 0, 0),
                        torso_pitch_ref_rad=0.0, torso_kp_nm_per_rad=40.0,

@@ -1,15 +1,20 @@
-"""Fall detection and step counting of the Kneed Walker judge (dodo_control.walker_outcome,
-docs/walker.md): the judge reads the simulator's state and model only."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Fall detection and step counting of the Kneed Walker judge.
+
+Fall detection and step counting of the Kneed Walker judge (dodo_control.walker_outcome,
+docs/walker.md): the judge reads the simulator's state and model only.
+"""
 import math
 
+from conftest import REPO
+from dodo_control.walker_outcome import (config_on_terrain, count_steps, FallCriteria,
+                                         FallDetector, place_on_terrain, walk)
+from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pytest
-
-from dodo_control.walker_outcome import (FallCriteria, FallDetector, config_on_terrain,
-                                         count_steps, place_on_terrain, walk)
-from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import REPO
 
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
 FEET = ('left_foot', 'right_foot')
@@ -23,7 +28,7 @@ def _sim(integrator='timestepping', **kw):
 
 
 def _sim_on_terrain(stance_frame='left_foot', **kw):
-    """A simulator on a terrain, started from the URDF's standing pose placed on it."""
+    """Return a simulator on a terrain, started from the URDF's standing pose placed on it."""
     config = SimConfig(contact_frames=FEET, **kw)
     return Simulator(WALKER, config_on_terrain(WALKER, config, stance_frame))
 
@@ -143,8 +148,12 @@ def test_place_on_terrain_puts_both_feet_of_a_standing_pose_on_a_slope():
 
 
 def test_config_on_terrain_starts_a_simulator_on_a_slope_without_a_flat_ground_simulator():
-    """The Simulator refuses a start state under its terrain; config_on_terrain moves the
-    config's start state onto the config's terrain before anything is built."""
+    """
+    The Simulator refuses a start state under its terrain.
+
+    Config_on_terrain moves the config's start state onto the config's terrain before anything is
+    built.
+    """
     config = SimConfig(contact_frames=FEET, terrain='slope', slope_deg=-4.0, initial_q=STAND,
                        initial_v=(0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     with pytest.raises(ValueError, match='below the slope terrain'):

@@ -1,13 +1,17 @@
-"""The closed-loop runner gives a policy that declares ``contact_frames`` the matching rows of
-the state's per-frame contact forces (docs/walker.md); other policies keep the single-foot
-force."""
-import numpy as np
-import pytest
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
 
+"""
+The closed-loop runner gives a policy its declared contact frames.
+
+The closed-loop runner gives a policy that declares ``contact_frames`` the matching rows of the
+state's per-frame contact forces (docs/walker.md); other policies keep the single-foot force.
+"""
+from conftest import REPO
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import REPO
+import numpy as np
+import pytest
 
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
 
@@ -66,8 +70,11 @@ def test_unknown_policy_frame_is_named():
 
 
 def test_hopper_policy_input_is_unchanged(urdf_path):
-    """The hopper (one frame 'foot') and its controllers see the [fx, fz] single-foot force,
-    bit for bit the state's field."""
+    """
+    The hopper (one frame 'foot') and its controllers see the [fx, fz] single-foot force.
+
+    Bit for bit the state's field.
+    """
     sim = Simulator(urdf_path, SimConfig(initial_q=(0.0, 1.1, 0.3, -0.6)))
     policy = _Recorder(n_tau=2)
     run = rollout(sim, policy, steps=1000, keep_states=True)

@@ -1,6 +1,11 @@
-"""The Kneed Walker walks (docs/walker.md): 30 steps without falling on flat ground, down a 3 deg
-slope, on a sinusoid and on steps, with the shipped parameters (config/walk.yaml, equal to the
-WalkerConfig defaults), judged from the simulator's state only.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The Kneed Walker walks (docs/walker.md): 30 steps without falling on flat ground.
+
+Down a 3 deg slope, on a sinusoid and on steps, with the shipped parameters (config/walk.yaml,
+equal to the WalkerConfig defaults), judged from the simulator's state only.
 
 Runs are shared between the tests of a case (one run per terrain and integrator). Wall time on
 the 2-core CI machine is a few minutes in all (docs/walker.md), hence ``slow``.
@@ -8,16 +13,14 @@ the 2-core CI machine is a few minutes in all (docs/walker.md), hence ``slow``.
 import dataclasses
 import functools
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
+from conftest import REPO
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, Simulator
-
-from conftest import REPO
+import numpy as np
+import pinocchio as pin
+import pytest
 
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'
 PARAMS = REPO / 'config' / 'walk.yaml'
@@ -50,9 +53,12 @@ def walked(terrain: str, integrator: str):
 
 
 def relative_energy(sim, q, v) -> float:
-    """Kinetic + potential energy with the height measured from the terrain under the CoM, J
+    """
+    Kinetic + potential energy with the height measured from the terrain under the CoM, J.
+
     (pinocchio on the simulator's model). On a uniform slope a gait that repeats itself one step
-    further down the slope has the same value at the same phase."""
+    further down the slope has the same value at the same phase.
+    """
     model = sim.robot.model
     data = model.createData()
     com = pin.centerOfMass(model, data, np.asarray(q, float))
@@ -80,18 +86,23 @@ def test_walks_30_steps_without_falling(terrain, integrator):
 @pytest.mark.slow
 @pytest.mark.parametrize('terrain, integrator', BALANCE_CASES)
 def test_energy_per_step_is_balanced(terrain, integrator):
-    """Energy balance of a steady step. Definition: over step k (touchdown k to touchdown k+1)
-    the mechanical energy change equals the motor work minus the impact (touchdown, knee stop)
-    and friction losses: dE_k = W_k - D_k, with E = kinetic + potential (pinocchio on the
-    simulator's model), W_k = sum over control ticks of tau . dq of the actuated joints (exact
-    for the held torque) and D_k the dissipation. Balanced means the walk is in a steady state:
-    the energy relative to the terrain under the CoM (``relative_energy``) at the same phase
-    (the touchdown tick) of consecutive steps agrees within 2 %, over the last 10 steps. On the
-    slope the potential energy released per step is part of the input: W_k + m g dh_k = D_k.
-    Also checked: D_k >= 0 every step (the engine creates no energy) and the input is positive.
-    (The input and the loss of single steps agree within 0.3 % with time-stepping and within
+    """
+    Energy balance of a steady step.
+
+    Definition: over step k (touchdown k to touchdown k+1) the mechanical energy change equals the
+    motor work minus the impact (touchdown, knee stop) and friction losses: dE_k = W_k - D_k, with
+    E = kinetic + potential (pinocchio on the simulator's model), W_k = sum over control ticks of
+    tau . dq of the actuated joints (exact for the held torque) and D_k the dissipation. Balanced
+    means the walk is in a steady state: the energy relative to the terrain under the CoM
+    (``relative_energy``) at the same phase (the touchdown tick) of consecutive steps agrees within
+    2 %, over the last 10 steps. On the slope the potential energy released per step is part of the
+    input: W_k + m g dh_k = D_k. Also checked: D_k >= 0 every step (the engine creates no energy)
+    and the input is positive. (The input and the loss of single steps agree within 0.3 % with
+    time-stepping and within
+
     1.1 % (flat) / 1.2 % (slope) with the event integrator, whose gait repeats less exactly;
-    docs/walker.md. That stricter form is not asserted.)"""
+    docs/walker.md. That stricter form is not asserted.)
+    """
     outcome, sim = walked(terrain, integrator)
     run = outcome.rollout
     ticks = list(outcome.step_ticks)[-11:]

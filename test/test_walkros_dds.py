@@ -1,5 +1,11 @@
-"""``dodo walk`` over real DDS: simulator, controller (hosting the Kneed Walker) and recorder as
-separate processes on a private ROS domain.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo walk`` over real DDS.
+
+Simulator, controller (hosting the Kneed Walker) and recorder as separate processes on a private
+ROS domain.
 
 * the shipped ``config/walk.yaml`` for 6 s of simulated time: exit 0, a complete bag, at least 8
   steps counted from the recorded ``/left_foot_contact`` and ``/right_foot_contact``, and the
@@ -13,16 +19,15 @@ import re
 import subprocess
 import sys
 
-import numpy as np
-import pytest
 from conftest import REPO, ros_env
-
 from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_outcome import FALL_REASONS, count_steps, walk
+from dodo_control.walker_outcome import count_steps, FALL_REASONS, walk
+from dodo_sim.rollout import rollout
 from dodo_sim.ros import contract
 from dodo_sim.ros.params import config_from_file
-from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -54,7 +59,7 @@ def recorded(bag):
 
 @pytest.fixture(scope='module')
 def walked(tmp_path_factory):
-    """dodo walk with the shipped parameters, 6 s simulated (offline: 9 steps)."""
+    """Dodo walk with the shipped parameters, 6 s simulated (offline: 9 steps)."""
     bag = tmp_path_factory.mktemp('walk') / 'bag'
     duration = 6.0
     code, output = dodo_walk('--duration', str(duration), '--bag', str(bag),
@@ -106,9 +111,12 @@ def test_recorded_walk_equals_the_offline_rollout_bit_for_bit(walked):
 
 
 def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
-    """dodo plot (what dodo walk runs) draws the walker from its bag: every joint, both feet,
-    the four actuated joints' torques and the walk monitor's outcome."""
-    from dodo_sim.tools.plot import PlotConfig, load_run, plot_bag
+    """
+    Dodo plot (what dodo walk runs) draws the walker from its bag.
+
+    Every joint, both feet, the four actuated joints' torques and the walk monitor's outcome.
+    """
+    from dodo_sim.tools.plot import load_run, plot_bag, PlotConfig
     code, output, bag, _ = walked
     run = load_run(bag)
     assert run.joint_names == JOINTS and run.contact_frames == FEET
@@ -122,7 +130,7 @@ def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
 
 @pytest.fixture(scope='module')
 def fell(tmp_path_factory):
-    """dodo walk with the torso PD off: the torso topples (offline: torso_pitch at 0.111 s)."""
+    """Dodo walk with the torso PD off: the torso topples (offline: torso_pitch at 0.111 s)."""
     tmp = tmp_path_factory.mktemp('fall')
     params = tmp / 'fall.yaml'
     params.write_text(WALK_YAML.read_text().replace(

@@ -1,5 +1,10 @@
-"""``launch/walk.launch.py`` under the real ROS 2 launch tooling (colcon build + ``ros2 launch``),
-with the fixture and helpers of test_launch_real.py (``../shared/ros2_launch``, stand-ins for
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``launch/walk.launch.py`` under the real ROS 2 launch tooling (colcon build + ``ros2 launch``).
+
+With the fixture and helpers of test_launch_real.py (``../shared/ros2_launch``, stand-ins for
 robot_state_publisher and rviz2; skipped with the reason where it is absent):
 
 * ``record:=true rviz:=true``: the controller node hosts the Kneed Walker, the walker steps
@@ -12,10 +17,10 @@ robot_state_publisher and rviz2; skipped with the reason where it is absent):
 """
 import re
 
+from conftest import REPO
 import numpy as np
 import pytest
-from conftest import REPO
-from test_launch_real import Launch, Listener, launch_env, until  # noqa: F401 (fixture)
+from test_launch_real import Launch, launch_env, Listener, until  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -30,8 +35,8 @@ def walk_launch(env, *args) -> Launch:
 
 def controller_channels(listener, names) -> dict:
     """Subscribe to /controller/state; name -> list of the received values."""
-    from sensor_msgs.msg import JointState
     from dodo_sim.ros import contract
+    from sensor_msgs.msg import JointState
     got = {name: [] for name in names}
 
     def on_state(msg):

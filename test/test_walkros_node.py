@@ -1,20 +1,21 @@
-"""The controller node hosting the Kneed Walker (``controller: kneed_walker``), in-process on a
-private ROS domain: it declares exactly the walker's parameters, answers states on
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The controller node hosting the Kneed Walker (``controller: kneed_walker``).
+
+In-process on a private ROS domain: it declares exactly the walker's parameters, answers states on
 /joint_states + /left_foot_contact + /right_foot_contact with the core's torques, publishes named
-channels and markers, takes runtime changes through ``reconfigure`` and reports a fall (channel
-and one log line) while it keeps answering."""
+channels and markers, takes runtime changes through ``reconfigure`` and reports a fall (channel and
+one log line) while it keeps answering.
+"""
 import math
 
+from conftest import REPO, ros_domain_id
 import numpy as np
 import pytest
-from conftest import REPO, ros_domain_id
 
 rclpy = pytest.importorskip('rclpy')
-
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from dodo_control import registry  # noqa: E402
 from dodo_control.walker import WalkerConfig, WalkerController  # noqa: E402
@@ -23,6 +24,10 @@ from dodo_sim.model import robot_description_xml  # noqa: E402
 from dodo_sim.ros import contract, graph, node_config  # noqa: E402
 from dodo_sim.ros.params import config_from_file  # noqa: E402
 from dodo_sim.simulator import SimConfig  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -78,8 +83,11 @@ def walker_node(ros, **overrides):
 
 
 class Driver:
-    """A test node standing in for the simulator: publishes stamped states and both feet's
-    forces, records the commands, controller state and markers."""
+    """
+    A test node standing in for the simulator: publishes stamped states and both feet's forces.
+
+    Records the commands, controller state and markers.
+    """
 
     def __init__(self, ros):
         self.ros = ros
@@ -211,8 +219,12 @@ def test_a_fall_is_a_channel_and_one_log_line_and_the_node_keeps_answering(ros, 
 
 
 def test_monitor_judges_the_terrain_it_is_given(ros):
-    """On a slope falling 3 deg in +x, a walker 10 m down the slope with its hip 0.45 m above
-    z = 0 (0.97 m above the ground there) is upright; on flat ground it has fallen."""
+    """
+    On a slope falling 3 deg in +x.
+
+    A walker 10 m down the slope with its hip 0.45 m above z = 0 (0.97 m above the ground there) is
+    upright; on flat ground it has fallen.
+    """
     q, v = walk_start()
     q[0], q[1] = 10.0, 0.45
     states = {}

@@ -1,22 +1,27 @@
-"""The controller registry and the graph of any robot (no DDS): which controller the controller
-node hosts and which parameters it has, the params-file checks following that choice, the robot
-(model, contact topics) the launch files and ``dodo hop``/``dodo walk`` take from the params file,
-and ``dodo walk`` refusing bad input before anything starts."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The controller registry and the graph of any robot (no DDS).
+
+Which controller the controller node hosts and which parameters it has, the params-file checks
+following that choice, the robot (model, contact topics) the launch files and ``dodo hop``/``dodo
+walk`` take from the params file, and ``dodo walk`` refusing bad input before anything starts.
+"""
 import dataclasses
 
-import pytest
 from conftest import REPO
-from test_runs_bad_input import no_start  # noqa: F401  (fixture)
-
 from dodo_control import registry
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_monitor import TerrainConfig
 from dodo_control.walker_outcome import FallCriteria
 from dodo_sim.ros import contract, graph, node_config
-from dodo_sim.ros.params import ParamsFileError, field_docs
+from dodo_sim.ros.params import field_docs, ParamsFileError
 from dodo_sim.simulator import SimConfig
 from dodo_sim.tools import hop_runner, walk_runner
+import pytest
+from test_runs_bad_input import no_start  # noqa: F401  (fixture)
 
 WALK_YAML = REPO / 'config' / 'walk.yaml'
 HOP_YAML = REPO / 'config' / 'hop.yaml'

@@ -1,5 +1,12 @@
-"""A toy robot scenario module for test_optimize.py: shows that ``dodo optimize`` takes any robot
-module with SECTIONS and SCENARIOS (dodo_control.scenarios), not only the hopper."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+A toy robot scenario module for test_optimize.py.
+
+Shows that ``dodo optimize`` takes any robot module with SECTIONS and SCENARIOS
+(dodo_control.scenarios), not only the hopper.
+"""
 from dataclasses import dataclass
 
 from dodo_control.scenarios import Scenario
@@ -7,7 +14,10 @@ from dodo_control.scenarios import Scenario
 
 @dataclass(frozen=True)
 class ToyConfig:
-    """Attributes:
+    """
+    The fields of ``ToyConfig``.
+
+    Fields:
         gain: a gain, (-), within [-10, 10].
         steps: an integer, >= 1.
     """

@@ -1,4 +1,8 @@
-"""Closed-loop scenarios for evaluating a controller: the robot-agnostic part.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Closed-loop scenarios for evaluating a controller: the robot-agnostic part.
 
 A *scenario* builds a simulator and a controller from configuration values and a
 :class:`Perturbation`, runs them with :func:`dodo_sim.rollout.rollout` (no ROS) and returns
@@ -23,8 +27,8 @@ hopper); a module plugs in by defining:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from dataclasses import dataclass, field
+import importlib
 from types import ModuleType
 from typing import Callable, Mapping
 
@@ -37,15 +41,20 @@ ROBOTS = {
 
 
 class ScenarioFailed(RuntimeError):
-    """The run did not produce usable metrics (the robot fell, the simulation diverged, the
-    controller refused its configuration); the message says which."""
+    """
+    The run did not produce usable metrics.
+
+    The run did not produce usable metrics (the robot fell, the simulation diverged, the controller
+    refused its configuration); the message says which.
+    """
 
 
 @dataclass(frozen=True)
 class Perturbation:
-    """One variant of the conditions a scenario runs under.
+    """
+    One variant of the conditions a scenario runs under.
 
-    Attributes:
+    Fields:
         name: short label, e.g. 'event/body_mass=8.0'.
         overrides: section -> {field: value} applied on top of the trial's values, e.g.
             ``{'simulator': {'integrator': 'event', 'terrain': 'slope', 'slope_deg': 5.0}}``.
@@ -61,9 +70,10 @@ class Perturbation:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A kind of closed-loop run of one robot.
+    """
+    A kind of closed-loop run of one robot.
 
-    Attributes:
+    Fields:
         run: ``run(configs, options, perturbation) -> {metric: float}`` where ``configs`` maps
             each section of ``SECTIONS`` to its config instance (perturbation overrides already
             applied) and ``options`` holds every option (defaults filled in). Raises
@@ -80,7 +90,7 @@ class Scenario:
 
 
 def robot_module(name: str) -> ModuleType:
-    """The scenario module of a robot: a :data:`ROBOTS` key or a dotted module path."""
+    """Return the scenario module of a robot: a :data:`ROBOTS` key or a dotted module path."""
     path = ROBOTS.get(name, name)
     try:
         module = importlib.import_module(path)
@@ -95,8 +105,12 @@ def robot_module(name: str) -> ModuleType:
 
 def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
                   perturbation: Perturbation | None = None) -> dict:
-    """Config instances per section: dataclass defaults <- ``values[section]`` <- the
-    perturbation's overrides. Raises ValueError naming a bad value."""
+    """
+    Config instances per section.
+
+    Dataclass defaults <- ``values[section]`` <- the perturbation's overrides. Raises ValueError
+    naming a bad value.
+    """
     perturbation = perturbation or Perturbation()
     unknown_sections = sorted(set(perturbation.overrides) - set(sections))
     if unknown_sections:
@@ -112,20 +126,23 @@ def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
     return configs
 
 
-
 # -- helpers the robot modules share -----------------------------------------------------------
 
 def xacro_arg_names(urdf) -> tuple:
     """Arguments a xacro file declares (``<xacro:arg name=...>``)."""
-    import re
     from pathlib import Path
+    import re
     return tuple(re.findall(r'<xacro:arg\s+name="(\w+)"', Path(urdf).read_text()))
 
 
 def check_xacro_args(urdf, perturbation: Perturbation) -> None:
-    """Raise ValueError naming xacro args ``urdf`` does not declare, ModelError if it cannot be
-    built with them."""
+    """
+    Raise ValueError naming xacro args ``urdf`` does not declare.
+
+    ModelError if it cannot be built with them.
+    """
     from pathlib import Path
+
     from dodo_sim.model import robot_description_xml
     names = set(xacro_arg_names(urdf))
     unknown = sorted(set(perturbation.xacro_args) - names)
@@ -136,7 +153,7 @@ def check_xacro_args(urdf, perturbation: Perturbation) -> None:
 
 
 def config_fields(config) -> dict:
-    """A config dataclass as {field: value}."""
+    """Return a config dataclass as {field: value}."""
     return {name: getattr(config, name) for name in config.__dataclass_fields__}
 
 
@@ -151,7 +168,7 @@ def settle_hop(errors, tolerance: float) -> int:
 
 
 def max_abs(values) -> float:
-    """max |value|; ScenarioFailed for no values (no apex in the measured window)."""
+    """Max |value|; ScenarioFailed for no values (no apex in the measured window)."""
     import numpy as np
     values = np.asarray(values, dtype=float)
     if values.size == 0:

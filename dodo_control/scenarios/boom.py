@@ -1,12 +1,18 @@
-"""Scenarios of the boom-mounted leg (urdf/boom_leg.urdf.xacro + the SLIP controller in the
-boom's task frame, docs/control.md "Boom-mounted leg"). A study names it ``robot:
-dodo_control.scenarios.boom`` or ``robot: boom``.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Scenarios of the boom-mounted leg.
+
+(urdf/boom_leg.urdf.xacro + the SLIP controller in the boom's task frame, docs/control.md
+"Boom-mounted leg"). A study names it ``robot: dodo_control.scenarios.boom`` or ``robot: boom``.
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
 *simulator's* state (pinocchio on the simulator's model, never the controller's telemetry):
 
-* hip height above the ground under it and hip arc coordinate ``s = R boom_yaw`` (R: the hip's distance
+* hip height above the ground under it and hip arc coordinate ``s = R boom_yaw`` (R: the hip's
+distance
   from the yaw axis at q = 0, i.e. ``boom_radius_m``);
 * apexes: local maxima of the hip height in flight, after the first contact;
 * the run fails (:class:`ScenarioFailed`) if the simulation diverges, the controller refuses its
@@ -27,16 +33,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pinocchio as pin
-
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_control.scenarios import (Perturbation, Scenario, ScenarioFailed, check_xacro_args,
-                                    config_fields, max_abs, settle_hop)
+from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
+                                    Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_sim.model import robot_description_xml
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+import numpy as np
+import pinocchio as pin
 
 URDF = Path(__file__).resolve().parents[2] / 'urdf' / 'boom_leg.urdf.xacro'
 

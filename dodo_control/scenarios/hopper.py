@@ -1,4 +1,10 @@
-"""Scenarios of the SLIP hopper (urdf/hopper.urdf.xacro + :class:`dodo_control.controller.Controller`).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Scenarios of the SLIP hopper.
+
+(urdf/hopper.urdf.xacro + :class:`dodo_control.controller.Controller`).
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
@@ -33,16 +39,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pinocchio as pin
-
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_control.scenarios import (Perturbation, Scenario, ScenarioFailed, check_xacro_args,
-                                    config_fields, max_abs, settle_hop)
+from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
+                                    Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_sim.model import robot_description_xml
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+import numpy as np
+import pinocchio as pin
 
 URDF = Path(__file__).resolve().parents[2] / 'urdf' / 'hopper.urdf.xacro'
 
@@ -85,7 +90,7 @@ class _Run:
         self.mass = float(self.sim.leg.total_mass)
 
     def com_x(self, q) -> float:
-        """CoG x (m) of configuration q on the simulator's model."""
+        """Return the CoG x (m) of configuration q on the simulator's model."""
         return float(pin.centerOfMass(self.model, self.data, np.asarray(q, float))[0])
 
     def run(self, duration_s: float, on_tick=None):
@@ -131,7 +136,11 @@ def _start_sim_overrides(configs: dict, options: dict) -> dict:
 
 
 def _holding_run(configs: dict, perturbation: Perturbation, sim_overrides: dict):
-    """A run whose controller holds the start CoG x (set before the first tick); and that x."""
+    """
+    Return a run whose controller holds the start CoG x (set before the first tick).
+
+    And that x.
+    """
     run = _Run(configs, perturbation, sim_overrides)
     x0 = run.com_x(run.sim.config.initial_q)
     run.ctrl.set_setpoints(target_x=x0)

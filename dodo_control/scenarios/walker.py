@@ -1,5 +1,11 @@
-"""Scenarios of the Kneed Walker (urdf/kneed_walker.urdf.xacro +
-:class:`dodo_control.walker.WalkerController`, As & Mailhot 2018; docs/walker.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Scenarios of the Kneed Walker.
+
+(urdf/kneed_walker.urdf.xacro + :class:`dodo_control.walker.WalkerController`, As & Mailhot 2018;
+docs/walker.md).
 
 Every scenario builds ``Simulator`` and ``WalkerController`` from the trial's configs and the
 perturbation's xacro args, walks with :func:`dodo_control.walker_outcome.walk` (which runs
@@ -37,15 +43,14 @@ import dataclasses
 import math
 from pathlib import Path
 
-import numpy as np
-
-from dodo_control.scenarios import Perturbation, Scenario, ScenarioFailed, check_xacro_args
+from dodo_control.scenarios import check_xacro_args, Perturbation, Scenario, ScenarioFailed
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.model import robot_description_xml
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+import numpy as np
 
 _REPO = Path(__file__).resolve().parents[2]
 URDF = _REPO / 'urdf' / 'kneed_walker.urdf.xacro'
@@ -71,8 +76,12 @@ def check_perturbation(perturbation: Perturbation) -> None:
 
 
 def simulator_config(study_config: SimConfig) -> SimConfig:
-    """The shipped walk's simulator config with every field of ``study_config`` that differs
-    from the SimConfig default on top (module docs)."""
+    """
+    Return the shipped walk's simulator config overridden by ``study_config``.
+
+    The shipped walk's simulator config with every field of ``study_config`` that differs from the
+    SimConfig default on top (module docs).
+    """
     default = SimConfig()
     changed = {f.name: getattr(study_config, f.name) for f in dataclasses.fields(SimConfig)
                if getattr(study_config, f.name) != getattr(default, f.name)}

@@ -1,5 +1,10 @@
-"""The hardware path: MIT-mode CAN actuators, a boom sensor board, a safety supervisor, and
-emulated hardware answering on the same wire format from the physics (docs/hardware.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The hardware path: MIT-mode CAN actuators, a boom sensor board, a safety supervisor.
+
+And emulated hardware answering on the same wire format from the physics (docs/hardware.md).
 
 Modules (none imports rclpy): :mod:`.protocol` (frame layouts from ``dodo_can.dbc``, MIT
 scaling), :mod:`.config` (driver parameters, calibration file), :mod:`.safety` (the state

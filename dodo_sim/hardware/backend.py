@@ -1,4 +1,8 @@
-"""Actuator backends: how one control cycle reaches the hardware.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Actuator backends: how one control cycle reaches the hardware.
 
 :class:`ActuatorBackend` is the interface the driver core uses: one :meth:`exchange` per cycle
 sends a frame to every actuator (a command or a special frame) and returns what came back.
@@ -17,9 +21,9 @@ restarted).
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass, field
 import errno
 import time
-from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 import can
@@ -39,8 +43,11 @@ BUS_STATES = ('error-active', 'error-warning', 'error-passive', 'bus-off')
 
 
 class ActuatorFrame(NamedTuple):
-    """One actuator's frame of a cycle: ``kind`` 'command' (with ``command``, actuator side),
-    'enable', 'disable' or 'zero'."""
+    """
+    One actuator's frame of a cycle: ``kind`` 'command' (with ``command``, actuator side).
+
+    'enable', 'disable' or 'zero'.
+    """
 
     can_id: int
     kind: str
@@ -49,9 +56,10 @@ class ActuatorFrame(NamedTuple):
 
 @dataclass
 class Exchange:
-    """Result of one cycle on the bus.
+    """
+    Result of one cycle on the bus.
 
-    Attributes:
+    Fields:
         replies: CAN id -> the newest reply received in this cycle.
         board: the sensor board sample answering this cycle's Sync (None if missing).
         sent: CAN ids whose frame was sent.
@@ -89,7 +97,7 @@ class ActuatorBackend(abc.ABC):
 
 
 def open_bus(interface: str, channel: str, bitrate: int | None = None) -> can.BusABC:
-    """A python-can bus (ValueError naming interface and channel if it cannot be opened)."""
+    """Return a python-can bus (ValueError naming interface and channel if it cannot be opened)."""
     kwargs = {}
     if bitrate and interface not in ('socketcan', 'virtual'):
         kwargs['bitrate'] = bitrate
@@ -232,8 +240,11 @@ class CanBackend(ActuatorBackend):
                 self.bus_state = 'error-active'
 
     def note_traffic(self) -> None:
-        """Replies are arriving: a bus that was off has recovered (interfaces without the
-        'restarted' error frame)."""
+        """
+        Reply are arriving: a bus that was off has recovered.
+
+        (interfaces without the 'restarted' error frame).
+        """
         if self.bus_state == 'bus-off':
             self.bus_state = 'error-active'
 
@@ -252,19 +263,19 @@ def make_backend(bus, actuators: Sequence[ActuatorConfig], board: bool = True) -
 
 
 def bus_off_frame() -> can.Message:
-    """The socketcan error frame announcing bus-off."""
+    """Return the socketcan error frame announcing bus-off."""
     return can.Message(arbitration_id=CAN_ERR_BUSOFF, is_error_frame=True, data=bytes(8),
                        is_extended_id=False)
 
 
 def restarted_frame() -> can.Message:
-    """The socketcan error frame announcing the controller restarted after bus-off."""
+    """Return the socketcan error frame announcing the controller restarted after bus-off."""
     return can.Message(arbitration_id=CAN_ERR_RESTARTED, is_error_frame=True, data=bytes(8),
                        is_extended_id=False)
 
 
 def enobufs_error() -> can.CanOperationError:
-    """The error python-can's socketcan raises when the transmit queue is full."""
+    """Return the error python-can's socketcan raises when the transmit queue is full."""
     return can.CanOperationError(f'Failed to transmit: [Errno {errno.ENOBUFS}] '
                                  f'No buffer space available', error_code=errno.ENOBUFS)
 

@@ -1,6 +1,12 @@
-"""Configuration of the hardware path: the driver node's parameters (one frozen dataclass,
-:class:`DriverConfig`), the per-actuator and boom views built from them, URDF joint limits and
-the calibration file. Pure data and file IO: no rclpy, no bus.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Configuration of the hardware path.
+
+The driver node's parameters (one frozen dataclass, :class:`DriverConfig`), the per-actuator and
+boom views built from them, URDF joint limits and the calibration file. Pure data and file IO: no
+rclpy, no bus.
 
 Joint conventions (actuator ``a``, joint ``q``; ``N`` = ``gear_ratio``, ``d`` = ``direction``,
 ``p0`` = the calibrated zero offset in actuator radians)::
@@ -15,14 +21,14 @@ pitch`` (base_z), an ``angle`` joint is the angle itself (a revolute boom joint)
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 import datetime
 import math
 import os
-import tempfile
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path
+import tempfile
 from typing import Mapping
+import xml.etree.ElementTree as ET
 
 import yaml
 
@@ -41,9 +47,10 @@ CALIBRATION_FORMAT = 'dodo_sim_calibration/1'
 
 @dataclass(frozen=True)
 class DriverConfig:
-    """Parameters of the ``driver`` node (each one a ROS parameter; see config/hardware.yaml).
+    """
+    Parameters of the ``driver`` node (each one a ROS parameter; see config/hardware.yaml).
 
-    Attributes:
+    Fields:
         hardware: 'can' (a real bus) or 'emulated' (the physics answers on an in-process
             python-can virtual bus with the same wire format).
         bus_interface: python-can interface of the real bus: socketcan, pcan, slcan, kvaser, ...
@@ -229,8 +236,8 @@ class DriverConfig:
         if self.min_subscribers < 1:
             bad('min_subscribers', 'must be >= 1')
         if self.enable_on_start and self.hardware != 'emulated':
-            bad('enable_on_start', "emulated hardware only: real motors are enabled by an "
-                                   "explicit ~/enable call (docs/hardware.md, checklist)")
+            bad('enable_on_start', 'emulated hardware only: real motors are enabled by an '
+                                   'explicit ~/enable call (docs/hardware.md, checklist)')
         if self.reply_timeout >= self.control_period:
             bad('reply_timeout', f'must be below control_period = {self.control_period} s')
         n = len(self.joints)
@@ -380,9 +387,10 @@ def urdf_joints(urdf_xml: str) -> tuple[tuple, dict]:
 
 @dataclass(frozen=True)
 class ActuatorConfig:
-    """One MIT-mode actuator and its joint (see the module docs for the conventions).
+    """
+    One MIT-mode actuator and its joint (see the module docs for the conventions).
 
-    Attributes:
+    Fields:
         joint: joint name.  can_id: CAN id.  model: actuator model.  ranges: its MIT ranges.
         direction: +1/-1.  gear_ratio: actuator turns per joint turn.
         torque_constant: N*m/A at the actuator output.  zero_offset: actuator position at
@@ -418,7 +426,7 @@ class ActuatorConfig:
         return self.direction * joint_torque / self.gear_ratio
 
     def actuator_gain(self, joint_gain: float) -> float:
-        """kp or kd seen by the actuator for a joint-side gain."""
+        """Kp or kd seen by the actuator for a joint-side gain."""
         return joint_gain / (self.gear_ratio * self.gear_ratio)
 
     @property
@@ -448,13 +456,16 @@ class BoomConfig:
                 / self.counts_per_rev[axis])
 
     def counts(self, axis: int, angle: float) -> float:
-        """Encoder counts (not rounded) of an angle."""
+        """Encode an angle as encoder counts, not rounded."""
         return (self.zero_counts[axis]
                 + self.directions[axis] * angle * self.counts_per_rev[axis] / (2.0 * math.pi))
 
     def joint_state(self, axis: int, angle: float, rate: float) -> tuple:
-        """(position, velocity) of boom joint ``axis`` from its angle and rate (rad, rad/s,
-        in encoder direction)."""
+        """
+        (position, velocity) of boom joint ``axis`` from its angle and rate.
+
+        (rad, rad/s, in encoder direction).
+        """
         kind = self.kinds[axis]
         rate = self.directions[axis] * rate
         if kind == 'boom_arc':
@@ -465,8 +476,11 @@ class BoomConfig:
         return angle, rate
 
     def angle_of(self, axis: int, position: float, velocity: float) -> tuple:
-        """(angle, rate in encoder direction) of boom joint ``axis`` at (position, velocity);
-        the inverse of :meth:`joint_state`."""
+        """
+        (angle, rate in encoder direction) of boom joint ``axis`` at (position, velocity).
+
+        The inverse of :meth:`joint_state`.
+        """
         kind = self.kinds[axis]
         if kind == 'boom_arc':
             angle, rate = position / self.radius, velocity / self.radius
@@ -484,7 +498,7 @@ class BoomConfig:
 
 def actuator_configs(config: DriverConfig, limits: Mapping[str, JointLimit],
                      zero_offsets: Mapping[str, float] | None = None) -> tuple:
-    """The :class:`ActuatorConfig` of every actuated joint (URDF limits checked)."""
+    """Return the :class:`ActuatorConfig` of every actuated joint (URDF limits checked)."""
     zero_offsets = zero_offsets or {}
     out = []
     for k, joint in enumerate(config.joints):
@@ -520,8 +534,12 @@ def boom_config(config: DriverConfig, zero_counts=(0, 0)) -> BoomConfig:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder
-    counts at angle zero ([yaw, pitch])."""
+    """
+    Zero offsets of the actuators and the boom encoders.
+
+    Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder counts
+    at angle zero ([yaw, pitch]).
+    """
 
     zero_offsets: Mapping[str, float] = field(default_factory=dict)
     boom_zero_counts: tuple = (0, 0)
@@ -531,7 +549,7 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read a calibration file (ValueError naming the file and the bad entry)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f'calibration file not found: {path} (run the driver\'s ~/calibrate '
+        raise ValueError(f"calibration file not found: {path} (run the driver's ~/calibrate "
                          f'service with the robot in the calibration pose)')
     try:
         data = yaml.safe_load(path.read_text())

@@ -1,4 +1,8 @@
-"""The driver core: backend + safety supervisor + calibration -> one measured sample per cycle.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The driver core: backend + safety supervisor + calibration -> one measured sample per cycle.
 
 No rclpy: the ``driver`` node (dodo_sim/ros/driver_node.py) is a thin adapter around
 :class:`DriverCore`, and :class:`dodo_sim.hardware.emulator.EmulatedRig` runs the same core in
@@ -18,8 +22,8 @@ One :meth:`DriverCore.cycle`:
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
+import math
 from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
 
@@ -32,7 +36,6 @@ from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, Join
 from .protocol import MitCommand
 from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,
                      SafetySupervisor)
-
 
 #: Identical readings in a row before an actuator's reading counts as frozen: a live velocity
 #: estimate jitters by a count or so, but two or three equal readings in a row are common, and
@@ -47,9 +50,10 @@ MOTORS_OFF_PREFIX = 'dodo driver motors off: '
 
 
 class Sample(NamedTuple):
-    """The measured state after a cycle (joint side, every joint in ``joint_names`` order).
+    """
+    The measured state after a cycle (joint side, every joint in ``joint_names`` order).
 
-    Attributes:
+    Fields:
         t: the cycle's time (the ``now`` passed to :meth:`DriverCore.cycle`), s.
         q / v: positions (m, rad) and velocities; effort: measured torque (N*m, 0 on the boom).
         contact_force: foot force, world [x, z] N (zeros without a sensor).
@@ -93,7 +97,7 @@ class ActuatorStatus:
 
     @property
     def frozen_time(self) -> float:
-        """s the reading has been frozen, once it has been for MIN_FROZEN_CYCLES readings."""
+        """S the reading has been frozen, once it has been for MIN_FROZEN_CYCLES readings."""
         return self.frozen_for if self.frozen_cycles >= MIN_FROZEN_CYCLES else 0.0
     motor_on: bool = False          # what the driver last told the actuator
     primed: bool = False            # zero command sent before the enable frame
@@ -135,9 +139,10 @@ class CycleTiming:
 
 
 class DriverCore:
-    """See module docs.
+    """
+    See module docs.
 
-    Args:
+    Inputs:
         config: the driver parameters.
         urdf_joint_names: movable joints of the robot description, URDF order.
         limits: their URDF limits.
@@ -221,8 +226,12 @@ class DriverCore:
     # -- commands and requests ------------------------------------------------------------------
 
     def set_command(self, now: float, torques: Sequence[float]) -> bool:
-        """A command (joint torques, N*m, ``actuated_joint_names`` order). False (counted) if
-        it has the wrong length or a non-finite value; the previous command is kept."""
+        """
+        Return a command (joint torques, N*m, ``actuated_joint_names`` order).
+
+        False (counted) if it has the wrong length or a non-finite value; the previous command is
+        kept.
+        """
         try:
             values = [float(x) for x in torques]
         except (TypeError, ValueError):
@@ -236,7 +245,7 @@ class DriverCore:
 
     def set_named_command(self, now: float, names: Sequence[str],
                           torques: Sequence[float]) -> bool:
-        """A command by joint name (every actuated joint exactly once)."""
+        """Return a command by joint name (every actuated joint exactly once)."""
         if len(names) != len(torques) or sorted(names) != sorted(self.actuated_joint_names):
             self.rejected_commands += 1
             return False
@@ -258,8 +267,11 @@ class DriverCore:
         self.safety.estop(reason)
 
     def calibrate(self, pose: Mapping[str, float] | None = None) -> Calibration:
-        """Zero offsets that make the current reading equal the calibration pose; applied at
-        once and written to ``calibration_file``. Only while not enabled."""
+        """
+        Zero offsets that make the current reading equal the calibration pose.
+
+        Applied at once and written to ``calibration_file``. Only while not enabled.
+        """
         if self.safety.state is SafetyState.ENABLED:
             raise RuntimeError('calibrate only while disabled (the motors must be off)')
         if not self.config.calibration_file:

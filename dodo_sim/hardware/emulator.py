@@ -1,6 +1,11 @@
-"""Emulated hardware driven by the physics: MIT-mode actuators and the sensor board answering on
-a python-can bus with the wire format of ``dodo_can.dbc``, their joints being the state of a
-:class:`dodo_sim.simulator.Simulator`.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Emulated hardware driven by the physics.
+
+MIT-mode actuators and the sensor board answering on a python-can bus with the wire format of
+``dodo_can.dbc``, their joints being the state of a :class:`dodo_sim.simulator.Simulator`.
 
 What the emulated actuator firmware does (as the Mini Cheetah / AK firmware does):
 
@@ -35,12 +40,12 @@ Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.se
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import math
 import time
-import uuid
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import NamedTuple
+import uuid
 
 import can
 import numpy as np
@@ -59,7 +64,6 @@ HOPPER_JOINTS = ('base_x', 'base_z', 'hip', 'knee')
 HOPPER_ACTUATED = ('hip', 'knee')
 #: How the emulated robot is held (EmulatorConfig.stand).
 STANDS = ('until_enable', 'clamped', 'none')
-
 
 
 def sim_joint_names(sim) -> tuple:
@@ -81,9 +85,10 @@ def sim_contact_force(state, frame: str, frames: tuple) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EmulatorConfig:
-    """Emulated hardware parameters.
+    """
+    Emulated hardware parameters.
 
-    Attributes:
+    Fields:
         mode: 'lockstep' (one physics period per Sync) or 'realtime' (the physics follows the
             wall clock).
         stand: 'until_enable': the robot rests on a stand in its initial pose (physics
@@ -136,8 +141,11 @@ class EmulatorConfig:
 
 
 class EmulatedActuator:
-    """The firmware of one MIT-mode actuator (see module docs). ``config.zero_offset`` is the
-    emulated power-up offset (actuator position at joint zero)."""
+    """
+    The firmware of one MIT-mode actuator (see module docs).
+
+    ``config.zero_offset`` is the emulated power-up offset (actuator position at joint zero).
+    """
 
     def __init__(self, config: ActuatorConfig, emulator_config: EmulatorConfig,
                  wire: WireFormat, rng: np.random.Generator):
@@ -281,9 +289,10 @@ class EmulatedSensorBoard:
 
 
 class Emulator:
-    """The emulated actuators and sensor board on an in-process virtual bus (see module docs).
+    """
+    The emulated actuators and sensor board on an in-process virtual bus (see module docs).
 
-    Args:
+    Inputs:
         sim: the physics (a :class:`dodo_sim.simulator.Simulator`).
         driver_config: the driver's configuration: actuator ids, models, directions, gear
             ratios and the boom layout the emulated hardware is built to.
@@ -345,8 +354,12 @@ class Emulator:
     # -- the driver's side of the bus -----------------------------------------------------------
 
     def driver_bus(self) -> '_DriverSideBus':
-        """A bus for the driver on the emulator's channel (with the injected driver-side
-        faults; in lockstep mode it lets the emulator answer before each receive)."""
+        """
+        Return a bus for the driver on the emulator's channel.
+
+        (with the injected driver-side faults; in lockstep mode it lets the emulator answer before
+        each receive).
+        """
         bus = _DriverSideBus(self, can.Bus(interface='virtual', channel=self.channel))
         self._driver_buses.append(bus)
         return bus
@@ -354,8 +367,11 @@ class Emulator:
     # -- time -----------------------------------------------------------------------------------
 
     def now(self) -> float:
-        """Emulator time, s: simulated time in lockstep, wall-clock time since the first
-        frame in realtime."""
+        """
+        Emulator time, s: simulated time in lockstep.
+
+        Wall-clock time since the first frame in realtime.
+        """
         if self.config.mode == 'lockstep' or not self._started:
             return self.steps * self.period
         return time.monotonic() - self._wall_start
@@ -363,8 +379,12 @@ class Emulator:
     # -- frames ---------------------------------------------------------------------------------
 
     def service(self) -> None:
-        """Answer every frame waiting on the bus (the driver's side of the bus calls this
-        before it receives); in realtime mode first advance the physics to the wall clock."""
+        """
+        Answer every frame waiting on the bus.
+
+        Answer every frame waiting on the bus (the driver's side of the bus calls this before it
+        receives); in realtime mode first advance the physics to the wall clock.
+        """
         if self.config.mode == 'realtime':
             self._advance_to(self.now())
         while True:
@@ -450,8 +470,12 @@ class Emulator:
     # -- physics --------------------------------------------------------------------------------
 
     def _advance_to(self, now: float) -> None:
-        """Realtime: step the physics until it reaches wall-clock time ``now`` (at most
-        ``max_catch_up`` periods; beyond, time is skipped and counted in ``skipped_steps``)."""
+        """
+        Realtime: step the physics until it reaches wall-clock time ``now``.
+
+        (at most ``max_catch_up`` periods; beyond, time is skipped and counted in
+        ``skipped_steps``).
+        """
         if not self._started:
             self._started = True
             self._wall_start = time.monotonic() - self.steps * self.period
@@ -466,9 +490,13 @@ class Emulator:
             self._step_physics(self.steps * self.period)
 
     def _clamp(self, state) -> None:
-        """Stand 'clamped': the base joints' velocity is removed by an impulse through the
-        mass matrix (the leg's velocities change as the clamp's reaction makes them, no energy
-        is added) and their positions are put back."""
+        """
+        Clamp the stand: remove the base joints' velocity.
+
+        Stand 'clamped': the base joints' velocity is removed by an impulse through the mass matrix
+        (the leg's velocities change as the clamp's reaction makes them, no energy is added) and
+        their positions are put back.
+        """
         import pinocchio as pin
         model = self.sim.leg.model
         b = self._clamped
@@ -516,8 +544,11 @@ class Emulator:
         raise ValueError(f'no emulated actuator drives {joint!r}')
 
     def drop_replies(self, joint: str, count: int = 0, probability: float = 0.0) -> None:
-        """Drop the next ``count`` replies of ``joint`` ('board': the sensor board), and each
-        later one with ``probability``."""
+        """
+        Drop the next ``count`` replies of ``joint`` ('board': the sensor board).
+
+        And each later one with ``probability``.
+        """
         if joint == 'board':
             self.board.drop_count = count
             return
@@ -526,7 +557,11 @@ class Emulator:
         a.drop_probability = probability
 
     def set_error(self, joint: str, code: int) -> None:
-        """The actuator reports error ``code`` (and rests until the code is cleared with 0)."""
+        """
+        Make the actuator report error ``code``.
+
+        The actuator reports error ``code`` (and rests until the code is cleared with 0).
+        """
         a = self._actuator(joint)
         if isinstance(a, EmulatedOdriveAxis):
             if code:
@@ -545,26 +580,42 @@ class Emulator:
         a.check_temperature()
 
     def freeze_encoder(self, joint: str, frozen: bool = True) -> None:
-        """The reading of ``joint`` (an actuator or a boom joint) stops changing."""
+        """
+        Freeze the reading of ``joint``.
+
+        The reading of ``joint`` (an actuator or a boom joint) stops changing.
+        """
         if joint in self.board.boom.joints and joint:
             self.board.freeze[self.board.boom.joints.index(joint)] = frozen
             return
         self._actuator(joint).freeze = frozen
 
     def boom_encoder_error(self, axis: int, error: bool = True) -> None:
-        """The board flags a signal fault of boom encoder ``axis`` (0 yaw, 1 pitch)."""
+        """
+        Make the board flag a signal fault of boom encoder ``axis``.
+
+        The board flags a signal fault of boom encoder ``axis`` (0 yaw, 1 pitch).
+        """
         self.board.encoder_error[axis] = error
 
     def bus_off(self, duration: float) -> None:
-        """The bus goes off for ``duration`` s (emulator time): an error frame announces it,
-        no frame gets through, the driver's sends fail with ENOBUFS; a 'restarted' error frame
-        follows the first frame after it."""
+        """
+        Take the bus off for ``duration`` s.
+
+        The bus goes off for ``duration`` s (emulator time): an error frame announces it, no frame
+        gets through, the driver's sends fail with ENOBUFS; a 'restarted' error frame follows the
+        first frame after it.
+        """
         self._bus_off_until = self.now() + duration
         self._bus_off_announced = True
         self.bus.send(bus_off_frame())
 
     def transmit_queue_full(self, frames: int) -> None:
-        """The driver's next ``frames`` sends fail with ENOBUFS."""
+        """
+        Make the driver's next ``frames`` sends fail with ENOBUFS.
+
+        The driver's next ``frames`` sends fail with ENOBUFS.
+        """
         self._tx_full = frames
 
     def _driver_send_fails(self) -> bool:
@@ -579,8 +630,11 @@ class Emulator:
 
 
 class _DriverSideBus:
-    """The driver's end of the emulator's virtual bus (duck-types the python-can bus methods
-    the backend uses)."""
+    """
+    The driver's end of the emulator's virtual bus.
+
+    (duck-types the python-can bus methods the backend uses).
+    """
 
     def __init__(self, emulator: Emulator, bus: can.BusABC):
         self.emulator = emulator
@@ -618,9 +672,11 @@ class RigState(NamedTuple):
 
 
 class EmulatedRig:
-    """The driver core on the emulated hardware in lockstep, with a simulator's ``step``:
-    ``rollout(EmulatedRig(...), controller)`` closes the loop through the wire format, the
-    safety supervisor and the calibration, no ROS.
+    """
+    The driver core on the emulated hardware in lockstep, with a simulator's ``step``.
+
+    ``rollout(EmulatedRig(...), controller)`` closes the loop through the wire format, the safety
+    supervisor and the calibration, no ROS.
 
     Each :meth:`step` is one driver cycle: the command goes out in this cycle's frames and acts
     over the following period (the one-period delay of a fixed-rate hardware loop).
@@ -634,7 +690,7 @@ class EmulatedRig:
             ecfg = dataclasses.replace(ecfg, mode='lockstep')
         if abs(sim.config.control_period - driver_config.control_period) > 1e-12:
             raise ValueError(f'driver control_period {driver_config.control_period} s differs '
-                             f'from the simulator\'s {sim.config.control_period} s')
+                             f"from the simulator's {sim.config.control_period} s")
         self.sim = sim
         self.emulator = Emulator(sim, driver_config, ecfg)
         names, limits = urdf_joints(sim.leg.urdf_xml)
@@ -671,8 +727,11 @@ class EmulatedRig:
                         s.effort[self._index])
 
     def step(self, tau) -> RigState:
-        """One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle
-        (a silent controller)."""
+        """
+        One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle.
+
+        (a silent controller).
+        """
         if tau is not None:
             self.driver.set_command(self.state.t, tau)
         self.state = self._cycle()

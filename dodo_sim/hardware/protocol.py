@@ -1,4 +1,8 @@
-"""Wire formats of the hardware path: the MIT-mode actuator protocol and the sensor board.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Wire formats of the hardware path: the MIT-mode actuator protocol and the sensor board.
 
 The bit layout of every frame is described once, in ``dodo_can.dbc`` next to this module, and
 encoded/decoded with cantools; this module adds what a DBC cannot hold: the per-model linear
@@ -17,8 +21,8 @@ falls between two counts): a zero torque command is ``±(x_max - x_min) / (2 (2^
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from pathlib import Path
 from typing import NamedTuple
 
@@ -49,9 +53,10 @@ def error_name(code: int) -> str:
 
 @dataclass(frozen=True)
 class MitRanges:
-    """Ranges of the MIT-mode fields of one actuator model (actuator output side).
+    """
+    Ranges of the MIT-mode fields of one actuator model (actuator output side).
 
-    Attributes:
+    Fields:
         p_min / p_max: position, rad.
         v_min / v_max: velocity, rad/s.
         kp_min / kp_max: position gain, N*m/rad.
@@ -107,7 +112,7 @@ def model_ranges(model: str) -> MitRanges:
 # -- float <-> counts ---------------------------------------------------------------------------
 
 def float_to_counts(x: float, x_min: float, x_max: float, bits: int) -> int:
-    """Counts of ``x`` (clamped to the range), rounded to the nearest count (half up)."""
+    """Count of ``x`` (clamped to the range), rounded to the nearest count (half up)."""
     top = (1 << bits) - 1
     if not x > x_min:          # also NaN -> x_min (callers reject NaN before)
         return 0
@@ -117,7 +122,7 @@ def float_to_counts(x: float, x_min: float, x_max: float, bits: int) -> int:
 
 
 def firmware_float_to_counts(x: float, x_min: float, x_max: float, bits: int) -> int:
-    """Counts as the actuator firmware encodes them: clamp, then truncate."""
+    """Count as the actuator firmware encodes them: clamp, then truncate."""
     top = (1 << bits) - 1
     if not x > x_min:
         return 0
@@ -139,8 +144,11 @@ def lsb(x_min: float, x_max: float, bits: int) -> float:
 # -- frames --------------------------------------------------------------------------------------
 
 class MitCommand(NamedTuple):
-    """An MIT-mode command in physical units, actuator output side (rad, rad/s, N*m/rad,
-    N*m*s/rad, N*m)."""
+    """
+    An MIT-mode command in physical units, actuator output side.
+
+    (rad, rad/s, N*m/rad, N*m*s/rad, N*m).
+    """
 
     position: float = 0.0
     velocity: float = 0.0
@@ -178,8 +186,11 @@ class BoardSample(NamedTuple):
 
 
 class WireFormat:
-    """The frames of ``dodo_can.dbc`` (one instance per user; cantools objects are not shared
-    between threads)."""
+    """
+    The frames of ``dodo_can.dbc``.
+
+    (one instance per user; cantools objects are not shared between threads).
+    """
 
     def __init__(self, dbc_path: str | Path = DBC_PATH):
         self.database = cantools.database.load_file(str(dbc_path))
@@ -220,8 +231,11 @@ class WireFormat:
         return self.encode_command_counts(*self.command_counts(command, ranges))
 
     def special_frame(self, kind: str) -> bytes:
-        """Data of the 'enable' (enter motor mode), 'disable' (exit motor mode) or 'zero' (set
-        the current position as zero) frame."""
+        """
+        Return Data of the 'enable' (enter motor mode).
+
+        'disable' (exit motor mode) or 'zero' (set the current position as zero) frame.
+        """
         return self._special[kind]
 
     def special_kind(self, data: bytes) -> str | None:
@@ -250,7 +264,11 @@ class WireFormat:
             scaling=False, strict=False))
 
     def decode_reply(self, data: bytes, ranges_by_id) -> MitReply | None:
-        """Decode a reply; ``ranges_by_id`` maps CAN id -> MitRanges. None for an unknown id."""
+        """
+        Decode a reply; ``ranges_by_id`` maps CAN id -> MitRanges.
+
+        None for an unknown id.
+        """
         d = self._reply.decode(bytes(data), scaling=False, decode_choices=False)
         ranges = ranges_by_id.get(d['motor_id'])
         if ranges is None:

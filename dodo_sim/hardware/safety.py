@@ -1,9 +1,13 @@
-"""The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+r"""
+The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
 
 States and what the actuators get (see docs/hardware.md, safety table)::
 
     DISABLED --enable()--> ENABLED --estop()--> ESTOP --enable()--> ENABLED
-        ^                     |  \\--fault----> FAULT --enable()--> ENABLED
+        ^                     |  \--fault----> FAULT --enable()--> ENABLED
         +-----disable()-------+----------------+--------------------+
 
 * DISABLED (start-up): every actuator gets the disable frame (motor off, still polled).
@@ -42,9 +46,9 @@ The watchdog's safe law (``watchdog_mode``), per joint, every cycle while trippe
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import enum
 import math
-from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 
@@ -72,9 +76,10 @@ class JointSetpoint(NamedTuple):
 
 @dataclass(frozen=True)
 class SafetyLimits:
-    """Per-joint limits of the supervisor (joint side).
+    """
+    Per-joint limits of the supervisor (joint side).
 
-    Attributes:
+    Fields:
         lower / upper: URDF position limits, rad (hard: beyond them the driver faults).
         max_torque: torque clamp, N*m.
         damping: damping of the damping mode (watchdog 'damp', e-stop 'damping'), N*m*s/rad.
@@ -129,8 +134,11 @@ class SafetyOutput(NamedTuple):
 
 
 class SafetySupervisor:
-    """See the module docs. ``joints`` names the actuated joints, ``limits`` their
-    :class:`SafetyLimits` in the same order."""
+    """
+    See the module docs.
+
+    ``joints`` names the actuated joints, ``limits`` their :class:`SafetyLimits` in the same order.
+    """
 
     def __init__(self, joints: Sequence[str], limits: Sequence[SafetyLimits],
                  config: SafetyConfig | None = None):
@@ -159,7 +167,11 @@ class SafetySupervisor:
     # -- inputs ---------------------------------------------------------------------------------
 
     def command(self, now: float, torques: Sequence[float]) -> None:
-        """A valid command (joint torques, N*m, finite, one per joint) arrived at ``now``."""
+        """
+        Record the arrival of a valid command.
+
+        A valid command (joint torques, N*m, finite, one per joint) arrived at ``now``.
+        """
         if len(torques) != len(self.joints):
             raise ValueError(f'command needs {len(self.joints)} torques {list(self.joints)}, '
                              f'got {len(torques)}')
@@ -167,7 +179,7 @@ class SafetySupervisor:
         self._command_time = now
 
     def command_age(self, now: float) -> float:
-        """s since the last valid command (inf if none)."""
+        """S since the last valid command (inf if none)."""
         return now - self._command_time
 
     @property
@@ -176,8 +188,12 @@ class SafetySupervisor:
         return tuple(self._conditions)
 
     def enable(self, now: float) -> tuple[bool, str]:
-        """Request ENABLED; refused (with the reason) while the e-stop input is held or a fault
-        condition is present."""
+        """
+        Request ENABLED (refused while the e-stop is held or a fault is latched).
+
+        Request ENABLED; refused (with the reason) while the e-stop input is held or a fault
+        condition is present.
+        """
         if self.estop_input:
             return False, 'e-stop input is active: release it first'
         if self._conditions:
@@ -201,14 +217,21 @@ class SafetySupervisor:
         self.reason = reason
 
     def set_estop_input(self, pressed: bool) -> None:
-        """The e-stop input (topic): pressing it latches ESTOP; releasing it does not enable."""
+        """
+        Apply the e-stop input.
+
+        The e-stop input (topic): pressing it latches ESTOP; releasing it does not enable.
+        """
         if pressed and not self.estop_input:
             self.estop('e-stop input pressed')
         self.estop_input = bool(pressed)
 
     def observe(self, q: Sequence[float], health: Sequence[JointHealth]) -> tuple:
-        """Check the measurement of a cycle; an enabled driver with a fault condition goes to
-        FAULT. Returns the conditions found."""
+        """
+        Check the measurement of a cycle; an enabled driver with a fault condition goes to FAULT.
+
+        Returns the conditions found.
+        """
         cfg = self.config
         found = []
         for name, lim, qj, h in zip(self.joints, self.limits, q, health):
@@ -234,7 +257,11 @@ class SafetySupervisor:
         return tuple(found)
 
     def add_condition(self, condition: str) -> None:
-        """A fault condition found outside :meth:`observe` (e.g. the sensor board is silent)."""
+        """
+        Latch a fault condition found outside :meth:`observe`.
+
+        A fault condition found outside :meth:`observe` (e.g. the sensor board is silent).
+        """
         self._conditions.append(condition)
         if self.state is SafetyState.ENABLED:
             self.state = SafetyState.FAULT
@@ -244,7 +271,7 @@ class SafetySupervisor:
     # -- output ---------------------------------------------------------------------------------
 
     def setpoints(self, now: float, q: Sequence[float], v: Sequence[float]) -> SafetyOutput:
-        """What each actuator gets this cycle, from the latest measurement ``q``, ``v``."""
+        """Return What each actuator gets this cycle, from the latest measurement ``q``, ``v``."""
         n = len(self.joints)
         none = (False,) * n
         state = self.state
@@ -341,7 +368,7 @@ class SafetySupervisor:
 
     @property
     def watchdog_active(self) -> bool:
-        """Enabled, but zero torque plus damping because commands are missing."""
+        """Return whether it is enabled but holding zero torque plus damping (commands missing)."""
         return self._watchdog and self.state is SafetyState.ENABLED
 
 

@@ -1,6 +1,12 @@
-"""The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry, the
-complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md)."""
-from .robot import AUTO, JointLimit, ModelError, RobotModel, load_robot, robot_description_xml
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry.
+
+The complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md).
+"""
+from .robot import AUTO, JointLimit, load_robot, ModelError, robot_description_xml, RobotModel
 from .simulator import INTEGRATORS, SimConfig, SimulationDiverged, Simulator, State
 
 __all__ = ['AUTO', 'JointLimit', 'ModelError', 'RobotModel', 'load_robot',

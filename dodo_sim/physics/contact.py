@@ -1,5 +1,11 @@
-"""Constraint geometry shared by both integrators: point contacts against the terrain and joint
-position limits, as rows of the constraint jacobian W and gaps (see ``docs/physics.md``).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Constraint geometry shared by both integrators.
+
+Point contacts against the terrain and joint position limits, as rows of the constraint jacobian W
+and gaps (see ``docs/physics.md``).
 
 Point contact k (frame origin p, sphere radius r, terrain normal n under p): the gap is the
 signed distance ``(p_z - h(p_x)) n_z - r`` (exact on flat ground and slopes; on steps the exact
@@ -11,8 +17,8 @@ ground) and, for a 3-D model, ``t2 = (0, 1, 0)``. A limit of a 1-DoF joint gives
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -25,9 +31,10 @@ _LWA = pin.LOCAL_WORLD_ALIGNED
 
 @dataclass(frozen=True)
 class ContactParams:
-    """Contact law constants.
+    """
+    Contact law constants.
 
-    Attributes:
+    Fields:
         friction: Coulomb coefficient mu (-).
         restitution: Newton normal restitution e in [0, 1] (0: plastic impact).
     """
@@ -37,7 +44,8 @@ class ContactParams:
 
 
 class Constraint(NamedTuple):
-    """One candidate constraint at a configuration.
+    """
+    One candidate constraint at a configuration.
 
     kind: 'contact' or 'limit'; index: contact frame index or limit index; side: +1 lower bound /
     -1 upper bound (limits); gap: m or rad; basis: world [n, t1, t2] rows (contacts) or None;
@@ -66,7 +74,8 @@ def contact_basis(terrain, x: float, z: float, radius: float = 0.0):
 
 
 class ConstraintGeometry:
-    """Gaps and jacobian rows of a robot's contacts and limits on a caller's Data.
+    """
+    Gaps and jacobian rows of a robot's contacts and limits on a caller's Data.
 
     The Data must hold the frame placements and joint jacobians of the configuration (e.g.
     after ``pinocchio.aba(..., Convention.WORLD)`` or ``computeJointJacobians``).
@@ -149,11 +158,14 @@ class ConstraintGeometry:
         return rows
 
     def contact_jdot_v(self, data, k: int, basis: np.ndarray) -> np.ndarray:
-        """Rows times the classical acceleration of the frame origin for a = 0 (J-dot v);
-        needs forwardKinematics with (q, v, 0). Near a corner of the terrain the normal turns
-        with the motion: the gap's second derivative gains curvature * |v_perp|^2 (v_perp: the
-        frame velocity in the x-z plane across n). Sphere radius terms of second order of the
-        tangential rows omitted."""
+        """
+        Rows times the classical acceleration of the frame origin for a = 0 (J-dot v).
+
+        Needs forwardKinematics with (q, v, 0). Near a corner of the terrain the normal turns with
+        the motion: the gap's second derivative gains curvature * |v_perp|^2 (v_perp: the frame
+        velocity in the x-z plane across n). Sphere radius terms of second order of the tangential
+        rows omitted.
+        """
         frame = self.frame_ids[k]
         acc = pin.getFrameClassicalAcceleration(self.model, data, frame, _LWA)
         jdv = basis[:self.dim].dot(acc.linear)
@@ -174,7 +186,7 @@ class ConstraintGeometry:
                 for i, side, iq, _, bound, _ in self.bounds]
 
     def limit_row(self, i: int, side: int) -> np.ndarray:
-        """The (1 x nv) row of a bound (shared: do not modify)."""
+        """Return the (1 x nv) row of a bound (shared: do not modify)."""
         return self._rows[(i, side)]
 
 

@@ -1,6 +1,11 @@
-"""Event-driven hybrid integration with hard contacts and joint limits (the hybrid simulators of
-the Kneed Walker, As & Mailhot 2018, and of the boom hopping leg, Ding & Ramos; Hutter et al.
-2010 for the impact map).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Event-driven hybrid integration with hard contacts and joint limits.
+
+(the hybrid simulators of the Kneed Walker, As & Mailhot 2018, and of the boom hopping leg, Ding &
+Ramos; Hutter et al. 2010 for the impact map).
 
 Each contact is FREE, STICK (point fixed) or SLIP (Coulomb force opposing the sliding velocity);
 each joint-limit bound is free or active. Smooth phases are integrated with classical RK4 steps of
@@ -27,8 +32,8 @@ see ``docs/physics.md``.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -36,7 +41,7 @@ import pinocchio as pin
 from scipy.optimize import brentq
 
 from . import solver as ncp
-from .contact import Constraint, ConstraintGeometry, ContactParams, blocks_for
+from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
 from .timestepping import StepReport
 
 FREE, STICK, SLIP = 'free', 'stick', 'slip'
@@ -64,10 +69,13 @@ _WORLD = pin.Convention.WORLD
 
 
 def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """x with K x = r; 1x1 and 2x2 in closed form (numpy's LAPACK call costs more than the
-    arithmetic at this size). Three rows or more may be redundant (two sticking spokes of a
-    rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares solution (the accelerations
-    are unique, the multipliers of redundant constraints are shared)."""
+    """
+    X with K x = r; 1x1 and 2x2 in closed form.
+
+    (numpy's LAPACK call costs more than the arithmetic at this size). Three rows or more may be
+    redundant (two sticking spokes of a rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares
+    solution (the accelerations are unique, the multipliers of redundant constraints are shared).
+    """
     n = len(r)
     if n == 1:
         return r / K[0, 0]
@@ -85,7 +93,10 @@ class EventLimitExceeded(RuntimeError):
 
 @dataclass(frozen=True)
 class EventParams:
-    """Attributes:
+    """
+    The fields of ``EventParams``.
+
+    Fields:
         drift_correction_rate: Baumgarte rate w of the active constraints (critically damped), 1/s.
         time_tolerance_s: accuracy of located event times, s.
         max_events_per_step: guard against Zeno sequences within one physics step.
@@ -117,7 +128,10 @@ class _Eval(NamedTuple):
 
 
 def impact_map(minv: np.ndarray, w: np.ndarray, v_minus: np.ndarray, contact: ContactParams):
-    """Velocity jump of a touchdown of one planar point contact. Returns (v+, Lambda_N, Lambda_T).
+    """
+    Velocity jump of a touchdown of one planar point contact.
+
+    Returns (v+, Lambda_N, Lambda_T).
 
     Solves M (v+ - v-) = W^T Lambda, W = [W_N; W_T] (2 x nv), with the contact closed:
     W_N v+ = -e W_N v- and a sticking impact (W_T v+ = 0) when its impulse lies in the friction
@@ -197,7 +211,11 @@ class EventDrivenIntegrator:
         return q + dv if self.robot.vector_space else pin.integrate(self.model, q, dv)
 
     def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
-        """Advance (q, v) by dt, locating and resolving events. Returns (q+, v+, StepReport)."""
+        """
+        Advance (q, v) by dt, locating and resolving events.
+
+        Returns (q+, v+, StepReport).
+        """
         self._force = generalized_force
         self._stats = [0, 0.0, True]
         remaining = dt
@@ -265,7 +283,11 @@ class EventDrivenIntegrator:
     # -- constraints in the current modes --------------------------------------------------
 
     def _clear_shifts(self, keys, values):
-        """A free constraint farther than _GAP_EPS has the plain gap as its event function."""
+        """
+        Return the event function of a free constraint.
+
+        A free constraint farther than _GAP_EPS has the plain gap as its event function.
+        """
         n = self.n_contacts
         for key, value in zip(keys, values):
             if key[0] != 'gap' or value <= 2.0 * _GAP_EPS:
@@ -312,7 +334,7 @@ class EventDrivenIntegrator:
         return pin.computeMinverse(self.model, self.data, q)
 
     def _compiled_modes(self):
-        """The modes as the compiled evaluation reads them (rebuilt when they change)."""
+        """Return the modes as the compiled evaluation reads them (rebuilt when they change)."""
         if self._mode_arrays is None:
             code = {FREE: 0, STICK: 1, SLIP: 2}
             self._mode_arrays = (
@@ -434,10 +456,14 @@ class EventDrivenIntegrator:
         return _Eval(accel, forces, tuple(values_out))
 
     def _slide_direction(self, k, u_t):
-        """Unit sliding direction of contact k: its tangential velocity while that stays on the
-        side of the direction stored at the step start (a 3-D slide turns), else the stored one
-        (planar slides, a slide starting from rest, and a velocity about to reverse: the
-        reversal is the slip-stop event, not a friction flip inside an RK4 stage)."""
+        """
+        Return Unit sliding direction of contact k.
+
+        Its tangential velocity while that stays on the side of the direction stored at the step
+        start (a 3-D slide turns), else the stored one (planar slides, a slide starting from rest,
+        and a velocity about to reverse: the reversal is the slip-stop event, not a friction flip
+        inside an RK4 stage).
+        """
         ref = self.slip_dir[k]
         if self.dim == 3:
             speed = math.sqrt(float(u_t @ u_t))
@@ -446,8 +472,11 @@ class EventDrivenIntegrator:
         return ref
 
     def _refresh_slide_directions(self, v):
-        """Start a step with each 3-D slide's reference direction along its velocity (the
-        Data holds the kinematics of the step's start)."""
+        """
+        Start a step with each 3-D slide's reference direction along its velocity.
+
+        (the Data holds the kinematics of the step's start).
+        """
         for k, mode in enumerate(self.mode):
             if mode != SLIP:
                 continue
@@ -458,7 +487,11 @@ class EventDrivenIntegrator:
                 self.slip_dir[k] = u_t / speed
 
     def _rk4(self, q, v, h, start: _Eval):
-        """One RK4 step of length h. Returns q, v, end evaluation, world contact impulses."""
+        """
+        One RK4 step of length h.
+
+        Returns q, v, end evaluation, world contact impulses.
+        """
         if self._kernel is not None:
             q1, v1, accel, forces, values, impulse = self._compiled_rk4(
                 q, v, h, start.accel, start.forces, self._force, *self._buffers,
@@ -478,8 +511,10 @@ class EventDrivenIntegrator:
         return q1, v1, end, impulse
 
     def _slide_stop_horizon(self, q, v, start: _Eval, keys) -> float:
-        """Length of the next RK4 step that cannot pass a slide stop unseen (s; inf without a
-        decelerating slide).
+        """
+        Length of the next RK4 step that cannot pass a slide stop unseen.
+
+        (s; inf without a decelerating slide).
 
         The slide-stop event function of a sliding contact is s = u_T . d; its rate at the step
         start is d . (W_T a + J-dot_T v). Where friction decelerates the slide (rate < 0) the
@@ -489,7 +524,8 @@ class EventDrivenIntegrator:
         normal mass W_N M^-1 (W_N - mu d W_T)^T small) the normal force is huge and stops a
         slow slide within nanoseconds. The Kneed Walker's stance foot, set sliding at 3.3e-5 m/s
         by a knee-stop impact, had 1.6e4 N and stopped in 2e-10 s; one RK4 step over the rest
-        of the 1 ms step passed the stop and diverged (docs/physics.md)."""
+        of the 1 ms step passed the stop and diverged (docs/physics.md).
+        """
         if SLIP not in self.mode:
             return math.inf
         self._kinematics(q, v)
@@ -524,8 +560,11 @@ class EventDrivenIntegrator:
         return when
 
     def _violated_at_start(self, keys, values):
-        """Index of an active-mode condition already violated, else None (the slide-stop
-        condition is exempt: it is zero right after a slide starts)."""
+        """
+        Index of an active-mode condition already violated, else None.
+
+        (the slide-stop condition is exempt: it is zero right after a slide starts).
+        """
         for index, (key, value) in enumerate(zip(keys, values)):
             if key[0] in ('lift', 'cone') and value <= 0.0:
                 return index
@@ -534,9 +573,12 @@ class EventDrivenIntegrator:
     # -- events ----------------------------------------------------------------------------
 
     def _transition(self, key, q, v, impulses, events, start):
-        """Mode change at an event of an active constraint, then a consistency check of the
-        whole active set (acceleration-level complementarity problem). Returns v (changed
-        only by a tangential impact, see :meth:`_resolve`)."""
+        """
+        Mode change at an event of an active constraint.
+
+        Then a consistency check of the whole active set (acceleration-level complementarity
+        problem). Returns v (changed only by a tangential impact, see :meth:`_resolve`).
+        """
         before = (list(self.mode), list(self.limit_active))
         pin.forwardKinematics(self.model, self.data, q)  # placements for anchors and bases
         _, kind, index = key
@@ -594,8 +636,12 @@ class EventDrivenIntegrator:
         return out
 
     def _impact_if_approaching(self, q, v, impulses, events):
-        """A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
-        foot coming straight back after a liftoff) closes now."""
+        """
+        Find a free constraint at or below gap 0 that approaches.
+
+        A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
+        foot coming straight back after a liftoff) closes now.
+        """
         model, data, geometry = self.model, self.data, self.geometry
         slow = []
         if FREE in self.mode:
@@ -641,7 +687,8 @@ class EventDrivenIntegrator:
         return v
 
     def _close(self, q, v, impulses, events, initial=False):
-        """Impact of every closed constraint (velocity-level NCP), then the new active set.
+        """
+        Impact of every closed constraint (velocity-level NCP), then the new active set.
 
         Accumulation rule (the end of a Zeno sequence: a rimless wheel rocking between two
         spokes, a ball bouncing with e < 1): an impact whose fastest approaching constraint is
@@ -686,9 +733,13 @@ class EventDrivenIntegrator:
         return self._resolve(q, v, impulses, events)
 
     def _close_slow_separations(self, W, minv_wt, G, v, lam, blocks):
-        """Impulse that zeroes the normal velocity of every closed constraint separating slower
-        than ``accumulation_speed`` (and keeps the constraints that pushed closed, sticking
-        contacts without tangential velocity); None if no constraint separates that slowly."""
+        """
+        Impulse that stops the closed constraints that separate too slowly.
+
+        Impulse that zeroes the normal velocity of every closed constraint separating slower than
+        ``accumulation_speed`` (and keeps the constraints that pushed closed, sticking contacts
+        without tangential velocity); None if no constraint separates that slowly.
+        """
         u = W @ v
         limit = self.params.accumulation_speed
         rows = []
@@ -712,8 +763,11 @@ class EventDrivenIntegrator:
         return extra
 
     def _resolve(self, q, v, impulses=None, events=None):
-        """Active set of the closed constraints with zero normal velocity: the acceleration-level
-        complementarity problem (sliding contacts keep their friction direction). Returns v.
+        """
+        Active set of the closed constraints with zero normal velocity.
+
+        The acceleration-level complementarity problem (sliding contacts keep their friction
+        direction). Returns v.
 
         A slide may have no consistent continuation (Painlevé's paradox: with the sliding
         friction force the contact would be pushed into the obstacle whatever the normal force;
@@ -724,7 +778,8 @@ class EventDrivenIntegrator:
         active set is solved again with the contact at rest. Before, such a contact was left
         free with its normal acceleration pointing into the obstacle: it touched down again
         microseconds later, and the stance foot and knee stop of the Kneed Walker alternated
-        without end (docs/physics.md)."""
+        without end (docs/physics.md).
+        """
         for attempt in range(2):
             stats = list(self._stats)
             closed, candidates, dirs, sol = self._active_set_problem(q, v)
@@ -749,9 +804,12 @@ class EventDrivenIntegrator:
         return v
 
     def _active_set_problem(self, q, v):
-        """Closed constraints, the candidates for the active set (zero normal velocity), their
-        fixed sliding directions (None: at rest) and the acceleration-level solution (None if
-        there is no candidate)."""
+        """
+        Close constraints, the candidates for the active set (zero normal velocity).
+
+        Their fixed sliding directions (None: at rest) and the acceleration-level solution (None if
+        there is no candidate).
+        """
         closed = self._closed_candidates(q, v)
         self._kinematics(q, v)
         mu = self.contact.friction
@@ -790,14 +848,17 @@ class EventDrivenIntegrator:
         return closed, candidates, dirs, self._solve(W @ minv_wt, b, blocks)
 
     def _tangential_impact(self, q, v, candidates):
-        """Velocity jump that stops slides with no consistent continuation: the plastic
-        velocity-level problem of the candidates (Coulomb cones) on its closed branch. At an
-        exactly zero approach, 0 solves that problem too (the Painlevé-inconsistent free
-        motion); the closed branch is the limit of a vanishing approach. It is found as an
-        active set: every candidate closed and every contact sticking (velocity 0 on all their
-        rows, minimum-norm least squares), dropping the constraints that would pull, and is
-        accepted only if it solves the complementarity problem (impulses in the cones, no
-        dropped constraint approaching). Returns (dv, Lambda, W), or (None, None, None)."""
+        """
+        Velocity jump that stops slides with no consistent continuation.
+
+        The plastic velocity-level problem of the candidates (Coulomb cones) on its closed branch.
+        At an exactly zero approach, 0 solves that problem too (the Painlevé-inconsistent free
+        motion); the closed branch is the limit of a vanishing approach. It is found as an active
+        set: every candidate closed and every contact sticking (velocity 0 on all their rows,
+        minimum-norm least squares), dropping the constraints that would pull, and is accepted only
+        if it solves the complementarity problem (impulses in the cones, no dropped constraint
+        approaching). Returns (dv, Lambda, W), or (None, None, None).
+        """
         W, blocks = blocks_for(candidates, self.contact.friction)
         minv_wt = self._minv(q) @ W.T
         G = W @ minv_wt
@@ -857,7 +918,7 @@ class EventDrivenIntegrator:
         self._shift_free_closed(closed)
 
     def _shift_free_closed(self, closed):
-        """Closed constraints left free by a resolve get the touchdown offset (see _GAP_EPS)."""
+        """Close constraints left free by a resolve get the touchdown offset (see _GAP_EPS)."""
         for c in closed:
             shift = _GAP_EPS - min(c.gap, 0.0)
             if c.kind == 'contact':
@@ -877,4 +938,5 @@ class EventDrivenIntegrator:
         return sol
 
 
-__all__ = ['EventDrivenIntegrator', 'EventLimitExceeded', 'EventParams', 'impact_map', 'FREE', 'STICK', 'SLIP']
+__all__ = ['EventDrivenIntegrator', 'EventLimitExceeded', 'EventParams', 'impact_map', 'FREE',
+           'STICK', 'SLIP']

@@ -1,5 +1,11 @@
-"""Compiled Moreau-Jean step for the common small case (numba), the same step as
-:class:`dodo_sim.physics.timestepping.MoreauJeanIntegrator` (docs/physics.md, "Speed").
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Compiled Moreau-Jean step for the common small case (numba).
+
+The same step as :class:`dodo_sim.physics.timestepping.MoreauJeanIntegrator` (docs/physics.md,
+"Speed").
 
 At the size of a hopper or a planar biped (4 to 10 DoF, one or two contacts) a step costs less
 arithmetic than the per-call overhead of numpy and of pinocchio's Python bindings: ~25 numpy
@@ -17,7 +23,8 @@ This module does the whole step in one compiled call:
 * the update, the position correction and the contact positions of the new state.
 
 Used when the model qualifies (:func:`pack_model`: every joint 1-DoF revolute or prismatic,
-planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give the same
+planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give
+the same
 results to rounding (test_physics_fast.py compares them step by step to 1e-12).
 """
 from __future__ import annotations
@@ -61,13 +68,16 @@ class PackedModel(NamedTuple):
     bound_side: np.ndarray    # (nb,) float, +1 lower bound, -1 upper bound
     bound_value: np.ndarray   # (nb,) m or rad
     armature: np.ndarray      # (nj,) diagonal added to the mass matrix (reflected rotor
-                              # inertia, pinocchio model.armature), kg m^2 or kg
+    # inertia, pinocchio model.armature), kg m^2 or kg
 
 
 def pack_model(robot, geometry) -> PackedModel | None:
-    """The packed arrays of ``robot`` for the compiled step, or None when the model does not
-    qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D model, a terrain that is not a
-    plane) or numba is not installed."""
+    """
+    Return the packed arrays of ``robot`` for the compiled step.
+
+    Or None when the model does not qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D
+    model, a terrain that is not a plane) or numba is not installed.
+    """
     import pinocchio as pin
     if njit is None or not robot.vector_space or not robot.planar:
         return None
@@ -100,10 +110,13 @@ def pack_model(robot, geometry) -> PackedModel | None:
 
 
 def _joint_arrays(model):
-    """Per-joint arrays of a pinocchio model whose joints are all 1-DoF revolute or prismatic
-    (any axis), q and v indices in joint order: parent, joint placement rotation and
-    translation, type, axis, body mass, com, rotational inertia, support matrix. None when a
-    joint does not qualify."""
+    """
+    Per-joint arrays of a model with 1-DoF revolute/prismatic joints.
+
+    Per-joint arrays of a pinocchio model whose joints are all 1-DoF revolute or prismatic (any
+    axis), q and v indices in joint order: parent, joint placement rotation and translation, type,
+    axis, body mass, com, rotational inertia, support matrix. None when a joint does not qualify.
+    """
     import pinocchio as pin
     nj = model.njoints - 1
     if model.nv != nj or model.nq != nj:
@@ -159,8 +172,11 @@ def _compiled(function):
 # and every temporary into an allocation, each costing more than the arithmetic here.
 
 def _placements(q, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis):
-    """World rotation ``rot[i]`` and origin ``pos[i]`` of every joint frame at q, and each
-    joint's world axis ``waxis[i]`` (written into the given arrays)."""
+    """
+    World rotation ``rot[i]`` and origin ``pos[i]`` of every joint frame at q.
+
+    And each joint's world axis ``waxis[i]`` (written into the given arrays).
+    """
     base = np.empty((3, 3))
     local = np.empty((3, 3))
     for i in range(len(q)):
@@ -209,8 +225,12 @@ _placements = _compiled(_placements)
 
 
 def _point_jacobian(px, py, pz, joint, support, joint_type, pos, waxis, jac):
-    """World jacobian [linear; angular] (6 x nv, written into ``jac``) of the point (px, py,
-    pz) fixed to ``joint``'s body: pinocchio's LOCAL_WORLD_ALIGNED frame jacobian."""
+    """
+    World Jacobian [linear; angular] of a frame, written into ``jac``.
+
+    World jacobian [linear; angular] (6 x nv, written into ``jac``) of the point (px, py, pz) fixed
+    to ``joint``'s body: pinocchio's LOCAL_WORLD_ALIGNED frame jacobian.
+    """
     nv = jac.shape[1]
     for j in range(nv):
         if not support[joint, j]:
@@ -240,11 +260,15 @@ _point_jacobian = _compiled(_point_jacobian)
 
 def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, inertia,
               support, gravity, rot, pos, waxis, M, h, jac, omega, alpha, acc, armature):
-    """Mass matrix M(q) and bias h(q, v) (M a + h = tau) into ``M`` and ``h``; the joint frames
-    at q into rot / pos / waxis, their angular velocities and velocity-product accelerations
-    (angular, origin) into omega / alpha / acc. M = sum over bodies of m J_c^T J_c + J_w^T I J_w, h = sum of
-    J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the velocity-product accelerations; the
-    ``armature`` is added to the diagonal of M (pinocchio's CRBA / ABA do the same)."""
+    """
+    Mass matrix M(q) and bias h(q, v) (M a + h = tau) into ``M`` and ``h``.
+
+    The joint frames at q into rot / pos / waxis, their angular velocities and velocity-product
+    accelerations (angular, origin) into omega / alpha / acc. M = sum over bodies of m J_c^T J_c +
+    J_w^T I J_w, h = sum of J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the velocity-product
+    accelerations; the ``armature`` is added to the diagonal of M (pinocchio's CRBA / ABA do the
+    same).
+    """
     nv = len(q)
     _placements(q, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis)
     for i in range(nv):
@@ -294,7 +318,8 @@ def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, i
         empty = m == 0.0
         for r in range(3):
             for c in range(3):
-                world_inertia[r, c] = R[r, 0] * tmp[0, c] + R[r, 1] * tmp[1, c] + R[r, 2] * tmp[2, c]
+                world_inertia[r, c] = R[r, 0] * tmp[0, c] + \
+                    R[r, 1] * tmp[1, c] + R[r, 2] * tmp[2, c]
                 if world_inertia[r, c] != 0.0:
                     empty = False
         if empty:
@@ -393,8 +418,11 @@ _solve_contact_2d = _compiled(_solve_contact_2d)
 
 
 def _residual(G, b, lam, starts, sizes, mus, dirs):
-    """solver.residual for planar blocks (dirs[k] = 0: Coulomb cone, else the fixed sliding
-    direction +-1)."""
+    """
+    solver.residual for planar blocks.
+
+    (dirs[k] = 0: Coulomb cone, else the fixed sliding direction +-1).
+    """
     m = len(b)
     u = np.empty(m)
     for i in range(m):
@@ -628,14 +656,17 @@ _cholesky_solve_vec = _compiled(_cholesky_solve_vec)
 
 
 def _step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type, P_axis, P_mass,
-         P_com, P_inertia, P_support, P_gravity, P_frame_joint, P_frame_rot, P_frame_pos,
-         P_radius, P_bound_iv, P_bound_side, P_bound_value, h0, slope, nx, nz, friction,
-         restitution, margin, far, tolerance, max_iterations, jacobi, position_correction,
-         P_armature):
-    """One Moreau-Jean step (timestepping.MoreauJeanIntegrator.step). Returns q+, v+, the
-    (nc, 3) world impulses, the per-contact pushing flags, iterations, residual, converged,
-    the smallest post-step normal velocity of a pushing constraint and the (nc, 3) contact
-    positions at q+."""
+                 P_com, P_inertia, P_support, P_gravity, P_frame_joint, P_frame_rot, P_frame_pos,
+                 P_radius, P_bound_iv, P_bound_side, P_bound_value, h0, slope, nx, nz, friction,
+                 restitution, margin, far, tolerance, max_iterations, jacobi, position_correction,
+                 P_armature):
+    """
+    One Moreau-Jean step (timestepping.MoreauJeanIntegrator.step).
+
+    Returns q+, v+, the (nc, 3) world impulses, the per-contact pushing flags, iterations,
+    residual, converged, the smallest post-step normal velocity of a pushing constraint and the
+    (nc, 3) contact positions at q+.
+    """
     nv = len(q)
     nc = len(P_frame_joint)
     nb = len(P_bound_iv)
@@ -872,8 +903,11 @@ _step_arrays = _compiled(_step_arrays)
 
 def pack_buffers(packed: PackedModel, actuated_idx_v, *, plane, friction, restitution,
                  margin, far, tolerance, max_iterations, jacobi, position_correction):
-    """One float64 and one int64 buffer holding the model and the parameters (a compiled call
-    pays per argument: 2 buffers instead of 30 arrays and scalars)."""
+    """
+    One float64 and one int64 buffer holding the model and the parameters.
+
+    (a compiled call pays per argument: 2 buffers instead of 30 arrays and scalars).
+    """
     nj, nc, nb = len(packed.parent), len(packed.frame_joint), len(packed.bound_iv)
     floats = np.concatenate([
         packed.joint_rot.ravel(), packed.joint_pos.ravel(), packed.axis.ravel(), packed.mass,
@@ -891,10 +925,13 @@ def pack_buffers(packed: PackedModel, actuated_idx_v, *, plane, friction, restit
 
 
 def step(q, v, applied, dt, floats, ints):
-    """One Moreau-Jean step from the packed buffers (:func:`pack_buffers`); ``applied``: the
-    torques of the actuated joints. Returns q+, v+, the (nc, 3) world impulses, the (nc, 3)
-    contact positions at q+ and stats = [iterations, residual, converged, min normal velocity
-    of a pushing constraint, pushing flag of each contact]."""
+    """
+    One Moreau-Jean step from the packed buffers (:func:`pack_buffers`); ``applied``.
+
+    The torques of the actuated joints. Returns q+, v+, the (nc, 3) world impulses, the (nc, 3)
+    contact positions at q+ and stats = [iterations, residual, converged, min normal velocity of a
+    pushing constraint, pushing flag of each contact].
+    """
     nj, nc, nb, na = ints[0], ints[1], ints[2], ints[3]
     max_iterations, jacobi, position_correction = ints[4], ints[5] != 0, ints[6] != 0
     o = 7
@@ -975,11 +1012,15 @@ def dynamics(packed: PackedModel, q, v):
 # -- a controller's per-tick terms ------------------------------------------------------------
 
 def pack_point_terms(model, frame_id: int):
-    """Buffers ``(floats, ints)`` of :func:`point_terms` for a pinocchio model and one of its
-    frames (a controller's foot), or None when the model does not qualify (a joint that is not
-    1-DoF revolute / prismatic, an inertia on the world body, the frame fixed to the world) or
-    numba is not installed. Works from any model (e.g. a controller's own model with other
-    masses than the simulator's); the model's armature is read at each call, not packed."""
+    """
+    Buffers ``(floats, ints)`` of :func:`point_terms` for a model.
+
+    Buffers ``(floats, ints)`` of :func:`point_terms` for a pinocchio model and one of its frames
+    (a controller's foot), or None when the model does not qualify (a joint that is not 1-DoF
+    revolute / prismatic, an inertia on the world body, the frame fixed to the world) or numba is
+    not installed. Works from any model (e.g. a controller's own model with other masses than the
+    simulator's); the model's armature is read at each call, not packed.
+    """
     if njit is None:
         return None
     joints = _joint_arrays(model)
@@ -1007,16 +1048,20 @@ def point_terms_size(nv: int) -> int:
 
 
 def point_terms(q, v, floats, ints, armature, out):
-    """A controller's rigid-body terms at (q, v) in one compiled call, written into ``out``
-    (world frame, the quantities of pinocchio's centerOfMass / jacobianCenterOfMass /
-    computeFrameJacobian(LOCAL_WORLD_ALIGNED) / getFrameClassicalAcceleration / computeMinverse
-    / nonLinearEffects with zero joint accelerations), in this order:
+    """
+    Return a controller's rigid-body terms at (q, v) in one compiled call.
+
+    Written into ``out`` (world frame, the quantities of pinocchio's centerOfMass /
+    jacobianCenterOfMass / computeFrameJacobian(LOCAL_WORLD_ALIGNED) /
+    getFrameClassicalAcceleration / computeMinverse / nonLinearEffects with zero joint
+    accelerations), in this order:
 
     CoM position (3), CoM velocity (3), CoM drift J̇_c q̇ (3), frame position (3), frame
     velocity (3), frame drift J̇_f q̇ (3), CoM jacobian (3 x nv, row-major), frame jacobian
     (3 x nv, linear rows), M^-1 (nv x nv, symmetric), M^-1 h (nv), h (nv).
     ``floats`` / ``ints``: :func:`pack_point_terms`; ``armature``: the model's diagonal added
-    to M. Returns False (``out`` undefined) if M is not positive definite."""
+    to M. Returns False (``out`` undefined) if M is not positive definite.
+    """
     nj, frame_joint = ints[0], ints[1]
     o = 2
     parent = ints[o:o + nj]
@@ -1139,12 +1184,14 @@ point_terms = _compiled(point_terms)
 
 
 def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, limit_active):
-    """The event-driven integrator's dynamics in given modes (EventDrivenIntegrator._evaluate):
-    ``modes`` per contact 0 free / 1 stick / 2 slip, ``slip_dir`` +-1 of a sliding contact
-    (along t1 = +x), ``anchor`` the x a sticking point contact holds, ``shift`` the touchdown
-    offsets (contacts, then limit bounds), ``limit_active`` per bound. Returns the
-    acceleration, the (nc, 3) world contact forces and the event values in the order of
-    EventDrivenIntegrator._keys()."""
+    """
+    Return the event-driven integrator's dynamics in given modes (EventDrivenIntegrator._evaluate).
+
+    ``modes`` per contact 0 free / 1 stick / 2 slip, ``slip_dir`` +-1 of a sliding contact (along
+    t1 = +x), ``anchor`` the x a sticking point contact holds, ``shift`` the touchdown offsets
+    (contacts, then limit bounds), ``limit_active`` per bound. Returns the acceleration, the (nc,
+    3) world contact forces and the event values in the order of EventDrivenIntegrator._keys().
+    """
     nj, nc, nb, na = ints[0], ints[1], ints[2], ints[3]
     o = 7
     parent = ints[o:o + nj]
@@ -1363,9 +1410,13 @@ evaluate = _compiled(evaluate)
 
 def rk4(q, v, h, start_accel, start_forces, applied, floats, ints, rate, modes, slip_dir,
         anchor, shift, limit_active):
-    """One classical RK4 step of length h of the event integrator's dynamics in given modes
-    (EventDrivenIntegrator._rk4, vector-space q): q1, v1, the evaluation at the end
-    (acceleration, forces, event values) and the world contact impulses over the step."""
+    """
+    One classical RK4 step of the event integrator's dynamics.
+
+    One classical RK4 step of length h of the event integrator's dynamics in given modes
+    (EventDrivenIntegrator._rk4, vector-space q): q1, v1, the evaluation at the end (acceleration,
+    forces, event values) and the world contact impulses over the step.
+    """
     v2 = v + 0.5 * h * start_accel
     a2, f2, _ = evaluate(q + 0.5 * h * v, v2, applied, floats, ints, rate, modes, slip_dir,
                          anchor, shift, limit_active)
@@ -1387,9 +1438,13 @@ rk4 = _compiled(rk4)
 
 
 def warm_up() -> bool:
-    """Compile the step, the event evaluation and the controller's point terms now (or load them
-    from numba's on-disk cache, ``__pycache__`` next to this file): the first compilation takes
-    ~20-60 s of CPU, later processes load it in < 1 s. Returns False without numba."""
+    """
+    Compile the kernels ahead of the first step.
+
+    Compile the step, the event evaluation and the controller's point terms now (or load them from
+    numba's on-disk cache, ``__pycache__`` next to this file): the first compilation takes ~20-60 s
+    of CPU, later processes load it in < 1 s. Returns False without numba.
+    """
     if njit is None:
         return False
     nj, nc = 2, 1

@@ -1,5 +1,11 @@
-"""Joint motor model: torque saturation (static, or the back-EMF torque-speed limit of a geared
-DC motor), first-order torque dynamics, and the rotor inertia reflected through the gear (the
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Joint motor model: torque saturation, rotor inertia and friction.
+
+Joint motor model: torque saturation (static, or the back-EMF torque-speed limit of a geared DC
+motor), first-order torque dynamics, and the rotor inertia reflected through the gear (the
 ``isControlSaturate`` and ``isMotorDynamics`` options of the boom hopping-leg simulator of Ding &
 Ramos, UIUC; docs/physics.md "Motors").
 
@@ -20,8 +26,8 @@ that joint's diagonal of the mass matrix (pinocchio's ``model.armature``; :func:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
@@ -38,9 +44,10 @@ DING_RAMOS_SUPPLY_VOLTAGE_V = 12.0
 
 @dataclass(frozen=True)
 class BackEmfLimit:
-    """Electrical parameters of the actuated joints' motors (arrays, one value per joint).
+    """
+    Electrical parameters of the actuated joints' motors (arrays, one value per joint).
 
-    Attributes:
+    Fields:
         gear_ratio: G, rotor turns per joint turn (-).
         torque_constant: K_t, N*m/A.
         back_emf_constant: K_e, V*s/rad.
@@ -64,10 +71,13 @@ class BackEmfLimit:
         return np.clip(g * self.torque_constant * current, 0.0, self.peak_torque)
 
     def bounds(self, joint_speed) -> tuple[np.ndarray, np.ndarray]:
-        """(lower, upper) joint torque bounds at q̇, N*m: along the motion (motoring) |τ| <=
-        τ_max(q̇); against it (braking) the supply adds to the back-EMF, |τ| <= clip(G K_t (V +
-        K_e G |q̇|) / R, 0, τ_peak) — the braking quadrants of Ding & Ramos' torque-speed
-        polytope."""
+        """
+        (lower, upper) joint torque bounds at q̇, N*m.
+
+        Along the motion (motoring) |τ| <= τ_max(q̇); against it (braking) the supply adds to the
+        back-EMF, |τ| <= clip(G K_t (V + K_e G |q̇|) / R, 0, τ_peak) — the braking quadrants of
+        Ding & Ramos' torque-speed polytope.
+        """
         w = np.asarray(joint_speed, dtype=float)
         g, k = self.gear_ratio, self.gear_ratio * self.torque_constant / self.resistance
         emf = self.back_emf_constant * g * w
@@ -88,9 +98,10 @@ def armature(gear_ratio, rotor_inertia_kgm2) -> np.ndarray:
 
 
 class MotorModel:
-    """Turns commanded joint torques into applied torques, one physics step at a time.
+    """
+    Turns commanded joint torques into applied torques, one physics step at a time.
 
-    Args:
+    Inputs:
         torque_limits: |tau| bound of each actuated joint (N*m), or None for no saturation.
         time_constant_s: first-order lag T of the torque (s); 0 applies commands at once.
         size: number of actuated joints (defaults to the length of ``torque_limits``, else 2).
@@ -120,8 +131,10 @@ class MotorModel:
         self.applied = np.zeros(self.size)
 
     def advance(self, command: np.ndarray, dt: float, v: np.ndarray | None = None) -> np.ndarray:
-        """Applied torque held over the next physics step of length dt (N*m); ``v``: the
-        generalised velocity at the start of the step (read with a back-EMF limit).
+        """
+        Apply torque held over the next physics step of length dt (N*m); ``v``.
+
+        The generalised velocity at the start of the step (read with a back-EMF limit).
 
         The lag is integrated exactly for a command held over the step (zero-order hold).
         """

@@ -1,4 +1,8 @@
-"""Robot model from a URDF/xacro: the pinocchio model plus what the engine needs to simulate it.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Robot model from a URDF/xacro: the pinocchio model plus what the engine needs to simulate it.
 
 Any tree fixed to the world through any chain of joints works: prismatic boom axes, a planar
 x-z-pitch base made of joints, revolute boom joints, a free flyer (URDF ``floating``). Conventions
@@ -21,10 +25,9 @@ from __future__ import annotations
 import logging
 import math
 import os
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
@@ -50,8 +53,10 @@ class ModelError(ValueError):
 
 def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
                           xacro_args: Mapping[str, object] | None = None) -> str:
-    """Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file (a path, or
-    ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
+    """
+    Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
+
+    (a path, or ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
 
     ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
     allowed with a ``.xacro`` file.
@@ -89,9 +94,10 @@ class JointLimit(NamedTuple):
 
 @dataclass(frozen=True)
 class RobotModel:
-    """A checked pinocchio model with the indices the engine needs.
+    """
+    A checked pinocchio model with the indices the engine needs.
 
-    Attributes:
+    Fields:
         model: pinocchio model (continuous joints as unlimited revolute joints).
         urdf_xml: the XML as given (publishable as robot_description; continuous joints kept).
         joint_names: movable joints in q/v order.
@@ -150,12 +156,12 @@ class RobotModel:
 
     @property
     def foot_frame_id(self) -> int:
-        """The first contact frame (a one-foot robot's foot)."""
+        """Return the first contact frame (a one-foot robot's foot)."""
         return self.contact_frame_ids[0]
 
     @property
     def body_frame_id(self) -> int:
-        """The frame pushes act on (the heaviest link)."""
+        """Return the frame pushes act on (the heaviest link)."""
         return self.push_frame_id
 
     @property
@@ -240,7 +246,7 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
     for frame in frames:
         if not model.existFrame(frame):
             raise ModelError(f"URDF has no frame '{frame}' for a contact (links and joints of the "
-                             f"URDF are frames)")
+                             f'URDF are frames)')
         ids.append(model.getFrameId(frame))
     radii = np.zeros(len(frames)) if len(contact_radii) == 0 else np.array(contact_radii, float)
     if radii.shape != (len(frames),):
@@ -281,8 +287,14 @@ def root_link(xml: str) -> str:
 
 
 def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
-    """URDF text with each continuous joint turned into a revolute one (one angle in q instead of
-    pinocchio's (cos, sin) pair), and the names of those joints."""
+    """
+    URDF text with each continuous joint turned into a revolute one.
+
+    URDF text with each continuous joint turned into a revolute one.
+
+    URDF text with each continuous joint turned into a revolute one (one angle in q instead of
+    pinocchio's (cos, sin) pair), and the names of those joints.
+    """
     if 'continuous' not in xml:
         return xml, frozenset()
     try:
@@ -319,14 +331,17 @@ def _actuated_joints(model, names, nvs, requested) -> tuple:
     for name in chosen:
         if nvs[names.index(name)] != 1:
             raise ModelError(f"actuated joint '{name}' has {nvs[names.index(name)]} degrees of "
-                             f"freedom; only 1-DoF joints take a torque")
+                             f'freedom; only 1-DoF joints take a torque')
     return chosen
 
 
 def is_planar(model: pin.Model, samples: int = 3, tolerance: float = 1e-12) -> bool:
-    """True when every joint moves in the world x-z plane at a few configurations: the world
-    joint jacobians have no y translation and no x or z rotation (then no point leaves its
-    y = const plane)."""
+    """
+    Return True when every joint moves in the world x-z plane at a few configurations.
+
+    The world joint jacobians have no y translation and no x or z rotation (then no point leaves
+    its y = const plane).
+    """
     data = model.createData()
     rng = np.random.default_rng(0)
     neutral = pin.neutral(model)
@@ -367,7 +382,7 @@ def _initial_state(model, xml, names, idx_q, idx_v, nqs):
                         value = float(param.text)
                     except (TypeError, ValueError):
                         raise ModelError(f"joint '{name}': ros2_control initial_value "
-                                         f"{param.text!r} is not a number") from None
+                                         f'{param.text!r} is not a number') from None
                     if interface.get('name') == 'position':
                         q[idx_q[names.index(name)]] = value
                     elif interface.get('name') == 'velocity':

@@ -1,4 +1,10 @@
-"""The simulator core: URDF + config -> ``reset(q, v)`` / ``step(tau)``. No rclpy here.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The simulator core: URDF + config -> ``reset(q, v)`` / ``step(tau)``.
+
+No rclpy here.
 
 Example::
 
@@ -21,6 +27,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass
+import math
 from typing import Mapping, NamedTuple
 
 import numpy as np
@@ -51,9 +58,10 @@ MODES = ('lockstep', 'realtime')
 
 @dataclass(frozen=True)
 class SimConfig:
-    """Simulator parameters (the simulator node declares exactly these as ROS parameters).
+    """
+    Simulator parameters (the simulator node declares exactly these as ROS parameters).
 
-    Attributes:
+    Fields:
         integrator: 'timestepping' (Moreau-Jean midpoint) or 'event' (event-driven hybrid).
         dt: physics step, s. Event-driven: the fixed RK4 step between located events.
         control_period: one ``step()``, s; must be an integer multiple of dt.
@@ -77,24 +85,42 @@ class SimConfig:
         step_edges_x_m: x of each step edge, m (increasing).
         step_rises_m: height change at each edge, m.
         sine_amplitude_m / sine_wavelength_m: sinusoidal ground, m.
-        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with an exact solve per contact) or 'jacobi' (block Jacobi).
+        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with
+            an exact solve per contact) or 'jacobi' (block Jacobi).
         solver_relaxation: SOR/JOR factor in (0, 2).
         solver_max_iterations: sweep cap of the contact solver (>= 1).
-        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which a solve counts as converged, m/s (> 0).
+        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at
+            which a solve counts as converged, m/s (> 0).
         position_correction: time-stepping: project residual penetration out after each step.
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
-        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
-        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak) along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos' isControlSaturate; docs/physics.md "Motors").
+        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball
+            bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint
+            separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m
+            under gravity; 0 switches the rule off.
+        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else
+            the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF
+            torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak)
+            along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding &
+            Ramos' isControlSaturate; docs/physics.md "Motors").
         motor_time_constant: first-order torque lag, s (0: ideal motors).
-        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2 J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without their back-EMF damping).
-        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint. Default: Ding & Ramos' hip, 26.9.
-        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value: every joint. Default: Ding & Ramos' 7e-6.
-        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no back-EMF limit (Ding & Ramos: 12).
-        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default: Ding & Ramos' 1.3.
-        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding & Ramos' 0.0135.
-        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default: Ding & Ramos' 0.0186.
-        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one value: every joint; empty (default): the URDF effort limits.
+        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2
+            J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without
+            their back-EMF damping).
+        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint.
+            Default: Ding & Ramos' hip, 26.9.
+        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value:
+            every joint. Default: Ding & Ramos' 7e-6.
+        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no
+            back-EMF limit (Ding & Ramos: 12).
+        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default:
+            Ding & Ramos' 1.3.
+        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding &
+            Ramos' 0.0135.
+        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default:
+            Ding & Ramos' 0.0186.
+        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one
+            value: every joint; empty (default): the URDF effort limits.
         push_times: times of scheduled pushes on the base, s.
         push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
         max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
@@ -202,7 +228,7 @@ class SimConfig:
             bad('contact_radii', 'radii must be finite and >= 0 m')
         if not self.actuated_joints or not all(self.actuated_joints):
             bad('actuated_joints', f"needs joint names, or ('{AUTO}',) for the joints with a URDF "
-                                   f"effort limit > 0")
+                                   f'effort limit > 0')
         if not (math.isfinite(self.friction) and self.friction >= 0.0):
             bad('friction', 'must be >= 0')
         if not 0.0 <= self.restitution <= 1.0:
@@ -253,9 +279,10 @@ class SimConfig:
 
 
 class State(NamedTuple):
-    """Simulator output after a control period (world frame, SI units).
+    """
+    Simulator output after a control period (world frame, SI units).
 
-    Attributes:
+    Fields:
         t: simulated time, s.
         q: configuration (pinocchio order, ``Simulator.joint_names``).
         v: generalised velocities.
@@ -391,7 +418,11 @@ class Simulator:
         self.reset(check_terrain=bool(cfg.initial_q))
 
     def _per_joint(self, name: str) -> np.ndarray:
-        """A motor parameter as one value per actuated joint (ValueError naming a bad length)."""
+        """
+        Return a motor parameter as one value per actuated joint.
+
+        (ValueError naming a bad length).
+        """
         values = getattr(self.config, name)
         n = len(self.robot.actuated_idx_v)
         if len(values) not in (1, n):
@@ -419,7 +450,7 @@ class Simulator:
 
     @property
     def leg(self) -> RobotModel:
-        """The robot model (name kept from the hopper-only simulator)."""
+        """Return the robot model (name kept from the hopper-only simulator)."""
         return self.robot
 
     @property
@@ -473,8 +504,11 @@ class Simulator:
         return self.state
 
     def step(self, tau) -> State:
-        """Advance one control period holding the torque command (one value per actuated joint,
-        ``actuated_joint_names`` order, N*m or N)."""
+        """
+        Advance one control period holding the torque command.
+
+        (one value per actuated joint, ``actuated_joint_names`` order, N*m or N).
+        """
         n_act = self._n_actuated
         try:
             command = np.array(tau, dtype=float).reshape(-1)
@@ -547,8 +581,11 @@ class Simulator:
         return self.state
 
     def _diverged(self, why: str, cause: BaseException | None = None):
-        """Raise SimulationDiverged for the control step that started at the last good state,
-        leaving the simulator at that state (the integrator's modes and the motor too)."""
+        """
+        Raise SimulationDiverged for the control step that started at the last good state.
+
+        Leaving the simulator at that state (the integrator's modes and the motor too).
+        """
         self.integrator.reset(self._q, self._v)
         self.motor.applied = self._applied_before_step
         start = self._steps * self.config.control_period
@@ -603,8 +640,12 @@ class Simulator:
         return state
 
     def apply_impulse(self, impulse) -> None:
-        """Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the
-        start of the next step."""
+        """
+        Push the base (heaviest link) with a world impulse.
+
+        Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the start
+        of the next step.
+        """
         self._pending_impulse = self._pending_impulse + self._world_vector(impulse, 'impulse',
                                                                            'N*s')
         self._impulse_pending = bool(self._pending_impulse.any())
@@ -615,7 +656,7 @@ class Simulator:
         self._forced = bool(self._external_force.any())
 
     def energy(self, q=None, v=None) -> float:
-        """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
+        """Return kinetic + gravitational potential energy in J, zero potential at z_CoG = 0."""
         q = self._q if q is None else np.asarray(q, float)
         v = self._v if v is None else np.asarray(v, float)
         model, data = self.robot.model, self._data
@@ -656,9 +697,15 @@ class Simulator:
                              f'(or () for zero)')
 
     def _check_above_terrain(self, q) -> None:
-        """Refuse a configuration with a contact point under the terrain (deeper than
-        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth
-        and how far to raise the robot."""
+        """
+        Refuse a configuration with a contact point under the terrain.
+
+        Refuse a configuration with a contact point under the terrain.
+
+        Refuse a configuration with a contact point under the terrain (deeper than
+        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth and
+        how far to raise the robot.
+        """
         geometry = self.integrator.geometry
         positions = self.contact_positions(q)
         below = []
@@ -673,10 +720,10 @@ class Simulator:
         robot = self.robot
         others = [robot.contact_frames[j] for _, j in sorted(below)[1:]]
         message = (f"initial state puts contact frame '{robot.contact_frames[k]}' "
-                   f"{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; "
-                   f"a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)")
+                   f'{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; '
+                   f'a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)')
         if others:
-            message += f"; also below: {others}"
+            message += f'; also below: {others}'
         message += f'; raise the robot by at least {depth:.6g} m'
         lift = self._vertical_coordinate(q)
         if lift is not None:
@@ -685,8 +732,12 @@ class Simulator:
         raise ValueError(message + ' or change the joint angles')
 
     def _vertical_coordinate(self, q):
-        """(name, q index) of a coordinate that moves every contact frame straight up (a
-        planar base's z slider), or None."""
+        """
+        Return the coordinate that moves every contact frame straight up.
+
+        (name, q index) of a coordinate that moves every contact frame straight up (a planar base's
+        z slider), or None.
+        """
         robot = self.robot
         if robot.floating_base:  # the free flyer's world z moves every frame straight up
             return robot.coordinate_names()[2], 2
@@ -723,7 +774,7 @@ class Simulator:
         self._impulse_pending = bool(self._pending_impulse.any())
 
     def _push_map(self, q) -> np.ndarray:
-        """nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
+        """Nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
         model, data = self.robot.model, self._data
         jac = pin.computeFrameJacobian(model, data, q, self.robot.push_frame_id,
                                        pin.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)

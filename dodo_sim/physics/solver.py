@@ -1,4 +1,8 @@
-"""The nonlinear complementarity problem (NCP) of hard contact, solved block by block.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The nonlinear complementarity problem (NCP) of hard contact, solved block by block.
 
 Both integrators reduce an instant of hard contact to one problem in the constraint "velocities"
 (an impulse problem at velocity level, or a force problem at acceleration level)::
@@ -37,7 +41,8 @@ _ZERO = 0.0
 
 
 class Block(NamedTuple):
-    """Rows ``start:start+size`` of one constraint.
+    """
+    Rows ``start:start+size`` of one constraint.
 
     size 1: frictionless unilateral row; size 2 / 3: point contact [normal, tangent(s)] with
     friction coefficient ``mu``; ``slip_dir`` (unit, size - 1 values) fixes the sliding direction
@@ -69,7 +74,8 @@ def solve_unilateral(g: float, b: float) -> float:
 
 
 def solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
-    """Exact solution of a planar point contact: enumerate separate, stick, slip (+/-).
+    """
+    Exact solution of a planar point contact: enumerate separate, stick, slip (+/-).
 
     Returns (lambda_N, lambda_T, ok). With G positive definite a solution exists; if several do
     (mu |G_NT| / G_NN large), the first of separate, stick, slip against the stick force's sense
@@ -119,7 +125,8 @@ def _slip_3d(g, b, mu, d):
 
 
 def solve_contact_3d(g: np.ndarray, b: np.ndarray, mu: float):
-    """Exact solution of a 3-D point contact with an isotropic Coulomb cone.
+    """
+    Exact solution of a 3-D point contact with an isotropic Coulomb cone.
 
     Separate if b_N >= 0; stick if -G^-1 b lies in the cone; else slide in the direction d where
     u_T(d) is parallel to d (found by a fixed-point iteration, or by bracketing the angle and
@@ -171,6 +178,7 @@ def _slip_3d_bracketed(g, b, mu):
         (f0, p0), (f1, p1) = values[k], values[k + 1]
         if f0 is None or f1 is None or f0 * f1 > 0.0:
             continue
+
         def crossing(a):
             value = cross(a)[0]
             if value is None:   # no sliding solution in this direction: not a root
@@ -269,8 +277,12 @@ def residual_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu, lam_n, lam_t) -> f
 
 
 def _solve_single(G, b, blk: Block, tolerance: float) -> Solution:
-    """One block: its exact local solve is the solution (no sweeps). Planar contacts and
-    unilateral rows on Python floats (the common cases: a hopper's foot, one joint stop)."""
+    """
+    One block: its exact local solve is the solution (no sweeps).
+
+    Planar contacts and unilateral rows on Python floats (the common cases: a hopper's foot, one
+    joint stop).
+    """
     if blk.size == 2 and blk.slip_dir is None:
         (g_nn, g_nt), (g_tn, g_tt) = G.tolist()
         b_n, b_t = b.tolist()
@@ -293,12 +305,16 @@ def _solve_single(G, b, blk: Block, tolerance: float) -> Solution:
 def solve(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *, tolerance: float = 1e-10,
           max_iterations: int = 100, method: str = 'gauss_seidel',
           relaxation: float = 1.0, enumerate_modes: bool = False) -> Solution:
-    """Solve the NCP of ``blocks`` (module docs). ``method``: block 'gauss_seidel' (default) or
-    block 'jacobi'; ``relaxation`` omega blends each block's exact solution with its last value
-    (SOR/JOR). One block is solved exactly in one iteration. ``enumerate_modes``: when the
-    iteration does not converge, try every mode set of a small planar problem
-    (:func:`_enumerate_modes`; the event-driven integrator's problems. The time-stepping step
-    keeps the plain iteration, which its compiled twin in fast.py reproduces exactly)."""
+    """
+    Solve the NCP of ``blocks`` (module docs).
+
+    ``method``: block 'gauss_seidel' (default) or block 'jacobi'; ``relaxation`` omega blends each
+    block's exact solution with its last value (SOR/JOR). One block is solved exactly in one
+    iteration. ``enumerate_modes``: when the iteration does not converge, try every mode set of a
+    small planar problem (:func:`_enumerate_modes`; the event-driven integrator's problems. The
+    time-stepping step keeps the plain iteration, which its compiled twin in fast.py reproduces
+    exactly).
+    """
     if len(blocks) == 1:
         return _solve_single(G, b, blocks[0], tolerance)
     if relaxation == 1.0 and all(blk.size <= 2 for blk in blocks):
@@ -316,12 +332,15 @@ _MAX_MODE_SETS = 1024
 
 
 def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
-    """The exact solution of a small planar problem by trying every mode set (None if none
-    solves it, or the problem is 3-D or too large). The block iteration can miss a solution
-    that exists: a contact sliding in a fixed direction whose own block is Painlevé-
-    inconsistent (G_NN - mu d G_NT <= 0) returns lambda_N = 0 whatever the other blocks do,
-    while with the other constraints active (a leg whose knee stop is closed) the coupled
-    problem is consistent."""
+    """
+    Return the exact solution of a small planar problem by trying every mode set.
+
+    (None if none solves it, or the problem is 3-D or too large). The block iteration can miss a
+    solution that exists: a contact sliding in a fixed direction whose own block is Painlevé-
+    inconsistent (G_NN - mu d G_NT <= 0) returns lambda_N = 0 whatever the other blocks do, while
+    with the other constraints active (a leg whose knee stop is closed) the coupled problem is
+    consistent.
+    """
     choices = []
     count = 1
     for blk in blocks:
@@ -348,7 +367,7 @@ def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
 def _solve_general(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,
                    tolerance: float = 1e-10, max_iterations: int = 100,
                    method: str = 'gauss_seidel', relaxation: float = 1.0) -> Solution:
-    """The iteration of :func:`solve` on numpy arrays, for any block sizes."""
+    """Return the iteration of :func:`solve` on numpy arrays, for any block sizes."""
     lam = np.zeros(len(b))
     jacobi = method == 'jacobi'
     modes = None
@@ -423,8 +442,12 @@ def _modes_lists(lam: list, blocks) -> tuple:
 
 
 def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
-    """Block Gauss-Seidel / Jacobi of :func:`solve` for blocks of size 1 and 2 on Python floats
-    (numpy's per-call cost dominates at this size); the same iteration, polish and residual."""
+    """
+    Block Gauss-Seidel / Jacobi of :func:`solve` for small blocks.
+
+    Block Gauss-Seidel / Jacobi of :func:`solve` for blocks of size 1 and 2 on Python floats
+    (numpy's per-call cost dominates at this size); the same iteration, polish and residual.
+    """
     m = len(b)
     Gl = G.tolist()
     bl = b.tolist()

@@ -1,5 +1,10 @@
-"""Terrain height fields over x: flat, slope, steps, sinusoid (the terrains of the Kneed Walker
-simulator of As & Mailhot 2018).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Terrain height fields over x: flat, slope, steps, sinusoid.
+
+(the terrains of the Kneed Walker simulator of As & Mailhot 2018).
 
 The ground is a cylinder surface along y: height ``h(x)`` and normal ``(nx, 0, nz)`` at any x, so a
 planar robot (x-z plane) and a 3-D one (a boom leg circling) see the same terrain.
@@ -14,8 +19,8 @@ corner), so a foot that runs into a riser is stopped by a vertical wall (docs/ph
 from __future__ import annotations
 
 import bisect
-import math
 from dataclasses import dataclass, field
+import math
 from typing import Sequence
 
 
@@ -53,8 +58,8 @@ class SlopeTerrain:
 
 @dataclass(frozen=True)
 class StepsTerrain:
-    """Flat ground of ``height_m`` that rises by ``rises_m[i]`` at each ``edges_x_m[i]``
-    (increasing).
+    """
+    Flat ground of ``height_m`` that rises by ``rises_m[i]`` at each ``edges_x_m[i]`` (increasing).
 
     Profile: tread i at height ``H_i = height_m + sum(rises_m[:i])`` over ``[edges_x_m[i-1],
     edges_x_m[i]]`` (unbounded at both ends), riser i the vertical segment ``x = edges_x_m[i]``
@@ -85,18 +90,20 @@ class StepsTerrain:
         return 0.0
 
     def normal(self, x: float) -> tuple[float, float]:
-        """Normal of the tread under x (the height field's; contact uses signed_distance)."""
+        """Normalize of the tread under x (the height field's; contact uses signed_distance)."""
         return (0.0, 1.0)
 
     def signed_distance(self, x: float, z: float) -> tuple[float, float, float]:
-        """(d, n_x, n_z): signed distance (m, > 0 above the profile, < 0 in the solid) of the
-        point (x, z) to the profile and the unit normal of its nearest feature, the gradient of
-        d: (0, 1) over a tread, (-1, 0) / (+1, 0) at the face of a riser going up / down in +x,
-        and at a corner, when the nearest point Q is the corner itself, the direction from Q to
-        the point (outside) or from the point to Q (inside), which turns continuously from the
-        tread's normal to the riser's around a convex corner. Ties go to treads (the tread
-        under x first): a point on the bisector of a concave corner, or exactly at a corner, is
-        on a tread.
+        """
+        Signed distance to the profile and its normal, (d, n_x, n_z).
+
+        (d, n_x, n_z): signed distance (m, > 0 above the profile, < 0 in the solid) of the point
+        (x, z) to the profile and the unit normal of its nearest feature, the gradient of d: (0, 1)
+        over a tread, (-1, 0) / (+1, 0) at the face of a riser going up / down in +x, and at a
+        corner, when the nearest point Q is the corner itself, the direction from Q to the point
+        (outside) or from the point to Q (inside), which turns continuously from the tread's normal
+        to the riser's around a convex corner. Ties go to treads (the tread under x first): a point
+        on the bisector of a concave corner, or exactly at a corner, is on a tread.
 
         Exact: features are visited outwards from the tread under x while their horizontal
         distance alone is below the best distance found.
@@ -105,9 +112,12 @@ class StepsTerrain:
         return d, nx, nz
 
     def normal_curvature(self, x: float, z: float) -> float:
-        """1 / |P - Q| (1/m) when the nearest point Q of (x, z) is a corner, else 0: the rate at
-        which the normal turns per metre of motion across it, so the gap's second derivative
-        along a velocity v (x-z components) is n . a + curvature * |v - (n . v) n|^2."""
+        """
+        1 / |P - Q| (1/m) when the nearest point Q of (x, z) is a corner, else 0.
+
+        The rate at which the normal turns per metre of motion across it, so the gap's second
+        derivative along a velocity v (x-z components) is n . a + curvature * |v - (n . v) n|^2.
+        """
         d = self._nearest(x, z)[3]
         return 1.0 / d if d > 0.0 else 0.0
 

@@ -1,5 +1,11 @@
-"""Moreau-Jean midpoint time-stepping with hard unilateral contacts, Coulomb friction and joint
-limits (Moreau 1988, "Unilateral contact and dry friction in finite freedom dynamics"; Jean 1999).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Moreau-Jean midpoint time-stepping with hard unilateral contacts.
+
+Coulomb friction and joint limits (Moreau 1988, "Unilateral contact and dry friction in finite
+freedom dynamics"; Jean 1999).
 
 One step of size dt::
 
@@ -21,15 +27,15 @@ are closed at the end of the step along the mass-weighted normal directions M^-1
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 from . import solver as ncp
-from .contact import Constraint, ConstraintGeometry, ContactParams, blocks_for
+from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
 from .solver import Block
 
 SOLVERS = ncp.METHODS
@@ -50,7 +56,10 @@ _WORLD = pin.Convention.WORLD
 
 @dataclass(frozen=True)
 class TimeSteppingParams:
-    """Attributes:
+    """
+    The fields of ``TimeSteppingParams``.
+
+    Fields:
         solver: 'gauss_seidel' (block NSGS, default) or 'jacobi' (block Jacobi).
         relaxation: SOR/JOR factor omega in (0, 2).
         max_iterations: sweep cap per step.
@@ -69,9 +78,10 @@ class TimeSteppingParams:
 
 
 class StepReport(NamedTuple):
-    """What one physics step did at the constraints.
+    """
+    What one physics step did at the constraints.
 
-    Attributes:
+    Fields:
         contact_impulses: (n_contacts, 3) world impulse on each contact frame, N*s.
         in_contact: per contact frame, it carries a normal force at the end of the step.
         iterations / residual / converged: NCP solver statistics (0 / 0.0 / True without one).
@@ -93,9 +103,12 @@ class StepReport(NamedTuple):
 
 
 def _spd_solve_or_least_squares(A: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """x with A x = r for a symmetric positive semi-definite A: a Cholesky solve when A is well
-    conditioned, else least squares (several closed contacts may be redundant, e.g. two spokes
-    of a rigid wheel and a third point)."""
+    """
+    X with A x = r for a symmetric positive semi-definite A.
+
+    A Cholesky solve when A is well conditioned, else least squares (several closed contacts may be
+    redundant, e.g. two spokes of a rigid wheel and a third point).
+    """
     try:
         lower = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
@@ -108,8 +121,12 @@ def _spd_solve_or_least_squares(A: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 
 class MoreauJeanIntegrator:
-    """Time-stepping integrator; owns its pinocchio Data (``data`` keeps the midpoint quantities
-    of a step, ``check_data`` evaluates end-of-step gaps)."""
+    """
+    Time-stepping integrator.
+
+    Owns its pinocchio Data (``data`` keeps the midpoint quantities of a step, ``check_data``
+    evaluates end-of-step gaps).
+    """
 
     name = 'timestepping'
 
@@ -132,7 +149,8 @@ class MoreauJeanIntegrator:
             from .fast import pack_model
             self.packed = pack_model(robot, self.geometry)
         if self.packed is not None:
-            from .fast import pack_buffers, step as compiled_step
+            from .fast import pack_buffers
+            from .fast import step as compiled_step
             self._compiled_step = compiled_step
             self._compiled_buffers = pack_buffers(
                 self.packed, np.arange(robot.nv), plane=self.geometry.plane,
@@ -148,8 +166,12 @@ class MoreauJeanIntegrator:
                           values[1], values[2] != 0.0, (), values[3], positions)
 
     def compiled_buffers(self, actuated_idx_v):
-        """The compiled step's buffers with the torques of ``actuated_idx_v`` as its input
-        (the Simulator's fast lane), or None without a compiled step."""
+        """
+        Return the compiled step's buffers with the given actuated torques.
+
+        The compiled step's buffers with the torques of ``actuated_idx_v`` as its input (the
+        Simulator's fast lane), or None without a compiled step.
+        """
         if self.packed is None:
             return None
         from .fast import pack_buffers
@@ -168,7 +190,11 @@ class MoreauJeanIntegrator:
         return q + dv if self.robot.vector_space else pin.integrate(self.model, q, dv)
 
     def step(self, q: np.ndarray, v: np.ndarray, generalized_force: np.ndarray, dt: float):
-        """Advance (q, v) by dt. Returns (q+, v+, StepReport)."""
+        """
+        Advance (q, v) by dt.
+
+        Returns (q+, v+, StepReport).
+        """
         if self.packed is not None:
             q_next, v_next, impulses, positions, stats = self._compiled_step(
                 q, v, generalized_force, dt, *self._compiled_buffers)
@@ -248,7 +274,8 @@ class MoreauJeanIntegrator:
         return active
 
     def _correct_positions(self, q_next, pushing, W, minv_wt, G, lam):
-        """Close the gap of the constraints that pushed in this step.
+        """
+        Close the gap of the constraints that pushed in this step.
 
         A constraint that carried an impulse is closed at the end of the step up to the
         midpoint rule's O(dt^2) error: it may end slightly below the ground (after an impact) or
@@ -297,11 +324,14 @@ class MoreauJeanIntegrator:
 
 
 def sticking(lam, blk) -> bool:
-    """The contact block's impulse lies strictly inside its friction cone (it sticks):
-    |lambda_T| < mu lambda_N (1 - STICK_MARGIN)."""
+    """
+    Return the contact block's impulse lies strictly inside its friction cone (it sticks).
+
+    |lambda_T| < mu lambda_N (1 - STICK_MARGIN).
+    """
     normal = lam[blk.start]
     tangential = math.sqrt(sum(lam[r] * lam[r] for r in range(blk.start + 1,
-                                                               blk.start + blk.size)))
+                                                              blk.start + blk.size)))
     return tangential < blk.mu * normal * (1.0 - STICK_MARGIN)
 
 

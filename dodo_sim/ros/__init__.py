@@ -1,1 +1,8 @@
-"""ROS 2 layer of dodo_sim: the graph contract, the shared node runtime, parameters and the nodes."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+ROS 2 layer of dodo_sim: the graph contract, the shared node runtime.
+
+Parameters and the nodes.
+"""

@@ -1,4 +1,8 @@
-"""The ROS graph contract of dodo_sim, in one place: topic names, message types, QoS, conventions.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The ROS graph contract of dodo_sim, in one place: topic names, message types, QoS, conventions.
 
 Every node, the recorder, the bag tools and the tests take names and types from here; nothing
 else spells a topic. The design document of the graph is ``docs/ros_contract.md``.
@@ -12,7 +16,8 @@ topic                            type                                  publisher
                                                                        (position, velocity, effort)
 /<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force on
                                                                        contact frame <frame>, world
-                                                                       frame, N (hopper: /foot_contact)
+                                                                       frame, N (hopper:
+                                                                       /foot_contact)
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the
@@ -232,7 +237,8 @@ SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES)
 
 
 def recorded_topics(contact_frames=('foot',)) -> tuple:
-    """Topics the recorder writes to a bag for a robot with these contact frames.
+    """
+    Topics the recorder writes to a bag for a robot with these contact frames.
 
     Everything a bag needs to describe itself (``docs/bags.md``): the state streams, the
     stamped commands (and the ros2_control-style ones of older controllers), the controller's
@@ -252,8 +258,11 @@ RECORDED_TOPICS = recorded_topics()
 
 
 def hardware_recorded_topics(contact_frames=('foot',)) -> tuple:
-    """Topics the recorder writes on hardware (a driver instead of the simulator): no /clock,
-    plus the /estop input (the driver's /diagnostics is recorded everywhere)."""
+    """
+    Topics the recorder writes on hardware (a driver instead of the simulator).
+
+    No /clock, plus the /estop input (the driver's /diagnostics is recorded everywhere).
+    """
     return tuple(t for t in recorded_topics(contact_frames) if t != CLOCK) + (ESTOP,)
 
 
@@ -281,10 +290,13 @@ INPUT_DEPTH = 10
 
 
 def input_qos():
-    """Best effort, keep-last ``INPUT_DEPTH`` (the sensor-data profile): inputs where only the
-    newest sample matters. A reliable reader would hold newer samples back until older ones
-    lost while it was stalled are repaired (Fast DDS: measured 0.7 s after a 0.8 s SIGSTOP of
-    the controller ended), i.e. feed it stale states exactly when it is late already."""
+    """
+    Best effort, keep-last ``INPUT_DEPTH`` (the sensor-data profile).
+
+    Inputs where only the newest sample matters. A reliable reader would hold newer samples back
+    until older ones lost while it was stalled are repaired (Fast DDS: measured 0.7 s after a 0.8 s
+    SIGSTOP of the controller ended), i.e. feed it stale states exactly when it is late already.
+    """
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT)
 
@@ -299,8 +311,12 @@ def lockstep_input_qos():
 
 
 def command_qos():
-    """Reliable, keep-all: the simulator's lockstep command reader. Every command is looked at
-    (its stamp says which state it answers), so none may be dropped, whatever else is sent."""
+    """
+    Reliable, keep-all: the simulator's lockstep command reader.
+
+    Every command is looked at (its stamp says which state it answers), so none may be dropped,
+    whatever else is sent.
+    """
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     return QoSProfile(history=HistoryPolicy.KEEP_ALL, depth=STREAM_DEPTH,
                       reliability=ReliabilityPolicy.RELIABLE)

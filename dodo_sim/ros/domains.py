@@ -1,4 +1,8 @@
-"""A private ROS 2 domain per ``dodo hop`` run, so that two runs on one machine never mix.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+A private ROS 2 domain per ``dodo hop`` run, so that two runs on one machine never mix.
 
 A run holds an exclusive ``flock`` on ``<lock dir>/domain-<id>.lock`` for its whole life (the
 lock dies with the process, even on SIGKILL; the file stays and is reused). The lock directory is
@@ -22,12 +26,12 @@ only the locks count). Pure Python, no rclpy.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import errno
 import fcntl
 import os
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+import tempfile
 
 #: Domain ids tried when none is given: 0 (everybody's default) is left out; above ~101 the
 #: RTPS ports of a domain reach the ephemeral port range of Linux.
@@ -56,7 +60,7 @@ def lock_dir() -> Path:
 
 
 def parse_domain_id(text: str, source: str) -> int:
-    """An explicit domain id, checked (``source`` names where it came from)."""
+    """Return an explicit domain id, checked (``source`` names where it came from)."""
     try:
         value = int(str(text).strip())
     except ValueError:
@@ -68,7 +72,7 @@ def parse_domain_id(text: str, source: str) -> int:
 
 
 def domain_range(environ=None) -> tuple[int, int]:
-    """The automatic range (``DODO_HOP_DOMAINS=lo:hi`` or :data:`DEFAULT_RANGE`)."""
+    """Return the automatic range (``DODO_HOP_DOMAINS=lo:hi`` or :data:`DEFAULT_RANGE`)."""
     text = (environ if environ is not None else os.environ).get(RANGE_ENV, '')
     if not text:
         return DEFAULT_RANGE
@@ -105,7 +109,7 @@ def bound_udp_ports() -> set[int] | None:
 
 
 def sockets_in_domain(domain_id: int, ports: set[int] | None = None) -> int:
-    """Number of local UDP ports bound in the domain's RTPS port range (0 if unknown)."""
+    """Return Number of local UDP ports bound in the domain's RTPS port range (0 if unknown)."""
     ports = bound_udp_ports() if ports is None else ports
     if not ports:
         return 0

@@ -1,5 +1,10 @@
-"""``driver`` ROS 2 node: a thin adapter around :class:`dodo_sim.hardware.driver.DriverCore` —
-the hardware in place of the simulator, same topics, wall-clock time.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``driver`` ROS 2 node: a thin adapter around :class:`dodo_sim.hardware.driver.DriverCore`.
+
+The hardware in place of the simulator, same topics, wall-clock time.
 
 Publishes every cycle (``control_period``, steady wall-clock timer; ``header.stamp`` = system
 time of the cycle): ``/joint_states`` (sensor_msgs/JointState: every joint of the robot
@@ -69,6 +74,14 @@ from dodo_sim.ros.params import config_from_parameters, declare_config_parameter
 from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle
 from dodo_sim.simulator import SimulationDiverged
+from geometry_msgs.msg import WrenchStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Float64MultiArray, String
+from std_srvs.srv import Trigger
 
 #: The e-stop input topic (std_msgs/Bool).
 ESTOP_TOPIC = contract.ESTOP
@@ -82,14 +95,18 @@ _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
 
 
 def build_driver(config: DriverConfig, urdf_xml: str):
-    """(DriverCore, Emulator or None) for ``config`` (pure: no rclpy; the node and tests use
-    it). ValueError names a bad parameter, an unknown joint or a bus that cannot be opened."""
+    """
+    (DriverCore, Emulator or None) for ``config`` (pure: no rclpy; the node and tests use it).
+
+    ValueError names a bad parameter, an unknown joint or a bus that cannot be opened.
+    """
     names, limits = urdf_joints(urdf_xml)
     actuators = actuator_configs(config, limits)
     emulator = None
     if config.hardware == 'emulated':
         from dodo_sim.hardware.emulator import Emulator, EmulatorConfig
         from dodo_sim.simulator import SimConfig, Simulator
+
         # realtime: the physics follows the wall clock in steps of emulator_dt whatever the
         # driver's period; lockstep: one driver period of physics per cycle
         period = (config.control_period if config.emulator_mode == 'lockstep'
@@ -220,7 +237,7 @@ class DriverNode(Node):
             + (f'; stops {self.config.stop_after} s after the first enable'
                if self.config.stop_after > 0.0 else ''))
 
-    # -- start gate (enable_on_start, emulated hardware) -------------------------------------------
+    # -- start gate (enable_on_start, emulated hardware) ---------------------
 
     def _check_gate(self) -> None:
         now = time.monotonic()
@@ -350,7 +367,7 @@ class DriverNode(Node):
     # -- the cycle --------------------------------------------------------------------------------
 
     def driver_time(self, now: float | None = None) -> float:
-        """s since the first enable (0 before it)."""
+        """S since the first enable (0 before it)."""
         if self.enabled_at is None:
             return 0.0
         return (time.monotonic() if now is None else now) - self.enabled_at
@@ -535,11 +552,14 @@ class DriverNode(Node):
     # -- the run summary --------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        """The run in numbers (the ``dodo driver:`` line): driver time since the first enable,
-        cycles and published states since the start, achieved rate, cycle period and
+        """
+        Return the run in numbers (the ``dodo driver:`` line): driver time since the first enable.
+
+        Cycles and published states since the start, achieved rate, cycle period and
         state-to-command age percentiles (ms), watchdog trips, e-stops, missed deadlines
         (:data:`MISSED_DEADLINE_PERIODS`), missed replies, rejected commands, the emulator's
-        skipped physics steps."""
+        skipped physics steps.
+        """
         run = self.driver_time()
         ms = (lambda h, p: None if h.percentile(p) is None else h.percentile(p) * 1e-6)
         safety = self.core.safety

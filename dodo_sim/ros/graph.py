@@ -1,4 +1,8 @@
-"""The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch arguments.
 
 Both launch files (``launch/hop.launch.py``, ``launch/walk.launch.py``: a ROS 2 install) and
 ``dodo hop`` / ``dodo walk`` (a plain machine, processes over DDS) build their node set and
@@ -20,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS,
-                                   ESTOP, FORCE, JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH,
-                                   RECORDED_TOPICS, ROBOT_DESCRIPTION, contact_topic,
-                                   hardware_recorded_topics, recorded_topics)
+from dodo_sim.ros.contract import (CLOCK, contact_topic, CONTROLLER_MARKERS, DRIVER_NODE,
+                                   EFFORT_COMMANDS, ESTOP, FORCE, hardware_recorded_topics,
+                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
+                                   recorded_topics, ROBOT_DESCRIPTION)
 
 #: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
 #: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
@@ -43,7 +47,11 @@ DEFAULT_REALTIME_PRIORITY = 40
 
 @dataclass(frozen=True)
 class LaunchArg:
-    """A ``hop.launch.py`` argument. ``share_path``: default is that path in the package share."""
+    """
+    A ``hop.launch.py`` argument.
+
+    ``share_path``: default is that path in the package share.
+    """
 
     name: str
     description: str
@@ -68,9 +76,10 @@ class FromRobot:
 
 @dataclass(frozen=True)
 class LaunchProfile:
-    """Defaults of one launch file and its ``dodo`` subcommand (``hop``, ``walk``).
+    """
+    Defaults of one launch file and its ``dodo`` subcommand (``hop``, ``walk``).
 
-    Attributes:
+    Fields:
         name: launch file ``<name>.launch.py``, subcommand ``dodo <name>``.
         params_file: default params file, path in the package share directory.
         rviz_config: default rviz2 configuration, path in the package share directory.
@@ -99,14 +108,14 @@ SWITCH_CHOICES = ('true', 'false')
 
 
 def launch_arguments(profile_name: str = 'hop') -> tuple:
-    """The arguments of ``<profile>.launch.py`` (same names, profile defaults)."""
+    """Return the arguments of ``<profile>.launch.py`` (same names, profile defaults)."""
     p = profile(profile_name)
     return (
         LaunchArg('params_file', 'Parameters file: simulator:/controller: sections with '
                   'ros__parameters, shared keys under /**:; its controller section selects the '
                   'controller (parameter controller)', share_path=p.params_file),
         LaunchArg('model', 'Robot description xacro (robot_state_publisher and simulator); '
-                  'empty: the params file\'s simulator robot_description (e.g. '
+                  "empty: the params file's simulator robot_description (e.g. "
                   'package://dodo_sim/urdf/boom_leg.urdf.xacro), else the default model of its '
                   'controller (slip_hopper: urdf/hopper.urdf.xacro, kneed_walker: '
                   'urdf/kneed_walker.urdf.xacro)'),
@@ -147,9 +156,10 @@ LAUNCH_ARGUMENTS = launch_arguments('hop')
 
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node of the graph.
+    """
+    One node of the graph.
 
-    Attributes:
+    Fields:
         name: node name and params-file section.
         package / executable: what ``ros2 run`` / launch starts.
         module: Python module ``dodo hop`` runs with ``python -m``; None: needs a ROS install
@@ -228,9 +238,10 @@ CLOCK_NODES = ('simulator', DRIVER_NODE)
 
 @dataclass(frozen=True)
 class Robot:
-    """What the graph needs to know of the robot of a run (:func:`robot_from_params`).
+    """
+    What the graph needs to know of the robot of a run (:func:`robot_from_params`).
 
-    Attributes:
+    Fields:
         controller: the controller the controller node hosts (``dodo_control.registry``).
         model: robot description the simulator and robot_state_publisher load: a path (xacro
             or URDF) or URDF XML.
@@ -257,8 +268,11 @@ class Robot:
 
     @property
     def hardware_recorded_topics(self) -> list:
-        """What the recorder records on hardware: no /clock; the driver's /diagnostics and
-        the /estop input."""
+        """
+        Return what the recorder records on hardware: no /clock.
+
+        The driver's /diagnostics and the /estop input.
+        """
         return list(hardware_recorded_topics(self.contact_frames))
 
 
@@ -273,11 +287,15 @@ def namespaced_sections(sections: dict, namespace: str) -> dict:
 
 
 def robot_from_params(params_file, model: str | None = None) -> Robot:
-    """The :class:`Robot` of a params file: the controller section's ``controller`` (default
-    ``slip_hopper``); the model: ``model`` if given, else the simulator section's
-    ``robot_description`` (a path or URDF XML) if set, else the controller's default model in
-    the package share directory; the simulator's ``contact_frames`` and terrain parameters.
-    ValueError (ParamsFileError) naming a bad file or an unknown controller."""
+    """
+    Return the :class:`Robot` of a params file.
+
+    The controller section's ``controller`` (default ``slip_hopper``); the model: ``model`` if
+    given, else the simulator section's ``robot_description`` (a path or URDF XML) if set, else the
+    controller's default model in the package share directory; the simulator's ``contact_frames``
+    and terrain parameters. ValueError (ParamsFileError) naming a bad file or an unknown
+    controller.
+    """
     from dodo_control import registry
     from dodo_sim.paths import resolve_package_uri, share_dir
     from dodo_sim.ros.params import node_parameters as file_parameters
@@ -288,6 +306,7 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
     frames = sim.get('contact_frames')
     if frames is None:
         import dataclasses
+
         from dodo_sim.simulator import SimConfig
         frames = next(f.default for f in dataclasses.fields(SimConfig)
                       if f.name == 'contact_frames')
@@ -303,8 +322,11 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
 
 
 def robot_model(params_file, model: str = '') -> str:
-    """The robot description the simulator and robot_state_publisher load (a path or URDF XML):
-    :attr:`Robot.model` of :func:`robot_from_params` (``package://dodo_sim/...`` resolved)."""
+    """
+    Return the robot description the simulator and robot_state_publisher load (a path or URDF XML).
+
+    :attr:`Robot.model` of :func:`robot_from_params` (``package://dodo_sim/...`` resolved).
+    """
     return robot_from_params(params_file, model or None).model
 
 
@@ -316,8 +338,11 @@ def node(name: str) -> NodeSpec:
 
 
 def config_classes(node_name: str, controller: str = 'slip_hopper') -> tuple:
-    """The config dataclasses of a node (imported on demand); the controller node: those of
-    the hosted ``controller`` (and its outcome monitor) first, then ControllerNodeConfig."""
+    """
+    Return the config dataclasses of a node (imported on demand); the controller node.
+
+    Those of the hosted ``controller`` (and its outcome monitor) first, then ControllerNodeConfig.
+    """
     import importlib
     out = []
     if node_name == 'controller':
@@ -330,8 +355,11 @@ def config_classes(node_name: str, controller: str = 'slip_hopper') -> tuple:
 
 
 def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
-    """Node name -> names of its parameters when the controller node hosts ``controller`` (for
-    checking params files)."""
+    """
+    Node name -> names of its parameters when the controller node hosts ``controller``.
+
+    (for checking params files).
+    """
     import dataclasses
     known = {}
     for spec in NODES:
@@ -344,9 +372,13 @@ def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
 
 
 def check_params_file(params_file) -> Robot:
-    """Check a params file against the parameters of the nodes for the controller it selects
-    (ParamsFileError naming an unknown section or key, e.g. a hopper key in a walker file);
-    returns its :class:`Robot` (default model)."""
+    """
+    Check a params file against the parameters of the nodes.
+
+    Check a params file against the parameters of the nodes for the controller it selects
+    (ParamsFileError naming an unknown section or key, e.g. a hopper key in a walker file); returns
+    its :class:`Robot` (default model).
+    """
     from dodo_sim.ros import params
     robot = robot_from_params(params_file)
     params.check_params_file(params_file, known_parameters(robot.controller))
@@ -354,13 +386,18 @@ def check_params_file(params_file) -> Robot:
 
 
 def check_hardware(params_file, robot: Robot, hardware: str) -> None:
-    """Without simulation the driver takes the simulator's place: ``hardware`` must be one of
-    :data:`HARDWARE_KINDS`, and the driver (one sensor board, one measured contact frame: its
-    ``contact_frame``) must publish every contact topic the controller of ``robot`` waits for.
-    ValueError naming the mismatch (e.g. the Kneed Walker's two feet on the driver)."""
+    """
+    Without simulation the driver takes the simulator's place.
+
+    ``hardware`` must be one of :data:`HARDWARE_KINDS`, and the driver (one sensor board, one
+    measured contact frame: its ``contact_frame``) must publish every contact topic the controller
+    of ``robot`` waits for. ValueError naming the mismatch (e.g. the Kneed Walker's two feet on the
+    driver).
+    """
     if hardware not in HARDWARE_KINDS:
         raise ValueError(f'hardware {hardware!r}: expected one of {HARDWARE_KINDS}')
     import dataclasses
+
     from dodo_sim.hardware.config import DriverConfig
     from dodo_sim.ros.params import node_parameters as file_parameters
     frame = file_parameters(params_file, DRIVER_NODE).get('contact_frame', next(
@@ -375,8 +412,11 @@ def check_hardware(params_file, robot: Robot, hardware: str) -> None:
 
 
 def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
-    """Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install): the
-    simulator with ``use_sim``, else the hardware driver in its place."""
+    """
+    Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install).
+
+    The simulator with ``use_sim``, else the hardware driver in its place.
+    """
     enabled = {'record': record, 'rviz': rviz}
     return tuple(spec for spec in NODES
                  if (use_sim or not spec.sim_only) and (not use_sim or not spec.hardware_only)
@@ -384,24 +424,31 @@ def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
 
 
 def hop_nodes(record: bool, hardware: str | None = None) -> tuple:
-    """Nodes ``dodo hop`` starts on a plain machine: the launch graph with ``use_sim:=true``
-    (``hardware`` None) or ``use_sim:=false`` (``hardware`` 'emulated' or 'can') minus the nodes
-    that need a ROS install (module None)."""
+    """
+    Nodes ``dodo hop`` starts on a plain machine.
+
+    The launch graph with ``use_sim:=true`` (``hardware`` None) or ``use_sim:=false`` (``hardware``
+    'emulated' or 'can') minus the nodes that need a ROS install (module None).
+    """
     return tuple(spec for spec in launch_nodes(use_sim=hardware is None, record=record,
                                                rviz=False)
                  if spec.module is not None)
 
 
 def realtime_priority(spec: NodeSpec, use_sim: bool, priority: int) -> int:
-    """SCHED_FIFO priority ``spec`` runs with (0: normal scheduling): ``priority`` for the
-    hardware loop's nodes without simulation (the simulator's lockstep needs none)."""
+    """
+    SCHED_FIFO priority ``spec`` runs with (0: normal scheduling).
+
+    ``priority`` for the hardware loop's nodes without simulation (the simulator's lockstep needs
+    none).
+    """
     if priority < 0 or priority > 99:
         raise ValueError(f'realtime priority {priority}: expected 0 (off) or 1..99')
     return priority if not use_sim and spec.name in REALTIME_NODES else 0
 
 
 def clock_node(running: tuple) -> NodeSpec:
-    """The node of ``running`` that owns the run's time (simulator or driver)."""
+    """Return the node of ``running`` that owns the run's time (simulator or driver)."""
     for spec in running:
         if spec.name in CLOCK_NODES:
             return spec
@@ -414,7 +461,10 @@ def subscriber_count(topic: str, running: tuple) -> int:
 
 
 def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
-    """The start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
+    """
+    Return the start gate of node ``name`` (its ``min_subscribers`` parameter).
+
+    Or None if it has none.
 
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them
@@ -449,14 +499,17 @@ EMULATED_PARAMETERS = {DRIVER_NODE: {'enable_on_start': True}}
 def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
                     use_sim: bool = True, launch: bool = False,
                     robot: Robot = Robot()) -> dict[str, Any]:
-    """Parameters the graph gives ``spec`` on top of the params file — the same for the launch
-    file and ``dodo hop``: ``use_sim_time``, the start gate (:func:`min_subscribers`), the
-    node's :class:`Arg` parameters taken from ``values`` (launch arguments / ``dodo hop``
-    options by name) and :class:`FromRobot` ones from ``robot``, the hardware parameters
-    without simulator (:data:`HARDWARE_PARAMETERS`, and :data:`EMULATED_PARAMETERS` when
-    ``values['hardware']`` is 'emulated'), the simulator's terrain for a controller whose
-    monitor judges the ground and, with ``launch``, the launch-only ones. Plain Python values
-    (typed: a string stays a string)."""
+    """
+    Parameters the graph gives ``spec`` on top of the params file.
+
+    The same for the launch file and ``dodo hop``: ``use_sim_time``, the start gate
+    (:func:`min_subscribers`), the node's :class:`Arg` parameters taken from ``values`` (launch
+    arguments / ``dodo hop`` options by name) and :class:`FromRobot` ones from ``robot``, the
+    hardware parameters without simulator (:data:`HARDWARE_PARAMETERS`, and
+    :data:`EMULATED_PARAMETERS` when ``values['hardware']`` is 'emulated'), the simulator's terrain
+    for a controller whose monitor judges the ground and, with ``launch``, the launch-only ones.
+    Plain Python values (typed: a string stays a string).
+    """
 
     def resolved(value):
         if isinstance(value, Arg):
@@ -490,12 +543,15 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
 
 def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any],
                    robot: Robot = Robot()) -> dict[str, Any]:
-    """Parameters ``dodo hop`` gives ``spec`` (params file aside): :func:`node_parameters`
-    (without simulation when ``args['hardware']`` is given) plus the ``stop_after`` of the node
-    that owns the run's time (``args['stop_after']``: simulated s, or driver s since the
-    driver's first enable) and, for the nodes that load the robot description (simulator or
-    driver), ``robot_description`` = the model path (launch passes the xacro output
-    instead)."""
+    """
+    Parameters ``dodo hop`` gives ``spec`` (params file aside).
+
+    :func:`node_parameters` (without simulation when ``args['hardware']`` is given) plus the
+    ``stop_after`` of the node that owns the run's time (``args['stop_after']``: simulated s, or
+    driver s since the driver's first enable) and, for the nodes that load the robot description
+    (simulator or driver), ``robot_description`` = the model path (launch passes the xacro output
+    instead).
+    """
     use_sim = args.get('hardware') is None
     params = node_parameters(spec, running, args, use_sim=use_sim, robot=robot)
     if spec.name in CLOCK_NODES and 'stop_after' in args:

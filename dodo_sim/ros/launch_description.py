@@ -1,4 +1,8 @@
-"""The launch description of the dodo_sim graph, shared by every launch file of the package.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The launch description of the dodo_sim graph, shared by every launch file of the package.
 
 ``launch/hop.launch.py`` and ``launch/walk.launch.py`` are one line each:
 ``generate_launch_description = lambda: launch_description('walk')``; the profile
@@ -29,6 +33,7 @@ imports launch and launch_ros (only launch files import it).
 """
 from __future__ import annotations
 
+from pathlib import Path
 import shlex
 import sys
 import tempfile

@@ -1,12 +1,17 @@
-"""Parameters of the node adapters that are not physics or control law (``SimConfig`` and
-``ControllerConfig`` hold those). Pure data: no rclpy, so ``dodo hop`` and the params-file checks
-know every parameter without a ROS import. Each node declares the fields of its config here as
-ROS parameters (:func:`dodo_sim.ros.params.declare_config_parameters`).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Parameters of the node adapters that are not physics or control law.
+
+(``SimConfig`` and ``ControllerConfig`` hold those). Pure data: no rclpy, so ``dodo hop`` and the
+params-file checks know every parameter without a ROS import. Each node declares the fields of its
+config here as ROS parameters (:func:`dodo_sim.ros.params.declare_config_parameters`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 from dodo_sim.parameter import bounded, one_of
 
@@ -18,9 +23,10 @@ COMMAND_CONVENTIONS = ('stamped', 'ros2_control')
 
 @dataclass(frozen=True)
 class SimulatorNodeConfig:
-    """Parameters of the simulator node that are not physics (SimConfig holds those).
+    """
+    Parameters of the simulator node that are not physics (SimConfig holds those).
 
-    Attributes:
+    Fields:
         robot_description: the robot: URDF XML, or a .urdf / .xacro path (absolute, relative
             to the working directory, or package://dodo_sim/urdf/...); empty: the package's
             urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model.
@@ -89,10 +95,12 @@ class SimulatorNodeConfig:
 
 @dataclass(frozen=True)
 class ControllerNodeConfig:
-    """Parameters of the controller node that are not control law (the selected controller's
-    config dataclass holds those).
+    """
+    Parameters of the controller node that are not control law.
 
-    Attributes:
+    (the selected controller's config dataclass holds those).
+
+    Fields:
         controller: the controller the node hosts, a name of ``dodo_control.registry``
             ('slip_hopper': the SLIP hopping controller, 'kneed_walker': the Kneed Walker); its
             config dataclass's fields are the node's other parameters.

@@ -1,4 +1,8 @@
-"""Parameters: params-file loading and ROS parameters declared from the frozen config dataclasses.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Parameters: params-file loading and ROS parameters declared from the frozen config dataclasses.
 
 Every parameter is defined once, as a field of a frozen dataclass (``SimConfig``,
 ``ControllerConfig``, and the node-adapter configs in :mod:`dodo_sim.ros.graph`) whose docstring
@@ -27,8 +31,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 from pathlib import Path
+import re
 from typing import Any, Iterable, Mapping
 
 import yaml
@@ -90,7 +94,8 @@ def node_parameters(path: str | os.PathLike, node_name: str) -> dict[str, Any]:
 
 def check_params_file(path: str | os.PathLike,
                       known: Mapping[str, Iterable[str]]) -> None:
-    """Raise :class:`ParamsFileError` naming unknown sections or parameters.
+    """
+    Raise :class:`ParamsFileError` naming unknown sections or parameters.
 
     ``known`` maps node name -> its parameter names (builtins like ``use_sim_time`` are always
     allowed). Shared keys (``/**``) must be known to at least one node.
@@ -109,14 +114,15 @@ def check_params_file(path: str | os.PathLike,
             allowed = known[node]
         unknown = sorted(set(params) - allowed)
         if unknown:
-            raise ParamsFileError(f"params file {path}: unknown parameter(s) {unknown} in "
+            raise ParamsFileError(f'params file {path}: unknown parameter(s) {unknown} in '
                                   f"section '{section}'")
 
 
 # -- config dataclasses <-> parameter values --------------------------------------------------
 
 def field_docs(cls) -> dict[str, str]:
-    """Field name -> its description, parsed from the class docstring.
+    """
+    Field name -> its description, parsed from the class docstring.
 
     Understands ``name: text`` entries (``Attributes:`` style), ``a / b: text`` (shared text) and
     several entries on one line (``kp: 1/s.   ki: 1/s^2.``); indented lines continue an entry.
@@ -187,7 +193,8 @@ def config_defaults(cls) -> dict[str, Any]:
 
 
 def coerce_value(cls, name: str, value: Any, default: Any = None) -> Any:
-    """Convert a ROS/YAML parameter value to the type of ``cls.name``'s default.
+    """
+    Convert a ROS/YAML parameter value to the type of ``cls.name``'s default.
 
     Integers are accepted for floats (``dt: 1``); an empty/unset value is an empty tuple for
     array fields. Raises ValueError naming ``cls.name`` otherwise.
@@ -248,7 +255,8 @@ def config_from_parameters(cls, values: Mapping[str, Any]):
 
 
 def config_from_file(cls, path: str | os.PathLike, node_name: str):
-    """``cls`` built from the fields of ``cls`` that node ``node_name`` gets from a params file.
+    """
+    ``cls`` built from the fields of ``cls`` that node ``node_name`` gets from a params file.
 
     E.g. ``config_from_file(ControllerConfig, 'config/hop.yaml', 'controller')`` gives the
     controller configuration the controller node runs with (other keys are ignored here).
@@ -296,7 +304,8 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
 
 
 def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[str, Any]:
-    """Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
+    """
+    Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
 
     The descriptor carries the field's docstring (with units), its range and allowed values
     (field metadata, :mod:`dodo_sim.parameter`). Parameters are dynamically typed

@@ -1,8 +1,12 @@
-"""``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+r"""
+``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
 
 Run (plain machine or ROS install)::
 
-    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \\
+    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \
         -p topics:="['/joint_states', '/effort_controller/commands', '/clock']"
     ros2 run dodo_sim recorder --ros-args -p bag:=/tmp/run1          # after colcon build
 
@@ -31,7 +35,8 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
   often, so a recorder killed with SIGKILL loses at most this much (``dodo bag recover``).
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
   that no message is lost at 1 kHz when the recorder falls behind for a few seconds.
-* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the graph.
+* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the
+graph.
 * ``executor`` (``events`` | ``single``): rclpy executor.  ``events`` (default,
   ``rclpy.experimental.EventsExecutor``) needs less than half the CPU of ``single`` at 1 kHz; it
   takes messages in arrival order and the bag time is the wall time (ns) at which the message is
@@ -70,13 +75,13 @@ Behaviour:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 import importlib
+from pathlib import Path
 import signal
 import struct
 import sys
 import time
-from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Sequence
 
 from dodo_sim.ros import contract, runtime
@@ -133,15 +138,19 @@ class RecorderConfig:
         if not self.bag:
             raise ValueError("parameter 'bag' (bag directory to create) is required")
         if self.timestamp not in ('send', 'receive'):
-            raise ValueError(f"parameter 'timestamp' must be 'send' or 'receive', got {self.timestamp!r}")
+            raise ValueError(
+                f"parameter 'timestamp' must be 'send' or 'receive', got {self.timestamp!r}")
         if self.executor not in ('events', 'single'):
-            raise ValueError(f"parameter 'executor' must be 'events' or 'single', got {self.executor!r}")
+            raise ValueError(
+                f"parameter 'executor' must be 'events' or 'single', got {self.executor!r}")
         if self.queue_depth < 1:
             raise ValueError(f"parameter 'queue_depth' must be >= 1, got {self.queue_depth}")
         if not self.discovery_period_s > 0.0:
-            raise ValueError(f"parameter 'discovery_period_s' must be > 0, got {self.discovery_period_s}")
+            raise ValueError(
+                f"parameter 'discovery_period_s' must be > 0, got {self.discovery_period_s}")
         if self.tf not in ('auto', 'compute', 'record'):
-            raise ValueError(f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
+            raise ValueError(
+                f"parameter 'tf' must be 'auto', 'compute' or 'record', got {self.tf!r}")
         if not self.tf_period_s >= 0.0:
             raise ValueError(f"parameter 'tf_period_s' must be >= 0 s, got {self.tf_period_s}")
         if not self.tf_max_jump_s > 0.0:
@@ -190,9 +199,9 @@ def message_class(type_name: str):
 
 
 def _rosbags_qos(profile):
-    """rclpy QoSProfile -> rosbags Qos (for the bag's offered_qos_profiles)."""
-    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
-                                    QosReliability, QosTime)
+    """Rclpy QoSProfile -> rosbags Qos (for the bag's offered_qos_profiles)."""
+    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                    QosTime)
 
     def duration(d):
         ns = d.nanoseconds if hasattr(d, 'nanoseconds') else int(d)
@@ -237,7 +246,7 @@ def _importable(type_name: str) -> bool:
 
 
 def _copy_parameter_value(cls, value):
-    """rclpy rcl_interfaces/ParameterValue -> the rosbags class ``cls`` (same type and fields)."""
+    """Rclpy rcl_interfaces/ParameterValue -> the rosbags class ``cls`` (same type and fields)."""
     import numpy as np
     return cls(type=int(value.type), bool_value=bool(value.bool_value),
                integer_value=int(value.integer_value), double_value=float(value.double_value),
@@ -263,8 +272,11 @@ class _Snapshot:
 
 
 class _TfWriter:
-    """``/tf`` + ``/tf_static`` computed from the recorded joint states (robot_state_publisher's
-    frames, :mod:`dodo_sim.ros.tf_frames`)."""
+    """
+    ``/tf`` + ``/tf_static`` computed from the recorded joint states.
+
+    (robot_state_publisher's frames, :mod:`dodo_sim.ros.tf_frames`).
+    """
 
     TYPE = 'tf2_msgs/msg/TFMessage'
 
@@ -286,11 +298,10 @@ class _TfWriter:
         self.strays = 0              # joint states left out of /tf as strays
 
     def on_description(self, log_ns: int, data: bytes) -> None:
-        from rclpy.serialization import deserialize_message
-        from std_msgs.msg import String
-
         from dodo_sim.physics.robot import ModelError
         from dodo_sim.ros.tf_frames import TfTree
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import String
         xml = deserialize_message(data, String).data
         try:
             self.tree = TfTree(xml)
@@ -329,8 +340,11 @@ class _TfWriter:
         self.static_written = True
 
     def on_joint_state(self, log_ns: int, data: bytes) -> None:
-        """robot_state_publisher's rule: the transforms of the joints in this message, stamped
-        with its stamp, each at most once per ``tf_period_s``."""
+        """
+        robot_state_publisher's rule: the transforms of the joints in this message.
+
+        Stamped with its stamp, each at most once per ``tf_period_s``.
+        """
         if self.tree is None:
             return
         if not self.decided:
@@ -353,10 +367,9 @@ class _TfWriter:
             if (not self.split and self.last_ns is not None
                     and ns < self.last_ns + self.period_ns):
                 return
+        from dodo_sim.ros.tf_frames import tf_message
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
-
-        from dodo_sim.ros.tf_frames import tf_message
         msg = deserialize_message(data, JointState)
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         for name, position in zip(msg.name, msg.position):
@@ -398,7 +411,11 @@ class _TfWriter:
 
 
 class Recorder:
-    """Node + rosbags writer.  Create, :meth:`run` until :meth:`request_stop`, then it closes."""
+    """
+    Node + rosbags writer.
+
+    Create, :meth:`run` until :meth:`request_stop`, then it closes.
+    """
 
     def __init__(self, node, config: RecorderConfig):
         from rosbags.rosbag2 import StoragePlugin, Writer
@@ -443,6 +460,7 @@ class Recorder:
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
+
         # steady clock: the node may run with use_sim_time (shared params file) and /clock may
         # stop, but discovery and re-subscription must go on
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -519,7 +537,7 @@ class Recorder:
 
     def _subscribe(self, name: str, type_name: str, topic: '_Topic | None' = None) -> None:
         """Subscribe (again, keeping the bag connection and count, when ``topic`` is given)."""
-        from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy)
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
         try:
             cls = message_class(type_name)
         except ValueError as exc:
@@ -824,8 +842,11 @@ class Recorder:
         self.node.get_logger().info(f'parameters of {snap.fqn} recorded ({len(params)})')
 
     def flush(self) -> None:
-        """Close the open MCAP chunk and hand it to the OS (a SIGKILL then loses only what came
-        after)."""
+        """
+        Close the open MCAP chunk and hand it to the OS.
+
+        (a SIGKILL then loses only what came after).
+        """
         if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
             return
         self._flush_warned = True
@@ -840,8 +861,11 @@ class Recorder:
         self.stop_requested = True
 
     def run(self, executor, drain_timeout_s: float = 4.0) -> None:
-        """Spin until a stop is requested, then take what is still queued (until 0.2 s without a
-        message, at most ``drain_timeout_s``, or until a second stop request) and close the bag.
+        """
+        Spin until a stop is requested.
+
+        Then take what is still queued (until 0.2 s without a message, at most ``drain_timeout_s``,
+        or until a second stop request) and close the bag.
         """
         while not self.stop_requested:
             executor.spin_once(timeout_sec=0.1)

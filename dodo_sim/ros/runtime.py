@@ -1,5 +1,10 @@
-"""The runtime every dodo_sim node shares: rclpy init with our own signal handling, the executor,
-spinning until done, throttled warnings, stamps and exit codes.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The runtime every dodo_sim node shares: rclpy init with our own signal handling, the executor.
+
+Spinning until done, throttled warnings, stamps and exit codes.
 
 A node module's ``main`` is::
 
@@ -70,8 +75,11 @@ def stamp_to_ns(stamp) -> int:
 
 
 class Histogram:
-    """Counts of integer samples (e.g. ns) in ``bins`` bins of ``bin_width``: fixed memory however
-    long the run, exact count, max and min, and nearest-rank percentiles to one bin width.
+    """
+    Counts of integer samples (e.g. ns) in ``bins`` bins of ``bin_width``.
+
+    Fixed memory however long the run, exact count, max and min, and nearest-rank percentiles to
+    one bin width.
 
     A sample ``x`` goes to bin ``ceil(x / bin_width)`` (samples above the last bin to an overflow
     bin whose percentiles report the exact max), so a sample that is a multiple of the width — a
@@ -100,8 +108,11 @@ class Histogram:
             self.min = value
 
     def percentile(self, p: float):
-        """Smallest bin value v with at least p % of the samples <= v (None when empty); the max
-        for the overflow bin."""
+        """
+        Smallest bin value v with at least p % of the samples <= v (None when empty).
+
+        The max for the overflow bin.
+        """
         if self.count == 0:
             return None
         rank = max(1, math.ceil(p / 100.0 * self.count))
@@ -116,8 +127,12 @@ class Histogram:
 
 
 def nearest_rank(values, p: float):
-    """The nearest-rank percentile of a list of numbers (what :meth:`Histogram.percentile`
-    reports for samples that are multiples of its bin width); None when empty."""
+    """
+    Return the nearest-rank percentile of a list of numbers.
+
+    The nearest-rank percentile of a list of numbers (what :meth:`Histogram.percentile` reports for
+    samples that are multiples of its bin width); None when empty.
+    """
     ordered = sorted(values)
     if not ordered:
         return None
@@ -144,8 +159,12 @@ def format_summary(kind: str, fields: dict) -> str:
 
 
 def parse_summary(text: str, kind: str) -> dict | None:
-    """The fields of the last ``dodo <kind>:`` summary in ``text`` (numbers as int or float,
-    ``-`` as None), or None if there is none."""
+    """
+    Return the fields of the last ``dodo <kind>:`` summary in ``text``.
+
+    The fields of the last ``dodo <kind>:`` summary in ``text`` (numbers as int or float, ``-`` as
+    None), or None if there is none.
+    """
     head = f'{SUMMARY_PREFIX}{kind}: '
     lines = [line[line.index(head) + len(head):] for line in text.splitlines() if head in line]
     if not lines:
@@ -168,8 +187,12 @@ def parse_summary(text: str, kind: str) -> dict | None:
 
 
 class _WithMessageInfo:
-    """A subscription callback that gets ``(msg, info)``: rclpy 9.1's EventsExecutor passes them
-    as one tuple, the other executors as two arguments; this accepts both."""
+    """
+    A subscription callback that gets ``(msg, info)``.
+
+    Rclpy 9.1's EventsExecutor passes them as one tuple, the other executors as two arguments; this
+    accepts both.
+    """
 
     __signature__ = inspect.Signature([
         inspect.Parameter('msg', inspect.Parameter.POSITIONAL_ONLY),
@@ -185,13 +208,18 @@ class _WithMessageInfo:
 
 
 def with_message_info(function):
-    """Wrap ``function(msg, info)`` for ``create_subscription`` so that it gets the message info
-    (``info['publisher_gid']['data']`` names the publisher) under every executor."""
+    """
+    Wrap ``function(msg, info)`` for ``create_subscription``.
+
+    Wrap ``function(msg, info)`` for ``create_subscription`` so that it gets the message info
+    (``info['publisher_gid']['data']`` names the publisher) under every executor.
+    """
     return _WithMessageInfo(function)
 
 
 def drain(subscription, limit: int = 100_000):
-    """Yield ``(msg, info)`` for every message the subscription has queued (oldest first).
+    """
+    Yield ``(msg, info)`` for every message the subscription has queued (oldest first).
 
     A callback that must act on the newest input only (the controller, realtime) takes the
     backlog itself; the executor's later take for those messages finds nothing and calls no
@@ -208,25 +236,29 @@ def drain(subscription, limit: int = 100_000):
 
 
 def publisher_gid(info) -> bytes:
-    """The publisher id of a message (from its message info); b'' if the rmw gives none."""
+    """Return the publisher id of a message (from its message info); b'' if the rmw gives none."""
     gid = info.get('publisher_gid') if info else None
     return bytes(gid['data']) if gid else b''
 
 
 def endpoint_gid(endpoint) -> bytes:
-    """The id of a graph endpoint (``get_publishers_info_by_topic``), comparable with
-    :func:`publisher_gid` (the rmw may pad it)."""
+    """
+    Return the id of a graph endpoint (``get_publishers_info_by_topic``).
+
+    Comparable with :func:`publisher_gid` (the rmw may pad it).
+    """
     return bytes(endpoint.endpoint_gid)
 
 
 def make_executor():
-    """The fastest executor on rclpy Kilted for a 1 kHz exchange (bench/bench_ros.py)."""
+    """Return the fastest executor on rclpy Kilted for a 1 kHz exchange (bench/bench_ros.py)."""
     from rclpy.experimental import EventsExecutor
     return EventsExecutor()
 
 
 def init_ros(args=None):
-    """``rclpy.init`` with our own SIGINT/SIGTERM handling; returns the 'stop' future.
+    """
+    ``rclpy.init`` with our own SIGINT/SIGTERM handling; returns the 'stop' future.
 
     rclpy's handlers do not wake the EventsExecutor (rclpy 9.1), so the signals complete a
     future instead and :func:`spin_until` returns within ``poll_s``.

@@ -1,4 +1,8 @@
-"""``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``simulator`` ROS 2 node: a thin adapter around :class:`dodo_sim.simulator.Simulator`.
 
 Robot-agnostic: the joints, actuated joints and contact frames are the simulator's
 (``sim.joint_names``, ``sim.actuated_joint_names``, ``sim.contact_frames``).
@@ -67,6 +71,12 @@ import math
 import sys
 import time
 
+from dodo_sim.paths import default_urdf_path
+from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, publisher_gid, WarnThrottle,
+                                  with_message_info)
+from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from geometry_msgs.msg import Vector3, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -181,7 +191,7 @@ class SimulatorNode(Node):
         self._reset_requested = False
         self._finished = False              # stop_after reached: the next advance ends the run
         self._stop_reason = 'shutdown'      # why the run ended (the summary line): stop_after,
-                                            # diverged, or shutdown (a signal / the node destroyed)
+        # diverged, or shutdown (a signal / the node destroyed)
         self._started = False
         self._summary_logged = False
         self.done = Future()
@@ -638,7 +648,7 @@ class SimulatorNode(Node):
                 return
 
     def _realtime_command(self):
-        """The command for the step from the newest state, with its age accounted."""
+        """Return the command for the step from the newest state, with its age accounted."""
         held_stamp = self._held_stamp_ns
         age = self._stamp_ns - held_stamp if held_stamp is not None else None
         if age is None or age > self._timeout_ns:
@@ -770,8 +780,11 @@ class SimulatorNode(Node):
     # -- the end --------------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        """The counters of the exchange (the ``dodo exchange:`` line); ages and round trips in
-        ms."""
+        """
+        Return the counters of the exchange (the ``dodo exchange:`` line).
+
+        Ages and round trips in ms.
+        """
         def ms(histogram, p=None):
             value = histogram.max if p is None else histogram.percentile(p)
             return None if value is None else value * 1e-6

@@ -1,4 +1,8 @@
-"""``/tf`` and ``/tf_static`` of a URDF from joint positions, as robot_state_publisher makes them.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``/tf`` and ``/tf_static`` of a URDF from joint positions, as robot_state_publisher makes them.
 
 No rclpy: the recorder uses it to write TF into a bag when no robot_state_publisher runs (a plain
 machine has no ``tf2_msgs`` message package, see ``docs/bags.md``), and the tests use it to
@@ -19,8 +23,8 @@ origin and its motion.
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from typing import Mapping, NamedTuple, Sequence
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -45,7 +49,11 @@ class UrdfJoint(NamedTuple):
 
 
 def urdf_joints(urdf_xml: str) -> list[UrdfJoint]:
-    """The ``<joint>`` children of ``<robot>`` (not the ros2_control block's), in URDF order."""
+    """
+    Return the ``<joint>`` children of ``<robot>`` (not the ros2_control block's).
+
+    In URDF order.
+    """
     text = urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml
     try:
         root = ET.fromstring(text)
@@ -71,9 +79,8 @@ class TfTree:
     """The TF tree of one URDF (robot_state_publisher semantics, see the module docs)."""
 
     def __init__(self, urdf_xml_or_path: str | os.PathLike):
-        import pinocchio as pin
-
         from dodo_sim.physics.robot import load_robot, robot_description_xml
+        import pinocchio as pin
 
         xml = robot_description_xml(urdf_xml_or_path)
         robot = load_robot(xml, contact_frames=())
@@ -105,7 +112,7 @@ class TfTree:
         return tuple(self._frame)
 
     def configuration(self, positions: Mapping[str, float]) -> np.ndarray:
-        """q from joint positions by name (joints not given keep the model's initial pose)."""
+        """Q from joint positions by name (joints not given keep the model's initial pose)."""
         q = self.neutral.copy()
         for name, value in positions.items():
             i = self._q_index.get(name)
@@ -125,13 +132,16 @@ class TfTree:
         return out
 
     def static_transforms(self) -> list[Transform]:
-        """Transforms of the fixed joints (for ``/tf_static``)."""
+        """Transform of the fixed joints (for ``/tf_static``)."""
         return self._edges(self.neutral, self.static_joints)
 
     def moving_transforms(self, q: np.ndarray, joints: Sequence[str] | None = None
                           ) -> list[Transform]:
-        """Transforms of the movable joints (or of the named ones) at configuration ``q``
-        (for ``/tf``; a joint's transform depends on its own coordinate only)."""
+        """
+        Transform of the movable joints (or of the named ones) at configuration ``q``.
+
+        (for ``/tf``; a joint's transform depends on its own coordinate only).
+        """
         chosen = self.moving_joints if joints is None else \
             [j for j in self.moving_joints if j.name in set(joints)]
         return self._edges(np.asarray(q, dtype=float), chosen)
@@ -145,8 +155,11 @@ class TfTree:
 
 
 def tf_message(typestore, stamp_ns: int, transforms: Sequence[Transform]):
-    """A rosbags ``tf2_msgs/msg/TFMessage`` object (serialize it with
-    ``typestore.serialize_cdr(msg, 'tf2_msgs/msg/TFMessage')``)."""
+    """
+    Return a rosbags ``tf2_msgs/msg/TFMessage`` object.
+
+    (serialize it with ``typestore.serialize_cdr(msg, 'tf2_msgs/msg/TFMessage')``).
+    """
     types = typestore.types
     sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
     stamp = types['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec)
@@ -166,8 +179,11 @@ def tf_message(typestore, stamp_ns: int, transforms: Sequence[Transform]):
 
 def compose(transforms: Sequence[Transform], target: str, fixed_frame: str = 'world'
             ) -> tuple[np.ndarray, np.ndarray]:
-    """Position and rotation matrix of ``target`` in ``fixed_frame`` by composing the edges
-    (what a TF listener does). Raises ValueError if the chain is broken."""
+    """
+    Position and rotation matrix of ``target`` in ``fixed_frame`` by composing the edges.
+
+    (what a TF listener does). Raises ValueError if the chain is broken.
+    """
     by_child = {t.child: t for t in transforms}
     chain = []
     frame = target

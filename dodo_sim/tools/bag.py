@@ -1,4 +1,9 @@
-"""Bag helpers shared by the recorder, ``dodo replay``, ``dodo plot``, ``dodo bag`` and the tests
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Bag helpers shared by the recorder, ``dodo replay``, ``dodo plot``, ``dodo bag`` and the tests.
+
 (no rclpy).
 
 Bags are rosbag2 MCAP bags written/read with ``rosbags``; what a dodo_sim bag contains is
@@ -17,15 +22,14 @@ messages (commands) to sim time through the recorded ``/clock``.
 """
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
+import re
 from typing import Any, Iterable, Iterator, Sequence
 
-import numpy as np
-
 from dodo_sim.ros import contract
+import numpy as np
 
 #: Joint names of the hopper: the default of :class:`OfflineBagWriter` (readers take the names
 #: from the bag).
@@ -39,8 +43,12 @@ CONTRACT_TYPES = {topic: contract.topic_type(topic) for topic in DEFAULT_TOPICS}
 
 
 def make_typestore():
-    """A fresh rosbags typestore for ROS 2 Kilted (Jazzy if this rosbags has no Kilted store)."""
-    from rosbags.typesys import Stores, get_typestore
+    """
+    Return a fresh rosbags typestore for ROS 2 Kilted.
+
+    (Jazzy if this rosbags has no Kilted store).
+    """
+    from rosbags.typesys import get_typestore, Stores
     store = getattr(Stores, 'ROS2_KILTED', None) or Stores.ROS2_JAZZY
     return get_typestore(store)
 
@@ -50,7 +58,7 @@ _PRIMITIVES = {'boolean': 'bool', 'octet': 'byte', 'float': 'float32', 'double':
 
 
 def _msg_field_type(idl_type: str) -> tuple[str, list[str]]:
-    """rosidl Python field type (``sequence<double, 3>``...) -> .msg type, nested type names."""
+    """Rosidl Python field type (``sequence<double, 3>``...) -> .msg type, nested type names."""
     match = re.fullmatch(r'sequence<(.+?)(?:,\s*(\d+))?>', idl_type)
     if match:
         inner, nested = _msg_field_type(match.group(1))
@@ -70,7 +78,8 @@ def _full_type_name(name: str) -> str:
 
 
 def register_msg_class(typestore, type_name: str, msg_class) -> None:
-    """Describe a generated rosidl Python message class (and its nested types) in ``typestore``.
+    """
+    Describe a generated rosidl Python message class (and its nested types) in ``typestore``.
 
     Used for message types the rosbags store does not ship (constants are not reproduced).
     """
@@ -243,11 +252,15 @@ def message_joint_names(data: TopicData) -> tuple:
 
 
 def joint_states(data: TopicData, joint_names: Sequence[str] | None = None) -> JointStates:
-    """Merge JointState messages by joint name (messages with a subset of the joints, e.g. from
+    """
+    Merge JointState messages by joint name.
+
+    Merge JointState messages by joint name (messages with a subset of the joints, e.g. from
     separate drivers, update those joints); one row per message once all joints were seen.
 
     ``joint_names``: columns (default: every name in the messages, first appearance order;
-    :func:`robot_info` gives the URDF's order)."""
+    :func:`robot_info` gives the URDF's order).
+    """
     joint_names = tuple(joint_names) if joint_names is not None else message_joint_names(data)
     n = len(joint_names)
     index = {name: i for i, name in enumerate(joint_names)}
@@ -309,7 +322,7 @@ def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> Joint
 
 
 def wrenches(data: TopicData) -> tuple[np.ndarray, np.ndarray]:
-    """WrenchStamped -> (t header stamps s, force (N, 3) N)."""
+    """Return (t header stamps s, force (N, 3) N) of WrenchStamped messages."""
     t = np.array([stamp_seconds(m.header.stamp) for m in data.messages], dtype=float)
     f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
                   for m in data.messages], dtype=float).reshape(-1, 3)
@@ -331,8 +344,12 @@ def clock(data: TopicData) -> np.ndarray:
 
 
 def sim_time(bag: dict[str, TopicData], log_time_ns: np.ndarray) -> np.ndarray:
-    """Sim time (s) at the given bag times, from the latest /clock (or /joint_states stamp) at or
-    before each; bag time relative to the first message when neither is recorded."""
+    """
+    Sim time (s) at the given bag times.
+
+    From the latest /clock (or /joint_states stamp) at or before each; bag time relative to the
+    first message when neither is recorded.
+    """
     log_time_ns = np.asarray(log_time_ns, dtype=np.int64)
     ref_log = ref_t = None
     if contract.CLOCK in bag and len(bag[contract.CLOCK]):
@@ -367,7 +384,8 @@ def _flatten(msg, prefix: str = '') -> dict[str, float]:
 
 
 def named_values(data: TopicData) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
-    """A telemetry topic (e.g. /controller/state) as ``(stamps s or None, {name: values})``.
+    """
+    Return a telemetry topic (e.g. /controller/state) as ``(stamps s or None, {name: values})``.
 
     Understands sensor_msgs/JointState (``name`` -> ``position``), std_msgs/Float64MultiArray
     (names = ``layout.dim[0].label`` split at commas, else ``data[i]``) and any other message
@@ -413,8 +431,11 @@ def topic_types(bag_dir: str | os.PathLike) -> dict[str, str]:
 
 
 def contact_topics(topics: Iterable[str] | dict) -> dict[str, str]:
-    """Contact frame -> topic for the ``/<frame>_contact`` topics among ``topics`` (a bag dict
-    or names; :func:`dodo_sim.ros.contract.contact_topic` naming)."""
+    """
+    Contact frame -> topic for the ``/<frame>_contact`` topics among ``topics``.
+
+    (a bag dict or names; :func:`dodo_sim.ros.contract.contact_topic` naming).
+    """
     out = {}
     for topic in topics:
         if contract.topic_type(topic) == contract.CONTACT_TYPE and topic.endswith('_contact'):
@@ -433,8 +454,11 @@ _PARAMETER_FIELDS = {1: 'bool_value', 2: 'integer_value', 3: 'double_value', 4: 
 
 
 def parameter_value(value) -> Any:
-    """rcl_interfaces/msg/ParameterValue (rosbags or rclpy object) -> Python value (arrays as
-    tuples; None for PARAMETER_NOT_SET)."""
+    """
+    rcl_interfaces/msg/ParameterValue (rosbags or rclpy object) -> Python value.
+
+    (arrays as tuples; None for PARAMETER_NOT_SET).
+    """
     field_name = _PARAMETER_FIELDS.get(int(value.type))
     if field_name is None:
         return None
@@ -473,8 +497,7 @@ def _parameter_type(value: Any) -> int:
 
 
 def parameter_value_msg(cls, value: Any):
-    """A ParameterValue of message class ``cls`` (rosbags type or rclpy class) holding
-    ``value``."""
+    """Return a ParameterValue of class ``cls`` (rosbags or rclpy) holding ``value``."""
     kind = _parameter_type(value)
     fields = {'type': kind}
     if kind == 1:
@@ -508,10 +531,12 @@ def parameter_value_msg(cls, value: Any):
 
 @dataclass(frozen=True)
 class ParameterRecord:
-    """Parameters of one node in one /parameter_events message.
+    """
+    Parameters of one node in one /parameter_events message.
 
     ``kind``: 'declared' (``new_parameters``: the node's declaration event, or the recorder's
-    snapshot of a node's parameters, see docs/bags.md), 'changed' or 'deleted'."""
+    snapshot of a node's parameters, see docs/bags.md), 'changed' or 'deleted'.
+    """
 
     log_time_ns: int
     stamp_ns: int
@@ -539,9 +564,10 @@ def _node_fqn(node: str) -> str:
 
 @dataclass
 class NodeParameters:
-    """What a bag knows about one node's parameters.
+    """
+    What a bag knows about one node's parameters.
 
-    Attributes:
+    Fields:
         node: fully qualified node name (``/controller``).
         initial: the configuration at start: for each parameter the value of its first
             declaration (the node's declaration event or the recorder's snapshot).
@@ -559,8 +585,11 @@ class NodeParameters:
 
 
 def node_parameters(bag: dict[str, TopicData], node: str) -> NodeParameters | None:
-    """The recorded parameters of ``node`` (``controller`` or ``/controller``), None if the bag
-    has none of them."""
+    """
+    Return the recorded parameters of ``node`` (``controller`` or ``/controller``).
+
+    None if the bag has none of them.
+    """
     data = bag.get(contract.PARAMETER_EVENTS)
     if data is None or not len(data):
         return None
@@ -597,9 +626,10 @@ def recorded_nodes(bag: dict[str, TopicData]) -> list[str]:
 
 @dataclass(frozen=True)
 class RobotInfo:
-    """What the bag says about the robot.
+    """
+    What the bag says about the robot.
 
-    Attributes:
+    Fields:
         urdf_xml: the recorded ``/robot_description`` (or the given URDF), None if neither.
         joint_names: movable joints (URDF/pinocchio order; without a URDF: as in /joint_states).
         actuated_joint_names: joints that take a command: the names of ``/joint_commands``, else
@@ -619,8 +649,11 @@ class RobotInfo:
 
 
 def robot_info(bag: dict[str, TopicData], urdf: str | os.PathLike | None = None) -> RobotInfo:
-    """Joints, actuated joints and contact frames of the recorded robot (see
-    :class:`RobotInfo`)."""
+    """
+    Joints, actuated joints and contact frames of the recorded robot.
+
+    (see :class:`RobotInfo`).
+    """
     xml = None
     model = None
     if urdf is not None:
@@ -664,10 +697,13 @@ def _time_msg(typestore, t_s: float):
 
 
 def flush_chunk(writer) -> bool:
-    """Close the open chunk of a rosbags MCAP ``Writer`` and hand it to the OS, so that a process
-    killed afterwards leaves it readable on disk (``dodo bag recover``). Uses the rosbags MCAP
-    storage's ``close_chunk`` (rosbags 0.11; test_bags_recover checks it). False if this rosbags
-    cannot (then chunks are written every 1 MiB only)."""
+    """
+    Close the open chunk of a rosbags MCAP ``Writer`` and hand it to the OS.
+
+    So that a process killed afterwards leaves it readable on disk (``dodo bag recover``). Uses the
+    rosbags MCAP storage's ``close_chunk`` (rosbags 0.11; test_bags_recover checks it). False if
+    this rosbags cannot (then chunks are written every 1 MiB only).
+    """
     storage = getattr(writer, 'storage', None)
     chunk = getattr(storage, 'chunk', None)
     if storage is None or chunk is None or not hasattr(storage, 'close_chunk') \
@@ -680,8 +716,10 @@ def flush_chunk(writer) -> bool:
 
 
 class OfflineBagWriter:
-    """Write the dodo topics of an offline (no-DDS) run to a rosbag2 MCAP bag, in the layout the
-    ROS nodes and the recorder produce (docs/bags.md).
+    """
+    Write the dodo topics of an offline (no-DDS) run to a rosbag2 MCAP bag.
+
+    In the layout the ROS nodes and the recorder produce (docs/bags.md).
 
     Bag times are ``log_offset_ns + t * 1e9`` (sim time on a wall-clock-like base) unless given.
     Used by tests (synthetic bags) and anything that logs a core-only run::
@@ -783,9 +821,12 @@ class OfflineBagWriter:
 
     def step(self, t: float, q, v, effort, forces, log_ns: int | None = None,
              names=HOPPER_JOINT_NAMES, contact_frames=('foot',)) -> None:
-        """One simulator step in the simulator node's order: the contact topics, /joint_states,
-        /clock (same stamp). ``forces``: one force per contact frame ([x, z] or [x, y, z]; a
-        single 1-D force for one frame)."""
+        """
+        One simulator step in the simulator node's order.
+
+        The contact topics, /joint_states, /clock (same stamp). ``forces``: one force per contact
+        frame ([x, z] or [x, y, z]; a single 1-D force for one frame).
+        """
         base = self._log_ns(t, log_ns)
         forces = np.asarray(forces, dtype=float)
         rows = forces.reshape(1, -1) if forces.ndim == 1 else forces
@@ -797,8 +838,11 @@ class OfflineBagWriter:
         self.clock(t, base + 2)
 
     def joint_command(self, t: float, names, effort, log_ns: int | None = None) -> None:
-        """``/joint_commands`` answering the state at ``t`` (stamp ``t``; bag time just after
-        the state)."""
+        """
+        ``/joint_commands`` answering the state at ``t``.
+
+        (stamp ``t``; bag time just after the state).
+        """
         msg = self.typestore.types['sensor_msgs/msg/JointState'](
             header=self._header(t), name=list(names), position=np.zeros(0),
             velocity=np.zeros(0), effort=np.asarray(effort, dtype=float))
@@ -840,13 +884,21 @@ class OfflineBagWriter:
 
     def parameters(self, node: str, values: dict, t: float = 0.0,
                    log_ns: int | None = None) -> None:
-        """A node's parameters at start (``new_parameters``: its declaration event, or what
-        the recorder's snapshot writes)."""
+        """
+        Record a node's parameters at start.
+
+        A node's parameters at start (``new_parameters``: its declaration event, or what the
+        recorder's snapshot writes).
+        """
         self._parameter_event(node, t, self._log_ns(t, log_ns), new=values)
 
     def parameter_change(self, node: str, values: dict, t: float,
                          log_ns: int | None = None) -> None:
-        """A runtime change (``changed_parameters``, as after ``ros2 param set``)."""
+        """
+        Record a runtime parameter change.
+
+        A runtime change (``changed_parameters``, as after ``ros2 param set``).
+        """
         self._parameter_event(node, t, self._log_ns(t, log_ns), changed=values)
 
     def tf_static(self, transforms, log_ns: int | None = None) -> None:

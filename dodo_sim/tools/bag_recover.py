@@ -1,4 +1,8 @@
-"""Rebuild a usable rosbag2 bag from the MCAP file of a recording that did not end cleanly.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Rebuild a usable rosbag2 bag from the MCAP file of a recording that did not end cleanly.
 
 A recorder killed with SIGKILL (or a power loss) leaves ``<bag>/<name>.mcap`` without its summary
 section and no ``metadata.yaml``: rosbags, ``ros2 bag`` and Foxglove refuse it. Everything up to
@@ -24,11 +28,11 @@ A bag whose MCAP file lacks its footer is truncated even when ``metadata.yaml`` 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import os
+from pathlib import Path
 import shutil
 import struct
-from dataclasses import dataclass, field
-from pathlib import Path
 
 #: suffix of the damaged original kept beside an in-place recovery
 DAMAGED_SUFFIX = '.damaged'
@@ -172,7 +176,7 @@ def mcap_files(bag_dir: Path) -> list[Path]:
 
 def _hash_and_def(schema) -> tuple[str, str]:
     """(message definition text, RIHS01 hash) of an MCAP schema record."""
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    from rosbags.typesys import get_types_from_msg, get_typestore, Stores
     text = schema.data.decode() if isinstance(schema.data, (bytes, bytearray, memoryview)) \
         else str(schema.data)
     if schema.encoding != 'ros2msg':
@@ -242,9 +246,13 @@ class _Rebuild:
 
 
 def chunk_records(chunk) -> list:
-    """Schema, Channel and Message records of an MCAP chunk, every record checked against the
-    chunk's bounds (the mcap library's ``breakup_chunk`` reads a record whose length runs past
-    the chunk as a message holding the rest). Raises ValueError on a damaged chunk."""
+    """
+    Yield the Schema, Channel and Message records of an MCAP chunk.
+
+    Schema, Channel and Message records of an MCAP chunk, every record checked against the chunk's
+    bounds (the mcap library's ``breakup_chunk`` reads a record whose length runs past the chunk as
+    a message holding the rest). Raises ValueError on a damaged chunk.
+    """
     from io import BytesIO
 
     from mcap.data_stream import ReadDataStream

@@ -1,4 +1,8 @@
-"""``dodo bag``: look at and repair bags (docs/bags.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo bag``: look at and repair bags (docs/bags.md).
 
 ::
 

@@ -1,4 +1,8 @@
-"""The ``dodo`` command line.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The ``dodo`` command line.
 
 Subcommands::
 

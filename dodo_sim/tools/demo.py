@@ -1,4 +1,8 @@
-"""``dodo demo``: simulator-only checks a new user can run without ROS.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo demo``: simulator-only checks a new user can run without ROS.
 
 Runs, with each integrator, a passive drop (straight leg, zero torque) and a PD-held bent leg
 dropped from
@@ -8,16 +12,15 @@ ground force against the weight, speed against real time). ``--plot FILE`` saves
 from __future__ import annotations
 
 import argparse
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+import time
 
 from dodo_sim.model import Kinematics
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.rollout import JointHold, rollout
 from dodo_sim.simulator import INTEGRATORS, SimConfig, Simulator
+import numpy as np
 
 STANCE_POSE = (0.0, 1.0, 0.3, -0.6)  # [x m, z m, hip rad, knee rad]: knee bent
 STRAIGHT_POSE = (0.0, 1.0, 0.0, 0.0)  # a passive straight leg lands like one rigid body

@@ -1,4 +1,8 @@
-"""``dodo hop``: run the dodo_sim graph as supervised processes over real DDS (no ROS install).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo hop``: run the dodo_sim graph as supervised processes over real DDS (no ROS install).
 
 ::
 
@@ -41,16 +45,16 @@ ended early, the simulation diverged, the wall-clock limit, the bag not closed),
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 import math
 import os
+from pathlib import Path
 import re
 import shutil
 import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
@@ -59,7 +63,6 @@ from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
-from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
 from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
 from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch, fifo_permitted
@@ -89,7 +92,7 @@ STOP_GRACE_S, TERM_GRACE_S = 15.0, 5.0
 
 
 def exit_name(code: int | None, node: str = '') -> str:
-    """What a node's exit code means."""
+    """Return What a node's exit code means."""
     if code is not None and code < 0:
         return f'killed by {signal.Signals(-code).name}'
     return (DRIVER_EXIT_NAMES if node == 'driver' else NODE_EXIT_NAMES).get(code, 'failed')
@@ -100,13 +103,17 @@ class UsageError(ValueError):
 
 
 def one_line(text: str) -> str:
-    """A message on one line (YAML errors and the like span several)."""
+    """Return a message on one line (YAML errors and the like span several)."""
     return re.sub(r'\s*\n\s*', ' ', str(text)).strip()
 
 
 def write_params_file(path: Path, parameters: dict[str, dict[str, Any]]) -> Path:
-    """Write ``{node: {name: value}}`` as a ROS params file (typed YAML: strings quoted where
-    YAML would read them as something else, e.g. ``'123'``, ``'true'``, ``'run #1'``)."""
+    """
+    Write ``{node: {name: value}}`` as a ROS params file.
+
+    (typed YAML: strings quoted where YAML would read them as something else, e.g. ``'123'``,
+    ``'true'``, ``'run #1'``).
+    """
     data = {node: {'ros__parameters': {k: (list(v) if isinstance(v, tuple) else v)
                                        for k, v in params.items()}}
             for node, params in parameters.items()}
@@ -126,8 +133,12 @@ def node_command(spec: graph.NodeSpec, params_file: Path, generated: Path,
 
 
 def _check_new_dir(path: Path, what: str) -> None:
-    """``path`` can be created: it does not exist and its nearest existing parent is a writable
-    directory (probed by creating and removing a directory there)."""
+    """
+    ``path`` can be created.
+
+    It does not exist and its nearest existing parent is a writable directory (probed by creating
+    and removing a directory there).
+    """
     if path.exists():
         raise UsageError(f'{what} {path} exists already; choose a new one')
     ancestor = path.absolute().parent
@@ -164,8 +175,11 @@ class RunResult:
     outcome_monitor: dict | None = None   # the controller's monitor (walker: steps, fall)
 
     def walk_summary(self) -> str | None:
-        """One line on the walk (controllers with an outcome monitor): steps, distance, speed
-        and the fall, from the controller's summary line."""
+        """
+        One line on the walk (controllers with an outcome monitor).
+
+        Steps, distance, speed and the fall, from the controller's summary line.
+        """
         m = self.outcome_monitor
         if not m or 'steps' not in m:
             return None
@@ -182,8 +196,12 @@ class RunResult:
         return text
 
     def exchange_summary(self) -> str | None:
-        """One line on the simulator <-> controller exchange: command ages (p50/p99/max, ms),
-        overruns, timeouts, stale, rejected and foreign (ignored) commands."""
+        """
+        One line on the simulator <-> controller exchange.
+
+        Command ages (p50/p99/max, ms), overruns, timeouts, stale, rejected and foreign (ignored)
+        commands.
+        """
         x = self.exchange
         if not x:
             return None
@@ -203,8 +221,12 @@ class RunResult:
                     if x.get('waits') else ''))
 
     def driver_summary(self) -> str | None:
-        """One line on the driver's loop: cycles and rate, cycle period and state-to-command
-        age (p50/p99/max, ms), watchdog trips, missed replies, skipped emulator steps."""
+        """
+        One line on the driver's loop.
+
+        Cycles and rate, cycle period and state-to-command age (p50/p99/max, ms), watchdog trips,
+        missed replies, skipped emulator steps.
+        """
         x = self.driver
         if not x:
             return None
@@ -224,7 +246,7 @@ class RunResult:
                 f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s), "
                 f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
-                f"rejected command(s)"
+                f'rejected command(s)'
                 + (f", {x['skipped_steps']} skipped emulator step(s)"
                    if x.get('skipped_steps') is not None else ''))
 
@@ -255,7 +277,8 @@ class RunResult:
 
 
 class HopRun:
-    """Check, start, watch and stop the graph processes (usable from tests).
+    """
+    Check, start, watch and stop the graph processes (usable from tests).
 
     ``check()`` validates everything and takes the ROS domain; ``start()`` starts the nodes;
     ``wait()`` pumps their output until the simulator ends; ``stop()`` stops the rest in order;
@@ -322,7 +345,7 @@ class HopRun:
 
     @property
     def robot(self) -> graph.Robot:
-        """The robot of the run: controller, model, contact frames (from the params file)."""
+        """Return the robot of the run: controller, model, contact frames (from the params file)."""
         if self._robot is None:
             self._robot = graph.robot_from_params(self.params_file, self.model)
         return self._robot
@@ -368,7 +391,7 @@ class HopRun:
         self.env['ROS_DOMAIN_ID'] = str(self.domain.domain_id)
 
     def _node_configs(self, name: str) -> dict:
-        """The node's config dataclasses built from the params file plus what dodo hop sets."""
+        """Return the nodes' config dataclasses: the params file plus what dodo hop sets."""
         values = node_parameters(self.params_file, name)
         values.update(self.graph_parameters().get(name, {}))
         out = {}
@@ -379,7 +402,11 @@ class HopRun:
         return out
 
     def _check_real_bus(self) -> None:
-        """A real bus is driven only from a params file that names it and its calibration."""
+        """
+        Check that a real bus is driven only from a complete params file.
+
+        A real bus is driven only from a params file that names it and its calibration.
+        """
         section = node_parameters(self.params_file, graph.DRIVER_NODE)
         missing = [k for k in CAN_REQUIRED if not section.get(k)]
         if missing:
@@ -391,12 +418,16 @@ class HopRun:
 
     @staticmethod
     def _check_models(configs: dict, robot: graph.Robot) -> None:
-        """The simulator (or the driver's emulated hardware) builds its model and the driver
-        its actuators on it; the controller (and its outcome monitor) accepts its
-        configuration on that robot (the hopper: its set-points on that leg).
+        """
+        Wait until the simulator or emulated hardware has built its model.
+
+        The simulator (or the driver's emulated hardware) builds its model and the driver its
+        actuators on it; the controller (and its outcome monitor) accepts its configuration on that
+        robot (the hopper: its set-points on that leg).
 
         What the URDF parser (C++) prints on stderr is kept out of the terminal and added to
-        the one error line."""
+        the one error line.
+        """
         from dodo_control.registry import controller_entry
         from dodo_sim.simulator import Simulator
         ctrl = configs['controller']
@@ -511,17 +542,19 @@ class HopRun:
         self.group.pump(timeout)
 
     def start(self, ready_timeout: float = 60.0, latch: SignalLatch | None = None) -> bool:
-        """Start every node: recorder first (waits for its ready line), simulator last.
+        """
+        Start every node: recorder first (waits for its ready line), simulator last.
 
         False if a signal arrived meanwhile (the caller stops); RuntimeError if the recorder
-        does not get ready."""
+        does not get ready.
+        """
         if self.domain is None:
             self.check()
         self._started_at = time.monotonic()
         self._tmp = Path(tempfile.mkdtemp(prefix='dodo_hop-'))
         commands = self.commands(self._tmp)
         for name in sorted(commands, key=lambda n: {'recorder': 0, 'simulator': 2,
-                                                     'driver': 2}.get(n, 1)):
+                                                    'driver': 2}.get(n, 1)):
             fifo = graph.realtime_priority(graph.node(name), self.hardware is None,
                                            self.realtime_priority)
             child = self.group.start(name, commands[name], self._on_line, fifo_priority=fifo)
@@ -540,10 +573,13 @@ class HopRun:
         return True
 
     def wait(self, timeout: float, latch: SignalLatch | None = None) -> bool:
-        """Pump output until the simulator (or driver) exits (True), a signal arrives or
-        ``timeout`` s of wall time pass (False). A process that ends early is reported; the run
-        goes on (without the controller the simulator steps with zero torque, the driver
-        damps the joints)."""
+        """
+        Pump output until the simulator (or driver) exits (True).
+
+        A signal arrives or ``timeout`` s of wall time pass (False). A process that ends early is
+        reported; the run goes on (without the controller the simulator steps with zero torque, the
+        driver damps the joints).
+        """
         deadline = time.monotonic() + timeout
         sim = self.children[self.clock]
         while True:
@@ -581,9 +617,11 @@ class HopRun:
                 return False
 
     def stop(self, latch: SignalLatch | None = None, fast: bool = False) -> None:
-        """Stop every running child: SIGINT one after the other (simulator first, recorder
-        last), escalating to SIGTERM and SIGKILL after deadlines; ``fast``: SIGTERM all at once.
-        Each further signal in ``latch`` escalates one step for all (2nd: SIGTERM, 3rd: SIGKILL).
+        """
+        Stop every running child: SIGINT one after the other (simulator first, recorder last).
+
+        Escalating to SIGTERM and SIGKILL after deadlines; ``fast``: SIGTERM all at once. Each
+        further signal in ``latch`` escalates one step for all (2nd: SIGTERM, 3rd: SIGKILL).
         """
         seen = latch.count() if latch is not None else 0
         level = 1 if fast else 0           # 0 SIGINT in order, 1 SIGTERM all, 2 SIGKILL all
@@ -644,9 +682,13 @@ class HopRun:
     # -- results ---------------------------------------------------------------------------
 
     def simulated_time(self) -> tuple[float | None, int | None, str | None]:
-        """(simulated s reached, steps, stop reason): the simulator's summary line, else the
-        last /clock in the bag, else its stop_after line. On hardware: (driver s since the
-        first enable, cycles, stop reason) from the driver's summary line."""
+        """
+        (Simulate s reached, steps, stop reason).
+
+        The simulator's summary line, else the last /clock in the bag, else its stop_after line. On
+        hardware: (driver s since the first enable, cycles, stop reason) from the driver's summary
+        line.
+        """
         if self.hardware is not None:
             x = self.driver_summary or {}
             t = x.get('run_time_s')
@@ -700,7 +742,7 @@ class HopRun:
             zero = (self.sim_summary or {}).get('zero_torque_steps', '?')
             self._fail(f'{timeouts} command timeout(s): the controller did not answer within '
                        f'command_timeout and the simulator applied zero torque on {zero} '
-                       f'step(s), so this run does not show the controller\'s behaviour (a '
+                       f"step(s), so this run does not show the controller's behaviour (a "
                        f'stalled controller or an overloaded machine)')
         foreign = (self.sim_summary or {}).get('foreign') or 0
         if foreign:
@@ -730,7 +772,11 @@ class HopRun:
                          driver=self.driver_summary, outcome_monitor=self.controller_summary)
 
     def run(self, wall_timeout: float) -> RunResult:
-        """check() must have passed. Start, wait, stop, with SIGINT/SIGTERM/SIGHUP handled."""
+        """
+        check() must have passed.
+
+        Start, wait, stop, with SIGINT/SIGTERM/SIGHUP handled.
+        """
         with SignalLatch() as latch:
             outcome = 'failed'
             try:
@@ -757,11 +803,15 @@ class HopRun:
 
 
 def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
-    """(time of the last /clock in a closed bag, s; a problem found): /clock must rise strictly
-    in bag order — a step back means the bag holds a second graph's messages."""
-    import numpy as np
+    """
+    (time of the last /clock in a closed bag, s; a problem found).
+
+    /clock must rise strictly in bag order — a step back means the bag holds a second graph's
+    messages.
+    """
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import clock, read_bag
+    import numpy as np
     try:
         data = read_bag(bag, [contract.CLOCK])
     except (OSError, ValueError) as exc:
@@ -780,10 +830,13 @@ def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
 
 
 def check_driver(config) -> str:
-    """The driver's configuration on its robot description, without opening a bus: actuators
-    and boom joints exist with limits (the checks of :class:`DriverCore`), the calibration file
-    reads, and on emulated hardware the physics builds at ``emulator_initial_q``. Returns the
-    URDF XML (ValueError naming the bad value)."""
+    """
+    Return the driver's configuration on its robot description, without opening a bus.
+
+    Actuators and boom joints exist with limits (the checks of :class:`DriverCore`), the
+    calibration file reads, and on emulated hardware the physics builds at ``emulator_initial_q``.
+    Returns the URDF XML (ValueError naming the bad value).
+    """
     from dodo_sim.hardware.config import urdf_joints
     from dodo_sim.hardware.driver import DriverCore
     from dodo_sim.model import robot_description_xml
@@ -802,9 +855,12 @@ def check_driver(config) -> str:
 
 
 def recorded_states_note(bag, driver: dict) -> str:
-    """How many of the driver's published /joint_states the bag holds. On hardware nothing
-    waits for the recorder: a loaded machine can make it miss states (its reliable reader
-    falls more than the writer's history behind), and that is said, not hidden."""
+    """
+    How many of the driver's published /joint_states the bag holds.
+
+    On hardware nothing waits for the recorder: a loaded machine can make it miss states (its
+    reliable reader falls more than the writer's history behind), and that is said, not hidden.
+    """
     from dodo_sim.tools.bag import message_counts
     recorded = message_counts(bag).get(contract.JOINT_STATES, 0)
     published = driver.get('published')
@@ -942,7 +998,7 @@ def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (``dodo hop: error: ...``) raised, not printed."""
+    """Argparse with one-line errors (``dodo hop: error: ...``) raised, not printed."""
 
     def error(self, message):
         raise UsageError(message)
@@ -950,7 +1006,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(profile: str = 'hop', description: str | None = None,
                  failed: str = 'failed') -> argparse.ArgumentParser:
-    """The options of ``dodo <profile>`` (graph.PROFILES: the default params file)."""
+    """Return the options of ``dodo <profile>`` (graph.PROFILES: the default params file)."""
     params = '/'.join(graph.profile(profile).params_file)
     parser = _Parser(
         prog=f'dodo {profile}', description=description or __doc__.split('\n\n')[0],

@@ -1,4 +1,8 @@
-"""``dodo optimize``: tune controller (and simulator) parameters over closed-loop scenarios.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo optimize``: tune controller (and simulator) parameters over closed-loop scenarios.
 
 ::
 
@@ -31,11 +35,13 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+from dataclasses import dataclass, field
 import difflib
 import itertools
 import math
 import multiprocessing
 import os
+from pathlib import Path
 import re
 import signal
 import socket
@@ -46,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from dodo_control.scenarios import build_configs, Perturbation, robot_module, ScenarioFailed
 import yaml
 
 from dodo_control.scenarios import Perturbation, ScenarioFailed, build_configs, robot_module
@@ -91,11 +98,13 @@ def _raise_terminated(signum, frame):
 
 @dataclass(frozen=True)
 class Parameter:
-    """One tuned parameter: ``section.name`` of the robot's config dataclasses, or one element
-    ``section.name[index]`` of a tuple-valued field (e.g. ``controller.pulse_phase[0]``; the other
-    elements keep their fixed or default values).
+    """
+    One tuned parameter: ``section.name`` of the robot's config dataclasses.
 
-    Attributes:
+    Or one element ``section.name[index]`` of a tuple-valued field (e.g.
+    ``controller.pulse_phase[0]``; the other elements keep their fixed or default values).
+
+    Fields:
         section / name: params-file section and config field.
         index: element of a tuple-valued field, or None for the whole (scalar) field.
         kind: 'float', 'int' or 'categorical'.
@@ -165,8 +174,11 @@ class Study:
         return len(self.scenarios) * len(self.perturbations)
 
     def values(self, tuned: Mapping[str, Any]) -> dict:
-        """Section -> {field: value}: the fixed values with ``tuned`` (``section.name`` keys)
-        on top."""
+        """
+        Section -> {field: value}.
+
+        The fixed values with ``tuned`` (``section.name`` keys) on top.
+        """
         out = {section: dict(values) for section, values in self.fixed.items()}
         for key, value in tuned.items():
             section, name = key.split('.', 1)
@@ -221,8 +233,11 @@ def _with_element(vector, index: int, value) -> tuple:
 
 def _check_value(cls, fixed: Mapping, name: str, value, where: str,
                  index: int | None = None) -> None:
-    """Refuse a value the config dataclass does not accept (with the study's fixed values);
-    with ``index``, ``value`` is that element of the tuple-valued field ``name``."""
+    """
+    Refuse a value the config dataclass does not accept (with the study's fixed values).
+
+    With ``index``, ``value`` is that element of the tuple-valued field ``name``.
+    """
     field_value = value
     if index is not None:
         field_value = _with_element(fixed.get(name, _field_default(cls, name)), index, value)
@@ -540,9 +555,10 @@ def _load_study(path: Path) -> Study:
 
 @dataclass
 class Evaluation:
-    """Objective values of one parameter set and the runs behind them.
+    """
+    Objective values of one parameter set and the runs behind them.
 
-    Attributes:
+    Fields:
         values: one value per objective (penalty where a selected run failed).
         runs: [{'scenario', 'perturbation', 'metrics' or 'failure'}] in evaluation order.
         wall_s: evaluation time, s.
@@ -558,8 +574,12 @@ class Evaluation:
 
 
 def evaluate(study: Study, tuned: Mapping[str, Any]) -> Evaluation:
-    """Run every scenario under every perturbation with the fixed values plus ``tuned``
-    (``section.name`` keys) and aggregate the objectives."""
+    """
+    Run every scenario under every perturbation.
+
+    Run every scenario under every perturbation with the fixed values plus ``tuned``
+    (``section.name`` keys) and aggregate the objectives.
+    """
     start = time.perf_counter()
     values = study.values(tuned)
     runs = []
@@ -716,7 +736,7 @@ def _worker_process(study_path, storage_url, trials, liveness, local_index):  # 
 # -- results --------------------------------------------------------------------------------
 
 def best_trial(opt, study: Study):
-    """The best complete trial (several objectives: the Pareto trial best in the first)."""
+    """Return the best complete trial (several objectives: the Pareto trial best in the first)."""
     if len(study.objectives) == 1:
         return opt.best_trial
     sign = 1.0 if study.objectives[0].direction == 'minimize' else -1.0
@@ -724,7 +744,7 @@ def best_trial(opt, study: Study):
 
 
 def params_file_text(study: Study, trial, baseline_trial=None) -> str:
-    """A params file with the study's fixed values and the trial's parameters per section."""
+    """Return a params file of the study's fixed values and the trial's parameters."""
     values = study.values({p.key: trial.params[p.key] for p in study.parameters})
     lines = [f'# dodo optimize: study {study.name} ({study.path.name}), robot {study.robot}',
              f'# best trial {trial.number}: '
@@ -743,8 +763,11 @@ def params_file_text(study: Study, trial, baseline_trial=None) -> str:
 
 
 def plot_history(study: Study, trials: list, path: Path) -> None:
-    """Objective value per trial, the best so far and the baseline (trial 0), one panel per
-    objective; PNG."""
+    """
+    Objective value per trial, the best so far and the baseline (trial 0).
+
+    One panel per objective; PNG.
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt

@@ -1,4 +1,8 @@
-"""``dodo plot BAG --out DIR``: figures of a recorded run and an animation of the robot.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo plot BAG --out DIR``: figures of a recorded run and an animation of the robot.
 
 Robot-agnostic and headless (matplotlib Agg, no pyplot state). Everything comes from the bag
 (``docs/bags.md``): joints from ``/joint_states`` and the recorded ``/robot_description``
@@ -41,19 +45,18 @@ Python: ``plot_bag(bag_dir, out_dir) -> list[Path]`` (what ``dodo hop`` calls).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 import math
 import os
+from pathlib import Path
 import shutil
 import sys
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
-
-import numpy as np
+import xml.etree.ElementTree as ET
 
 from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,11 @@ class PlotConfig:
 
 @dataclass
 class RunData:
-    """Everything the figures need, as arrays on the /joint_states time base (s); positions
-    are world x, y, z (m)."""
+    """
+    Everything the figures need, as arrays on the /joint_states time base (s).
+
+    Positions are world x, y, z (m).
+    """
 
     t: np.ndarray              # joint-state stamps, s
     joint_names: tuple
@@ -133,13 +139,15 @@ def _link_masses(urdf_xml: str) -> dict:
 
 
 def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) -> RunData:
-    """Read a bag and compute CoG, base, link and contact-frame positions with the URDF's
-    kinematics."""
-    import pinocchio as pin
+    """
+    Read a bag and compute CoG, base.
 
+    Link and contact-frame positions with the URDF's kinematics.
+    """
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import load_robot
     from dodo_sim.ros.tf_frames import urdf_joints
+    import pinocchio as pin
 
     types = bagio.topic_types(bag_dir)
     wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
@@ -228,7 +236,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
 
 
 def _boom_dynamics(model_info, urdf_xml: str):
-    """The boom-mounted leg's task-frame dynamics if the robot is one, else None."""
+    """Return the boom-mounted leg's task-frame dynamics if the robot is one, else None."""
     from dodo_control.boom import boom_layout_problem
     if boom_layout_problem(model_info) is not None:
         return None
@@ -238,8 +246,12 @@ def _boom_dynamics(model_info, urdf_xml: str):
 
 def _boom_task_frame(dyn, js, links: dict, contact_pos: dict, segments: tuple, joints: list,
                      hip_joint: str):
-    """World positions -> the boom's task frame [arc, 0, height] (module docs); CoG and base
-    become the hip (the SLIP point, with its task velocity); segments from the hip down."""
+    """
+    World positions -> the boom's task frame [arc, 0, height] (module docs).
+
+    CoG and base become the hip (the SLIP point, with its task velocity); segments from the hip
+    down.
+    """
     n = len(js.t)
     yaw = js.q[:, 0]
 
@@ -265,8 +277,11 @@ def _boom_task_frame(dyn, js, links: dict, contact_pos: dict, segments: tuple, j
 
 
 def contact_phase(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """(t, phase 0 flight / 1 stance, source) from the SLIP controller if recorded, else from
-    the contact forces (any frame above the threshold)."""
+    """
+    (t, phase 0 flight / 1 stance, source) from the SLIP controller if recorded.
+
+    Else from the contact forces (any frame above the threshold).
+    """
     if _has_slip(run, 'phase'):
         return run.state_t, run.state['phase'], 'controller phase'
     frames = [f for f in run.contact_frames if f in run.force_t and len(run.force_t[f])]
@@ -292,8 +307,12 @@ def apexes(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def touchdowns(run: RunData, threshold_n: float) -> dict:
-    """Contact frame -> (t, x of the frame) at each transition of its vertical force above the
-    threshold."""
+    """
+    Touchdown and lift-off times and positions of each contact frame.
+
+    Contact frame -> (t, x of the frame) at each transition of its vertical force above the
+    threshold.
+    """
     out = {}
     for frame in run.contact_frames:
         if frame not in run.force_t or not len(run.force_t[frame]):
@@ -333,8 +352,11 @@ def _has(run: RunData, channel: str) -> bool:
 
 
 def _has_slip(run: RunData, channel: str) -> bool:
-    """A channel of the SLIP controller (another controller's 'phase' means something else:
-    the walker's is its step phase)."""
+    """
+    Return a channel of the SLIP controller.
+
+    (another controller's 'phase' means something else: the walker's is its step phase).
+    """
     return run.controller == 'slip_hopper' and _has(run, channel)
 
 
@@ -363,8 +385,8 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
     _save(fig, out_dir / 'trajectory.png', config.dpi, written)
 
     for values, name, unit_suffix, title in ((run.q, 'joint_positions.png', '', 'positions'),
-                                              (run.v, 'joint_velocities.png', '/s',
-                                               'velocities')):
+                                             (run.v, 'joint_velocities.png', '/s',
+                                              'velocities')):
         fig, axes = _figure(max(2, len(run.joint_names)))
         for i, joint in enumerate(run.joint_names):
             axes[i].plot(run.t, values[:, i], lw=1.0)
@@ -413,7 +435,11 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
 
 
 def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
-    """The hopper's SLIP figures, each only when its channels were recorded."""
+    """
+    Plot the hopper's SLIP figures whose channels were recorded.
+
+    The hopper's SLIP figures, each only when its channels were recorded.
+    """
     if _has_slip(run, 'target_x'):
         fig, ax = _figure()
         ax.plot(run.t, run.com[:, 0], label=f'{run.horizontal} {run.com_name}')
@@ -475,7 +501,11 @@ WALK_CHANNELS = (('steps', 'steps'), ('distance_m', 'distance (m)'), ('fallen', 
 
 
 def _walker_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
-    """The walk monitor's outcome (steps, distance walked, fall flag) when recorded."""
+    """
+    Plot the walk monitor's outcome when recorded.
+
+    The walk monitor's outcome (steps, distance walked, fall flag) when recorded.
+    """
     channels = [(name, label) for name, label in WALK_CHANNELS if _has(run, name)]
     if not channels:
         return
@@ -499,8 +529,12 @@ def frame_indices(t: np.ndarray, fps: float, max_frames: int) -> np.ndarray:
 
 
 def _blit_writer(base):
-    """A matplotlib movie writer that takes each frame from the canvas as drawn (blitted)
-    instead of redrawing the whole figure (axes and ticks cost ~85 ms a frame)."""
+    """
+    Return a matplotlib movie writer that takes each frame from the canvas.
+
+    A matplotlib movie writer that takes each frame from the canvas as drawn (blitted) instead of
+    redrawing the whole figure (axes and ticks cost ~85 ms a frame).
+    """
 
     class BlitWriter(base):
         def grab_frame(self, **savefig_kwargs):
@@ -524,7 +558,11 @@ def _blit_writer(base):
 
 
 def ffmpeg_path() -> str | None:
-    """An ffmpeg executable: from PATH, else the one the ``imageio-ffmpeg`` package ships."""
+    """
+    Return an ffmpeg executable.
+
+    From PATH, else the one the ``imageio-ffmpeg`` package ships.
+    """
     found = shutil.which('ffmpeg')
     if found:
         return found
@@ -626,7 +664,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f'at most this many animation frames (default {defaults.max_frames})')
     parser.add_argument('--urdf', default=None,
                         help="URDF/xacro for the kinematics (default: the bag's "
-                             "/robot_description, else the package default)")
+                             '/robot_description, else the package default)')
     args = parser.parse_args(argv)
     try:
         bagio.topic_types(args.bag)

@@ -1,4 +1,8 @@
-"""``dodo replay BAG [--rate R] [--through-controller]``: replay a recorded run.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo replay BAG [--rate R] [--through-controller]``: replay a recorded run.
 
 * Default: republish every recorded topic (incl. ``/clock``, the latched ``/robot_description``
   and ``/tf_static``) over DDS with the original timing of the bag, scaled by ``--rate``
@@ -29,17 +33,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from dataclasses import dataclass, field
 import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Sequence
-
-import numpy as np
 
 from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
+import numpy as np
 
 STATE_TOPIC = contract.CONTROLLER_STATE
 COMMAND_TOPIC = contract.EFFORT_COMMANDS
@@ -88,8 +91,11 @@ ALIGN_COMMANDS = 5
 
 @dataclass
 class _Recorded:
-    """The recorded commands: source topic, answered stamps (None: commands-only, paired in
-    order), torques (N, len(actuated)), first candidate row for the alignment, bag times."""
+    """
+    The recorded commands: source topic, answered stamps (None: commands-only, paired in order).
+
+    Torques (N, len(actuated)), first candidate row for the alignment, bag times.
+    """
 
     source: str
     stamps: np.ndarray | None
@@ -168,12 +174,16 @@ class _Inputs:
         self.pair_by_stamp = pair_by_stamp
 
     def contact(self, ns: int, row: int):
-        """The controller's contact input for the state stamped ``ns`` (``row`` of the joint
-        states; None if missing): one world ``[fx, fy, fz]`` row per contact frame, shape
-        (n_frames, 3) — what the controller node passes (``dodo_control.controller_node``), for
-        one frame as for several. By stamp, or (contact pairing 'latest') the newest contact
-        recorded before the joint state: arrival order as the recorder saw it, which can differ
-        from the controller's (an approximate replay)."""
+        """
+        Return the controller's contact input for the state stamped ``ns``.
+
+        The controller's contact input for the state stamped ``ns`` (``row`` of the joint states;
+        None if missing): one world ``[fx, fy, fz]`` row per contact frame, shape (n_frames, 3) —
+        what the controller node passes (``dodo_control.controller_node``), for one frame as for
+        several. By stamp, or (contact pairing 'latest') the newest contact recorded before the
+        joint state: arrival order as the recorder saw it, which can differ from the controller's
+        (an approximate replay).
+        """
         rows = []
         for log_ns, forces, by_stamp in self.contacts:
             if self.pair_by_stamp:
@@ -187,8 +197,11 @@ class _Inputs:
         return np.array(rows, dtype=float).reshape(len(rows), 3)
 
     def run(self, ctrl, stamps, before_update=None) -> tuple[list, list, int]:
-        """Feed ``ctrl`` like the controller node does: (torques, indices into stamps, skipped).
-        ``before_update(k, ns)`` runs before the update of the k-th stamp (config changes)."""
+        """
+        Feed ``ctrl`` like the controller node does: (torques, indices into stamps, skipped).
+
+        ``before_update(k, ns)`` runs before the update of the k-th stamp (config changes).
+        """
         replayed, kept, unmatched = [], [], 0
         for k, ns in enumerate(stamps):
             ns = int(ns)
@@ -206,9 +219,12 @@ class _Inputs:
 
 
 def _align(inputs: _Inputs, make_controller, recorded: np.ndarray, last_row: int) -> int:
-    """Row of the state answered by the first command: the candidate among the
-    ``ALIGN_WINDOW_STATES`` rows up to ``last_row`` whose fresh-controller torques match the
-    first ``ALIGN_COMMANDS`` commands best (ties: the latest row)."""
+    """
+    Row of the state answered by the first command.
+
+    The candidate among the ``ALIGN_WINDOW_STATES`` rows up to ``last_row`` whose fresh-controller
+    torques match the first ``ALIGN_COMMANDS`` commands best (ties: the latest row).
+    """
     stamps = inputs.js.stamp_ns
     best_row, best_err = last_row, math.inf
     for row in range(last_row, max(-1, last_row - ALIGN_WINDOW_STATES), -1):
@@ -242,9 +258,12 @@ def _config_values(cls, values: dict) -> dict:
 
 
 def controller_name(recorded, params_file=None, node: str = CONTROLLER_NODE) -> str:
-    """The registry name of the run's controller: the params file's ``controller`` parameter
-    (an override), else the recorded one, else ``slip_hopper`` (bags recorded before the
-    controller node hosted several controllers)."""
+    """
+    Return the registry name of the run's controller.
+
+    The params file's ``controller`` parameter (an override), else the recorded one, else
+    ``slip_hopper`` (bags recorded before the controller node hosted several controllers).
+    """
     from dodo_control.registry import DEFAULT_CONTROLLER
     from dodo_sim.ros.params import node_parameters
     if params_file is not None:
@@ -257,8 +276,7 @@ def controller_name(recorded, params_file=None, node: str = CONTROLLER_NODE) -> 
 
 
 def _package_default_configures(name: str) -> bool:
-    """Whether the package default params file (config/hop.yaml) configures controller
-    ``name``."""
+    """Whether the package default params file (config/hop.yaml) configures controller ``name``."""
     from dodo_control.registry import DEFAULT_CONTROLLER
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import node_parameters
@@ -268,8 +286,12 @@ def _package_default_configures(name: str) -> bool:
 
 def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
                      ) -> ControllerSetup:
-    """The controller of a run (:func:`controller_name`) and its configuration: recorded start
-    values and runtime changes (or ``params_file``, an override), and its contact pairing."""
+    """
+    Return the controller of a run (:func:`controller_name`) and its configuration.
+
+    Recorded start values and runtime changes (or ``params_file``, an override), and its contact
+    pairing.
+    """
     from dodo_control.registry import controller_entry
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_file,
@@ -340,10 +362,13 @@ def _revisions(data: dict) -> dict | None:
 
 
 def controller_names(ctrl, robot: bagio.RobotInfo) -> tuple:
-    """(joint names, actuated joint names, contact frames) the replayed controller takes, in
-    its order: the controller's own ``joint_names`` / ``actuated_joint_names`` /
+    """
+    (joint names, actuated joint names, contact frames) the replayed controller takes.
+
+    In its order: the controller's own ``joint_names`` / ``actuated_joint_names`` /
     ``contact_frames`` (what the controller node sizes its inputs and commands from,
-    ``dodo_control.controller_node.robot_names``), else what the bag says about the robot."""
+    ``dodo_control.controller_node.robot_names``), else what the bag says about the robot.
+    """
     return (tuple(getattr(ctrl, 'joint_names', None) or robot.joint_names),
             tuple(getattr(ctrl, 'actuated_joint_names', None) or robot.actuated_joint_names),
             tuple(getattr(ctrl, 'contact_frames', None) or robot.contact_frames))
@@ -353,8 +378,13 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
                             urdf: str | os.PathLike | None = None,
                             sync_foot_contact: bool | None = None,
                             source: str = 'auto') -> ControllerComparison:
-    """Feed the recorded states to a fresh controller built from the bag and compare its
-    torques with the recorded ones (module docs).
+    """
+    Feed the recorded states to a fresh controller built from the bag.
+
+    Feed the recorded states to a fresh controller built from the bag.
+
+    Feed the recorded states to a fresh controller built from the bag and compare its torques with
+    the recorded ones (module docs).
 
     ``sync_foot_contact``: pair contact forces by stamp (True) or take the newest recorded
     before the state (False); None: as the recorded controller did (its ``contact_pairing``;
@@ -464,14 +494,16 @@ def _qos_for(connection):
 def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
                     topics: Sequence[str] | None = None, start_delay_s: float = 1.0,
                     min_subscribers: int = 0, wait_timeout_s: float = 30.0) -> int:
-    """Republish the bag; returns the number of messages published. Topics whose message type
-    has no Python package here (tf2_msgs, diagnostic_msgs on a plain machine) are skipped with a
-    warning on stderr."""
+    """
+    Republish the bag; returns the number of messages published.
+
+    Topics whose message type has no Python package here (tf2_msgs, diagnostic_msgs on a plain
+    machine) are skipped with a warning on stderr.
+    """
+    from dodo_sim.ros.recorder import message_class
     import rclpy
     from rclpy.clock import Clock, ClockType
     from rclpy.experimental import EventsExecutor
-
-    from dodo_sim.ros.recorder import message_class
 
     if not rate > 0.0:
         raise ValueError(f'--rate must be > 0, got {rate}')

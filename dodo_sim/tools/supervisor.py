@@ -1,4 +1,8 @@
-"""Child processes that die with their supervisor, and a single-threaded loop that watches them.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Child processes that die with their supervisor, and a single-threaded loop that watches them.
 
 Used by ``dodo hop`` (docs/running.md). Every child
 
@@ -24,13 +28,13 @@ Real-time scheduling of the hardware loop (``fifo_priority``): a child can be st
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass, field
 import os
 import selectors
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 PR_SET_PDEATHSIG = 1
@@ -50,11 +54,14 @@ _PRCTL = _libc_prctl()
 
 def die_with_parent(signum: int = signal.SIGTERM,
                     fifo_priority: int = 0) -> Callable[[], None] | None:
-    """A ``preexec_fn`` that asks the kernel to send ``signum`` to the child when the process
-    that started it dies (None where prctl is not available) and, with ``fifo_priority`` > 0,
-    runs the child under ``SCHED_FIFO`` at that priority (every thread it starts inherits it;
-    where that is not permitted the child runs with normal scheduling: see
-    :func:`fifo_permitted`)."""
+    """
+    Return a ``preexec_fn`` that sends ``signum`` to the child when the parent dies.
+
+    A ``preexec_fn`` that asks the kernel to send ``signum`` to the child when the process that
+    started it dies (None where prctl is not available) and, with ``fifo_priority`` > 0, runs the
+    child under ``SCHED_FIFO`` at that priority (every thread it starts inherits it; where that is
+    not permitted the child runs with normal scheduling: see :func:`fifo_permitted`).
+    """
     if _PRCTL is None and fifo_priority <= 0:
         return None
     parent = os.getpid()
@@ -75,8 +82,11 @@ def die_with_parent(signum: int = signal.SIGTERM,
 
 
 def fifo_permitted(priority: int) -> str | None:
-    """None if this process may start children under ``SCHED_FIFO`` at ``priority``, else why
-    not (tried on a short-lived child)."""
+    """
+    None if this process may start children under ``SCHED_FIFO`` at ``priority``, else why not.
+
+    (tried on a short-lived child).
+    """
     if not hasattr(os, 'SCHED_FIFO'):
         return 'SCHED_FIFO is not available on this platform'
     if not 1 <= priority <= os.sched_get_priority_max(os.SCHED_FIFO):
@@ -229,8 +239,12 @@ def set_fifo(priority: int) -> str | None:
 
 
 def main(argv=None) -> int:
-    """``python -m dodo_sim.tools.supervisor fifo PRIORITY -- CMD ...``: exec CMD under
-    SCHED_FIFO at PRIORITY (normal scheduling, with a note on stderr, where that is refused)."""
+    """
+    ``python -m dodo_sim.tools.supervisor fifo PRIORITY -- CMD ...``.
+
+    Exec CMD under SCHED_FIFO at PRIORITY (normal scheduling, with a note on stderr, where that is
+    refused).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 4 or argv[0] != 'fifo' or argv[2] != '--':
         print('usage: python -m dodo_sim.tools.supervisor fifo PRIORITY -- CMD ...',

@@ -1,4 +1,8 @@
-"""``dodo walk``: the Kneed Walker over DDS, supervised — ``dodo hop`` with the walker's defaults.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo walk``: the Kneed Walker over DDS, supervised — ``dodo hop`` with the walker's defaults.
 
 ::
 

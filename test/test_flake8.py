@@ -1,0 +1,30 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The ament flake8 test, as ament_python packages carry it (ros2/demos demo_nodes_py).
+
+ament_flake8 with its default configuration (the flake8 plugins ament_lint_common installs,
+max-line-length 99, google import order) over every Python file of the package tree; folders
+whose name starts with '.' or '_' (.venv, __pycache__) are skipped by ament_flake8 itself.
+"""
+
+from pathlib import Path
+
+from ament_flake8.main import main_with_errors
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+# Known failing until the findings left after the mechanical batches are fixed by hand (104
+# on 2026-11-25: long lines, imports after code, dict() calls, unused names; docs/lint.md).
+# strict: once it passes, this marker makes the run fail until it is removed.
+@pytest.mark.xfail(strict=True, reason='104 ament_flake8 findings left to fix by hand')
+@pytest.mark.flake8
+@pytest.mark.linter
+def test_flake8(monkeypatch):
+    monkeypatch.chdir(PACKAGE_ROOT)  # ament_flake8 checks the current folder, as under colcon
+    rc, errors = main_with_errors(argv=[])
+    assert rc == 0, \
+        'Found %d code style errors / warnings:\n' % len(errors) + '\n'.join(errors)
