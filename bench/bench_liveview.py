@@ -1,4 +1,8 @@
-"""Lockstep rate of ``dodo hop`` with and without a connected Foxglove client (docs/viewing.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Lockstep rate of ``dodo hop`` with and without a connected Foxglove client (docs/viewing.md).
 
 Runs pairs of the same hop, alternating: one without ``--live``, one with ``--live`` and a
 protocol client (test/foxglove_client.py) subscribed to every channel the server advertises.
@@ -19,20 +23,20 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / 'test'))
 
 
 def lockstep_rate(bag: Path) -> float:
-    from rosbags.rosbag2 import Reader
     from dodo_sim.ros import contract
+    from rosbags.rosbag2 import Reader
     with Reader(bag) as reader:
         conns = [c for c in reader.connections if c.topic == contract.JOINT_STATES]
         times = [t for _, t, _ in reader.messages(connections=conns)]
@@ -40,8 +44,11 @@ def lockstep_rate(bag: Path) -> float:
 
 
 def run(bag: Path, duration: float, live_port: int | None) -> tuple[float | None, int]:
-    """One run; (lockstep rate Hz or None if the run failed, messages the client received or
-    -1)."""
+    """
+    One run; (lockstep rate Hz or None if the run failed, messages the client received or.
+
+    -1).
+    """
     from foxglove_client import watch
     cmd = [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--duration', str(duration),
            '--bag', str(bag), '--no-plots']
@@ -75,14 +82,18 @@ class _AllTopics:
 
 
 def recorder_cost(rate_hz: float, blocks: int = 6, messages: int = 3000) -> None:
-    """µs per recorded /joint_states message, bag only vs bag + live view with a client;
-    ``rate_hz``: the live view's limit on the channel (0: every message to the client)."""
+    """
+    Μs per recorded /joint_states message, bag only vs bag + live view with a client; ``rate_hz``.
+
+    The live view's limit on the channel (0: every message to the client).
+    """
     import time
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
+
     from dodo_sim.ros import contract
     from dodo_sim.tools.live_view import LiveView
     from foxglove_client import watch
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import get_typestore, Stores
     store = get_typestore(Stores.ROS2_KILTED)
     types = store.types
     type_name = 'sensor_msgs/msg/JointState'

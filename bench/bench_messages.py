@@ -1,5 +1,10 @@
-"""Per-step message work of the lockstep exchange, in one process, side by side (no DDS timing):
-what reading the 1 kHz inputs and publishing the telemetry cost per step, before and after.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Per-step message work of the lockstep exchange, in one process, side by side (no DDS timing).
+
+What reading the 1 kHz inputs and publishing the telemetry cost per step, before and after.
 
     .venv/bin/python bench/bench_messages.py [--steps 3000] [--rounds 7]
 
@@ -39,12 +44,11 @@ def main(argv=None) -> int:
     parser.add_argument('--steps', type=int, default=3000)
     parser.add_argument('--rounds', type=int, default=7)
     args = parser.parse_args(argv)
-    import rclpy
+    from dodo_sim.ros.cdr import JointStateReader, read_wrench_stamped
     from geometry_msgs.msg import WrenchStamped
+    import rclpy
     from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import JointState
-
-    from dodo_sim.ros.cdr import JointStateReader, read_wrench_stamped
 
     js = JointState(name=['base_x', 'base_z', 'hip', 'knee'], position=[0.1, 1.2, 0.3, -0.6],
                     velocity=[0.0, -1.0, 0.5, 0.2], effort=[0.0, 0.0, 1.5, -2.0])
@@ -107,12 +111,11 @@ def state_work(node, steps: int, rounds: int) -> list:
     controller's telemetry, every state vs at state_period 0.01 s (every 10th state)."""
     import array
 
-    from sensor_msgs.msg import JointState
-
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_control.controller_node import TelemetryChannels
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.ros import contract
+    from sensor_msgs.msg import JointState
 
     ctrl = Controller(default_urdf_path(), ControllerConfig())
     q = np.array([0.0, 1.2, 0.3, -0.6])
@@ -136,9 +139,8 @@ def state_work(node, steps: int, rounds: int) -> list:
                 pub.publish(msg)
         return run
 
-    from rclpy.serialization import serialize_message
-
     from dodo_sim.ros.cdr import JointStateWriter
+    from rclpy.serialization import serialize_message
     joints = node.create_publisher(JointState, '/bench' + contract.JOINT_STATES,
                                    contract.stream_qos())
     names = ['base_x', 'base_z', 'hip', 'knee']

@@ -309,8 +309,11 @@ def dodo_run(command: str, duration: float, env) -> tuple[float, float]:
 
 
 def report_dodo_runs(durations: tuple[float, float], env) -> None:
-    """Marginal wall and CPU time per simulated step of ``dodo hop`` / ``dodo walk`` (the
-    difference of a short and a long run: start-up cancels)."""
+    """
+    Marginal wall and CPU time per simulated step of ``dodo hop`` / ``dodo walk``.
+
+    (the difference of a short and a long run: start-up cancels).
+    """
     short, long_ = durations
     steps = (long_ - short) / 0.001
     for command in ('hop', 'walk'):
@@ -324,7 +327,7 @@ def report_dodo_runs(durations: tuple[float, float], env) -> None:
 
 
 def pick_domain() -> int:
-    """A ROS domain for the bench: from ``DODO_TEST_DOMAINS=lo:hi`` when set."""
+    """Return a ROS domain for the bench: from ``DODO_TEST_DOMAINS=lo:hi`` when set."""
     text = os.environ.get('DODO_TEST_DOMAINS')
     if text:
         low, high = (int(x) for x in text.split(':'))

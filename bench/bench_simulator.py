@@ -30,6 +30,7 @@ import argparse
 import cProfile
 from dataclasses import dataclass, field
 import importlib.util
+import math
 from pathlib import Path
 import pstats
 import statistics
@@ -99,8 +100,11 @@ class DodoEngine:
         return self.state.q.tolist(), self.state.v.tolist()
 
     def leg_state(self):
-        """Angles and rates of the actuated joints (a floating base's 7 / 6 coordinates
-        skipped)."""
+        """
+        Angles and rates of the actuated joints.
+
+        (a floating base's 7 / 6 coordinates skipped).
+        """
         robot, state = self.sim.robot, self.state
         return ([state.q[i + 1] for i in robot.actuated_idx_v] if robot.floating_base
                 else [state.q[i] for i in robot.actuated_idx_v],
@@ -203,12 +207,15 @@ class BulletEngine:
 
 
 class MujocoUrdfEngine:
-    """Any URDF in MuJoCo (mujoco_urdf.py: floating base made explicit, point-like feet),
-    joint torques through qfrc_applied; q and v in dodo_sim's (pinocchio's) layout."""
+    """
+    Any URDF in MuJoCo (mujoco_urdf.py: floating base made explicit, point-like feet).
+
+    Joint torques through qfrc_applied; q and v in dodo_sim's (pinocchio's) layout.
+    """
 
     def __init__(self, model, params, contact_frames, joint_names):
-        from mujoco_urdf import build_mujoco_robot
         import mujoco
+        from mujoco_urdf import build_mujoco_robot
         self.label = 'mujoco'
         self.mujoco = mujoco
         self.robot = build_mujoco_robot(robot_description_xml(model), contact_frames,
@@ -242,8 +249,11 @@ class MujocoUrdfEngine:
 # -- cases -----------------------------------------------------------------------------------
 
 class LegHold:
-    """tau = tau_ff + kp (angles_ref - angles) - kd rates on the actuated joints (engines with
-    ``leg_state()``: a floating-base robot)."""
+    """
+    Tau = tau_ff + kp (angles_ref - angles) - kd rates on the actuated joints.
+
+    (engines with ``leg_state()``: a floating-base robot).
+    """
 
     def __init__(self, angles_ref, tau_ff, kp: float, kd: float):
         self.kp, self.kd = kp, kd

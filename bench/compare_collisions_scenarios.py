@@ -1,12 +1,18 @@
-"""Do link collisions change normal running? Runs the hopper scenarios of
-test/test_scenarios_hopping.py (default model) with SimConfig.collisions = 'feet' and 'links'
-and prints, per scenario and integrator, the largest |q_links - q_feet| over the run and the
-number of control ticks in which a link (not a foot) carried a force.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Do link collisions change normal running?
+
+Runs the hopper scenarios of test/test_scenarios_hopping.py (default model) with
+SimConfig.collisions = 'feet' and 'links' and prints, per scenario and integrator, the largest
+|q_links - q_feet| over the run and the number of control ticks in which a link (not a foot)
+carried a force.
 
     .venv/bin/python bench/compare_collisions_scenarios.py [seconds] [scenario,scenario...]
 """
-import sys
 from pathlib import Path
+import sys
 
 import numpy as np
 

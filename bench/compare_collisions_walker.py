@@ -1,20 +1,25 @@
-"""Does link collision change the Kneed Walker's walk? The walk of test/test_walker_walks.py
-(config/walk.yaml, flat ground) with SimConfig.collisions 'feet' and 'links', both integrators:
-prints the steps walked and the largest |q_links - q_feet| over the run.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Does link collision change the Kneed Walker's walk?
+
+The walk of test/test_walker_walks.py (config/walk.yaml, flat ground) with SimConfig.collisions
+'feet' and 'links', both integrators: prints the steps walked and the largest |q_links - q_feet|
+over the run.
 
     .venv/bin/python bench/compare_collisions_walker.py [max_steps]
 """
 import dataclasses
-import sys
 from pathlib import Path
-
-import numpy as np
+import sys
 
 from dodo_control.walker import WalkerConfig, WalkerController
 from dodo_control.walker_outcome import config_on_terrain
-from dodo_sim.ros.params import config_from_file
 from dodo_sim.rollout import rollout
+from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 WALKER = REPO / 'urdf' / 'kneed_walker.urdf.xacro'

@@ -1,7 +1,12 @@
-"""dodo_sim against MuJoCo and DART on a published quadruped, the Solo-12 of example-robot-data,
-built from the same URDF (docs/physics.md "Robots nobody here wrote"): standing on the static
-foot forces, a 2 cm drop that settles under the static torques plus a PD hold, sliding down a
-15 deg slope (MuJoCo only: dart_model.py has a flat ground).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+dodo_sim against MuJoCo and DART on a published quadruped, the Solo-12 of example-robot-data.
+
+Built from the same URDF (docs/physics.md "Robots nobody here wrote"): standing on the static foot
+forces, a 2 cm drop that settles under the static torques plus a PD hold, sliding down a 15 deg
+slope (MuJoCo only: dart_model.py has a flat ground).
 
     python bench/compare_public_robots.py
 
@@ -10,8 +15,8 @@ Prints one table; test_physics_public_robots.py asserts on the same functions.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
+import sys
 
 import numpy as np
 import pinocchio as pin
@@ -20,11 +25,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / 'test'))
 
-import public_robots as pr  # noqa: E402
-from mujoco_urdf import build_mujoco_robot  # noqa: E402
 from dart_model import build_dart_robot  # noqa: E402
 from dodo_sim.physics.robot import robot_description_xml  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
+from mujoco_urdf import build_mujoco_robot  # noqa: E402
+import public_robots as pr  # noqa: E402
 
 G = 9.81
 SLOPE_DEG, SLOPE_MU = 15.0, 0.1

@@ -107,9 +107,13 @@ def _strip_for_dart(urdf_xml: str) -> tuple[str, set]:
 def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float = 1e-3,
                      friction: float = 0.8, timestep_s: float = 1e-3,
                      detector: str = 'dart', floating: bool = False) -> DartRobot:
-    """Build the world (see module docs). ``contact_frames`` are URDF link names.
-    ``floating``: the URDF's root link gets DART's free joint (positions: rotation vector,
-    then translation; the URDF convention of docs/robots.md), else it is welded to the world."""
+    """
+    Build the world (see module docs).
+
+    ``contact_frames`` are URDF link names. ``floating``: the URDF's root link gets DART's free
+    joint (positions: rotation vector, then translation; the URDF convention of docs/robots.md),
+    else it is welded to the world.
+    """
     import dartpy as dart
 
     xml, massless = _strip_for_dart(urdf_xml)

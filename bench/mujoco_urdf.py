@@ -1,5 +1,11 @@
-"""Any URDF as a MuJoCo model with point-like feet, for side-by-side checks of dodo_sim on
-published robots (test_physics_public_robots.py, bench_simulator.py).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Any URDF as a MuJoCo model with point-like feet.
+
+For side-by-side checks of dodo_sim on published robots (test_physics_public_robots.py,
+bench_simulator.py).
 
 MuJoCo's URDF importer welds the root link to the world (it drops the root's joint to the
 world and merges the root into the world body), so a floating base is made explicit here as
@@ -13,8 +19,8 @@ default solref (0.02 s time constant) and an elliptic cone; joint torques enter 
 """
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+import xml.etree.ElementTree as ET
 
 import mujoco
 import numpy as np
@@ -22,7 +28,10 @@ import numpy as np
 
 @dataclass(frozen=True)
 class MujocoRobot:
-    """Attributes:
+    """
+    The fields of ``MujocoRobot``.
+
+    Fields:
         model / data: MuJoCo model and its data.
         joint_qpos / joint_dof: qpos and dof address of each named 1-DoF joint.
         foot_geoms: geom id of each contact frame's sphere.
@@ -35,8 +44,11 @@ class MujocoRobot:
     foot_geoms: tuple
 
     def set_state(self, base_xyz, base_quat_xyzw, joints: dict, v_base6=None, v_joints=None):
-        """Base pose (world), pinocchio quaternion order [x y z w]; joint angles by name;
-        v_base6: pinocchio's free-flyer velocity [linear (base frame), angular (base frame)]."""
+        """
+        Base pose (world), pinocchio quaternion order [x y z w]; joint angles by name.
+
+        v_base6: pinocchio's free-flyer velocity [linear (base frame), angular (base frame)].
+        """
         d = self.data
         mujoco.mj_resetData(self.model, d)
         d.qpos[:3] = base_xyz

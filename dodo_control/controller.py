@@ -35,16 +35,14 @@ Structure (docs/control.md):
   (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
   phase times make it robust to contact chatter.
 * :mod:`.stance` — support-consistent SLIP law: τ such that r̈_CoG = F_leg/m + g⃗ exactly (the
-  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the
-  spring
+  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the spring
   is pre-compressed by Δl = √(2ΔE/k), ΔE the model-predicted CoG energy lost in the impact.
   Apex regulation: after maximum compression the rest length is re-chosen every tick so that the
   spring holds exactly the vertical energy still missing for the apex set-point (exact at
   liftoff, whatever the speed); a per-hop integral on the measured apex removes what is left.
 * :mod:`.flight` — once per hop, at the apex: position PI (+ lead and impact-drift
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
-  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral
-  angle from the SLIP
+  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
   k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). The
   model-based policies aim the return map at v_set minus a per-hop observer's estimate of its
@@ -63,8 +61,7 @@ Structure (docs/control.md):
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x (boom leg: the hip's arc coordinate R boom_yaw);
 ``apex_height`` the base (boom leg: hip) height above the ground at the apex (docs/control.md).
-"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height
-is estimated from the last foothold
+"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height is estimated from the last foothold
 (``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations
@@ -78,11 +75,10 @@ import numpy as np
 
 from .bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from .dynamics import load_dynamics
-from .flight import (PositionLoop, VelocityLoop, critically_damped_lead, foot_target,
-                     raibert_angle)
-from .phase import FLIGHT, STANCE, PhaseMachine, PhaseParams
-from .slip import (StanceSpec, apex_return_map, apex_return_map_single, apex_return_map_steps,
-                   deadbeat_angle, deadbeat_angle_steps, precompression, run_steps)
+from .flight import critically_damped_lead, foot_target, PositionLoop, raibert_angle, VelocityLoop
+from .phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from .slip import (apex_return_map, apex_return_map_single, apex_return_map_steps, deadbeat_angle,
+                   deadbeat_angle_steps, precompression, run_steps, StanceSpec)
 from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
                      support_projection)
 
@@ -456,7 +452,7 @@ class Controller:
 
     @property
     def contact_frames(self) -> tuple:
-        """Return the contact force sensor read by :meth:`update`: the model's foot frame."""
+        """The contact force sensor read by :meth:`update`: the model's foot frame."""
         return (str(self.dyn.model.frames[self.leg.foot_frame_id].name),)
 
     @property
@@ -633,8 +629,11 @@ class Controller:
         return cfg.velocity_step_fraction / sensitivity
 
     def _calibrate_map_sensitivity(self) -> None:
-        """S = −d v_next / d α of the apex return map with the leg's touchdown impact, around the
-        in-place neutral angle (needs the posture table)."""
+        """
+        S = −d v_next / d α of the apex return map with the leg's touchdown impact.
+
+        Around the in-place neutral angle (needs the posture table).
+        """
         run_steps(self._calibration_steps(None))
 
     def _calibration_steps(self, chunk_steps: int | None):
@@ -735,8 +734,11 @@ class Controller:
 
     @property
     def busy(self) -> bool:
-        """Work spread over the coming ticks is under way (the start-up posture table and
-        calibration, or an apex solve)."""
+        """
+        Work spread over the coming ticks is under way.
+
+        (the start-up posture table and calibration, or an apex solve).
+        """
         return self._apex_job is not None
 
     @property
@@ -911,14 +913,14 @@ class Controller:
                                    or (float(q[2]), float(q[3])))
 
     def _apex_target_rel(self) -> float:
-        """Return the CoG apex height above the foothold that puts the base at ``apex_height``, m."""
+        """CoG apex height above the foothold that puts the base at ``apex_height``, m."""
         offset = self._apex_offset_pred
         if offset is None:
             offset = self._apex_offset if self._apex_offset is not None else 0.0
         return self._config.apex_height + offset + self._apex_correction
 
     def _cog_energy(self, com_z, com_vx, com_vz) -> float:
-        """Return the CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
+        """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
         height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
@@ -938,8 +940,11 @@ class Controller:
         return min(length + stretch, self.max_rest_length)
 
     def _on_apex(self, t, q, com, vcom):
-        """The apex's set-points and loops; returns the return-map solve still to run (a step
-        generator) or None."""
+        """
+        Return the apex's set-points and loops.
+
+        Returns the return-map solve still to run (a step generator) or None.
+        """
         cfg = self._config
         g = abs(float(self.gravity[1]))
         base_h = self.dyn.base_height(q)
@@ -1067,12 +1072,15 @@ class Controller:
             self._x_bias += cfg.displacement_bias_gain * (residual - self._x_bias)
 
     def _apex_solve(self, com, vx: float, v_model: float):
-        """The apex's return-map work as a step generator (one chunk per ``next``), on the
-        inputs of the apex tick (all bound here): 'deadbeat' the angle for ``v_model``;
+        """
+        Yield the apex's return-map work as a step generator (one chunk per ``next``).
+
+        On the inputs of the apex tick (all bound here): 'deadbeat' the angle for ``v_model``;
         'cascade' the neutral angle (keeps the current speed through the coming touchdown and
-        stance, from the SLIP apex return map with the leg's impact: no separate impact term)
-        and the velocity loop around it; then the observer's prediction of the next apex speed.
-        Sets ``_alpha`` and ``_v_pred`` as it gets them."""
+        stance, from the SLIP apex return map with the leg's impact: no separate impact term) and
+        the velocity loop around it; then the observer's prediction of the next apex speed. Sets
+        ``_alpha`` and ``_v_pred`` as it gets them.
+        """
         cfg = self._config
         height = float(com[1] - self._ground)
         spec = self._stance_spec(self._apex_target_rel())
@@ -1102,7 +1110,7 @@ class Controller:
         self._step_apex_job()           # up to its first RK4 chunk (cheap)
 
     def _after(self, pending, t, q, com, vcom):
-        """The pending work, then the apex of (t, q, com, vcom) and its solve, as one job."""
+        """Yield the pending work, then the apex of (t, q, com, vcom) and its solve, as one job."""
         yield from pending
         solve = self._on_apex(t, q, com, vcom)
         if solve is not None:
@@ -1130,15 +1138,21 @@ class Controller:
     # -- posture table: touchdown posture quantities as functions of α ------------------------
 
     def _startup_steps(self, q):
-        """Posture table, then the return-map calibration, as a step generator: one grid point
-        of the table or one chunk of RK4 steps per ``next``."""
+        """
+        Posture table, then the return-map calibration, as a step generator.
+
+        One grid point of the table or one chunk of RK4 steps per ``next``.
+        """
         yield from self._posture_table_steps(np.array(q, dtype=float))
         yield from self._calibration_steps(APEX_SOLVE_RK4_STEPS_PER_TICK)
 
     def _posture_table_steps(self, q):
-        """IK of the flight posture on a grid of α (knee branch of the measured q): the impact map
-        of the CoG velocity (2x2, from N_s with resting joints) and the CoG-minus-base height.
-        A step generator: yields before each grid point."""
+        """
+        IK of the flight posture on a grid of α (knee branch of the measured q).
+
+        The impact map of the CoG velocity (2x2, from N_s with resting joints) and the
+        CoG-minus-base height. A step generator: yields before each grid point.
+        """
         cfg = self._config
         alphas = np.linspace(-cfg.max_angle_of_attack, cfg.max_angle_of_attack, 21)
         impacts = np.full((alphas.size, 2, 2), np.nan)
@@ -1168,8 +1182,11 @@ class Controller:
 
     @staticmethod
     def _impact_from(table):
-        """α -> the 2x2 CoG velocity impact map, interpolated in ``table`` (bound: a later
-        rebuild of the controller's table does not change it)."""
+        """
+        Α -> the 2x2 CoG velocity impact map, interpolated in ``table``.
+
+        (bound: a later rebuild of the controller's table does not change it).
+        """
         alphas, impacts, _ = table
 
         def impact_matrix(alpha: float) -> np.ndarray:

@@ -102,7 +102,8 @@ import sys
 import time
 
 from dodo_sim.model import ModelError
-from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros import contract, diagnostics, node_config, runtime
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateWriter, read_wrench_stamped
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import drain, WarnThrottle
@@ -116,13 +117,6 @@ from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
-
-from dodo_sim.model import ModelError
-from dodo_sim.ros import contract, diagnostics, node_config, runtime
-from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateWriter, read_wrench_stamped
-from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
-                                 declare_config_parameters)
-from dodo_sim.ros.runtime import WarnThrottle, drain
 
 from . import registry
 
@@ -753,7 +747,7 @@ class ControllerNode(Node):
         self._pub_markers.publish(MarkerArray(markers=markers))
 
     def _diagnose(self) -> tuple:
-        """The 'tick' status on /diagnostics: (level, message, values)."""
+        """Return the 'tick' status on /diagnostics: (level, message, values)."""
         ms = _ms
         recent_max, self._recent_tick_max_ns = self._recent_tick_max_ns, 0
         skipped, self._diag_skipped = self.skipped_states - self._diag_skipped, self.skipped_states
@@ -792,6 +786,7 @@ class ControllerNode(Node):
         if self.ctrl is not None:
             self.get_logger().info(runtime.format_summary('controller', self.summary()))
         return super().destroy_node()
+
 
 def _ms(ns):
     return None if ns is None else ns * 1e-6

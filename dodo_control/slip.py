@@ -96,7 +96,8 @@ def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
 
 
 def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_steps: int | None):
-    """Integrate one SLIP stance from touchdown to liftoff (pure-Python RK4, fixed step).
+    """
+    Integrate one SLIP stance from touchdown to liftoff (pure-Python RK4, fixed step).
 
     Compression: spring of rest length ``rest_length``; after maximum compression (located inside
     the step by linear interpolation of l̇, the step is split there) either the same spring
@@ -109,7 +110,7 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
         rest_length: rest length at touchdown (incl. SLIPic pre-compression), m.
         chunk_steps: a generator: yield after every this many RK4 steps (None: never), so a
             caller can spread the integration over control ticks; same arithmetic either way.
-    Returns:
+    Return value:
         (pos_lo, vel_lo, duration) at liftoff as (2,), (2,), float; None if the leg collapses
         (CoG reaches the ground) or no liftoff happens within ``spec.max_time_s`` (as the
         generator's ``StopIteration.value``).
@@ -205,7 +206,7 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
 def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
                     touchdown_length: float, gravity_z: float):
     """
-    Return the CoG position relative to the foot and its velocity just before touchdown.
+    CoG position relative to the foot and CoG velocity just before touchdown.
 
     The CoG falls ballistically from its apex (``apex_height_rel`` above the foothold level) until
     the foot, held at ``touchdown_length`` and angle α, reaches the ground.
@@ -236,7 +237,8 @@ def apex_return_map_single(alpha: float, apex_height_rel: float, apex_vx: float,
 def apex_return_map_steps(alpha: float, apex_height_rel: float, apex_vx: float,
                           touchdown_length: float, spec: StanceSpec, impact_matrix=None,
                           precompress: bool = True, chunk_steps: int | None = None):
-    """Next apex (CoG height above the foothold level, m; horizontal speed, m/s) for one α.
+    """
+    Next apex (CoG height above the foothold level, m; horizontal speed, m/s) for one α.
 
     ``impact_matrix``: 2x2 (or a callable α -> 2x2) mapping the CoG velocity before touchdown to
     the one after it (from the leg's N_s at the touchdown posture; None: identity, the massless-
@@ -278,7 +280,8 @@ def deadbeat_angle(target_vx: float, apex_height_rel: float, apex_vx: float,
 
     The next-apex speed falls monotonically with α over the useful range. Secant steps from
     ``guess`` with a bracket kept by regula falsi (Illinois); out of reach: the bound closest.
-    :func:`deadbeat_angle_steps` run to its end (one call)."""
+    :func:`deadbeat_angle_steps` run to its end (one call).
+    """
     return run_steps(deadbeat_angle_steps(
         target_vx, apex_height_rel, apex_vx, touchdown_length, spec, max_angle,
         impact_matrix=impact_matrix, precompress=precompress, guess=guess,
@@ -299,10 +302,13 @@ def deadbeat_angle_steps(target_vx: float, apex_height_rel: float, apex_vx: floa
                          impact_matrix=None, precompress: bool = True, guess: float = 0.0,
                          tolerance_mps: float = 1e-4, max_evaluations: int = 12,
                          chunk_steps: int | None = None):
-    """:func:`deadbeat_angle` as a generator: the stance integrations of its return-map
-    evaluations yield every ``chunk_steps`` RK4 steps (:func:`stance_flow_steps`), so a caller
-    can spread the solve over control ticks; its ``StopIteration.value`` is the angle, rad.
-    Same arithmetic, same result as the one-call form."""
+    """
+    :func:`deadbeat_angle` as a generator.
+
+    The stance integrations of its return-map evaluations yield every ``chunk_steps`` RK4 steps
+    (:func:`stance_flow_steps`), so a caller can spread the solve over control ticks; its
+    ``StopIteration.value`` is the angle, rad. Same arithmetic, same result as the one-call form.
+    """
     def err(a):
         apex = yield from apex_return_map_steps(a, apex_height_rel, apex_vx, touchdown_length,
                                                 spec, impact_matrix, precompress, chunk_steps)

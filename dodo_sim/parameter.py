@@ -1,6 +1,11 @@
-"""Bounds and allowed values of config-dataclass fields, kept on the field itself
-(``dataclasses.field`` metadata), so that the ROS parameter descriptors can show them
-(``ros2 param describe``: FloatingPointRange / IntegerRange, allowed values in
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Bounds and allowed values of config-dataclass fields.
+
+Kept on the field itself (``dataclasses.field`` metadata), so that the ROS parameter descriptors
+can show them (``ros2 param describe``: FloatingPointRange / IntegerRange, allowed values in
 ``additional_constraints``; :func:`dodo_sim.ros.params.declare_config_parameters`).
 
     dt: float = bounded(0.001, low=0.0)                     # > 0 is checked by validate()
@@ -20,12 +25,16 @@ CHOICES = 'choices'
 
 
 def bounded(default: Any, low: float | None = None, high: float | None = None):
-    """A field with ``default`` whose values lie in [low, high] (None: unbounded that side)."""
+    """
+    Return a field with ``default`` whose values lie in [low, high].
+
+    (None: unbounded that side).
+    """
     return dataclasses.field(default=default, metadata={RANGE: (low, high)})
 
 
 def one_of(default: str, choices: Sequence[str]):
-    """A string field whose value is one of ``choices``."""
+    """Return a string field whose value is one of ``choices``."""
     choices = tuple(choices)
     if default not in choices:
         raise ValueError(f'default {default!r} is not one of {choices}')
@@ -38,7 +47,7 @@ def field_range(cls, name: str) -> tuple | None:
 
 
 def field_choices(cls, name: str) -> tuple | None:
-    """Allowed values of field ``name`` of dataclass ``cls``, or None."""
+    """Allow values of field ``name`` of dataclass ``cls``, or None."""
     return _metadata(cls, name).get(CHOICES)
 
 

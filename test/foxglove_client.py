@@ -1,5 +1,11 @@
-"""A Foxglove WebSocket protocol client for the tests (``foxglove.websocket.v1``, spoken with
-the ``websockets`` library; written from the protocol spec, not from our server's code).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+A Foxglove WebSocket protocol client for the tests.
+
+(``foxglove.websocket.v1``, spoken with the ``websockets`` library; written from the protocol spec,
+not from our server's code).
 
 Protocol (github.com/foxglove/ws-protocol, docs/spec.md): the client connects with the
 subprotocol ``foxglove.websocket.v1``; the server sends JSON ``serverInfo`` and ``advertise``
@@ -10,10 +16,10 @@ opcode 0x01, uint32 subscription id, uint64 log time (ns), payload (little-endia
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import json
 import struct
 import time
-from dataclasses import dataclass, field
 
 #: the Foxglove app offers both; foxglove-sdk >= 0.30 accepts only the newer name
 SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1']
@@ -31,10 +37,13 @@ class Received:
 
 def watch(url: str, topics, seconds: float, connect_timeout: float = 30.0,
           read_delay_s: float = 0.0, leave_after: int | None = None) -> Received:
-    """Connect (retrying until ``connect_timeout``), subscribe to ``topics`` as soon as they are
-    advertised, and collect for ``seconds`` or until the server closes the connection.
-    ``read_delay_s``: sleep this long after each received frame (a slow client);
-    ``leave_after``: disconnect after this many messages."""
+    """
+    Connect (retrying until ``connect_timeout``).
+
+    Subscribe to ``topics`` as soon as they are advertised, and collect for ``seconds`` or until
+    the server closes the connection. ``read_delay_s``: sleep this long after each received frame
+    (a slow client); ``leave_after``: disconnect after this many messages.
+    """
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
     deadline = time.monotonic() + connect_timeout

@@ -115,10 +115,13 @@ def painleve_rod(mass=1.0, length=1.0) -> str:
 
 
 def ball(mass=1.0, radius=0.05) -> str:
-    """A solid ball (inertia 2/5 m r^2 about y) on a planar x-z-pitch base; its centre frame
-    'ball' is the contact frame (give it contact radius r)."""
-    return f'''<robot name="ball">{_planar_base('ball')}
-  <link name="ball">{_inertial(mass, 0.4 * mass * radius ** 2)}</link></robot>'''
+    """
+    Return a solid ball (inertia 2/5 m r^2 about y) on a planar x-z-pitch base.
+
+    Its centre frame 'ball' is the contact frame (give it contact radius r).
+    """
+    return f"""<robot name="ball">{_planar_base('ball')}
+  <link name="ball">{_inertial(mass, 0.4 * mass * radius ** 2)}</link></robot>"""
 
 
 def planar_chain(n_links: int, link_length=0.5, hinge_z=None, link_mass=1.0) -> str:
@@ -143,8 +146,12 @@ def planar_chain(n_links: int, link_length=0.5, hinge_z=None, link_mass=1.0) -> 
 
 
 def planar_tree(link_length=0.5, hinge_z=1.2) -> str:
-    """A tree of three rods turning about y: 'trunk' hangs from a world hinge, 'left' and
-    'right' hang from the trunk's lower end; contact frames 'left_tip' and 'right_tip'."""
+    """
+    Return a tree of three rods turning about y.
+
+    'trunk' hangs from a world hinge, 'left' and 'right' hang from the trunk's lower end; contact
+    frames 'left_tip' and 'right_tip'.
+    """
     def rod(name, mass):
         i = mass * link_length ** 2 / 12.0
         return f'<link name="{name}">{_inertial(mass, i, ixx=i, izz=1e-4, z=-link_length / 2)}</link>'
@@ -153,12 +160,12 @@ def planar_tree(link_length=0.5, hinge_z=1.2) -> str:
         return (f'<joint name="{name}" type="continuous"><parent link="{parent}"/>'
                 f'<child link="{child}"/><origin xyz="0 0 {z}"/><axis xyz="0 1 0"/>'
                 f'<limit effort="10" velocity="100"/></joint>')
-    return f'''<robot name="tree"><link name="world"/>{rod("trunk", 2.0)}{rod("left", 1.0)}
+    return f"""<robot name="tree"><link name="world"/>{rod("trunk", 2.0)}{rod("left", 1.0)}
   {rod("right", 0.5)}{hinge("trunk_hinge", "world", "trunk", hinge_z)}
   {hinge("left_hinge", "trunk", "left", -link_length)}
   {hinge("right_hinge", "trunk", "right", -link_length)}
   {_point("left_tip", "left", 0.0, -link_length)}{_point("right_tip", "right", 0.0, -link_length)}
-</robot>'''
+</robot>"""
 
 
 def free_box(mass=2.0, size=(0.4, 0.2, 0.1), feet=True) -> str:

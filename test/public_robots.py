@@ -1,9 +1,12 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Published robot descriptions from the ``example-robot-data`` package (installed from the
 package registry by requirements.txt, never copied here): paths and the poses the physics
 validation uses (test_physics_public_robots.py, docs/physics.md "Robots nobody here wrote")."""
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, distribution
+from importlib.metadata import distribution, PackageNotFoundError
 
 import numpy as np
 import pinocchio as pin
@@ -15,7 +18,7 @@ SOLO_STAND_LEGS = np.array([0.0, 0.8, -1.6] * 4)
 
 
 def robots_dir():
-    """The package's robots/ folder, or None when example-robot-data is not installed."""
+    """Return the package's robots/ folder, or None when example-robot-data is not installed."""
     try:
         dist = distribution('example-robot-data')
     except PackageNotFoundError:
@@ -38,9 +41,12 @@ def bolt() -> str:
 
 
 def static_torques(robot, q):
-    """Foot forces and joint torques that hold ``q`` still on flat ground: the base rows of
-    g(q) = S^T tau + J^T f give the minimum-norm foot forces f (6 equations, 3 per foot), the
-    joint rows then give tau. Returns (f (n_feet, 3) world N, tau N*m)."""
+    """
+    Foot forces and joint torques that hold ``q`` still on flat ground.
+
+    The base rows of g(q) = S^T tau + J^T f give the minimum-norm foot forces f (6 equations, 3 per
+    foot), the joint rows then give tau. Returns (f (n_feet, 3) world N, tau N*m).
+    """
     model, data = robot.model, robot.create_data()
     gravity = pin.computeGeneralizedGravity(model, data, q)
     pin.computeJointJacobians(model, data, q)

@@ -222,8 +222,11 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
 # -- truthful reports (issue 17 item 6) ---------------------------------------------------------
 
 def _cut_keeping_metadata(bag: Path, keep_fraction: float) -> Path:
-    """Truncate the MCAP file inside its data section and keep metadata.yaml (a cut copy, a
-    full disk after the recording closed)."""
+    """
+    Truncate the MCAP file inside its data section and keep metadata.yaml.
+
+    (a cut copy, a full disk after the recording closed).
+    """
     mcap_file = next(bag.glob('*.mcap'))
     size = mcap_file.stat().st_size
     with mcap_file.open('r+b') as stream:
@@ -241,8 +244,11 @@ def test_info_refuses_a_truncated_bag_that_still_has_its_metadata(tmp_path, caps
 
 
 def test_recover_measures_the_loss_against_metadata_per_topic(tmp_path, capsys):
-    """Before: called 'closed cleanly' in place, and with --out the loss (~half the bag) was
-    stated as 'at most flush_period_s'."""
+    """
+    Before: called 'closed cleanly' in place.
+
+    And with --out the loss (~half the bag) was stated as 'at most flush_period_s'.
+    """
     bag = _chunked_bag(tmp_path / 'bag')
     recorded = message_counts(bag)
     _cut_keeping_metadata(bag, 0.5)

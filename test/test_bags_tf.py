@@ -9,9 +9,9 @@ decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them.
 """
 from __future__ import annotations
 
-from dodo_sim.ros import contract
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.physics.robot import robot_description_xml
+from dodo_sim.ros import contract
 from dodo_sim.ros.tf_frames import (compose, quaternion_matrix, TfTree, Transform, urdf_joints,
                                     urdf_links)
 import numpy as np
@@ -258,10 +258,9 @@ def _tf_stamps(stub) -> list:
 
 def test_one_far_future_joint_state_does_not_end_tf():
     """A stray /joint_states stamped an hour ahead is left out; /tf goes on with the run."""
+    from dodo_sim.ros.recorder import _TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
-
-    from dodo_sim.ros.recorder import _TfWriter
     stub = _StubRecorder(tf_period_s=0.01)
     writer = _TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=_xml('hopper'))))
@@ -275,12 +274,14 @@ def test_one_far_future_joint_state_does_not_end_tf():
 
 
 def test_a_confirmed_jump_of_the_stamps_is_a_new_time_base():
-    """Two joint states continuing from each other far ahead (a restarted driver's clock):
-    /tf follows them."""
+    """
+    Two joint states continuing from each other far ahead (a restarted driver's clock).
+
+    /tf follows them.
+    """
+    from dodo_sim.ros.recorder import _TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
-
-    from dodo_sim.ros.recorder import _TfWriter
     stub = _StubRecorder(tf_period_s=0.01)
     writer = _TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=_xml('hopper'))))

@@ -1,13 +1,15 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """dodo_sim.ros.cdr reads what rclpy serializes (rclpy.serialization.serialize_message: the
 rmw's own CDR writer), field for field, and refuses what it cannot read."""
 from __future__ import annotations
 
-import pytest
+from dodo_sim.ros.cdr import CdrError, JointStateReader, read_wrench_stamped
 from geometry_msgs.msg import WrenchStamped
+import pytest
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-
-from dodo_sim.ros.cdr import CdrError, JointStateReader, read_wrench_stamped
 
 
 @pytest.mark.parametrize('frame_id, names', [
@@ -66,9 +68,8 @@ def test_big_endian_or_truncated_bytes_are_refused():
     (['left_hip', 'x'], (2, 2, 2)),
 ])
 def test_joint_state_writer_bytes_read_back_by_rclpy(names, sizes):
-    from rclpy.serialization import deserialize_message
-
     from dodo_sim.ros.cdr import JointStateWriter
+    from rclpy.serialization import deserialize_message
     template = JointState(name=names, position=[0.0] * sizes[0], velocity=[0.0] * sizes[1],
                           effort=[0.0] * sizes[2])
     template.header.frame_id = 'world'
@@ -80,8 +81,9 @@ def test_joint_state_writer_bytes_read_back_by_rclpy(names, sizes):
     assert msg.header.frame_id == 'world' and list(msg.name) == names
     assert [list(msg.position), list(msg.velocity), list(msg.effort)] == values
     # no bytes after the last field (bag readers check the size)
-    from rosbags.typesys import Stores, get_typestore
+    from rosbags.typesys import get_typestore, Stores
     typestore = get_typestore(Stores.ROS2_HUMBLE)
     assert typestore.deserialize_cdr(data, 'sensor_msgs/msg/JointState').name == names
     again = writer.write(5, *values)                    # the buffer is refilled, not grown
-    assert len(again) == len(data) and deserialize_message(again, JointState).header.stamp.nanosec == 5
+    assert len(again) == len(data) and deserialize_message(
+        again, JointState).header.stamp.nanosec == 5

@@ -210,7 +210,9 @@ def test_support_consistent_dynamics_equals_constrained_dynamics(dyn):
 
 
 def test_identity_cog_acceleration_equals_slip_acceleration(dyn):
-    """With an exact model the CoG acceleration is a = F_leg/m + g (docs/control.md)."""
+    """
+    docs/control.md: with an exact model the achieved CoG acceleration equals a = F_leg/m + g.
+    """
     worst = 0.0
     for q, v in _random_states(8, seed=4, stance=True, dyn=dyn):
         terms = dyn.terms(q, v)

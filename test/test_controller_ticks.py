@@ -1,16 +1,20 @@
-"""Bounded controller ticks (issue 15, item 4): the apex solve of the SLIP controller (neutral
-angle, observer prediction: several SLIP return-map evaluations) and its start-up work (posture
-table, return-map calibration) are spread over control ticks, scheduled in ticks.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Bounded controller ticks (issue 15, item 4).
+
+The apex solve of the SLIP controller (neutral angle, observer prediction: several SLIP return-map
+evaluations) and its start-up work (posture table, return-map calibration) are spread over control
+ticks, scheduled in ticks.
 
 Call accounting, not timing: every RK4 step of the SLIP stance flow the controller integrates is
 counted per ``update()``; no tick may run more than one chunk of them
 (``APEX_SOLVE_RK4_STEPS_PER_TICK``), while a one-call solve runs hundreds. The spread solve
 computes the angle the one-call solve gives on the apex's inputs; the hop results (the angle
-takes effect a few ticks after the apex) are held by the scenario tests."""
+takes effect a few ticks after the apex) are held by the scenario tests.
+"""
 from __future__ import annotations
-
-import numpy as np
-import pytest
 
 from dodo_control import controller as controller_module
 from dodo_control import slip
@@ -18,6 +22,9 @@ from dodo_control.controller import APEX_SOLVE_RK4_STEPS_PER_TICK, Controller, C
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
+
 
 def _count_stance_steps(monkeypatch) -> list:
     """Wraps slip.stance_flow_steps so that every resumption of a stance flow (a chunk of its RK4
@@ -74,8 +81,11 @@ def test_no_tick_runs_more_than_one_chunk_of_the_apex_solve(policy, monkeypatch)
 
 
 def test_a_tick_runs_at_most_a_chunk_of_rk4_steps(monkeypatch):
-    """The RK4 steps themselves: the flow reads ``spec.max_time_s`` once per step (its loop
-    test), so a spec that counts those reads counts the steps."""
+    """
+    The RK4 steps themselves: the flow reads ``spec.max_time_s`` once per step (its loop test).
+
+    So a spec that counts those reads counts the steps.
+    """
     calls = [0]
     real_flow = slip.stance_flow_steps
 
@@ -105,8 +115,11 @@ def test_a_tick_runs_at_most_a_chunk_of_rk4_steps(monkeypatch):
 
 
 class _CountingSpec:
-    """A StanceSpec whose ``max_time_s`` (read once per RK4 step by the flow's loop test) is
-    counted: the number of RK4 steps the flow runs."""
+    """
+    A StanceSpec whose ``max_time_s`` (read once per RK4 step by the flow's loop test) is.
+
+    counted: the number of RK4 steps the flow runs.
+    """
 
     def __init__(self, spec, calls):
         self._spec, self._calls = spec, calls
@@ -121,8 +134,12 @@ class _CountingSpec:
 
 
 def test_the_spread_solve_gives_the_one_call_angle(monkeypatch):
-    """The solve spread over ticks computes, on the apex's inputs, the angle the one-call
-    deadbeat solve gives for them (same arithmetic; only when it takes effect differs)."""
+    """
+    The solve spread over ticks computes, on the apex's inputs.
+
+    The angle the one-call deadbeat solve gives for them (same arithmetic; only when it takes
+    effect differs).
+    """
     urdf = default_urdf_path()
     sim = Simulator(urdf, SimConfig(initial_q=(0.0, 1.2, 0.3, -0.6)))
     ctrl = Controller(urdf, ControllerConfig(flight_policy='deadbeat', target_velocity=0.3))

@@ -4,8 +4,6 @@
 """
 The ``driver`` node over real DDS with the emulated hardware.
 
-The ``driver`` node over real DDS with the emulated hardware.
-
 The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's process)
 and a command publisher in its own process: joint states at ~1 kHz, the e-stop service turning the
 emulated motors off from the next cycle, a killed command publisher giving zero torque plus damping

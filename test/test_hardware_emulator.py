@@ -314,9 +314,12 @@ def test_slip_controller_hops_through_the_emulated_hardware(urdf_xml):
 # -- every torque explained (issue 16 item 1) and the landing fallback (item 2) -----------------
 
 def wire_check(rig, q_prev, v_prev) -> bool:
-    """After one cycle: what each emulated actuator decoded from the bytes, on the joint side,
-    against the clamp and (if the driver's record says the cycle was tripped) the safe law
-    evaluated on the measurement the cycle started from. Returns whether it was tripped."""
+    """
+    After one cycle: what each emulated actuator decoded from the bytes, on the joint side.
+
+    Against the clamp and (if the driver's record says the cycle was tripped) the safe law
+    evaluated on the measurement the cycle started from. Returns whether it was tripped.
+    """
     driver = rig.driver
     tripped = rig.state is not None and driver.last_output.watchdog
     law = driver.safety.safe_law(rig.state.t, q_prev, v_prev) if tripped else None
@@ -339,8 +342,11 @@ def wire_check(rig, q_prev, v_prev) -> bool:
 
 
 def run_checked(rig, steps, command=None):
-    """``steps`` cycles (``command(state)`` -> torques, or None: a silent controller), each
-    checked by :func:`wire_check`; returns the joint positions, velocities and tripped flags."""
+    """
+    ``Step`` cycles (``command(state)`` -> torques, or None: a silent controller).
+
+    Each checked by :func:`wire_check`; returns the joint positions, velocities and tripped flags.
+    """
     qs, vs, tripped = [], [], []
     for _ in range(steps):
         q_prev, v_prev = rig.state.q[2:].copy(), rig.state.v[2:].copy()
@@ -360,8 +366,12 @@ def slip(urdf_xml):
 @pytest.mark.parametrize('watchdog_mode', ['land', 'damp'])
 def test_every_cycle_the_torque_on_the_wire_is_clamped_and_while_tripped_is_the_safe_law(
         urdf_xml, watchdog_mode):
-    """Hopping (the clamp acts at touchdown), then a silent controller: every cycle's frames, as
-    the emulated firmware decoded them, within the clamp, and the safe law while tripped."""
+    """
+    Hopping (the clamp acts at touchdown), then a silent controller.
+
+    Every cycle's frames, as the emulated firmware decoded them, within the clamp, and the safe law
+    while tripped.
+    """
     rig = make_rig(urdf_xml, driver={'watchdog_mode': watchdog_mode,
                                      'max_torques': (120.0, 120.0)})
     try:
@@ -374,8 +384,11 @@ def test_every_cycle_the_torque_on_the_wire_is_clamped_and_while_tripped_is_the_
 
 @pytest.mark.parametrize('before', ['standing', 'hopping'])
 def test_a_controller_silent_for_2_s_lands_the_leg_without_a_limit_fault(urdf_xml, before):
-    """The 'land' fallback: no fault, no joint into its soft zone by the law's own motion, the
-    leg resting at the end; the controller then takes over again."""
+    """
+    The 'land' fallback: no fault, no joint into its soft zone by the law's own motion.
+
+    The leg resting at the end; the controller then takes over again.
+    """
     rig = make_rig(urdf_xml)
     try:
         if before == 'standing':
@@ -396,8 +409,11 @@ def test_a_controller_silent_for_2_s_lands_the_leg_without_a_limit_fault(urdf_xm
 
 
 def test_the_old_damping_only_watchdog_drops_a_standing_leg_onto_its_limit(urdf_xml):
-    """What the 'land' law replaces (watchdog_mode 'damp'): the same 2 s silence ends in a
-    URDF-limit fault with the motors off."""
+    """
+    What the 'land' law replaces (watchdog_mode 'damp').
+
+    The same 2 s silence ends in a URDF-limit fault with the motors off.
+    """
     rig = make_rig(urdf_xml, driver={'watchdog_mode': 'damp'})
     try:
         hold(rig, 600)
@@ -410,14 +426,17 @@ def test_the_old_damping_only_watchdog_drops_a_standing_leg_onto_its_limit(urdf_
 
 
 def test_the_279_nm_while_tripped_was_the_controllers_torque_before_the_trip(urdf_xml):
-    """docs/hardware.md "The 279 N*m": the old DDS test called every state stamped later than
-    SIGSTOP + command_timeout "tripped", by the test's wall clock. The watchdog counts from the
-    driver's receipt of the last command, which DDS and the driver's executor deliver up to
-    ~10 ms late (state-to-command age p99), so the first states of that window still carried the
-    controller's last (stance, near-clamp) torque: |tau + kd v| = |tau_controller + kd v|.
-    Reproduced here with the last command delivered 10 ms after the controller stopped; the
-    driver's own per-cycle record (Sample.watchdog) separates the two, and on its tripped cycles
-    the wire carries the safe law (wire_check)."""
+    """
+    docs/hardware.md "The 279 N*m".
+
+    The old DDS test called every state stamped later than SIGSTOP + command_timeout "tripped", by
+    the test's wall clock. The watchdog counts from the driver's receipt of the last command, which
+    DDS and the driver's executor deliver up to ~10 ms late (state-to-command age p99), so the
+    first states of that window still carried the controller's last (stance, near-clamp) torque:
+    |tau + kd v| = |tau_controller + kd v|. Reproduced here with the last command delivered 10 ms
+    after the controller stopped; the driver's own per-cycle record (Sample.watchdog) separates the
+    two, and on its tripped cycles the wire carries the safe law (wire_check).
+    """
     rig = make_rig(urdf_xml, driver={'watchdog_mode': 'damp'})
     controller = slip(urdf_xml)
     try:

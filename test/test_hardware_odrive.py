@@ -1,6 +1,12 @@
-"""ODrive CAN Simple backend: the wire format against the protocol's byte layout, the emulated
-axis state machine (arming, watchdog, errors, cyclic rates), and the driver core closing the
-loop through it (readings, a watchdog expiry as a named fault, the SLIP hopper hopping).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+ODrive CAN Simple backend: the wire format against the protocol's byte layout.
+
+The emulated axis state machine (arming, watchdog, errors, cyclic rates), and the driver core
+closing the loop through it (readings, a watchdog expiry as a named fault, the SLIP hopper
+hopping).
 
 Reference layouts: ODrive CAN protocol documentation (docs.odriverobotics.com/v/latest/manual/
 can-protocol.html), firmware 0.6.x: arbitration id ``node_id << 5 | cmd_id``, little-endian;
@@ -12,22 +18,21 @@ import math
 import struct
 
 import can
-import numpy as np
-import pytest
-
 from dodo_sim.hardware.backend import ActuatorFrame, make_backend
-from dodo_sim.hardware.config import DriverConfig, actuator_configs, urdf_joints
+from dodo_sim.hardware.config import actuator_configs, DriverConfig, urdf_joints
 from dodo_sim.hardware.driver import actuated_status_text
 from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
-from dodo_sim.hardware.odrive import (AXIS_STATE_CLOSED_LOOP_CONTROL, AXIS_STATE_IDLE,
-                                      CLEAR_ERRORS, GET_ENCODER_ESTIMATES, GET_TORQUES,
-                                      HEARTBEAT, SET_AXIS_STATE, SET_CONTROLLER_MODE,
-                                      SET_INPUT_TORQUE, WATCHDOG_TIMER_EXPIRED,
-                                      EmulatedOdriveAxis, OdriveBackend, OdriveEmulation,
-                                      OdriveWire, arbitration_id, odrive_error_name)
+from dodo_sim.hardware.odrive import (arbitration_id, AXIS_STATE_CLOSED_LOOP_CONTROL,
+                                      AXIS_STATE_IDLE, CLEAR_ERRORS, EmulatedOdriveAxis,
+                                      GET_ENCODER_ESTIMATES, GET_TORQUES, HEARTBEAT,
+                                      odrive_error_name, OdriveBackend, OdriveEmulation,
+                                      OdriveWire, SET_AXIS_STATE, SET_CONTROLLER_MODE,
+                                      SET_INPUT_TORQUE, WATCHDOG_TIMER_EXPIRED)
 from dodo_sim.hardware.protocol import MitCommand
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import pytest
 
 START = (0.0, 1.2, 0.3, -0.6)
 GEAR = 25.0
@@ -211,8 +216,11 @@ def test_readings_match_the_physics_through_float32_estimates(urdf_xml):
 
 
 def test_an_odrive_watchdog_expiry_is_a_fault_naming_the_error(urdf_xml):
-    """The host goes silent on the bus (frames dropped): the ODrive's own watchdog disarms the
-    axis; its heartbeat's error makes the driver fault, naming the ODrive error."""
+    """
+    The host goes silent on the bus (frames dropped): the ODrive's own watchdog disarms the axis.
+
+    Its heartbeat's error makes the driver fault, naming the ODrive error.
+    """
     rig = make_rig(urdf_xml, emulator=dict(odrive=OdriveEmulation(watchdog_timeout=0.05)))
     try:
         rig.step([0.0, 0.0])

@@ -231,7 +231,7 @@ def test_landing_law_holds_the_trip_pose_then_lowers_to_the_crouch_inside_the_so
     assert out.setpoints[0].torque == pytest.approx(-15.0 * 0.1)
     assert out.setpoints[1].torque == pytest.approx(300.0 * (crouch[1] + 2.5))
     assert [sp.torque for sp in out.setpoints] == [law[1] for law in s.safe_law(t, [0.6, -2.5],
-                                                                               [0.1, 0.0])]
+                                                                                [0.1, 0.0])]
 
 
 def test_landing_law_never_aims_beyond_the_soft_limits_and_is_clamped():

@@ -1,11 +1,17 @@
-"""The driver's own state log (dodo_sim.hardware.state_log): the in-memory ring across block
-boundaries, and the MCAP file it writes decoded by mcap_ros2 (Foxglove's decoder, not ours)."""
-import numpy as np
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The driver's own state log (dodo_sim.hardware.state_log).
+
+The in-memory ring across block boundaries, and the MCAP file it writes decoded by mcap_ros2
+(Foxglove's decoder, not ours).
+"""
+from dodo_sim.hardware.state_log import state_log_path, StateLog, StateRing
 from mcap_ros2.reader import read_ros2_messages
+import numpy as np
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-
-from dodo_sim.hardware.state_log import StateLog, StateRing, state_log_path
 
 
 def test_ring_keeps_every_row_in_order_across_blocks():

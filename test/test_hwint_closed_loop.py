@@ -183,8 +183,11 @@ def controller_apexes(bag, before: float = np.inf) -> np.ndarray:
 
 
 def driver_log_states(path, published: int, out: str) -> tuple:
-    """The driver's own log (state_log), decoded by mcap_ros2 (as Foxglove does): every state
-    it published, in order, and said so by dodo hop. Returns (stamps ns, messages)."""
+    """
+    Return the driver's own log (state_log), decoded by mcap_ros2 (as Foxglove does).
+
+    Every state it published, in order, and said so by dodo hop. Returns (stamps ns, messages).
+    """
     from mcap_ros2.reader import read_ros2_messages
     logged = [m.ros_msg for m in read_ros2_messages(str(path))]
     assert len(logged) == published, (len(logged), published)
@@ -195,10 +198,13 @@ def driver_log_states(path, published: int, out: str) -> tuple:
 
 
 def log_apexes(logged) -> np.ndarray:
-    """Base heights at the flight apexes of the driver's logged states: vertical speed + -> -
-    at the highest point of +-100 cycles, one per hop. (A '> 0.01 m/s then <= 0' test steps
-    over the crossing: the speed changes by g dt ~ 0.01 m/s a cycle, more after the realtime
-    emulator skips steps, and the MIT run found no apex at all at load 4-16.)"""
+    """
+    Return Base heights at the flight apexes of the driver's logged states.
+
+    Vertical speed + -> - at the highest point of +-100 cycles, one per hop. (A '> 0.01 m/s then <=
+    0' test steps over the crossing: the speed changes by g dt ~ 0.01 m/s a cycle, more after the
+    realtime emulator skips steps, and the MIT run found no apex at all at load 4-16.)
+    """
     z = np.array([m.position[1] for m in logged])
     vz = np.array([m.velocity[1] for m in logged])
     cross = np.flatnonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0)) + 1
@@ -207,8 +213,11 @@ def log_apexes(logged) -> np.ndarray:
 
 
 def test_every_driver_state_is_logged_beside_a_cpu_hog(tmp_path):
-    """A busy Python process beside the run: the recorder may miss states (reported), the
-    driver's own log holds every one it published."""
+    """
+    A busy Python process beside the run: the recorder may miss states (reported).
+
+    The driver's own log holds every one it published.
+    """
     bag = tmp_path / 'bag'
     hog = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
     try:
@@ -347,10 +356,14 @@ STALL_S = 2.0       # s the controller is SIGSTOPped
 
 def test_controller_stopped_2_s_while_hopping_lands_the_leg_and_sigcont_recovers(
         hardware_run, tmp_path):
-    """SIGSTOP for 2 s while hopping: the watchdog's 'land' law (hold, lower to the crouch,
-    rest) shows on /diagnostics, no fault latches, the leg rests in the crouch at the end of the
-    stop; after SIGCONT the commands act again. (The 'damp' law sank onto the knee's URDF limit
-    within about 0.4 s and latched a fault: test_hardware_emulator.py.)"""
+    """
+    SIGSTOP for 2 s while hopping.
+
+    The watchdog's 'land' law (hold, lower to the crouch, rest) shows on /diagnostics, no fault
+    latches, the leg rests in the crouch at the end of the stop; after SIGCONT the commands act
+    again. (The 'damp' law sank onto the knee's URDF limit within about 0.4 s and latched a fault:
+    test_hardware_emulator.py.)
+    """
     params = tmp_path / 'params.yaml'         # config/hop.yaml, diagnostics at 50 Hz
     params.write_text(PARAMS.read_text().replace(
         '    emulator_dt: 0.001', '    diagnostics_period: 0.02\n    emulator_dt: 0.001'))
@@ -397,8 +410,12 @@ def test_controller_stopped_2_s_while_hopping_lands_the_leg_and_sigcont_recovers
 
 
 def test_a_leg_too_weak_to_stand_faults_and_dodo_hop_fails_naming_joint_and_cause(tmp_path):
-    """max_torques too small to carry the body: the knee reaches its URDF limit, the driver
-    latches the fault (motors off), and `dodo hop` exits 1 saying which joint and why."""
+    """
+    max_torques too small to carry the body.
+
+    The knee reaches its URDF limit, the driver latches the fault (motors off), and `dodo hop`
+    exits 1 saying which joint and why.
+    """
     params = tmp_path / 'params.yaml'
     params.write_text(PARAMS.read_text().replace(
         '    emulator_dt: 0.001', '    max_torques: [10.0, 10.0]\n    emulator_dt: 0.001'))

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The shipped launch file is readable and composable under the real ROS 2 launch tooling
 (../shared/ros2_launch; the fixtures of test_launch_real.py): ``--print`` shows one node action
 per node, and a launch file of the user's includes ``hop.launch.py`` and overrides one argument
@@ -6,10 +9,9 @@ import subprocess
 import textwrap
 import threading
 
-import pytest
 from conftest import ros_domain_id
-
-from test_launch_real import (Launch, Listener, launch_env, stop_leftover_launches,  # noqa: F401
+import pytest
+from test_launch_real import (Launch, launch_env, Listener, stop_leftover_launches,  # noqa: F401
                               until)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -40,7 +42,7 @@ class FileLaunch(Launch):
         Launch.running.append(self)
 
 
-INCLUDING = '''
+INCLUDING = """
 from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -53,12 +55,12 @@ def generate_launch_description():
         PythonLaunchDescriptionSource(PathJoinSubstitution(
             [FindPackageShare('dodo_sim'), 'launch', 'hop.launch.py'])),
         launch_arguments={'namespace': 'robot1'}.items())])
-'''
+"""
 
 
 def test_an_including_launch_file_overrides_the_namespace(launch_env, tmp_path):  # noqa: F811
-    from sensor_msgs.msg import JointState
     from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
     path = tmp_path / 'outer.launch.py'
     path.write_text(textwrap.dedent(INCLUDING))
     launch = FileLaunch(launch_env, path)

@@ -1,5 +1,12 @@
-"""The shipped viewer layouts are the generated ones (dodo_sim.tools.layouts; that their
-series exist in a real run's bag: test_liveview.py::test_layout_series_exist_in_a_real_bag)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The shipped viewer layouts are the generated ones.
+
+(dodo_sim.tools.layouts; that their series exist in a real run's bag:
+test_liveview.py::test_layout_series_exist_in_a_real_bag).
+"""
 import json
 import xml.dom.minidom
 

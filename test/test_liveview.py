@@ -1,4 +1,8 @@
-"""``dodo hop --live``: a Foxglove WebSocket protocol client watches a real run (docs/viewing.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo hop --live``: a Foxglove WebSocket protocol client watches a real run (docs/viewing.md).
 
 Two lockstep runs of the same 1.5 s hop, side by side: run A without any viewer, run B with
 ``--live`` and two clients speaking the Foxglove protocol (test/foxglove_client.py, with the
@@ -9,6 +13,7 @@ server advertised, as the Foxglove app does (mcap_ros2's dynamic decoder, not ou
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import re
 import shlex
 import socket
@@ -16,12 +21,10 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-
-import pytest
 
 from conftest import REPO, ros_domain_id
 from dodo_sim.ros import contract
+import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -49,7 +52,7 @@ def _listeners(port: int) -> list[str]:
 
 
 def _raw(bag: Path, topics) -> dict[str, list[bytes]]:
-    """topic -> CDR bytes of its messages in bag order."""
+    """Topic -> CDR bytes of its messages in bag order."""
     from rosbags.rosbag2 import Reader
     out = {t: [] for t in topics}
     with Reader(bag) as reader:
@@ -60,9 +63,13 @@ def _raw(bag: Path, topics) -> dict[str, list[bytes]]:
 
 
 def _strict_lockstep(directory: Path) -> Path:
-    """config/hop.yaml with a simulator command_timeout of 60 s: on this shared 2-core machine
-    a controller starved for 0.5 s makes the simulator step on without it, and such a run is
-    no longer the same lockstep run; the comparison is about the viewer, not the machine."""
+    """
+    config/hop.yaml with a simulator command_timeout of 60 s.
+
+    On this shared 2-core machine a controller starved for 0.5 s makes the simulator step on
+    without it, and such a run is no longer the same lockstep run; the comparison is about the
+    viewer, not the machine.
+    """
     import yaml
     params = yaml.safe_load((REPO / 'config' / 'hop.yaml').read_text())
     params['simulator']['ros__parameters']['command_timeout'] = 60.0
@@ -72,8 +79,12 @@ def _strict_lockstep(directory: Path) -> Path:
 
 
 def _dodo_hop(bag: Path, *extra, terminal: bool = False) -> subprocess.Popen:
-    """``dodo hop`` with its output in a pipe, or with ``terminal`` in a pseudo-terminal
-    (util-linux ``script``), the output read from the pipe either way."""
+    """
+    ``dodo hop`` with its output in a pipe.
+
+    Or with ``terminal`` in a pseudo-terminal (util-linux ``script``), the output read from the
+    pipe either way.
+    """
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
     env.pop('ROS_DOMAIN_ID', None)
@@ -160,7 +171,7 @@ def _key(msg) -> tuple:
 
 
 def test_every_decoded_joint_state_is_in_the_bag(runs):
-    from rosbags.typesys import Stores, get_typestore
+    from rosbags.typesys import get_typestore, Stores
     client = runs['clients']['normal']
     channels = {c['topic']: c for c in client.channels.values()}
     decode = _decoder(channels[contract.JOINT_STATES])
@@ -226,7 +237,8 @@ CONTROL_RE = re.compile(r'[\x00-\x09\x0b-\x1f\x7f]')
 def test_terminal_shows_a_progress_line_and_no_child_info_lines(runs):
     code, out, bag = runs['plain']
     assert code == 0, out
-    assert re.search(r'dodo hop +\d+%\|.*\| t = [\d.]+/1\.5 s, [\d.?]+x real time, \d+ steps', out), out
+    assert re.search(
+        r'dodo hop +\d+%\|.*\| t = [\d.]+/1\.5 s, [\d.?]+x real time, \d+ steps', out), out
     assert '\r' in out                      # redrawn in place
     assert '[INFO]' not in out and 'dodo exchange:' not in out
     log = (bag.parent / f'{bag.name}_nodes.log').read_text()
@@ -235,8 +247,11 @@ def test_terminal_shows_a_progress_line_and_no_child_info_lines(runs):
 
 
 def test_pipe_output_has_plain_lines_without_control_characters(runs):
-    """Not a terminal: every node line streamed as before (tools read them), plain progress
-    lines, no control characters."""
+    """
+    Not a terminal: every node line streamed as before (tools read them), plain progress lines.
+
+    No control characters.
+    """
     code, out, _ = runs['live']
     assert not CONTROL_RE.search(out), [line for line in out.splitlines()
                                         if CONTROL_RE.search(line)][:3]
@@ -245,8 +260,11 @@ def test_pipe_output_has_plain_lines_without_control_characters(runs):
 
 
 def test_layout_series_exist_in_a_real_bag(runs):
-    """Every series of the shipped layouts names a signal that a real run records, at the
-    index the Foxglove paths use (docs/viewing.md)."""
+    """
+    Every series of the shipped layouts names a signal that a real run records.
+
+    At the index the Foxglove paths use (docs/viewing.md).
+    """
     from dodo_sim.tools import layouts
     bag = runs['live'][2]
     for series in (s for group in layouts.PLOTS.values() for s in group):

@@ -1,6 +1,12 @@
-"""Two robots in one ROS domain, each in its own namespace with its own simulator, controller
-and bag (``dodo hop --namespace``, DESIGN.md section 3): neither sees the other's commands,
-states or clock, and each bag holds its own robot only, under the resolved names."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Two robots in one ROS domain, each in its own namespace with its own simulator.
+
+Controller and bag (``dodo hop --namespace``, DESIGN.md section 3): neither sees the other's
+commands, states or clock, and each bag holds its own robot only, under the resolved names.
+"""
 from __future__ import annotations
 
 import os
@@ -8,14 +14,13 @@ import re
 import subprocess
 import sys
 
-import numpy as np
-import pytest
 from conftest import ros_domain_id
-
 from dodo_sim.ros import contract, domains
 from dodo_sim.tools import hop_runner
+import numpy as np
+import pytest
 
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -27,7 +32,7 @@ controller:
     apex_height: 1.2
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 
 
 def test_names_resolve_under_the_namespace():
@@ -70,7 +75,7 @@ def test_namespaced_runs_share_an_explicit_domain_but_not_a_namespace(tmp_path, 
 @pytest.mark.ros
 def test_two_namespaced_robots_in_one_domain_do_not_see_each_other(tmp_path):
     pytest.importorskip('rclpy')
-    from dodo_sim.tools.bag import message_counts, read_bag, joint_states, topic_types
+    from dodo_sim.tools.bag import joint_states, message_counts, read_bag, topic_types
     duration = 1.0
     domain = ros_domain_id()
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')

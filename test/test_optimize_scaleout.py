@@ -1,10 +1,18 @@
-"""``dodo optimize`` scaled out and under faults (issue 17): distinct samples on every worker
-process, workers starting together on a fresh database, a real PostgreSQL server with a
-SIGKILLed worker, failures counted as failures, one-line refusals of bad values, a stale journal
-lock, and SIGTERM stopping every worker with the partial results written. The robot is the toy
-module (test/toy_robot_scenarios.py), so the cost is the optimiser's, not the physics'."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo optimize`` scaled out and under faults (issue 17).
+
+Distinct samples on every worker process, workers starting together on a fresh database, a real
+PostgreSQL server with a SIGKILLed worker, failures counted as failures, one-line refusals of bad
+values, a stale journal lock, and SIGTERM stopping every worker with the partial results written.
+The robot is the toy module (test/toy_robot_scenarios.py), so the cost is the optimiser's, not the
+physics'.
+"""
 import csv
 import os
+from pathlib import Path
 import shutil
 import signal
 import subprocess
@@ -12,14 +20,11 @@ import sys
 import tempfile
 import textwrap
 import time
-from pathlib import Path
-
-import pytest
-import yaml
 
 from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize import load_study
-
+import pytest
+import yaml
 
 TEST_DIR = Path(__file__).resolve().parent
 
@@ -45,8 +50,11 @@ def toy_study(tmp_path, trials=10, sampler='random', name='study.yaml', **option
 
 
 def dodo_optimize(*args, cwd, **kwargs) -> subprocess.Popen:
-    """``dodo optimize ARGS`` as a separate process (another machine, as far as the storage
-    knows), the toy module importable."""
+    """
+    ``dodo optimize ARGS`` as a separate process (another machine, as far as the storage knows).
+
+    The toy module importable.
+    """
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join(
         [str(TEST_DIR), os.environ.get('PYTHONPATH', '')])}
     return subprocess.Popen([sys.executable, '-m', 'dodo_sim.tools.cli', 'optimize', *args,
@@ -55,7 +63,7 @@ def dodo_optimize(*args, cwd, **kwargs) -> subprocess.Popen:
 
 
 def trials_of(study_path, storage):
-    """The study's trials in the storage (none while no worker created the study yet)."""
+    """Return the study's trials in the storage (none while no worker created the study yet)."""
     try:
         opt = optimize._open_study(load_study(study_path), storage, create=False)
     except optimize.StudyError:
@@ -70,8 +78,11 @@ def params_sets(trials, state='COMPLETE'):
 # -- 1. distinct samples per worker process; workers starting together -----------------------
 
 def test_two_processes_on_one_journal_sample_distinct_points(tmp_path):
-    """Before: every process seeded its sampler with seed + 0, so two processes drew the same
-    points (20 trials, 11 distinct)."""
+    """
+    Before: every process seeded its sampler with seed + 0, so two processes drew the same points.
+
+    (20 trials, 11 distinct).
+    """
     study = toy_study(tmp_path, trials=16, delay_s=0.02)
     storage = f'journal:{tmp_path / "shared.journal"}'
     procs = [dodo_optimize(str(study), '--storage', storage, '--out', str(tmp_path / f'out{i}'),
@@ -106,7 +117,9 @@ def test_workers_started_together_on_a_fresh_sqlite_database_join_one_study(tmp_
 
 @pytest.fixture(scope='module')
 def postgres(tmp_path_factory):
-    """A PostgreSQL server of the pgserver wheel on a unix socket in a temporary directory."""
+    """
+    Yield a PostgreSQL server of the pgserver wheel on a unix socket in a temporary directory.
+    """
     pgserver = pytest.importorskip('pgserver')
     # as root, pgserver runs the server as its own user, which must reach the data directory
     # (pytest's temporary directories are private to root)
@@ -134,14 +147,20 @@ def wait_for(predicate, timeout_s: float, what: str):
 
 
 def test_two_workers_on_postgresql_survive_a_sigkilled_worker(tmp_path, postgres):
-    """Before: the killed worker's trial stayed RUNNING forever and counted towards the total;
-    the study never held the requested number of finished trials."""
+    """
+    Before: the killed worker's trial stayed RUNNING forever and counted towards the total.
+
+    The study never held the requested number of finished trials.
+    """
     check_survives_a_sigkilled_worker(tmp_path, postgres_url(postgres, 'killtest'))
 
 
 def test_two_workers_on_a_journal_file_survive_a_sigkilled_worker(tmp_path):
-    """The same on the default storage, a journal file (heartbeats of HeartbeatJournalStorage:
-    Optuna has none for journals)."""
+    """
+    The same on the default storage, a journal file.
+
+    (heartbeats of HeartbeatJournalStorage: Optuna has none for journals).
+    """
     check_survives_a_sigkilled_worker(tmp_path, f'journal:{tmp_path / "kill.journal"}')
 
 

@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``ros2 param describe`` shows the ranges and allowed values of the config dataclasses
 (field metadata, dodo_sim/parameter.py), asked through the node's describe_parameters service as
 ros2cli asks it."""
@@ -9,10 +12,9 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-import rclpy  # noqa: E402
-from rcl_interfaces.srv import DescribeParameters  # noqa: E402
-
 from conftest import ros_domain_id  # noqa: E402
+from rcl_interfaces.srv import DescribeParameters  # noqa: E402
+import rclpy  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 
@@ -21,8 +23,8 @@ pytestmark = [pytest.mark.ros]
 def simulator():
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ros_domain_id())
-    from rclpy.executors import SingleThreadedExecutor
     from dodo_sim.ros.simulator_node import SimulatorNode
+    from rclpy.executors import SingleThreadedExecutor
     sim = SimulatorNode(context=context)
     client_node = rclpy.create_node('param_client', context=context)
     executor = SingleThreadedExecutor(context=context)

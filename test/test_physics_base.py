@@ -1,16 +1,21 @@
-"""The URDF base convention (issue 14 item 1, docs/robots.md): a URDF whose root link is not a
-link named 'world' gets a floating base (a free flyer), as in Gazebo; one attached to 'world'
-keeps the URDF's own joints; SimConfig.base forces either. The constructor accepts the model's
-default pose (a floating base at the origin is half under the ground); reset(q) checks the pose
-it is given."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The URDF base convention (issue 14 item 1, docs/robots.md).
+
+A URDF whose root link is not a link named 'world' gets a floating base (a free flyer), as in
+Gazebo; one attached to 'world' keeps the URDF's own joints; SimConfig.base forces either. The
+constructor accepts the model's default pose (a floating base at the origin is half under the
+ground); reset(q) checks the pose it is given.
+"""
 import logging
 
-import numpy as np
-import pytest
-
-from physics_models import free_box, planar_chain
-from dodo_sim.physics.robot import FLOATING_BASE_JOINT, ModelError, load_robot, root_link
+from dodo_sim.physics.robot import FLOATING_BASE_JOINT, load_robot, ModelError, root_link
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import free_box, planar_chain
+import pytest
 
 CORNERS = ('c0', 'c1', 'c2', 'c3')
 # the pendulum of physics_models with its world link renamed: a robot not attached to the world
@@ -26,7 +31,7 @@ def test_a_root_link_not_named_world_floats_by_default(caplog):
     assert robot.actuated_joint_names == ('hinge0',)
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 1
-    assert "floating base" in messages[0] and "'base' is not attached" in messages[0]
+    assert 'floating base' in messages[0] and "'base' is not attached" in messages[0]
 
 
 def test_a_robot_attached_to_world_keeps_its_joints(caplog):
@@ -34,7 +39,7 @@ def test_a_robot_attached_to_world_keeps_its_joints(caplog):
         robot = load_robot(planar_chain(1), contact_frames=('tip',))
     assert not robot.floating_base and robot.root_link == 'world'
     assert (robot.nq, robot.nv) == (1, 1)
-    assert "fixed base" in caplog.records[0].getMessage()
+    assert 'fixed base' in caplog.records[0].getMessage()
 
 
 @pytest.mark.parametrize('base, nq', [('fixed', 1), ('floating', 8)])
@@ -62,7 +67,7 @@ def test_construction_accepts_the_default_pose_under_the_ground_and_reset_refuse
     sim = Simulator(free_box(), SimConfig(contact_frames=CORNERS))
     q = sim.robot.default_q
     np.testing.assert_array_equal(sim.state.q, q)   # [0 0 0 0 0 0 1]: corners 5 cm deep
-    with pytest.raises(ValueError, match=r"0\.05 m below.*root_joint\[2\] >= 0\.05 m"):
+    with pytest.raises(ValueError, match=r'0\.05 m below.*root_joint\[2\] >= 0\.05 m'):
         sim.reset(q)
     q = q.copy()
     q[2] = 0.05

@@ -1,18 +1,24 @@
-"""Any number of joints (issue 14 item 2): a 1-DoF pendulum, a 2-DoF and a 4-DoF chain and a
-3-joint tree go through the compiled kernels (dodo_sim/physics/fast.py) as through pinocchio,
-and both integrators swing them as the analytic pendulum does. A 1-DoF model used to raise
-IndexError in fast._joint_arrays (pinocchio returns a 1-D jacobian for a single column)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Any number of joints (issue 14 item 2).
+
+A 1-DoF pendulum, a 2-DoF and a 4-DoF chain and a 3-joint tree go through the compiled kernels
+(dodo_sim/physics/fast.py) as through pinocchio, and both integrators swing them as the analytic
+pendulum does. A 1-DoF model used to raise IndexError in fast._joint_arrays (pinocchio returns a
+1-D jacobian for a single column).
+"""
 import math
 
-import numpy as np
-import pinocchio as pin
-import pytest
-
-from physics_models import planar_chain, planar_tree
 from dodo_sim.physics import fast
 from dodo_sim.physics.contact import ContactParams
 from dodo_sim.physics.timestepping import MoreauJeanIntegrator, TimeSteppingParams
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+from physics_models import planar_chain, planar_tree
+import pinocchio as pin
+import pytest
 
 pytest.importorskip('numba')
 
@@ -53,8 +59,11 @@ def test_compiled_dynamics_equal_pinocchio(name):
 
 @pytest.mark.parametrize('name', IMPACTS)
 def test_compiled_step_equals_the_generic_step_through_a_ground_impact(name):
-    """Swung down from the side, a tip hits the ground, slides or sticks and the chain comes to
-    rest on it (a 1-DoF tip's contact block is rank 1)."""
+    """
+    Swung down from the side, a tip hits the ground.
+
+    Slides or sticks and the chain comes to rest on it (a 1-DoF tip's contact block is rank 1).
+    """
     xml, frames, q0 = IMPACTS[name]
     sim = Simulator(xml, SimConfig(contact_frames=frames))
     params = ContactParams(friction=0.5)
@@ -81,9 +90,12 @@ def test_compiled_step_equals_the_generic_step_through_a_ground_impact(name):
 
 @pytest.mark.parametrize('integrator', ['timestepping', 'event'])
 def test_a_one_dof_pendulum_swings_at_the_analytic_period(integrator):
-    """Small swing of a rod pinned at its end: T = 2 pi sqrt(I_pivot / (m g d)) with
-    I_pivot = m L^2 / 3, d = L / 2 (amplitude 0.01 rad: the finite-amplitude correction
-    theta0^2 / 16 = 6e-6 is far below the 1e-3 tolerance)."""
+    """
+    Small swing of a rod pinned at its end.
+
+    T = 2 pi sqrt(I_pivot / (m g d)) with I_pivot = m L^2 / 3, d = L / 2 (amplitude 0.01 rad: the
+    finite-amplitude correction theta0^2 / 16 = 6e-6 is far below the 1e-3 tolerance).
+    """
     length, g = 0.5, 9.81
     period = 2.0 * math.pi * math.sqrt((length ** 2 / 3.0) / (g * length / 2.0))
     sim = Simulator(planar_chain(1, link_length=length),

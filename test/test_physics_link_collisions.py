@@ -1,5 +1,11 @@
-"""Link collisions (SimConfig.collisions = 'links'): URDF <collision> shapes as hard contacts
-against the terrain, both integrators (docs/physics.md "Link collisions").
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Link collisions (SimConfig.collisions = 'links').
+
+URDF <collision> shapes as hard contacts against the terrain, both integrators (docs/physics.md
+"Link collisions").
 
 Checked against textbook statics and Coulomb sliding: a box at rest on two support corners of
 a planar model carries m g / 2 on each (statically determinate), a box on a slope sticks while
@@ -9,13 +15,12 @@ on its body above the floor instead of 0.6 m under it.
 """
 import math
 
+from conftest import URDF_XACRO
+from dodo_sim.physics.simulator import SimConfig, Simulator
 import numpy as np
+from physics_models import _inertial, _planar_base
 import pinocchio as pin
 import pytest
-
-from conftest import URDF_XACRO
-from physics_models import _inertial, _planar_base
-from dodo_sim.physics.simulator import SimConfig, Simulator
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81
@@ -24,14 +29,14 @@ BOX_SIZE_M = (0.4, 0.2, 0.1)
 
 
 def planar_box() -> str:
-    """A 2 kg 0.4 x 0.2 x 0.1 m box on a planar x-z-pitch base, no contact frames."""
+    """Return a 2 kg 0.4 x 0.2 x 0.1 m box on a planar x-z-pitch base, no contact frames."""
     a, b, c = BOX_SIZE_M
     m = BOX_MASS_KG
     inertial = _inertial(m, m * (a * a + c * c) / 12.0, m * (b * b + c * c) / 12.0,
                          m * (a * a + b * b) / 12.0)
-    return f'''<robot name="box">{_planar_base('box')}
+    return f"""<robot name="box">{_planar_base('box')}
   <link name="box">{inertial}<collision><geometry><box size="{a} {b} {c}"/></geometry>
-  </collision></link></robot>'''
+  </collision></link></robot>"""
 
 
 def box_sim(integrator, z0, **config):
@@ -95,8 +100,12 @@ def test_box_on_slope_sticks_below_the_friction_angle_and_slides_at_coulomb_rate
 
 
 def collapse(integrator, collisions):
-    """Issue 22: from the default start, 0.6 s of hip -40 N*m / knee -10 N*m, then zero torque
-    until 2 s. Returns the simulator and the lowest point of the robot's collision points."""
+    """
+    Issue 22: from the default start, 0.6 s of hip -40 N*m / knee -10 N*m.
+
+    Then zero torque until 2 s. Returns the simulator and the lowest point of the robot's collision
+    points.
+    """
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, collisions=collisions))
     for step in range(2000):
         state = sim.step([-40.0, -10.0] if step < 600 else [0.0, 0.0])
@@ -131,19 +140,22 @@ def test_feet_only_hopper_still_falls_through_the_floor():
 
 
 def floating_box() -> str:
-    """The same box as a free body (floating base, 3-D contacts: 8 corners)."""
+    """Return the same box as a free body (floating base, 3-D contacts: 8 corners)."""
     a, b, c = BOX_SIZE_M
     m = BOX_MASS_KG
     inertial = _inertial(m, m * (a * a + c * c) / 12.0, m * (b * b + c * c) / 12.0,
                          m * (a * a + b * b) / 12.0)
-    return f'''<robot name="box"><link name="box">{inertial}
-  <collision><geometry><box size="{a} {b} {c}"/></geometry></collision></link></robot>'''
+    return f"""<robot name="box"><link name="box">{inertial}
+  <collision><geometry><box size="{a} {b} {c}"/></geometry></collision></link></robot>"""
 
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_free_box_dropped_flat_rests_on_four_corners_without_drift(integrator):
-    """3-D (the generic, not compiled, steps): four redundant supports; their normal forces
-    are not unique, their sum and moment are (m g at the centre)."""
+    """
+    3-D (the generic, not compiled, steps): four redundant supports.
+
+    Their normal forces are not unique, their sum and moment are (m g at the centre).
+    """
     sim = Simulator(floating_box(), SimConfig(integrator=integrator, contact_frames=(),
                                               collisions='links'))
     assert len(sim.robot.collision_points) == 8
@@ -193,17 +205,20 @@ def test_hopper_landing_on_its_foot_is_unchanged_by_link_collisions(integrator):
 
 
 def planar_wheel(radius=0.1, mass=1.0) -> str:
-    """A solid cylinder (I = m r^2 / 2) with its axis along y on a planar x-z-pitch base."""
+    """Return a solid cylinder (I = m r^2 / 2) with its axis along y on a planar x-z-pitch base."""
     inertial = _inertial(mass, 0.5 * mass * radius ** 2)
-    return f'''<robot name="wheel">{_planar_base('wheel')}
+    return f"""<robot name="wheel">{_planar_base('wheel')}
   <link name="wheel">{inertial}<collision><origin rpy="{math.pi / 2} 0 0"/>
-  <geometry><cylinder radius="{radius}" length="0.05"/></geometry></collision></link></robot>'''
+  <geometry><cylinder radius="{radius}" length="0.05"/></geometry></collision></link></robot>"""
 
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_cylinder_rolls_down_a_slope_at_two_thirds_g_sin_theta(integrator):
-    """A solid cylinder rolling without slipping: a = g sin(theta) / (1 + I / (m r^2)) =
-    (2/3) g sin(theta) (tan(theta) = 0.36 < 3 mu: it rolls)."""
+    """
+    A solid cylinder rolling without slipping.
+
+    A = g sin(theta) / (1 + I / (m r^2)) = (2/3) g sin(theta) (tan(theta) = 0.36 < 3 mu: it rolls).
+    """
     r, slope_deg = 0.1, 20.0
     theta = math.radians(-slope_deg)
     sim = Simulator(planar_wheel(r), SimConfig(integrator=integrator, contact_frames=(),
@@ -253,9 +268,12 @@ def test_published_quadruped_collapses_onto_its_body_not_through_the_floor():
 
 
 def test_kneed_walker_without_torque_falls_onto_its_torso():
-    """The Kneed Walker from its default pose with zero torque: with 'links' it ends at rest
-    with its torso on the floor, no support point below it (time-stepping; see docs for the
-    event integrator's limit on this fall)."""
+    """
+    The Kneed Walker from its default pose with zero torque.
+
+    With 'links' it ends at rest with its torso on the floor, no support point below it
+    (time-stepping; see docs for the event integrator's limit on this fall).
+    """
     walker = URDF_XACRO.parent / 'kneed_walker.urdf.xacro'
     sim = Simulator(walker, SimConfig(contact_frames=('left_foot', 'right_foot'),
                                       collisions='links'))

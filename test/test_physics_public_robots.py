@@ -1,3 +1,6 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Validation on robots nobody here wrote (issue 14 item 4; docs/physics.md "Robots nobody here
 wrote"): the Solo-12 quadruped and the Bolt biped from the example-robot-data package, loaded as
 published (floating base by the URDF convention), with both integrators:
@@ -11,12 +14,11 @@ published (floating base by the URDF convention), with both integrators:
 """
 import math
 
+from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pinocchio as pin
-import pytest
-
 import public_robots as pr
-from dodo_sim.simulator import SimConfig, Simulator
+import pytest
 
 pytestmark = pytest.mark.skipif(pr.robots_dir() is None,
                                 reason='example-robot-data is not installed')
@@ -81,9 +83,12 @@ def centroidal_angular_momentum(robot, q, v):
 
 
 def tumble(path, feet, integrator, dt):
-    """Thrown 10 m up spinning, joints passive (zero torque), 0.2 s of flight at physics step
-    ``dt``: relative drift of the centroidal angular momentum and of the energy (relative to
-    the initial kinetic energy)."""
+    """
+    Thrown 10 m up spinning, joints passive (zero torque), 0.2 s of flight at physics step ``dt``.
+
+    Relative drift of the centroidal angular momentum and of the energy (relative to the initial
+    kinetic energy).
+    """
     sim = Simulator(path, SimConfig(integrator=integrator, contact_frames=feet, dt=dt,
                                     control_period=dt))
     robot = sim.robot
@@ -113,7 +118,7 @@ DRIFT_BOUNDS = {'timestepping': (2e-3, 3e-3, 0.45, 0.55), 'event': (1e-6, 1e-6, 
 @pytest.mark.parametrize('robot_name', ['solo12', 'bolt'])
 def test_a_tumbling_robot_conserves_angular_momentum_and_energy(robot_name, integrator):
     path, feet = (pr.solo12(), pr.SOLO_FEET) if robot_name == 'solo12' else (pr.bolt(),
-                                                                                 pr.BOLT_FEET)
+                                                                             pr.BOLT_FEET)
     momentum_bound, energy_bound, lowest, highest = DRIFT_BOUNDS[integrator]
     coarse = tumble(path, feet, integrator, 1e-3)
     fine = tumble(path, feet, integrator, 5e-4)
@@ -126,8 +131,8 @@ def test_a_tumbling_robot_conserves_angular_momentum_and_energy(robot_name, inte
 
 def _peers():
     pytest.importorskip('mujoco')
-    import sys
     from pathlib import Path
+    import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'bench'))
     import compare_public_robots
     return compare_public_robots
@@ -135,11 +140,14 @@ def _peers():
 
 @pytest.mark.parametrize('engine', ['mujoco', 'dart'])
 def test_peer_engines_stand_solo12_near_the_static_forces_and_drift_with_soft_contact(engine):
-    """Hard contact (dodo_sim, the tests above) holds the static solution to rounding with no
-    motion; in MuJoCo's soft contact (solref 0.02 s) the feet sink into the floor and creep,
-    the posture leaves the static pose and the open-loop static torques no longer balance it:
-    the base drifts by mm (measured +6.8 mm) and the forces by a few % (0.38 N); DART's boxed
-    LCP with split impulses stays within 0.012 N and 0.28 mm (after 0.3 s)."""
+    """
+    Hard contact (dodo_sim, the tests above) holds the static solution to rounding with no motion.
+
+    In MuJoCo's soft contact (solref 0.02 s) the feet sink into the floor and creep, the posture
+    leaves the static pose and the open-loop static torques no longer balance it: the base drifts
+    by mm (measured +6.8 mm) and the forces by a few % (0.38 N); DART's boxed LCP with split
+    impulses stays within 0.012 N and 0.28 mm (after 0.3 s).
+    """
     if engine == 'dart':
         pytest.importorskip('dartpy')
     forces, static, sag = _peers().stand(engine)
@@ -152,9 +160,13 @@ def test_peer_engines_stand_solo12_near_the_static_forces_and_drift_with_soft_co
 
 
 def test_mujoco_slides_solo12_down_the_slope_within_its_soft_contact_of_coulomb():
-    """MuJoCo's elliptic cone gives the same Coulomb law; its feet are still sinking into the
-    soft slope (a_n < 0), which raises the normal forces and so the friction: measured
-    a_t -1.5948 against -1.5914 analytic (0.2 %) and dodo_sim's -1.5897 (+ mu a_n)."""
+    """
+    MuJoCo's elliptic cone gives the same Coulomb law.
+
+    Its feet are still sinking into the soft slope (a_n < 0), which raises the normal forces and so
+    the friction: measured a_t -1.5948 against -1.5914 analytic (0.2 %) and dodo_sim's -1.5897 (+
+    mu a_n).
+    """
     compare = _peers()
     a_t, a_n = compare.slide('mujoco')
     slope = math.radians(compare.SLOPE_DEG)

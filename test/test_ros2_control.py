@@ -1,4 +1,8 @@
-"""ros2_control's topic-based system drives the simulator (docs/ros2_control.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+ros2_control's topic-based system drives the simulator (docs/ros2_control.md).
 
 No controller_manager is installable here (C++ ROS packages), so the test stands in for it with a
 node that sends exactly what ``joint_state_topic_hardware_interface/JointStateTopicSystem``
@@ -27,12 +31,11 @@ import pytest
 
 pytest.importorskip('rclpy')
 
+from conftest import ros_domain_id  # noqa: E402
+from dodo_sim.ros import contract  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-
-from conftest import ros_domain_id  # noqa: E402
 from test_driver_node import graph  # noqa: E402,F401  (fixture: the emulated driver)
-from dodo_sim.ros import contract  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 
@@ -52,7 +55,7 @@ class TopicBasedSystem:
 
     def __init__(self, context):
         from rclpy.clock import Clock, ClockType
-        from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+        from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         self.JointState = JointState
         self.node = rclpy.create_node('controller_manager', context=context,
@@ -86,8 +89,8 @@ class Graph:
         rclpy.init(context=self.context, domain_id=ros_domain_id(),
                    args=['--ros-args', '-p', 'use_sim_time:=true'])
         os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-        from rclpy.experimental import EventsExecutor
         from dodo_sim.ros.simulator_node import SimulatorNode
+        from rclpy.experimental import EventsExecutor
         self.sim = SimulatorNode(context=self.context, parameter_overrides=[
             Parameter('mode', value=mode), Parameter('command_convention', value='ros2_control'),
             Parameter('stop_after', value=stop_after), Parameter('min_subscribers', value=0),
@@ -192,7 +195,7 @@ def test_malformed_topic_based_commands_are_rejected(names, effort, position, wh
 
 #: The controller_manager side against the hardware driver, as its own process: the plugin's
 #: message every 1 ms of wall time (the driver runs on wall time: now() is wall time).
-CM_FOR_DRIVER = '''
+CM_FOR_DRIVER = """
 import sys
 import rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -215,7 +218,7 @@ def update():
 
 node.create_timer(0.001, update)
 rclpy.spin(node)
-'''
+"""
 
 
 def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
@@ -226,7 +229,7 @@ def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
     import sys
 
     from conftest import ros_env
-    from test_driver_node import TORQUE, commands_flow, torque_applied
+    from test_driver_node import commands_flow, TORQUE, torque_applied
     probe, start_driver, _, log = graph
     script = tmp_path / 'cm.py'
     script.write_text(CM_FOR_DRIVER)

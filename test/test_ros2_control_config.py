@@ -1,17 +1,22 @@
-"""The shipped ros2_control configuration agrees with the robots and the ROS contract:
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The shipped ros2_control configuration agrees with the robots and the ROS contract.
+
 ``urdf/*.urdf.xacro hardware_plugin:=...`` and ``config/ros2_control/<robot>_controllers.yaml``
-(docs/ros2_control.md)."""
+(docs/ros2_control.md).
+"""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-import pytest
-import xacro
-import yaml
-
 from conftest import REPO
 from dodo_sim.ros import contract
 from dodo_sim.simulator import SimConfig, Simulator
+import pytest
+import xacro
+import yaml
 
 ROBOTS = ('hopper', 'boom_leg', 'kneed_walker')
 CONTACT_FRAMES = {'kneed_walker': ('left_foot', 'right_foot')}

@@ -1,6 +1,9 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+"""
+Faults over real DDS: the controller process is killed in the middle of a ``dodo hop`` run.
+
 Expected (docs/ros_contract.md, faults): lockstep never steps without the controller's answer, so
 ``dodo hop`` (which sees the controller's process exit) ends the run at once with a reason naming
 the controller and exit code 1; the bag is closed and readable and holds no zero-torque step.

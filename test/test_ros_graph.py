@@ -297,8 +297,11 @@ def test_the_controller_leaving_the_graph_ends_the_run(ros):
 
 
 def test_health_on_diagnostics_from_simulator_and_controller(ros):
-    """diagnostic_updater-style statuses: the simulator's mode, real-time factor and counters;
-    the controller's tick times; a paused graph shows as WARN at once."""
+    """
+    diagnostic_updater-style statuses: the simulator's mode, real-time factor and counters.
+
+    The controller's tick times; a paused graph shows as WARN at once.
+    """
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     sim = make_sim(ros, stop_after=0.0, diagnostics_period=0.2, command_timeout=0.2)
     ctrl = make_controller(ros, diagnostics_period=0.2)
@@ -454,8 +457,12 @@ def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(r
 
 
 def test_config_revision_marks_the_first_tick_computed_with_a_change(ros):
-    """/controller/state is decimated (state_period 10 ms, ticks 1 ms apart), yet the first
-    state answered after each accepted change is published with its revision (replay needs it)."""
+    """
+    /controller/state is decimated (state_period 10 ms, ticks 1 ms apart).
+
+    Yet the first state answered after each accepted change is published with its revision (replay
+    needs it).
+    """
     ctrl = make_controller(ros, robot_description=Simulator(default_urdf_path()).leg.urdf_xml,
                            min_subscribers=0, state_period=0.01)
     probe = Probe(ros)

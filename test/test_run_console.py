@@ -1,16 +1,21 @@
-"""What ``dodo hop`` shows while a run goes (dodo_sim.tools.run_console; no DDS here: the node
-lines are fed as the supervisor passes them; test_liveview.py checks a real run in a
-pseudo-terminal and in a pipe)."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+What ``dodo hop`` shows while a run goes.
+
+(dodo_sim.tools.run_console; no DDS here: the node lines are fed as the supervisor passes them;
+test_liveview.py checks a real run in a pseudo-terminal and in a pipe).
+"""
 from __future__ import annotations
 
 import io
 import re
 
-import pytest
-
 from dodo_sim.tools import hop_runner
 from dodo_sim.tools.live_view import LiveViewError, parse_address, parse_topic_rates
 from dodo_sim.tools.run_console import PLAIN_PERIOD_S, RunConsole
+import pytest
 
 CONTROL_RE = re.compile(r'[\x00-\x09\x0b-\x1f\x7f]')
 INFO = '[INFO] [1795616195.9] [simulator]: robot hopper: 2 joints'

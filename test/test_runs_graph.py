@@ -1,5 +1,12 @@
-"""One graph for ``hop.launch.py`` and ``dodo hop`` (dodo_sim.ros.graph), and parameters passed
-typed through a generated params file instead of text spliced into a command line."""
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+One graph for ``hop.launch.py`` and ``dodo hop`` (dodo_sim.ros.graph).
+
+And parameters passed typed through a generated params file instead of text spliced into a command
+line.
+"""
 import io
 import signal
 import subprocess
@@ -112,7 +119,7 @@ def test_hop_commands_pass_the_graph_parameters_in_a_generated_file(tmp_path):
 @pytest.mark.ros
 def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
     """
-    The rcl YAML parser (not PyYAML) reads the generated file.
+    rcl's own YAML parser (not PyYAML) reads the generated file.
 
     Bag names that YAML would read as a number, a bool, a mapping or a comment reach the recorder
     unchanged.
@@ -198,8 +205,11 @@ def test_on_hardware_the_driver_logs_its_states_beside_the_bag(tmp_path):
 
 
 def test_a_motors_off_line_of_the_driver_fails_the_run_naming_joint_and_cause(tmp_path):
-    """Issue 16 item 0: the driver reached stop_after and exited, but a fault had stopped the
-    motors: the run is FAILED and its summary names the joint and the cause."""
+    """
+    Issue 16 item 0: the driver reached stop_after and exited, but a fault had stopped the.
+
+    motors: the run is FAILED and its summary names the joint and the cause.
+    """
     params = tmp_path / 'p.yaml'
     params.write_text('/**:\n  ros__parameters: {}\n')
     hop = HopRun(params, 2.0, hardware='emulated', out=io.StringIO(), err=io.StringIO())

@@ -1,5 +1,10 @@
-"""``dodo hop`` runs that a stalled, loaded or duplicated controller cannot change (lockstep pause
-semantics, docs/ros_contract.md "Timing"; issue 15).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+``dodo hop`` runs that a stalled, loaded or duplicated controller cannot change.
+
+(lockstep pause semantics, docs/ros_contract.md "Timing"; issue 15).
 
 * Two ``dodo hop --duration 5`` runs, one undisturbed and one whose controller process is
   stopped (SIGSTOP) for 0.8 s and for 2.5 s — both longer than ``command_timeout`` (0.5 s):
@@ -12,16 +17,15 @@ semantics, docs/ros_contract.md "Timing"; issue 15).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-import numpy as np
-import pytest
 
 from conftest import REPO, ros_domain_id
+import numpy as np
+import pytest
 
 pytest.importorskip('rclpy')
 
@@ -31,7 +35,7 @@ from dodo_sim.ros.runtime import parse_summary  # noqa: E402
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 DURATION = 5.0
-PARAMS = '''
+PARAMS = """
 /**:
   ros__parameters:
     use_sim_time: true
@@ -44,7 +48,7 @@ controller:
     apex_height: 1.2
     target_x: .nan
     target_velocity: 0.0
-'''
+"""
 HOG = ('import time\nend = time.monotonic() + 240.0\n'
        'while time.monotonic() < end:\n    pass\n')
 

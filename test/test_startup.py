@@ -1,4 +1,8 @@
-"""Start in seconds: no numba JIT compile on a node's start-up path (issue 15, item 3).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Start in seconds: no numba JIT compile on a node's start-up path (issue 15, item 3).
 
 The install step fills numba's cache (``python -m dodo_sim.tools.precompile``, in the README's
 install line and ``.ci/run``). Here, in a fresh process: the simulator node's and the controller
@@ -9,13 +13,13 @@ starts" after discovery, not after a ~30 s compile (146 s measured on a loaded m
 import subprocess
 import sys
 
-import pytest
 from conftest import REPO, ros_domain_id, ros_env
+import pytest
 
 pytest.importorskip('rclpy')
 pytest.importorskip('numba')
 
-START_UP = '''
+START_UP = """
 import sys
 import numpy as np
 import rclpy
@@ -37,7 +41,7 @@ with compile_events() as compiled:
     ctrl.destroy_node()
 rclpy.shutdown()
 print('compiled:', len(compiled), compiled)
-'''
+"""
 
 
 def test_no_jit_compile_in_the_node_constructors_or_first_steps():

@@ -75,6 +75,7 @@ def time_now():
 
 def walker_node(ros, **overrides):
     from dodo_control.controller_node import ControllerNode
+
     # state_period 0: one /controller/state per answered state (the Driver checks each)
     params = {'controller': 'kneed_walker', 'min_subscribers': 0, 'state_period': 0.0,
               'robot_description': robot_description_xml(WALKER_URDF), **overrides}

@@ -250,12 +250,15 @@ class CanBackend(ActuatorBackend):
 
 
 def make_backend(bus, actuators: Sequence[ActuatorConfig], board: bool = True) -> ActuatorBackend:
-    """The backend of the actuators' protocol (one protocol per bus, DriverConfig.protocols):
+    """
+    Return the backend of the actuators' protocol (one protocol per bus, DriverConfig.protocols).
+
     :class:`CanBackend` for MIT mode, :class:`dodo_sim.hardware.odrive.OdriveBackend` for ODrive
-    CAN Simple."""
+    CAN Simple.
+    """
     protocols = {getattr(a, 'protocol', 'mit') for a in actuators}
     if protocols == {'odrive_can_simple'}:
-        from .odrive import OdriveBackend    # odrive.py subclasses CanBackend
+        from .odrive import OdriveBackend  # odrive.py subclasses CanBackend
         return OdriveBackend(bus, actuators, board=board)
     if protocols - {'mit'}:
         raise ValueError(f'one protocol per bus, got {sorted(protocols)}')

@@ -265,7 +265,7 @@ class DriverConfig:
                 bad('can_ids', 'ODrive node ids are 0..0x3F')
             # node 4's ids 0x080-0x09F hold the Sync, node 8's 0x100-0x11F the board's frames
             if {4, 8} & set(self.can_ids):
-                bad('can_ids', 'ODrive node ids 4 and 8 share ids with the sensor board\'s '
+                bad('can_ids', "ODrive node ids 4 and 8 share ids with the sensor board's "
                                'frames (Sync 0x080, BoomAngles 0x101, BoomRatesFoot 0x102)')
         elif not all(1 <= i <= 0x7F for i in self.can_ids):
             bad('can_ids', 'must be unique 11-bit ids in 1..0x7F (0 is the reply id)')
@@ -330,9 +330,9 @@ class DriverConfig:
 
 
 def protocol_model_ranges(protocol: str, model: str) -> MitRanges:
-    """The ranges of an actuator model of ``protocol`` (ValueError if unknown)."""
+    """Return the ranges of an actuator model of ``protocol`` (ValueError if unknown)."""
     if protocol == 'odrive_can_simple':
-        from .odrive import odrive_model     # odrive.py imports the backend, which imports us
+        from .odrive import odrive_model  # odrive.py imports the backend, which imports us
         return odrive_model(model).ranges()
     return model_ranges(model)
 
@@ -456,7 +456,7 @@ class BoomConfig:
                 / self.counts_per_rev[axis])
 
     def counts(self, axis: int, angle: float) -> float:
-        """Encode an angle as encoder counts, not rounded."""
+        """Encode counts (not rounded) of an angle."""
         return (self.zero_counts[axis]
                 + self.directions[axis] * angle * self.counts_per_rev[axis] / (2.0 * math.pi))
 

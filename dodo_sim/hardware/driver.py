@@ -30,8 +30,8 @@ from typing import Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .backend import ActuatorBackend, ActuatorFrame
-from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, JointLimit,
-                     actuator_configs, actuator_error_name, boom_config, load_calibration,
+from .config import (actuator_configs, actuator_error_name, ActuatorConfig, boom_config,
+                     BoomConfig, Calibration, DriverConfig, JointLimit, load_calibration,
                      save_calibration)
 from .protocol import MitCommand
 from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,

@@ -51,12 +51,12 @@ import can
 import numpy as np
 
 from .backend import bus_off_frame, enobufs_error, make_backend, restarted_frame
-from .config import (ActuatorConfig, BoomConfig, Calibration, DriverConfig, actuator_configs,
-                     boom_config, urdf_joints)
+from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, Calibration,
+                     DriverConfig, urdf_joints)
 from .driver import DriverCore
 from .odrive import EmulatedOdriveAxis, OdriveEmulation, split_id
-from .protocol import (FIELD_BITS, POSITION_BITS, BoardSample, MitCommand, WireFormat,
-                       firmware_float_to_counts, counts_to_float)
+from .protocol import (BoardSample, counts_to_float, FIELD_BITS, firmware_float_to_counts,
+                       MitCommand, POSITION_BITS, WireFormat)
 
 #: The hopper's joints, for a simulator core without ``joint_names`` (before the
 #: robot-agnostic engine).
@@ -435,8 +435,12 @@ class Emulator:
 
     def _handle_odrive(self, arbitration_id: int, data: bytes, now: float,
                        remote: bool) -> None:
-        """A host frame for an emulated ODrive axis (an RTR is answered at once; the cyclic
-        messages go out as the physics advances, :meth:`_emit_cyclic`)."""
+        """
+        A host frame for an emulated ODrive axis.
+
+        (an RTR is answered at once; the cyclic messages go out as the physics advances,
+        :meth:`_emit_cyclic`).
+        """
         node, cmd = split_id(arbitration_id)
         axis = self.actuators.get(node)
         if axis is None:

@@ -1,5 +1,10 @@
-"""ODrive CAN Simple: the wire format (``odrive_can_simple.dbc``), the driver-side backend and the
-emulated ODrive axis answering from the physics.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+ODrive CAN Simple: the wire format (``odrive_can_simple.dbc``).
+
+The driver-side backend and the emulated ODrive axis answering from the physics.
 
 Protocol (ODrive CAN Simple, firmware 0.6.x; docs.odriverobotics.com/v/latest/manual/
 can-protocol.html and the DBC published in odriverobotics/ODrive ``tools/odrive-cansimple.dbc``):
@@ -29,11 +34,11 @@ No rclpy here.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
+from pathlib import Path
 import struct
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import can
@@ -93,9 +98,10 @@ def odrive_error_name(code: int) -> str:
 
 @dataclass(frozen=True)
 class OdriveModel:
-    """An ODrive and its motor, motor side.
+    """
+    An ODrive and its motor, motor side.
 
-    Attributes:
+    Fields:
         torque_limit: |Set_Input_Torque| the axis applies, N*m (current limit x torque
             constant).
         velocity_limit: motor speed the host-side laws are clamped to, rad/s.
@@ -105,9 +111,12 @@ class OdriveModel:
     velocity_limit: float
 
     def ranges(self) -> MitRanges:
-        """The envelope the driver core's clamps read (``ActuatorConfig.ranges``). The ODrive
-        fields are float32, so only the torque and velocity ranges mean something; position and
-        gains get wide bounds (the host computes the PD, nothing is quantised)."""
+        """
+        Return the envelope the driver core's clamps read (``ActuatorConfig.ranges``).
+
+        The ODrive fields are float32, so only the torque and velocity ranges mean something;
+        position and gains get wide bounds (the host computes the PD, nothing is quantised).
+        """
         return MitRanges(-1.0e5, 1.0e5, -self.velocity_limit, self.velocity_limit,
                          0.0, 1.0e4, 0.0, 1.0e4, -self.torque_limit, self.torque_limit)
 
@@ -139,8 +148,11 @@ def split_id(arbitration: int) -> tuple:
 
 
 class OdriveWire:
-    """Encode/decode the messages of ``odrive_can_simple.dbc`` (data bytes; the node id goes
-    into the arbitration id)."""
+    """
+    Encode/decode the messages of ``odrive_can_simple.dbc``.
+
+    (data bytes; the node id goes into the arbitration id).
+    """
 
     def __init__(self, dbc_path: str | Path = ODRIVE_DBC_PATH):
         self.database = cantools.database.load_file(str(dbc_path))
@@ -172,9 +184,11 @@ class AxisView:
 
 
 class OdriveBackend(CanBackend):
-    """ODrive axes (CAN Simple) and the sensor board on one python-can bus (module docs).
+    """
+    ODrive axes (CAN Simple) and the sensor board on one python-can bus (module docs).
 
-    ``actuators[k].can_id`` is the axis node id (0..63)."""
+    ``actuators[k].can_id`` is the axis node id (0..63).
+    """
 
     def __init__(self, bus: can.BusABC, actuators: Sequence, board: bool = True,
                  wire: WireFormat | None = None, clock=time.perf_counter):
@@ -185,8 +199,11 @@ class OdriveBackend(CanBackend):
         self._clear_pending = False
 
     def request_clear_errors(self) -> None:
-        """Send Clear_Errors to every axis with the next cycle's frames (what an ODrive user
-        does after fixing the cause of an axis error)."""
+        """
+        Send Clear_Errors to every axis with the next cycle's frames.
+
+        (what an ODrive user does after fixing the cause of an axis error).
+        """
         self._clear_pending = True
 
     def axis_error_name(self, node_id: int) -> str:
@@ -322,9 +339,10 @@ class OdriveBackend(CanBackend):
 
 @dataclass(frozen=True)
 class OdriveEmulation:
-    """Configuration of an emulated ODrive axis (what ``odrivetool`` would have set).
+    """
+    Configuration of an emulated ODrive axis (what ``odrivetool`` would have set).
 
-    Attributes:
+    Fields:
         heartbeat_period: axis.config.can.heartbeat_msg_rate_ms, s.
         encoder_period: encoder_msg_rate_ms, s; 0: off (the driver polls the estimate by RTR
             every cycle).
@@ -343,9 +361,12 @@ class OdriveEmulation:
 
 
 class EmulatedOdriveAxis:
-    """One ODrive axis in torque control, answering from the physics: the axis state machine
-    (IDLE -> CLOSED_LOOP_CONTROL on Set_Axis_State, back to IDLE on request, on an error or
-    on a watchdog expiry), the cyclic messages at their rates and the errors of a heartbeat.
+    """
+    One ODrive axis in torque control, answering from the physics.
+
+    The axis state machine (IDLE -> CLOSED_LOOP_CONTROL on Set_Axis_State, back to IDLE on request,
+    on an error or on a watchdog expiry), the cyclic messages at their rates and the errors of a
+    heartbeat.
 
     ``config`` is the driver's :class:`ActuatorConfig` of the joint (node id = ``can_id``,
     gear, direction, zero offset = the emulated encoder's position at joint zero, motor rad).
@@ -390,8 +411,12 @@ class EmulatedOdriveAxis:
 
     def receive(self, cmd_id: int, data: bytes, now: float, q: float, v: float,
                 remote: bool = False) -> bytes | None:
-        """A host frame addressed to this axis; returns the answer to an RTR (Get_Encoder_
-        Estimates), None otherwise (the rest goes out cyclically)."""
+        """
+        Return a host frame addressed to this axis.
+
+        Returns the answer to an RTR (Get_Encoder_ Estimates), None otherwise (the rest goes out
+        cyclically).
+        """
         self.frames_received += 1
         self.last_feed = now                       # any host frame feeds the watchdog
         if remote:
@@ -460,7 +485,7 @@ class EmulatedOdriveAxis:
         return self.wire.encode(GET_ENCODER_ESTIMATES, Pos_Estimate=p / TWO_PI, Vel_Estimate=vel)
 
     def cyclic(self, now: float, q: float, v: float) -> list:
-        """The cyclic messages due at ``now``: [(arbitration id, data)]."""
+        """Return the cyclic messages due at ``now``: [(arbitration id, data)]."""
         out = []
         enc = self.wire.encode
         periods = {HEARTBEAT: self.emu.heartbeat_period,

@@ -1,13 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-r"""
+"""
 The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
 
 States and what the actuators get (see docs/hardware.md, safety table)::
 
     DISABLED --enable()--> ENABLED --estop()--> ESTOP --enable()--> ENABLED
-        ^                     |  \--fault----> FAULT --enable()--> ENABLED
+        ^                     |  \\--fault----> FAULT --enable()--> ENABLED
         +-----disable()-------+----------------+--------------------+
 
 * DISABLED (start-up): every actuator gets the disable frame (motor off, still polled).
@@ -317,7 +317,11 @@ class SafetySupervisor:
         return min(max(q, lo), hi)
 
     def landing_reference(self, joint: int, now: float) -> float:
-        """The landing law's reference of ``joint`` (index) at ``now``, rad (module docs)."""
+        """
+        Return the landing law's reference of ``joint`` (index) at ``now``, rad.
+
+        (module docs).
+        """
         cfg = self.config
         start = self._trip_pose[joint]
         crouch = self.limits[joint].crouch
@@ -334,9 +338,12 @@ class SafetySupervisor:
                 - lim.fallback_damping * v)
 
     def safe_law(self, now: float, q: Sequence[float], v: Sequence[float]) -> tuple:
-        """What the watchdog sends while tripped (per joint: (mode, torque N*m, kd N*m*s/rad)),
-        for tests and documentation: the same computation as :meth:`setpoints`, no side
-        effects. Valid only while :attr:`watchdog_active`."""
+        """
+        Return What the watchdog sends while tripped (per joint: (mode, torque N*m, kd N*m*s/rad)).
+
+        For tests and documentation: the same computation as :meth:`setpoints`, no side effects.
+        Valid only while :attr:`watchdog_active`.
+        """
         if self.config.watchdog_mode == 'damp':
             return tuple((JointMode.DAMPING, 0.0, lim.damping) for lim in self.limits)
         return tuple((JointMode.FALLBACK,
@@ -368,7 +375,7 @@ class SafetySupervisor:
 
     @property
     def watchdog_active(self) -> bool:
-        """Return whether it is enabled but holding zero torque plus damping (commands missing)."""
+        """Enabled, but zero torque plus damping because commands are missing."""
         return self._watchdog and self.state is SafetyState.ENABLED
 
 

@@ -1,7 +1,13 @@
-"""The driver's own log of every state it publishes, so nothing depends on a recorder keeping up
-(issue 16 item 3): a ring of preallocated blocks in memory during the run (:class:`StateRing`,
-a few microseconds per cycle: copies of the stamp, q, v and effort), written as one MCAP file
-(ROS 2 profile, CDR) when the driver stops (:class:`StateLog`).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The driver's own log of every state it publishes.
+
+So nothing depends on a recorder keeping up (issue 16 item 3): a ring of preallocated blocks in
+memory during the run (:class:`StateRing`, a few microseconds per cycle: copies of the stamp, q, v
+and effort), written as one MCAP file (ROS 2 profile, CDR) when the driver stops
+(:class:`StateLog`).
 
 On hardware nothing waits for the recorder: on a loaded machine its reliable reader falls more
 than the writer's history behind and misses /joint_states (10432 of 11297, down to half, in
@@ -49,8 +55,11 @@ def state_log_path(bag: str | Path) -> Path:
 
 
 class StateLog:
-    """Append serialized sensor_msgs/JointState messages to an MCAP file; :meth:`close` writes
-    the summary (message counts). ``logged`` counts what was appended."""
+    """
+    Append serialized sensor_msgs/JointState messages to an MCAP file.
+
+    :meth:`close` writes the summary (message counts). ``logged`` counts what was appended.
+    """
 
     def __init__(self, path: str | Path, topic: str):
         from mcap.writer import CompressionType, Writer
@@ -67,8 +76,11 @@ class StateLog:
         self._closed = False
 
     def write(self, stamp_ns: int, data: bytes) -> None:
-        """One message: ``data`` its CDR bytes, ``stamp_ns`` its header stamp (log and publish
-        time)."""
+        """
+        One message: ``data`` its CDR bytes, ``stamp_ns`` its header stamp.
+
+        (log and publish time).
+        """
         self._writer.add_message(self._channel, stamp_ns, data, stamp_ns, self.logged)
         self.logged += 1
 
@@ -82,8 +94,11 @@ class StateLog:
 
 
 class StateRing:
-    """Per-cycle rows (stamp ns, q, v, effort) in preallocated blocks of ``block_rows``; grows by
-    whole blocks (no copy of what is kept)."""
+    """
+    Per-cycle rows (stamp ns, q, v, effort) in preallocated blocks of ``block_rows``.
+
+    Grows by whole blocks (no copy of what is kept).
+    """
 
     def __init__(self, n_joints: int, block_rows: int = 65536):
         import numpy as np

@@ -1,4 +1,9 @@
-"""Collision shapes of the URDF's links as support-point contacts against the terrain
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Collision shapes of the URDF's links as support-point contacts against the terrain.
+
 (``SimConfig.collisions = 'links'``; see docs/physics.md "Link collisions").
 
 Every ``<collision>`` of a moving link becomes a few body-fixed points, each a hard unilateral
@@ -31,10 +36,10 @@ from __future__ import annotations
 
 import logging
 import math
-import struct
-import xml.etree.ElementTree as ET
 from pathlib import Path
+import struct
 from typing import NamedTuple, Sequence
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
@@ -51,8 +56,12 @@ _log = logging.getLogger(__name__)
 
 
 class CollisionPoint(NamedTuple):
-    """A support point of a link's collision shape: ``frame_id`` (a frame added to the model at
-    the point), its ``radius`` (m, a sphere's) and the ``link`` it belongs to."""
+    """
+    A support point of a link's collision shape.
+
+    ``frame_id`` (a frame added to the model at the point), its ``radius`` (m, a sphere's) and the
+    ``link`` it belongs to.
+    """
 
     link: str
     frame_id: int
@@ -98,9 +107,13 @@ def _stl_bounds(path: Path):
 
 
 def _mesh_path(filename: str, urdf_dir: Path | None) -> Path | None:
-    """The file of a mesh URI: dodo_sim's own package:// URIs, a path (relative to the URDF's
-    directory), or package://PKG/REST found as REST or PKG/REST under an ancestor of the URDF's
-    directory (how a URDF shipped inside its package finds its meshes)."""
+    """
+    Return the file of a mesh URI.
+
+    Dodo_sim's own package:// URIs, a path (relative to the URDF's directory), or
+    package://PKG/REST found as REST or PKG/REST under an ancestor of the URDF's directory (how a
+    URDF shipped inside its package finds its meshes).
+    """
     from dodo_sim.paths import resolve_package_uri
     try:
         resolved = Path(resolve_package_uri(filename))

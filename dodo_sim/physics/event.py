@@ -938,5 +938,11 @@ class EventDrivenIntegrator:
         return sol
 
 
-__all__ = ['EventDrivenIntegrator', 'EventLimitExceeded', 'EventParams', 'impact_map', 'FREE',
-           'STICK', 'SLIP']
+__all__ = [
+    'EventDrivenIntegrator',
+    'EventLimitExceeded',
+    'EventParams',
+    'impact_map',
+    'FREE',
+    'STICK',
+     'SLIP']

@@ -23,8 +23,7 @@ This module does the whole step in one compiled call:
 * the update, the position correction and the contact positions of the new state.
 
 Used when the model qualifies (:func:`pack_model`: every joint 1-DoF revolute or prismatic,
-planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give
-the same
+planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give the same
 results to rounding (test_physics_fast.py compares them step by step to 1e-12).
 """
 from __future__ import annotations

@@ -22,6 +22,7 @@ Nothing here holds mutable state: :class:`RobotModel` is frozen, every user crea
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import logging
 import math
 import os
@@ -156,12 +157,12 @@ class RobotModel:
 
     @property
     def foot_frame_id(self) -> int:
-        """Return the first contact frame (a one-foot robot's foot)."""
+        """The first contact frame (a one-foot robot's foot)."""
         return self.contact_frame_ids[0]
 
     @property
     def body_frame_id(self) -> int:
-        """Return the frame pushes act on (the heaviest link)."""
+        """The frame pushes act on (the heaviest link)."""
         return self.push_frame_id
 
     @property
@@ -192,12 +193,16 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
                actuated_joints: Sequence[str] = (AUTO,),
                xacro_args: Mapping[str, object] | None = None,
                base: str = AUTO) -> RobotModel:
-    """Build and check a robot model. Raises :class:`ModelError` naming the problem.
+    """
+    Build and check a robot model.
+
+    Raises :class:`ModelError` naming the problem.
 
     ``base`` (one of :data:`BASES`): 'auto' gives the root link a free-flyer joint unless the
     root link is named ``world`` (then the URDF's own joints attach the robot to the world),
     as Gazebo does; 'floating' / 'fixed' force the choice. The choice and why is logged once
-    per load at INFO level (logger ``dodo_sim.physics.robot``)."""
+    per load at INFO level (logger ``dodo_sim.physics.robot``).
+    """
     if base not in BASES:
         raise ModelError(f'base {base!r}: choose one of {BASES}')
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
@@ -212,9 +217,9 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
     except (RuntimeError, ValueError) as exc:
         raise ModelError(f'invalid URDF: {exc}') from exc
     logging.getLogger(__name__).info("robot '%s': %s base (base=%s; root link '%s'%s)", model.name,
-              'floating' if floating else 'fixed', base, root,
-              '' if base != AUTO else (" is 'world'" if not floating else
-                                       " is not attached to a link named 'world'"))
+                                     'floating' if floating else 'fixed', base, root,
+                                     '' if base != AUTO else (" is 'world'" if not floating else
+                                                              " is not attached to a link named 'world'"))
     if model.njoints < 2:
         raise ModelError('the URDF has no movable joint')
     for name in continuous:
@@ -281,15 +286,13 @@ def root_link(xml: str) -> str:
                 for child in joint.findall('child')}
     roots = [link.get('name') for link in tree.findall('link') if link.get('name') not in children]
     if len(roots) != 1:
-        raise ModelError(f'a URDF needs exactly one root link (a link that is no joint\'s '
+        raise ModelError(f"a URDF needs exactly one root link (a link that is no joint's "
                          f'child), found {roots}')
     return roots[0]
 
 
 def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
     """
-    URDF text with each continuous joint turned into a revolute one.
-
     URDF text with each continuous joint turned into a revolute one.
 
     URDF text with each continuous joint turned into a revolute one (one angle in q instead of

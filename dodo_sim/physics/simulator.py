@@ -24,26 +24,24 @@ external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md`
 from __future__ import annotations
 
 import dataclasses
-import math
-import os
 from dataclasses import dataclass
 import math
+import os
 from typing import Mapping, NamedTuple
 
+from dodo_sim.parameter import bounded, one_of
 import numpy as np
 import pinocchio as pin
 
-from dodo_sim.parameter import bounded, one_of
-
+from .collision import add_collision_points, COLLISION_MODES
 from .contact import ContactParams
 from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
-from .motor import (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD, DING_RAMOS_GEAR_RATIOS,
-                    DING_RAMOS_RESISTANCE_OHM, DING_RAMOS_ROTOR_INERTIA_KGM2,
-                    DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, BackEmfLimit, MotorModel, armature)
-from .collision import COLLISION_MODES, add_collision_points
-from .robot import AUTO, BASES, ModelError, RobotModel, load_robot
-from .terrain import TERRAIN_KINDS, make_terrain
-from .timestepping import SOLVERS, MoreauJeanIntegrator, TimeSteppingParams
+from .motor import (armature, BackEmfLimit, DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,
+                    DING_RAMOS_GEAR_RATIOS, DING_RAMOS_RESISTANCE_OHM,
+                    DING_RAMOS_ROTOR_INERTIA_KGM2, DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, MotorModel)
+from .robot import AUTO, BASES, load_robot, ModelError, RobotModel
+from .terrain import make_terrain, TERRAIN_KINDS
+from .timestepping import MoreauJeanIntegrator, SOLVERS, TimeSteppingParams
 
 INTEGRATORS = ('timestepping', 'event')
 #: SimConfig fields of the motors of the actuated joints (one value each, or one per joint).
@@ -85,42 +83,24 @@ class SimConfig:
         step_edges_x_m: x of each step edge, m (increasing).
         step_rises_m: height change at each edge, m.
         sine_amplitude_m / sine_wavelength_m: sinusoidal ground, m.
-        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with
-            an exact solve per contact) or 'jacobi' (block Jacobi).
+        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with an exact solve per contact) or 'jacobi' (block Jacobi).
         solver_relaxation: SOR/JOR factor in (0, 2).
         solver_max_iterations: sweep cap of the contact solver (>= 1).
-        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at
-            which a solve counts as converged, m/s (> 0).
+        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which a solve counts as converged, m/s (> 0).
         position_correction: time-stepping: project residual penetration out after each step.
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
-        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball
-            bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint
-            separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m
-            under gravity; 0 switches the rule off.
-        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else
-            the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF
-            torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak)
-            along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding &
-            Ramos' isControlSaturate; docs/physics.md "Motors").
+        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
+        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak) along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos' isControlSaturate; docs/physics.md "Motors").
         motor_time_constant: first-order torque lag, s (0: ideal motors).
-        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2
-            J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without
-            their back-EMF damping).
-        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint.
-            Default: Ding & Ramos' hip, 26.9.
-        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value:
-            every joint. Default: Ding & Ramos' 7e-6.
-        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no
-            back-EMF limit (Ding & Ramos: 12).
-        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default:
-            Ding & Ramos' 1.3.
-        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding &
-            Ramos' 0.0135.
-        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default:
-            Ding & Ramos' 0.0186.
-        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one
-            value: every joint; empty (default): the URDF effort limits.
+        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2 J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without their back-EMF damping).
+        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint. Default: Ding & Ramos' hip, 26.9.
+        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value: every joint. Default: Ding & Ramos' 7e-6.
+        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no back-EMF limit (Ding & Ramos: 12).
+        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default: Ding & Ramos' 1.3.
+        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding & Ramos' 0.0135.
+        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default: Ding & Ramos' 0.0186.
+        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one value: every joint; empty (default): the URDF effort limits.
         push_times: times of scheduled pushes on the base, s.
         push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
         max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
@@ -324,8 +304,12 @@ class State(NamedTuple):
 
 
 class LinkContact(NamedTuple):
-    """A link's collision point in contact: ``link`` name, world ``point`` [x, y, z] (m) and
-    world ``force`` [fx, fy, fz] on the link at it (N, mean over the control period)."""
+    """
+    A link's collision point in contact.
+
+    ``link`` name, world ``point`` [x, y, z] (m) and world ``force`` [fx, fy, fz] on the link at it
+    (N, mean over the control period).
+    """
 
     link: str
     point: np.ndarray
@@ -450,7 +434,7 @@ class Simulator:
 
     @property
     def leg(self) -> RobotModel:
-        """Return the robot model (name kept from the hopper-only simulator)."""
+        """The robot model (name kept from the hopper-only simulator)."""
         return self.robot
 
     @property
@@ -468,12 +452,14 @@ class Simulator:
     # -- public API ---------------------------------------------------------------------------
 
     def reset(self, q=None, v=None, *, check_terrain: bool = True) -> State:
-        """Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
+        """
+        Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
 
         Raises ValueError for a state with a contact point more than
         ``INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the contact
         frame, its depth and how far to raise the robot); ``check_terrain=False`` skips that
-        check (the constructor does for the model's default pose)."""
+        check (the constructor does for the model's default pose).
+        """
         robot = self.robot
         cfg = self.config
         if q is None:
@@ -656,7 +642,7 @@ class Simulator:
         self._forced = bool(self._external_force.any())
 
     def energy(self, q=None, v=None) -> float:
-        """Return kinetic + gravitational potential energy in J, zero potential at z_CoG = 0."""
+        """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
         q = self._q if q is None else np.asarray(q, float)
         v = self._v if v is None else np.asarray(v, float)
         model, data = self.robot.model, self._data
@@ -698,8 +684,6 @@ class Simulator:
 
     def _check_above_terrain(self, q) -> None:
         """
-        Refuse a configuration with a contact point under the terrain.
-
         Refuse a configuration with a contact point under the terrain.
 
         Refuse a configuration with a contact point under the terrain (deeper than
@@ -747,8 +731,8 @@ class Simulator:
         pin.computeJointJacobians(model, data, np.asarray(q, float))
         pin.updateFramePlacements(model, data)
         rows = [pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED).reshape(
-                    6, robot.nv)[:3]
-                for f in robot.contact_frame_ids]
+            6, robot.nv)[:3]
+            for f in robot.contact_frame_ids]
         names = robot.coordinate_names()
         for i in range(robot.nv):
             if all(abs(r[2, i] - 1.0) < 1e-12 and abs(r[0, i]) < 1e-12 and abs(r[1, i]) < 1e-12

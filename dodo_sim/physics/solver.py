@@ -68,6 +68,7 @@ class Solution(NamedTuple):
 #: bounds det by G_NN G_TT; rounding leaves ~1e-16 of it for a truly rank-1 block).
 SINGULAR_CONTACT_RATIO = 1e-12
 
+
 def solve_unilateral(g: float, b: float) -> float:
     """0 <= lambda ⟂ g lambda + b >= 0 for g > 0."""
     return -b / g if b < 0.0 else 0.0

@@ -1,4 +1,8 @@
-"""Reading the two 1 kHz inputs of the controller straight from their serialized form.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Reading the two 1 kHz inputs of the controller straight from their serialized form.
 
 rclpy turns every received message into Python objects through the generated message classes:
 for a ``sensor_msgs/JointState`` or a ``geometry_msgs/WrenchStamped`` that is a dozen nested
@@ -72,9 +76,13 @@ class _Header:
 
 
 class JointStateView:
-    """What a read JointState holds, with the attribute names of ``sensor_msgs/JointState``
-    (``header.stamp.sec`` / ``.nanosec``, ``name``, ``position``, ``velocity``, ``effort``), for
-    code written against the message class; ``stamp_ns`` the stamp in ns."""
+    """
+    What a read JointState holds.
+
+    With the attribute names of ``sensor_msgs/JointState`` (``header.stamp.sec`` / ``.nanosec``,
+    ``name``, ``position``, ``velocity``, ``effort``), for code written against the message class;
+    ``stamp_ns`` the stamp in ns.
+    """
 
     __slots__ = ('stamp_ns', 'header', 'name', 'position', 'velocity', 'effort')
 
@@ -86,9 +94,12 @@ class JointStateView:
 
 
 class JointStateReader:
-    """Reads ``sensor_msgs/JointState`` bytes: ``(stamp ns, names, position, velocity, effort)``
-    (names a list of str, the rest tuples of float). The names section of the last message is
-    kept with its decoded list, so a steady stream of one sender decodes its names once."""
+    """
+    Reads ``sensor_msgs/JointState`` bytes: ``(stamp ns, names, position, velocity, effort)``.
+
+    (names a list of str, the rest tuples of float). The names section of the last message is kept
+    with its decoded list, so a steady stream of one sender decodes its names once.
+    """
 
     def __init__(self):
         self._names_raw = b''

@@ -16,8 +16,7 @@ topic                            type                                  publisher
                                                                        (position, velocity, effort)
 /<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force on
                                                                        contact frame <frame>, world
-                                                                       frame, N (hopper:
-                                                                       /foot_contact)
+                                                                       frame, N (hopper: /foot_contact)
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the
@@ -110,8 +109,11 @@ NAMESPACE_REMAPS = (('/clock', CLOCK), ('/tf', TF), ('/tf_static', TF_STATIC),
 
 
 def normalize_namespace(namespace: str | None) -> str:
-    """``''`` for the root namespace, else ``/a/b`` (leading slash, no trailing slash).
-    Raises ValueError for names ROS would reject."""
+    """
+    ``''`` for the root namespace, else ``/a/b`` (leading slash, no trailing slash).
+
+    Raises ValueError for names ROS would reject.
+    """
     ns = (namespace or '').strip().strip('/')
     if not ns:
         return ''
@@ -143,17 +145,23 @@ def remap_arguments(namespace: str | None) -> list:
 
 
 def bag_namespace(topics) -> str:
-    """Namespace a bag was recorded in: the prefix of its joint-state topic (``''`` if none or
-    in the root namespace)."""
+    """
+    Namespace a bag was recorded in: the prefix of its joint-state topic.
+
+    (``''`` if none or in the root namespace).
+    """
     suffix = '/' + JOINT_STATES
     prefixes = {t[:-len(suffix)] for t in topics if t.endswith(suffix)}
     return prefixes.pop() if len(prefixes) == 1 else ''
 
 
 def relative_name(topic: str, namespace: str = '') -> str:
-    """The contract (relative) name of the recorded topic ``topic`` of a robot in
-    ``namespace``: ``/left/joint_states`` -> ``joint_states`` (namespace ``left``);
-    ``/parameter_events`` -> ``parameter_events`` (root namespace)."""
+    """
+    Return the contract (relative) name of the recorded topic ``topic`` of a robot in ``namespace``.
+
+    ``/left/joint_states`` -> ``joint_states`` (namespace ``left``); ``/parameter_events`` ->
+    ``parameter_events`` (root namespace).
+    """
     ns = normalize_namespace(namespace)
     if not ns:
         return topic.lstrip('/')
@@ -185,8 +193,11 @@ WORLD_FRAME = 'world'
 
 
 def contact_topic(frame: str) -> str:
-    """Topic of the measured force on contact frame ``frame`` (the hopper's ``foot``:
-    ``foot_contact``; a biped's ``left_foot``: ``left_foot_contact``)."""
+    """
+    Topic of the measured force on contact frame ``frame``.
+
+    (the hopper's ``foot``: ``foot_contact``; a biped's ``left_foot``: ``left_foot_contact``).
+    """
     if not frame or not frame.replace('_', 'a').isalnum():
         raise ValueError(f'contact frame name {frame!r} cannot form a topic name '
                          f'(letters, digits and _ only)')
@@ -222,8 +233,11 @@ CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 
 
 def topic_type(topic: str) -> str | None:
-    """Contract message type of ``topic`` (contact topics included), None if not a contract
-    topic."""
+    """
+    Contract message type of ``topic`` (contact topics included).
+
+    None if not a contract topic.
+    """
     if topic.lstrip('/') in TOPIC_TYPES:
         return TOPIC_TYPES[topic.lstrip('/')]
     # a contact topic of this robot: relative, at the top of its namespace
@@ -302,10 +316,14 @@ def input_qos():
 
 
 def lockstep_input_qos():
-    """QoS of the controller's state readers in lockstep: reliable, a short history. Each state
-    waits for its answer, so one lost sample would stall the run (measured: a best-effort state
-    sent while the controller was SIGSTOPped was never delivered and simulated time waited for
-    ever); with one state in flight there is no newer sample for a repair to hold back."""
+    """
+    QoS of the controller's state readers in lockstep: reliable, a short history.
+
+    Each state waits for its answer, so one lost sample would stall the run (measured: a
+    best-effort state sent while the controller was SIGSTOPped was never delivered and simulated
+    time waited for ever); with one state in flight there is no newer sample for a repair to hold
+    back.
+    """
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -323,9 +341,13 @@ def command_qos():
 
 
 def ros2_control_command_qos():
-    """What the topic-based system publishes its commands with: ``rclcpp::QoS(1)`` (reliable,
-    volatile, keep last 1; joint_state_topic_hardware_interface.cpp, on_init). The simulator
-    reads with it (a deeper reader changes nothing: the writer keeps one sample)."""
+    """
+    Return What the topic-based system publishes its commands with.
+
+    ``rclcpp::QoS(1)`` (reliable, volatile, keep last 1; joint_state_topic_hardware_interface.cpp,
+    on_init). The simulator reads with it (a deeper reader changes nothing: the writer keeps one
+    sample).
+    """
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 

@@ -1,4 +1,9 @@
-"""Health on ``/diagnostics`` the diagnostic_updater way, without the diagnostic_updater package
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Health on ``/diagnostics`` the diagnostic_updater way, without the diagnostic_updater package.
+
 (it is not on PyPI; diagnostic_msgs is).
 
 Like ``diagnostic_updater.Updater``: a node registers named tasks; every ``period_s`` of steady
@@ -15,9 +20,8 @@ from __future__ import annotations
 from typing import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.clock import Clock, ClockType
-
 from dodo_sim.ros import contract
+from rclpy.clock import Clock, ClockType
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -44,8 +48,11 @@ def status(level, name: str, hardware_id: str, message: str, values: dict) -> Di
 
 
 class Updater:
-    """The tasks of one node, published on ``/diagnostics`` every ``period_s`` (0: never
-    periodically; :meth:`force_update` still publishes)."""
+    """
+    The tasks of one node, published on ``/diagnostics`` every ``period_s``.
+
+    (0: never periodically; :meth:`force_update` still publishes).
+    """
 
     def __init__(self, node, hardware_id: str, period_s: float):
         self._node = node

@@ -147,8 +147,11 @@ class DomainLease:
 
 def _try_lock(domain_id: int, directory: Path, shared: bool = False, suffix: str = ''
               ) -> tuple[int, Path] | tuple[None, str]:
-    """Lock a domain's file (``shared``: a shared lock, several namespaced runs at once);
-    (fd, path) or (None, text naming the holder)."""
+    """
+    Lock a domain's file (``shared``: a shared lock, several namespaced runs at once).
+
+    (fd, path) or (None, text naming the holder).
+    """
     path = directory / f'domain-{domain_id}{suffix}.lock'
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -169,9 +172,12 @@ def _try_lock(domain_id: int, directory: Path, shared: bool = False, suffix: str
 
 
 def _reserve_namespace(explicit: int, namespace: str, directory: Path) -> DomainLease:
-    """An explicit domain shared by namespaced runs: a shared lock on the domain (a run in
-    the root namespace, which takes it exclusively, cannot join) and an exclusive one on the
-    namespace (two runs cannot be the same robot)."""
+    """
+    Return an explicit domain shared by namespaced runs.
+
+    A shared lock on the domain (a run in the root namespace, which takes it exclusively, cannot
+    join) and an exclusive one on the namespace (two runs cannot be the same robot).
+    """
     fd, path = _try_lock(explicit, directory, shared=True)
     if fd is None:
         raise DomainUnavailable(f'ROS domain {explicit} is in use by a run without a namespace '
@@ -189,9 +195,12 @@ def _reserve_namespace(explicit: int, namespace: str, directory: Path) -> Domain
 
 
 def reserve(explicit: int | None = None, environ=None, namespace: str = '') -> DomainLease:
-    """Take a domain id for one run (see module docs); raise :class:`DomainUnavailable`.
+    """
+    Take a domain id for one run (see module docs); raise :class:`DomainUnavailable`.
+
     ``namespace`` (``/left``): with an explicit domain, runs in different namespaces share it
-    (DESIGN.md section 3); without one the run still gets a private domain."""
+    (DESIGN.md section 3); without one the run still gets a private domain.
+    """
     directory = lock_dir()
     if explicit is not None and namespace:
         return _reserve_namespace(explicit, namespace, directory)

@@ -51,22 +51,12 @@ import sys
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import WrenchStamped
-from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.serialization import serialize_message
-from rclpy.task import Future
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray, String
-from std_srvs.srv import Trigger
-
 from dodo_sim.hardware.backend import make_backend, open_bus
-from dodo_sim.hardware.config import (DriverConfig, actuator_configs, actuator_error_name,
+from dodo_sim.hardware.config import (actuator_configs, actuator_error_name, DriverConfig,
                                       urdf_joints)
-from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX, DriverCore
-from dodo_sim.hardware.state_log import StateLog, StateRing
+from dodo_sim.hardware.driver import DriverCore, EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
 from dodo_sim.hardware.safety import SafetyState
+from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
@@ -78,6 +68,7 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
@@ -630,7 +621,11 @@ class DriverNode(Node):
 
 
 def odrive_axis_values(backend, node_id: int) -> dict:
-    """The ODrive axis state and heartbeat count of an ODrive axis (empty for MIT actuators)."""
+    """
+    Return the ODrive axis state and heartbeat count of an ODrive axis.
+
+    (empty for MIT actuators).
+    """
     axis = getattr(backend, 'axes', {}).get(node_id)
     if axis is None:
         return {}

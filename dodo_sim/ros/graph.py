@@ -269,7 +269,7 @@ class Robot:
     @property
     def hardware_recorded_topics(self) -> list:
         """
-        Return what the recorder records on hardware: no /clock.
+        What the recorder records on hardware: no /clock.
 
         The driver's /diagnostics and the /estop input.
         """
@@ -277,9 +277,12 @@ class Robot:
 
 
 def namespaced_sections(sections: dict, namespace: str) -> dict:
-    """A params file's sections for nodes in ``namespace``: a section named after a node
-    (``simulator:``) matches only ``/simulator``, so it becomes ``/left/simulator``; sections
-    that are already fully qualified or wildcards (``/**``) stay."""
+    """
+    Return a params file's sections for nodes in ``namespace``.
+
+    A section named after a node (``simulator:``) matches only ``/simulator``, so it becomes
+    ``/left/simulator``; sections that are already fully qualified or wildcards (``/**``) stay.
+    """
     if not namespace:
         return dict(sections)
     return {(key if str(key).startswith('/') else f'{namespace}/{key}'): value
@@ -462,9 +465,7 @@ def subscriber_count(topic: str, running: tuple) -> int:
 
 def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
     """
-    Return the start gate of node ``name`` (its ``min_subscribers`` parameter).
-
-    Or None if it has none.
+    Return the start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
 
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them

@@ -37,17 +37,16 @@ from pathlib import Path
 import shlex
 import sys
 import tempfile
-from pathlib import Path
 
+from dodo_sim.ros import contract, graph
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
 import yaml
+
 from launch import LaunchDescription, Substitution
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
-
-from dodo_sim.ros import contract, graph
 
 #: Launch arguments that switch nodes on or off (true/false).
 SWITCHES = ('use_sim', 'record', 'rviz')
@@ -133,11 +132,14 @@ class GraphParameters(Substitution):
 
 
 class NamespacedParamsFile(Substitution):
-    """The ``params_file`` argument; in a namespace, a copy whose node sections are moved into
-    it (a ``simulator:`` section matches ``/simulator`` only)."""
+    """
+    The ``params_file`` argument; in a namespace, a copy whose node sections are moved into it.
+
+    (a ``simulator:`` section matches ``/simulator`` only).
+    """
 
     def describe(self) -> str:
-        return "NamespacedParamsFile(params_file, namespace)"
+        return 'NamespacedParamsFile(params_file, namespace)'
 
     def perform(self, context) -> str:
         path = LaunchConfiguration('params_file').perform(context)
@@ -153,8 +155,12 @@ class NamespacedParamsFile(Substitution):
 
 
 class _Prefix(Substitution):
-    """``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
-    scheduling where permitted); empty otherwise."""
+    """
+    Command prefix of the hardware loop's FIFO scheduling.
+
+    ``python -m dodo_sim.tools.supervisor fifo N --`` for the hardware loop's nodes (real-time
+    scheduling where permitted); empty otherwise.
+    """
 
     def __init__(self, profile_name: str, name: str):
         super().__init__()
@@ -210,7 +216,7 @@ def _node(spec: graph.NodeSpec, profile_name: str) -> Node:
 
 
 def launch_description(profile_name: str = 'hop') -> LaunchDescription:
-    """The launch description of ``<profile_name>.launch.py`` (graph.PROFILES)."""
+    """Return the launch description of ``<profile_name>.launch.py`` (graph.PROFILES)."""
     return LaunchDescription(
         [_argument(a) for a in graph.launch_arguments(profile_name)]
         + [OpaqueFunction(function=_check, kwargs={'profile_name': profile_name})]

@@ -284,8 +284,8 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
     """Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed
     values (``additional_constraints``) into its ROS parameter descriptor
     (:mod:`dodo_sim.parameter`)."""
-    from rcl_interfaces.msg import FloatingPointRange, IntegerRange
     from dodo_sim.parameter import CHOICES, RANGE
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange
     bounds = field.metadata.get(RANGE)
     kind = _kind(default)
     if bounds is not None and kind == 'float':

@@ -1,12 +1,12 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-r"""
+"""
 ``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
 
 Run (plain machine or ROS install)::
 
-    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \
+    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \\
         -p topics:="['/joint_states', '/effort_controller/commands', '/clock']"
     ros2 run dodo_sim recorder --ros-args -p bag:=/tmp/run1          # after colcon build
 
@@ -35,8 +35,7 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
   often, so a recorder killed with SIGKILL loses at most this much (``dodo bag recover``).
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
   that no message is lost at 1 kHz when the recorder falls behind for a few seconds.
-* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the
-graph.
+* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the graph.
 * ``executor`` (``events`` | ``single``): rclpy executor.  ``events`` (default,
   ``rclpy.experimental.EventsExecutor``) needs less than half the CPU of ``single`` at 1 kHz; it
   takes messages in arrival order and the bag time is the wall time (ns) at which the message is
@@ -86,7 +85,7 @@ from typing import Sequence
 
 from dodo_sim.ros import contract, runtime
 from dodo_sim.tools.bag import (CONTRACT_TYPES, DEFAULT_TOPICS, flush_chunk, make_typestore,
-                                 register_msg_class)
+                                register_msg_class)
 from dodo_sim.tools.live_view import clock_ns
 
 
@@ -156,15 +155,16 @@ class RecorderConfig:
         if not self.tf_max_jump_s > 0.0:
             raise ValueError(f"parameter 'tf_max_jump_s' must be > 0 s, got {self.tf_max_jump_s}")
         if not self.flush_period_s > 0.0:
-            raise ValueError(f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
+            raise ValueError(
+                f"parameter 'flush_period_s' must be > 0 s, got {self.flush_period_s}")
         if not self.live_max_rate_hz >= 0.0:
             raise ValueError(f"parameter 'live_max_rate_hz' must be >= 0 Hz, "
-                             f"got {self.live_max_rate_hz}")
+                             f'got {self.live_max_rate_hz}')
         if self.live_backlog < 1:
             raise ValueError(f"parameter 'live_backlog' must be >= 1, got {self.live_backlog}")
         if not self.progress_period_s >= 0.0:
             raise ValueError(f"parameter 'progress_period_s' must be >= 0 s, "
-                             f"got {self.progress_period_s}")
+                             f'got {self.progress_period_s}')
         if self.live:
             from dodo_sim.tools.live_view import parse_address, parse_topic_rates
             parse_address(self.live)
@@ -390,11 +390,14 @@ class _TfWriter:
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, transforms), self.TYPE))
 
-
     def _confirms_jump(self, ns: int) -> bool:
-        """A joint state far ahead of the /tf written so far: one such message is a stray
-        (left out, so a far-future stamp cannot end /tf); the next one continuing from it
-        (within tf_max_jump_s) confirms a new time base (a reset clock, a paused driver)."""
+        """
+        Return a joint state far ahead of the /tf written so far.
+
+        One such message is a stray (left out, so a far-future stamp cannot end /tf); the next one
+        continuing from it (within tf_max_jump_s) confirms a new time base (a reset clock, a paused
+        driver).
+        """
         previous, self.jump_ns = self.jump_ns, ns
         if previous is not None and previous <= ns <= previous + self.max_jump_ns:
             self.jump_ns = None

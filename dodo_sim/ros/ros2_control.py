@@ -1,5 +1,11 @@
-"""ros2_control's topic-based system, the command side (docs/ros2_control.md). Pure functions,
-no rclpy: the simulator node and the hardware driver read the plugin's commands through them.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+ros2_control's topic-based system, the command side (docs/ros2_control.md).
+
+Pure functions, no rclpy: the simulator node and the hardware driver read the plugin's commands
+through them.
 
 The plugin is ``joint_state_topic_hardware_interface/JointStateTopicSystem``
 (ros-controls/topic_based_hardware_interfaces, formerly PickNikRobotics/topic_based_ros2_control;
@@ -27,11 +33,13 @@ def topic_based_efforts(names: Sequence[str], effort: Sequence[float],
                         position: Sequence[float], velocity: Sequence[float],
                         joint_names: Sequence[str], actuated: Sequence[str]
                         ) -> tuple[tuple | None, str]:
-    """The torques (in ``actuated`` order, N*m) of one topic-based command, or ``(None, why)``.
+    """
+    Return the torques (in ``actuated`` order, N*m) of one topic-based command, or ``(None, why)``.
 
     ``joint_names``: every joint of the robot; ``actuated``: the effort-commanded ones. The
     efforts belong to the actuated joints in the order ``names`` lists them; other joints of
-    the robot may be named (state-only joints of the <ros2_control> block)."""
+    the robot may be named (state-only joints of the <ros2_control> block).
+    """
     if len(position) or len(velocity):
         return None, (f'{len(position)} position / {len(velocity)} velocity commands: only '
                       f'effort command interfaces can be applied')

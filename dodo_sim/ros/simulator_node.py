@@ -72,8 +72,10 @@ import sys
 import time
 
 from dodo_sim.paths import default_urdf_path
-from dodo_sim.ros import contract, node_config, runtime
+from dodo_sim.ros import contract, diagnostics, node_config, runtime
+from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, publisher_gid, WarnThrottle,
                                   with_message_info)
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
@@ -87,15 +89,6 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
-
-from dodo_sim.ros import contract, diagnostics, node_config, runtime
-from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
-from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
-from dodo_sim.ros.ros2_control import topic_based_efforts
-from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle,
-                                  publisher_gid, with_message_info)
-from dodo_sim.paths import default_urdf_path
-from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 
 #: Publication wall times remembered for the round-trip measurement (states).
 _ROUND_TRIP_RING = 1024
@@ -325,7 +318,7 @@ class SimulatorNode(Node):
             self.get_logger().warning(
                 f'starting after {waited:.1f} s without all subscribers/controller matched'
                 + ('' if self._configurations_recorded() else
-                   ' and before the recorder held every node\'s configuration'))
+                   " and before the recorder held every node's configuration"))
         self._started = True
         self._gate_timer.cancel()
         self.get_logger().info(f'simulation starts (matched after {waited:.2f} s)')
@@ -346,8 +339,11 @@ class SimulatorNode(Node):
                             f'rejected so far (a rejected command answers no state)')
 
     def _ros2_control_torques(self, msg: JointState):
-        """The torques of a topic-based ros2_control command, or None (rejected):
-        :func:`dodo_sim.ros.ros2_control.topic_based_efforts`."""
+        """
+        Return the torques of a topic-based ros2_control command, or None (rejected).
+
+        :func:`dodo_sim.ros.ros2_control.topic_based_efforts`.
+        """
         torques, why = topic_based_efforts(msg.name, msg.effort, msg.position, msg.velocity,
                                            self.joint_names, self._actuated_list)
         if torques is None:
@@ -355,7 +351,11 @@ class SimulatorNode(Node):
         return torques
 
     def _command_torques(self, names, effort, what=f'{contract.JOINT_COMMANDS} command'):
-        """The torques of a JointState command in actuated-joint order, or None (rejected)."""
+        """
+        Return the torques of a JointState command in actuated-joint order, or None.
+
+        (rejected).
+        """
         if len(effort) != len(names):
             self._reject(what, f'{len(names)} names but '
                          f'{len(effort)} efforts')
@@ -489,7 +489,7 @@ class SimulatorNode(Node):
                     f'a second node named {name} sends commands (publisher {gid.hex()}; the '
                     f'controller is publisher {self._controller_gid.hex()}): two controllers '
                     f'under one name. Its commands are ignored and recorded apart '
-                    f'({contract.IGNORED_COMMANDS} in a bag); the run is the first one\'s')
+                    f"({contract.IGNORED_COMMANDS} in a bag); the run is the first one's")
             else:
                 self.get_logger().warning(
                     f'commands from a second publisher, {self._publisher_name(gid)} (stamp '
@@ -506,8 +506,11 @@ class SimulatorNode(Node):
         return f'node {node}' if node else f'publisher {gid.hex()}'
 
     def _publisher_node(self, gid: bytes) -> str:
-        """The full name of the node whose publisher on a command topic has this id ('' if it
-        is not in the graph)."""
+        """
+        Return the full name of the node whose publisher on a command topic has this id.
+
+        ('' if it is not in the graph).
+        """
         for topic in self._command_topics():
             for endpoint in self.get_publishers_info_by_topic(topic):
                 if runtime.endpoint_gid(endpoint)[:len(gid)] == gid:
@@ -577,9 +580,12 @@ class SimulatorNode(Node):
     # -- stepping ----------------------------------------------------------------------------
 
     def _on_watchdog(self) -> None:
-        """Lockstep: while a state waits for its answer, warn (throttled) past command_timeout
-        (startup_timeout for the first state) and end the run when the controller is lost.
-        Simulated time never moves here."""
+        """
+        Lockstep: while a state waits for its answer.
+
+        Warn (throttled) past command_timeout (startup_timeout for the first state) and end the run
+        when the controller is lost. Simulated time never moves here.
+        """
         if not self._awaiting or self.done.done():
             return
         now = time.monotonic()
@@ -739,7 +745,7 @@ class SimulatorNode(Node):
     # -- health -------------------------------------------------------------------------------
 
     def _diagnose(self) -> tuple:
-        """The 'exchange' status on /diagnostics: (level, message, values)."""
+        """Return the 'exchange' status on /diagnostics: (level, message, values)."""
         now = time.monotonic()
         wall0, stamp0 = self._diag_mark
         rtf = ((self._stamp_ns - stamp0) * 1e-9 / (now - wall0)

@@ -184,16 +184,23 @@ def iter_raw_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None =
 
 
 def _topic_keys(reader) -> dict[str, str]:
-    """Recorded topic -> the key the readers use: its contract (relative) name, the robot's
-    namespace stripped (``/left/joint_states`` -> ``joint_states``; docs/ros_contract.md)."""
+    """
+    Record topic -> the key the readers use.
+
+    Its contract (relative) name, the robot's namespace stripped (``/left/joint_states`` ->
+    ``joint_states``; docs/ros_contract.md).
+    """
     names = {c.topic for c in reader.connections}
     namespace = contract.bag_namespace(names)
     return {name: contract.relative_name(name, namespace) for name in names}
 
 
 def _connections(reader, topics: Iterable[str] | None) -> list:
-    """The reader's connections on ``topics`` (all of them for None; relative contract names or
-    the recorded names)."""
+    """
+    Return the reader's connections on ``topics``.
+
+    (all of them for None; relative contract names or the recorded names).
+    """
     if topics is None:
         return list(reader.connections)
     keys = _topic_keys(reader)
@@ -322,7 +329,7 @@ def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> Joint
 
 
 def wrenches(data: TopicData) -> tuple[np.ndarray, np.ndarray]:
-    """Return (t header stamps s, force (N, 3) N) of WrenchStamped messages."""
+    """WrenchStamped -> (t header stamps s, force (N, 3) N)."""
     t = np.array([stamp_seconds(m.header.stamp) for m in data.messages], dtype=float)
     f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
                   for m in data.messages], dtype=float).reshape(-1, 3)
@@ -416,7 +423,7 @@ def named_values(data: TopicData) -> tuple[np.ndarray | None, dict[str, np.ndarr
 
 
 def robot_description(bag: dict[str, TopicData]) -> str | None:
-    """The last recorded /robot_description URDF, or None."""
+    """Return the last recorded /robot_description URDF, or None."""
     data = bag.get(contract.ROBOT_DESCRIPTION)
     if data is None or not len(data):
         return None
@@ -497,7 +504,9 @@ def _parameter_type(value: Any) -> int:
 
 
 def parameter_value_msg(cls, value: Any):
-    """Return a ParameterValue of class ``cls`` (rosbags or rclpy) holding ``value``."""
+    """
+    Return a ParameterValue of message class ``cls`` (rosbags type or rclpy class) holding ``value``.
+    """
     kind = _parameter_type(value)
     fields = {'type': kind}
     if kind == 1:

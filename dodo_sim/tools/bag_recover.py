@@ -129,7 +129,6 @@ class RecoveryReport:
                          f'was lost')
         return '\n'.join(lines)
 
-
     def _measured_loss(self) -> list:
         """Per topic: recorded (metadata.yaml) minus recovered messages and the seconds from
         the last recovered message to the end of the recording."""
@@ -153,8 +152,11 @@ class RecoveryReport:
 
 
 def recorded_metadata(bag: Path) -> tuple[dict, int | None] | None:
-    """(topic -> message count, end of the recording in ns) from ``metadata.yaml``, or None
-    when there is none or it cannot be read."""
+    """
+    (topic -> message count, end of the recording in ns) from ``metadata.yaml``.
+
+    Or None when there is none or it cannot be read.
+    """
     import yaml
     try:
         info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']

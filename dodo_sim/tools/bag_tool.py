@@ -17,10 +17,9 @@ from typing import Sequence
 
 
 def _info(args) -> int:
+    from dodo_sim.tools import bag as bagio
     from rosbags.highlevel import AnyReaderError
     from rosbags.rosbag2 import ReaderError
-
-    from dodo_sim.tools import bag as bagio
     try:
         types = bagio.topic_types(args.bag)
         counts = bagio.message_counts(args.bag)

@@ -57,15 +57,15 @@ import tempfile
 import time
 from typing import Any, TextIO
 
-import yaml
-
 from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
+from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
-from dodo_sim.tools.supervisor import Child, ProcessGroup, SignalLatch, fifo_permitted
+from dodo_sim.tools.supervisor import Child, fifo_permitted, ProcessGroup, SignalLatch
+import yaml
 
 RECORDER_READY = 'dodo recorder: ready'
 #: The simulator's final line (docs/ros_contract.md): ``dodo exchange: sim_time_s=... steps=...
@@ -123,8 +123,11 @@ def write_params_file(path: Path, parameters: dict[str, dict[str, Any]]) -> Path
 
 def node_command(spec: graph.NodeSpec, params_file: Path, generated: Path,
                  namespace: str = '') -> list:
-    """The command line of one node: the user's params file, then the generated one (wins);
-    in ``namespace`` with /clock, /tf, /tf_static, /parameter_events remapped into it."""
+    """
+    Return the command line of one node: the user's params file, then the generated one (wins).
+
+    In ``namespace`` with /clock, /tf, /tf_static, /parameter_events remapped into it.
+    """
     cmd = [sys.executable, '-m', spec.module, '--ros-args', '-r', f'__node:={spec.name}',
            *contract.remap_arguments(namespace)]
     if spec.params_file:
@@ -215,7 +218,7 @@ class RunResult:
                 f"{x.get('stale_steps', 0)} stale step(s), {x.get('timeouts', 0)} timeout(s), "
                 f"{x.get('overruns', 0)} overrun(s), {x.get('zero_torque_steps', 0)} zero-torque "
                 f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
-                f"command(s) ignored" + (
+                f'command(s) ignored' + (
                     f", {x['waits']} wait(s) past command_timeout (longest "
                     f"{x.get('wait_s_max', 0):.2f} s, simulated time paused)"
                     if x.get('waits') else ''))
@@ -345,7 +348,7 @@ class HopRun:
 
     @property
     def robot(self) -> graph.Robot:
-        """Return the robot of the run: controller, model, contact frames (from the params file)."""
+        """The robot of the run: controller, model, contact frames (from the params file)."""
         if self._robot is None:
             self._robot = graph.robot_from_params(self.params_file, self.model)
         return self._robot
@@ -391,7 +394,9 @@ class HopRun:
         self.env['ROS_DOMAIN_ID'] = str(self.domain.domain_id)
 
     def _node_configs(self, name: str) -> dict:
-        """Return the nodes' config dataclasses: the params file plus what dodo hop sets."""
+        """
+        Return the node's config dataclasses built from the params file plus what dodo hop sets.
+        """
         values = node_parameters(self.params_file, name)
         values.update(self.graph_parameters().get(name, {}))
         out = {}
@@ -484,8 +489,11 @@ class HopRun:
         return params
 
     def commands(self, directory: Path) -> dict[str, list]:
-        """Node name -> command line; writes the generated params file into ``directory``
-        (and, in a namespace, the params file with its sections moved into it)."""
+        """
+        Node name -> command line; writes the generated params file into ``directory``.
+
+        (and, in a namespace, the params file with its sections moved into it).
+        """
         generated = write_params_file(
             Path(directory) / 'dodo_hop.params.yaml',
             graph.namespaced_sections(self.graph_parameters(), self.namespace))
@@ -735,7 +743,7 @@ class HopRun:
             x = self.sim_summary
             self._fail(f"controller lost: the simulator waited {x.get('wait_s_max', 0):.1f} s "
                        f"for {x.get('controller') or 'a controller'} to answer a state and "
-                       f"ended the run (its log says why)")
+                       f'ended the run (its log says why)')
         timeouts = (self.sim_summary or {}).get('timeouts') or 0
         if timeouts:
             # zero torque replaced the controller's answer: the run does not show the controller
@@ -897,12 +905,15 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
         realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY, live: str = '',
         verbose: bool = True, log_path=None, namespace: str = '') -> int:
-    """Check, run, report; the exit code (see module docs). ``plotter``: the module whose
-    ``main([bag, '--out', plots])`` writes the figures (:data:`PLOTTERS`). ``live``: the
-    recorder's live view (PORT or HOST:PORT; docs/viewing.md). ``verbose``: stream every node
-    line; else a progress line, the node lines in ``log_path`` and only their warnings and
-    errors on the terminal (dodo_sim.tools.run_console)."""
-    from dodo_sim.tools.live_view import LiveViewError, check_port_free, parse_address
+    """
+    Check, run, report; the exit code (see module docs).
+
+    ``plotter``: the module whose ``main([bag, '--out', plots])`` writes the figures
+    (:data:`PLOTTERS`). ``live``: the recorder's live view (PORT or HOST:PORT; docs/viewing.md).
+    ``verbose``: stream every node line; else a progress line, the node lines in ``log_path`` and
+    only their warnings and errors on the terminal (dodo_sim.tools.run_console).
+    """
+    from dodo_sim.tools.live_view import check_port_free, LiveViewError, parse_address
     from dodo_sim.tools.run_console import RunConsole
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -1051,7 +1062,7 @@ def build_parser(profile: str = 'hop', description: str | None = None,
                              f'default port {LIVE_DEFAULT_PORT} on 127.0.0.1 only; HOST:PORT '
                              'to listen elsewhere; 0: any free port); docs/viewing.md')
     parser.add_argument('--verbose', action=argparse.BooleanOptionalAction, default=None,
-                        help='stream every node\'s log lines (default: only when the output is '
+                        help="stream every node's log lines (default: only when the output is "
                              'not a terminal; on a terminal a progress line, the node logs in '
                              'nodes.log of the run directory, their warnings and errors still '
                              'shown); the node logs go to nodes.log either way')

@@ -1,8 +1,14 @@
-"""The shipped viewer layouts of the hopper: ``config/foxglove_layout.json`` (Foxglove app: 3D
-view with the URDF, /tf and the controller's markers — the ground-reaction force arrow at the
-foot — beside plots of base height and apex, joint torques, contact force and phase) and
-``config/plotjuggler_layout.xml`` (PlotJuggler: the same plots). Both work on the live stream
-(``dodo hop --live``, or foxglove_bridge on a ROS install) and on a bag (docs/viewing.md).
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The shipped viewer layouts of the hopper.
+
+``config/foxglove_layout.json`` (Foxglove app: 3D view with the URDF, /tf and the controller's
+markers — the ground-reaction force arrow at the foot — beside plots of base height and apex, joint
+torques, contact force and phase) and ``config/plotjuggler_layout.xml`` (PlotJuggler: the same
+plots). Both work on the live stream (``dodo hop --live``, or foxglove_bridge on a ROS install) and
+on a bag (docs/viewing.md).
 
 The files are generated from the names of :mod:`dodo_sim.ros.contract` and checked against a
 real run's bag by test/test_liveview.py::test_layout_series_exist_in_a_real_bag::
@@ -17,9 +23,9 @@ with matplotlib (the pictures of docs/viewing.md; not a screenshot of either app
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+import sys
 from xml.sax.saxutils import quoteattr
 
 from dodo_sim.ros import contract
@@ -41,8 +47,11 @@ FOOT_CONTACT = contract.contact_topic('foot')
 
 @dataclass(frozen=True)
 class Series:
-    """One plotted signal: a JointState entry (``topic``, ``name``, ``field``) or a plain field
-    path (``field`` with dots, ``name`` empty)."""
+    """
+    One plotted signal: a JointState entry (``topic``, ``name``, ``field``) or a plain field path.
+
+    (``field`` with dots, ``name`` empty).
+    """
 
     label: str
     topic: str
@@ -83,7 +92,7 @@ PLOTS = {
 
 
 def foxglove_layout() -> str:
-    """The Foxglove layout (JSON, foxglove-sdk's layout format)."""
+    """Return the Foxglove layout (JSON, foxglove-sdk's layout format)."""
     import foxglove.layouts as fl
     three_d = fl.ThreeDeePanel(title='hopper', config=fl.ThreeDeeConfig(
         follow_tf='body', fixed_frame='world', follow_mode='follow-position',
@@ -92,6 +101,7 @@ def foxglove_layout() -> str:
                     source_type='topic', topic=contract.ROBOT_DESCRIPTION, label='hopper')},
         topics={contract.CONTROLLER_MARKERS: fl.BaseRendererRosMarkerTopicSettings(
             visible=True)}))
+
     def plot(title, series):
         return fl.PlotPanel(title=title, config=fl.PlotConfig(show_legend=True, paths=[
             fl.PlotSeries(value=s.foxglove_path(), label=s.label, enabled=True)
@@ -109,8 +119,11 @@ def foxglove_layout() -> str:
 
 
 def plotjuggler_layout() -> str:
-    """The PlotJuggler layout (XML): one tab, a plot per :data:`PLOTS` entry, the ROS 2 topic
-    subscriber and the MCAP loader preselected."""
+    """
+    Return the PlotJuggler layout (XML): one tab, a plot per :data:`PLOTS` entry.
+
+    The ROS 2 topic subscriber and the MCAP loader preselected.
+    """
     colors = ('#1f77b4', '#d62728', '#2ca02c', '#ff7f0e')
     areas = []
     for title, series in PLOTS.items():
@@ -144,9 +157,9 @@ def plotjuggler_layout() -> str:
 
 
 def series_values(bag, series: Series):
-    """(times s, values) of one series in a bag (the stamps of the messages)."""
-    import numpy as np
+    """(Time s, values) of one series in a bag (the stamps of the messages)."""
     from dodo_sim.tools.bag import read_bag
+    import numpy as np
     data = read_bag(bag, [series.topic])[series.topic]
     t, v = [], []
     for msg in data.messages:
@@ -164,7 +177,11 @@ def series_values(bag, series: Series):
 
 
 def preview(bag, png) -> Path:
-    """The layout's plots drawn from ``bag`` with matplotlib (docs/viewing.md's pictures)."""
+    """
+    Return the layout's plots drawn from ``bag`` with matplotlib.
+
+    (docs/viewing.md's pictures).
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt

@@ -1,5 +1,10 @@
-"""Live view: the recorder's messages on a Foxglove WebSocket server (``foxglove-sdk``), as
-``cdr`` with their ``ros2msg`` schemas — what foxglove_bridge serves on a ROS install.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Live view: the recorder's messages on a Foxglove WebSocket server (``foxglove-sdk``).
+
+As ``cdr`` with their ``ros2msg`` schemas — what foxglove_bridge serves on a ROS install.
 
 The recorder (:mod:`dodo_sim.ros.recorder`, parameter ``live``) hands every message it writes
 to the bag to :meth:`LiveView.log` with the CDR bytes it already holds and the message
@@ -26,12 +31,12 @@ This module imports no rclpy.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import errno
 import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
 
 #: Foxglove's default WebSocket port (foxglove_bridge's too).
 DEFAULT_PORT = 8765
@@ -46,8 +51,11 @@ class LiveViewError(ValueError):
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """``'PORT'``, ``'HOST:PORT'`` or ``''`` (default port) -> (host, port); port 0: any free
-    one. LiveViewError on anything else."""
+    """
+    ``'PORT'``, ``'HOST:PORT'`` or ``''`` (default port) -> (host, port); port 0: any free one.
+
+    LiveViewError on anything else.
+    """
     text = str(text).strip()
     host, port_text = DEFAULT_HOST, text
     if ':' in text:
@@ -65,8 +73,11 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def check_port_free(host: str, port: int) -> None:
-    """LiveViewError (one line) if ``host:port`` cannot be listened on now (taken, or not an
-    address of this machine). Port 0 is always free."""
+    """
+    LiveViewError (one line) if ``host:port`` cannot be listened on now.
+
+    (taken, or not an address of this machine). Port 0 is always free.
+    """
     if port == 0:
         return
     family = socket.AF_INET6 if ':' in host else socket.AF_INET
@@ -120,9 +131,10 @@ class _Stream:
 
 @dataclass
 class LiveView:
-    """A Foxglove WebSocket server streaming what it is given (see module docs).
+    """
+    A Foxglove WebSocket server streaming what it is given (see module docs).
 
-    Attributes:
+    Fields:
         host: address to listen on (127.0.0.1: this machine only).
         port: TCP port (0: any free one; :attr:`port` holds the one taken after start).
         max_rate_hz: per-channel limit, messages per wall-clock second (0: none).
@@ -152,8 +164,11 @@ class LiveView:
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> str:
-        """Listen; returns the address to connect to (``ws://host:port``). LiveViewError (one
-        line) if the port is taken."""
+        """
+        Listen; returns the address to connect to (``ws://host:port``).
+
+        LiveViewError (one line) if the port is taken.
+        """
         import foxglove
         from foxglove.websocket import Capability
         check_port_free(self.host, self.port)
@@ -199,9 +214,13 @@ class LiveView:
         return topic in self._streams
 
     def log(self, topic: str, data: bytes, bag_ns: int, is_clock: bool = False) -> None:
-        """Hand one message to the server (dropped here by the rate limit, or by the server for
-        a client that is behind). ``bag_ns``: its bag time; ``is_clock``: a /clock message,
-        whose time becomes the log time of what follows."""
+        """
+        Hand one message to the server.
+
+        (dropped here by the rate limit, or by the server for a client that is behind). ``bag_ns``:
+        its bag time; ``is_clock``: a /clock message, whose time becomes the log time of what
+        follows.
+        """
         if self._resend:
             self._resend_latched()
         stream = self._streams.get(topic)
@@ -227,10 +246,13 @@ class LiveView:
             self._server.broadcast_time(log_time)
 
     def _on_subscribe(self, channel_id: int) -> None:
-        """Server thread: a client subscribed. A latched topic's last message goes out again
-        from the recorder's thread, :data:`RESEND_DELAY_NS` later (the SDK may tell the
-        listener before the subscription takes effect; measured: a message logged from here
-        at once can miss the new subscriber)."""
+        """
+        Server thread: a client subscribed.
+
+        A latched topic's last message goes out again from the recorder's thread,
+        :data:`RESEND_DELAY_NS` later (the SDK may tell the listener before the subscription takes
+        effect; measured: a message logged from here at once can miss the new subscriber).
+        """
         with self._lock:
             stream = self._by_channel_id.get(channel_id)
             if stream is not None and stream.latched:
@@ -248,7 +270,7 @@ class LiveView:
                 stream.channel.log(last[0], log_time=last[1])
 
     def counts(self) -> dict[str, tuple[int, int]]:
-        """topic -> (messages handed to the server, messages skipped by the rate limit)."""
+        """Topic -> (messages handed to the server, messages skipped by the rate limit)."""
         return {t: (s.sent, s.skipped) for t, s in self._streams.items()}
 
 

@@ -47,17 +47,13 @@ import signal
 import socket
 import sys
 import time
-import warnings
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
+import warnings
 
 from dodo_control.scenarios import build_configs, Perturbation, robot_module, ScenarioFailed
+from dodo_sim.tools.optimize_storage import (check_storage_url, join_study, Liveness, make_storage,
+                                             sampler_seed, StorageError)
 import yaml
-
-from dodo_control.scenarios import Perturbation, ScenarioFailed, build_configs, robot_module
-from dodo_sim.tools.optimize_storage import (Liveness, StorageError, check_storage_url,
-                                             join_study, make_storage, sampler_seed)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 #: seeds of numpy/Optuna samplers are unsigned 32-bit integers
@@ -86,8 +82,12 @@ class TrialFailed(RuntimeError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the process is; a KeyboardInterrupt so that Optuna fails the
-    running trial and re-raises, as it does for SIGINT."""
+    """
+    SIGTERM, raised where the process is.
+
+    A KeyboardInterrupt so that Optuna fails the running trial and re-raises, as it does for
+    SIGINT.
+    """
 
 
 def _raise_terminated(signum, frame):
@@ -678,8 +678,11 @@ def _open_study(study: Study, storage_url: str, create: bool, liveness: Liveness
 
 
 def _counted(trial) -> bool:
-    """Counts towards ``trials``: complete, failed for a reason of its own (not a worker that
-    died: such a trial is retried), or running now."""
+    """
+    Count towards ``trials``: complete, failed for a reason of its own (not a worker that.
+
+    died: such a trial is retried), or running now.
+    """
     from optuna.trial import TrialState
     if trial.state == TrialState.FAIL:
         return 'failure' in trial.user_attrs
@@ -695,9 +698,13 @@ def _finished(opt) -> int:
 
 def run_worker(study_path: str, storage_url: str, trials: int, liveness: Liveness = Liveness(),
                on_trial=None, local_index: int = 0) -> None:
-    """Evaluate trials of the study in ``storage_url`` until it has ``trials`` counted trials
-    (:func:`_counted`)."""
+    """
+    Evaluate trials of the study in ``storage_url`` until it has ``trials`` counted trials.
+
+    (:func:`_counted`).
+    """
     import optuna
+
     # heartbeats and the stale-trial retry are "experimental" in Optuna (since 2.8): as documented
     warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
     from optuna.storages import fail_stale_trials
@@ -744,7 +751,9 @@ def best_trial(opt, study: Study):
 
 
 def params_file_text(study: Study, trial, baseline_trial=None) -> str:
-    """Return a params file of the study's fixed values and the trial's parameters."""
+    """
+    Return a params file with the study's fixed values and the trial's parameters per section.
+    """
     values = study.values({p.key: trial.params[p.key] for p in study.parameters})
     lines = [f'# dodo optimize: study {study.name} ({study.path.name}), robot {study.robot}',
              f'# best trial {trial.number}: '
@@ -889,8 +898,11 @@ def write_results(study: Study, opt, out: Path, workers: int, wall_s: float) -> 
 # -- command line -----------------------------------------------------------------------------
 
 class _Progress:
-    """Trials finished of the total with the rate, the ETA (tqdm) and the best value so far, on
-    stderr; the storage is the truth (other machines' trials count too)."""
+    """
+    Trials finished of the total with the rate, the ETA (tqdm) and the best value so far.
+
+    On stderr; the storage is the truth (other machines' trials count too).
+    """
 
     def __init__(self, opt, study: Study, total: int):
         from tqdm import tqdm
@@ -928,7 +940,7 @@ def _wait_for_running(opt, liveness: Liveness, report) -> bool:
         if not any(t.state == TrialState.RUNNING for t in trials):
             return True
         if not reported:
-            report('waiting for running trials of other workers (a dead worker\'s trial is '
+            report("waiting for running trials of other workers (a dead worker's trial is "
                    f'retried after {liveness.grace_s} s without heartbeat)')
             reported = True
         time.sleep(liveness.heartbeat_s)      # poll the storage at the heartbeat rate
@@ -937,8 +949,12 @@ def _wait_for_running(opt, liveness: Liveness, report) -> bool:
 
 def run_study(study: Study, storage_url: str, workers: int, trials: int, progress: bool,
               liveness: Liveness = Liveness(), report=None):
-    """Create/load the study, enqueue the baseline, run ``workers`` workers here until the study
-    holds ``trials`` counted trials (resuming what a killed worker left); the study."""
+    """
+    Create/load the study, enqueue the baseline.
+
+    Run ``workers`` workers here until the study holds ``trials`` counted trials (resuming what a
+    killed worker left); the study.
+    """
     report = report or (lambda text: print(f'dodo optimize: {text}', file=sys.stderr))
     import optuna
     warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
@@ -1004,7 +1020,7 @@ def _run_workers(opt, study, storage_url, workers, trials, liveness, bar) -> Non
     bad = [p for p in procs if p.exitcode != 0]
     if bad:
         raise RuntimeError('worker(s) ' + ', '.join(f'{p.name} (exit {p.exitcode})'
-                                                   for p in bad) + ' failed')
+                                                    for p in bad) + ' failed')
 
 
 def _check_out_dir(out: Path) -> None:

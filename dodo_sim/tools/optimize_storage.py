@@ -1,18 +1,23 @@
-"""Storage of ``dodo optimize`` studies: the ``--storage`` URL checked before anything runs,
-journal files with absolute-path locks and a stale-lock check, heartbeats on every storage (RDB:
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Storage of ``dodo optimize`` studies: the ``--storage`` URL checked before anything runs.
+
+Journal files with absolute-path locks and a stale-lock check, heartbeats on every storage (RDB:
 Optuna's own; journal files: :class:`HeartbeatJournalStorage`), creation that tolerates workers
 starting at the same instant, and a per-worker sampler stream that differs across processes and
 machines (docs/optimize.md, "Parallel and distributed runs").
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import os
+from pathlib import Path
 import socket
 import time
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
 
 #: RDB URL schemes Optuna's RDBStorage is documented and tested with (SQLAlchemy dialects)
 RDB_SCHEMES = ('sqlite', 'postgresql', 'mysql')
@@ -28,9 +33,10 @@ class StorageError(ValueError):
 
 @dataclass(frozen=True)
 class Liveness:
-    """Heartbeat settings of every worker on a storage.
+    """
+    Heartbeat settings of every worker on a storage.
 
-    Attributes:
+    Fields:
         heartbeat_s: interval between a running trial's heartbeats, s (>= 1).
         grace_s: a RUNNING trial without a heartbeat for this long is stale (its worker died):
             it is marked FAIL and its parameters are retried once, s.
@@ -44,8 +50,11 @@ class Liveness:
 
 
 def check_storage_url(url: str) -> str:
-    """Refuse a storage URL of the wrong shape or without its driver; the normalised URL
-    (``journal:ABSOLUTE_PATH`` for a journal file)."""
+    """
+    Refuse a storage URL of the wrong shape or without its driver.
+
+    The normalised URL (``journal:ABSOLUTE_PATH`` for a journal file).
+    """
     if '://' in url:
         import sqlalchemy.engine
         import sqlalchemy.exc
@@ -83,8 +92,11 @@ def _check_sqlite_file(path: Path) -> None:
 
 
 def _check_journal_file(path: Path) -> None:
-    """A journal file holds one JSON object per line; refuse anything else before Optuna
-    reads it (a binary file gives a long traceback deep inside Optuna)."""
+    """
+    A journal file holds one JSON object per line; refuse anything else before Optuna reads it.
+
+    (a binary file gives a long traceback deep inside Optuna).
+    """
     if path.is_dir():
         raise StorageError(f'storage journal {path} is a directory')
     if not path.exists() or path.stat().st_size == 0:
@@ -100,7 +112,7 @@ def _check_journal_file(path: Path) -> None:
 
 
 def lock_path(journal: Path) -> Path:
-    """The symlink lock Optuna's JournalFileSymlinkLock makes next to the journal."""
+    """Return the symlink lock Optuna's JournalFileSymlinkLock makes next to the journal."""
     return journal.with_name(journal.name + '.lock')
 
 
@@ -130,9 +142,12 @@ def _journal_storage_class():
     from optuna.trial import TrialState
 
     class HeartbeatJournalStorage(optuna.storages.JournalStorage, BaseHeartbeat):
-        """Optuna's journal storage with heartbeats (Optuna gives them to RDB storages only): a
-        running trial's worker writes the wall-clock time into a trial system attribute every
-        ``heartbeat_s``; a RUNNING trial whose last one is older than ``grace_s`` is stale."""
+        """
+        Optuna's journal storage with heartbeats (Optuna gives them to RDB storages only).
+
+        A running trial's worker writes the wall-clock time into a trial system attribute every
+        ``heartbeat_s``; a RUNNING trial whose last one is older than ``grace_s`` is stale.
+        """
 
         def __init__(self, backend, liveness: Liveness, stale_callback):
             super().__init__(backend)
@@ -145,7 +160,7 @@ def _journal_storage_class():
         def _get_stale_trial_ids(self, study_id: int) -> list[int]:
             now = time.time()
             return [t._trial_id for t in self.get_all_trials(study_id, deepcopy=False,
-                                                              states=(TrialState.RUNNING,))
+                                                             states=(TrialState.RUNNING,))
                     if now - t.system_attrs.get(HEARTBEAT_ATTR, now) > self._liveness.grace_s]
 
         def get_heartbeat_interval(self) -> int | None:
@@ -158,10 +173,15 @@ def _journal_storage_class():
 
 
 def make_storage(url: str, liveness: Liveness = Liveness(), report=None):
-    """An Optuna storage with heartbeats and a stale-trial retry, from a URL checked by
-    :func:`check_storage_url`. Several workers may call this at once on a fresh database."""
+    """
+    Return an Optuna storage with heartbeats and a stale-trial retry.
+
+    From a URL checked by :func:`check_storage_url`. Several workers may call this at once on a
+    fresh database.
+    """
     import optuna
     import optuna.storages as storages
+
     # heartbeats and the stale-trial retry are "experimental" in Optuna since 2.8; used as
     # documented, and the warning would print once per worker process
     warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
@@ -197,10 +217,13 @@ def make_storage(url: str, liveness: Liveness = Liveness(), report=None):
 
 
 def join_study(storage, study_name: str) -> int:
-    """A number for this worker, unique across every process and machine on the storage:
-    the worker creates a trial in a side study ``<study>/workers`` (an atomic operation on
-    every storage) and takes its number. The first worker to join gets 0, the next 1, ...;
-    the study seed plus this number is the worker's sampler stream."""
+    """
+    Return a number for this worker, unique across every process and machine on the storage.
+
+    The worker creates a trial in a side study ``<study>/workers`` (an atomic operation on every
+    storage) and takes its number. The first worker to join gets 0, the next 1, ...; the study seed
+    plus this number is the worker's sampler stream.
+    """
     import optuna
     from optuna.trial import TrialState
     registry = optuna.create_study(storage=storage, study_name=f'{study_name}/workers',
@@ -214,8 +237,11 @@ def join_study(storage, study_name: str) -> int:
 
 
 def sampler_seed(study_seed: int, worker_number: int) -> int:
-    """The sampler seed of the worker that joined ``worker_number``-th: a stream of the study
-    seed (numpy SeedSequence), so workers draw independent points and a study re-run with the
-    same seed and join order repeats its samples."""
+    """
+    Return the sampler seed of the worker that joined ``worker_number``-th.
+
+    A stream of the study seed (numpy SeedSequence), so workers draw independent points and a study
+    re-run with the same seed and join order repeats its samples.
+    """
     import numpy as np
     return int(np.random.SeedSequence([study_seed, worker_number]).generate_state(1)[0])

@@ -1,4 +1,8 @@
-"""Compile the numba kernels once, at install time, so no node compiles on its start-up path.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Compile the numba kernels once, at install time, so no node compiles on its start-up path.
 
 ::
 
@@ -49,11 +53,10 @@ def compile_events():
 
 def warm_up() -> None:
     """Build and step every shipped robot with both integrators and update its controller."""
-    import numpy as np
-
     from dodo_control.registry import controller_entry
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.simulator import SimConfig, Simulator
+    import numpy as np
     urdf_dir = default_urdf_path().parent
     robots = (('hopper.urdf.xacro', 'slip_hopper', {}),
               ('boom_leg.urdf.xacro', 'slip_hopper', None),

@@ -381,8 +381,6 @@ def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.Pa
     """
     Feed the recorded states to a fresh controller built from the bag.
 
-    Feed the recorded states to a fresh controller built from the bag.
-
     Feed the recorded states to a fresh controller built from the bag and compare its torques with
     the recorded ones (module docs).
 
@@ -481,7 +479,7 @@ def _qos_for(connection):
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
     offered = list(getattr(connection.ext, 'offered_qos_profiles', []) or [])
     latched = contract.relative_name(connection.topic) in (contract.ROBOT_DESCRIPTION,
-                                                            contract.TF_STATIC) or any(
+                                                           contract.TF_STATIC) or any(
         int(getattr(q.durability, 'value', q.durability)) == 1 for q in offered)
     best_effort = any(int(getattr(q.reliability, 'value', q.reliability)) == 2 for q in offered)
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1 if latched else 1000,

@@ -1,4 +1,8 @@
-"""What ``dodo hop`` / ``dodo walk`` show while a run goes: one progress line, not the nodes' logs.
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+What ``dodo hop`` / ``dodo walk`` show while a run goes: one progress line, not the nodes' logs.
 
 * On a terminal: one tqdm progress line (simulated time / duration, real-time factor, simulator
   steps so far, hops for the hopper, time left), redrawn in place. Not a terminal (CI, a
@@ -20,9 +24,9 @@ the driver's time is taken as the wall time since the first progress line.
 """
 from __future__ import annotations
 
+from pathlib import Path
 import re
 import time
-from pathlib import Path
 from typing import TextIO
 
 #: The recorder's progress line (dodo_sim.ros.recorder.Recorder.print_progress).
@@ -58,9 +62,11 @@ class _Stream:
 
 
 class RunConsole:
-    """Routes the children's lines and draws the progress of one run (see module docs).
+    """
+    Routes the children's lines and draws the progress of one run (see module docs).
 
-    ``unit``: what the steps are called (``steps``; ``cycles`` on hardware)."""
+    ``unit``: what the steps are called (``steps``; ``cycles`` on hardware).
+    """
 
     def __init__(self, prog: str, duration_s: float, log_path: Path | None,
                  out: TextIO, err: TextIO, verbose: bool = False,
@@ -167,7 +173,9 @@ class RunConsole:
     def _draw(self, t: float, wall: float) -> None:
         if self._bar is None:
             import shutil
+
             from tqdm import tqdm
+
             # get_terminal_size: COLUMNS/LINES, else the terminal's size, else 80x24 (a
             # pseudo-terminal may report 0x0, and tqdm then hides the bar)
             self._bar = tqdm(total=self.duration_s, file=self._out, leave=True,
