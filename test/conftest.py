@@ -67,6 +67,34 @@ def compiled_physics_step():
     warm_up()
 
 
+@pytest.fixture
+def no_start(monkeypatch, tmp_path):
+    """Start a process fails the test; domain locks go to a private directory."""
+    from dodo_sim.tools import supervisor
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f'a process was started despite bad input: {args}')
+    monkeypatch.setattr(supervisor.subprocess, 'Popen', refuse)
+    monkeypatch.setenv('XDG_RUNTIME_DIR', str(tmp_path / 'run'))
+    (tmp_path / 'run').mkdir()
+    monkeypatch.delenv('ROS_DOMAIN_ID', raising=False)
+    monkeypatch.delenv('DODO_HOP_DOMAINS', raising=False)
+
+
+@pytest.fixture(scope='session')
+def launch_env(tmp_path_factory) -> dict:
+    """Environment with ros2, colcon and the built dodo_sim (test_launch_real.py)."""
+    from test_launch_real import make_launch_env
+    return make_launch_env(tmp_path_factory)
+
+
+@pytest.fixture
+def graph(tmp_path):
+    """Yield the emulated driver and a probe node (test_driver_node.py)."""
+    from test_driver_node import driver_graph
+    yield from driver_graph(tmp_path)
+
+
 def pytest_collection_modifyitems(items):
     """
     Rerun a failed real-DDS test once.

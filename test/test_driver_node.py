@@ -23,7 +23,9 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402, I100
 from dodo_sim.ros import contract  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -123,8 +125,8 @@ class Probe:
         rclpy.try_shutdown(context=self.context)
 
 
-@pytest.fixture
-def graph(tmp_path):
+def driver_graph(tmp_path):
+    """Yield the emulated driver's graph (the ``graph`` fixture of conftest.py)."""
     env = ros_env()
     env['PYTHONPATH'] = os.pathsep.join([str(REPO), env.get('PYTHONPATH', '')])
     env['RCUTILS_LOGGING_BUFFERED_STREAM'] = '0'     # the driver's log file is read live

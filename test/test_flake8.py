@@ -17,10 +17,6 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
-# Known failing until the findings left after the mechanical batches are fixed by hand (104
-# on 2026-11-25: long lines, imports after code, dict() calls, unused names; docs/lint.md).
-# strict: once it passes, this marker makes the run fail until it is removed.
-@pytest.mark.xfail(strict=True, reason='104 ament_flake8 findings left to fix by hand')
 @pytest.mark.flake8
 @pytest.mark.linter
 def test_flake8(monkeypatch):

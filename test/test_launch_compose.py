@@ -1,23 +1,28 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The shipped launch file is readable and composable under the real ROS 2 launch tooling
-(../shared/ros2_launch; the fixtures of test_launch_real.py): ``--print`` shows one node action
-per node, and a launch file of the user's includes ``hop.launch.py`` and overrides one argument
-(``namespace``): the robot runs under it and hops, and SIGINT ends everything with code 0."""
+"""
+Check the shipped launch file under the real ROS 2 launch tooling.
+
+The shipped launch file is readable and composable under the real ROS 2 launch tooling
+(../shared/ros2_launch; the fixtures of test_launch_real.py): ``--print`` shows one node action per
+node, and a launch file of the user's includes ``hop.launch.py`` and overrides one argument
+(``namespace``): the robot runs under it and hops, and SIGINT ends everything with code 0.
+"""
 import subprocess
 import textwrap
 import threading
 
 from conftest import ros_domain_id
 import pytest
-from test_launch_real import (Launch, launch_env, Listener, stop_leftover_launches,  # noqa: F401
+# stop_leftover_launches: test_launch_real.py's autouse fixture, imported to apply here too (F401)
+from test_launch_real import (Launch, Listener, stop_leftover_launches,  # noqa: F401
                               until)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
-def test_print_shows_a_node_action_per_node(launch_env):  # noqa: F811
+def test_print_shows_a_node_action_per_node(launch_env):
     proc = Launch(launch_env, '--print')
     assert proc.proc.wait(timeout=120) == 0, proc.output
     proc._reader.join(timeout=10)
@@ -58,7 +63,7 @@ def generate_launch_description():
 """
 
 
-def test_an_including_launch_file_overrides_the_namespace(launch_env, tmp_path):  # noqa: F811
+def test_an_including_launch_file_overrides_the_namespace(launch_env, tmp_path):
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
     path = tmp_path / 'outer.launch.py'

@@ -77,8 +77,7 @@ def _sourced_env(*scripts: Path, base: dict) -> dict:
     return dict(item.split('=', 1) for item in out.decode().split('\0') if '=' in item)
 
 
-@pytest.fixture(scope='session')
-def launch_env(tmp_path_factory) -> dict:
+def make_launch_env(tmp_path_factory) -> dict:
     """Environment with ros2, colcon and the built dodo_sim (install/setup.bash sourced)."""
     tooling = _tooling_dir()
     if tooling is None:
@@ -221,7 +220,8 @@ class Launch:
         for name in names:
             assert re.search(rf'\[INFO\] \[{name}-\d+\]: process has finished cleanly',
                              self.output), (name, '\n'.join(
-                                 line for line in self.output.splitlines() if name in line)[-4000:])
+                                 line for line in self.output.splitlines()
+                                 if name in line)[-4000:])
         assert 'process has died' not in self.output, self.output[-4000:]
 
 

@@ -31,11 +31,12 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from conftest import ros_domain_id  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from conftest import ros_domain_id  # noqa: E402, I100
 from dodo_sim.ros import contract  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from test_driver_node import graph  # noqa: E402,F401  (fixture: the emulated driver)
 
 pytestmark = [pytest.mark.ros]
 
@@ -84,6 +85,7 @@ class TopicBasedSystem:
 
 
 class Graph:
+
     def __init__(self, mode: str, stop_after: float):
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=ros_domain_id(),
@@ -222,8 +224,12 @@ rclpy.spin(node)
 
 
 def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
-    """The emulated hardware (the CAN protocol answered by the physics) measures the torques the
-    topic-based system commands, once enabled."""
+    """
+    Check the emulated hardware measures the commanded torques.
+
+    The emulated hardware (the CAN protocol answered by the physics) measures the torques the
+    topic-based system commands, once enabled.
+    """
     import signal
     import subprocess
     import sys

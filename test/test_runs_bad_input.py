@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from dodo_sim.ros import domains
-from dodo_sim.tools import hop_runner, supervisor
+from dodo_sim.tools import hop_runner
 import pytest
 
 VALID = """
@@ -117,18 +117,6 @@ ROWS = [
                                                                             'abc']),
     ('auto-domain-range-bad', lambda t: [], {'DODO_HOP_DOMAINS': '9'}, ['DODO_HOP_DOMAINS']),
 ]
-
-
-@pytest.fixture
-def no_start(monkeypatch, tmp_path):
-    """Start a process fails the test; domain locks go to a private directory."""
-    def refuse(*args, **kwargs):
-        raise AssertionError(f'a process was started despite bad input: {args}')
-    monkeypatch.setattr(supervisor.subprocess, 'Popen', refuse)
-    monkeypatch.setenv('XDG_RUNTIME_DIR', str(tmp_path / 'run'))
-    (tmp_path / 'run').mkdir()
-    monkeypatch.delenv('ROS_DOMAIN_ID', raising=False)
-    monkeypatch.delenv('DODO_HOP_DOMAINS', raising=False)
 
 
 @pytest.mark.parametrize('argv, env, words', [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])

@@ -17,7 +17,6 @@ from conftest import REPO, ros_env
 from dodo_sim.ros import contract, graph
 from dodo_sim.tools.hop_runner import HopRun, write_params_file
 import pytest
-from test_runs_bad_input import no_start  # noqa: F401  (fixture)
 import yaml
 
 NASTY = ['run #1', '123', 'true', 'a: b', "it's", '', 'null', '~', '1e3', '0x10', '- x',
@@ -119,7 +118,7 @@ def test_hop_commands_pass_the_graph_parameters_in_a_generated_file(tmp_path):
 @pytest.mark.ros
 def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
     """
-    rcl's own YAML parser (not PyYAML) reads the generated file.
+    The YAML parser of rcl (not PyYAML) reads the generated file.
 
     Bag names that YAML would read as a number, a bool, a mapping or a comment reach the recorder
     unchanged.

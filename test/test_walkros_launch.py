@@ -20,7 +20,7 @@ import re
 from conftest import REPO
 import numpy as np
 import pytest
-from test_launch_real import Launch, launch_env, Listener, until  # noqa: F401 (fixture)
+from test_launch_real import Launch, Listener, until
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -21,7 +21,6 @@ from dodo_sim.ros.params import field_docs, ParamsFileError
 from dodo_sim.simulator import SimConfig
 from dodo_sim.tools import hop_runner, walk_runner
 import pytest
-from test_runs_bad_input import no_start  # noqa: F401  (fixture)
 
 WALK_YAML = REPO / 'config' / 'walk.yaml'
 HOP_YAML = REPO / 'config' / 'hop.yaml'
