@@ -17,7 +17,8 @@ API (stable; the ROS controller node wraps exactly this)::
     ctrl.set_setpoints(target_velocity=1.5, apex_height=1.1, flight_policy='deadbeat')
     ctrl.reconfigure(new_config)                            # swap the whole config (gains too)
     ctrl.reset()                                            # forget phase, loops and history
-    ControllerConfig.from_dict({'target_x': 4.0})           # unknown keys -> ValueError naming them
+    ControllerConfig.from_dict({'target_x': 4.0})           # unknown keys -> ValueError naming
+    them
 
 Inputs of ``update``: ``t`` (s), ``q`` in ``ctrl.joint_names`` order — the hopper's
 ``[x, z, hip, knee]`` (m, m, rad, rad) or the boom-mounted leg's ``[boom_yaw, boom_pitch, hip,
@@ -35,14 +36,16 @@ Structure (docs/control.md):
   (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
   phase times make it robust to contact chatter.
 * :mod:`.stance` — support-consistent SLIP law: τ such that r̈_CoG = F_leg/m + g⃗ exactly (the
-  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the spring
+  operational-space form of docs/control.md is there too and equal). SLIPic: at touchdown the
+  spring
   is pre-compressed by Δl = √(2ΔE/k), ΔE the model-predicted CoG energy lost in the impact.
   Apex regulation: after maximum compression the rest length is re-chosen every tick so that the
   spring holds exactly the vertical energy still missing for the apex set-point (exact at
   liftoff, whatever the speed); a per-hop integral on the measured apex removes what is left.
 * :mod:`.flight` — once per hop, at the apex: position PI (+ lead and impact-drift
   feed-forward, saturated, anti-windup) -> velocity set-point -> angle of attack by
-  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral angle from the SLIP
+  ``flight_policy``: 'cascade' (the velocity PI of Feng, Lehner & Lutze 2021 around the neutral
+  angle from the SLIP
   apex return map incl. the leg's touchdown impact), 'raibert' (foot placement v T_s/2 +
   k (v − v_set)), 'deadbeat' (α solving the return map for the set-point speed). The
   model-based policies aim the return map at v_set minus a per-hop observer's estimate of its
@@ -61,7 +64,8 @@ Structure (docs/control.md):
 Conventions: α is the leg angle from the vertical at touchdown, positive with the foot ahead
 (+x) of the CoG. ``target_x`` is the CoG x (boom leg: the hip's arc coordinate R boom_yaw);
 ``apex_height`` the base (boom leg: hip) height above the ground at the apex (docs/control.md).
-"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height is estimated from the last foothold
+"CoG" in this module is the SLIP point of the task frame (the boom leg's hip). The ground height is
+estimated from the last foothold
 (``ground_height_guess_m`` before the first one). ``telemetry`` is built lazily when read.
 """
 from __future__ import annotations
@@ -452,7 +456,7 @@ class Controller:
 
     @property
     def contact_frames(self) -> tuple:
-        """The contact force sensor read by :meth:`update`: the model's foot frame."""
+        """Return the contact force sensor read by :meth:`update`: the model's foot frame."""
         return (str(self.dyn.model.frames[self.leg.foot_frame_id].name),)
 
     @property
@@ -913,14 +917,14 @@ class Controller:
                                    or (float(q[2]), float(q[3])))
 
     def _apex_target_rel(self) -> float:
-        """CoG apex height above the foothold that puts the base at ``apex_height``, m."""
+        """Return the CoG apex height (m) over the foothold putting the base at ``apex_height``."""
         offset = self._apex_offset_pred
         if offset is None:
             offset = self._apex_offset if self._apex_offset is not None else 0.0
         return self._config.apex_height + offset + self._apex_correction
 
     def _cog_energy(self, com_z, com_vx, com_vz) -> float:
-        """CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
+        """Return the CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
         height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 

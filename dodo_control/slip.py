@@ -206,7 +206,7 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
 def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
                     touchdown_length: float, gravity_z: float):
     """
-    CoG position relative to the foot and CoG velocity just before touchdown.
+    Return the CoG position relative to the foot and CoG velocity just before touchdown.
 
     The CoG falls ballistically from its apex (``apex_height_rel`` above the foothold level) until
     the foot, held at ``touchdown_length`` and angle α, reaches the ground.

@@ -10,7 +10,8 @@ API (a ROS node wraps exactly this)::
 
     from dodo_control.walker import WalkerController, WalkerConfig
     ctrl = WalkerController(WalkerConfig())
-    tau = ctrl.update(t, q, v, contact_forces)   # -> [left_hip, left_knee, right_hip, right_knee] N*m
+    tau = ctrl.update(t, q, v, contact_forces)   # -> [left_hip, left_knee, right_hip, right_knee]
+    N*m
     ctrl.telemetry                               # WalkerTelemetry (frozen) of the last update
     ctrl.reconfigure(new_config)                 # swap the whole config (pulses, gains, ...)
     ctrl.reset()                                 # forget the step history

@@ -61,7 +61,8 @@ WALK_PARAMS = _REPO / 'config' / 'walk.yaml'
 SECTIONS = {'simulator': SimConfig, 'controller': WalkerConfig}
 
 #: how to use the params file ``dodo optimize`` writes (its header comment)
-PARAMS_FILE_USE = ('# Use: its sections over config/walk.yaml, e.g. config_from_file(WalkerConfig, '
+PARAMS_FILE_USE = ('# Use: its sections over config/walk.yaml, e.g. '
+                   'config_from_file(WalkerConfig, '
                    "<this file>, 'controller') (unset fields: the WalkerConfig defaults)")
 
 

@@ -29,7 +29,7 @@ from typing import NamedTuple, Sequence
 import can
 
 from .config import ActuatorConfig
-from .protocol import BoardSample, MitCommand, MitReply, WireFormat
+from .protocol import BoardSample, MitCommand, WireFormat
 
 #: socketcan error-frame classes (linux/can/error.h) and controller status bits (data[1]).
 CAN_ERR_CRTL = 0x004
@@ -283,5 +283,5 @@ def enobufs_error() -> can.CanOperationError:
                                  f'No buffer space available', error_code=errno.ENOBUFS)
 
 
-__all__ = ['ActuatorBackend', 'ActuatorFrame', 'CanBackend', 'Exchange', 'open_bus', 'make_backend',
-           'bus_off_frame', 'restarted_frame', 'enobufs_error', 'BUS_STATES']
+__all__ = ['ActuatorBackend', 'ActuatorFrame', 'CanBackend', 'Exchange', 'open_bus',
+           'make_backend', 'bus_off_frame', 'restarted_frame', 'enobufs_error', 'BUS_STATES']

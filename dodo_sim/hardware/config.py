@@ -456,7 +456,7 @@ class BoomConfig:
                 / self.counts_per_rev[axis])
 
     def counts(self, axis: int, angle: float) -> float:
-        """Encode counts (not rounded) of an angle."""
+        """Encode an angle as encoder counts, not rounded."""
         return (self.zero_counts[axis]
                 + self.directions[axis] * angle * self.counts_per_rev[axis] / (2.0 * math.pi))
 

@@ -55,7 +55,7 @@ from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, 
                      DriverConfig, urdf_joints)
 from .driver import DriverCore
 from .odrive import EmulatedOdriveAxis, OdriveEmulation, split_id
-from .protocol import (BoardSample, counts_to_float, FIELD_BITS, firmware_float_to_counts,
+from .protocol import (BoardSample, FIELD_BITS, firmware_float_to_counts,
                        MitCommand, POSITION_BITS, WireFormat)
 
 #: The hopper's joints, for a simulator core without ``joint_names`` (before the
@@ -346,8 +346,8 @@ class Emulator:
         self._started = False
         self.skipped_steps = 0
         self.on_stand = self.config.stand == 'until_enable'
-        self._clamped = [i for i in (self.joint_names.index(j) for j in driver_config.boom_joints
-                                     if j)] if self.config.stand == 'clamped' else []
+        self._clamped = [self.joint_names.index(j) for j in driver_config.boom_joints
+                         if j] if self.config.stand == 'clamped' else []
         self._clamp_q = np.array(sim.state.q, dtype=float)
         self._pin_data = sim.leg.model.createData() if self._clamped else None
 
@@ -436,6 +436,8 @@ class Emulator:
     def _handle_odrive(self, arbitration_id: int, data: bytes, now: float,
                        remote: bool) -> None:
         """
+        Handle a host frame for an emulated ODrive axis.
+
         A host frame for an emulated ODrive axis.
 
         (an RTR is answered at once; the cyclic messages go out as the physics advances,
@@ -457,7 +459,7 @@ class Emulator:
             self._queue(now, arbitration_id, answer)
 
     def _emit_cyclic(self) -> None:
-        """The ODrive axes' cyclic messages due at the emulator's time."""
+        """Send the ODrive axes' cyclic messages due at the emulator's time."""
         if not self.odrive_bus or self.now() < self._bus_off_until:
             return
         now = self.now()

@@ -16,7 +16,8 @@ procedure result, trajectory done), Get_Encoder_Estimates (position rev, velocit
 side), Get_Torques (target, estimate N*m), Get_Temperature; a Get_ message is also answered
 on an RTR. The backend polls the encoder estimate by RTR every cycle (cyclic 1 ms estimates
 beat against the driver's unsynchronised 1 kHz loop: cycles without one, docs/hardware.md);
-heartbeat and temperature 100 ms, torques 10 ms cyclic. The axis watchdog (``axis.config.enable_watchdog``,
+heartbeat and temperature 100 ms, torques 10 ms cyclic. The axis watchdog
+(``axis.config.enable_watchdog``,
 ``watchdog_timeout``) is fed by the frames the host sends the axis; when it expires the axis
 reports WATCHDOG_TIMER_EXPIRED and falls to IDLE (motor off) until Clear_Errors.
 
@@ -26,7 +27,8 @@ the newest encoder estimate (the ODrive has no MIT mode: the driver's damping an
 are computed on the host; one period older than the MIT firmware's own PD); 'enable' becomes
 Set_Controller_Mode + Set_Axis_State(CLOSED_LOOP_CONTROL); 'disable' Set_Axis_State(IDLE);
 'zero' Set_Absolute_Position(0). A reply (the :class:`MitReply` the driver core reads) is
-assembled from this cycle's Encoder_Estimates (the RTR's answer), the newest Get_Torques, Get_Temperature
+assembled from this cycle's Encoder_Estimates (the RTR's answer), the newest Get_Torques,
+Get_Temperature
 and the Heartbeat's axis error (``error_code``: the ODriveError bit field; a nonzero one is a
 fault of the driver).
 
@@ -125,7 +127,8 @@ class OdriveModel:
 #: current) with the ODrive M8325s (100 KV: torque constant 8.27/100 = 0.0827 N*m/A, 48 V:
 #: ~4800 rpm no load); ODrive S1 (40 A) with the D6374 (150 KV: 0.055 N*m/A, ~7000 rpm at 48 V).
 ODRIVE_MODELS = {
-    'ODrivePro-M8325s': OdriveModel(torque_limit=120.0 * 0.0827, velocity_limit=4800 * TWO_PI / 60),
+    'ODrivePro-M8325s': OdriveModel(torque_limit=120.0 * 0.0827,
+                                    velocity_limit=4800 * TWO_PI / 60),
     'ODriveS1-D6374': OdriveModel(torque_limit=40.0 * 0.055, velocity_limit=7000 * TWO_PI / 60),
 }
 
@@ -222,7 +225,8 @@ class OdriveBackend(CanBackend):
                 torque += c.kd * (c.velocity - axis.velocity)
             return [(SET_INPUT_TORQUE, enc(SET_INPUT_TORQUE, Input_Torque=float(torque)))]
         if frame.kind == 'enable':
-            return [(SET_CONTROLLER_MODE, enc(SET_CONTROLLER_MODE, Control_Mode=CONTROL_MODE_TORQUE,
+            return [(SET_CONTROLLER_MODE, enc(SET_CONTROLLER_MODE,
+                                              Control_Mode=CONTROL_MODE_TORQUE,
                                               Input_Mode=INPUT_MODE_PASSTHROUGH)),
                     (SET_AXIS_STATE, enc(SET_AXIS_STATE,
                                          Axis_Requested_State=AXIS_STATE_CLOSED_LOOP_CONTROL))]

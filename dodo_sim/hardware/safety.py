@@ -1,13 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""
+r"""
 The driver's safety supervisor: a pure state machine (no bus, no ROS, time passed in).
 
 States and what the actuators get (see docs/hardware.md, safety table)::
 
     DISABLED --enable()--> ENABLED --estop()--> ESTOP --enable()--> ENABLED
-        ^                     |  \\--fault----> FAULT --enable()--> ENABLED
+        ^                     |  \--fault----> FAULT --enable()--> ENABLED
         +-----disable()-------+----------------+--------------------+
 
 * DISABLED (start-up): every actuator gets the disable frame (motor off, still polled).
@@ -40,7 +40,8 @@ The watchdog's safe law (``watchdog_mode``), per joint, every cycle while trippe
   ``kp``, ``kd``: ``fallback_stiffness``, ``fallback_damping``. ``q_trip`` is the measured pose
   at the trip, ``q_crouch`` the ``fallback_crouch_pose`` (empty: ``q_trip``), both clipped
   into ``[lower + margin, upper - margin]`` (inside the soft limits, so the law never aims at a
-  URDF limit); ``shape`` is the same clamp and soft limit as for the controller's commands (:meth:`SafetySupervisor.shape_torque`). The torque goes out as a
+  URDF limit); ``shape`` is the same clamp and soft limit as for the controller's commands
+  (:meth:`SafetySupervisor.shape_torque`). The torque goes out as a
   feed-forward torque frame (kp = kd = 0 on the wire), so what is sent is exactly this law
   within the torque field's quantisation and never beyond ``max_torque``.
 """
@@ -375,7 +376,7 @@ class SafetySupervisor:
 
     @property
     def watchdog_active(self) -> bool:
-        """Enabled, but zero torque plus damping because commands are missing."""
+        """Tell whether ENABLED gives zero torque plus damping because commands are missing."""
         return self._watchdog and self.state is SafetyState.ENABLED
 
 

@@ -196,10 +196,14 @@ def _shape_points(link, geometry, planar_lateral, urdf_dir=None):
 
 def add_collision_points(robot, exclude_links: Sequence[str] = (),
                          urdf_path: str | None = None) -> tuple:
-    """Add a frame per support point of every moving link's collision shapes to ``robot.model``
-    and return them as :class:`CollisionPoint` s (feet-rule exclusions and duplicates
-    dropped). ``exclude_links``: links whose shapes never touch; ``urdf_path``: the URDF file,
-    where relative and package:// mesh files are looked for."""
+    """
+    Add the collision support points of the moving links to the model.
+
+    Add a frame per support point of every moving link's collision shapes to ``robot.model`` and
+    return them as :class:`CollisionPoint` s (feet-rule exclusions and duplicates dropped).
+    ``exclude_links``: links whose shapes never touch; ``urdf_path``: the URDF file, where relative
+    and package:// mesh files are looked for.
+    """
     urdf_dir = None
     if urdf_path is not None and not str(urdf_path).lstrip().startswith('<'):
         candidate = Path(str(urdf_path))

@@ -945,4 +945,4 @@ __all__ = [
     'impact_map',
     'FREE',
     'STICK',
-     'SLIP']
+    'SLIP']

@@ -23,7 +23,8 @@ This module does the whole step in one compiled call:
 * the update, the position correction and the contact positions of the new state.
 
 Used when the model qualifies (:func:`pack_model`: every joint 1-DoF revolute or prismatic,
-planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give the same
+planar, flat or sloped terrain) and numba is installed; otherwise the generic step runs. Both give
+the same
 results to rounding (test_physics_fast.py compares them step by step to 1e-12).
 """
 from __future__ import annotations
@@ -77,7 +78,6 @@ def pack_model(robot, geometry) -> PackedModel | None:
     Or None when the model does not qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D
     model, a terrain that is not a plane) or numba is not installed.
     """
-    import pinocchio as pin
     if njit is None or not robot.vector_space or not robot.planar:
         return None
     if geometry.plane is None:
@@ -310,10 +310,11 @@ def _dynamics(q, v, parent, joint_rot, joint_pos, joint_type, axis, mass, com, i
     for i in range(nv):
         m = mass[i]
         R = rot[i]
-        I = inertia[i]
+        inertia_i = inertia[i]
         for r in range(3):
             for c in range(3):
-                tmp[r, c] = I[r, 0] * R[c, 0] + I[r, 1] * R[c, 1] + I[r, 2] * R[c, 2]
+                tmp[r, c] = (inertia_i[r, 0] * R[c, 0] + inertia_i[r, 1] * R[c, 1]
+                             + inertia_i[r, 2] * R[c, 2])
         empty = m == 0.0
         for r in range(3):
             for c in range(3):
@@ -543,7 +544,6 @@ def _solve(G, b, starts, sizes, mus, dirs, tolerance, max_iterations, jacobi):
     m = len(b)
     nb = len(starts)
     if nb == 1:
-        s = 0
         if sizes[0] == 2 and dirs[0] == 0.0:
             lam_n, lam_t = _solve_contact_2d(G[0, 0], G[0, 1], G[1, 0], G[1, 1], b[0], b[1],
                                              mus[0])
@@ -981,8 +981,8 @@ def step(q, v, applied, dt, floats, ints):
      positions) = _step_arrays(q, v, tau, dt, parent, joint_rot, joint_pos, joint_type, axis,
                                mass, com, inertia, support, gravity, frame_joint, frame_rot,
                                frame_pos, radius, bound_iv, bound_side, bound_value, h0,
-                               slope, nx, nz, friction, restitution, margin, far, tolerance, max_iterations,
-                               jacobi, position_correction, armature)
+                               slope, nx, nz, friction, restitution, margin, far, tolerance,
+                               max_iterations, jacobi, position_correction, armature)
     stats = np.empty(4 + nc)
     stats[0] = iterations
     stats[1] = residual
@@ -1083,8 +1083,7 @@ def point_terms(q, v, floats, ints, armature, out):
     f += 9 * nj
     gravity = floats[f:f + 3]
     f += 3
-    frame_rot = floats[f:f + 9]
-    f += 9
+    f += 9  # the frame's rotation, unused here
     frame_pos = floats[f:f + 3]
     nv = nj
     rot = np.empty((nv, 3, 3))

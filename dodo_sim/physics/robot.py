@@ -157,12 +157,12 @@ class RobotModel:
 
     @property
     def foot_frame_id(self) -> int:
-        """The first contact frame (a one-foot robot's foot)."""
+        """Return the first contact frame (a one-foot robot's foot)."""
         return self.contact_frame_ids[0]
 
     @property
     def body_frame_id(self) -> int:
-        """The frame pushes act on (the heaviest link)."""
+        """Return the frame pushes act on (the heaviest link)."""
         return self.push_frame_id
 
     @property
@@ -218,8 +218,9 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
         raise ModelError(f'invalid URDF: {exc}') from exc
     logging.getLogger(__name__).info("robot '%s': %s base (base=%s; root link '%s'%s)", model.name,
                                      'floating' if floating else 'fixed', base, root,
-                                     '' if base != AUTO else (" is 'world'" if not floating else
-                                                              " is not attached to a link named 'world'"))
+                                     '' if base != AUTO else (
+                                         " is 'world'" if not floating else
+                                         " is not attached to a link named 'world'"))
     if model.njoints < 2:
         raise ModelError('the URDF has no movable joint')
     for name in continuous:
@@ -322,7 +323,8 @@ def _actuated_joints(model, names, nvs, requested) -> tuple:
     requested = tuple(str(n) for n in requested)
     if requested == (AUTO,):
         chosen = tuple(n for n, nv in zip(names, nvs)
-                       if nv == 1 and model.effortLimit[model.joints[model.getJointId(n)].idx_v] > 0)
+                       if nv == 1
+                       and model.effortLimit[model.joints[model.getJointId(n)].idx_v] > 0)
     else:
         unknown = [n for n in requested if n not in names]
         if unknown:

@@ -66,14 +66,26 @@ class SimConfig:
         mode: 'lockstep' or 'realtime' (used by the simulator node; the core ignores it).
         command_timeout: wall s without a valid command before the node warns; lockstep keeps
             waiting (simulated time pauses), realtime applies zero torque.
-        initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or the URDF's ros2_control initial_value).
-        initial_v: joint velocities used by ``reset()`` (m/s, rad/s), one per DoF; empty: zero (or the URDF's ros2_control initial_value).
-        base: 'auto' (default): a floating base (free flyer, 7 coordinates [x y z qx qy qz qw] first in q, 6 velocities first in v) when the URDF's root link is not a link named 'world', the URDF's own joints to the world otherwise (the ROS/Gazebo convention); 'floating' or 'fixed' force it.
+        initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order
+            (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or
+            the URDF's ros2_control initial_value).
+        initial_v: joint velocities used by ``reset()`` (m/s, rad/s), one per DoF; empty: zero (or
+            the URDF's ros2_control initial_value).
+        base: 'auto' (default): a floating base (free flyer, 7 coordinates [x y z qx qy qz qw]
+            first in q, 6 velocities first in v) when the URDF's root link is not a link named
+            'world', the URDF's own joints to the world otherwise (the ROS/Gazebo convention);
+            'floating' or 'fixed' force it.
         contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
         contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
-        collisions: 'feet' (default): only the contact frames touch the terrain; 'links': every moving link's URDF collision shapes (sphere, box, cylinder, STL mesh as its bounding box) touch it too, as hard contacts with Coulomb friction (docs/physics.md "Link collisions"); no self-collision.
-        collision_exclude_links: comma-separated links whose collision shapes never touch the terrain ('links' only; a string, not a list, so that the ROS parameter has a type while empty).
-        actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint whose URDF effort limit is > 0, in URDF order.
+        collisions: 'feet' (default): only the contact frames touch the terrain; 'links': every
+            moving link's URDF collision shapes (sphere, box, cylinder, STL mesh as its bounding
+            box) touch it too, as hard contacts with Coulomb friction (docs/physics.md "Link
+            collisions"); no self-collision.
+        collision_exclude_links: comma-separated links whose collision shapes never touch the
+            terrain ('links' only; a string, not a list, so that the ROS parameter has a type while
+            empty).
+        actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint
+            whose URDF effort limit is > 0, in URDF order.
         joint_limits: enforce the URDF position limits as unilateral constraints with impacts.
         friction: Coulomb coefficient mu (-), >= 0.
         restitution: normal restitution e in [0, 1] (0: plastic impact).
@@ -83,24 +95,42 @@ class SimConfig:
         step_edges_x_m: x of each step edge, m (increasing).
         step_rises_m: height change at each edge, m.
         sine_amplitude_m / sine_wavelength_m: sinusoidal ground, m.
-        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with an exact solve per contact) or 'jacobi' (block Jacobi).
+        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with
+            an exact solve per contact) or 'jacobi' (block Jacobi).
         solver_relaxation: SOR/JOR factor in (0, 2).
         solver_max_iterations: sweep cap of the contact solver (>= 1).
-        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which a solve counts as converged, m/s (> 0).
+        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which
+            a solve counts as converged, m/s (> 0).
         position_correction: time-stepping: project residual penetration out after each step.
         drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
         event_tolerance_s: event-driven root-finding tolerance on event times, s.
-        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under gravity; 0 switches the rule off.
-        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak) along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos' isControlSaturate; docs/physics.md "Motors").
+        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball
+            bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint
+            separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under
+            gravity; 0 switches the rule off.
+        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else
+            the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF
+            torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak)
+            along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos'
+            isControlSaturate; docs/physics.md "Motors").
         motor_time_constant: first-order torque lag, s (0: ideal motors).
-        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2 J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without their back-EMF damping).
-        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint. Default: Ding & Ramos' hip, 26.9.
-        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value: every joint. Default: Ding & Ramos' 7e-6.
-        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no back-EMF limit (Ding & Ramos: 12).
-        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default: Ding & Ramos' 1.3.
-        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding & Ramos' 0.0135.
-        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default: Ding & Ramos' 0.0186.
-        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one value: every joint; empty (default): the URDF effort limits.
+        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2
+            J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without
+            their back-EMF damping).
+        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint.
+            Default: Ding & Ramos' hip, 26.9.
+        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value:
+            every joint. Default: Ding & Ramos' 7e-6.
+        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no back-EMF
+            limit (Ding & Ramos: 12).
+        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default: Ding
+            & Ramos' 1.3.
+        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding &
+            Ramos' 0.0135.
+        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default:
+            Ding & Ramos' 0.0186.
+        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one
+            value: every joint; empty (default): the URDF effort limits.
         push_times: times of scheduled pushes on the base, s.
         push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
         max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
@@ -434,7 +464,7 @@ class Simulator:
 
     @property
     def leg(self) -> RobotModel:
-        """The robot model (name kept from the hopper-only simulator)."""
+        """Return the robot model (name kept from the hopper-only simulator)."""
         return self.robot
 
     @property
@@ -642,7 +672,7 @@ class Simulator:
         self._forced = bool(self._external_force.any())
 
     def energy(self, q=None, v=None) -> float:
-        """Kinetic + gravitational potential energy (J), zero potential at z_CoG = 0."""
+        """Return the kinetic + gravitational potential energy in J (zero potential: z_CoG = 0)."""
         q = self._q if q is None else np.asarray(q, float)
         v = self._v if v is None else np.asarray(v, float)
         model, data = self.robot.model, self._data
@@ -765,7 +795,7 @@ class Simulator:
         return jac[:3].T
 
     def _link_contacts(self, flags, forces, positions=None) -> tuple:
-        """LinkContact of each collision point with a set flag (positions at q when None)."""
+        """Return a LinkContact per collision point with a set flag (positions at q when None)."""
         nf = self._n_feet
         robot = self.robot
         touching = [k for k in range(nf, len(flags)) if flags[k]]
@@ -803,5 +833,5 @@ class Simulator:
                      in_contacts, forces, positions, residual, self._unconverged, links)
 
 
-__all__ = ['Simulator', 'SimConfig', 'State', 'LinkContact', 'SimulationDiverged', 'ModelError', 'INTEGRATORS',
-           'MODES']
+__all__ = ['Simulator', 'SimConfig', 'State', 'LinkContact', 'SimulationDiverged', 'ModelError',
+           'INTEGRATORS', 'MODES']

@@ -176,7 +176,7 @@ def _slip_3d_bracketed(g, b, mu):
     values = [cross(a) for a in angles]
     best = None
     for k in range(len(angles) - 1):
-        (f0, p0), (f1, p1) = values[k], values[k + 1]
+        f0, f1 = values[k][0], values[k + 1][0]
         if f0 is None or f1 is None or f0 * f1 > 0.0:
             continue
 

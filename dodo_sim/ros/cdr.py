@@ -145,11 +145,15 @@ def read_wrench_stamped(data: bytes) -> tuple:
 
 
 class JointStateWriter:
-    """Writes ``sensor_msgs/JointState`` bytes of one fixed layout (frame id, joint names, and
+    """
+    Fast writer of ``sensor_msgs/JointState`` bytes of one fixed layout.
+
+    Writes ``sensor_msgs/JointState`` bytes of one fixed layout (frame id, joint names, and
     ``sizes`` = the lengths of position, velocity, effort) into one buffer refilled per message,
-    for ``Publisher.publish(bytes)``: rclpy's conversion of a message object walks every field
-    (the names too) on each publish. The layout is taken from ``template`` (an rclpy
-    serialization of such a message), so the bytes are what the rmw would write."""
+    for ``Publisher.publish(bytes)``: rclpy's conversion of a message object walks every field (the
+    names too) on each publish. The layout is taken from ``template`` (an rclpy serialization of
+    such a message), so the bytes are what the rmw would write.
+    """
 
     def __init__(self, template: bytes, sizes: tuple[int, int, int]):
         self._buffer = bytearray(template)

@@ -7,16 +7,21 @@ The ROS graph contract of dodo_sim, in one place: topic names, message types, Qo
 Every node, the recorder, the bag tools and the tests take names and types from here; nothing
 else spells a topic. The design document of the graph is ``docs/ros_contract.md``.
 
-================================ ===================================== =============================
+================================ =====================================
+=============================
 topic                            type                                  publisher
-================================ ===================================== =============================
+================================ =====================================
+=============================
 /clock                           rosgraph_msgs/Clock                   simulator (sim time source)
-/joint_states                    sensor_msgs/JointState                simulator or hardware driver:
+/joint_states                    sensor_msgs/JointState                simulator or hardware
+driver:
                                                                        every joint by name
                                                                        (position, velocity, effort)
-/<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force on
+/<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force
+on
                                                                        contact frame <frame>, world
-                                                                       frame, N (hopper: /foot_contact)
+                                                                       frame, N (hopper:
+                                                                       /foot_contact)
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the
@@ -26,7 +31,8 @@ topic                            type                                  publisher
                                                                        in URDF order, N*m
                                                                        (ros2_control convention)
 /robot_description               std_msgs/String (transient local)     robot_state_publisher or sim
-/tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or the
+/tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or
+the
                                                                        plain-machine tf publisher
 /diagnostics                     diagnostic_msgs/DiagnosticArray       hardware driver
 /estop                           std_msgs/Bool                         anyone: true latches the
@@ -37,12 +43,15 @@ topic                            type                                  publisher
 /controller/markers              visualization_msgs/MarkerArray        controller
 /simulator/push                  geometry_msgs/Vector3                 anyone: impulse on the base,
                                                                        x and z in N*s
-/simulator/force                 geometry_msgs/Vector3                 anyone: constant force on the
+/simulator/force                 geometry_msgs/Vector3                 anyone: constant force on
+the
                                                                        base until changed, N
-================================ ===================================== =============================
+================================ =====================================
+=============================
 
 Names are relative (``joint_states``) and resolve under the robot's namespace; the table shows
-them for the default, empty namespace. Services (std_srvs/Trigger): ``/simulator/reset``; the hardware driver's ``/driver/enable``,
+them for the default, empty namespace. Services (std_srvs/Trigger): ``/simulator/reset``; the
+hardware driver's ``/driver/enable``,
 ``/driver/disable``, ``/driver/estop``, ``/driver/calibrate`` (docs/hardware.md).
 
 The exchange (``docs/ros_contract.md``, "Timing"): a command answers the state whose stamp it
@@ -125,16 +134,24 @@ def normalize_namespace(namespace: str | None) -> str:
 
 
 def resolve(name: str, namespace: str | None = '') -> str:
-    """Fully qualified name of the relative contract ``name`` under ``namespace``
-    (``resolve(JOINT_STATES, 'left')`` is ``/left/joint_states``); absolute names are kept."""
+    """
+    Resolve the relative contract ``name`` under ``namespace``.
+
+    Fully qualified name of the relative contract ``name`` under ``namespace``
+    (``resolve(JOINT_STATES, 'left')`` is ``/left/joint_states``); absolute names are kept.
+    """
     if name.startswith('/'):
         return name
     return f'{normalize_namespace(namespace)}/{name}'
 
 
 def remap_arguments(namespace: str | None) -> list:
-    """``--ros-args`` arguments putting a node into ``namespace`` with the remaps of
-    :data:`NAMESPACE_REMAPS` (empty for the root namespace)."""
+    """
+    Return the ``--ros-args`` arguments that put a node into ``namespace``.
+
+    ``--ros-args`` arguments putting a node into ``namespace`` with the remaps of
+    :data:`NAMESPACE_REMAPS` (empty for the root namespace).
+    """
     ns = normalize_namespace(namespace)
     if not ns:
         return []
@@ -157,7 +174,10 @@ def bag_namespace(topics) -> str:
 
 def relative_name(topic: str, namespace: str = '') -> str:
     """
-    Return the contract (relative) name of the recorded topic ``topic`` of a robot in ``namespace``.
+    Return the contract (relative) name of a recorded topic.
+
+    Return the contract (relative) name of the recorded topic ``topic`` of a robot in
+    ``namespace``.
 
     ``/left/joint_states`` -> ``joint_states`` (namespace ``left``); ``/parameter_events`` ->
     ``parameter_events`` (root namespace).
@@ -317,7 +337,7 @@ def input_qos():
 
 def lockstep_input_qos():
     """
-    QoS of the controller's state readers in lockstep: reliable, a short history.
+    Return the QoS of the controller's state readers in lockstep: reliable, a short history.
 
     Each state waits for its answer, so one lost sample would stall the run (measured: a
     best-effort state sent while the controller was SIGSTOPped was never delivered and simulated

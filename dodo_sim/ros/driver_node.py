@@ -62,7 +62,7 @@ from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
-from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_OK, Histogram, WarnThrottle
+from dodo_sim.ros.runtime import EXIT_DIVERGED, Histogram, WarnThrottle
 from dodo_sim.simulator import SimulationDiverged
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
@@ -135,7 +135,7 @@ class DriverNode(Node):
                                       'forcing it to false for the driver')
             self.set_parameters([Parameter('use_sim_time', Parameter.Type.BOOL, False)])
         values = declare_config_parameters(
-            self, DriverConfig, read_only=[f for f in DriverConfig.__dataclass_fields__])
+            self, DriverConfig, read_only=list(DriverConfig.__dataclass_fields__))
         self.config: DriverConfig = config_from_parameters(DriverConfig, values)
         urdf = robot_description_xml(self.config.robot_description or default_urdf_path())
         self.core, self.emulator = build_driver(self.config, urdf)
@@ -446,7 +446,8 @@ class DriverNode(Node):
             since = f'for {age:.3f} s' if math.isfinite(age) else 'since enable'
             self._throttle.warn('watchdog', f'no command {since} (command_timeout = '
                                 f'{self.config.command_timeout} s): '
-                                + ('zero torque plus damping' if self.config.watchdog_mode == 'damp'
+                                + ('zero torque plus damping'
+                                   if self.config.watchdog_mode == 'damp'
                                    else 'landing the leg (hold, lower to the crouch, rest)')
                                 + ' until commands return')
         if not sample.fresh:
@@ -559,7 +560,8 @@ class DriverNode(Node):
                'rate_hz': (self._period_ns.count / (self._last_tick - self._first_tick)
                            if self._period_ns.count else None),
                'period_ms_p50': ms(self._period_ns, 50), 'period_ms_p99': ms(self._period_ns, 99),
-               'period_ms_max': None if self._period_ns.max is None else self._period_ns.max * 1e-6,
+               'period_ms_max': (None if self._period_ns.max is None
+                                 else self._period_ns.max * 1e-6),
                'missed_deadlines': self.missed_deadlines,
                'age_ms_p50': ms(self._age_ns, 50), 'age_ms_p99': ms(self._age_ns, 99),
                'age_ms_max': None if self._age_ns.max is None else self._age_ns.max * 1e-6,

@@ -269,7 +269,7 @@ class Robot:
     @property
     def hardware_recorded_topics(self) -> list:
         """
-        What the recorder records on hardware: no /clock.
+        Return what the recorder records on hardware: no /clock.
 
         The driver's /diagnostics and the /estop input.
         """
@@ -465,7 +465,10 @@ def subscriber_count(topic: str, running: tuple) -> int:
 
 def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int | None:
     """
-    Return the start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has none.
+    Return the start gate of node ``name``, or None if it has none.
+
+    Return the start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has
+    none.
 
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them

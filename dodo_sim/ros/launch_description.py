@@ -39,14 +39,13 @@ import sys
 import tempfile
 
 from dodo_sim.ros import contract, graph
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
-import yaml
-
 from launch import LaunchDescription, Substitution
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+import yaml
 
 #: Launch arguments that switch nodes on or off (true/false).
 SWITCHES = ('use_sim', 'record', 'rviz')
@@ -106,9 +105,13 @@ def _temporary_file(prefix: str, text: str) -> str:
 
 
 class GraphParameters(Substitution):
-    """Path of a params file with the parameters the graph gives node ``name`` on top of the
-    user's params file (:func:`dodo_sim.ros.graph.node_parameters`, launch variant), written
-    when the launch runs."""
+    """
+    Return the path of the params file the graph writes for node ``name``.
+
+    Path of a params file with the parameters the graph gives node ``name`` on top of the user's
+    params file (:func:`dodo_sim.ros.graph.node_parameters`, launch variant), written when the
+    launch runs.
+    """
 
     def __init__(self, profile_name: str, name: str):
         super().__init__()

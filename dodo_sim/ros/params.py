@@ -281,9 +281,12 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)
 
 
 def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
-    """Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed
-    values (``additional_constraints``) into its ROS parameter descriptor
-    (:mod:`dodo_sim.parameter`)."""
+    """
+    Put a field's bounds and allowed values into its parameter descriptor.
+
+    Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed values
+    (``additional_constraints``) into its ROS parameter descriptor (:mod:`dodo_sim.parameter`).
+    """
     from dodo_sim.parameter import CHOICES, RANGE
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange
     bounds = field.metadata.get(RANGE)

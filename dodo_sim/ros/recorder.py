@@ -1,12 +1,12 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""
+r"""
 ``recorder``: record ROS 2 topics to a rosbag2 MCAP bag with the pure-Python ``rosbags`` library.
 
 Run (plain machine or ROS install)::
 
-    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \\
+    python -m dodo_sim.ros.recorder --ros-args -p bag:=/tmp/run1 \
         -p topics:="['/joint_states', '/effort_controller/commands', '/clock']"
     ros2 run dodo_sim recorder --ros-args -p bag:=/tmp/run1          # after colcon build
 
@@ -35,7 +35,8 @@ Parameters (``RecorderConfig`` holds the defaults and their meaning):
   often, so a recorder killed with SIGKILL loses at most this much (``dodo bag recover``).
 * ``queue_depth`` (int, messages): subscription history depth (KEEP_LAST, RELIABLE), big enough
   that no message is lost at 1 kHz when the recorder falls behind for a few seconds.
-* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the graph.
+* ``discovery_period_s`` (double, s): how often topics not yet subscribed are looked up on the
+    graph.
 * ``executor`` (``events`` | ``single``): rclpy executor.  ``events`` (default,
   ``rclpy.experimental.EventsExecutor``) needs less than half the CPU of ``single`` at 1 kHz; it
   takes messages in arrival order and the bag time is the wall time (ns) at which the message is
@@ -69,7 +70,8 @@ Behaviour:
 * Prints ``dodo recorder: ready <bag>`` on stdout (flushed) once the initial subscriptions exist.
 * SIGINT / SIGTERM: stops, takes the messages still queued (until 0.2 s pass without one, at
   most 4 s; a second signal ends this at once — e.g. launch's SIGTERM after SIGINT), closes the
-  bag (MCAP summary and ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2 on bad parameters
+  bag (MCAP summary and ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2
+  on bad parameters
   (e.g. the bag directory exists).
 """
 from __future__ import annotations
@@ -335,8 +337,9 @@ class _TfWriter:
         transforms = self.tree.static_transforms()
         if transforms:
             store = self.recorder.typestore
-            self.recorder.write_computed(contract.TF_STATIC, self.TYPE, log_ns, store.serialize_cdr(
-                tf_message(store, 0, transforms), self.TYPE))
+            self.recorder.write_computed(
+                contract.TF_STATIC, self.TYPE, log_ns,
+                store.serialize_cdr(tf_message(store, 0, transforms), self.TYPE))
         self.static_written = True
 
     def on_joint_state(self, log_ns: int, data: bytes) -> None:
@@ -552,7 +555,8 @@ class Recorder:
         offered = self._publisher_qos(name)
         durability = DurabilityPolicy.VOLATILE
         if (name in LATCHED_TOPICS and not offered) or (
-                offered and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in offered)):
+                offered and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                                for q in offered)):
             durability = DurabilityPolicy.TRANSIENT_LOCAL
         reliability = ReliabilityPolicy.RELIABLE
         if any(q.reliability == ReliabilityPolicy.BEST_EFFORT for q in offered):
@@ -663,9 +667,13 @@ class Recorder:
                 self._tf.on_description(int(stamp), data)
 
     def _write_command(self, topic: _Topic, stamp: int, data: bytes, gid: bytes) -> None:
-        """A stamped command: to JOINT_COMMANDS when it comes from the publisher the simulator
-        applies (APPLIED_CONTROLLER; before its announcement, or without a simulator: every
-        one), else to IGNORED_COMMANDS, so a replay checks the applied commands only."""
+        """
+        Record a stamped command as applied or ignored.
+
+        A stamped command: to JOINT_COMMANDS when it comes from the publisher the simulator applies
+        (APPLIED_CONTROLLER; before its announcement, or without a simulator: every one), else to
+        IGNORED_COMMANDS, so a replay checks the applied commands only.
+        """
         applied = self._applied_gid
         if applied and gid and gid[:len(applied)] != applied[:len(gid)]:
             if self._ignored is None:
@@ -718,7 +726,8 @@ class Recorder:
                                              else DurabilityPolicy.VOLATILE))
             msgdef, _ = self.typestore.generate_msgdef(type_name, ros_version=2)
             topic.connection = self.writer.add_connection(
-                self.node.resolve_topic_name(name), type_name, msgdef=msgdef, rihs01=self.typestore.hash_rihs01(type_name),
+                self.node.resolve_topic_name(name), type_name, msgdef=msgdef,
+                rihs01=self.typestore.hash_rihs01(type_name),
                 offered_qos_profiles=[_rosbags_qos(offered)])
         self.writer.write(topic.connection, int(log_ns), data)
         topic.count += 1
@@ -727,7 +736,11 @@ class Recorder:
             self._to_live(name, type_name, int(log_ns), data)
 
     def _to_live(self, name: str, type_name: str, stamp: int, data: bytes) -> None:
-        """The message just written to the bag, to the live view (same bytes, same msgdef)."""
+        """
+        Pass the message just written to the bag on to the live view.
+
+        The message just written to the bag, to the live view (same bytes, same msgdef).
+        """
         is_clock = name == contract.CLOCK
         name = self.node.resolve_topic_name(name)      # viewers see the bag's (resolved) names
         if not self.live.has_topic(name):
@@ -810,7 +823,11 @@ class Recorder:
                 self._publish_configurations()
 
     def _publish_configurations(self) -> None:
-        """The nodes whose configuration is in the bag, latched (the simulator's start gate)."""
+        """
+        Publish the nodes whose configuration is in the bag, latched.
+
+        The nodes whose configuration is in the bag, latched (the simulator's start gate).
+        """
         import json
 
         from std_msgs.msg import String

@@ -107,10 +107,10 @@ class SimulatorNode(Node):
             # the clock source must not wait for (or deserialize) its own /clock
             self.set_parameters([Parameter('use_sim_time', Parameter.Type.BOOL, False)])
         sim_values = declare_config_parameters(
-            self, SimConfig, read_only=[f for f in SimConfig.__dataclass_fields__])
+            self, SimConfig, read_only=list(SimConfig.__dataclass_fields__))
         node_values = declare_config_parameters(
             self, node_config.SimulatorNodeConfig,
-            read_only=[f for f in node_config.SimulatorNodeConfig.__dataclass_fields__])
+            read_only=list(node_config.SimulatorNodeConfig.__dataclass_fields__))
         # ValueError / ModelError here name the bad parameter; main() turns them into exit 2
         self.config: SimConfig = config_from_parameters(SimConfig, sim_values)
         self.node_config: node_config.SimulatorNodeConfig = config_from_parameters(
@@ -292,8 +292,12 @@ class SimulatorNode(Node):
             self._recorded_nodes = set()
 
     def _configurations_recorded(self) -> bool:
-        """A recorder on the graph holds this node's and the command publishers' parameters
-        (or no recorder announces them): the bag cannot miss the run's configuration."""
+        """
+        Check that a recorder holds the run's configuration.
+
+        A recorder on the graph holds this node's and the command publishers' parameters (or no
+        recorder announces them): the bag cannot miss the run's configuration.
+        """
         if self.count_publishers(contract.RECORDED_CONFIGURATIONS) == 0:
             return True
         need = {self.get_fully_qualified_name()} | {

@@ -43,7 +43,7 @@ class Transform(NamedTuple):
 
 class UrdfJoint(NamedTuple):
     name: str
-    type: str
+    kind: str
     parent: str
     child: str
 
@@ -93,9 +93,9 @@ class TfTree:
         self.static_joints: list[UrdfJoint] = []
         self.moving_joints: list[UrdfJoint] = []
         for joint in urdf_joints(xml):
-            if joint.type == 'fixed':
+            if joint.kind == 'fixed':
                 self.static_joints.append(joint)
-            elif joint.type in MOVABLE_TYPES and joint.name in self._q_index:
+            elif joint.kind in MOVABLE_TYPES and joint.name in self._q_index:
                 self.moving_joints.append(joint)
         self._frame = {}
         for joint in self.static_joints + self.moving_joints:

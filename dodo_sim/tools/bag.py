@@ -119,9 +119,13 @@ MCAP_MAGIC = b'\x89MCAP0\r\n'
 
 
 def mcap_problem(path: Path) -> str | None:
-    """Why an MCAP file cannot be read as a closed bag file (empty, not MCAP, or truncated:
-    no footer and closing magic, as a killed recorder or a cut copy leaves it), or None.
-    Only the first and last 8 bytes are read."""
+    """
+    Explain why an MCAP file cannot be read as a closed bag file, or None.
+
+    Why an MCAP file cannot be read as a closed bag file (empty, not MCAP, or truncated: no footer
+    and closing magic, as a killed recorder or a cut copy leaves it), or None. Only the first and
+    last 8 bytes are read.
+    """
     size = path.stat().st_size
     if size == 0:
         return f'{path} is empty (0 bytes)'
@@ -329,7 +333,7 @@ def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> Joint
 
 
 def wrenches(data: TopicData) -> tuple[np.ndarray, np.ndarray]:
-    """WrenchStamped -> (t header stamps s, force (N, 3) N)."""
+    """Return WrenchStamped messages as (t header stamps s, force (N, 3) N)."""
     t = np.array([stamp_seconds(m.header.stamp) for m in data.messages], dtype=float)
     f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
                   for m in data.messages], dtype=float).reshape(-1, 3)
@@ -505,7 +509,10 @@ def _parameter_type(value: Any) -> int:
 
 def parameter_value_msg(cls, value: Any):
     """
-    Return a ParameterValue of message class ``cls`` (rosbags type or rclpy class) holding ``value``.
+    Build a ParameterValue of message class ``cls`` holding ``value``.
+
+    Return a ParameterValue of message class ``cls`` (rosbags type or rclpy class) holding
+    ``value``.
     """
     kind = _parameter_type(value)
     fields = {'type': kind}

@@ -130,8 +130,12 @@ class RecoveryReport:
         return '\n'.join(lines)
 
     def _measured_loss(self) -> list:
-        """Per topic: recorded (metadata.yaml) minus recovered messages and the seconds from
-        the last recovered message to the end of the recording."""
+        """
+        Describe the messages lost per topic and the time lost at the end.
+
+        Per topic: recorded (metadata.yaml) minus recovered messages and the seconds from the last
+        recovered message to the end of the recording.
+        """
         recorded, total = self.recorded_counts, sum(self.recorded_counts.values())
         lost_total = sum(max(n - self._count(t), 0) for t, n in recorded.items())
         lines = [f'  {lost_total} of {total} recorded messages '
@@ -325,7 +329,8 @@ def _read_file(path: Path, rebuild: _Rebuild, report: RecoveryReport) -> None:
             elif isinstance(record, MessageIndex):
                 if pending_lost is not None:
                     channel = rebuild.channels.get((key, record.channel_id))
-                    topic = channel.topic if channel is not None else f'channel {record.channel_id}'
+                    topic = (channel.topic if channel is not None
+                             else f'channel {record.channel_id}')
                     pending_lost.counts[topic] = len(record.records)
             elif isinstance(record, Footer):
                 report.complete = True

@@ -7,9 +7,12 @@ The ``dodo`` command line.
 Subcommands::
 
     dodo demo   [...]   simulator-only drop demo (no ROS)                 -> dodo_sim.tools.demo
-    dodo hop    [...]   simulator + controller (+ recorder) over DDS      -> dodo_sim.tools.hop_runner
-    dodo walk   [...]   the same with the Kneed Walker (exit 1 if it falls) -> dodo_sim.tools.walk_runner
-    dodo replay BAG [...]  republish a bag / replay it through the controller -> dodo_sim.tools.replay
+    dodo hop    [...]   simulator + controller (+ recorder) over DDS      ->
+    dodo_sim.tools.hop_runner
+    dodo walk   [...]   the same with the Kneed Walker (exit 1 if it falls) ->
+    dodo_sim.tools.walk_runner
+    dodo replay BAG [...]  republish a bag / replay it through the controller ->
+    dodo_sim.tools.replay
     dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.tools.plot
     dodo bag    info|recover BAG  look at a bag, rebuild a crashed one   -> dodo_sim.tools.bag_tool
 
@@ -23,9 +26,11 @@ import sys
 #: subcommand -> (module, one-line help); each module has ``main(argv) -> int``.
 SUBCOMMANDS = {
     'demo': ('dodo_sim.tools.demo', 'simulator-only drop demo of both integrators (no ROS)'),
-    'hop': ('dodo_sim.tools.hop_runner', 'run simulator, controller and recorder as ROS 2 processes'),
+    'hop': ('dodo_sim.tools.hop_runner',
+            'run simulator, controller and recorder as ROS 2 processes'),
     'walk': ('dodo_sim.tools.walk_runner', 'the same with the Kneed Walker (exit 1 if it falls)'),
-    'replay': ('dodo_sim.tools.replay', 'replay a bag (original timing, or through the controller)'),
+    'replay': ('dodo_sim.tools.replay',
+               'replay a bag (original timing, or through the controller)'),
     'plot': ('dodo_sim.tools.plot', 'PNG figures and a robot animation from a bag'),
     'optimize': ('dodo_sim.tools.optimize', 'tune controller parameters over scenarios (Optuna)'),
     'bag': ('dodo_sim.tools.bag_tool', 'bag info, and recover a bag whose recorder was killed'),

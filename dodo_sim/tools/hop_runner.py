@@ -348,7 +348,7 @@ class HopRun:
 
     @property
     def robot(self) -> graph.Robot:
-        """The robot of the run: controller, model, contact frames (from the params file)."""
+        """Return the robot of the run: controller, model, contact frames (params file)."""
         if self._robot is None:
             self._robot = graph.robot_from_params(self.params_file, self.model)
         return self._robot
@@ -394,9 +394,7 @@ class HopRun:
         self.env['ROS_DOMAIN_ID'] = str(self.domain.domain_id)
 
     def _node_configs(self, name: str) -> dict:
-        """
-        Return the node's config dataclasses built from the params file plus what dodo hop sets.
-        """
+        """Return the node's config dataclasses: the params file plus what dodo hop sets."""
         values = node_parameters(self.params_file, name)
         values.update(self.graph_parameters().get(name, {}))
         out = {}
@@ -959,7 +957,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         out.write(f'{prog}: the driver stays DISABLED until you enable it (after the '
                   f'checklist of docs/hardware.md): ROS_DOMAIN_ID={domain} '
                   f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} '
-                  f'ros2 service call {contract.DRIVER_ENABLE} std_srvs/srv/Trigger; the run lasts '
+                  f'ros2 service call {contract.DRIVER_ENABLE} std_srvs/srv/Trigger; '
+                  f'the run lasts '
                   f'{duration:g} s from then; e-stop: ros2 service call {contract.DRIVER_ESTOP} '
                   f'std_srvs/srv/Trigger or publish true on {contract.ESTOP}\n')
     out.flush()

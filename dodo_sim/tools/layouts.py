@@ -67,7 +67,7 @@ class Series:
         return f'{self.topic}.{self.field}'
 
     def plotjuggler_curve(self) -> str:
-        """PlotJuggler's ROS 2 parser names a JointState entry ``/topic/<name>/<field>``."""
+        """Return the name a JointState entry gets in PlotJuggler (``/topic/<name>/<field>``)."""
         if self.name:
             return f'{self.topic}/{self.name}/{self.field}'
         return f'{self.topic}/{self.field.replace(".", "/")}'

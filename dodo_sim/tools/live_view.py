@@ -74,7 +74,7 @@ def parse_address(text: str) -> tuple[str, int]:
 
 def check_port_free(host: str, port: int) -> None:
     """
-    LiveViewError (one line) if ``host:port`` cannot be listened on now.
+    Raise LiveViewError (one line) if ``host:port`` cannot be listened on now.
 
     (taken, or not an address of this machine). Port 0 is always free.
     """
@@ -112,8 +112,12 @@ def parse_topic_rates(items) -> dict[str, float]:
 
 
 def clock_ns(cdr: bytes) -> int:
-    """The time of a CDR ``rosgraph_msgs/msg/Clock`` (4-byte encapsulation header, int32 sec,
-    uint32 nanosec), ns."""
+    """
+    Return the time of a CDR ``rosgraph_msgs/msg/Clock`` in ns.
+
+    The time of a CDR ``rosgraph_msgs/msg/Clock`` (4-byte encapsulation header, int32 sec, uint32
+    nanosec), ns.
+    """
     sec, nanosec = struct.unpack_from('<iI' if cdr[1] == 1 else '>iI', cdr, 4)
     return sec * 1_000_000_000 + nanosec
 

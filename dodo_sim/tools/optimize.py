@@ -76,9 +76,13 @@ class StudyError(ValueError):
 
 
 class TrialFailed(RuntimeError):
-    """A trial that measured nothing usable (a run raised, a metric is missing or not finite,
-    or every run failed): Optuna marks it FAIL, its reason is the trial's ``failure``
-    attribute, and the study goes on."""
+    """
+    Trial failure: the trial measured nothing usable.
+
+    A trial that measured nothing usable (a run raised, a metric is missing or not finite, or every
+    run failed): Optuna marks it FAIL, its reason is the trial's ``failure`` attribute, and the
+    study goes on.
+    """
 
 
 class Terminated(KeyboardInterrupt):
@@ -751,9 +755,7 @@ def best_trial(opt, study: Study):
 
 
 def params_file_text(study: Study, trial, baseline_trial=None) -> str:
-    """
-    Return a params file with the study's fixed values and the trial's parameters per section.
-    """
+    """Return a params file: the study's fixed values and the trial's parameters per section."""
     values = study.values({p.key: trial.params[p.key] for p in study.parameters})
     lines = [f'# dodo optimize: study {study.name} ({study.path.name}), robot {study.robot}',
              f'# best trial {trial.number}: '
@@ -928,8 +930,12 @@ class _Progress:
 
 
 def _wait_for_running(opt, liveness: Liveness, report) -> bool:
-    """Wait until no trial is RUNNING (other workers finish theirs, or a dead worker's trial
-    turns stale and is failed and re-enqueued); True if the study needs more trials run."""
+    """
+    Wait until no trial is RUNNING; True if the study needs more trials.
+
+    Wait until no trial is RUNNING (other workers finish theirs, or a dead worker's trial turns
+    stale and is failed and re-enqueued); True if the study needs more trials run.
+    """
     from optuna.storages import fail_stale_trials
     from optuna.trial import TrialState
     deadline = time.monotonic() + liveness.grace_s + 2 * liveness.heartbeat_s
@@ -975,8 +981,12 @@ def run_study(study: Study, storage_url: str, workers: int, trials: int, progres
 
 
 def _fail_running_trials_of(opt, pids) -> None:
-    """Mark FAIL the RUNNING trials of stopped worker processes (a worker stopped inside a
-    storage write cannot always do it itself); the same command resumes the study."""
+    """
+    Fail the RUNNING trials of stopped worker processes.
+
+    Mark FAIL the RUNNING trials of stopped worker processes (a worker stopped inside a storage
+    write cannot always do it itself); the same command resumes the study.
+    """
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
     for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):

@@ -93,6 +93,8 @@ def _check_sqlite_file(path: Path) -> None:
 
 def _check_journal_file(path: Path) -> None:
     """
+    Refuse a journal file that is not one JSON object per line.
+
     A journal file holds one JSON object per line; refuse anything else before Optuna reads it.
 
     (a binary file gives a long traceback deep inside Optuna).
@@ -117,8 +119,12 @@ def lock_path(journal: Path) -> Path:
 
 
 def release_stale_lock(journal: Path, grace_s: float, report) -> bool:
-    """Remove the journal's lock file when nobody renewed it for ``grace_s`` (a process killed
-    while holding it); ``report(text)`` says so. True if one was removed."""
+    """
+    Remove a stale journal lock file; True if one was removed.
+
+    Remove the journal's lock file when nobody renewed it for ``grace_s`` (a process killed while
+    holding it); ``report(text)`` says so. True if one was removed.
+    """
     lock = lock_path(journal)
     try:
         age_s = time.time() - os.lstat(lock).st_mtime

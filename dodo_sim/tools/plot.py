@@ -168,7 +168,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     masses = _link_masses(robot.urdf_xml)
     joints = urdf_joints(robot.urdf_xml)
     segments = tuple((j.parent, j.child) for j in joints if masses.get(j.parent, 0.0) > 0.0)
-    link_names = sorted({l for seg in segments for l in seg})
+    link_names = sorted({link for seg in segments for link in seg})
     frames = {name: model.getFrameId(name, pin.FrameType.BODY) for name in link_names}
     contact_frames = tuple(f for f in robot.contact_frames if model.existFrame(f))
     contact_ids = {f: model.getFrameId(f) for f in contact_frames}
@@ -537,6 +537,7 @@ def _blit_writer(base):
     """
 
     class BlitWriter(base):
+
         def grab_frame(self, **savefig_kwargs):
             canvas = self.fig.canvas
             rgba = bytes(canvas.buffer_rgba())

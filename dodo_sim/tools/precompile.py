@@ -37,6 +37,7 @@ def compile_events():
     compiled: list = []
 
     class _Listener(event.Listener):
+
         def on_start(self, ev):
             compiled.append(str(ev.data.get('dispatcher', ev.data)))
 

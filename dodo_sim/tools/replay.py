@@ -374,7 +374,8 @@ def controller_names(ctrl, robot: bagio.RobotInfo) -> tuple:
             tuple(getattr(ctrl, 'contact_frames', None) or robot.contact_frames))
 
 
-def compare_with_controller(bag_dir: str | os.PathLike, params_file: str | os.PathLike | None = None,
+def compare_with_controller(bag_dir: str | os.PathLike,
+                            params_file: str | os.PathLike | None = None,
                             urdf: str | os.PathLike | None = None,
                             sync_foot_contact: bool | None = None,
                             source: str = 'auto') -> ControllerComparison:
