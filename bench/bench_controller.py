@@ -44,7 +44,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_control.controller import Controller, ControllerConfig  # noqa: E402, I100
 from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,  # noqa: E402
                                  slip_torque, slip_torque_tick)
 from dodo_sim.rollout import rollout  # noqa: E402
@@ -197,7 +199,7 @@ def main(argv=None) -> int:
                            ('apex', 'update, apex tick'), ('apex_solve', 'update, apex solve'),
                            ('sim', 'Simulator.step')):
             print(f'{label:24s} {stats(times[key])}  CPU {stats(times["cpu"][key])}')
-        ticks = [k for k in ('flight', 'stance', 'touchdown', 'apex', 'apex_solve')]
+        ticks = ['flight', 'stance', 'touchdown', 'apex', 'apex_solve']
         every = np.concatenate([times['cpu'][k] for k in ticks if times['cpu'][k]])
         print(f'every tick after the first, CPU: {stats(every)}; ticks above 0.5 ms: '
               f'{int(np.sum(every > 0.5e-3))}')

@@ -77,6 +77,7 @@ def run(bag: Path, duration: float, live_port: int | None) -> tuple[float | None
 
 
 class _AllTopics:
+
     def __contains__(self, topic):
         return True
 

@@ -107,8 +107,12 @@ def main(argv=None) -> int:
 
 
 def state_work(node, steps: int, rounds: int) -> list:
-    """The controller node's /controller/state work per answered state with a hopper
-    controller's telemetry, every state vs at state_period 0.01 s (every 10th state)."""
+    """
+    Measure the controller node's /controller/state work per state.
+
+    The controller node's /controller/state work per answered state with a hopper controller's
+    telemetry, every state vs at state_period 0.01 s (every 10th state).
+    """
     import array
 
     from dodo_control.controller import Controller, ControllerConfig

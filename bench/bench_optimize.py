@@ -91,8 +91,12 @@ def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: i
 
 
 def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
-    """(command wall s incl. start-up, complete trials, steady rate trials/s, distinct parameter
-    sets among the complete trials) of ``dodo optimize --workers N`` in a fresh process."""
+    """
+    Measure ``dodo optimize --workers N`` in a fresh process.
+
+    (command wall s incl. start-up, complete trials, steady rate trials/s, distinct parameter sets
+    among the complete trials) of ``dodo optimize --workers N`` in a fresh process.
+    """
     kind, options, parameter, metric = ROBOTS[robot]
     text = STUDY.format(robot=robot, trials=trials, parameter=parameter, kind=kind,
                         duration=duration, metric=metric,

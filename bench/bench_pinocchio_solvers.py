@@ -32,7 +32,9 @@ import pinocchio as pin
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'test'))
 
-from dodo_sim.physics import solver as ncp  # noqa: E402
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.physics import solver as ncp  # noqa: E402, I100
 from dodo_sim.physics.contact import blocks_for  # noqa: E402
 from dodo_sim.physics.robot import load_robot  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402

@@ -252,7 +252,8 @@ def realtime_run(params: Path, env, minutes: float, hog: bool) -> dict:
                 procs['hog'] = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
             for name, module, extra in (
                     ('controller', 'dodo_control.controller_node', []),
-                    ('simulator', 'dodo_sim.ros.simulator_node', ['-p', f'stop_after:={seconds}'])):
+                    ('simulator', 'dodo_sim.ros.simulator_node',
+                     ['-p', f'stop_after:={seconds}'])):
                 logs[name] = open(Path(tmp) / f'{name}.log', 'w+')
                 procs[name] = subprocess.Popen(
                     [sys.executable, '-m', module, '--ros-args', '--params-file', str(params),
@@ -288,8 +289,12 @@ def realtime_run(params: Path, env, minutes: float, hog: bool) -> dict:
 
 
 def dodo_run(command: str, duration: float, env) -> tuple[float, float]:
-    """(wall s, CPU s of the whole process tree) of ``dodo <command> --duration D`` with its bag
-    (the recorder runs) and no plots."""
+    """
+    Measure wall and CPU s of ``dodo <command> --duration D``.
+
+    (wall s, CPU s of the whole process tree) of ``dodo <command> --duration D`` with its bag (the
+    recorder runs) and no plots.
+    """
     import resource
     with tempfile.TemporaryDirectory() as tmp:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -405,9 +410,11 @@ def main(argv=None) -> int:
 def report_realtime(rt: dict, minutes: float, hog: bool) -> None:
     s = rt['summary']
     beside = 'beside a one-core CPU hog' if hog else 'no hog'
+    outcome = ('diverged' if rt['exit_code'] == 3
+               else 'no divergence' if rt['exit_code'] == 0 else 'failed')
     print(f'realtime 1 kHz, {minutes:g} min, {beside}, load {os.getloadavg()[0]:.1f}: exit '
           f'code {rt["exit_code"]} '
-          f'({"diverged" if rt["exit_code"] == 3 else "no divergence" if rt["exit_code"] == 0 else "failed"})')
+          f'({outcome})')
     if not s:
         print('  no summary line from the simulator; its log ends with:\n' + rt['log_tail'])
         return

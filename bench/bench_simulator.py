@@ -30,7 +30,6 @@ import argparse
 import cProfile
 from dataclasses import dataclass, field
 import importlib.util
-import math
 from pathlib import Path
 import pstats
 import statistics
@@ -43,7 +42,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402, I100
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 
 
@@ -120,6 +121,7 @@ class DodoEngine:
 
 
 class MujocoEngine:
+
     def __init__(self, model, params):
         import mujoco
         from mujoco_model import build_mujoco_hopper
@@ -150,6 +152,7 @@ class MujocoEngine:
 
 
 class DartEngine:
+
     def __init__(self, model, params, contact_frames, actuated_idx):
         from dart_model import build_dart_robot
         self.label = 'dart'
@@ -180,6 +183,7 @@ class DartEngine:
 
 
 class BulletEngine:
+
     def __init__(self, model, params, contact_frames, actuated_idx):
         from pybullet_model import build_bullet_robot
         self.label = 'pybullet'
@@ -384,9 +388,13 @@ def build_cases(args, params: BenchParams) -> list:
 
 
 def quadruped_cases(params: BenchParams) -> list:
-    """Solo-12 (example-robot-data, floating base) standing on four feet under its static
-    torques plus a PD hold (kp 30, kd 0.3 N*m/rad), dropped 1 mm and settled; dodo_sim (both
-    integrators) and MuJoCo (same URDF, bench/mujoco_urdf.py)."""
+    """
+    Solo-12 standing on four feet: dodo_sim and MuJoCo.
+
+    Solo-12 (example-robot-data, floating base) standing on four feet under its static torques plus
+    a PD hold (kp 30, kd 0.3 N*m/rad), dropped 1 mm and settled; dodo_sim (both integrators) and
+    MuJoCo (same URDF, bench/mujoco_urdf.py).
+    """
     sys.path.insert(0, str(REPO / 'test'))
     import public_robots as pr
     if pr.robots_dir() is None:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Does link collision change the boom rig's hopping?
+Check whether link collision changes the boom rig's hopping.
 
 The 'hold' scenario of test/test_boom_hopping.py (config/boom.yaml, motors on) with
 SimConfig.collisions 'feet' and 'links': prints both metric sets and whether they are identical.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Do link collisions change normal running?
+Check whether link collisions change normal running.
 
 Runs the hopper scenarios of test/test_scenarios_hopping.py (default model) with
 SimConfig.collisions = 'feet' and 'links' and prints, per scenario and integrator, the largest

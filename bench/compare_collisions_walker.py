@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Does link collision change the Kneed Walker's walk?
+Check whether link collision changes the Kneed Walker's walk.
 
 The walk of test/test_walker_walks.py (config/walk.yaml, flat ground) with SimConfig.collisions
 'feet' and 'links', both integrators: prints the steps walked and the largest |q_links - q_feet|

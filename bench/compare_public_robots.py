@@ -25,7 +25,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / 'test'))
 
-from dart_model import build_dart_robot  # noqa: E402
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dart_model import build_dart_robot  # noqa: E402, I100
 from dodo_sim.physics.robot import robot_description_xml  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 from mujoco_urdf import build_mujoco_robot  # noqa: E402
@@ -42,9 +44,13 @@ def _joints(robot, q):
 
 
 def stand(engine: str, seconds=0.3, dt=1e-3, drop_m=0.0, kp=0.0, kd=0.0):
-    """Foot forces (n_feet, 3) after ``seconds`` under the static torques (plus a PD hold of
-    the stand's joint angles with gains kp, kd), the static solution, and the base height
-    change from the static pose (m). ``drop_m``: the robot starts that high above it."""
+    """
+    Return foot forces, static solution and base height change.
+
+    Foot forces (n_feet, 3) after ``seconds`` under the static torques (plus a PD hold of the
+    stand's joint angles with gains kp, kd), the static solution, and the base height change from
+    the static pose (m). ``drop_m``: the robot starts that high above it.
+    """
     sim = Simulator(pr.solo12(), SimConfig(contact_frames=pr.SOLO_FEET, dt=dt, control_period=dt,
                                            integrator=engine if engine in ('timestepping',
                                                                            'event')
@@ -92,8 +98,12 @@ def stand(engine: str, seconds=0.3, dt=1e-3, drop_m=0.0, kp=0.0, kd=0.0):
 
 
 def slide(engine: str, seconds=0.3, dt=1e-3):
-    """Mean centre-of-mass acceleration along the slope over the last half of ``seconds``
-    (m/s^2; negative: downhill), and its normal component."""
+    """
+    Return the mean centre-of-mass acceleration along the slope.
+
+    Mean centre-of-mass acceleration along the slope over the last half of ``seconds`` (m/s^2;
+    negative: downhill), and its normal component.
+    """
     slope = math.radians(SLOPE_DEG)
     sim = Simulator(pr.solo12(), SimConfig(
         integrator=engine if engine != 'mujoco' else 'timestepping',

@@ -28,7 +28,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.physics.robot import load_robot, robot_description_xml  # noqa: E402, I100
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 import pinocchio as pin  # noqa: E402
 

@@ -45,6 +45,8 @@ class MujocoRobot:
 
     def set_state(self, base_xyz, base_quat_xyzw, joints: dict, v_base6=None, v_joints=None):
         """
+        Set the base pose (world) and the joint angles by name.
+
         Base pose (world), pinocchio quaternion order [x y z w]; joint angles by name.
 
         v_base6: pinocchio's free-flyer velocity [linear (base frame), angular (base frame)].

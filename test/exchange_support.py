@@ -134,7 +134,7 @@ class LockstepGraph:
         from rclpy.experimental import EventsExecutor
         self.executor = EventsExecutor(context=self.context)
         # subscribers of the state topics: the controller and the probe
-        overrides = dict(stop_after=stop_after, min_subscribers=2)
+        overrides = {'stop_after': stop_after, 'min_subscribers': 2}
         overrides.update(sim_parameters)
         self.sim = SimulatorNode(context=self.context, parameter_overrides=[
             Parameter(k, value=v) for k, v in overrides.items()])

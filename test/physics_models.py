@@ -30,7 +30,8 @@ def _planar_base(child: str) -> str:
 
 
 def _point(name, parent, x, z):
-    return (f'<link name="{name}"/><joint name="{name}_joint" type="fixed"><parent link="{parent}"/>'
+    return (f'<link name="{name}"/><joint name="{name}_joint" type="fixed">'
+            f'<parent link="{parent}"/>'
             f'<child link="{name}"/><origin xyz="{x} 0 {z}"/></joint>')
 
 
@@ -87,7 +88,8 @@ def horizontal_double_pendulum(elbow_lower=-0.5, elbow_upper=0.5) -> str:
     A continuous shoulder and an elbow with URDF position limits (the stop).
     """
     def link(name, mass):
-        return (f'<link name="{name}">{_inertial(mass, mass / 12.0, ixx=1e-4, izz=mass / 12.0, x=0.5)}'
+        return (f'<link name="{name}">'
+                f'{_inertial(mass, mass / 12.0, ixx=1e-4, izz=mass / 12.0, x=0.5)}'
                 f'</link>')
     return f"""<robot name="pendulum">
   <link name="world"/>{link("upper", 2.0)}{link("lower", 1.0)}
@@ -116,7 +118,7 @@ def painleve_rod(mass=1.0, length=1.0) -> str:
 
 def ball(mass=1.0, radius=0.05) -> str:
     """
-    Return a solid ball (inertia 2/5 m r^2 about y) on a planar x-z-pitch base.
+    Return a solid ball, inertia 2/5 m r^2 about y, on a planar x-z-pitch base.
 
     Its centre frame 'ball' is the contact frame (give it contact radius r).
     """
@@ -125,10 +127,14 @@ def ball(mass=1.0, radius=0.05) -> str:
 
 
 def planar_chain(n_links: int, link_length=0.5, hinge_z=None, link_mass=1.0) -> str:
-    """``n_links`` uniform rods in series hanging from a world hinge at height ``hinge_z``
-    (default: 0.2 m above the hanging chain's length),
-    each turning about y (a planar pendulum chain; 1 link: a simple pendulum). Link k's frame
-    is at its upper hinge, the rod along -z; contact frame 'tip' at the last rod's end."""
+    """
+    Planar pendulum chain of ``n_links`` uniform rods from a world hinge.
+
+    ``n_links`` uniform rods in series hanging from a world hinge at height ``hinge_z`` (default:
+    0.2 m above the hanging chain's length), each turning about y (a planar pendulum chain; 1 link:
+    a simple pendulum). Link k's frame is at its upper hinge, the rod along -z; contact frame 'tip'
+    at the last rod's end.
+    """
     rod = link_mass * link_length ** 2 / 12.0
     hinge_z = n_links * link_length + 0.2 if hinge_z is None else hinge_z
     links, joints = [], []
@@ -154,7 +160,8 @@ def planar_tree(link_length=0.5, hinge_z=1.2) -> str:
     """
     def rod(name, mass):
         i = mass * link_length ** 2 / 12.0
-        return f'<link name="{name}">{_inertial(mass, i, ixx=i, izz=1e-4, z=-link_length / 2)}</link>'
+        return (f'<link name="{name}">'
+                f'{_inertial(mass, i, ixx=i, izz=1e-4, z=-link_length / 2)}</link>')
 
     def hinge(name, parent, child, z):
         return (f'<joint name="{name}" type="continuous"><parent link="{parent}"/>'
@@ -169,8 +176,12 @@ def planar_tree(link_length=0.5, hinge_z=1.2) -> str:
 
 
 def free_box(mass=2.0, size=(0.4, 0.2, 0.1), feet=True) -> str:
-    """A rigid box (no world link: a floating base under the ROS/Gazebo convention) with point
-    contacts 'c0'..'c3' at its four lower corners when ``feet``."""
+    """
+    Floating rigid box, with point contacts at its lower corners when ``feet``.
+
+    A rigid box (no world link: a floating base under the ROS/Gazebo convention) with point
+    contacts 'c0'..'c3' at its four lower corners when ``feet``.
+    """
     a, b, c = size
     ixx, iyy, izz = (mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12,
                      mass * (a * a + b * b) / 12)

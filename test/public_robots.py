@@ -1,9 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Published robot descriptions from the ``example-robot-data`` package (installed from the
-package registry by requirements.txt, never copied here): paths and the poses the physics
-validation uses (test_physics_public_robots.py, docs/physics.md "Robots nobody here wrote")."""
+"""
+Robot descriptions of the ``example-robot-data`` package.
+
+Published robot descriptions from the ``example-robot-data`` package (installed from the package
+registry by requirements.txt, never copied here): paths and the poses the physics validation uses
+(test_physics_public_robots.py, docs/physics.md "Robots nobody here wrote").
+"""
 from __future__ import annotations
 
 from importlib.metadata import distribution, PackageNotFoundError
@@ -59,8 +63,12 @@ def static_torques(robot, q):
 
 
 def standing_pose(sim, legs, gap_m=0.0):
-    """The model's default base orientation with ``legs`` and the lowest foot ``gap_m`` above
-    flat ground at z = 0."""
+    """
+    Stand the model with ``legs`` and the lowest foot ``gap_m`` above ground.
+
+    The model's default base orientation with ``legs`` and the lowest foot ``gap_m`` above flat
+    ground at z = 0.
+    """
     q = sim.robot.default_q.copy()
     q[7:] = legs
     q[2] += gap_m - sim.contact_positions(q)[:, 2].min()

@@ -34,7 +34,7 @@ def test_edges_are_the_urdf_joints_with_link_names(robot):
     _, xml, tree = robot
     joints = urdf_joints(xml)
     assert [(j.parent, j.child) for j in tree.static_joints] == \
-        [(j.parent, j.child) for j in joints if j.type == 'fixed']
+        [(j.parent, j.child) for j in joints if j.kind == 'fixed']
     assert [(j.parent, j.child) for j in tree.moving_joints] == \
         [(j.parent, j.child) for j in joints if j.type != 'fixed']
     assert set(tree.links) == set(urdf_links(xml))
@@ -85,7 +85,7 @@ def test_hopper_foot_by_hand():
 
 def test_quaternions_are_unit_and_match_their_matrix():
     tree = TfTree(_xml('kneed_walker'))
-    q = tree.configuration({n: 0.3 for n in tree.joint_names})
+    q = tree.configuration(dict.fromkeys(tree.joint_names, 0.3))
     for edge in tree.moving_transforms(q):
         assert abs(np.linalg.norm(edge.rotation_xyzw) - 1.0) < 1e-12
         r = quaternion_matrix(edge.rotation_xyzw)

@@ -1,8 +1,12 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""dodo_sim.ros.cdr reads what rclpy serializes (rclpy.serialization.serialize_message: the
-rmw's own CDR writer), field for field, and refuses what it cannot read."""
+"""
+Check that dodo_sim.ros.cdr reads what rclpy serializes.
+
+dodo_sim.ros.cdr reads what rclpy serializes (rclpy.serialization.serialize_message: the rmw's own
+CDR writer), field for field, and refuses what it cannot read.
+"""
 from __future__ import annotations
 
 from dodo_sim.ros.cdr import CdrError, JointStateReader, read_wrench_stamped

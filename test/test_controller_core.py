@@ -210,9 +210,7 @@ def test_support_consistent_dynamics_equals_constrained_dynamics(dyn):
 
 
 def test_identity_cog_acceleration_equals_slip_acceleration(dyn):
-    """
-    docs/control.md: with an exact model the achieved CoG acceleration equals a = F_leg/m + g.
-    """
+    """Check docs/control.md: with an exact model the CoG acceleration is F_leg/m + g."""
     worst = 0.0
     for q, v in _random_states(8, seed=4, stance=True, dyn=dyn):
         terms = dyn.terms(q, v)
@@ -313,7 +311,7 @@ def test_posture_ik_reaches_the_touchdown_point(dyn):
 
 # -- SLIP template ----------------------------------------------------------------------------
 
-SPEC = dict(stiffness=5000.0, mass=12.0, gravity_z=-9.81, max_rest_length=0.95)
+SPEC = {'stiffness': 5000.0, 'mass': 12.0, 'gravity_z': -9.81, 'max_rest_length': 0.95}
 
 
 def test_conservative_slip_stance_conserves_energy_and_is_symmetric():

@@ -27,8 +27,12 @@ import pytest
 
 
 def _count_stance_steps(monkeypatch) -> list:
-    """Wraps slip.stance_flow_steps so that every resumption of a stance flow (a chunk of its RK4
-    steps, or its end) is counted in the returned one-element list."""
+    """
+    Count the resumptions of stance flows of slip.stance_flow_steps.
+
+    Wraps slip.stance_flow_steps so that every resumption of a stance flow (a chunk of its RK4
+    steps, or its end) is counted in the returned one-element list.
+    """
     counter = [0]
     real = slip.stance_flow_steps
 

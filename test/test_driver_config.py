@@ -12,7 +12,9 @@ from dodo_sim.ros.params import config_from_file
 import pytest
 
 pytest.importorskip('rclpy')
-from dodo_sim.ros.driver_node import build_driver  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.ros.driver_node import build_driver  # noqa: E402, I100
 
 
 def test_example_params_file_is_a_valid_driver_config():

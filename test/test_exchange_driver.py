@@ -19,7 +19,9 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from conftest import ros_domain_id  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from conftest import ros_domain_id  # noqa: E402, I100
 from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
 from dodo_sim.paths import default_urdf_path  # noqa: E402
 from dodo_sim.ros import contract  # noqa: E402
@@ -48,7 +50,7 @@ class DriverGraph:
         from rclpy.experimental import EventsExecutor
         self.executor = EventsExecutor(context=self.context)
         urdf = Simulator(default_urdf_path()).leg.urdf_xml
-        parameters = dict(robot_description=urdf, min_subscribers=1, discovery_settle=0.0)
+        parameters = {'robot_description': urdf, 'min_subscribers': 1, 'discovery_settle': 0.0}
         parameters.update(controller_parameters)
         self.started = time.monotonic()
         self.controller = ControllerNode(context=self.context, parameter_overrides=[

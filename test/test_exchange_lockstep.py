@@ -21,7 +21,9 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from exchange_support import (apex_heights, assert_same_states, LockstepGraph,  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from exchange_support import (apex_heights, assert_same_states, LockstepGraph,  # noqa: E402, I100
                               Process, reference_run, Stall, write_params)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -21,7 +21,9 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from conftest import ros_domain_id, ros_env  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from conftest import ros_domain_id, ros_env  # noqa: E402, I100
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.ros.runtime import nearest_rank, parse_summary  # noqa: E402
 from exchange_support import controller_process, Process, Recorder, write_params  # noqa: E402

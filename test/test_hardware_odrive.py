@@ -37,9 +37,9 @@ import pytest
 START = (0.0, 1.2, 0.3, -0.6)
 GEAR = 25.0
 #: the hopper on two ODrive Pro + M8325s axes behind a 25:1 reduction (config/hardware.yaml)
-ODRIVE = dict(protocols=('odrive_can_simple',) * 2, can_ids=(0, 1),
-              models=('ODrivePro-M8325s',) * 2, gear_ratios=(GEAR, GEAR),
-              torque_constants=(0.0827, 0.0827))
+ODRIVE = {'protocols': ('odrive_can_simple',) * 2, 'can_ids': (0, 1),
+          'models': ('ODrivePro-M8325s',) * 2, 'gear_ratios': (GEAR, GEAR),
+          'torque_constants': (0.0827, 0.0827)}
 
 
 # -- wire format --------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def make_rig(urdf_xml, driver=None, emulator=None):
 
 
 def test_readings_match_the_physics_through_float32_estimates(urdf_xml):
-    rig = make_rig(urdf_xml, emulator=dict(odrive=OdriveEmulation(velocity_noise=0.0)))
+    rig = make_rig(urdf_xml, emulator={'odrive': OdriveEmulation(velocity_noise=0.0)})
     try:
         for _ in range(120):                 # past the first heartbeat after the enable
             state = rig.step([0.0, 0.0])
@@ -221,7 +221,7 @@ def test_an_odrive_watchdog_expiry_is_a_fault_naming_the_error(urdf_xml):
 
     Its heartbeat's error makes the driver fault, naming the ODrive error.
     """
-    rig = make_rig(urdf_xml, emulator=dict(odrive=OdriveEmulation(watchdog_timeout=0.05)))
+    rig = make_rig(urdf_xml, emulator={'odrive': OdriveEmulation(watchdog_timeout=0.05)})
     try:
         rig.step([0.0, 0.0])
         rig.emulator.actuators[1].last_feed = -math.inf     # the knee's frames stop arriving
@@ -243,8 +243,12 @@ def test_an_odrive_watchdog_expiry_is_a_fault_naming_the_error(urdf_xml):
 
 
 def test_slip_controller_hops_on_emulated_odrive_axes(urdf_xml):
-    """The unchanged SLIP controller core on driver + emulated ODrives (one-period delay,
-    float32 estimates, host-side torque): apexes within 2 % from the 3rd hop on."""
+    """
+    SLIP controller core on driver + emulated ODrives: apexes within 2 %.
+
+    The unchanged SLIP controller core on driver + emulated ODrives (one-period delay, float32
+    estimates, host-side torque): apexes within 2 % from the 3rd hop on.
+    """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.rollout import rollout
     rig = make_rig(urdf_xml)

@@ -33,7 +33,9 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402, I100
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.bag import joint_states, message_counts, read_bag, wrenches  # noqa: E402
 from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
@@ -441,9 +443,13 @@ ODRIVE_DRIVER = {'protocols': ['odrive_can_simple'] * 2, 'can_ids': [0, 1],
 
 
 def test_dodo_hop_on_emulated_odrive_axes_hops_and_exits_0(tmp_path):
-    """``dodo hop --hardware emulated`` with the driver's actuators switched to ODrive CAN Simple
-    in the params file; controller and graph unchanged: exit 0, /diagnostics name the protocol
-    and the heartbeat's axis state without error, apexes from the driver's log within 2 %."""
+    """
+    Hop with the driver's actuators switched to ODrive CAN Simple.
+
+    ``dodo hop --hardware emulated`` with the driver's actuators switched to ODrive CAN Simple in
+    the params file; controller and graph unchanged: exit 0, /diagnostics name the protocol and the
+    heartbeat's axis state without error, apexes from the driver's log within 2 %.
+    """
     import yaml
     params = yaml.safe_load(PARAMS.read_text())
     params['driver']['ros__parameters'].update(ODRIVE_DRIVER)

@@ -132,9 +132,9 @@ def runs(tmp_path_factory):
     live_out = _output(live)
     for t in threads:
         t.join(timeout=60)
-    return dict(plain=(plain.returncode, plain_out, tmp / 'plain'),
-                live=(live.returncode, live_out, tmp / 'live'), port=port,
-                listening=listening, clients=got)
+    return {'plain': (plain.returncode, plain_out, tmp / 'plain'),
+            'live': (live.returncode, live_out, tmp / 'live'), 'port': port,
+            'listening': listening, 'clients': got}
 
 
 def test_runs_complete_and_print_the_address(runs):

@@ -61,7 +61,7 @@ def test_back_emf_caps_the_torque_at_speed_as_the_formula_says(robot, speed):
     0 at and above the no-load speed V / (K_e G); against it |tau| <= clip(G K_t (V + K_e G |qdot|)
     / R, 0, peak).
     """
-    motor = dict(motor_supply_voltage_v=(V,), motor_peak_torque_nm=(50.0,))
+    motor = {'motor_supply_voltage_v': (V,), 'motor_peak_torque_nm': (50.0,)}
     along = 1.0 if speed >= 0.0 else -1.0
     motoring = applied_hip_torque(robot, speed, along * 100.0, **motor)
     assert motoring == pytest.approx(along * expected_cap(speed), rel=1e-12, abs=1e-12)
@@ -76,7 +76,7 @@ def test_back_emf_caps_the_torque_at_speed_as_the_formula_says(robot, speed):
 
 def test_the_peak_torque_caps_below_the_back_emf_limit():
     """At 24 V the back-EMF line starts at 6.70 N*m at rest; the peak (stall) torque caps it."""
-    motor = dict(motor_supply_voltage_v=(2 * V,), motor_peak_torque_nm=(4.3578, 4.6656))
+    motor = {'motor_supply_voltage_v': (2 * V,), 'motor_peak_torque_nm': (4.3578, 4.6656)}
     assert expected_cap(0.0, 2 * V) > 6.0
     assert applied_hip_torque('boom', 0.0, 100.0, **motor) == pytest.approx(4.3578, abs=1e-12)
     assert applied_hip_torque('boom', 30.0, 100.0, **motor) == pytest.approx(

@@ -123,7 +123,8 @@ def _with(**changes):
 _DELETE = object()
 
 BAD_STUDIES = [
-    ('unknown parameter', _with(parameters={'controller': {'position_kpp': {'low': 0, 'high': 1}}}),
+    ('unknown parameter',
+     _with(parameters={'controller': {'position_kpp': {'low': 0, 'high': 1}}}),
      "unknown ControllerConfig parameter 'position_kpp'; did you mean 'position_kp'"),
     ('unknown section', _with(parameters={'ctrl': {'position_kp': {'low': 0, 'high': 1}}}),
      "unknown section 'ctrl'"),

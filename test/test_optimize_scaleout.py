@@ -117,9 +117,7 @@ def test_workers_started_together_on_a_fresh_sqlite_database_join_one_study(tmp_
 
 @pytest.fixture(scope='module')
 def postgres(tmp_path_factory):
-    """
-    Yield a PostgreSQL server of the pgserver wheel on a unix socket in a temporary directory.
-    """
+    """Yield a PostgreSQL server of the pgserver wheel on a unix socket in a temp directory."""
     pgserver = pytest.importorskip('pgserver')
     # as root, pgserver runs the server as its own user, which must reach the data directory
     # (pytest's temporary directories are private to root)
@@ -283,8 +281,12 @@ def test_bad_storages_and_an_unwritable_out_are_refused_in_one_line(tmp_path, ca
 # -- 2. a stale journal lock, SIGTERM -----------------------------------------------------------
 
 def test_a_stale_relative_journal_lock_is_reported_not_a_hang(tmp_path):
-    """Before: a lock left by a killed run on a relative journal path (a dangling relative
-    symlink) made the next run spin at 100 % CPU forever."""
+    """
+    Check a stale lock on a relative journal path does not make a run spin.
+
+    Before: a lock left by a killed run on a relative journal path (a dangling relative symlink)
+    made the next run spin at 100 % CPU forever.
+    """
     study = toy_study(tmp_path, trials=3)
     (tmp_path / 'out').mkdir()
     lock = tmp_path / 'out' / 'study.journal.lock'

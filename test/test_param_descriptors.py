@@ -1,9 +1,13 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``ros2 param describe`` shows the ranges and allowed values of the config dataclasses
-(field metadata, dodo_sim/parameter.py), asked through the node's describe_parameters service as
-ros2cli asks it."""
+"""
+Check ``ros2 param describe`` shows the config dataclasses' bounds.
+
+``ros2 param describe`` shows the ranges and allowed values of the config dataclasses (field
+metadata, dodo_sim/parameter.py), asked through the node's describe_parameters service as ros2cli
+asks it.
+"""
 from __future__ import annotations
 
 import time
@@ -12,7 +16,9 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from conftest import ros_domain_id  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from conftest import ros_domain_id  # noqa: E402, I100
 from rcl_interfaces.srv import DescribeParameters  # noqa: E402
 import rclpy  # noqa: E402
 

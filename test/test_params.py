@@ -123,6 +123,7 @@ def test_graph_params_and_runner_import_no_rclpy():
     """The launch file imports dodo_sim.ros.graph; dodo hop itself is no ROS node."""
     import subprocess
     import sys
-    code = ('import sys, dodo_sim.ros.graph, dodo_sim.ros.params, dodo_sim.tools.hop_runner, dodo_sim.tools.cli\n'
+    code = ('import sys, dodo_sim.ros.graph, dodo_sim.ros.params, dodo_sim.tools.hop_runner, '
+            'dodo_sim.tools.cli\n'
             'assert "rclpy" not in sys.modules')
     subprocess.run([sys.executable, '-c', code], check=True)

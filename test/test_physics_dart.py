@@ -20,7 +20,9 @@ import pytest
 
 pytest.importorskip('dartpy')
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'bench'))
-import compare_sliding_dart as sliding  # noqa: E402
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+import compare_sliding_dart as sliding  # noqa: E402, I100
 from dart_model import build_dart_robot, compare_with_pinocchio  # noqa: E402
 
 G = 9.81

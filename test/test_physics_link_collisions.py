@@ -177,8 +177,12 @@ def test_free_box_dropped_flat_rests_on_four_corners_without_drift(integrator):
 
 
 def test_feet_rule_keeps_the_foot_point_contact_only():
-    """The foot sphere and the shank cylinder's end at the foot are dropped (they would touch
-    ~2 cm before the foot point); the shank's knee end, thigh and body stay."""
+    """
+    Check the link collision points the foot point makes redundant.
+
+    The foot sphere and the shank cylinder's end at the foot are dropped (they would touch ~2 cm
+    before the foot point); the shank's knee end, thigh and body stay.
+    """
     sim = Simulator(URDF_XACRO, SimConfig(collisions='links'))
     links = [p.link for p in sim.robot.collision_points]
     assert 'foot' not in links
@@ -245,10 +249,14 @@ def test_bad_collision_settings_are_named():
 
 
 def test_published_quadruped_collapses_onto_its_body_not_through_the_floor():
-    """Solo-12 (example-robot-data, mesh collisions as STL bounding boxes) dropped from 0.4 m
-    with zero torque: with 'feet' its base ends under the floor; with 'links' it rests on its
-    base and upper legs, nothing under the floor (time-stepping; the 3-D event integrator with
-    84 support points is too slow for the default run)."""
+    """
+    Drop Solo-12 from 0.4 m with zero torque under 'feet' and 'links'.
+
+    Solo-12 (example-robot-data, mesh collisions as STL bounding boxes) dropped from 0.4 m with
+    zero torque: with 'feet' its base ends under the floor; with 'links' it rests on its base and
+    upper legs, nothing under the floor (time-stepping; the 3-D event integrator with 84 support
+    points is too slow for the default run).
+    """
     from public_robots import solo12
     feet = ('FL_FOOT', 'FR_FOOT', 'HL_FOOT', 'HR_FOOT')
     sim = Simulator(solo12(), SimConfig(contact_frames=feet, collisions='links'))

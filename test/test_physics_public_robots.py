@@ -1,7 +1,10 @@
 # Copyright 2026 dodo_sim developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Validation on robots nobody here wrote (issue 14 item 4; docs/physics.md "Robots nobody here
+"""
+Validate the physics on robots nobody here wrote.
+
+Validation on robots nobody here wrote (issue 14 item 4; docs/physics.md "Robots nobody here
 wrote"): the Solo-12 quadruped and the Bolt biped from the example-robot-data package, loaded as
 published (floating base by the URDF convention), with both integrators:
 
@@ -161,7 +164,7 @@ def test_peer_engines_stand_solo12_near_the_static_forces_and_drift_with_soft_co
 
 def test_mujoco_slides_solo12_down_the_slope_within_its_soft_contact_of_coulomb():
     """
-    MuJoCo's elliptic cone gives the same Coulomb law.
+    The elliptic cone of MuJoCo gives the same Coulomb law.
 
     Its feet are still sinking into the soft slope (a_n < 0), which raises the normal forces and so
     the friction: measured a_t -1.5948 against -1.5914 analytic (0.2 %) and dodo_sim's -1.5897 (+

@@ -147,8 +147,8 @@ def run_slide(integrator, dt, radius=0.0):
         if sliding != was_sliding:
             slide_changes.append(state.t)
         was_contact, was_sliding = contact, sliding
-    return dict(contact=contact_changes, slide=slide_changes, state=state,
-                min_normal_velocity=min_normal_velocity)
+    return {'contact': contact_changes, 'slide': slide_changes, 'state': state,
+            'min_normal_velocity': min_normal_velocity}
 
 
 def bottom_speed(sim, state, radius):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from bags_support import closed_loop, write_run
 from conftest import ros_env
 from dodo_sim.tools.bag import joint_states, message_counts, OfflineBagWriter, read_bag
 from dodo_sim.tools.replay import compare_with_controller, main
@@ -284,8 +285,6 @@ def test_offline_replay_and_plot_need_no_rclpy(tmp_path, run):
 
 
 # ---- replay from the bag alone (configuration recorded, runtime changes) -----------------------
-
-from bags_support import closed_loop, write_run  # noqa: E402
 
 #: a params file other than the package default: the replay must take its values from the bag
 OTHER_PARAMS = ('controller:\n  ros__parameters:\n    apex_height: 1.1\n    target_x: 0.8\n'

@@ -202,7 +202,8 @@ def test_motor_effort_and_velocity_limits_equal_the_args(robot, args, expected):
 
 @pytest.mark.parametrize('args, knee, hip', [
     ({}, (0.0, 2.5), (-1.5708, 1.5708)),
-    ({'knee_upper_rad': 2.0, 'hip_lower_rad': -1.0, 'hip_upper_rad': 1.2}, (0.0, 2.0), (-1.0, 1.2)),
+    ({'knee_upper_rad': 2.0, 'hip_lower_rad': -1.0, 'hip_upper_rad': 1.2},
+     (0.0, 2.0), (-1.0, 1.2)),
 ])
 def test_walker_knee_stops_and_hip_ranges_are_urdf_limits(args, knee, hip):
     model = load(WALKER, **args)
@@ -489,7 +490,8 @@ def _walker_expected(x, z, p, legs, l_thigh, l_shank):
 def test_walker_frames_follow_the_lengths(x, z, pitch, legs):
     model = load(WALKER, thigh_length_m=0.42, shank_length_m=0.38)
     q = config(model, base_x=x, base_z=z, base_pitch=pitch,
-               **{f'{s}_{j}': v for s, (h, k) in legs.items() for j, v in (('hip', h), ('knee', k))})
+               **{f'{s}_{j}': v for s, (h, k) in legs.items()
+                  for j, v in (('hip', h), ('knee', k))})
     expected = _walker_expected(x, z, pitch, legs, 0.42, 0.38)
     for frame, position in zip(expected, positions(model, q, *expected)):
         np.testing.assert_allclose(position, expected[frame], atol=1e-12, err_msg=frame)

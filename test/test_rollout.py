@@ -43,9 +43,9 @@ def _hand_loop(sim, ctrl, steps):
                           np.array(state.contact_forces[[0]]))
         taus.append(np.array(tau))
         state = sim.step(tau)
-    return dict(t=np.array(t), q=np.array(q), v=np.array(v), tau=np.array(taus),
-                contact_force=np.array(force), in_contact=np.array(contact),
-                contact_forces=np.array(forces))
+    return {'t': np.array(t), 'q': np.array(q), 'v': np.array(v), 'tau': np.array(taus),
+            'contact_force': np.array(force), 'in_contact': np.array(contact),
+            'contact_forces': np.array(forces)}
 
 
 @pytest.mark.parametrize('integrator', ['timestepping', 'event'])

@@ -10,7 +10,6 @@ the controller and exit code 1; the bag is closed and readable and holds no zero
 """
 import io
 import os
-import re
 import signal
 import time
 
@@ -20,7 +19,9 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from dodo_sim.ros import contract  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.ros import contract  # noqa: E402, I100
 from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 

@@ -25,7 +25,9 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from dodo_control.controller import Controller, ControllerConfig  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_control.controller import Controller, ControllerConfig  # noqa: E402, I100
 from dodo_sim.paths import default_urdf_path  # noqa: E402
 from dodo_sim.rollout import rollout  # noqa: E402
 from dodo_sim.ros import contract  # noqa: E402
@@ -69,6 +71,7 @@ def ros(monkeypatch, tmp_path):
     nodes = []
 
     class Ros:
+
         def __init__(self):
             self.context = context
             self.params = params

@@ -29,7 +29,9 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from dodo_sim.ros import contract  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.ros import contract  # noqa: E402, I100
 from dodo_sim.ros.runtime import parse_summary  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -88,7 +88,8 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
         if stance_push and not counts['pushed']:
             if 'touchdown' in tel.events and tel.hops == stance_push[0]:
                 counts['touchdown_t'] = state.t
-            if counts['touchdown_t'] is not None and state.t >= counts['touchdown_t'] + 0.04 - 1e-9:
+            if (counts['touchdown_t'] is not None
+                    and state.t >= counts['touchdown_t'] + 0.04 - 1e-9):
                 assert tel.phase == 'stance'
                 simulator.apply_impulse(stance_push[1])
                 counts['pushed'] = True
@@ -230,7 +231,8 @@ def test_hopping_in_place_30_hops(case):
     drift = np.max(np.abs(run.apex_x[:30] - x0))
     report_run('in_place', case, run, apex_spread_pct=100 * spread, apex_min=heights[2:].min(),
                apex_max=heights[2:].max(), apex_x_drift_m=drift,
-               cog_x_range_m=float(np.ptp(run.com[:, 0])), base_x_range_m=float(np.ptp(run.q[:, 0])))
+               cog_x_range_m=float(np.ptp(run.com[:, 0])),
+               base_x_range_m=float(np.ptp(run.q[:, 0])))
     assert spread < 0.01
     assert drift < 0.02
 
@@ -350,7 +352,8 @@ def test_kinematic_phase_detection_without_foot_sensor(integrator):
         'default', integrator, 6.0, {'target_x': x0, 'use_foot_sensor': False}, min_apexes=9))
     check_health(run)
     spread = float(np.max(np.abs(run.apex_height[2:] - 1.2)) / 1.2)
-    report_run('no_foot_sensor', case, run, hops=len(run.apex_height), apex_spread_pct=100 * spread,
+    report_run('no_foot_sensor', case, run, hops=len(run.apex_height),
+               apex_spread_pct=100 * spread,
                apex_x_drift_m=float(np.max(np.abs(run.apex_x - x0))))
     assert len(run.apex_height) >= 8
     assert spread < 0.01

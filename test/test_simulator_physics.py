@@ -67,7 +67,8 @@ def test_free_fall_is_a_parabola(integrator):
     t = state.t
     assert t == pytest.approx(0.5)
     # uniform gravity accelerates every body alike: the joints stay put, the base is a projectile
-    np.testing.assert_allclose(state.q, [0.2 + 0.8 * t, 3.0 + 1.5 * t - 0.5 * G * t * t, 0.4, -0.7],
+    np.testing.assert_allclose(state.q,
+                               [0.2 + 0.8 * t, 3.0 + 1.5 * t - 0.5 * G * t * t, 0.4, -0.7],
                                atol=1e-9)
     np.testing.assert_allclose(state.v, [0.8, 1.5 - G * t, 0.0, 0.0], atol=1e-9)
     assert not state.in_contact

@@ -65,7 +65,7 @@ def test_generator_sums_overlapping_pulses():
 @pytest.mark.parametrize('field, value', [('start', -0.1), ('start', 1.5), ('width', 1.2),
                                           ('width', -0.01), ('amplitude_nm', math.nan)])
 def test_pulse_rejects_bad_values_by_name(field, value):
-    args = dict(amplitude_nm=1.0, start=0.1, width=0.2)
+    args = {'amplitude_nm': 1.0, 'start': 0.1, 'width': 0.2}
     args[field] = value
     with pytest.raises(ValueError, match=field):
         Pulse(**args)
@@ -74,7 +74,12 @@ def test_pulse_rejects_bad_values_by_name(field, value):
 # -- step detection ----------------------------------------------------------------------------
 
 def _detector(**kw):
-    args = dict(n_feet=2, load_on_n=5.0, load_off_n=1.0, min_step_time_s=0.1, initial_stance=1)
+    args = {
+        'n_feet': 2,
+        'load_on_n': 5.0,
+        'load_off_n': 1.0,
+        'min_step_time_s': 0.1,
+        'initial_stance': 1}
     args.update(kw)
     return StepPhaseDetector(**args)
 
@@ -153,10 +158,10 @@ def test_two_column_force_rows_are_accepted():
     assert det.update(0.2, [[1.0, 30.0], [0.0, 40.0]])
 
 
-@pytest.mark.parametrize('kw, name', [(dict(load_on_n=1.0, load_off_n=2.0), 'load_off_n'),
-                                      (dict(min_step_time_s=-1.0), 'min_step_time_s'),
-                                      (dict(initial_stance=2), 'initial_stance'),
-                                      (dict(n_feet=1), 'n_feet')])
+@pytest.mark.parametrize('kw, name', [({'load_on_n': 1.0, 'load_off_n': 2.0}, 'load_off_n'),
+                                      ({'min_step_time_s': -1.0}, 'min_step_time_s'),
+                                      ({'initial_stance': 2}, 'initial_stance'),
+                                      ({'n_feet': 1}, 'n_feet')])
 def test_detector_rejects_bad_arguments_by_name(kw, name):
     with pytest.raises(ValueError, match=name):
         _detector(**kw)
@@ -201,13 +206,13 @@ def test_stance_hip_carries_the_torso_pd_and_cancels_the_swing_hip_reaction():
 def _role_config(**kw):
     # distinct constant torques per role (one full-step pulse each), no feedback
     amps = (1.0, 0.0, 2.0, 0.0, 3.0, 0.0, 4.0, 0.0)
-    args = dict(pulse_amplitude_nm=amps, pulse_phase=(0.0,) * 8,
-                pulse_period=(1.0, 0, 1.0, 0, 1.0, 0, 1.0, 0), torso_kp_nm_per_rad=0.0,
-                torso_kd_nms_per_rad=0.0, swing_leg_kp_nm_per_rad=0.0,
-                swing_leg_kd_nms_per_rad=0.0, stance_knee_lock_nm=0.0,
-                torso_pitch_speed_gain_rad_s_per_m=0.0, swing_knee_kp_nm_per_rad=0.0,
-                initial_stance_frame='right_foot', step_frequency_hz=2.0,
-                min_step_fraction=0.2)
+    args = {'pulse_amplitude_nm': amps, 'pulse_phase': (0.0,) * 8,
+            'pulse_period': (1.0, 0, 1.0, 0, 1.0, 0, 1.0, 0), 'torso_kp_nm_per_rad': 0.0,
+            'torso_kd_nms_per_rad': 0.0, 'swing_leg_kp_nm_per_rad': 0.0,
+            'swing_leg_kd_nms_per_rad': 0.0, 'stance_knee_lock_nm': 0.0,
+            'torso_pitch_speed_gain_rad_s_per_m': 0.0, 'swing_knee_kp_nm_per_rad': 0.0,
+            'initial_stance_frame': 'right_foot', 'step_frequency_hz': 2.0,
+            'min_step_fraction': 0.2}
     args.update(kw)
     return WalkerConfig(**args)
 
@@ -296,10 +301,11 @@ def test_config_pulses_by_role():
 # -- feedback terms ----------------------------------------------------------------------------
 
 def _feedback_config(**kw):
-    args = dict(pulse_amplitude_nm=(0.0,) * 8, torso_kp_nm_per_rad=0.0, torso_kd_nms_per_rad=0.0,
-                swing_leg_kp_nm_per_rad=0.0, swing_leg_kd_nms_per_rad=0.0,
-                torso_pitch_speed_gain_rad_s_per_m=0.0, swing_knee_kp_nm_per_rad=0.0,
-                stance_knee_lock_nm=0.0, initial_stance_frame='right_foot')
+    args = {'pulse_amplitude_nm': (0.0,) * 8, 'torso_kp_nm_per_rad': 0.0,
+            'torso_kd_nms_per_rad': 0.0,
+            'swing_leg_kp_nm_per_rad': 0.0, 'swing_leg_kd_nms_per_rad': 0.0,
+            'torso_pitch_speed_gain_rad_s_per_m': 0.0, 'swing_knee_kp_nm_per_rad': 0.0,
+            'stance_knee_lock_nm': 0.0, 'initial_stance_frame': 'right_foot'}
     args.update(kw)
     return WalkerConfig(**args)
 

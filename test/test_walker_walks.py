@@ -28,10 +28,10 @@ STEPS = 30
 EDGES = tuple(round(1.2 * i, 6) for i in range(1, 30))
 TERRAINS = {
     'flat': {},
-    'slope': dict(terrain='slope', slope_deg=-3.0),                      # downhill in +x
-    'sinusoid': dict(terrain='sinusoid', sine_amplitude_m=0.02, sine_wavelength_m=2.0),
-    'steps': dict(terrain='steps', step_edges_x_m=EDGES,                 # 2 cm down, 2 cm up, ...
-                  step_rises_m=tuple(-0.02 if i % 2 == 0 else 0.02 for i in range(len(EDGES)))),
+    'slope': {'terrain': 'slope', 'slope_deg': -3.0},                      # downhill in +x
+    'sinusoid': {'terrain': 'sinusoid', 'sine_amplitude_m': 0.02, 'sine_wavelength_m': 2.0},
+    'steps': {'terrain': 'steps', 'step_edges_x_m': EDGES,             # 2 cm down, 2 cm up, ...
+              'step_rises_m': tuple(-0.02 if i % 2 == 0 else 0.02 for i in range(len(EDGES)))},
 }
 # slope, flat and steps with both integrators; sinusoid with one (run time)
 CASES = [('flat', 'timestepping'), ('flat', 'event'), ('slope', 'timestepping'),

@@ -14,7 +14,6 @@ ROS domain.
 * a parameter file that makes it fall (torso PD off): non-zero exit with the fall reason, the bag
   still closed, and the fall in the recorded /controller/state.
 """
-import os
 import re
 import subprocess
 import sys

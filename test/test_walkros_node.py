@@ -17,7 +17,9 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from dodo_control import registry  # noqa: E402
+# These imports must follow the importorskip above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_control import registry  # noqa: E402, I100
 from dodo_control.walker import WalkerConfig, WalkerController  # noqa: E402
 from dodo_control.walker_outcome import FALL_REASONS  # noqa: E402
 from dodo_sim.model import robot_description_xml  # noqa: E402
@@ -44,6 +46,7 @@ def ros(monkeypatch):
     nodes = []
 
     class Ros:
+
         def __init__(self):
             self.context = context
             from rclpy.experimental import EventsExecutor
