@@ -36,7 +36,7 @@ def test_edges_are_the_urdf_joints_with_link_names(robot):
     assert [(j.parent, j.child) for j in tree.static_joints] == \
         [(j.parent, j.child) for j in joints if j.kind == 'fixed']
     assert [(j.parent, j.child) for j in tree.moving_joints] == \
-        [(j.parent, j.child) for j in joints if j.type != 'fixed']
+        [(j.parent, j.child) for j in joints if j.kind != 'fixed']
     assert set(tree.links) == set(urdf_links(xml))
     assert 'world' in tree.links
 
