@@ -97,6 +97,8 @@ class Probe:
     def _on_diag(self, msg):
         status = {s.name: (s.level[0] if isinstance(s.level, bytes) else s.level,
                            {kv.key: kv.value for kv in s.values}) for s in msg.status}
+        if 'driver: safety' not in status:
+            return          # another node's array (the controller's 'controller: tick')
         self.diagnostics.append((time.time(), status))
         self.diagnostics_stamped.append(
             (msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, status))
