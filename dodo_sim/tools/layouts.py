@@ -36,7 +36,7 @@ HOPPER_STATE = ('t', 'phase', 'hops', 'slip_leg_length_m', 'slip_rest_length_m',
                 'foot_target_x', 'foot_target_z', 'slip_acceleration_x', 'slip_acceleration_z',
                 'leg_force_n_x', 'leg_force_n_z', 'torque_saturated', 'tau_hip', 'tau_knee',
                 'config_revision')
-FOOT_CONTACT = contract.contact_topic('foot')
+FOOT_CONTACT = contract.resolve(contract.contact_topic('foot'))
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Series:
     name: str = ''
 
     def names(self) -> tuple:
-        return HOPPER_JOINTS if self.topic == contract.JOINT_STATES else HOPPER_STATE
+        return HOPPER_JOINTS if self.topic == contract.resolve(contract.JOINT_STATES) else HOPPER_STATE
 
     def foxglove_path(self) -> str:
         if self.name:
@@ -67,18 +67,18 @@ class Series:
 #: Plot panels: title -> series.
 PLOTS = {
     'base height and apex, m': (
-        Series('base z', contract.JOINT_STATES, 'position', 'base_z'),
-        Series('last apex', contract.CONTROLLER_STATE, 'position', 'last_apex_height_m'),
-        Series('apex set-point', contract.CONTROLLER_STATE, 'position', 'apex_height')),
+        Series('base z', contract.resolve(contract.JOINT_STATES), 'position', 'base_z'),
+        Series('last apex', contract.resolve(contract.CONTROLLER_STATE), 'position', 'last_apex_height_m'),
+        Series('apex set-point', contract.resolve(contract.CONTROLLER_STATE), 'position', 'apex_height')),
     'joint torques, N m': (
-        Series('hip', contract.JOINT_STATES, 'effort', 'hip'),
-        Series('knee', contract.JOINT_STATES, 'effort', 'knee')),
+        Series('hip', contract.resolve(contract.JOINT_STATES), 'effort', 'hip'),
+        Series('knee', contract.resolve(contract.JOINT_STATES), 'effort', 'knee')),
     'foot contact force, N': (
         Series('normal (z)', FOOT_CONTACT, 'wrench.force.z'),
         Series('tangential (x)', FOOT_CONTACT, 'wrench.force.x')),
     'phase and hops': (
-        Series('phase', contract.CONTROLLER_STATE, 'position', 'phase'),
-        Series('hops', contract.CONTROLLER_STATE, 'position', 'hops')),
+        Series('phase', contract.resolve(contract.CONTROLLER_STATE), 'position', 'phase'),
+        Series('hops', contract.resolve(contract.CONTROLLER_STATE), 'position', 'hops')),
 }
 
 
@@ -89,8 +89,8 @@ def foxglove_layout() -> str:
         follow_tf='body', fixed_frame='world', follow_mode='follow-position',
         layers={'grid': fl.BaseRendererGridLayerSettings(),
                 'urdf': fl.BaseRendererUrdfLayerSettings(
-                    source_type='topic', topic=contract.ROBOT_DESCRIPTION, label='hopper')},
-        topics={contract.CONTROLLER_MARKERS: fl.BaseRendererRosMarkerTopicSettings(
+                    source_type='topic', topic=contract.resolve(contract.ROBOT_DESCRIPTION), label='hopper')},
+        topics={contract.resolve(contract.CONTROLLER_MARKERS): fl.BaseRendererRosMarkerTopicSettings(
             visible=True)}))
     def plot(title, series):
         return fl.PlotPanel(title=title, config=fl.PlotConfig(show_legend=True, paths=[
