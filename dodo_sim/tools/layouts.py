@@ -147,7 +147,8 @@ def series_values(bag, series: Series):
     """(times s, values) of one series in a bag (the stamps of the messages)."""
     import numpy as np
     from dodo_sim.tools.bag import read_bag
-    data = read_bag(bag, [series.topic])[series.topic]
+    topic = contract.relative_name(series.topic)       # the bag readers' key
+    data = read_bag(bag, [topic])[topic]
     t, v = [], []
     for msg in data.messages:
         stamp = msg.header.stamp
