@@ -20,6 +20,7 @@ import time
 
 from bags_support import HOP_PARAMS, node_cmd, Procs, recorder_cmd
 from conftest import ros_env
+from dodo_sim.ros import contract
 from dodo_sim.tools.bag import (flush_chunk, joint_states, message_counts, OfflineBagWriter,
                                 read_bag)
 from dodo_sim.tools.bag_recover import DAMAGED_SUFFIX, recover
@@ -256,13 +257,13 @@ def test_recover_measures_the_loss_against_metadata_per_topic(tmp_path, capsys):
     report = capsys.readouterr().out
     got = message_counts(tmp_path / 'out')
     lost = sum(recorded.values()) - sum(got.values())
-    assert 0 < got['/joint_states'] < recorded['/joint_states']
+    assert 0 < got[contract.JOINT_STATES] < recorded[contract.JOINT_STATES]
     assert f'{lost} of {sum(recorded.values())} recorded messages' in report
-    lost_js = recorded['/joint_states'] - got['/joint_states']
+    lost_js = recorded[contract.JOINT_STATES] - got[contract.JOINT_STATES]
     # 1 ms steps: the lost joint states are the last lost_js - 1 ms .. lost_js ms of the run
     loss = report.split('lost:')[1]
     line = next(x for x in loss.splitlines() if x.strip().startswith('/joint_states'))
-    assert f'{lost_js} of {recorded["/joint_states"]}' in line
+    assert f'{lost_js} of {recorded[contract.JOINT_STATES]}' in line
     seconds = float(line.split('the last ')[1].split(' s')[0])
     assert seconds == pytest.approx(lost_js * 1e-3, abs=1.5e-3)
     assert 'flush_period_s' not in report

@@ -253,7 +253,8 @@ def test_recorder_tf_from_joint_states_every_period(split):
 
 def _tf_stamps(stub) -> list:
     return [m.transforms[0].header.stamp.sec * 1_000_000_000
-            + m.transforms[0].header.stamp.nanosec for name, m in stub.written if name == '/tf']
+            + m.transforms[0].header.stamp.nanosec
+            for name, m in stub.written if name == contract.TF]
 
 
 def test_one_far_future_joint_state_does_not_end_tf():

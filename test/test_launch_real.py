@@ -98,6 +98,12 @@ def make_launch_env(tmp_path_factory) -> dict:
                            capture_output=True, text=True, env=env, timeout=600)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     env = _sourced_env(work / 'env.sh', workspace / 'install' / 'setup.bash', base=base)
+    # the install step after colcon build (README, docs/running.md): the installed copy's numba
+    # cache, so no node compiles on its start-up path
+    precompile = subprocess.run(['python3', '-m', 'dodo_sim.tools.precompile'], cwd=workspace,
+                                capture_output=True, text=True, env=env, timeout=900)
+    assert precompile.returncode == 0, precompile.stdout[-3000:] + precompile.stderr[-3000:]
+    assert 'numba cache' in precompile.stdout, precompile.stdout
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['ROS_LOG_DIR'] = str(tmp_path_factory.mktemp('ros_log'))
     env['PYTHONUNBUFFERED'] = '1'

@@ -42,7 +42,7 @@ HOPPER_STATE = ('t', 'phase', 'hops', 'slip_leg_length_m', 'slip_rest_length_m',
                 'foot_target_x', 'foot_target_z', 'slip_acceleration_x', 'slip_acceleration_z',
                 'leg_force_n_x', 'leg_force_n_z', 'torque_saturated', 'tau_hip', 'tau_knee',
                 'config_revision')
-FOOT_CONTACT = contract.contact_topic('foot')
+FOOT_CONTACT = contract.resolve(contract.contact_topic('foot'))
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Series:
     name: str = ''
 
     def names(self) -> tuple:
-        return HOPPER_JOINTS if self.topic == contract.JOINT_STATES else HOPPER_STATE
+        return HOPPER_JOINTS if self.topic == contract.resolve(contract.JOINT_STATES) else HOPPER_STATE
 
     def foxglove_path(self) -> str:
         if self.name:
@@ -76,18 +76,18 @@ class Series:
 #: Plot panels: title -> series.
 PLOTS = {
     'base height and apex, m': (
-        Series('base z', contract.JOINT_STATES, 'position', 'base_z'),
-        Series('last apex', contract.CONTROLLER_STATE, 'position', 'last_apex_height_m'),
-        Series('apex set-point', contract.CONTROLLER_STATE, 'position', 'apex_height')),
+        Series('base z', contract.resolve(contract.JOINT_STATES), 'position', 'base_z'),
+        Series('last apex', contract.resolve(contract.CONTROLLER_STATE), 'position', 'last_apex_height_m'),
+        Series('apex set-point', contract.resolve(contract.CONTROLLER_STATE), 'position', 'apex_height')),
     'joint torques, N m': (
-        Series('hip', contract.JOINT_STATES, 'effort', 'hip'),
-        Series('knee', contract.JOINT_STATES, 'effort', 'knee')),
+        Series('hip', contract.resolve(contract.JOINT_STATES), 'effort', 'hip'),
+        Series('knee', contract.resolve(contract.JOINT_STATES), 'effort', 'knee')),
     'foot contact force, N': (
         Series('normal (z)', FOOT_CONTACT, 'wrench.force.z'),
         Series('tangential (x)', FOOT_CONTACT, 'wrench.force.x')),
     'phase and hops': (
-        Series('phase', contract.CONTROLLER_STATE, 'position', 'phase'),
-        Series('hops', contract.CONTROLLER_STATE, 'position', 'hops')),
+        Series('phase', contract.resolve(contract.CONTROLLER_STATE), 'position', 'phase'),
+        Series('hops', contract.resolve(contract.CONTROLLER_STATE), 'position', 'hops')),
 }
 
 
@@ -98,8 +98,8 @@ def foxglove_layout() -> str:
         follow_tf='body', fixed_frame='world', follow_mode='follow-position',
         layers={'grid': fl.BaseRendererGridLayerSettings(),
                 'urdf': fl.BaseRendererUrdfLayerSettings(
-                    source_type='topic', topic=contract.ROBOT_DESCRIPTION, label='hopper')},
-        topics={contract.CONTROLLER_MARKERS: fl.BaseRendererRosMarkerTopicSettings(
+                    source_type='topic', topic=contract.resolve(contract.ROBOT_DESCRIPTION), label='hopper')},
+        topics={contract.resolve(contract.CONTROLLER_MARKERS): fl.BaseRendererRosMarkerTopicSettings(
             visible=True)}))
 
     def plot(title, series):
@@ -160,7 +160,8 @@ def series_values(bag, series: Series):
     """(Time s, values) of one series in a bag (the stamps of the messages)."""
     from dodo_sim.tools.bag import read_bag
     import numpy as np
-    data = read_bag(bag, [series.topic])[series.topic]
+    topic = contract.relative_name(series.topic)       # the bag readers' key
+    data = read_bag(bag, [topic])[topic]
     t, v = [], []
     for msg in data.messages:
         stamp = msg.header.stamp
