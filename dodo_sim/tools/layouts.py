@@ -43,6 +43,10 @@ HOPPER_STATE = ('t', 'phase', 'hops', 'slip_leg_length_m', 'slip_rest_length_m',
                 'leg_force_n_x', 'leg_force_n_z', 'torque_saturated', 'tau_hip', 'tau_knee',
                 'config_revision')
 FOOT_CONTACT = contract.resolve(contract.contact_topic('foot'))
+JOINT_STATES_TOPIC = contract.resolve(contract.JOINT_STATES)
+CONTROLLER_STATE_TOPIC = contract.resolve(contract.CONTROLLER_STATE)
+ROBOT_DESCRIPTION_TOPIC = contract.resolve(contract.ROBOT_DESCRIPTION)
+CONTROLLER_MARKERS_TOPIC = contract.resolve(contract.CONTROLLER_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ class Series:
     name: str = ''
 
     def names(self) -> tuple:
-        return HOPPER_JOINTS if self.topic == contract.resolve(contract.JOINT_STATES) else HOPPER_STATE
+        return HOPPER_JOINTS if self.topic == JOINT_STATES_TOPIC else HOPPER_STATE
 
     def foxglove_path(self) -> str:
         if self.name:
@@ -76,18 +80,18 @@ class Series:
 #: Plot panels: title -> series.
 PLOTS = {
     'base height and apex, m': (
-        Series('base z', contract.resolve(contract.JOINT_STATES), 'position', 'base_z'),
-        Series('last apex', contract.resolve(contract.CONTROLLER_STATE), 'position', 'last_apex_height_m'),
-        Series('apex set-point', contract.resolve(contract.CONTROLLER_STATE), 'position', 'apex_height')),
+        Series('base z', JOINT_STATES_TOPIC, 'position', 'base_z'),
+        Series('last apex', CONTROLLER_STATE_TOPIC, 'position', 'last_apex_height_m'),
+        Series('apex set-point', CONTROLLER_STATE_TOPIC, 'position', 'apex_height')),
     'joint torques, N m': (
-        Series('hip', contract.resolve(contract.JOINT_STATES), 'effort', 'hip'),
-        Series('knee', contract.resolve(contract.JOINT_STATES), 'effort', 'knee')),
+        Series('hip', JOINT_STATES_TOPIC, 'effort', 'hip'),
+        Series('knee', JOINT_STATES_TOPIC, 'effort', 'knee')),
     'foot contact force, N': (
         Series('normal (z)', FOOT_CONTACT, 'wrench.force.z'),
         Series('tangential (x)', FOOT_CONTACT, 'wrench.force.x')),
     'phase and hops': (
-        Series('phase', contract.resolve(contract.CONTROLLER_STATE), 'position', 'phase'),
-        Series('hops', contract.resolve(contract.CONTROLLER_STATE), 'position', 'hops')),
+        Series('phase', CONTROLLER_STATE_TOPIC, 'position', 'phase'),
+        Series('hops', CONTROLLER_STATE_TOPIC, 'position', 'hops')),
 }
 
 
@@ -98,8 +102,8 @@ def foxglove_layout() -> str:
         follow_tf='body', fixed_frame='world', follow_mode='follow-position',
         layers={'grid': fl.BaseRendererGridLayerSettings(),
                 'urdf': fl.BaseRendererUrdfLayerSettings(
-                    source_type='topic', topic=contract.resolve(contract.ROBOT_DESCRIPTION), label='hopper')},
-        topics={contract.resolve(contract.CONTROLLER_MARKERS): fl.BaseRendererRosMarkerTopicSettings(
+                    source_type='topic', topic=ROBOT_DESCRIPTION_TOPIC, label='hopper')},
+        topics={CONTROLLER_MARKERS_TOPIC: fl.BaseRendererRosMarkerTopicSettings(
             visible=True)}))
 
     def plot(title, series):
