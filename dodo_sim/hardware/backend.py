@@ -161,6 +161,17 @@ class CanBackend(ActuatorBackend):
         result.sent = tuple(sent)
         result.t_sent = clock()
         # 3. receive
+        return self._collect(result, sent, sequence, reply_timeout)
+
+    def _collect(self, result: Exchange, sent: list, sequence: int,
+                 reply_timeout: float) -> Exchange:
+        """
+        Receive the replies of one cycle into ``result``.
+
+        Until every actuator in ``sent`` (and the sensor board) answered or ``reply_timeout``
+        passed since ``result.t_sent``; the late frames are counted.
+        """
+        clock = self.clock
         expected = set(sent)
         deadline = result.t_sent + reply_timeout
         board_pending = self.board

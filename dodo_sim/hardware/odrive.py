@@ -272,19 +272,7 @@ class OdriveBackend(CanBackend):
         result.t_sent = clock()
         # an axis has answered this cycle once its Encoder_Estimates came
         result.replies.clear()
-        expected = set(sent)
-        deadline = result.t_sent + reply_timeout
-        board_pending = self.board
-        while expected or board_pending:
-            msg = self.bus.recv(max(0.0, deadline - clock()))
-            if msg is None:
-                break
-            self._handle(msg, result, sequence)
-            expected.difference_update(result.replies)
-            board_pending = self.board and result.board is None
-        result.t_received = clock()
-        self.counters['late_frames'] += result.late
-        return result
+        return self._collect(result, sent, sequence, reply_timeout)
 
     def _send(self, arbitration: int, data: bytes, result: Exchange,
               remote: bool = False) -> bool:
