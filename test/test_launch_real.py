@@ -295,7 +295,9 @@ def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, t
     launch = Launch(launch_env, 'record:=true', f'bag:={bag}')
     launch.wait_for(r'\[simulator\]: simulator ready: .*waiting for 2 subscriber')
     launch.wait_for(r'\[simulator\]: simulation starts')
-    launch.wait_for(r'2001 /joint_states messages so far')        # robot_state_publisher
+    # the stand-in robot_state_publisher reports its count once per simulated second; the count at
+    # that tick depends on delivery latency (1974 under load), so wait for any report past 2000
+    launch.wait_for(r'\b(?:[2-9]\d{3}|\d{5,}) /joint_states messages so far')
     assert launch.interrupt() == 0, launch.output[-4000:]
     launch.finished_cleanly('simulator', 'controller', 'robot_state_publisher', 'recorder')
     counts = message_counts(bag)
