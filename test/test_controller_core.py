@@ -271,8 +271,8 @@ def test_impact_projection_identities(dyn):
 
 def test_impact_projection_matches_the_simulators_impact_map(dyn):
     """The controller's N_s and the event integrator's sticking plastic impact agree."""
-    from dodo_sim.contact import ContactParams
-    from dodo_sim.event import impact_map
+    from dodo_sim.physics.contact import ContactParams
+    from dodo_sim.physics.event import impact_map
     contact = ContactParams(friction=100.0, restitution=0.0)
     for q, v in _random_states(4, seed=7):
         terms = dyn.terms(q, v)

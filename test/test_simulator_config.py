@@ -4,10 +4,10 @@
 """Configuration checks, terrain shapes, motor model and bad input (docs/physics.md)."""
 import math
 
-from dodo_sim.motor import MotorModel
 from dodo_sim.physics.event import EventLimitExceeded
+from dodo_sim.physics.motor import MotorModel
+from dodo_sim.physics.terrain import make_terrain
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
-from dodo_sim.terrain import make_terrain
 import numpy as np
 import pytest
 
@@ -165,7 +165,7 @@ def test_torque_saturation_uses_urdf_effort_limits(urdf_path):
 def test_core_modules_import_no_rclpy():
     import subprocess
     import sys
-    code = ('import sys, dodo_sim.simulator, dodo_sim.model, dodo_sim.terrain; '
+    code = ('import sys, dodo_sim.simulator, dodo_sim.model, dodo_sim.physics.terrain; '
             'import importlib.util as u\n'
             'if u.find_spec("dodo_control.controller"): import dodo_control.controller\n'
             'assert "rclpy" not in sys.modules, "core imported rclpy"')

@@ -5,9 +5,9 @@
 import math
 
 from conftest import pd_hold
-from dodo_sim.contact import contact_jacobians, ContactParams
-from dodo_sim.event import impact_map
 from dodo_sim.model import Kinematics
+from dodo_sim.physics.contact import ContactParams
+from dodo_sim.physics.event import impact_map
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pinocchio as pin
@@ -16,6 +16,8 @@ import pytest
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81
 STANCE_Q = np.array([0.0, 1.0, 0.3, -0.6])  # knee bent, foot under the hip
+#: flat ground's contact basis in x-z: normal (0, 1), tangent (1, 0)
+FLAT_NORMAL_TANGENT = np.array(((0.0, 1.0), (1.0, 0.0)))
 
 
 def foot_on_ground(sim, q, clearance_m=0.0):
@@ -137,7 +139,7 @@ def test_event_impact_map_removes_foot_velocity_and_equals_ns_projection(urdf_pa
     # Hutter et al. 2010: Lambda_s = (J M^-1 J^T)^-1, N_s = I - M^-1 J^T Lambda_s J
     lambda_s = np.linalg.inv(jac @ minv @ jac.T)
     n_s = np.eye(4) - minv @ jac.T @ lambda_s @ jac
-    w = contact_jacobians(jac, (0.0, 1.0), (1.0, 0.0))
+    w = FLAT_NORMAL_TANGENT @ jac   # rows n^T J (normal z), t^T J (tangent x)
     v_plus, lam_n, lam_t = impact_map(minv, w, v_minus, ContactParams(friction=10.0))
     np.testing.assert_allclose(jac @ v_plus, [0.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(v_plus, n_s @ v_minus, atol=1e-12)
@@ -168,7 +170,7 @@ def test_sliding_impact_stays_in_the_friction_cone(urdf_path):
     minv = np.triu(minv) + np.triu(minv, 1).T
     jac = pin.computeFrameJacobian(leg.model, data, q, leg.foot_frame_id,
                                    pin.LOCAL_WORLD_ALIGNED)[(0, 2), :]
-    w = contact_jacobians(jac, (0.0, 1.0), (1.0, 0.0))
+    w = FLAT_NORMAL_TANGENT @ jac   # rows n^T J (normal z), t^T J (tangent x)
     v_plus, lam_n, lam_t = impact_map(minv, w, v_minus, ContactParams(friction=0.2))
     assert lam_t == pytest.approx(-0.2 * lam_n)      # on the cone, opposing the slide
     assert (w @ v_plus)[0] == pytest.approx(0.0, abs=1e-12)
