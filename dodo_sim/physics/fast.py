@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .timestepping import STICK_MARGIN
+from .solver import STICK_MARGIN
 
 try:
     from numba import njit

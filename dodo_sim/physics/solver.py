@@ -38,6 +38,10 @@ METHODS = ('gauss_seidel', 'jacobi')
 
 #: a block whose normal multiplier is below this (N*s or N) counts as separated in the polish
 _ZERO = 0.0
+#: A contact impulse with |lambda_T| below mu lambda_N (1 - this) sticks: position correction
+#: holds its tangential displacement at zero (an exact per-contact solve puts a sliding contact on
+#: the cone to rounding). Shared by the generic and the compiled step.
+STICK_MARGIN = 1e-9
 
 
 class Block(NamedTuple):
@@ -557,5 +561,6 @@ def _polish(G, b, blocks, modes):
     return P @ x
 
 
-__all__ = ['Block', 'Solution', 'METHODS', 'solve', 'solve_block', 'solve_contact_2d',
-           'solve_contact_3d', 'solve_unilateral', 'residual', 'residual_contact_2d']
+__all__ = ['Block', 'Solution', 'METHODS', 'STICK_MARGIN', 'solve', 'solve_block',
+           'solve_contact_2d', 'solve_contact_3d', 'solve_unilateral', 'residual',
+           'residual_contact_2d']

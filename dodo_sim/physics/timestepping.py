@@ -36,7 +36,9 @@ import pinocchio as pin
 
 from . import solver as ncp
 from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
-from .solver import Block
+from .fast import pack_buffers, pack_model
+from .fast import step as compiled_step
+from .solver import Block, STICK_MARGIN
 
 SOLVERS = ncp.METHODS
 
@@ -44,10 +46,6 @@ SOLVERS = ncp.METHODS
 # foot resting on the ground after position correction stays active instead of alternating
 # between a free step and a double-impulse step (the impulse is still zero when it separates).
 ACTIVATION_MARGIN_M = 1e-5
-# A contact impulse with |lambda_T| below mu lambda_N (1 - this) sticks: position correction
-# holds its tangential displacement at zero (an exact per-contact solve puts a sliding contact on
-# the cone to rounding).
-STICK_MARGIN = 1e-9
 # A contact farther than this (m) is not closed by any step: at max_speed 1e3 m/s and dt <= 1 ms
 # a point moves at most 0.5 m in half a step. Its jacobian is not computed.
 _FAR_M = 0.5
@@ -146,11 +144,8 @@ class MoreauJeanIntegrator:
                                        (False,) * self.n_contacts)
         self.packed = None
         if params.compiled and params.relaxation == 1.0:
-            from .fast import pack_model
             self.packed = pack_model(robot, self.geometry)
         if self.packed is not None:
-            from .fast import pack_buffers
-            from .fast import step as compiled_step
             self._compiled_step = compiled_step
             self._compiled_buffers = pack_buffers(
                 self.packed, np.arange(robot.nv), plane=self.geometry.plane,
@@ -174,7 +169,6 @@ class MoreauJeanIntegrator:
         """
         if self.packed is None:
             return None
-        from .fast import pack_buffers
         params, contact = self.params, self.contact
         return pack_buffers(
             self.packed, actuated_idx_v, plane=self.geometry.plane,
