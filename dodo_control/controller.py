@@ -26,7 +26,7 @@ knee]`` (rad) —, ``v`` (their rates) — boom/base joints are measured like on
 ``foot_force`` = world ``[fx, fz]`` (N) from the foot force sensor (zero in flight; ignored when
 ``use_foot_sensor`` is False). The controller never reads simulator internals. It builds its own
 pinocchio Model/Data from the URDF (masses and lengths come from there), picks the task frame
-from its joints (:func:`.dynamics.load_dynamics`; docs/control.md "Task frame": world x-z for the
+from its joints (:func:`.task_frame.load_dynamics`; docs/control.md "Task frame": world x-z for the
 hopper, the plane tangent to the boom circle for the boom leg) and is meant to be called every
 ``control_period``.
 
@@ -78,13 +78,13 @@ from typing import Mapping
 import numpy as np
 
 from .bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
-from .dynamics import load_dynamics
 from .flight import critically_damped_lead, foot_target, PositionLoop, raibert_angle, VelocityLoop
 from .phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
 from .slip import (apex_return_map, apex_return_map_single, apex_return_map_steps, deadbeat_angle,
                    deadbeat_angle_steps, precompression, run_steps, StanceSpec)
 from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
                      support_projection)
+from .task_frame import load_dynamics
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
 #: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)

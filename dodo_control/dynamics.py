@@ -8,8 +8,8 @@ Built from the URDF (masses and lengths come from there), on the controller's ow
 ``pinocchio.Data``; the simulator's data is never touched.
 
 The SLIP controller works in a 2-D **task frame** (horizontal, vertical) that each supported
-robot provides (docs/control.md, "Task frame"); :func:`load_dynamics` picks it from the model's
-joints:
+robot provides (docs/control.md, "Task frame"); :func:`dodo_control.task_frame.load_dynamics`
+picks it from the model's joints:
 
 * :class:`RobotDynamics` — the planar hopper (``base_x``, ``base_z``, ``hip``, ``knee``): the
   world x-z plane; the SLIP point is the CoG, the template mass and gravity are the total mass
@@ -326,40 +326,3 @@ class RobotDynamics:
                    - pin.jacobianCenterOfMass(self.model, self.data, q)[_XZ, 2:])
             q[2:] += np.linalg.solve(jac.T @ jac + 1e-9 * np.eye(2), jac.T @ err)
         raise ValueError(f'no posture puts the foot at {target.tolist()} from the CoG')
-
-
-def load_dynamics(urdf_xml_or_path, xacro_args=None):
-    """
-    Return the robot model and its task-frame dynamics, chosen from the model's joints.
-
-    * joints ``base_x, base_z, hip, knee`` (the hopper): :func:`dodo_sim.model.load_leg_model`
-      and :class:`RobotDynamics` (world x-z);
-    * a boom-mounted leg (yaw about world z, pitch, two actuated joints; see
-      :func:`dodo_control.boom.boom_layout_problem`): the engine's robot model and
-      :class:`dodo_control.boom.BoomDynamics` (tangent plane of the boom circle).
-
-    Returns ``(model, dynamics)``; the model has ``total_mass``, ``gravity`` (world x-z),
-    ``effort_limits``, ``foot_frame_id`` and ``urdf_xml``. Raises
-    :class:`dodo_sim.model.ModelError` naming the joints when neither layout fits.
-    """
-    from dodo_sim.model import load_leg_model, ModelError
-    from dodo_sim.physics.robot import load_robot, robot_description_xml
-
-    from .boom import boom_layout_problem, BoomDynamics
-
-    xml = robot_description_xml(urdf_xml_or_path, xacro_args)
-    supported = (f'the SLIP controller supports the planar hopper (joints {list(JOINT_NAMES)}) '
-                 f'and a boom-mounted leg')
-    try:
-        robot = load_robot(xml, contact_frames=())
-    except ModelError as exc:
-        raise ModelError(f'{supported}; this robot: {exc}') from None
-    if robot.joint_names == JOINT_NAMES:
-        leg = load_leg_model(xml)
-        return leg, RobotDynamics(leg)
-    problem = boom_layout_problem(robot)
-    if problem is None:
-        robot = load_robot(xml, contact_frames=('foot',))
-        return robot, BoomDynamics(robot)
-    raise ModelError(f'{supported}; this robot has joints {list(robot.joint_names)} '
-                     f'({problem})')

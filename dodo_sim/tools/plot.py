@@ -240,7 +240,7 @@ def _boom_dynamics(model_info, urdf_xml: str):
     from dodo_control.boom import boom_layout_problem
     if boom_layout_problem(model_info) is not None:
         return None
-    from dodo_control.dynamics import load_dynamics
+    from dodo_control.task_frame import load_dynamics
     return load_dynamics(urdf_xml)[1]
 
 
