@@ -20,7 +20,7 @@ than real time) of the closed loop.
 
 Then the closed loop as users run it (plain ``rollout``, no timing wrappers), side by side in
 the same run: the controller's tick terms from the compiled kernel
-(``dodo_sim.physics.fast.point_terms``, the default) and from the seven pinocchio calls
+(``dodo_sim.physics.kernels.point_terms``, the default) and from the seven pinocchio calls
 (``RobotDynamics.use_compiled(False)``), runs interleaved, median over ``--repeats``; wall-clock
 RTF and CPU-time RTF (simulated s per s of this thread's CPU time: what the loop costs, less
 sensitive to other processes on a loaded machine). The load average is printed with it.

@@ -172,15 +172,16 @@ class RobotDynamics:
         Evaluate :meth:`tick_terms` with the compiled kernel.
 
         Evaluate :meth:`tick_terms` with the compiled kernel
-        (:func:`dodo_sim.physics.fast.point_terms`, one call instead of seven pinocchio calls and
-        the list algebra) when ``enabled`` and the model qualifies (numba installed, every joint
-        1-DoF); otherwise with pinocchio. Both give the same terms to rounding (unit-tested).
-        Returns whether the compiled kernel is in use.
+        (:func:`dodo_sim.physics.kernels.point_terms.point_terms`, one call instead of seven
+        pinocchio calls and the list algebra) when ``enabled`` and the model qualifies (numba
+        installed, every joint 1-DoF); otherwise with pinocchio. Both give the same terms to
+        rounding (unit-tested). Returns whether the compiled kernel is in use.
         """
         self._compiled = None
         # a task frame with its own tick_terms (the boom leg) keeps its own evaluation
         if enabled and type(self).tick_terms is RobotDynamics.tick_terms:
-            from dodo_sim.physics.fast import pack_point_terms, point_terms, point_terms_size
+            from dodo_sim.physics.kernels.point_terms import (pack_point_terms, point_terms,
+                                                              point_terms_size)
             buffers = pack_point_terms(self.model, self.leg.foot_frame_id)
             if buffers is not None:
                 # model.armature is a view of the model's own vector: the kernel sees the
@@ -231,7 +232,7 @@ class RobotDynamics:
         if self._compiled is not None and _compiled_layout(q) and _compiled_layout(v):
             kernel, floats, ints, armature, out = self._compiled
             if kernel(q, v, floats, ints, armature, out):
-                x = out.tolist()      # layout: dodo_sim.physics.fast.point_terms, nv = 4
+                x = out.tolist()      # layout: kernels.point_terms.point_terms, nv = 4
                 return TickTerms((x[0], x[2]), [x[3], x[5]], (x[9], x[11]), [x[12], x[14]],
                                  [x[18:22], x[26:30]], [x[30:34], x[38:42]],
                                  [x[42:46], x[46:50], x[50:54], x[54:58]], x[58:62],

@@ -145,7 +145,7 @@ def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
     Arrays the kernel was not compiled for (read-only, strided) take the pinocchio path instead of
     compiling a new specialisation mid-run; same terms.
     """
-    from dodo_sim.physics.fast import point_terms
+    from dodo_sim.physics.kernels.point_terms import point_terms
     q, v = next(_random_states(1, seed=23))
     readonly_q = q.copy()
     readonly_q.flags.writeable = False
@@ -179,7 +179,7 @@ def test_point_terms_refuse_a_model_they_do_not_cover(urdf_path):
 
     No packed kernel (the pinocchio path runs).
     """
-    from dodo_sim.physics.fast import pack_point_terms
+    from dodo_sim.physics.kernels.point_terms import pack_point_terms
     from dodo_sim.physics.robot import robot_description_xml
     leg = load_leg_model(urdf_path)
     floating = pin.buildModelFromXML(robot_description_xml(urdf_path), pin.JointModelFreeFlyer())

@@ -42,6 +42,9 @@ from scipy.optimize import brentq
 
 from . import solver as ncp
 from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
+from .fast import pack_model
+from .kernels.buffers import pack_buffers
+from .kernels.event import evaluate, rk4
 from .timestepping import StepReport
 
 FREE, STICK, SLIP = 'free', 'stick', 'slip'
@@ -106,8 +109,8 @@ class EventParams:
             is the end of a Zeno sequence (docs/physics.md), m/s. The default 1e-4 m/s: a
             separation that slow rises at most u^2 / (2 g) = 5e-10 m under gravity, below the
             1e-9 m at which a gap counts as closed.
-        compiled: evaluate the dynamics with :func:`dodo_sim.physics.fast.evaluate` when the
-            model qualifies (the same values to rounding; much faster).
+        compiled: evaluate the dynamics with :func:`dodo_sim.physics.kernels.event.evaluate` when
+            the model qualifies (the same values to rounding; much faster).
     """
 
     drift_correction_rate: float = 200.0
@@ -178,14 +181,13 @@ class EventDrivenIntegrator:
             if lim.upper < math.inf:
                 bounds.append((i, -1))
         self.bounds = tuple(bounds)
-        # the compiled evaluation (fast.py) when the model qualifies (planar, flat, 1-DoF joints)
+        # the compiled evaluation (kernels/event.py) when the model qualifies (planar, flat,
+        # 1-DoF joints)
         self._kernel = None
         self.packed = None
         if params.compiled:
-            from .fast import pack_buffers, pack_model
             self.packed = pack_model(robot, self.geometry)
             if self.packed is not None:
-                from .fast import evaluate, rk4
                 self._kernel = evaluate
                 self._compiled_rk4 = rk4
                 self._buffers = pack_buffers(

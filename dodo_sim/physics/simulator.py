@@ -36,6 +36,7 @@ import pinocchio as pin
 from .collision import add_collision_points, COLLISION_MODES
 from .contact import ContactParams
 from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
+from .kernels.step import step as compiled_step
 from .motor import (armature, BackEmfLimit, DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,
                     DING_RAMOS_GEAR_RATIOS, DING_RAMOS_RESISTANCE_OHM,
                     DING_RAMOS_ROTOR_INERTIA_KGM2, DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, MotorModel)
@@ -407,7 +408,6 @@ class Simulator:
         if cfg.integrator == 'timestepping':
             buffers = self.integrator.compiled_buffers(robot.actuated_idx_v)
             if buffers is not None:
-                from .fast import step as compiled_step
                 self._fast = (compiled_step,) + buffers
         self.motor = self._motor_model()
         self._data = robot.model.createData()

@@ -36,8 +36,9 @@ import pinocchio as pin
 
 from . import solver as ncp
 from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
-from .fast import pack_buffers, pack_model
-from .fast import step as compiled_step
+from .fast import pack_model
+from .kernels.buffers import pack_buffers
+from .kernels.step import step as compiled_step
 from .solver import Block, STICK_MARGIN
 
 SOLVERS = ncp.METHODS
