@@ -8,7 +8,7 @@ Compile the numba kernels once, at install time, so no node compiles on its star
 
     .venv/bin/python -m dodo_sim.tools.precompile        # the README's install line runs it
 
-The kernels (``dodo_sim.physics.fast``: the time-stepping step, the event integrator's
+The kernels (``dodo_sim.physics.kernels``: the time-stepping step, the event integrator's
 evaluation, the controller's point terms) are ``njit(cache=True)``: compiled at their first call
 and written to numba's cache (``__pycache__`` next to the source, or ``NUMBA_CACHE_DIR``). A first
 call on a fresh install used to be the simulator node's constructor: ~30 s idle, 146 s measured
