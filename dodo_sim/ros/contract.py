@@ -247,11 +247,12 @@ def world_aligned_frame(frame_id: str, frame: str) -> bool:
     """
     Say whether a contact wrench of link ``frame`` with ``frame_id`` has world axes.
 
-    True for :func:`contact_frame_id` of the link and for the fixed frames (``world``, ``odom``:
-    bags written before contact frames existed); a consumer must not read any other frame as
-    world components.
+    True for :func:`contact_frame_id` of the link, for the fixed frames (``world``, ``odom``:
+    bags written before contact frames existed) and for an unset ``frame_id`` (a hand-written
+    sensor publisher that states no frame: the contract's components are world ones); a
+    consumer must not read any other frame as world components.
     """
-    return frame_id in (contact_frame_id(frame), WORLD_FRAME, ODOM_FRAME)
+    return frame_id in (contact_frame_id(frame), WORLD_FRAME, ODOM_FRAME, '')
 
 
 #: REP-105 frames of a floating-base robot: the fixed odometry frame (the simulator's world).
