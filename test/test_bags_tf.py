@@ -368,3 +368,61 @@ def _edge(t) -> Transform:
     tr, r = t.transform.translation, t.transform.rotation
     return Transform(t.header.frame_id, t.child_frame_id, np.array([tr.x, tr.y, tr.z]),
                      np.array([r.x, r.y, r.z, r.w]))
+
+
+def test_recorder_tf_of_a_floating_base_goes_from_odom_through_the_odometry():
+    """
+    Solo-12 (free flyer): odom -> base_link from the odometry, the legs from /joint_states.
+
+    Composed, /tf puts every foot where the simulator's own model puts it (REP-105 tree:
+    odom -> base_link -> ...), and each foot's contact frame has the odom axes.
+    """
+    import public_robots
+    if public_robots.robots_dir() is None:
+        pytest.skip('example-robot-data is not installed')
+    from dodo_sim.ros.odometry import BaseOdometer
+    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.simulator import SimConfig, Simulator
+    from nav_msgs.msg import Odometry
+    import pinocchio as pin
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+    xml = robot_description_xml(public_robots.solo12())
+    quat = pin.Quaternion(pin.rpy.rpyToMatrix(0.3, -0.2, 1.0)).coeffs()
+    sim = Simulator(xml, SimConfig(
+        contact_frames=public_robots.SOLO_FEET,
+        initial_q=(0.2, -0.1, 0.6, *quat, *public_robots.SOLO_STAND_LEGS),
+        initial_v=(1.0, 0.5, 0.3, 0.4, -0.2, 2.0) + (0.5,) * 12))
+    odometer = BaseOdometer(sim.leg)
+    stub = _StubRecorder(tf_period_s=0.001)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=xml)))
+    data = sim.leg.model.createData()
+    names = sim.joint_names[1:]
+    for _ in range(20):
+        state = sim.step(np.zeros(12))
+        ns = int(round(state.t * 1e9))
+        odom = odometer(state.q, state.v)
+        msg = Odometry()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+        msg.header.frame_id, msg.child_frame_id = odom.frame_id, odom.child_frame_id
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z = odom.position
+        o.x, o.y, o.z, o.w = odom.orientation_xyzw
+        for foot in public_robots.SOLO_FEET:
+            writer.on_contact(contract.contact_topic(foot))
+        writer.on_odom(ns, serialize_message(msg))
+        writer.on_joint_state(ns, _joint_state_bytes(ns, names, state.q[7:]))
+        static = [m for name, m in stub.written if name == contract.TF_STATIC]
+        latest = {}                                     # the newest transform of each frame
+        for name, m in stub.written:
+            if name == contract.TF:
+                latest.update({t.child_frame_id: _edge(t) for t in m.transforms})
+        edges = [_edge(t) for m in static for t in m.transforms] + list(latest.values())
+        assert latest['base_link'].parent == contract.ODOM_FRAME
+        pin.framesForwardKinematics(sim.leg.model, data, state.q)
+        for foot, fid in zip(public_robots.SOLO_FEET, sim.leg.contact_frame_ids):
+            position, _ = compose(edges, foot, contract.ODOM_FRAME)
+            np.testing.assert_allclose(position, data.oMf[fid].translation, atol=1e-9)
+            _, rotation = compose(edges, contract.contact_frame_id(foot), contract.ODOM_FRAME)
+            np.testing.assert_allclose(rotation, np.eye(3), atol=1e-9)
