@@ -19,9 +19,12 @@ driver:
                                                                        (position, velocity, effort)
 /<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force
 on
-                                                                       contact frame <frame>, world
-                                                                       frame, N (hopper:
-                                                                       /foot_contact)
+                                                                       contact link <frame>, N,
+                                                                       frame_id <frame>_contact
+                                                                       (world axes at the link;
+                                                                       hopper: /foot_contact)
+odom                             nav_msgs/Odometry                     simulator: ground truth of
+                                                                       the base (REP-105)
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the
