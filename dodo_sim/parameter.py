@@ -70,7 +70,7 @@ def field_choices(cls, name: str) -> tuple | None:
 
 
 def field_unit(cls, name: str) -> str:
-    """Unit of field ``name`` of dataclass ``cls`` ('' if it has none)."""
+    """Return the unit of field ``name`` of dataclass ``cls`` ('' if it has none)."""
     return _metadata(cls, name).get(UNIT, '')
 
 

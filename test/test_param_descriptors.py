@@ -132,7 +132,7 @@ def test_config_errors_name_value_unit_and_range():
     with pytest.raises(ValueError, match=r'ControllerConfig.max_angle_of_attack = 1.3 rad: '
                                          r'must be \(0, 1.2\)'):
         ControllerConfig(max_angle_of_attack=1.3)
-    with pytest.raises(ValueError, match=r"SimConfig.contact_radii = \(-0.01,\) m: every value "
+    with pytest.raises(ValueError, match=r'SimConfig.contact_radii = \(-0.01,\) m: every value '
                                          r'must be >= 0'):
         SimConfig(contact_radii=(-0.01,))
     with pytest.raises(ValueError, match=r'WalkerConfig.step_frequency_hz = 0.5 1/s: must be '

@@ -419,7 +419,8 @@ def latched_qos():
 
 
 __all__ = [name for name in dir() if name.isupper() or name in (
-    'contact_topic', 'contact_frame_id', 'world_aligned_frame', 'topic_type', 'normalize_namespace', 'resolve', 'remap_arguments',
+    'contact_topic', 'contact_frame_id', 'world_aligned_frame', 'topic_type',
+    'normalize_namespace', 'resolve', 'remap_arguments',
     'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
     'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
     'latched_qos')]

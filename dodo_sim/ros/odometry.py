@@ -12,7 +12,8 @@ child_frame_id"). Which frames:
 
 * a floating base (a free flyer joins the URDF's root link to the world): ``odom`` -> the root
   link; the simulator's world is REP-105's ``odom`` (ground truth: it never drifts), and the
-  ``odom`` -> root link transform goes on /tf (:meth:`dodo_sim.ros.tf_frames.TfTree.base_transform`);
+  ``odom`` -> root link transform goes on /tf
+  (:meth:`dodo_sim.ros.tf_frames.TfTree.base_transform`);
 * a robot attached to ``world`` by its URDF joints (the hopper's base_x, base_z; the boom leg):
   ``world`` -> the base link (the heaviest link, on which pushes act: the hopper's ``body``);
   robot_state_publisher already gives that chain on /tf, so no second transform is published.

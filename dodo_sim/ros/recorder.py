@@ -401,7 +401,7 @@ class _TfWriter:
             tf_message(store, stamp_ns, transforms), self.TYPE))
 
     def on_contact(self, topic: str) -> None:
-        """A contact wrench on ``topic``: its link's contact frame joins the computed /tf."""
+        """Add the contact frame of ``topic``'s link to the computed /tf (a wrench came)."""
         link = topic.rsplit('/', 1)[-1][:-len(contract.CONTACT_FRAME_SUFFIX)]
         if link in self.contact_links or self.tree is None or link not in self.tree.links:
             return
