@@ -142,6 +142,6 @@ def _metadata(cls, name: str):
     raise KeyError(f'{cls.__name__} has no field {name!r}')
 
 
-__all__ = ['ALLOW_NAN', 'CHOICES', 'RANGE', 'UNIT', 'bounded', 'one_of', 'field_range',
+__all__ = ['ALLOW_NAN', 'CHOICES', 'FINITE', 'RANGE', 'UNIT', 'bounded', 'one_of', 'field_range',
            'field_choices', 'field_unit', 'describe_range',
            'field_error', 'check_fields']

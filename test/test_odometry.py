@@ -26,7 +26,7 @@ pytestmark = pytest.mark.ros
 STEPS = 60
 
 
-def _run(ros, sim):  # noqa: F811
+def _run(ros, sim, count=STEPS):  # noqa: F811
     """Answer every state with zero torques (lockstep); return the odometry and joint states."""
     from nav_msgs.msg import Odometry
     from sensor_msgs.msg import JointState
@@ -41,8 +41,8 @@ def _run(ros, sim):  # noqa: F811
         pub.publish(JointState(header=state.header, name=names, effort=[0.0] * len(names)))
 
     node.create_subscription(JointState, contract.JOINT_STATES, answer, 1000)
-    assert ros.spin_until(lambda: len(odoms) >= STEPS and len(states) >= STEPS, 60.0)
-    return odoms[:STEPS], states
+    assert ros.spin_until(lambda: len(odoms) >= count and len(states) >= count, 60.0)
+    return odoms[:count], states
 
 
 def _check_twist_is_in_the_child_frame(odoms, period):
@@ -80,7 +80,7 @@ def test_floating_base_odometry_is_rep105_ground_truth(ros):  # noqa: F811
     initial_v = [1.0, 0.5, 0.3, 0.4, -0.2, 2.0] + [0.0] * 12     # base twist in its own axes
     sim = make_sim(ros, robot_description=public_robots.solo12(),
                    contact_frames=list(public_robots.SOLO_FEET), initial_q=initial_q,
-                   initial_v=initial_v, min_subscribers=0)
+                   initial_v=initial_v, min_subscribers=0, odom_period=0.0)
     odoms, states = _run(ros, sim)
     assert {(m.header.frame_id, m.child_frame_id) for m in odoms} == \
         {(contract.ODOM_FRAME, 'base_link')}
@@ -99,7 +99,7 @@ def test_hopper_odometry_is_its_body_in_world(ros):  # noqa: F811
     """
     from dodo_sim.ros.tf_frames import compose, TfTree
     sim = make_sim(ros, initial_q=[0.0, 1.3, 0.3, -0.6], initial_v=[0.7, 0.4, 0.0, 0.0],
-                   min_subscribers=0)
+                   min_subscribers=0, odom_period=0.0)
     odoms, states = _run(ros, sim)
     assert {(m.header.frame_id, m.child_frame_id) for m in odoms} == \
         {(contract.WORLD_FRAME, 'body')}
@@ -115,3 +115,11 @@ def test_hopper_odometry_is_its_body_in_world(ros):  # noqa: F811
         np.testing.assert_allclose([p.x, p.y, p.z], position, atol=1e-9)
         assert abs(m.twist.twist.linear.x - js.velocity[0]) < 1e-9     # body does not rotate
         assert abs(m.twist.twist.linear.z - js.velocity[1]) < 1e-9
+
+
+def test_odometry_is_decimated_on_the_state_stamps(ros):  # noqa: F811
+    """odom_period = 5 ms: every fifth state's stamp, whatever the wall clock does."""
+    sim = make_sim(ros, min_subscribers=0, odom_period=0.005)
+    odoms, states = _run(ros, sim, count=12)
+    stamps = [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in odoms]
+    assert stamps == [k * 5_000_000 for k in range(12)]

@@ -287,12 +287,13 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
     Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed values
     (``additional_constraints``) into its ROS parameter descriptor (:mod:`dodo_sim.parameter`).
     """
-    from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, RANGE, UNIT
+    from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, FINITE, RANGE, UNIT
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange
     bounds = field.metadata.get(RANGE)
-    if bounds == (None, None) or field.metadata.get(ALLOW_NAN):
+    if bounds == (None, None) or field.metadata.get(ALLOW_NAN) or \
+            not field.metadata.get(FINITE, True):
         # no ROS range: an unbounded one says nothing, and rclpy's range check refuses NaN
-        # (a field's "unset" value); the core's validation still checks the field
+        # (a field's "unset" value) and inf ("never"); the core's validation checks the field
         bounds = None
     kind = _kind(default)
     if bounds is not None and kind == 'float':

@@ -301,6 +301,10 @@ class _TfWriter:
         self.contact_links: list = []    # links whose contact wrenches are recorded
         self.base_pose = None        # floating base: (position, xyzw) of the newest odom
         self.odom_last_ns = None
+        # floating base: a contact frame's axes need the base pose and the joint positions of
+        # one stamp, which come on two topics: joined by stamp (the newest few of each)
+        self.base_by_stamp: dict = {}
+        self.positions_by_stamp: dict = {}
 
     def on_description(self, log_ns: int, data: bytes) -> None:
         from dodo_sim.physics.robot import ModelError
@@ -394,8 +398,12 @@ class _TfWriter:
         self.last_ns = stamp_ns if self.last_ns is None else max(self.last_ns, stamp_ns)
         q = self.tree.configuration(self.positions, self.base_pose)
         transforms = self.tree.moving_transforms(q, due)
-        if self.contact_links:      # world axes at each contact link (docs/ros_contract.md)
+        if self.contact_links and not self.tree.floating_base:
+            # world axes at each contact link (docs/ros_contract.md "Frames")
             transforms += self.tree.contact_transforms(q, self.contact_links)
+        elif self.contact_links:
+            self.positions_by_stamp[stamp_ns] = dict(self.positions)
+            self._join_contacts(log_ns, stamp_ns)
         store = self.recorder.typestore
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, transforms), self.TYPE))
@@ -426,6 +434,9 @@ class _TfWriter:
                           np.array([pose.orientation.x, pose.orientation.y,
                                     pose.orientation.z, pose.orientation.w]))
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if self.contact_links:
+            self.base_by_stamp[stamp_ns] = self.base_pose
+            self._join_contacts(log_ns, stamp_ns)
         if self.odom_last_ns is not None and \
                 self.odom_last_ns <= stamp_ns < self.odom_last_ns + self.period_ns:
             return
@@ -434,6 +445,20 @@ class _TfWriter:
         store = self.recorder.typestore
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, [self.tree.base_transform(q)]), self.TYPE))
+
+    def _join_contacts(self, log_ns: int, stamp_ns: int) -> None:
+        """Floating base: the contact frames at ``stamp_ns`` once its odom and joints are in."""
+        from dodo_sim.ros.tf_frames import tf_message
+        if stamp_ns in self.base_by_stamp and stamp_ns in self.positions_by_stamp:
+            q = self.tree.configuration(self.positions_by_stamp.pop(stamp_ns),
+                                        self.base_by_stamp.pop(stamp_ns))
+            store = self.recorder.typestore
+            self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
+                tf_message(store, stamp_ns, self.tree.contact_transforms(q, self.contact_links)),
+                self.TYPE))
+        for pending in (self.base_by_stamp, self.positions_by_stamp):
+            while len(pending) > 64:               # the other half never came: let go
+                del pending[next(iter(pending))]
 
     def _confirms_jump(self, ns: int) -> bool:
         """

@@ -14,7 +14,7 @@ axes, :func:`dodo_sim.ros.contract.contact_frame_id`; the hopper: ``/foot_contac
 ``/joint_states`` (sensor_msgs/JointState: every 1-DoF joint's position, velocity, and effort =
 the torque applied in the step that led to this state, zero for unactuated joints; a floating
 base's free flyer is on ``odom`` instead), ``odom`` (nav_msgs/Odometry, ground truth of the base,
-:mod:`dodo_sim.ros.odometry`) and then ``/clock``
+:mod:`dodo_sim.ros.odometry`; every ``odom_period`` of the stamps) and then ``/clock``
 (rosgraph_msgs/Clock; last, off the lockstep critical path — the controller works on the header
 stamps). The simulator is the clock source and does not follow ``/clock`` itself:
 ``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
@@ -161,6 +161,9 @@ class SimulatorNode(Node):
         self.tick_lateness = Histogram(_WALL_BIN_NS, _WALL_BINS)   # ns, realtime timer ticks
 
         self._period_ns = period_ns
+        # odom every odom_period of simulated time (0: every state), scheduled on the stamps
+        self._odom_every = max(1, int(round(self.node_config.odom_period
+                                            / self.config.control_period)))
         self._max_age_ns = int(round(self.node_config.max_command_age * 1e9))
         self._timeout_ns = int(round(self.config.command_timeout * 1e9))
         self._max_catch_up = max(1, int(round(0.01 / self.config.control_period)))
@@ -748,7 +751,8 @@ class SimulatorNode(Node):
             effort[slot] = value
         joints = self._joints_writer.write(ns, state.q[self._q0:].tolist(),
                                            state.v[self._v0:].tolist(), effort)
-        self._publish_odometry(state, sec, nanosec)
+        if (ns // self._period_ns) % self._odom_every == 0:     # on the state stamps
+            self._publish_odometry(state, sec, nanosec)
         stop_after = self.node_config.stop_after
         # the last state (t >= stop_after) is still answered before the run ends
         self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000
