@@ -75,6 +75,7 @@ from dataclasses import dataclass
 import math
 from typing import Mapping
 
+from dodo_sim.parameter import bounded, check_fields, one_of
 import numpy as np
 
 from .slip.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
@@ -221,58 +222,62 @@ class ControllerConfig:
             simulator's ``motor_dynamics`` simulates (docs/physics.md "Motors"); empty: none.
     """
 
-    target_x: float = math.nan
-    target_velocity: float = 0.0
-    apex_height: float = 1.2
-    flight_policy: str = 'cascade'
-    stance_policy: str = 'slip'
+    target_x: float = bounded(math.nan, unit='m', allow_nan=True)
+    target_velocity: float = bounded(0.0, unit='m/s')
+    apex_height: float = bounded(1.2, low=0.0, low_open=True, unit='m')
+    flight_policy: str = one_of('cascade', FLIGHT_POLICIES)
+    stance_policy: str = one_of('slip', STANCE_POLICIES)
     use_foot_sensor: bool = True
-    control_period: float = 0.001
-    leg_stiffness: float = 6000.0
-    leg_rest_length_m: float = math.nan
-    leg_rest_length_fraction: float = 0.8
-    max_leg_length_fraction: float = 0.93
+    control_period: float = bounded(0.001, low=0.0, low_open=True, unit='s')
+    leg_stiffness: float = bounded(6000.0, low=0.0, low_open=True, unit='N/m')
+    leg_rest_length_m: float = bounded(math.nan, low=0.0, low_open=True, unit='m',
+                                       allow_nan=True)
+    leg_rest_length_fraction: float = bounded(0.8, 0.0, 1.0, low_open=True, high_open=True,
+                                              unit='-')
+    max_leg_length_fraction: float = bounded(0.93, 0.0, 1.0, low_open=True, high_open=True,
+                                             unit='-')
     impact_compensation: bool = True
     apex_regulation: bool = True
-    apex_integral_gain: float = 0.5
-    max_apex_correction_m: float = 0.1
-    position_kp: float = 1.0
-    position_ki: float = 0.3
-    position_integral_band: float = 0.02
-    max_speed: float = 1.5
-    velocity_kc: float = math.nan
-    velocity_kp: float = math.nan
-    velocity_step_fraction: float = 0.9
-    velocity_ki: float = 0.0
-    velocity_integral_band: float = 0.3
-    max_angle_of_attack: float = 0.5
-    velocity_bias_gain: float = 0.6
-    max_velocity_bias: float = 0.1
-    max_velocity_bias_step: float = 1.0
-    displacement_bias_gain: float = 0.0
-    max_displacement_bias_m: float = 0.05
-    raibert_gain_s: float = 0.05
+    apex_integral_gain: float = bounded(0.5, low=0.0, unit='-')
+    max_apex_correction_m: float = bounded(0.1, low=0.0, unit='m')
+    position_kp: float = bounded(1.0, low=0.0, unit='1/s')
+    position_ki: float = bounded(0.3, low=0.0, unit='1/s^2')
+    position_integral_band: float = bounded(0.02, low=0.0, low_open=True, unit='m')
+    max_speed: float = bounded(1.5, low=0.0, low_open=True, unit='m/s')
+    velocity_kc: float = bounded(math.nan, unit='rad/(m/s)', allow_nan=True)
+    velocity_kp: float = bounded(math.nan, low=0.0, unit='rad/(m/s)', allow_nan=True)
+    velocity_step_fraction: float = bounded(0.9, 0.0, 1.0, low_open=True, unit='-')
+    velocity_ki: float = bounded(0.0, low=0.0, unit='rad/(m/s)')
+    velocity_integral_band: float = bounded(0.3, low=0.0, low_open=True, unit='m/s')
+    max_angle_of_attack: float = bounded(0.5, 0.0, 1.2, low_open=True, high_open=True,
+                                         unit='rad')
+    velocity_bias_gain: float = bounded(0.6, 0.0, 1.0, unit='-')
+    max_velocity_bias: float = bounded(0.1, low=0.0, unit='m/s')
+    max_velocity_bias_step: float = bounded(1.0, low=0.0, unit='m/s')
+    displacement_bias_gain: float = bounded(0.0, 0.0, 1.0, unit='-')
+    max_displacement_bias_m: float = bounded(0.05, low=0.0, unit='m')
+    raibert_gain_s: float = bounded(0.05, low=0.0, unit='s')
     impact_feedforward: bool = True
-    deadbeat_step_s: float = 0.002
-    bezier_force_frame: str = 'leg'
-    bezier_force_x_n: tuple = (0.0, 0.0, 0.0, 0.0, 0.0)
-    bezier_force_z_n: tuple = (0.0, 20.0, 100.0, 0.0, 0.0)
-    bezier_stance_time_s: float = 0.35
-    bezier_joint_kp: float = 0.03
-    bezier_joint_kd: float = 0.08
-    bezier_joint_target_rad: tuple = ()
-    bezier_apex_gain: float = 0.0
-    max_bezier_scale: float = 2.0
-    posture_kp: float = 900.0
-    posture_kd: float = 60.0
-    contact_force_threshold_n: float = 10.0
-    min_flight_time_s: float = 0.03
-    min_stance_time_s: float = 0.03
-    liftoff_samples: int = 5
-    kinematic_touchdown_ratio: float = 0.5
-    ground_height_guess_m: float = 0.0
+    deadbeat_step_s: float = bounded(0.002, low=0.0, low_open=True, unit='s')
+    bezier_force_frame: str = one_of('leg', BEZIER_FORCE_FRAMES)
+    bezier_force_x_n: tuple = bounded((0.0, 0.0, 0.0, 0.0, 0.0), unit='N')
+    bezier_force_z_n: tuple = bounded((0.0, 20.0, 100.0, 0.0, 0.0), unit='N')
+    bezier_stance_time_s: float = bounded(0.35, low=0.0, low_open=True, unit='s')
+    bezier_joint_kp: float = bounded(0.03, low=0.0, unit='N*m/rad')
+    bezier_joint_kd: float = bounded(0.08, low=0.0, unit='N*m*s/rad')
+    bezier_joint_target_rad: tuple = bounded((), unit='rad')
+    bezier_apex_gain: float = bounded(0.0, low=0.0, unit='1/m')
+    max_bezier_scale: float = bounded(2.0, low=1.0, unit='-')
+    posture_kp: float = bounded(900.0, low=0.0, low_open=True, unit='1/s^2')
+    posture_kd: float = bounded(60.0, low=0.0, low_open=True, unit='1/s')
+    contact_force_threshold_n: float = bounded(10.0, low=0.0, low_open=True, unit='N')
+    min_flight_time_s: float = bounded(0.03, low=0.0, unit='s')
+    min_stance_time_s: float = bounded(0.03, low=0.0, unit='s')
+    liftoff_samples: int = bounded(5, low=1, unit='ticks')
+    kinematic_touchdown_ratio: float = bounded(0.5, low=0.0, low_open=True, unit='-')
+    ground_height_guess_m: float = bounded(0.0, unit='m')
     saturate_torque: bool = True
-    joint_armature_kgm2: tuple = ()
+    joint_armature_kgm2: tuple = bounded((), low=0.0, unit='kg*m^2')
 
     def __post_init__(self):
         for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad',
@@ -286,77 +291,21 @@ class ControllerConfig:
         self.validate()
 
     def validate(self) -> None:
-        """Raise ValueError naming the first bad value."""
+        """
+        Raise ValueError naming the first bad value.
+
+        Ranges, units and allowed values are the fields' metadata (:mod:`dodo_sim.parameter`, the
+        same the ROS parameter descriptors show); what is left here relates fields or lengths.
+        """
         def bad(name, why):
             raise ValueError(f'ControllerConfig.{name} = {getattr(self, name)!r}: {why}')
 
-        if self.flight_policy not in FLIGHT_POLICIES:
-            bad('flight_policy', f'choose one of {FLIGHT_POLICIES}')
-        if self.stance_policy not in STANCE_POLICIES:
-            bad('stance_policy', f'choose one of {STANCE_POLICIES}')
-        if self.bezier_force_frame not in BEZIER_FORCE_FRAMES:
-            bad('bezier_force_frame', f'choose one of {BEZIER_FORCE_FRAMES}')
-        for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad'):
-            if not all(map(math.isfinite, getattr(self, name))):
-                bad(name, 'needs finite values')
+        check_fields(self)
         if len(self.bezier_joint_target_rad) not in (0, 2):
             bad('bezier_joint_target_rad', 'needs [hip, knee] (2 values) or none')
-        if len(self.joint_armature_kgm2) not in (0, 2) or not all(
-                math.isfinite(x) and x >= 0.0 for x in self.joint_armature_kgm2):
+        if len(self.joint_armature_kgm2) not in (0, 2):
             bad('joint_armature_kgm2', 'needs [hip, knee] (2 finite values >= 0) or none')
-        for name in ('bezier_stance_time_s', 'bezier_joint_kp', 'bezier_joint_kd',
-                     'bezier_apex_gain', 'max_bezier_scale'):
-            if not math.isfinite(getattr(self, name)):
-                bad(name, 'must be finite')
-        if not self.bezier_stance_time_s > 0.0:
-            bad('bezier_stance_time_s', 'must be positive')
-        for name in ('bezier_joint_kp', 'bezier_joint_kd', 'bezier_apex_gain'):
-            if getattr(self, name) < 0.0:
-                bad(name, 'must be >= 0')
-        if not self.max_bezier_scale >= 1.0:
-            bad('max_bezier_scale', 'must be >= 1')
-        for name in ('target_velocity', 'apex_height', 'position_kp', 'position_ki',
-                     'velocity_ki', 'raibert_gain_s', 'posture_kp', 'posture_kd',
-                     'apex_integral_gain', 'max_apex_correction_m', 'ground_height_guess_m',
-                     'contact_force_threshold_n', 'min_flight_time_s', 'min_stance_time_s',
-                     'kinematic_touchdown_ratio'):
-            if not math.isfinite(getattr(self, name)):
-                bad(name, 'must be finite')
-        for name in ('control_period', 'leg_stiffness', 'apex_height', 'max_speed',
-                     'velocity_integral_band', 'position_integral_band',
-                     'max_angle_of_attack', 'deadbeat_step_s', 'posture_kp', 'posture_kd',
-                     'kinematic_touchdown_ratio', 'contact_force_threshold_n'):
-            if not getattr(self, name) > 0.0:
-                bad(name, 'must be positive')
-        for name in ('position_kp', 'position_ki', 'velocity_kp', 'velocity_ki',
-                     'raibert_gain_s', 'apex_integral_gain', 'max_apex_correction_m',
-                     'min_flight_time_s', 'min_stance_time_s'):
-            if getattr(self, name) < 0.0:
-                bad(name, 'must be >= 0')
-        if not (math.isnan(self.target_x) or math.isfinite(self.target_x)):
-            bad('target_x', 'must be finite or NaN (velocity mode)')
-        if not (math.isnan(self.velocity_kc) or math.isfinite(self.velocity_kc)):
-            bad('velocity_kc', 'must be finite or NaN (derived from the SLIP)')
-        if not (math.isnan(self.velocity_kp) or math.isfinite(self.velocity_kp)):
-            bad('velocity_kp', 'must be finite or NaN (derived from the SLIP)')
-        if not (math.isnan(self.leg_rest_length_m) or self.leg_rest_length_m > 0.0):
-            bad('leg_rest_length_m', 'must be positive or NaN (derived from the URDF)')
-        if not 0.0 < self.leg_rest_length_fraction < 1.0:
-            bad('leg_rest_length_fraction', 'must be within (0, 1)')
-        if not 0.0 < self.max_leg_length_fraction < 1.0:
-            bad('max_leg_length_fraction', 'must be within (0, 1)')
-        if not self.max_angle_of_attack < 1.2:
-            bad('max_angle_of_attack', 'must be below 1.2 rad')
-        if not 0.0 < self.velocity_step_fraction <= 1.0:
-            bad('velocity_step_fraction', 'must be within (0, 1]')
-        if not 0.0 <= self.velocity_bias_gain <= 1.0:
-            bad('velocity_bias_gain', 'must be within [0, 1]')
-        if not 0.0 <= self.displacement_bias_gain <= 1.0:
-            bad('displacement_bias_gain', 'must be within [0, 1]')
-        for name in ('max_velocity_bias', 'max_velocity_bias_step', 'max_displacement_bias_m'):
-            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0.0):
-                bad(name, 'must be finite and >= 0')
-        if int(self.liftoff_samples) != self.liftoff_samples or self.liftoff_samples < 1:
+        if int(self.liftoff_samples) != self.liftoff_samples:
             bad('liftoff_samples', 'must be an integer >= 1')
 
     @classmethod

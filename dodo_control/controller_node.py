@@ -18,8 +18,9 @@ Inputs (what a boom-mounted leg measures, nothing else):
   may come from different drivers. A state is *complete* once every joint of the model has a new
   position and velocity since the last update; its time is the newest header stamp.
 * ``/<frame>_contact`` (geometry_msgs/WrenchStamped), one per contact frame (the hopper:
-  ``/foot_contact``): the force sensor, world frame, N. Parameter ``contact_pairing``: 'stamp'
-  waits for the contact message with the joint state's stamp (simulation: deterministic),
+  ``/foot_contact``): the force sensor, N, world axes (``frame_id`` checked: the link's contact
+  frame, docs/ros_contract.md "Frames"). Parameter ``contact_pairing``: 'stamp' waits for the
+  contact message with the joint state's stamp (simulation: deterministic),
   'latest' takes the newest (a driver whose sensors have their own clocks), 'auto' (default)
   decides from the stamps it sees and logs its choice.
 * the robot model: parameter ``robot_description`` or the ``/robot_description`` topic
@@ -103,7 +104,8 @@ import time
 
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
-from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateWriter, read_wrench_stamped
+from dodo_sim.ros.cdr import (CdrError, JointStateReader, JointStateWriter, read_frame_id,
+                              read_wrench_stamped)
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
 from dodo_sim.ros.runtime import drain, WarnThrottle
@@ -257,6 +259,14 @@ def _read_contact(data: bytes) -> tuple:
         return _stamp_ns(msg), (force.x, force.y, force.z)
 
 
+def _contact_frame_id(data: bytes) -> str:
+    """``header.frame_id`` of a serialized WrenchStamped."""
+    try:
+        return read_frame_id(data)
+    except CdrError:
+        return deserialize_message(data, WrenchStamped).header.frame_id
+
+
 class ControllerNode(Node):
     """The controller node (see module docs)."""
 
@@ -363,6 +373,7 @@ class ControllerNode(Node):
         self._fresh: set = set()
         self._contacts = [collections.deque(maxlen=CONTACT_HISTORY) for _ in self.contact_frames]
         self._contact_topics = [contract.contact_topic(f) for f in self.contact_frames]
+        self._contact_frame_checked = [False] * len(self.contact_frames)
         stream_qos = contract.stream_qos()
         self._pub_joint_command = self.create_publisher(JointState, contract.JOINT_COMMANDS,
                                                         stream_qos)
@@ -491,12 +502,36 @@ class ControllerNode(Node):
         self._pending = True
 
     def _on_contact(self, index: int, data: bytes) -> None:
+        if not self._contact_frame_checked[index] and not self._check_contact_frame(index, data):
+            return
         history = self._contacts[index]
         history.append(_read_contact(data))
         for newer, _info in drain(self._sub_contacts[index]):
             history.append(_read_contact(newer))
         if self._pending:
             self._try_update()
+
+    def _check_contact_frame(self, index: int, data: bytes) -> bool:
+        """
+        Check once per topic that the forces have world axes (the control law's input).
+
+        ``docs/ros_contract.md``, "Frames": the contact frame of the link (or a fixed frame); a
+        force in any other frame would be read as wrong world components, so the node stops.
+        """
+        frame = self.contact_frames[index]
+        frame_id = _contact_frame_id(data)
+        if contract.world_aligned_frame(frame_id, frame):
+            self._contact_frame_checked[index] = True
+            return True
+        if not self.done.done():
+            self.get_logger().error(
+                f'{self._contact_topics[index]} has frame_id {frame_id!r}: the controller reads '
+                f'contact forces with world axes only (frame_id '
+                f'{contract.contact_frame_id(frame)!r}, {contract.WORLD_FRAME!r} or '
+                f'{contract.ODOM_FRAME!r}); stopping')
+            self.exit_code = runtime.EXIT_CONFIG
+            self.done.set_result(self.exit_code)
+        return False
 
     def _contact_input(self):
         """

@@ -2,35 +2,53 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Bounds and allowed values of config-dataclass fields.
+Unit, bounds and allowed values of config-dataclass fields: one way to define a parameter.
 
-Kept on the field itself (``dataclasses.field`` metadata), so that the ROS parameter descriptors
-can show them (``ros2 param describe``: FloatingPointRange / IntegerRange, allowed values in
-``additional_constraints``; :func:`dodo_sim.ros.params.declare_config_parameters`).
+Kept on the field itself (``dataclasses.field`` metadata) and read by everything that needs them:
+the config's validation (:func:`check_fields`, called from its ``__post_init__``/``validate``),
+the ROS parameter descriptors (``ros2 param describe``: FloatingPointRange / IntegerRange, allowed
+values in ``additional_constraints``; :func:`dodo_sim.ros.params.declare_config_parameters`), and
+the docs::
 
-    dt: float = bounded(0.001, low=0.0)                     # > 0 is checked by validate()
+    dt: float = bounded(0.001, low=0.0, low_open=True, unit='s')      # > 0
+    friction: float = bounded(0.8, low=0.0, unit='-')                 # >= 0
+    target_x: float = bounded(math.nan, unit='m', allow_nan=True)     # NaN: no target
     mode: str = one_of('lockstep', MODES)
+    gains: tuple = bounded((), low=0.0, unit='N*m/rad')               # every element >= 0
 
-The ranges describe; the config's own validation (``__post_init__``/``validate``) stays the
-check, including open bounds (``> 0``) that a closed ROS range cannot express. Pure Python.
+A bounded number must be finite (unless ``finite=False``: e.g. ``inf`` meaning "never") and not
+NaN (unless ``allow_nan``); tuple fields are checked element by element. A ROS range is closed, so
+an open bound (``low_open``) shows as its closed value there and the validation rejects the bound
+itself. Cross-field rules (lengths that must match, multiples) stay in the config's own
+validation. Pure Python.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Sequence
 
 #: metadata keys
 RANGE = 'range'
 CHOICES = 'choices'
+UNIT = 'unit'
+OPEN = 'open'
+ALLOW_NAN = 'allow_nan'
+FINITE = 'finite'
 
 
-def bounded(default: Any, low: float | None = None, high: float | None = None):
+def bounded(default: Any, low: float | None = None, high: float | None = None, *,
+            unit: str = '', low_open: bool = False, high_open: bool = False,
+            allow_nan: bool = False, finite: bool = True):
     """
-    Return a field with ``default`` whose values lie in [low, high].
+    Return a field with ``default`` whose values lie within ``low``..``high``.
 
-    (None: unbounded that side).
+    None: unbounded that side; ``low_open``/``high_open``: the bound itself is excluded. ``unit``:
+    the SI unit ('-' for a ratio), shown in error messages.
     """
-    return dataclasses.field(default=default, metadata={RANGE: (low, high)})
+    return dataclasses.field(default=default, metadata={
+        RANGE: (low, high), UNIT: unit, OPEN: (low_open, high_open), ALLOW_NAN: allow_nan,
+        FINITE: finite})
 
 
 def one_of(default: str, choices: Sequence[str]):
@@ -51,6 +69,72 @@ def field_choices(cls, name: str) -> tuple | None:
     return _metadata(cls, name).get(CHOICES)
 
 
+def field_unit(cls, name: str) -> str:
+    """Return the unit of field ``name`` of dataclass ``cls`` ('' if it has none)."""
+    return _metadata(cls, name).get(UNIT, '')
+
+
+def describe_range(metadata) -> str:
+    """Return the allowed interval of a bounded field, e.g. ``(0, 1]`` or ``>= 0``."""
+    low, high = metadata[RANGE]
+    low_open, high_open = metadata.get(OPEN, (False, False))
+    if low is not None and high is not None:
+        return f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f"{'<' if high_open else '<='} {high:g}"
+    return 'finite'
+
+
+def _bad_number(value, metadata) -> bool:
+    low, high = metadata[RANGE]
+    low_open, high_open = metadata.get(OPEN, (False, False))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return True
+    if math.isnan(value):
+        return not metadata.get(ALLOW_NAN, False)
+    if metadata.get(FINITE, True) and not math.isfinite(value):
+        return True
+    if low is not None and (value < low or (low_open and value == low)):
+        return True
+    return high is not None and (value > high or (high_open and value == high))
+
+
+def field_error(config, name: str) -> str | None:
+    """
+    Return why field ``name`` of dataclass instance ``config`` breaks its metadata, or None.
+
+    The message names the class, the field, the value, the unit and the allowed range or values.
+    """
+    metadata = _metadata(type(config), name)
+    value = getattr(config, name)
+    where = f'{type(config).__name__}.{name} = {value!r}'
+    choices = metadata.get(CHOICES)
+    if choices is not None and value not in choices:
+        return f'{where}: choose one of {choices}'
+    if RANGE not in metadata:
+        return None
+    unit = metadata.get(UNIT, '')
+    unit = f' {unit}' if unit and unit != '-' else ''
+    nan = ' or NaN' if metadata.get(ALLOW_NAN) else ''
+    values = value if isinstance(value, tuple) else (value,)
+    if any(_bad_number(v, metadata) for v in values):
+        subject = 'every value must be' if isinstance(value, tuple) else 'must be'
+        finite = ' (finite)' if metadata.get(FINITE, True) and metadata[RANGE] != (None, None) \
+            else ''
+        return f'{where}{unit}: {subject} {describe_range(metadata)}{finite}{nan}'
+    return None
+
+
+def check_fields(config) -> None:
+    """Raise ValueError naming the first field of ``config`` that breaks its metadata."""
+    for f in dataclasses.fields(config):
+        error = field_error(config, f.name)
+        if error is not None:
+            raise ValueError(error)
+
+
 def _metadata(cls, name: str):
     for f in dataclasses.fields(cls):
         if f.name == name:
@@ -58,4 +142,6 @@ def _metadata(cls, name: str):
     raise KeyError(f'{cls.__name__} has no field {name!r}')
 
 
-__all__ = ['bounded', 'one_of', 'field_range', 'field_choices']
+__all__ = ['ALLOW_NAN', 'CHOICES', 'FINITE', 'RANGE', 'UNIT', 'bounded', 'one_of', 'field_range',
+           'field_choices', 'field_unit', 'describe_range',
+           'field_error', 'check_fields']

@@ -106,7 +106,8 @@ def test_hop_bag_describes_itself(hop_bag):
                            ('joint_commands', 'sensor_msgs/msg/JointState'),
                            ('effort_controller/commands', 'std_msgs/msg/Float64MultiArray'),
                            ('controller/state', 'sensor_msgs/msg/JointState'),
-                           ('foot_contact', 'geometry_msgs/msg/WrenchStamped')):
+                           ('foot_contact', 'geometry_msgs/msg/WrenchStamped'),
+                           ('odom', 'nav_msgs/msg/Odometry')):
         assert types.get(topic) == msgtype, (topic, types)
     data = bagio.read_bag(bag, ['parameter_events', 'robot_description', 'joint_states'])
     controller = bagio.node_parameters(data, 'controller')
@@ -149,6 +150,7 @@ def test_hop_bag_tf_opens_in_mcap_like_foxglove(hop_bag):
     # one /tf per 10 ms of joint-state stamps (tf_period_s default 0.01)
     assert counts['tf_static'] == 1
     assert abs(counts['tf'] - DURATION_S / 0.01) <= 2, counts
+    assert counts['contact_frames'] == 1        # foot -> foot_contact, checked at every stamp
 
 
 PUBLISH_CONTACTS = """

@@ -112,7 +112,7 @@ def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
     links = set(urdf_links(xml))
     files = sorted(p for p in bag_dir.glob('*.mcap'))
     assert len(files) == 1, files
-    static, moving, states = [], {}, {}
+    static, moving, states, contacts = [], {}, {}, {}
     with files[0].open('rb') as stream:
         reader = make_reader(stream, decoder_factories=[DecoderFactory()])
         for schema, channel, message, decoded in reader.iter_decoded_messages(
@@ -122,18 +122,23 @@ def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
                 states[ns] = dict(zip(decoded.name, decoded.position))
                 continue
             assert schema.name == 'tf2_msgs/msg/TFMessage' and schema.encoding == 'ros2msg'
-            edges = []
+            edges, contact_edges = [], []
             for t in decoded.transforms:
-                assert t.header.frame_id in links and t.child_frame_id in links
                 tr, r = t.transform.translation, t.transform.rotation
-                edges.append(Transform(t.header.frame_id, t.child_frame_id,
-                                       np.array([tr.x, tr.y, tr.z]),
-                                       np.array([r.x, r.y, r.z, r.w])))
+                edge = Transform(t.header.frame_id, t.child_frame_id,
+                                 np.array([tr.x, tr.y, tr.z]), np.array([r.x, r.y, r.z, r.w]))
+                assert t.header.frame_id in links
+                if t.child_frame_id == contract.contact_frame_id(t.header.frame_id):
+                    contact_edges.append(edge)      # the contact wrenches' frame at the link
+                else:
+                    assert t.child_frame_id in links
+                    edges.append(edge)
             if channel.topic == '/tf_static':
                 static += edges
             else:
                 stamp = decoded.transforms[0].header.stamp
                 moving[stamp.sec * 1_000_000_000 + stamp.nanosec] = edges
+                contacts[stamp.sec * 1_000_000_000 + stamp.nanosec] = contact_edges
     assert static and moving
     assert {(e.parent, e.child) for e in static} == \
         {(j.parent, j.child) for j in tree.static_joints}
@@ -144,7 +149,13 @@ def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
         expected_p, expected_r = tree.placement(tree.configuration(states[ns]), frame)
         np.testing.assert_allclose(position, expected_p, atol=1e-9)
         np.testing.assert_allclose(rotation, expected_r, atol=1e-9)
-    return {'tf': len(moving), 'tf_static': len(static), 'joint_states': len(states)}
+        for edge in contacts[ns]:           # at its link's origin, with the world's axes
+            position, rotation = compose(static + edges + contacts[ns], edge.child)
+            expected_p, _ = tree.placement(tree.configuration(states[ns]), edge.parent)
+            np.testing.assert_allclose(position, expected_p, atol=1e-9)
+            np.testing.assert_allclose(rotation, np.eye(3), atol=1e-9)
+    return {'tf': len(moving), 'tf_static': len(static), 'joint_states': len(states),
+            'contact_frames': len({e.child for edges in contacts.values() for e in edges})}
 
 
 def test_offline_bag_tf_opens_with_the_mcap_reader(tmp_path):
@@ -162,7 +173,7 @@ def test_offline_bag_tf_opens_with_the_mcap_reader(tmp_path):
             w.joint_state(t, q, np.zeros(len(names)), names=names)
             w.tf(t, tree.moving_transforms(tree.configuration(dict(zip(names, q)))))
     counts = mcap_tf_check(tmp_path / 'bag', xml, 'left_foot')
-    assert counts == {'tf': 20, 'tf_static': 2, 'joint_states': 20}
+    assert counts == {'tf': 20, 'tf_static': 2, 'joint_states': 20, 'contact_frames': 0}
 
 
 class _StubRecorder:
@@ -294,3 +305,124 @@ def test_a_confirmed_jump_of_the_stamps_is_a_new_time_base():
         writer.on_joint_state(0, _joint_state_bytes(later + k * 1_000_000, names, q))
     assert _tf_stamps(stub) == ([k * 10_000_000 for k in range(3)]
                                 + [later + 1_000_000 + k * 10_000_000 for k in range(3)])
+
+
+def _wrench_bytes(ns: int, frame_id: str, force) -> bytes:
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.serialization import serialize_message
+    msg = WrenchStamped()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    msg.header.frame_id = frame_id
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(f) for f in force)
+    return serialize_message(msg)
+
+
+def test_contact_force_read_back_through_the_recorder_tf_is_the_simulated_world_force():
+    """
+    A hopper lands; the force on /foot_contact, turned into ``world`` through the recorded /tf.
+
+    Equals the simulator's world-frame contact force within 1e-9, at the foot link's origin:
+    the message is built as the simulator node builds it (frame_id = contact frame of the link,
+    the force's components), the /tf by the recorder's computation from /joint_states.
+    """
+    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.simulator import SimConfig, Simulator
+    from rclpy.serialization import deserialize_message, serialize_message
+    from geometry_msgs.msg import WrenchStamped
+    from std_msgs.msg import String
+    import pinocchio as pin
+    xml = _xml('hopper')
+    sim = Simulator(xml, SimConfig(initial_q=(0.0, 0.97, 0.3, -0.6),
+                                   initial_v=(0.6, 0.0, 0.0, 0.0)))
+    data = sim.leg.model.createData()
+    stub = _StubRecorder(tf_period_s=0.001)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=xml)))
+    topic = contract.contact_topic('foot')
+    checked = 0
+    for _ in range(120):
+        state = sim.step(np.array([5.0, 30.0]))     # lands, pushes off sideways
+        ns = int(round(state.t * 1e9))
+        wrench = _wrench_bytes(ns, contract.contact_frame_id('foot'), state.contact_forces[0])
+        writer.on_contact(topic)
+        writer.on_joint_state(ns, _joint_state_bytes(ns, sim.joint_names, state.q))
+        if not np.any(state.contact_forces[0]):
+            continue
+        static = [m for name, m in stub.written if name == contract.TF_STATIC][0]
+        latest = [m for name, m in stub.written if name == contract.TF][-1]
+        edges = [_edge(t) for t in static.transforms + latest.transforms]
+        msg = deserialize_message(wrench, WrenchStamped)
+        position, rotation = compose(edges, msg.header.frame_id)
+        f = msg.wrench.force
+        np.testing.assert_allclose(rotation @ np.array([f.x, f.y, f.z]),
+                                   state.contact_forces[0], rtol=0, atol=1e-9)
+        # at the foot, as the simulator's own model places it
+        pin.framesForwardKinematics(sim.leg.model, data, state.q)
+        np.testing.assert_allclose(position, data.oMf[sim.leg.contact_frame_ids[0]].translation,
+                                   atol=1e-9)
+        checked += 1
+    assert checked > 40                # the foot was on the ground, pushed sideways too
+
+
+def _edge(t) -> Transform:
+    tr, r = t.transform.translation, t.transform.rotation
+    return Transform(t.header.frame_id, t.child_frame_id, np.array([tr.x, tr.y, tr.z]),
+                     np.array([r.x, r.y, r.z, r.w]))
+
+
+def test_recorder_tf_of_a_floating_base_goes_from_odom_through_the_odometry():
+    """
+    Solo-12 (free flyer): odom -> base_link from the odometry, the legs from /joint_states.
+
+    Composed, /tf puts every foot where the simulator's own model puts it (REP-105 tree:
+    odom -> base_link -> ...), and each foot's contact frame has the odom axes.
+    """
+    import public_robots
+    if public_robots.robots_dir() is None:
+        pytest.skip('example-robot-data is not installed')
+    from dodo_sim.ros.odometry import BaseOdometer
+    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.simulator import SimConfig, Simulator
+    from nav_msgs.msg import Odometry
+    import pinocchio as pin
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+    xml = robot_description_xml(public_robots.solo12())
+    quat = pin.Quaternion(pin.rpy.rpyToMatrix(0.3, -0.2, 1.0)).coeffs()
+    sim = Simulator(xml, SimConfig(
+        contact_frames=public_robots.SOLO_FEET,
+        initial_q=(0.2, -0.1, 0.6, *quat, *public_robots.SOLO_STAND_LEGS),
+        initial_v=(1.0, 0.5, 0.3, 0.4, -0.2, 2.0) + (0.5,) * 12))
+    odometer = BaseOdometer(sim.leg)
+    stub = _StubRecorder(tf_period_s=0.001)
+    writer = _TfWriter(stub)
+    writer.on_description(0, serialize_message(String(data=xml)))
+    data = sim.leg.model.createData()
+    names = sim.joint_names[1:]
+    for _ in range(20):
+        state = sim.step(np.zeros(12))
+        ns = int(round(state.t * 1e9))
+        odom = odometer(state.q, state.v)
+        msg = Odometry()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+        msg.header.frame_id, msg.child_frame_id = odom.frame_id, odom.child_frame_id
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z = odom.position
+        o.x, o.y, o.z, o.w = odom.orientation_xyzw
+        for foot in public_robots.SOLO_FEET:
+            writer.on_contact(contract.contact_topic(foot))
+        writer.on_odom(ns, serialize_message(msg))
+        writer.on_joint_state(ns, _joint_state_bytes(ns, names, state.q[7:]))
+        static = [m for name, m in stub.written if name == contract.TF_STATIC]
+        latest = {}                                     # the newest transform of each frame
+        for name, m in stub.written:
+            if name == contract.TF:
+                latest.update({t.child_frame_id: _edge(t) for t in m.transforms})
+        edges = [_edge(t) for m in static for t in m.transforms] + list(latest.values())
+        assert latest['base_link'].parent == contract.ODOM_FRAME
+        pin.framesForwardKinematics(sim.leg.model, data, state.q)
+        for foot, fid in zip(public_robots.SOLO_FEET, sim.leg.contact_frame_ids):
+            position, _ = compose(edges, foot, contract.ODOM_FRAME)
+            np.testing.assert_allclose(position, data.oMf[fid].translation, atol=1e-9)
+            _, rotation = compose(edges, contract.contact_frame_id(foot), contract.ODOM_FRAME)
+            np.testing.assert_allclose(rotation, np.eye(3), atol=1e-9)

@@ -547,3 +547,17 @@ def test_divergence_stops_with_a_clear_error(ros, caplog):
     assert speeds.max() <= 0.5            # only sound states were published
     # free fall from rest: |v_z| = g t passes 0.5 m/s during the step ending at 51 ms
     assert len(probe.states) == math.floor(0.5 / 9.81 / 1e-3) + 1
+
+
+def test_controller_stops_on_contact_forces_in_a_link_frame(ros):
+    """A contact wrench in the foot link's own axes is not read as world components."""
+    ctrl = make_controller(ros, robot_description=Simulator(default_urdf_path()).leg.urdf_xml,
+                           min_subscribers=0)
+    probe = Probe(ros)
+    foot = probe.publisher(WrenchStamped, contract.FOOT_CONTACT)
+    assert ros.spin_until(lambda: foot.get_subscription_count() >= 1, 20.0)
+    contact = WrenchStamped()
+    contact.header.frame_id = 'foot'            # rotates with the shank: not world axes
+    foot.publish(contact)
+    assert ros.spin_until(lambda: ctrl.done.done(), 10.0)
+    assert ctrl.exit_code == 2 and ctrl.updates == 0

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import math
 from typing import Mapping
 
+from dodo_sim.parameter import bounded, check_fields
 import numpy as np
 
 from .phase import StepPhaseDetector
@@ -127,30 +128,32 @@ class WalkerConfig:
     knee_joints: tuple = ('left_knee', 'right_knee')
     actuated_joints: tuple = ('left_hip', 'left_knee', 'right_hip', 'right_knee')
     initial_stance_frame: str = 'left_foot'
-    step_frequency_hz: float = 1.5
-    pulse_amplitude_nm: tuple = (-3.0, 0.0, -1.1, 1.0, 0.0, 0.0, 0.3, -0.5)
-    pulse_phase: tuple = (0.26, 0.0, 0.13, 0.63, 0.0, 0.0, 0.0, 0.5)
-    pulse_period: tuple = (0.41, 0.0, 0.04, 0.3, 0.0, 0.0, 0.15, 0.5)
-    torso_pitch_ref_rad: float = 0.29
-    torso_kp_nm_per_rad: float = 140.0
-    torso_kd_nms_per_rad: float = 18.0
-    swing_leg_kp_nm_per_rad: float = 24.0
-    swing_leg_kd_nms_per_rad: float = 4.0
-    swing_leg_angle_rad: float = 0.45
-    swing_leg_velocity_gain_rad_s_per_m: float = 0.0
-    swing_leg_stance_gain: float = -0.4
-    swing_leg_feedback_phase: float = 0.03
-    speed_target_m_s: float = 0.8
-    torso_pitch_speed_gain_rad_s_per_m: float = 0.5
-    speed_filter_time_s: float = 0.5
-    swing_knee_kp_nm_per_rad: float = 5.0
-    swing_knee_kd_nms_per_rad: float = 0.3
-    swing_knee_extend_phase: float = 0.5
-    stance_knee_lock_nm: float = -10.0
-    max_torque_nm: float = 20.0
-    load_on_n: float = 5.0
-    load_off_n: float = 1.0
-    min_step_fraction: float = 0.3
+    step_frequency_hz: float = bounded(1.5, 0.5, 5.0, low_open=True, unit='1/s')
+    pulse_amplitude_nm: tuple = bounded((-3.0, 0.0, -1.1, 1.0, 0.0, 0.0, 0.3, -0.5), unit='N*m')
+    pulse_phase: tuple = bounded((0.26, 0.0, 0.13, 0.63, 0.0, 0.0, 0.0, 0.5), 0.0, 1.0,
+                                 unit='-')
+    pulse_period: tuple = bounded((0.41, 0.0, 0.04, 0.3, 0.0, 0.0, 0.15, 0.5), 0.0, 1.0,
+                                  unit='-')
+    torso_pitch_ref_rad: float = bounded(0.29, -0.5, 0.5, unit='rad')
+    torso_kp_nm_per_rad: float = bounded(140.0, 0.0, 1000.0, unit='N*m/rad')
+    torso_kd_nms_per_rad: float = bounded(18.0, 0.0, 100.0, unit='N*m*s/rad')
+    swing_leg_kp_nm_per_rad: float = bounded(24.0, 0.0, 1000.0, unit='N*m/rad')
+    swing_leg_kd_nms_per_rad: float = bounded(4.0, 0.0, 100.0, unit='N*m*s/rad')
+    swing_leg_angle_rad: float = bounded(0.45, -0.6, 0.6, unit='rad')
+    swing_leg_velocity_gain_rad_s_per_m: float = bounded(0.0, -2.0, 2.0, unit='rad*s/m')
+    swing_leg_stance_gain: float = bounded(-0.4, -2.0, 2.0, unit='-')
+    swing_leg_feedback_phase: float = bounded(0.03, 0.0, 1.0, unit='-')
+    speed_target_m_s: float = bounded(0.8, 0.0, 3.0, unit='m/s')
+    torso_pitch_speed_gain_rad_s_per_m: float = bounded(0.5, 0.0, 2.0, unit='rad*s/m')
+    speed_filter_time_s: float = bounded(0.5, 0.0, 5.0, low_open=True, unit='s')
+    swing_knee_kp_nm_per_rad: float = bounded(5.0, 0.0, 100.0, unit='N*m/rad')
+    swing_knee_kd_nms_per_rad: float = bounded(0.3, 0.0, 10.0, unit='N*m*s/rad')
+    swing_knee_extend_phase: float = bounded(0.5, 0.0, 1.0, unit='-')
+    stance_knee_lock_nm: float = bounded(-10.0, high=0.0, unit='N*m')
+    max_torque_nm: float = bounded(20.0, low=0.0, low_open=True, unit='N*m')
+    load_on_n: float = bounded(5.0, low=0.0, low_open=True, unit='N')
+    load_off_n: float = bounded(1.0, low=0.0, unit='N')
+    min_step_fraction: float = bounded(0.3, 0.0, 1.0, high_open=True, unit='-')
 
     def __post_init__(self):
         for name in ('contact_frames', 'joint_names', 'hip_joints', 'knee_joints',
@@ -168,6 +171,9 @@ class WalkerConfig:
         def bad(name, why):
             raise ValueError(f'WalkerConfig.{name} = {getattr(self, name)!r}: {why}')
 
+        # ranges and units: the fields' metadata (dodo_sim.parameter, shown by the ROS parameter
+        # descriptors); below: rules that relate fields or lengths
+        check_fields(self)
         n_feet = len(self.contact_frames)
         if n_feet < 2 or len(set(self.contact_frames)) != n_feet:
             bad('contact_frames', 'needs at least two distinct frames')
@@ -191,46 +197,15 @@ class WalkerConfig:
         for name in ('pulse_amplitude_nm', 'pulse_phase', 'pulse_period'):
             if len(getattr(self, name)) != n_pulses:
                 bad(name, f'needs {n_pulses} values ({PULSES_PER_ROLE} per role of {ROLES})')
-        ranges = {'step_frequency_hz': (0.5, 5.0, False), 'torso_pitch_ref_rad': (-0.5, 0.5, True),
-                  'torso_kp_nm_per_rad': (0.0, 1000.0, True),
-                  'torso_kd_nms_per_rad': (0.0, 100.0, True),
-                  'swing_leg_kp_nm_per_rad': (0.0, 1000.0, True),
-                  'swing_leg_kd_nms_per_rad': (0.0, 100.0, True),
-                  'swing_leg_angle_rad': (-0.6, 0.6, True),
-                  'swing_leg_velocity_gain_rad_s_per_m': (-2.0, 2.0, True),
-                  'swing_leg_stance_gain': (-2.0, 2.0, True),
-                  'swing_leg_feedback_phase': (0.0, 1.0, True),
-                  'speed_target_m_s': (0.0, 3.0, True),
-                  'torso_pitch_speed_gain_rad_s_per_m': (0.0, 2.0, True),
-                  'speed_filter_time_s': (0.0, 5.0, False),
-                  'swing_knee_kp_nm_per_rad': (0.0, 100.0, True),
-                  'swing_knee_kd_nms_per_rad': (0.0, 10.0, True),
-                  'swing_knee_extend_phase': (0.0, 1.0, True),
-                  'load_off_n': (0.0, math.inf, True), 'min_step_fraction': (0.0, 1.0, True)}
-        for name, (low, high, closed_low) in ranges.items():
-            value = getattr(self, name)
-            ok = math.isfinite(value) and (value >= low if closed_low else value > low) \
-                and value <= high
-            if name == 'min_step_fraction':
-                ok = ok and value < 1.0
-            if not ok:
-                bad(name, f'must be within {"[" if closed_low else "("}{low}, {high}]')
-        if not (math.isfinite(self.max_torque_nm) and self.max_torque_nm > 0.0):
-            bad('max_torque_nm', 'must be a positive finite torque')
-        if not (math.isfinite(self.stance_knee_lock_nm)
-                and -self.max_torque_nm <= self.stance_knee_lock_nm <= 0.0):
+        if not -self.max_torque_nm <= self.stance_knee_lock_nm:
             bad('stance_knee_lock_nm', f'must be within [-max_torque_nm, 0] = '
                                        f'[{-self.max_torque_nm}, 0] N*m')
-        if not (math.isfinite(self.load_on_n) and self.load_on_n > self.load_off_n):
+        if not self.load_on_n > self.load_off_n:
             bad('load_on_n', f'must be finite and > load_off_n = {self.load_off_n} N')
         for i, amplitude in enumerate(self.pulse_amplitude_nm):
-            if not (math.isfinite(amplitude) and abs(amplitude) <= self.max_torque_nm):
+            if not abs(amplitude) <= self.max_torque_nm:
                 bad('pulse_amplitude_nm', f'entry {i} must be within +-max_torque_nm = '
                                           f'{self.max_torque_nm} N*m')
-        for name in ('pulse_phase', 'pulse_period'):
-            for i, value in enumerate(getattr(self, name)):
-                if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-                    bad(name, f'entry {i} must be within [0, 1] (fraction of the step time)')
 
     def pulses(self, role: str) -> tuple:
         """Return the :class:`Pulse` objects of one role (one of ``ROLES``)."""

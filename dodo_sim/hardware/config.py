@@ -30,6 +30,7 @@ import tempfile
 from typing import Mapping
 import xml.etree.ElementTree as ET
 
+from dodo_sim.parameter import bounded, check_fields, one_of
 import yaml
 
 from .protocol import MitRanges, model_ranges
@@ -42,6 +43,8 @@ ESTOP_MODES = ('disable', 'damping')
 WATCHDOG_MODES = ('land', 'damp')
 BOOM_KINDS = ('boom_arc', 'boom_height', 'angle')
 EMULATOR_MODES = ('realtime', 'lockstep')
+#: How the emulated robot is held before the motors are enabled (docs/hardware.md).
+EMULATOR_STANDS = ('until_enable', 'clamped', 'none')
 CALIBRATION_FORMAT = 'dodo_sim_calibration/1'
 
 
@@ -142,59 +145,59 @@ class DriverConfig:
             ``B.driver.mcap``.
     """
 
-    hardware: str = 'can'
+    hardware: str = one_of('can', HARDWARE_KINDS)
     bus_interface: str = 'socketcan'
     bus_channel: str = 'can0'
-    bus_bitrate: int = 1000000
-    control_period: float = 0.001
-    reply_timeout: float = 0.0006
+    bus_bitrate: int = bounded(1000000, low=1, unit='bit/s')
+    control_period: float = bounded(0.001, low=0.0, low_open=True, unit='s')
+    reply_timeout: float = bounded(0.0006, low=0.0, low_open=True, unit='s')
     robot_description: str = ''
     joints: tuple = ('hip', 'knee')
     protocols: tuple = ('mit', 'mit')
     can_ids: tuple = (1, 2)
     models: tuple = ('AK10-9', 'AK10-9')
     directions: tuple = (1, 1)
-    gear_ratios: tuple = (4.0, 4.0)
-    torque_constants: tuple = (1.44, 1.44)
-    max_torques: tuple = ()
-    damping: tuple = (4.0, 4.0)
-    command_timeout: float = 0.05
-    estop_mode: str = 'disable'
-    watchdog_mode: str = 'land'
-    fallback_stiffness: tuple = (300.0, 300.0)
-    fallback_damping: tuple = (15.0, 15.0)
-    fallback_crouch_pose: tuple = (0.6, -1.2)
-    fallback_hold_time: float = 0.2
-    fallback_lower_time: float = 1.0
-    soft_limit_margin: float = 0.15
-    soft_limit_stiffness: float = 1000.0
-    soft_limit_damping: float = 20.0
-    max_consecutive_missed: int = 10
-    temperature_warn: float = 70.0
-    temperature_limit: float = 85.0
-    stuck_reading_time: float = 0.2
+    gear_ratios: tuple = bounded((4.0, 4.0), low=0.0, low_open=True, unit='-')
+    torque_constants: tuple = bounded((1.44, 1.44), low=0.0, low_open=True, unit='N*m/A')
+    max_torques: tuple = bounded((), low=0.0, low_open=True, unit='N*m')
+    damping: tuple = bounded((4.0, 4.0), low=0.0, unit='N*m*s/rad')
+    command_timeout: float = bounded(0.05, low=0.0, low_open=True, unit='s')
+    estop_mode: str = one_of('disable', ESTOP_MODES)
+    watchdog_mode: str = one_of('land', WATCHDOG_MODES)
+    fallback_stiffness: tuple = bounded((300.0, 300.0), low=0.0, unit='N*m/rad')
+    fallback_damping: tuple = bounded((15.0, 15.0), low=0.0, unit='N*m*s/rad')
+    fallback_crouch_pose: tuple = bounded((0.6, -1.2), unit='rad')
+    fallback_hold_time: float = bounded(0.2, low=0.0, unit='s')
+    fallback_lower_time: float = bounded(1.0, low=0.0, unit='s')
+    soft_limit_margin: float = bounded(0.15, low=0.0, unit='rad')
+    soft_limit_stiffness: float = bounded(1000.0, low=0.0, unit='N*m/rad')
+    soft_limit_damping: float = bounded(20.0, low=0.0, unit='N*m*s/rad')
+    max_consecutive_missed: int = bounded(10, low=1, unit='cycles')
+    temperature_warn: float = bounded(70.0, unit='degC')
+    temperature_limit: float = bounded(85.0, unit='degC')
+    stuck_reading_time: float = bounded(0.2, low=0.0, unit='s')
     calibration_file: str = ''
-    calibration_pose: tuple = ()
+    calibration_pose: tuple = bounded((), unit='m, rad')
     boom_joints: tuple = ('base_x', 'base_z')
     boom_kinds: tuple = ('boom_arc', 'boom_height')
-    boom_radius: float = 2.5
-    boom_pivot_height: float = 1.0
-    boom_counts_per_rev: tuple = (65536, 65536)
+    boom_radius: float = bounded(2.5, low=0.0, low_open=True, unit='m')
+    boom_pivot_height: float = bounded(1.0, unit='m')
+    boom_counts_per_rev: tuple = bounded((65536, 65536), low=1, unit='counts')
     boom_directions: tuple = (1, 1)
     contact_frame: str = 'foot'
-    contact_threshold: float = 10.0
-    diagnostics_period: float = 0.5
-    warn_period: float = 1.0
-    emulator_mode: str = 'realtime'
-    emulator_initial_q: tuple = (0.0, 1.2, 0.3, -0.6)
+    contact_threshold: float = bounded(10.0, low=0.0, unit='N')
+    diagnostics_period: float = bounded(0.5, low=0.0, low_open=True, unit='s')
+    warn_period: float = bounded(1.0, low=0.0, low_open=True, unit='s')
+    emulator_mode: str = one_of('realtime', EMULATOR_MODES)
+    emulator_initial_q: tuple = bounded((0.0, 1.2, 0.3, -0.6), unit='m, rad')
     emulator_integrator: str = 'timestepping'
-    emulator_stand: str = 'until_enable'
-    emulator_dt: float = 0.001
+    emulator_stand: str = one_of('until_enable', EMULATOR_STANDS)
+    emulator_dt: float = bounded(0.001, low=0.0, low_open=True, unit='s')
     enable_on_start: bool = False
-    min_subscribers: int = 1
-    discovery_settle: float = 0.5
-    startup_timeout: float = 60.0
-    stop_after: float = 0.0
+    min_subscribers: int = bounded(1, low=1)
+    discovery_settle: float = bounded(0.5, low=0.0, unit='s')
+    startup_timeout: float = bounded(60.0, low=0.0, unit='s')
+    stop_after: float = bounded(0.0, low=0.0, unit='s')
     publish_robot_description: bool = True
     state_log: str = ''
 
@@ -214,27 +217,9 @@ class DriverConfig:
         def bad(name, why):
             raise ValueError(f'DriverConfig.{name} = {getattr(self, name)!r}: {why}')
 
-        if self.hardware not in HARDWARE_KINDS:
-            bad('hardware', f'choose one of {HARDWARE_KINDS}')
-        if self.estop_mode not in ESTOP_MODES:
-            bad('estop_mode', f'choose one of {ESTOP_MODES}')
-        if self.emulator_mode not in EMULATOR_MODES:
-            bad('emulator_mode', f'choose one of {EMULATOR_MODES}')
-        if self.emulator_stand not in ('until_enable', 'clamped', 'none'):
-            bad('emulator_stand', "choose one of ('until_enable', 'clamped', 'none')")
-        for name in ('control_period', 'reply_timeout', 'command_timeout', 'diagnostics_period',
-                     'warn_period', 'boom_radius'):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                bad(name, 'must be a positive finite number')
-        for name in ('discovery_settle', 'stop_after', 'startup_timeout'):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                bad(name, 'must be a finite number >= 0')
-        if not (math.isfinite(self.emulator_dt) and self.emulator_dt > 0.0):
-            bad('emulator_dt', 'must be a positive finite number')
-        if self.min_subscribers < 1:
-            bad('min_subscribers', 'must be >= 1')
+        # ranges, units, allowed values: the fields' metadata (dodo_sim.parameter, shown by the
+        # ROS parameter descriptors); below: rules that relate fields, lengths and id spaces
+        check_fields(self)
         if self.enable_on_start and self.hardware != 'emulated':
             bad('enable_on_start', 'emulated hardware only: real motors are enabled by an '
                                    'explicit ~/enable call (docs/hardware.md, checklist)')
@@ -277,30 +262,11 @@ class DriverConfig:
         for name in ('directions', 'boom_directions'):
             if any(d not in (1, -1) for d in getattr(self, name)):
                 bad(name, 'entries must be +1 or -1')
-        for name in ('gear_ratios', 'torque_constants'):
-            if not all(math.isfinite(g) and g > 0.0 for g in getattr(self, name)):
-                bad(name, 'entries must be positive')
-        if not all(math.isfinite(t) and t > 0.0 for t in self.max_torques):
-            bad('max_torques', 'entries must be positive')
-        if not all(math.isfinite(d) and d >= 0.0 for d in self.damping):
-            bad('damping', 'entries must be >= 0')
-        if self.watchdog_mode not in WATCHDOG_MODES:
-            bad('watchdog_mode', f'must be one of {WATCHDOG_MODES}')
         for name in ('fallback_stiffness', 'fallback_damping'):
-            if len(getattr(self, name)) != n or not all(
-                    math.isfinite(k) and k >= 0.0 for k in getattr(self, name)):
+            if len(getattr(self, name)) != n:
                 bad(name, f'needs one entry >= 0 per joint ({n})')
-        if self.fallback_crouch_pose and (len(self.fallback_crouch_pose) != n or not all(
-                math.isfinite(x) for x in self.fallback_crouch_pose)):
+        if self.fallback_crouch_pose and len(self.fallback_crouch_pose) != n:
             bad('fallback_crouch_pose', f'needs one finite entry per joint ({n}) or none')
-        for name in ('soft_limit_margin', 'soft_limit_stiffness', 'soft_limit_damping',
-                     'stuck_reading_time', 'contact_threshold', 'fallback_hold_time',
-                     'fallback_lower_time'):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                bad(name, 'must be >= 0')
-        if self.max_consecutive_missed < 1:
-            bad('max_consecutive_missed', 'must be >= 1')
         if not self.temperature_warn < self.temperature_limit:
             bad('temperature_warn', f'must be below temperature_limit = {self.temperature_limit}')
         if len(self.boom_joints) != 2 or len(self.boom_kinds) != 2:
@@ -308,7 +274,7 @@ class DriverConfig:
                                '(an empty joint name: encoder not used)')
         if any(k not in BOOM_KINDS for k in self.boom_kinds):
             bad('boom_kinds', f'entries must be one of {BOOM_KINDS}')
-        if len(self.boom_counts_per_rev) != 2 or any(c <= 0 for c in self.boom_counts_per_rev):
+        if len(self.boom_counts_per_rev) != 2:
             bad('boom_counts_per_rev', 'needs 2 positive counts [yaw, pitch]')
         if len(self.boom_directions) != 2:
             bad('boom_directions', 'needs 2 entries [yaw, pitch]')

@@ -29,7 +29,7 @@ import math
 import os
 from typing import Mapping, NamedTuple
 
-from dodo_sim.parameter import bounded, one_of
+from dodo_sim.parameter import bounded, check_fields, one_of
 import numpy as np
 import pinocchio as pin
 
@@ -138,50 +138,56 @@ class SimConfig:
     """
 
     integrator: str = one_of('timestepping', INTEGRATORS)
-    dt: float = bounded(0.001, low=0.0)
-    control_period: float = bounded(0.001, low=0.0)
+    dt: float = bounded(0.001, low=0.0, low_open=True, unit='s')
+    control_period: float = bounded(0.001, low=0.0, low_open=True, unit='s')
     mode: str = one_of('lockstep', MODES)
-    command_timeout: float = bounded(0.5, low=0.0)
-    initial_q: tuple = ()
-    initial_v: tuple = ()
-    base: str = AUTO
+    command_timeout: float = bounded(0.5, low=0.0, low_open=True, unit='s')
+    initial_q: tuple = bounded((), unit='m, rad')
+    initial_v: tuple = bounded((), unit='m/s, rad/s')
+    base: str = one_of(AUTO, BASES)
     contact_frames: tuple = ('foot',)
-    contact_radii: tuple = ()
-    collisions: str = 'feet'
+    contact_radii: tuple = bounded((), low=0.0, unit='m')
+    collisions: str = one_of('feet', COLLISION_MODES)
     collision_exclude_links: str = ''
     actuated_joints: tuple = (AUTO,)
     joint_limits: bool = True
-    friction: float = bounded(0.8, low=0.0)
-    restitution: float = bounded(0.0, low=0.0, high=1.0)
+    friction: float = bounded(0.8, low=0.0, unit='-')
+    restitution: float = bounded(0.0, low=0.0, high=1.0, unit='-')
     terrain: str = one_of('flat', TERRAIN_KINDS)
-    terrain_height_m: float = 0.0
-    slope_deg: float = 0.0
-    step_edges_x_m: tuple = ()
-    step_rises_m: tuple = ()
-    sine_amplitude_m: float = 0.0
-    sine_wavelength_m: float = 1.0
+    terrain_height_m: float = bounded(0.0, unit='m')
+    slope_deg: float = bounded(0.0, -60.0, 60.0, low_open=True, high_open=True, unit='deg')
+    step_edges_x_m: tuple = bounded((), unit='m')
+    step_rises_m: tuple = bounded((), unit='m')
+    sine_amplitude_m: float = bounded(0.0, unit='m')
+    sine_wavelength_m: float = bounded(1.0, low=0.0, low_open=True, unit='m')
     solver: str = one_of('gauss_seidel', SOLVERS)
-    solver_relaxation: float = bounded(1.0, low=0.0, high=2.0)
-    solver_max_iterations: int = bounded(100, low=1)
-    solver_tolerance: float = 1e-10
+    solver_relaxation: float = bounded(1.0, low=0.0, high=2.0, low_open=True, high_open=True,
+                                       unit='-')
+    solver_max_iterations: int = bounded(100, low=1, unit='sweeps')
+    solver_tolerance: float = bounded(1e-10, low=0.0, low_open=True, unit='m/s')
     position_correction: bool = True
-    drift_correction_rate: float = 200.0
-    event_tolerance_s: float = 1e-12
-    event_accumulation_speed: float = 1e-4
+    drift_correction_rate: float = bounded(200.0, low=0.0, low_open=True, unit='1/s')
+    event_tolerance_s: float = bounded(1e-12, low=0.0, low_open=True, unit='s')
+    event_accumulation_speed: float = bounded(1e-4, low=0.0, unit='m/s')
     torque_saturation: bool = False
-    motor_time_constant: float = 0.0
+    motor_time_constant: float = bounded(0.0, low=0.0, unit='s')
     motor_dynamics: bool = False
-    motor_gear_ratio: tuple = (DING_RAMOS_GEAR_RATIOS[0],)
-    motor_rotor_inertia_kgm2: tuple = (DING_RAMOS_ROTOR_INERTIA_KGM2,)
-    motor_supply_voltage_v: tuple = ()
-    motor_resistance_ohm: tuple = (DING_RAMOS_RESISTANCE_OHM,)
-    motor_torque_constant_nm_per_a: tuple = (DING_RAMOS_TORQUE_CONSTANT_NM_PER_A,)
-    motor_back_emf_constant_v_s_per_rad: tuple = (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,)
-    motor_peak_torque_nm: tuple = ()
-    push_times: tuple = ()
-    push_impulses_x: tuple = ()
-    push_impulses_z: tuple = ()
-    max_speed: float = 1.0e3
+    motor_gear_ratio: tuple = bounded((DING_RAMOS_GEAR_RATIOS[0],), low=0.0, low_open=True,
+                                      unit='-')
+    motor_rotor_inertia_kgm2: tuple = bounded((DING_RAMOS_ROTOR_INERTIA_KGM2,), low=0.0,
+                                              unit='kg*m^2')
+    motor_supply_voltage_v: tuple = bounded((), low=0.0, low_open=True, unit='V')
+    motor_resistance_ohm: tuple = bounded((DING_RAMOS_RESISTANCE_OHM,), low=0.0, low_open=True,
+                                          unit='ohm')
+    motor_torque_constant_nm_per_a: tuple = bounded((DING_RAMOS_TORQUE_CONSTANT_NM_PER_A,),
+                                                    low=0.0, low_open=True, unit='N*m/A')
+    motor_back_emf_constant_v_s_per_rad: tuple = bounded(
+        (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,), low=0.0, unit='V*s/rad')
+    motor_peak_torque_nm: tuple = bounded((), low=0.0, low_open=True, unit='N*m')
+    push_times: tuple = bounded((), low=0.0, unit='s')
+    push_impulses_x: tuple = bounded((), unit='N*s')
+    push_impulses_z: tuple = bounded((), unit='N*s')
+    max_speed: float = bounded(1.0e3, low=0.0, low_open=True, unit='m/s or rad/s')
 
     @property
     def excluded_collision_links(self) -> tuple:
@@ -205,63 +211,24 @@ class SimConfig:
         def bad(name, why):
             raise ValueError(f'SimConfig.{name} = {getattr(self, name)!r}: {why}')
 
-        if self.integrator not in INTEGRATORS:
-            bad('integrator', f'choose one of {INTEGRATORS}')
-        if self.mode not in MODES:
-            bad('mode', f'choose one of {MODES}')
-        if self.terrain not in TERRAIN_KINDS:
-            bad('terrain', f'choose one of {TERRAIN_KINDS}')
-        if self.collisions not in COLLISION_MODES:
-            bad('collisions', f'choose one of {COLLISION_MODES}')
-        if self.base not in BASES:
-            bad('base', f'choose one of {BASES}')
-        if self.solver not in SOLVERS:
-            bad('solver', f'choose one of {SOLVERS}')
-        for name in ('dt', 'control_period', 'command_timeout', 'drift_correction_rate',
-                     'event_tolerance_s', 'max_speed'):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                bad(name, 'must be a positive finite number')
+        # ranges, units, allowed values: the fields' metadata (dodo_sim.parameter), the same the
+        # ROS parameter descriptors show; below: rules that relate fields or lengths
+        check_fields(self)
         ratio = self.control_period / self.dt
         if abs(ratio - round(ratio)) > 1e-9 * ratio or round(ratio) < 1:
             bad('control_period', f'must be an integer multiple of dt = {self.dt} s '
                                   f'(ratio is {ratio:.6g})')
-        for name in ('initial_q', 'initial_v'):
-            if not all(map(math.isfinite, getattr(self, name))):
-                bad(name, 'needs finite values')
         if len(set(self.contact_frames)) != len(self.contact_frames) or not all(
                 self.contact_frames):
             bad('contact_frames', 'needs distinct, non-empty frame names')
         if self.contact_radii and len(self.contact_radii) != len(self.contact_frames):
             bad('contact_radii', f'needs one radius per contact frame '
                                  f'({len(self.contact_frames)}) or none')
-        if not all(math.isfinite(r) and r >= 0.0 for r in self.contact_radii):
-            bad('contact_radii', 'radii must be finite and >= 0 m')
         if not self.actuated_joints or not all(self.actuated_joints):
             bad('actuated_joints', f"needs joint names, or ('{AUTO}',) for the joints with a URDF "
                                    f'effort limit > 0')
-        if not (math.isfinite(self.friction) and self.friction >= 0.0):
-            bad('friction', 'must be >= 0')
-        if not 0.0 <= self.restitution <= 1.0:
-            bad('restitution', 'must be within [0, 1]')
-        if not 0.0 < self.solver_relaxation < 2.0:
-            bad('solver_relaxation', 'must be within (0, 2)')
-        if self.solver_max_iterations < 1:
-            bad('solver_max_iterations', 'must be >= 1')
-        if not (math.isfinite(self.solver_tolerance) and self.solver_tolerance > 0.0):
-            bad('solver_tolerance', 'must be positive')
-        if not (math.isfinite(self.event_accumulation_speed)
-                and self.event_accumulation_speed >= 0.0):
-            bad('event_accumulation_speed', 'must be a finite speed >= 0 m/s')
-        if not (math.isfinite(self.motor_time_constant) and self.motor_time_constant >= 0.0):
-            bad('motor_time_constant', 'must be >= 0')
         for name in MOTOR_PARAMETERS:
             values = getattr(self, name)
-            at_least = 0.0 if name in ('motor_rotor_inertia_kgm2',
-                                       'motor_back_emf_constant_v_s_per_rad') else None
-            if not all(math.isfinite(x) and (x >= 0.0 if at_least == 0.0 else x > 0.0)
-                       for x in values):
-                bad(name, 'needs finite values ' + ('>= 0' if at_least == 0.0 else '> 0'))
             if not values and name not in ('motor_supply_voltage_v', 'motor_peak_torque_nm'):
                 bad(name, 'needs one value, or one per actuated joint')
         if not len(self.push_times) == len(self.push_impulses_x) == len(self.push_impulses_z):

@@ -135,6 +135,15 @@ class JointStateReader:
         return stamp_ns, self._names, position, velocity, effort
 
 
+def read_frame_id(data: bytes) -> str:
+    """``header.frame_id`` of a message that starts with a std_msgs/Header."""
+    _header(data)
+    (length,) = _U32.unpack_from(data, _HEADER + 8)
+    if _HEADER + 12 + length > len(data) or length == 0:
+        raise CdrError('frame_id runs past the end of the message')
+    return bytes(data[_HEADER + 12:_HEADER + 11 + length]).decode()     # without its NUL
+
+
 def read_wrench_stamped(data: bytes) -> tuple:
     """``geometry_msgs/WrenchStamped`` bytes: ``(stamp ns, (fx, fy, fz))``, N."""
     stamp_ns, offset = _header(data)

@@ -19,9 +19,12 @@ driver:
                                                                        (position, velocity, effort)
 /<frame>_contact                 geometry_msgs/WrenchStamped           simulator or driver: force
 on
-                                                                       contact frame <frame>, world
-                                                                       frame, N (hopper:
-                                                                       /foot_contact)
+                                                                       contact link <frame>, N,
+                                                                       frame_id <frame>_contact
+                                                                       (world axes at the link;
+                                                                       hopper: /foot_contact)
+odom                             nav_msgs/Odometry                     simulator: ground truth of
+                                                                       the base (REP-105)
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the
@@ -227,6 +230,40 @@ def contact_topic(frame: str) -> str:
 #: The hopper's single foot contact topic.
 FOOT_CONTACT = contact_topic('foot')
 
+#: Suffix of the frame a contact force is expressed in (``docs/ros_contract.md``, "Frames").
+CONTACT_FRAME_SUFFIX = '_contact'
+
+
+def contact_frame_id(frame: str) -> str:
+    """
+    Return the ``header.frame_id`` of the contact wrench of link ``frame``.
+
+    A frame at the origin of the contact link with the axes of the fixed frame (``world``, or
+    ``odom`` for a floating base): tf gives it as the child of the link (translation 0, rotation
+    the inverse of the link's orientation), so viewers draw the force at the foot while its
+    components stay the world components the simulator computes and the controller uses.
+    """
+    return f'{frame}{CONTACT_FRAME_SUFFIX}'
+
+
+def world_aligned_frame(frame_id: str, frame: str) -> bool:
+    """
+    Say whether a contact wrench of link ``frame`` with ``frame_id`` has world axes.
+
+    True for :func:`contact_frame_id` of the link, for the fixed frames (``world``, ``odom``:
+    bags written before contact frames existed) and for an unset ``frame_id`` (a hand-written
+    sensor publisher that states no frame: the contract's components are world ones); a
+    consumer must not read any other frame as world components.
+    """
+    return frame_id in (contact_frame_id(frame), WORLD_FRAME, ODOM_FRAME, '')
+
+
+#: REP-105 frames of a floating-base robot: the fixed odometry frame (the simulator's world).
+ODOM_FRAME = 'odom'
+#: Ground-truth odometry of the robot's base (nav_msgs/Odometry, REP-105).
+ODOM = 'odom'
+ODOM_TYPE = 'nav_msgs/msg/Odometry'
+
 #: Message type of each fixed topic (contact topics: :data:`CONTACT_TYPE`).
 TOPIC_TYPES = {
     CLOCK: 'rosgraph_msgs/msg/Clock',
@@ -248,6 +285,7 @@ TOPIC_TYPES = {
     APPLIED_CONTROLLER: 'std_msgs/msg/String',
     RECORDED_CONFIGURATIONS: 'std_msgs/msg/String',
     IGNORED_COMMANDS: 'sensor_msgs/msg/JointState',
+    ODOM: ODOM_TYPE,
 }
 CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 
@@ -284,7 +322,7 @@ def recorded_topics(contact_frames=('foot',)) -> tuple:
     return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
             + (JOINT_COMMANDS, EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
                ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS,
-               APPLIED_CONTROLLER))
+               APPLIED_CONTROLLER, ODOM))
 
 
 #: Topics recorded by default (the hopper).
@@ -295,9 +333,10 @@ def hardware_recorded_topics(contact_frames=('foot',)) -> tuple:
     """
     Topics the recorder writes on hardware (a driver instead of the simulator).
 
-    No /clock, plus the /estop input (the driver's /diagnostics is recorded everywhere).
+    No /clock and no ground-truth ``odom``, plus the /estop input (the driver's /diagnostics is
+    recorded everywhere).
     """
-    return tuple(t for t in recorded_topics(contact_frames) if t != CLOCK) + (ESTOP,)
+    return tuple(t for t in recorded_topics(contact_frames) if t not in (CLOCK, ODOM)) + (ESTOP,)
 
 
 #: Topics recorded on hardware by default (the hopper).
@@ -380,7 +419,8 @@ def latched_qos():
 
 
 __all__ = [name for name in dir() if name.isupper() or name in (
-    'contact_topic', 'topic_type', 'normalize_namespace', 'resolve', 'remap_arguments',
+    'contact_topic', 'contact_frame_id', 'world_aligned_frame', 'topic_type',
+    'normalize_namespace', 'resolve', 'remap_arguments',
     'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
     'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
     'latched_qos')]

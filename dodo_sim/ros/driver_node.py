@@ -10,7 +10,8 @@ Publishes every cycle (``control_period``, steady wall-clock timer; ``header.sta
 time of the cycle): ``/joint_states`` (sensor_msgs/JointState: every joint of the robot
 description by name; boom joints from the sensor board's encoders, actuated joints from the
 actuators' replies; effort = measured torque, 0 on the boom) and the contact topic of
-``contact_frame`` (geometry_msgs/WrenchStamped, world frame, N; hopper: ``/foot_contact``).
+``contact_frame`` (geometry_msgs/WrenchStamped, N, world axes, ``frame_id``
+``<contact_frame>_contact`` at the foot; hopper: ``/foot_contact``).
 ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) every ``diagnostics_period``: one status
 per actuator (temperature, fault code, missed replies, current), the sensor board, the bus
 (state, transmit errors, error frames) and the safety supervisor (state, reason, command age,
@@ -203,7 +204,9 @@ class DriverNode(Node):
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.core.joint_names)
         self._msg_contact = WrenchStamped()
-        self._msg_contact.header.frame_id = contract.WORLD_FRAME
+        if self.config.contact_frame:     # world axes at the foot link (docs/ros_contract.md)
+            self._msg_contact.header.frame_id = contract.contact_frame_id(
+                self.config.contact_frame)
         self._tick = self.create_timer(self.config.control_period, self._on_tick,
                                        clock=self._steady)
         self._diag_timer = self.create_timer(self.config.diagnostics_period,

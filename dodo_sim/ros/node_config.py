@@ -11,9 +11,8 @@ config here as ROS parameters (:func:`dodo_sim.ros.params.declare_config_paramet
 from __future__ import annotations
 
 from dataclasses import dataclass
-import math
 
-from dodo_sim.parameter import bounded, one_of
+from dodo_sim.parameter import bounded, check_fields, one_of
 
 #: Values of ControllerNodeConfig.contact_pairing.
 CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')
@@ -61,36 +60,29 @@ class SimulatorNodeConfig:
             efforts for the effort-commanded ones, stamped with the controller_manager's now()),
             states on /topic_based_joint_states; lockstep pairs a command with the awaited
             state when its stamp is not older than the state (docs/ros2_control.md).
+        odom_period: simulated s between two ``odom`` messages (nav_msgs/Odometry, ground truth
+            of the base), on the state stamps (multiples of it); 0: every state. Default 0.01 s,
+            the recorder's /tf period (its ``odom`` -> base transform comes from them).
     """
 
     robot_description: str = ''
     publish_robot_description: bool = True
-    min_subscribers: int = bounded(1, low=0)
-    startup_timeout: float = bounded(60.0, low=0.0)
-    discovery_settle: float = bounded(0.5, low=0.0)
-    stop_after: float = bounded(0.0, low=0.0)
-    warn_period: float = bounded(1.0, low=0.0)
-    max_command_age: float = bounded(0.005, low=0.0)
-    graph_check_period: float = bounded(1.0, low=0.0)
-    controller_lost_timeout: float = 120.0          # inf allowed: no range in its descriptor
-    diagnostics_period: float = bounded(1.0, low=0.0)
+    min_subscribers: int = bounded(1, low=0, unit='subscriptions')
+    startup_timeout: float = bounded(60.0, low=0.0, unit='s')
+    discovery_settle: float = bounded(0.5, low=0.0, unit='s')
+    stop_after: float = bounded(0.0, low=0.0, unit='s')
+    warn_period: float = bounded(1.0, low=0.0, unit='s')
+    max_command_age: float = bounded(0.005, low=0.0, low_open=True, unit='s')
+    graph_check_period: float = bounded(1.0, low=0.0, unit='s')
+    # inf allowed (never): no ROS range (rclpy's range check refuses inf)
+    controller_lost_timeout: float = bounded(120.0, low=0.0, low_open=True, unit='s',
+                                             finite=False)
+    diagnostics_period: float = bounded(1.0, low=0.0, unit='s')
     command_convention: str = one_of('stamped', COMMAND_CONVENTIONS)
+    odom_period: float = bounded(0.01, low=0.0, unit='s')
 
     def __post_init__(self):
-        if not self.controller_lost_timeout > 0.0:       # inf allowed, nan and <= 0 not
-            raise ValueError(f'controller_lost_timeout = {self.controller_lost_timeout!r}: must '
-                             f'be a number of seconds > 0 (or inf: never)')
-        if self.command_convention not in COMMAND_CONVENTIONS:
-            raise ValueError(f'command_convention = {self.command_convention!r}: choose one of '
-                             f'{COMMAND_CONVENTIONS}')
-        for name in ('startup_timeout', 'discovery_settle', 'stop_after', 'warn_period',
-                     'graph_check_period', 'diagnostics_period'):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
-        if not (math.isfinite(self.max_command_age) and self.max_command_age > 0.0):
-            raise ValueError(f'max_command_age = {self.max_command_age!r}: must be a positive '
-                             f'number of seconds')
+        check_fields(self)      # ranges, units and choices: the field metadata
 
 
 @dataclass(frozen=True)
@@ -135,29 +127,22 @@ class ControllerNodeConfig:
 
     controller: str = 'slip_hopper'
     robot_description: str = ''
-    min_subscribers: int = bounded(1, low=0)
-    startup_timeout: float = bounded(60.0, low=0.0)
-    discovery_settle: float = bounded(0.5, low=0.0)
+    min_subscribers: int = bounded(1, low=0, unit='subscriptions')
+    startup_timeout: float = bounded(60.0, low=0.0, unit='s')
+    discovery_settle: float = bounded(0.5, low=0.0, unit='s')
     contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
-    marker_period: float = bounded(0.02, low=0.0)
-    state_period: float = bounded(0.01, low=0.0)
-    cog_path_points: int = bounded(500, low=1)
-    warn_period: float = bounded(1.0, low=0.0)
-    wait_report_after: float = bounded(1.0, low=0.0)
-    diagnostics_period: float = bounded(1.0, low=0.0)
+    marker_period: float = bounded(0.02, low=0.0, unit='s')
+    state_period: float = bounded(0.01, low=0.0, unit='s')
+    cog_path_points: int = bounded(500, low=1, unit='points')
+    warn_period: float = bounded(1.0, low=0.0, unit='s')
+    wait_report_after: float = bounded(1.0, low=0.0, unit='s')
+    diagnostics_period: float = bounded(1.0, low=0.0, unit='s')
     reliable_states: bool = True
 
     def __post_init__(self):
         from dodo_control.registry import controller_entry
         controller_entry(self.controller)      # ValueError naming the known controllers
-        if self.contact_pairing not in CONTACT_PAIRINGS:
-            raise ValueError(f'contact_pairing = {self.contact_pairing!r}: choose one of '
-                             f'{CONTACT_PAIRINGS}')
-        for name in ('startup_timeout', 'discovery_settle', 'marker_period', 'state_period',
-                     'warn_period', 'wait_report_after', 'diagnostics_period'):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f'{name} = {value!r}: must be a finite number >= 0')
+        check_fields(self)      # ranges, units and choices: the field metadata
 
 
 __all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS',

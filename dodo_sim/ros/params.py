@@ -287,9 +287,14 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
     Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed values
     (``additional_constraints``) into its ROS parameter descriptor (:mod:`dodo_sim.parameter`).
     """
-    from dodo_sim.parameter import CHOICES, RANGE
+    from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, FINITE, RANGE, UNIT
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange
     bounds = field.metadata.get(RANGE)
+    if bounds == (None, None) or field.metadata.get(ALLOW_NAN) or \
+            not field.metadata.get(FINITE, True):
+        # no ROS range: an unbounded one says nothing, and rclpy's range check refuses NaN
+        # (a field's "unset" value) and inf ("never"); the core's validation checks the field
+        bounds = None
     kind = _kind(default)
     if bounds is not None and kind == 'float':
         low, high = bounds
@@ -304,6 +309,14 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
     choices = field.metadata.get(CHOICES)
     if choices:
         descriptor.additional_constraints = 'one of: ' + ', '.join(choices)
+    elif field.metadata.get(RANGE) is not None:
+        # the exact rule (open bounds, NaN, element-wise for lists) and the unit, which the
+        # closed ROS ranges cannot say
+        unit = field.metadata.get(UNIT, '')
+        descriptor.additional_constraints = (
+            ('each ' if kind not in ('float', 'int') else '') + describe_range(field.metadata)
+            + (f' {unit}' if unit and unit != '-' else '')
+            + (' or NaN' if field.metadata.get(ALLOW_NAN) else ''))
 
 
 def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[str, Any]:

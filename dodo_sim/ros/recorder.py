@@ -298,6 +298,13 @@ class _TfWriter:
         self.max_jump_ns = int(round(recorder.config.tf_max_jump_s * 1e9))
         self.jump_ns = None          # stamp of a joint state far ahead, not yet confirmed
         self.strays = 0              # joint states left out of /tf as strays
+        self.contact_links: list = []    # links whose contact wrenches are recorded
+        self.base_pose = None        # floating base: (position, xyzw) of the newest odom
+        self.odom_last_ns = None
+        # floating base: a contact frame's axes need the base pose and the joint positions of
+        # one stamp, which come on two topics: joined by stamp (the newest few of each)
+        self.base_by_stamp: dict = {}
+        self.positions_by_stamp: dict = {}
 
     def on_description(self, log_ns: int, data: bytes) -> None:
         from dodo_sim.physics.robot import ModelError
@@ -316,6 +323,7 @@ class _TfWriter:
         self.last_ns = None
         self.joint_last_ns = {}
         self.jump_ns = None
+        self.odom_last_ns = None
         if self.computing:
             self._write_static(log_ns)
 
@@ -388,10 +396,69 @@ class _TfWriter:
         for name in due:
             self.joint_last_ns[name] = stamp_ns
         self.last_ns = stamp_ns if self.last_ns is None else max(self.last_ns, stamp_ns)
-        transforms = self.tree.moving_transforms(self.tree.configuration(self.positions), due)
+        q = self.tree.configuration(self.positions, self.base_pose)
+        transforms = self.tree.moving_transforms(q, due)
+        if self.contact_links and not self.tree.floating_base:
+            # world axes at each contact link (docs/ros_contract.md "Frames")
+            transforms += self.tree.contact_transforms(q, self.contact_links)
+        elif self.contact_links:
+            self.positions_by_stamp[stamp_ns] = dict(self.positions)
+            self._join_contacts(log_ns, stamp_ns)
         store = self.recorder.typestore
         self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
             tf_message(store, stamp_ns, transforms), self.TYPE))
+
+    def on_contact(self, topic: str) -> None:
+        """Add the contact frame of ``topic``'s link to the computed /tf (a wrench came)."""
+        link = topic.rsplit('/', 1)[-1][:-len(contract.CONTACT_FRAME_SUFFIX)]
+        if link in self.contact_links or self.tree is None or link not in self.tree.links:
+            return
+        self.contact_links.append(link)
+
+    def on_odom(self, log_ns: int, data: bytes) -> None:
+        """
+        Floating base: ``odom`` -> root link from the ground-truth odometry (REP-105).
+
+        Stamped with the odometry's stamp, at most once per ``tf_period_s``; a robot attached to
+        ``world`` by its URDF joints has that chain from its joint states already.
+        """
+        if self.tree is None or not self.tree.floating_base or not self.computing:
+            return
+        from dodo_sim.ros.tf_frames import tf_message
+        from nav_msgs.msg import Odometry
+        import numpy as np
+        from rclpy.serialization import deserialize_message
+        msg = deserialize_message(data, Odometry)
+        pose = msg.pose.pose
+        self.base_pose = (np.array([pose.position.x, pose.position.y, pose.position.z]),
+                          np.array([pose.orientation.x, pose.orientation.y,
+                                    pose.orientation.z, pose.orientation.w]))
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if self.contact_links:
+            self.base_by_stamp[stamp_ns] = self.base_pose
+            self._join_contacts(log_ns, stamp_ns)
+        if self.odom_last_ns is not None and \
+                self.odom_last_ns <= stamp_ns < self.odom_last_ns + self.period_ns:
+            return
+        self.odom_last_ns = stamp_ns
+        q = self.tree.configuration(self.positions, self.base_pose)
+        store = self.recorder.typestore
+        self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
+            tf_message(store, stamp_ns, [self.tree.base_transform(q)]), self.TYPE))
+
+    def _join_contacts(self, log_ns: int, stamp_ns: int) -> None:
+        """Floating base: the contact frames at ``stamp_ns`` once its odom and joints are in."""
+        from dodo_sim.ros.tf_frames import tf_message
+        if stamp_ns in self.base_by_stamp and stamp_ns in self.positions_by_stamp:
+            q = self.tree.configuration(self.positions_by_stamp.pop(stamp_ns),
+                                        self.base_by_stamp.pop(stamp_ns))
+            store = self.recorder.typestore
+            self.recorder.write_computed(contract.TF, self.TYPE, log_ns, store.serialize_cdr(
+                tf_message(store, stamp_ns, self.tree.contact_transforms(q, self.contact_links)),
+                self.TYPE))
+        for pending in (self.base_by_stamp, self.positions_by_stamp):
+            while len(pending) > 64:               # the other half never came: let go
+                del pending[next(iter(pending))]
 
     def _confirms_jump(self, ns: int) -> bool:
         """
@@ -665,6 +732,10 @@ class Recorder:
                 self._tf.on_joint_state(int(stamp), data)
             elif topic.name == contract.ROBOT_DESCRIPTION:
                 self._tf.on_description(int(stamp), data)
+            elif topic.type_name == contract.CONTACT_TYPE:
+                self._tf.on_contact(topic.name)
+            elif topic.name == contract.ODOM:
+                self._tf.on_odom(int(stamp), data)
 
     def _write_command(self, topic: _Topic, stamp: int, data: bytes, gid: bytes) -> None:
         """

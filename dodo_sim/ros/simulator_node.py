@@ -8,10 +8,13 @@ Robot-agnostic: the joints, actuated joints and contact frames are the simulator
 (``sim.joint_names``, ``sim.actuated_joint_names``, ``sim.contact_frames``).
 
 Publishes (every control period, in this order, all with the same sim-time stamp): one
-geometry_msgs/WrenchStamped per contact frame on ``/<frame>_contact`` (the force on that frame
-in the ``world`` frame, N, zero in flight; the hopper: ``/foot_contact``), ``/joint_states``
-(sensor_msgs/JointState: every joint's position, velocity, and effort = the torque applied in
-the step that led to this state, zero for unactuated joints) and then ``/clock``
+geometry_msgs/WrenchStamped per contact frame on ``/<frame>_contact`` (the force on that frame,
+N, zero in flight, ``frame_id`` ``<frame>_contact``: a frame at the link's origin with the world's
+axes, :func:`dodo_sim.ros.contract.contact_frame_id`; the hopper: ``/foot_contact``),
+``/joint_states`` (sensor_msgs/JointState: every 1-DoF joint's position, velocity, and effort =
+the torque applied in the step that led to this state, zero for unactuated joints; a floating
+base's free flyer is on ``odom`` instead), ``odom`` (nav_msgs/Odometry, ground truth of the base,
+:mod:`dodo_sim.ros.odometry`; every ``odom_period`` of the stamps) and then ``/clock``
 (rosgraph_msgs/Clock; last, off the lockstep critical path — the controller works on the header
 stamps). The simulator is the clock source and does not follow ``/clock`` itself:
 ``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
@@ -74,12 +77,14 @@ import time
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
+from dodo_sim.ros.odometry import BaseOdometer
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, publisher_gid, WarnThrottle,
                                   with_message_info)
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from geometry_msgs.msg import Vector3, WrenchStamped
+from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -121,7 +126,13 @@ class SimulatorNode(Node):
         self.actuated_joint_names = tuple(self.sim.actuated_joint_names)
         self.contact_frames = tuple(self.sim.contact_frames)
         state = self.sim.state
-        if not len(state.q) == len(state.v) == len(self.joint_names):
+        # a floating base's free flyer (7 coordinates, 6 velocities) goes to odom, not to
+        # /joint_states (JointState carries 1-DoF joints only, as robot_state_publisher reads it)
+        self._q0, self._v0 = (7, 6) if self.sim.leg.floating_base else (0, 0)
+        if self._q0:
+            self.joint_names = self.joint_names[1:]
+        self._odometer = BaseOdometer(self.sim.leg)
+        if not (len(state.q) - self._q0 == len(state.v) - self._v0 == len(self.joint_names)):
             raise ValueError(f'/joint_states needs one coordinate per joint: the model has '
                              f'{len(state.q)} positions and {len(state.v)} velocities for the '
                              f'joints {list(self.joint_names)}')
@@ -150,6 +161,9 @@ class SimulatorNode(Node):
         self.tick_lateness = Histogram(_WALL_BIN_NS, _WALL_BINS)   # ns, realtime timer ticks
 
         self._period_ns = period_ns
+        # odom every odom_period of simulated time (0: every state), scheduled on the stamps
+        self._odom_every = max(1, int(round(self.node_config.odom_period
+                                            / self.config.control_period)))
         self._max_age_ns = int(round(self.node_config.max_command_age * 1e9))
         self._timeout_ns = int(round(self.config.command_timeout * 1e9))
         self._max_catch_up = max(1, int(round(0.01 / self.config.control_period)))
@@ -195,6 +209,7 @@ class SimulatorNode(Node):
         self._pub_contacts = [self.create_publisher(WrenchStamped, contract.contact_topic(frame),
                                                     stream_qos)
                               for frame in self.contact_frames]
+        self._pub_odom = self.create_publisher(Odometry, contract.ODOM, stream_qos)
         # ros2_control's topic-based system: its command and state topics instead of ours
         self._ros2_control = self.node_config.command_convention == 'ros2_control'
         self._pub_joints = self.create_publisher(
@@ -236,10 +251,13 @@ class SimulatorNode(Node):
         # reusable messages (only the numbers change per step)
         self._msg_clock = ClockMsg()
         self._msg_contacts = []
-        for _ in self.contact_frames:
+        for frame in self.contact_frames:
             msg = WrenchStamped()
-            msg.header.frame_id = contract.WORLD_FRAME
+            msg.header.frame_id = contract.contact_frame_id(frame)    # world axes, at the link
             self._msg_contacts.append(msg)
+        self._msg_odom = Odometry()
+        self._msg_odom.header.frame_id = self._odometer.frame_id
+        self._msg_odom.child_frame_id = self._odometer.child_frame_id
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.joint_names)
         self._effort = array.array('d', bytes(8 * len(self.joint_names)))
@@ -731,7 +749,10 @@ class SimulatorNode(Node):
         effort = self._effort
         for slot, value in zip(self._effort_slots, state.tau_applied):
             effort[slot] = value
-        joints = self._joints_writer.write(ns, state.q.tolist(), state.v.tolist(), effort)
+        joints = self._joints_writer.write(ns, state.q[self._q0:].tolist(),
+                                           state.v[self._v0:].tolist(), effort)
+        if (ns // self._period_ns) % self._odom_every == 0:     # on the state stamps
+            self._publish_odometry(state, sec, nanosec)
         stop_after = self.node_config.stop_after
         # the last state (t >= stop_after) is still answered before the run ends
         self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000
@@ -745,6 +766,19 @@ class SimulatorNode(Node):
         clock = self._msg_clock.clock
         clock.sec, clock.nanosec = sec, nanosec
         self._pub_clock.publish(self._msg_clock)
+
+    def _publish_odometry(self, state, sec: int, nanosec: int) -> None:
+        odom = self._odometer(state.q, state.v)
+        msg = self._msg_odom
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        pose, twist = msg.pose.pose, msg.twist.twist
+        p, o = pose.position, pose.orientation
+        p.x, p.y, p.z = (float(c) for c in odom.position)
+        o.x, o.y, o.z, o.w = (float(c) for c in odom.orientation_xyzw)
+        lin, ang = twist.linear, twist.angular
+        lin.x, lin.y, lin.z = (float(c) for c in odom.linear)
+        ang.x, ang.y, ang.z = (float(c) for c in odom.angular)
+        self._pub_odom.publish(msg)
 
     # -- health -------------------------------------------------------------------------------
 

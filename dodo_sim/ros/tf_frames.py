@@ -88,6 +88,9 @@ class TfTree:
         self.model = robot.model
         self.data = self.model.createData()
         self.neutral = robot.default_q.copy()
+        #: a free flyer joins the root link to ``odom`` (REP-105): :meth:`base_transform`
+        self.floating_base = robot.floating_base
+        self.root_link = robot.root_link
         self._q_index = {name: iq for name, iq, nq in
                          zip(robot.joint_names, robot.joint_idx_q, robot.joint_nq) if nq == 1}
         self.static_joints: list[UrdfJoint] = []
@@ -111,9 +114,15 @@ class TfTree:
     def links(self) -> tuple:
         return tuple(self._frame)
 
-    def configuration(self, positions: Mapping[str, float]) -> np.ndarray:
-        """Q from joint positions by name (joints not given keep the model's initial pose)."""
+    def configuration(self, positions: Mapping[str, float], base_pose=None) -> np.ndarray:
+        """
+        Q from joint positions by name (joints not given keep the model's initial pose).
+
+        ``base_pose``: a floating base's (position (3,), quaternion x y z w (4,)) in ``odom``.
+        """
         q = self.neutral.copy()
+        if base_pose is not None and self.floating_base:
+            q[:3], q[3:7] = base_pose[0], base_pose[1]
         for name, value in positions.items():
             i = self._q_index.get(name)
             if i is not None:
@@ -145,6 +154,39 @@ class TfTree:
         chosen = self.moving_joints if joints is None else \
             [j for j in self.moving_joints if j.name in set(joints)]
         return self._edges(np.asarray(q, dtype=float), chosen)
+
+    def contact_transforms(self, q: np.ndarray, links: Sequence[str]) -> list[Transform]:
+        """
+        Link -> its contact frame (:func:`dodo_sim.ros.contract.contact_frame_id`) at ``q``.
+
+        Translation 0, rotation the inverse of the link's orientation in the fixed frame: the
+        contact frame sits at the link's origin with the fixed frame's axes, the frame the contact
+        wrenches are expressed in (``docs/ros_contract.md``, "Frames").
+        """
+        from dodo_sim.ros.contract import contact_frame_id
+        pin = self._pin
+        pin.framesForwardKinematics(self.model, self.data, np.asarray(q, dtype=float))
+        out = []
+        for link in links:
+            rotation = self.data.oMf[self._frame_id(link)].rotation
+            out.append(Transform(link, contact_frame_id(link), np.zeros(3),
+                                 np.array(pin.Quaternion(rotation.T).coeffs())))
+        return out
+
+    def base_transform(self, q: np.ndarray) -> Transform:
+        """``odom`` -> root link of a floating base at ``q`` (REP-105)."""
+        from dodo_sim.ros.contract import ODOM_FRAME
+        if not self.floating_base:
+            raise ValueError(f"root link '{self.root_link}' is attached to the world by the "
+                             f'URDF: no odom transform')
+        q = np.asarray(q, dtype=float)
+        return Transform(ODOM_FRAME, self.root_link, q[:3].copy(), q[3:7].copy())
+
+    def _frame_id(self, link: str) -> int:
+        frame = self.model.getFrameId(link, self._pin.FrameType.BODY)
+        if frame >= self.model.nframes:
+            raise ValueError(f"URDF link '{link}' is not a frame of the model")
+        return frame
 
     def placement(self, q: np.ndarray, link: str) -> tuple[np.ndarray, np.ndarray]:
         """World position and rotation matrix of ``link`` at ``q`` (pinocchio FK)."""

@@ -332,8 +332,29 @@ def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> Joint
                          effort=effort)
 
 
-def wrenches(data: TopicData) -> tuple[np.ndarray, np.ndarray]:
-    """Return WrenchStamped messages as (t header stamps s, force (N, 3) N)."""
+def check_world_axes(data: TopicData, frame: str) -> None:
+    """
+    Raise ValueError unless every contact wrench of link ``frame`` has world axes.
+
+    (``frame_id`` = the link's contact frame or a fixed frame,
+    :func:`dodo_sim.ros.contract.world_aligned_frame`).
+    """
+    for m in data.messages:
+        if not contract.world_aligned_frame(m.header.frame_id, frame):
+            raise ValueError(f'{contract.contact_topic(frame)} has frame_id '
+                             f'{m.header.frame_id!r}: contact forces are read with world axes '
+                             f'only ({contract.contact_frame_id(frame)!r}, '
+                             f'{contract.WORLD_FRAME!r} or {contract.ODOM_FRAME!r})')
+
+
+def wrenches(data: TopicData, frame: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Return WrenchStamped messages as (t header stamps s, force (N, 3) N).
+
+    ``frame``: the contact link; its forces are checked to have world axes.
+    """
+    if frame is not None:
+        check_world_axes(data, frame)
     t = np.array([stamp_seconds(m.header.stamp) for m in data.messages], dtype=float)
     f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
                   for m in data.messages], dtype=float).reshape(-1, 3)
@@ -820,14 +841,19 @@ class OfflineBagWriter:
                    self._log_ns(t, log_ns))
 
     def contact(self, frame: str, t: float, force, log_ns: int | None = None) -> None:
-        """``/<frame>_contact``: ``force`` is [x, z] (planar) or [x, y, z], world frame, N."""
+        """
+        Write ``/<frame>_contact``: ``force`` is [x, z] (planar) or [x, y, z], world axes, N.
+
+        ``frame_id`` = the link's contact frame, as the simulator writes it.
+        """
         types = self.typestore.types
         force = np.asarray(force, dtype=float)
         fx, fy, fz = (force[0], 0.0, force[1]) if len(force) == 2 else force[:3]
         vec = types['geometry_msgs/msg/Vector3']
         wrench = types['geometry_msgs/msg/Wrench'](
             force=vec(x=float(fx), y=float(fy), z=float(fz)), torque=vec(x=0.0, y=0.0, z=0.0))
-        msg = types['geometry_msgs/msg/WrenchStamped'](header=self._header(t, frame),
+        msg = types['geometry_msgs/msg/WrenchStamped'](header=self._header(
+            t, contract.contact_frame_id(frame)),
                                                        wrench=wrench)
         self.write(contract.contact_topic(frame), contract.CONTACT_TYPE, msg,
                    self._log_ns(t, log_ns))

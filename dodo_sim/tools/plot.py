@@ -204,7 +204,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     for frame in contact_frames:
         topic = contract.contact_topic(frame)
         if topic in data:
-            force_t[frame], force[frame] = bagio.wrenches(data[topic])
+            force_t[frame], force[frame] = bagio.wrenches(data[topic], frame)
     cmd_names = tuple(robot.actuated_joint_names)
     cmd, cmd_t = np.zeros((0, len(cmd_names))), np.zeros(0)
     if contract.JOINT_COMMANDS in data and len(data[contract.JOINT_COMMANDS]):

@@ -160,6 +160,7 @@ class _Inputs:
             topic = contract.contact_topic(frame)
             if topic not in data:
                 raise ValueError(f'the bag has no {topic} (contact frame {frame!r})')
+            bagio.check_world_axes(data[topic], frame)    # as the controller node does
             msgs = data[topic].messages
             stamps = [bagio.stamp_ns(m.header.stamp) for m in msgs]
             forces = np.array([(m.wrench.force.x, m.wrench.force.y, m.wrench.force.z)
