@@ -91,7 +91,7 @@ def _npm_client() -> tuple[Path | None, str]:
 
 
 def _start_npm_client(node_modules: Path, url: str, topics) -> subprocess.Popen:
-    """The real client (test/foxglove_npm_client.js) connecting to ``url``, JSON on stdout."""
+    """Start the real client (test/foxglove_npm_client.js) on ``url``; it prints JSON."""
     env = dict(os.environ, NODE_PATH=str(node_modules))
     return subprocess.Popen(
         ['node', str(Path(__file__).with_name('foxglove_npm_client.js')), url, ','.join(topics),
@@ -269,7 +269,7 @@ def test_every_decoded_joint_state_is_in_the_bag(runs):
 
 
 def _npm_received(runs) -> dict:
-    """What the real client (npm @foxglove/ws-protocol, node) printed; skips if it could not run."""
+    """Return what the real client (npm, node) printed; skip if it could not run."""
     if isinstance(runs['npm'], str):
         pytest.skip(runs['npm'])
     code, out, err = runs['npm']

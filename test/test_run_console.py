@@ -112,7 +112,7 @@ REPLAY_STEPS, REPLAY_RATE = 2001, 2.0
 
 def _replay(tmp_path, terminal: bool) -> str:
     """
-    ``dodo replay`` of a 2 s bag over DDS; its output (bytes decoded, '\\r' kept).
+    Return the output of ``dodo replay`` of a 2 s bag over DDS (carriage returns kept).
 
     In a pseudo-terminal (util-linux ``script``) or a pipe.
     """
