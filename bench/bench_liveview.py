@@ -9,7 +9,10 @@ protocol client (test/foxglove_client.py) subscribed to every channel the server
 The lockstep rate of a run is its simulator steps per wall-clock second, measured from the bag
 (bag times are the recorder's wall clock: (N - 1) / (last - first) over /joint_states), so
 process start-up does not count. Only the ratio within one bench run means anything; the load
-average is printed beside it.
+average is printed beside it. Both runs of a pair use config/hop.yaml with a simulator
+``command_timeout`` of 60 s, so that a controller starved by other processes on a loaded machine
+makes the run slower, not a different (timed-out) run; each run takes a free ROS domain of
+``DODO_HOP_DOMAINS``.
 
     nice python bench/bench_liveview.py [--pairs 3] [--duration 3]
 
@@ -22,13 +25,17 @@ the recorder, the only process of the run that does more work when a viewer conn
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import os
 from pathlib import Path
+import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / 'test'))
@@ -43,37 +50,61 @@ def lockstep_rate(bag: Path) -> float:
     return (len(times) - 1) / ((times[-1] - times[0]) * 1e-9)
 
 
-def run(bag: Path, duration: float, live_port: int | None) -> tuple[float | None, int]:
-    """
-    One run; (lockstep rate Hz or None if the run failed, messages the client received or.
+def strict_lockstep_params(directory: Path) -> Path:
+    """config/hop.yaml with a simulator command_timeout of 60 s (see module docs)."""
+    import yaml
+    params = yaml.safe_load((REPO / 'config' / 'hop.yaml').read_text())
+    params['simulator']['ros__parameters']['command_timeout'] = 60.0
+    path = directory / 'hop_strict_lockstep.yaml'
+    path.write_text(yaml.safe_dump(params))
+    return path
 
-    -1).
-    """
+
+@dataclass
+class Run:
+    """One ``dodo hop`` run of the bench."""
+
+    rate_hz: float | None       # lockstep rate, steps per wall s (None: the run failed)
+    run_cpu_s: float            # CPU time of dodo hop and its nodes (the whole run), s
+    client_cpu_s: float         # CPU time of the client's thread in this process, s
+    received: int               # messages the client received (-1: no client)
+
+
+def run(bag: Path, duration: float, live_port: int | None) -> Run:
+    """One run, with a client subscribed to every channel when ``live_port`` is given."""
     from foxglove_client import watch
     cmd = [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--duration', str(duration),
-           '--bag', str(bag), '--no-plots']
+           '--bag', str(bag), '--no-plots', '--params-file',
+           str(strict_lockstep_params(bag.parent))]
     got = {}
     thread = None
     if live_port is not None:
         cmd += ['--live', str(live_port)]
 
         def client():
+            start = time.thread_time()
             got['r'] = watch(f'ws://127.0.0.1:{live_port}', _AllTopics(), seconds=600.0,
                              connect_timeout=120.0)
+            got['cpu_s'] = time.thread_time() - start
         thread = threading.Thread(target=client)
         thread.start()
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    env.pop('ROS_DOMAIN_ID', None)         # a free domain of DODO_HOP_DOMAINS
+    # the children's rusage holds every descendant waited for: dodo hop and its nodes
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run_cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     received = -1
     if thread is not None:
         thread.join(timeout=60)
         received = sum(map(len, got['r'].messages.values())) if 'r' in got else -1
-    if proc.returncode != 0:       # e.g. a command timeout on an overloaded machine
-        last = (proc.stdout.strip().splitlines() or ['?'])[-3]
+    if proc.returncode != 0:       # e.g. the wall-clock limit on an overloaded machine
+        last = ' / '.join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
         print(f'  run failed (exit {proc.returncode}; load {os.getloadavg()[0]:.1f}): {last}',
               flush=True)
-        return None, received
-    return lockstep_rate(bag), received
+        return Run(None, run_cpu_s, got.get('cpu_s', 0.0), received)
+    return Run(lockstep_rate(bag), run_cpu_s, got.get('cpu_s', 0.0), received)
 
 
 class _AllTopics:
@@ -88,8 +119,6 @@ def recorder_cost(rate_hz: float, blocks: int = 6, messages: int = 3000) -> None
 
     The live view's limit on the channel (0: every message to the client).
     """
-    import time
-
     from dodo_sim.ros import contract
     from dodo_sim.tools.live_view import LiveView
     from foxglove_client import watch
@@ -155,29 +184,41 @@ def main() -> int:
         recorder_cost(0.0)
         return 0
     tmp = Path(tempfile.mkdtemp(prefix='bench_liveview-'))
-    without, with_client = [], []
+    pairs: list[tuple[Run, Run]] = []
     attempts = 0
-    while len(without) < args.pairs and attempts < 2 * args.pairs:
+    while len(pairs) < args.pairs and attempts < 2 * args.pairs:
         i, attempts = attempts, attempts + 1
         with socket.socket() as s:
             s.bind(('127.0.0.1', 0))
             port = s.getsockname()[1]
-        rate_a, _ = run(tmp / f'plain{i}', args.duration, None)
-        rate_b, received = run(tmp / f'live{i}', args.duration, port)
-        if rate_a is None or rate_b is None:      # a pair counts only when both completed
+        # ABBA: every other pair starts with the run with a client (a drift of the machine's
+        # load over the bench then favours neither)
+        if i % 2 == 0:
+            plain = run(tmp / f'plain{i}', args.duration, None)
+            live = run(tmp / f'live{i}', args.duration, port)
+        else:
+            live = run(tmp / f'live{i}', args.duration, port)
+            plain = run(tmp / f'plain{i}', args.duration, None)
+        if plain.rate_hz is None or live.rate_hz is None:   # a pair counts when both completed
             continue
-        without.append(rate_a)
-        with_client.append(rate_b)
-        print(f'pair {i}: without client {rate_a:.0f} steps/s, with client {rate_b:.0f} '
-              f'steps/s ({received} messages to the client), load {os.getloadavg()[0]:.1f}',
-              flush=True)
-    if not without:
+        pairs.append((plain, live))
+        print(f'pair {i}: without client {plain.rate_hz:.0f} steps/s ({plain.run_cpu_s:.1f} '
+              f'CPU s), with client {live.rate_hz:.0f} steps/s ({live.run_cpu_s:.1f} CPU s; '
+              f'{live.received} messages to the client, {live.client_cpu_s:.2f} CPU s in it), '
+              f'load {os.getloadavg()[0]:.1f}', flush=True)
+    if not pairs:
         print('no pair completed')
         return 1
-    a, b = sum(without) / len(without), sum(with_client) / len(with_client)
-    print(f'mean lockstep rate: without client {a:.0f} steps/s, with client {b:.0f} steps/s, '
-          f'ratio {b / a:.3f} ({len(without)} pairs of {args.duration:g} s; load average '
-          f'{os.getloadavg()[0]:.1f})')
+    ratios = sorted(live.rate_hz / plain.rate_hz for plain, live in pairs)
+    a = statistics.mean(plain.rate_hz for plain, _ in pairs)
+    b = statistics.mean(live.rate_hz for _, live in pairs)
+    cpu_a = statistics.mean(plain.run_cpu_s for plain, _ in pairs)
+    cpu_b = statistics.mean(live.run_cpu_s for _, live in pairs)
+    print(f'lockstep rate: without client {a:.0f} steps/s, with client {b:.0f} steps/s (means); '
+          f'per-pair ratio with/without: median {statistics.median(ratios):.3f}, range '
+          f'{ratios[0]:.3f}..{ratios[-1]:.3f}; CPU of the processes of the run: {cpu_a:.1f} s '
+          f'without, {cpu_b:.1f} s with a client ({len(pairs)} pairs of {args.duration:g} s; '
+          f'load average {os.getloadavg()[0]:.1f})')
     return 0
 
 

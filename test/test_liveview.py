@@ -9,9 +9,17 @@ Two lockstep runs of the same 1.5 s hop, side by side: run A without any viewer,
 ``websockets`` library): a normal one that stays to the end, and a slow one (50 ms per frame)
 that leaves after 1 s. The client decodes what it receives with the ros2msg schema the
 server advertised, as the Foxglove app does (mcap_ros2's dynamic decoder, not our code).
+
+A third client in run B is the real one: the npm ``@foxglove/ws-protocol`` FoxgloveClient run
+with node, decoding with ``@foxglove/rosmsg`` + ``@foxglove/rosmsg2-serialization``
+(test/foxglove_npm_client.js). The test installs those pinned packages from the npm registry
+once into ~/.cache/dodo_sim (later runs reuse them) and skips that client only when node is
+missing or the registry cannot be reached.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 import re
@@ -34,6 +42,61 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 DURATION_S = 1.5
 STATE_TYPE = 'sensor_msgs/msg/JointState'
+
+
+#: the real client's npm packages, pinned (test/foxglove_npm_client.js)
+NPM_PACKAGES = ('@foxglove/ws-protocol@0.8.0', '@foxglove/rosmsg@5.0.5',
+                '@foxglove/rosmsg2-serialization@3.1.0', 'ws@8.23.0')
+#: npm error codes that mean "no registry here", the only reason to skip the real client
+NPM_OFFLINE_RE = re.compile(r'\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|'
+                            r'ENETUNREACH|EHOSTUNREACH)\b')
+
+
+def _npm_client() -> tuple[Path | None, str]:
+    """
+    Install the real client's npm packages once (cached); (node_modules dir, '') or (None, why).
+
+    Installed into a fresh directory renamed into place when complete, so a run interrupted
+    mid-install or two test runs at once never leave a half-installed cache.
+    """
+    import shutil
+    node, npm = shutil.which('node'), shutil.which('npm')
+    if node is None or npm is None:
+        return None, 'node/npm not installed: the npm Foxglove client cannot run'
+    cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'dodo_sim'
+    key = hashlib.sha256(' '.join(NPM_PACKAGES).encode()).hexdigest()[:12]
+    target = cache / f'npm-foxglove-{key}'
+    if (target / 'installed').exists():
+        return target / 'node_modules', ''
+    partial = cache / f'npm-foxglove-{key}.partial-{os.getpid()}'
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    proc = subprocess.run(
+        [npm, 'install', '--no-audit', '--no-fund', '--no-save', '--prefix', str(partial),
+         '--fetch-retries=1', '--fetch-timeout=30000', *NPM_PACKAGES],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        offline = NPM_OFFLINE_RE.search(proc.stdout + proc.stderr)
+        if offline:
+            return None, (f'npm registry unreachable ({offline.group(1)}): cannot install '
+                          f'the real Foxglove client {" ".join(NPM_PACKAGES)}')
+        raise RuntimeError(f'npm install {NPM_PACKAGES} failed:\n{proc.stdout}{proc.stderr}')
+    (partial / 'installed').write_text(' '.join(NPM_PACKAGES) + '\n')
+    try:
+        partial.rename(target)
+    except OSError:                      # another run installed it first
+        shutil.rmtree(partial, ignore_errors=True)
+    return target / 'node_modules', ''
+
+
+def _start_npm_client(node_modules: Path, url: str, topics) -> subprocess.Popen:
+    """Start the real client (test/foxglove_npm_client.js) on ``url``; it prints JSON."""
+    env = dict(os.environ, NODE_PATH=str(node_modules))
+    return subprocess.Popen(
+        ['node', str(Path(__file__).with_name('foxglove_npm_client.js')), url, ','.join(topics),
+         '120', '280'], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env, text=True)
 
 
 def _free_port() -> int:
@@ -111,6 +174,7 @@ def _output(proc: subprocess.Popen) -> str:
 def runs(tmp_path_factory):
     from foxglove_client import watch
     tmp = tmp_path_factory.mktemp('live')
+    node_modules, npm_skip = _npm_client()
     plain = _dodo_hop(tmp / 'plain', terminal=True)
     plain_out = _output(plain)
     port = _free_port()
@@ -129,6 +193,7 @@ def runs(tmp_path_factory):
     threads = [threading.Thread(target=normal), threading.Thread(target=slow)]
     for t in threads:
         t.start()
+    npm = None if node_modules is None else _start_npm_client(node_modules, url, sorted(topics))
     deadline = time.monotonic() + 120.0
     while not listening and time.monotonic() < deadline and live.poll() is None:
         listening = _listeners(port)
@@ -136,9 +201,13 @@ def runs(tmp_path_factory):
     live_out = _output(live)
     for t in threads:
         t.join(timeout=60)
+    npm_result = npm_skip
+    if npm is not None:
+        npm_out, npm_err = npm.communicate(timeout=60)
+        npm_result = (npm.returncode, npm_out, npm_err)
     return {'plain': (plain.returncode, plain_out, tmp / 'plain'),
             'live': (live.returncode, live_out, tmp / 'live'), 'port': port,
-            'listening': listening, 'clients': got}
+            'listening': listening, 'clients': got, 'npm': npm_result}
 
 
 def test_runs_complete_and_print_the_address(runs):
@@ -197,6 +266,53 @@ def test_every_decoded_joint_state_is_in_the_bag(runs):
     urdf = _decoder(channels[R(contract.ROBOT_DESCRIPTION)])(
         client.messages[R(contract.ROBOT_DESCRIPTION)][0][1]).data
     assert '<robot' in urdf
+
+
+def _npm_received(runs) -> dict:
+    """Return what the real client (npm, node) printed; skip if it could not run."""
+    if isinstance(runs['npm'], str):
+        pytest.skip(runs['npm'])
+    code, out, err = runs['npm']
+    assert code == 0, err
+    received = json.loads(out)
+    assert not received['errors'], received['errors']
+    return received
+
+
+def test_npm_foxglove_client_sees_cdr_channels_with_ros2msg_schemas(runs):
+    received = _npm_received(runs)
+    channels = {c['topic']: c for c in received['channels']}
+    for topic in (R(contract.JOINT_STATES), R(contract.ROBOT_DESCRIPTION), R(contract.TF),
+                  R(contract.CLOCK), R(contract.FOOT_CONTACT), R(contract.CONTROLLER_STATE)):
+        assert topic in channels, sorted(channels)
+        assert channels[topic]['encoding'] == 'cdr'
+        assert channels[topic]['schemaEncoding'] == 'ros2msg'
+        assert channels[topic]['schemaName'] == contract.topic_type(topic.lstrip('/'))
+    assert 'time' in received['serverInfo']['capabilities']
+
+
+def test_npm_foxglove_client_decodes_joint_states_that_are_all_in_the_bag(runs):
+    """Decoded by @foxglove/rosmsg2-serialization from the advertised schema; not our code."""
+    from rosbags.typesys import get_typestore, Stores
+    decoded = _npm_received(runs)['decoded']
+    states = [d['message'] for d in decoded[R(contract.JOINT_STATES)]]
+    assert len(states) >= 10, len(states)
+    store = get_typestore(Stores.ROS2_KILTED)
+    in_bag = {_key(store.deserialize_cdr(raw, STATE_TYPE))
+              for raw in _raw(runs['live'][2], [R(contract.JOINT_STATES)])[
+                  R(contract.JOINT_STATES)]}
+    keys = [(m['header']['stamp']['sec'], m['header']['stamp']['nanosec'], tuple(m['name']),
+             tuple(m['position']), tuple(m['velocity']), tuple(m['effort'])) for m in states]
+    missing = [k for k in keys if k not in in_bag]
+    assert not missing, missing[:3]
+    assert len(set(keys)) == len(keys)                     # distinct states, not one repeated
+    log_times = [int(d['logTimeNs']) for d in decoded[R(contract.JOINT_STATES)]]
+    assert log_times == sorted(log_times) and log_times[-1] <= DURATION_S * 1e9
+    # nested types too: the URDF (latched, sent again on subscribe) and /tf's transforms
+    assert '<robot' in decoded[R(contract.ROBOT_DESCRIPTION)][0]['message']['data']
+    frames = {t['child_frame_id'] for d in decoded[R(contract.TF)]
+              for t in d['message']['transforms']}
+    assert frames, decoded[R(contract.TF)][:1]
 
 
 def test_rate_limit_thins_the_stream_not_the_bag(runs):

@@ -104,3 +104,58 @@ def test_live_addresses_and_rates():
         parse_topic_rates(['diagnostics=2'])
     with pytest.raises(LiveViewError):
         parse_topic_rates(['/tf=-1'])
+
+
+#: a bag of REPLAY_STEPS joint states (+ /clock, /foot_contact) 1 ms apart, replayed this fast
+REPLAY_STEPS, REPLAY_RATE = 2001, 2.0
+
+
+def _replay(tmp_path, terminal: bool) -> str:
+    """
+    Return the output of ``dodo replay`` of a 2 s bag over DDS (carriage returns kept).
+
+    In a pseudo-terminal (util-linux ``script``) or a pipe.
+    """
+    import shlex
+    import subprocess
+    import sys
+
+    from conftest import ros_env
+    from dodo_sim.tools.bag import OfflineBagWriter
+    bag = tmp_path / 'bag'
+    if not bag.exists():
+        with OfflineBagWriter(bag) as w:
+            for k in range(REPLAY_STEPS):
+                w.step(k * 1e-3, [0.0, 1.0, 0.0, 0.0], [0.0] * 4, [0.0] * 4, [0.0, 0.0])
+    env = dict(ros_env(), COLUMNS='120')
+    cmd = [sys.executable, '-m', 'dodo_sim.tools.cli', 'replay', str(bag), '--rate',
+           str(REPLAY_RATE), '--start-delay', '0.2']
+    if terminal:
+        cmd = ['script', '-qefc', shlex.join(cmd), '/dev/null']
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=env, timeout=120)
+    out = proc.stdout.decode('utf-8', errors='replace')
+    assert proc.returncode == 0, out
+    return out
+
+
+@pytest.mark.ros
+def test_replay_in_a_terminal_shows_a_progress_line(tmp_path):
+    out = _replay(tmp_path, terminal=True)
+    assert '\r' in out                      # redrawn in place
+    assert re.search(r'dodo replay +\d+%\|.*\| t = [\d.]+/2 s, [\d.?]+x real time, '
+                     r'\d+ messages, [\d?]+ s left', out), out
+    assert 'dodo replay 100%|' in out, out
+    assert out.rstrip().splitlines()[-1].startswith(
+        f'dodo replay: published {3 * REPLAY_STEPS} messages'), out
+
+
+@pytest.mark.ros
+def test_replay_in_a_pipe_prints_plain_progress_lines(tmp_path):
+    out = _replay(tmp_path, terminal=False)
+    assert not CONTROL_RE.search(out), [line for line in out.splitlines()
+                                        if CONTROL_RE.search(line)][:3]
+    assert re.search(r'^dodo replay: t = [\d.]+ / 2 s, [\d.?]+x real time, \d+ messages',
+                     out, re.M), out
+    assert out.rstrip().splitlines()[-1].startswith(
+        f'dodo replay: published {3 * REPLAY_STEPS} messages'), out

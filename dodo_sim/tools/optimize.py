@@ -719,6 +719,8 @@ def run_worker(study_path: str, storage_url: str, trials: int, liveness: Livenes
         # trial 0, the baseline, enqueued once: by the first worker to join the study (two
         # processes enqueueing it at once would both see none there and both add it)
         opt.enqueue_trial(study.baseline(), user_attrs={'baseline': True}, skip_if_exists=True)
+    else:
+        _wait_for_baseline(opt, study, liveness)
     seed = sampler_seed(study.seed, number)
     opt.sampler = _make_sampler(study.sampler, study.sampler_options, seed)
     worker = {'worker': number, 'worker_local': local_index, 'sampler_seed': seed,
@@ -734,6 +736,25 @@ def run_worker(study_path: str, storage_url: str, trials: int, liveness: Livenes
         return
     opt.optimize(_objective(study, worker), callbacks=[enough], gc_after_trial=False,
                  catch=(TrialFailed,))
+
+
+def _wait_for_baseline(opt, study: Study, liveness: Liveness) -> None:
+    """
+    Wait until the study holds the baseline before this worker creates a trial of its own.
+
+    Trial numbers follow creation order: a worker that joined second and asked for a trial
+    before the first one had enqueued the baseline would take trial 0 with a sampled point, and
+    trial 0 is the baseline everywhere (summary, history plot, best.yaml). The first worker
+    enqueues it right after joining; if it died in between, this one enqueues it after
+    ``liveness.grace_s``.
+    """
+    deadline = time.monotonic() + liveness.grace_s
+    while not any(t.user_attrs.get('baseline') for t in opt.get_trials(deepcopy=False)):
+        if time.monotonic() > deadline:
+            opt.enqueue_trial(study.baseline(), user_attrs={'baseline': True},
+                              skip_if_exists=True)
+            return
+        time.sleep(0.05)       # polling the storage (it has no notification)
 
 
 def _worker_process(study_path, storage_url, trials, liveness, local_index):  # pragma: no cover

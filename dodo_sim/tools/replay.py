@@ -7,7 +7,10 @@
 * Default: republish every recorded topic (incl. ``/clock``, the latched ``/robot_description``
   and ``/tf_static``) over DDS with the original timing of the bag, scaled by ``--rate``
   (2 = twice as fast).  Pacing is a 1 ms wall-clock timer that publishes every message whose
-  scaled bag time has come; messages are published as the recorded CDR bytes.
+  scaled bag time has come; messages are published as the recorded CDR bytes.  While it
+  runs, one progress line (bag time replayed / the bag's span, playback speed, messages
+  published, time left; :mod:`dodo_sim.tools.run_console`, as ``dodo hop``): redrawn in place
+  on a terminal, a plain line every 5 s otherwise; ``--no-progress``: none.
 * ``--through-controller``: offline regression check from the bag alone, no DDS
   (``docs/bags.md``).  A fresh controller is built from what the bag recorded, as the controller
   node builds it: through :mod:`dodo_control.registry` from the node's ``controller`` parameter
@@ -493,12 +496,15 @@ def _qos_for(connection):
 
 def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
                     topics: Sequence[str] | None = None, start_delay_s: float = 1.0,
-                    min_subscribers: int = 0, wait_timeout_s: float = 30.0) -> int:
+                    min_subscribers: int = 0, wait_timeout_s: float = 30.0,
+                    on_progress=None, progress_period_s: float = 0.25) -> int:
     """
     Republish the bag; returns the number of messages published.
 
     Topics whose message type has no Python package here (tf2_msgs, diagnostic_msgs on a plain
-    machine) are skipped with a warning on stderr.
+    machine) are skipped with a warning on stderr. ``on_progress(bag_s, span_s, published)``,
+    if given, is called from the first message on every ``progress_period_s`` of wall time and
+    once at the end: bag time replayed and the bag's span (first to last message), s.
     """
     from dodo_sim.ros.recorder import message_class
     import rclpy
@@ -534,7 +540,8 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
                       for topic, (profile, msgtype) in qos.items()}
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         log0 = messages[0][1]
-        state = {'next': 0, 'start_ns': None}
+        span_s = (messages[-1][1] - log0) * 1e-9
+        state = {'next': 0, 'start_ns': None, 'progress_ns': 0}
         created_ns = steady.now().nanoseconds
 
         def ready(now_ns: int) -> bool:
@@ -563,12 +570,17 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
                 publishers[topic].publish(raw)
                 i += 1
             state['next'] = i
+            if on_progress is not None and i > 0 and now_ns >= state['progress_ns']:
+                state['progress_ns'] = now_ns + int(progress_period_s * 1e9)
+                on_progress((messages[i - 1][1] - log0) * 1e-9, span_s, i)
 
         node.create_timer(0.001, tick, clock=steady)
         executor = EventsExecutor()
         executor.add_node(node)
         while state['next'] < len(messages):
             executor.spin_once(timeout_sec=0.1)
+        if on_progress is not None:
+            on_progress(span_s, span_s, state['next'])
         for publisher in publishers.values():
             from rclpy.duration import Duration
             publisher.wait_for_all_acked(Duration(seconds=2.0))
@@ -592,6 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help='seconds to wait for discovery before the first message (default 1)')
     parser.add_argument('--min-subscribers', type=int, default=0,
                         help='wait until every topic has this many subscribers (default 0)')
+    parser.add_argument('--no-progress', action='store_true',
+                        help='no progress line (default: one line redrawn in place on a '
+                             'terminal, a plain line every 5 s otherwise)')
     parser.add_argument('--through-controller', action='store_true',
                         help='offline: feed the recorded states to a fresh controller built '
                              'from the bag (URDF, recorded parameters and their runtime '
@@ -642,16 +657,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f'dodo replay: OK (tolerance {args.tolerance:g} N*m)')
         return 0
+    from dodo_sim.tools.run_console import RunConsole
+    consoles = []          # one, made at the first message, when the bag's span is known
+
+    def on_progress(bag_s: float, span_s: float, published: int) -> None:
+        if not consoles:
+            consoles.append(RunConsole('dodo replay', span_s, None, sys.stdout, sys.stderr,
+                                       unit='messages'))
+        consoles[0].progress(bag_s, published)
+
     try:
         started = time.monotonic()
         count = replay_over_dds(args.bag, rate=args.rate, topics=args.topics,
                                 start_delay_s=args.start_delay,
-                                min_subscribers=args.min_subscribers)
+                                min_subscribers=args.min_subscribers,
+                                on_progress=None if args.no_progress else on_progress)
     except (ValueError, TimeoutError) as exc:
         print(f'dodo replay: error: {exc}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:
+        for console in consoles:
+            console.close()
     print(f'dodo replay: published {count} messages in {time.monotonic() - started:.2f} s '
           f'(rate {args.rate:g})')
     return 0

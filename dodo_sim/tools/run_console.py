@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-What ``dodo hop`` / ``dodo walk`` show while a run goes: one progress line, not the nodes' logs.
+What ``dodo hop`` / ``dodo walk`` / ``dodo replay`` show while they run: one progress line.
+
+Not the nodes' logs.
 
 * On a terminal: one tqdm progress line (simulated time / duration, real-time factor, simulator
   steps so far, hops for the hopper, time left), redrawn in place. Not a terminal (CI, a
@@ -20,7 +22,9 @@ What ``dodo hop`` / ``dodo walk`` show while a run goes: one progress line, not 
 Progress comes from the recorder's ``dodo recorder: progress sim_time_s=... joint_states=...``
 lines (its ``progress_period_s`` parameter): the recorder already sees every /clock and
 /joint_states, so no other process joins the graph to measure it. Without /clock (hardware)
-the driver's time is taken as the wall time since the first progress line.
+the driver's time is taken as the wall time since the first progress line. ``dodo replay``,
+which has no children, calls :meth:`RunConsole.progress` itself with the bag time replayed and
+the messages published.
 """
 from __future__ import annotations
 
@@ -107,7 +111,7 @@ class RunConsole:
         match = PROGRESS_RE.match(text)
         if match:
             self.hops = int(match.group(3)) if match.group(3) is not None else None
-            self._progress(match.group(1), int(match.group(2)))
+            self.progress(match.group(1), int(match.group(2)))
             return
         if self._log is None and self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +134,12 @@ class RunConsole:
             self._write(self._err, f'[{name}] {text}\n')
 
     # -- progress ----------------------------------------------------------------------------
-    def _progress(self, sim_time: str, steps: int) -> None:
+    def progress(self, sim_time: str | float, steps: int) -> None:
+        """
+        Show that ``sim_time`` s of ``duration_s`` are done after ``steps`` steps.
+
+        ``'-'``: no simulated time yet (hardware: the wall time since the first call).
+        """
         now = time.monotonic()
         self.steps = steps
         if sim_time == '-':
