@@ -17,6 +17,9 @@ scipy's Brent method), and an exactly singular 3x3 contact block (the Python pat
 kernel then returns ``status`` 1 and :func:`solve_general` gives the problem to the Python path,
 which solves it from the start: the result is the Python path's, always.
 
+:func:`position_correction` is the linear algebra of the time-stepping step's position
+correction (timestepping.py ``_correct_positions``) in one compiled call.
+
 Every kernel is ``njit(cache=True)`` and compiled at install time by
 :mod:`dodo_sim.tools.precompile` (:func:`warm_up` here).
 """
@@ -650,6 +653,71 @@ def solve_general(G, b, blocks, tolerance, max_iterations, jacobi, relaxation):
     return lam, iterations, res, converged
 
 
+def _correction(G, minv_wt, rows, targets):
+    """
+    timestepping's position correction M^-1 W_C^T delta with G_CC delta = targets.
+
+    G_CC = G[rows][:, rows] by Cholesky when well conditioned (smallest pivot^2 > 1e-12 largest
+    pivot^2, timestepping._spd_solve_or_least_squares), then solved as np.linalg.solve does (LU
+    with partial pivoting). Returns (dq (nv,), ok); not ok: the Python path's least squares.
+    """
+    n = len(rows)
+    nv = minv_wt.shape[0]
+    A = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            A[i, j] = G[rows[i], rows[j]]
+    dq = np.zeros(nv)
+    L = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            acc = A[i, j]
+            for k in range(j):
+                acc -= L[i, k] * L[j, k]
+            if i == j:
+                if not acc > 0.0:
+                    return dq, False
+                L[i, i] = math.sqrt(acc)
+            else:
+                L[i, j] = acc / L[j, j]
+    smallest = math.inf
+    largest = 0.0
+    for i in range(n):
+        smallest = min(smallest, L[i, i])
+        largest = max(largest, L[i, i])
+    if not smallest * smallest > 1e-12 * largest * largest:
+        return dq, False
+    delta, ok = _lu_solve(A, targets)
+    if not ok:
+        return dq, False
+    for j in range(nv):
+        acc = 0.0
+        for p in range(n):
+            acc += minv_wt[j, rows[p]] * delta[p]
+        dq[j] = acc
+    return dq, True
+
+
+_correction = _compiled(_correction)
+
+
+def position_correction(G, minv_wt, rows, targets):
+    """
+    Return the displacement dq = M^-1 W_C^T delta of timestepping's position correction.
+
+    ``rows``: the rows C of the constraints to close, ``targets``: their gap corrections;
+    G_CC delta = targets. None without numba or when G_CC is not well conditioned (the caller's
+    least squares then handles redundant constraints).
+    """
+    if njit is None:
+        return None
+    dq, ok = _correction(np.ascontiguousarray(G, dtype=np.float64),
+                         np.ascontiguousarray(minv_wt, dtype=np.float64),
+                         np.asarray(rows, dtype=np.int64),
+                         np.asarray(targets, dtype=np.float64))
+    return dq if ok else None
+
+
 def warm_up() -> None:
     """Compile the kernel with the argument types the integrators use (precompile.py)."""
     from .solver import Block
@@ -659,6 +727,7 @@ def warm_up() -> None:
     blocks = [Block(0, 3, 0.5), Block(3, 1)]
     for jacobi in (False, True):
         solve_general(G, b, blocks, 1e-10, 100, jacobi, 1.0)
+    position_correction(G, G, [0, 3], [1e-6, 2e-6])
 
 
-__all__ = ['solve_general', 'pack_blocks', 'warm_up', 'SIZES', 'SOLVED', 'NEEDS_PYTHON']
+__all__ = ['solve_general', 'position_correction', 'pack_blocks', 'warm_up', 'SIZES', 'SOLVED', 'NEEDS_PYTHON']
