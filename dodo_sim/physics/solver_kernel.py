@@ -620,19 +620,23 @@ SIZES = (1, 2, 3)
 def pack_blocks(blocks):
     """Return the block arrays of :func:`_solve_kernel` (starts, sizes, mus, has_dir, dirs)."""
     nb = len(blocks)
-    starts = np.empty(nb, np.int64)
-    sizes = np.empty(nb, np.int64)
-    mus = np.empty(nb)
-    has_dir = np.zeros(nb, np.bool_)
+    # built from lists: one array per field (element-wise stores cost ~0.1 us each)
+    starts = np.array([blk.start for blk in blocks], np.int64)
+    sizes = np.array([blk.size for blk in blocks], np.int64)
+    mus = np.array([blk.mu for blk in blocks], np.float64)
+    has_dir = np.array([blk.slip_dir is not None for blk in blocks], np.bool_)
     dirs = np.zeros((nb, 2))
     for k, blk in enumerate(blocks):
-        starts[k] = blk.start
-        sizes[k] = blk.size
-        mus[k] = blk.mu
         if blk.slip_dir is not None:
-            has_dir[k] = True
             dirs[k, :blk.size - 1] = blk.slip_dir
     return starts, sizes, mus, has_dir, dirs
+
+
+def _c_array(a):
+    """Return ``a`` as a C-contiguous float64 array (the kernels' compiled signature)."""
+    if a.dtype == np.float64 and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def solve_general(G, b, blocks, tolerance, max_iterations, jacobi, relaxation):
@@ -642,12 +646,14 @@ def solve_general(G, b, blocks, tolerance, max_iterations, jacobi, relaxation):
     None when the Python path must solve the problem (no numba, a block size the kernel does not
     take, or a block it hands back: module docs).
     """
-    if njit is None or any(blk.size not in SIZES for blk in blocks):
+    if njit is None:
         return None
+    for blk in blocks:
+        if blk.size not in SIZES:
+            return None
     lam, iterations, res, converged, status = _solve_kernel(
-        np.ascontiguousarray(G, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
-        *pack_blocks(blocks), float(tolerance), int(max_iterations), bool(jacobi),
-        float(relaxation))
+        _c_array(G), _c_array(b), *pack_blocks(blocks), float(tolerance), int(max_iterations),
+        bool(jacobi), float(relaxation))
     if status != SOLVED:
         return None
     return lam, iterations, res, converged
@@ -711,10 +717,8 @@ def position_correction(G, minv_wt, rows, targets):
     """
     if njit is None:
         return None
-    dq, ok = _correction(np.ascontiguousarray(G, dtype=np.float64),
-                         np.ascontiguousarray(minv_wt, dtype=np.float64),
-                         np.asarray(rows, dtype=np.int64),
-                         np.asarray(targets, dtype=np.float64))
+    dq, ok = _correction(_c_array(G), _c_array(minv_wt), np.array(rows, np.int64),
+                         np.array(targets, np.float64))
     return dq if ok else None
 
 
