@@ -661,7 +661,7 @@ def solve_general(G, b, blocks, tolerance, max_iterations, jacobi, relaxation):
 
 def _correction(G, minv_wt, rows, targets):
     """
-    timestepping's position correction M^-1 W_C^T delta with G_CC delta = targets.
+    Return the time-stepping position correction M^-1 W_C^T delta with G_CC delta = targets.
 
     G_CC = G[rows][:, rows] by Cholesky when well conditioned (smallest pivot^2 > 1e-12 largest
     pivot^2, timestepping._spd_solve_or_least_squares), then solved as np.linalg.solve does (LU
@@ -734,4 +734,5 @@ def warm_up() -> None:
     position_correction(G, G, [0, 3], [1e-6, 2e-6])
 
 
-__all__ = ['solve_general', 'position_correction', 'pack_blocks', 'warm_up', 'SIZES', 'SOLVED', 'NEEDS_PYTHON']
+__all__ = ['solve_general', 'position_correction', 'pack_blocks', 'warm_up', 'SIZES', 'SOLVED',
+           'NEEDS_PYTHON']
