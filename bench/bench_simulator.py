@@ -6,6 +6,7 @@ Speed of ``Simulator.step`` against MuJoCo, DART and pybullet on the same robots
 
     python bench/bench_simulator.py [--steps 1000] [--repetitions 7] [--model PATH]
                                     [--biped PATH] [--no-biped] [--profile] [--collisions]
+                                    [--quadruped [--python-solve]] [--no-hopper]
 
 Cases (dt = control period = 1 ms, every engine built from the same URDF/xacro):
 
@@ -27,6 +28,7 @@ ratios are against the peers measured in this run. Nothing here asserts on time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 from dataclasses import dataclass, field
 import importlib.util
@@ -83,10 +85,24 @@ class BenchParams:
 
 # -- engines behind one small interface ------------------------------------------------------
 
+@contextlib.contextmanager
+def python_3d_solve():
+    """Inside the block the 3-D contact solve and position correction run in Python."""
+    from dodo_sim.physics import solver_kernel
+    saved = solver_kernel.solve_general, solver_kernel.position_correction
+    solver_kernel.solve_general = solver_kernel.position_correction = lambda *args: None
+    try:
+        yield
+    finally:
+        solver_kernel.solve_general, solver_kernel.position_correction = saved
+
+
 class DodoEngine:
     def __init__(self, model, integrator, params, contact_frames, radius, initial_q,
-                 collisions='feet'):
-        self.label = f'dodo {integrator}' + (' links' if collisions == 'links' else '')
+                 collisions='feet', python_solve=False):
+        self.label = (f'dodo {integrator}' + (' links' if collisions == 'links' else '')
+                      + (' py3d' if python_solve else ''))
+        self.python_solve = python_solve
         self.sim = Simulator(model, SimConfig(
             integrator=integrator, dt=params.dt_s, control_period=params.dt_s,
             friction=params.friction, contact_frames=tuple(contact_frames),
@@ -112,6 +128,11 @@ class DodoEngine:
                 [state.v[i] for i in robot.actuated_idx_v])
 
     def timed_step(self, tau, clock=time.perf_counter):
+        if self.python_solve:   # the context switch stays outside the timed interval
+            with python_3d_solve():
+                start = clock()
+                self.state = self.sim.step(tau)
+                return clock() - start
         start = clock()
         self.state = self.sim.step(tau)
         return clock() - start
@@ -383,17 +404,19 @@ def build_cases(args, params: BenchParams) -> list:
         for make in factories:
             cases.append(Case('biped', 'double', make(), hold, start))
     if args.quadruped:
-        cases += quadruped_cases(params)
+        cases += quadruped_cases(params, args.python_solve)
     return cases
 
 
-def quadruped_cases(params: BenchParams) -> list:
+def quadruped_cases(params: BenchParams, python_solve: bool = False) -> list:
     """
     Solo-12 standing on four feet: dodo_sim and MuJoCo.
 
     Solo-12 (example-robot-data, floating base) standing on four feet under its static torques plus
     a PD hold (kp 30, kd 0.3 N*m/rad), dropped 1 mm and settled; dodo_sim (both integrators) and
-    MuJoCo (same URDF, bench/mujoco_urdf.py).
+    MuJoCo (same URDF, bench/mujoco_urdf.py). ``python_solve``: also time-stepping with the 3-D
+    contact solve and position correction in Python (solver_kernel switched off around its
+    steps), the state before the compiled kernel, interleaved in the same run.
     """
     sys.path.insert(0, str(REPO / 'test'))
     import public_robots as pr
@@ -409,6 +432,9 @@ def quadruped_cases(params: BenchParams) -> list:
     hold = LegHold(pr.SOLO_STAND_LEGS, tau, 30.0, 0.3)
     factories = [lambda i=i: DodoEngine(path, i, params, feet, 0.0, start)
                  for i in ('timestepping', 'event')]
+    if python_solve:
+        factories.append(lambda: DodoEngine(path, 'timestepping', params, feet, 0.0, start,
+                                            python_solve=True))
     factories.append(lambda: MujocoUrdfEngine(path, params, feet,
                                               probe.robot.actuated_joint_names))
     return [Case('quad', 'stance', make(), hold, start) for make in factories]
@@ -448,6 +474,8 @@ def main(argv=None) -> int:
     parser.add_argument('--no-biped', action='store_true')
     parser.add_argument('--quadruped', action='store_true',
                         help='also the Solo-12 quadruped (example-robot-data) against MuJoCo')
+    parser.add_argument('--python-solve', action='store_true',
+                        help='with --quadruped: also time-stepping with the 3-D solve in Python')
     parser.add_argument('--no-hopper', action='store_true', help='skip the hopper cases')
     parser.add_argument('--collisions', action='store_true',
                         help="also run each dodo case with SimConfig.collisions='links'")
@@ -509,7 +537,7 @@ def main(argv=None) -> int:
         if biped in med:
             print(f'  biped double support / hopper stance, {label} = '
                   f'{med[biped] / med[stance]:.2f} ({low[biped] / low[stance]:.2f}) (goal <= 2)')
-    for label in ('dodo timestepping', 'dodo event'):
+    for label in ('dodo timestepping', 'dodo timestepping py3d', 'dodo event'):
         quad, ref = ('quad', 'stance', label), ('quad', 'stance', 'mujoco')
         if quad in med and ref in med:
             print(f'  quadruped stance, {label} / mujoco = {med[quad] / med[ref]:.1f} '

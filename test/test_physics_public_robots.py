@@ -10,6 +10,8 @@ published (floating base by the URDF convention), with both integrators:
 
 * standing: under the torques of a static solution the quadruped stays still and its foot
   forces are that solution (with torque-driven joints the 12 foot forces are determined);
+* dropped and settling: the PD-held quadruped dropped 1 cm comes to rest on sticking feet that
+  carry its weight;
 * sliding down a 15 deg slope: the centre of mass accelerates at g (sin th - mu cos th)
   corrected by mu a_n for the legs' residual normal vibration, every foot on its cone's edge;
 * tumbling in flight (free floating base, passive joints): centroidal angular momentum and
@@ -78,6 +80,46 @@ def test_solo12_slides_down_a_slope_at_the_coulomb_acceleration(integrator):
     for force in state.contact_forces:   # the last step's forces: every foot slides
         n = force @ normal
         assert np.linalg.norm(force - n * normal) == pytest.approx(mu * n, rel=1e-9)
+
+
+#: Solo-12's actuators (robot_properties_solo, config.py of open-dynamic-robot-initiative):
+#: rotor inertia of one motor, kg*m^2, and gear ratio; reflected armature G^2 J = 3.6e-4 kg*m^2
+SOLO_ROTOR_INERTIA_KGM2, SOLO_GEAR_RATIO = 4.5e-6, 9.0
+
+
+@pytest.mark.parametrize('integrator', INTEGRATORS)
+def test_solo12_dropped_settles_on_sticking_feet_carrying_its_weight(integrator):
+    """
+    Dropped 1 cm under static torques plus a PD hold (kp 30 N*m/rad, kd 1 N*m*s/rad), it settles.
+
+    With plastic hard contact the impact leaves no bounce; what remains is the PD-held posture on
+    four sticking feet, a damped linear system. Its damping needs kd ~ 1 (kd 0.3 still oscillates
+    at ~2 Hz after 2 s); an explicit PD at 1 ms is stable with that gain only with the motors'
+    reflected rotor inertia (armature G^2 J_rotor, motor_dynamics; without it the 30 g shank
+    diverges in flight). Settled from t = 1.5 s on (checked every step to 1.6 s): every foot in
+    contact strictly inside its cone (|f_T| / f_N = 0.142, mu 0.8), base speed < 1e-3 m/s
+    (measured 5e-9) and the foot forces sum to m g within 1e-6 N (measured <= 6e-7 N; the
+    error decays ~4x per 0.1 s: 3e-8 N at 1.8 s).
+    """
+    sim = Simulator(pr.solo12(), SimConfig(
+        integrator=integrator, contact_frames=pr.SOLO_FEET, motor_dynamics=True,
+        motor_gear_ratio=(SOLO_GEAR_RATIO,), motor_rotor_inertia_kgm2=(SOLO_ROTOR_INERTIA_KGM2,)))
+    mu, weight = sim.config.friction, sim.robot.total_mass * G
+    _, tau = pr.static_torques(sim.robot, pr.standing_pose(sim, pr.SOLO_STAND_LEGS))
+    sim.reset(pr.standing_pose(sim, pr.SOLO_STAND_LEGS, gap_m=0.01))
+    flight = 0
+    for step in range(1600):
+        s = sim.state
+        state = sim.step(tau + 30.0 * (pr.SOLO_STAND_LEGS - s.q[7:]) - 1.0 * s.v[6:])
+        flight += not any(state.in_contacts)
+        if step < 1500:
+            continue
+        forces = state.contact_forces
+        assert all(state.in_contacts)
+        assert (np.hypot(forces[:, 0], forces[:, 1]) < mu * forces[:, 2]).all()   # sticking
+        assert np.linalg.norm(state.v[:3]) < 1e-3
+        np.testing.assert_allclose(forces.sum(axis=0), (0.0, 0.0, weight), rtol=0, atol=1e-6)
+    assert flight > 30     # it fell ~45 ms before the first touchdown
 
 
 def centroidal_angular_momentum(robot, q, v):

@@ -34,6 +34,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from . import solver_kernel
+
 METHODS = ('gauss_seidel', 'jacobi')
 
 #: a block whose normal multiplier is below this (N*s or N) counts as separated in the polish
@@ -372,6 +374,24 @@ def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
 def _solve_general(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,
                    tolerance: float = 1e-10, max_iterations: int = 100,
                    method: str = 'gauss_seidel', relaxation: float = 1.0) -> Solution:
+    """
+    Return the iteration of :func:`solve` for any block sizes.
+
+    Compiled (:mod:`dodo_sim.physics.solver_kernel`, the same iteration to rounding) when numba
+    is installed and the kernel takes the problem, else :func:`_solve_general_python`.
+    """
+    out = solver_kernel.solve_general(G, b, blocks, tolerance, max_iterations,
+                                      method == 'jacobi', relaxation)
+    if out is not None:
+        return Solution(*out)
+    return _solve_general_python(G, b, blocks, tolerance=tolerance,
+                                 max_iterations=max_iterations, method=method,
+                                 relaxation=relaxation)
+
+
+def _solve_general_python(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,
+                          tolerance: float = 1e-10, max_iterations: int = 100,
+                          method: str = 'gauss_seidel', relaxation: float = 1.0) -> Solution:
     """Return the iteration of :func:`solve` on numpy arrays, for any block sizes."""
     lam = np.zeros(len(b))
     jacobi = method == 'jacobi'

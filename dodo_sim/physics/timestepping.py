@@ -35,6 +35,7 @@ import numpy as np
 import pinocchio as pin
 
 from . import solver as ncp
+from . import solver_kernel
 from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
 from .fast import pack_model
 from .kernels.buffers import pack_buffers
@@ -312,6 +313,9 @@ class MoreauJeanIntegrator:
         if len(rows) == 1:
             r = rows[0]
             return self._integrate(q_next, minv_wt[:, r] * (targets[0] / G[r, r]))
+        dq = solver_kernel.position_correction(G, minv_wt, rows, targets)
+        if dq is not None:
+            return self._integrate(q_next, dq)
         minv_wc = minv_wt[:, rows]
         G_cc = G[np.ix_(rows, rows)]
         delta = _spd_solve_or_least_squares(G_cc, np.array(targets))
