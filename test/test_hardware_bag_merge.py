@@ -112,3 +112,12 @@ def test_a_truncated_log_is_refused_and_the_bag_unchanged(tmp_path):
 
 def test_header_stamp_is_read_from_the_cdr_bytes():
     assert header_stamp_ns(state_bytes(7)) == T0_NS + 7 * 10**6
+
+
+def test_dodo_bag_merge_driver_log_command(tmp_path, capsys):
+    from dodo_sim.tools.bag_tool import main
+    bag, log = make_run(tmp_path, set(range(0, N_STATES, 4)))
+    assert main(['merge-driver-log', str(bag)]) == 0
+    assert f'bag: {N_STATES} joint_states: 300 recorded live + 900' in capsys.readouterr().out
+    assert message_counts(bag)[contract.JOINT_STATES] == N_STATES and not log.exists()
+    assert main(['merge-driver-log', str(bag)]) == 2          # the log is gone: said, exit 2

@@ -880,16 +880,30 @@ def recorded_states_note(bag, driver: dict) -> str:
             f'{os.getloadavg()[0]:.1f})')
 
 
-def driver_log_note(bag, driver: dict) -> str:
-    """How many of its published /joint_states the driver wrote to its own log (state_log)."""
+def merge_driver_log(bag, driver: dict, bag_closed: bool) -> str:
+    """
+    Merge the driver's log of every state it published (state_log) into the closed bag.
+
+    The states the recorder missed are added to the bag (dodo_sim.tools.bag_merge) and the log
+    beside the bag removed; returns the line that says what was done (or why not: the log then
+    stays beside the bag).
+    """
+    from dodo_sim.tools.bag_merge import merge_state_log
     path = state_log_path(bag)
     logged, published = driver.get('logged'), driver.get('published')
     if logged is None:
         return f'driver log: WARNING: not written ({path})'
-    if logged == published:
-        return f'driver log: all {logged} {contract.JOINT_STATES} the driver published: {path}'
-    return (f'driver log: WARNING: {logged} of the {published} {contract.JOINT_STATES} the '
-            f'driver published: {path}')
+    short = ('' if logged == published else
+             f'; WARNING: the driver logged {logged} of the {published} '
+             f'{contract.JOINT_STATES} it published')
+    if not bag_closed:
+        return f'driver log: not merged (the bag was not closed): {path}{short}'
+    try:
+        report = merge_state_log(bag, path)
+    except (ValueError, OSError) as exc:
+        return f'driver log: WARNING: not merged into the bag ({one_line(exc)}): {path}{short}'
+    load = f' (machine load {os.getloadavg()[0]:.1f})' if report.added else ''
+    return report.line() + load + short
 
 
 def default_wall_timeout(duration: float) -> float:
@@ -977,10 +991,11 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     if bag is not None:
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
         out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
+        if result.driver and result.hardware is not None:
+            # the driver's log of every state it published goes into the bag (issue 16)
+            out.write(f'{prog}: {merge_driver_log(bag, result.driver, result.bag_closed)}\n')
         if result.bag_closed and result.driver:
             out.write(f'{prog}: {recorded_states_note(bag, result.driver)}\n')
-        if result.driver and result.hardware is not None:
-            out.write(f'{prog}: {driver_log_note(bag, result.driver)}\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
