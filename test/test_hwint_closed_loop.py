@@ -432,6 +432,40 @@ def test_controller_stopped_2_s_while_hopping_lands_the_leg_and_sigcont_recovers
           f'{x["watchdog_trips"]} watchdog trip(s)')
 
 
+def test_a_watchdog_trip_fails_the_run_and_says_why(hardware_run):
+    """
+    The controller SIGSTOPped for 0.3 s (> command_timeout 50 ms) while hopping, then resumed.
+
+    The leg is landed and no fault latches, but the run does not show the controller: the driver
+    exits 5 (watchdog tripped) at stop_after, the run fails (exit 1) and its summary says when
+    and for how long the controller was silent (DESIGN.md section 7).
+    """
+    hop, probe = hardware_run(5.0)
+    probe.spin_until(hop, lambda: probe.hops >= 2, 120.0, '2 hops')
+    controller = hop.children['controller']
+    controller.send(signal.SIGSTOP)
+    stopped = time.time()
+    try:
+        probe.spin_until(hop, lambda: time.time() > stopped + 0.3, 30.0, 'the 0.3 s stop')
+    finally:
+        controller.send(signal.SIGCONT)
+    assert hop.wait(120.0), hop.failures          # the driver reaches stop_after and exits
+    hop.stop()
+    result = hop.result('completed')
+    assert hop.children['driver'].proc.returncode == 5, hop.failures
+    assert result.exit_code == 1 and result.outcome == 'failed', result.summary()
+    x = result.driver
+    assert x['watchdog_trips'] == 1 and x['faults'] == 0 and x['motors_off_events'] == 0, x
+    assert 0.25 < x['watchdog_s_max'] < 5.0, x
+    said = result.summary()
+    assert re.search(r"FAILED .*the driver's watchdog tripped at t = [\d.]+ s of driver time, "
+                     r'no command for 0\.0[5-9]\d s \(command_timeout = 0\.05 s\): the '
+                     r'controller was silent', said), said
+    assert 'driver exited with code 5 (watchdog tripped' in said and 'ignored' not in said, said
+    assert '1 watchdog trip(s) (longest' in result.driver_summary()
+    print(f'watchdog trip: {said}; load {os.getloadavg()[0]:.1f}')
+
+
 def test_a_leg_too_weak_to_stand_faults_and_dodo_hop_fails_naming_joint_and_cause(tmp_path):
     """
     max_torques too small to carry the body.

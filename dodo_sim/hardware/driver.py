@@ -47,6 +47,13 @@ EXIT_MOTORS_STOPPED = 4
 #: The driver's log line naming each motors-off event of a run (joint and cause), repeated
 #: just before its summary: ``dodo driver motors off: <state>: <reason>`` (``dodo hop`` reads it).
 MOTORS_OFF_PREFIX = 'dodo driver motors off: '
+#: Exit code of a driver whose watchdog tripped during the run (the controller was silent for
+#: more than command_timeout: the run does not show the controller; DESIGN.md section 7). A
+#: motors-off event takes precedence (:data:`EXIT_MOTORS_STOPPED`).
+EXIT_WATCHDOG_TRIPPED = 5
+#: The driver's log line for each watchdog trip of a run, repeated just before its summary:
+#: ``dodo driver watchdog tripped: at t = <s> s of driver time, no command for <s> s ...``.
+WATCHDOG_PREFIX = 'dodo driver watchdog tripped: '
 
 
 class Sample(NamedTuple):

@@ -54,7 +54,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from dodo_sim.hardware.backend import make_backend, open_bus
 from dodo_sim.hardware.config import (actuator_configs, actuator_error_name, DriverConfig,
                                       urdf_joints)
-from dodo_sim.hardware.driver import DriverCore, EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
+from dodo_sim.hardware.driver import (DriverCore, EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
+                                      MOTORS_OFF_PREFIX, WATCHDOG_PREFIX)
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.model import robot_description_xml
@@ -162,6 +163,11 @@ class DriverNode(Node):
         self.estops = 0                     # e-stops taken (~/estop calls, /estop presses)
         #: what stopped the motors during the run (fault, e-stop, ~/disable): '<state>: <reason>'
         self.motors_off_events: list[str] = []
+        #: each watchdog trip of the run: 'at t = ... s of driver time, no command for ...'
+        self.watchdog_events: list[str] = []
+        self._trips_seen = 0                # safety.watchdog_trips already reported
+        self._trip_started: float | None = None     # monotonic s of the open trip
+        self.watchdog_s_max = 0.0           # longest tripped stretch, s
         self.commands_received = 0          # valid commands (either topic)
         self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
         self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
@@ -438,9 +444,10 @@ class DriverNode(Node):
                 event = (safety.reason if safety.reason.startswith(sample.state.value)
                          else f'{sample.state.value}: {safety.reason}')
                 self.motors_off_events.append(event)
-                self.exit_code = EXIT_MOTORS_STOPPED
+                self.exit_code = EXIT_MOTORS_STOPPED      # over a watchdog trip's 5
                 self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self._prev_state = sample.state
+        self._report_watchdog(safety)
         if safety.watchdog_active:
             age = safety.command_age(time.monotonic())
             since = f'for {age:.3f} s' if math.isfinite(age) else 'since enable'
@@ -455,6 +462,31 @@ class DriverNode(Node):
             if self.core.has_board and self.core.board.consecutive_missed:
                 missed.append('sensor board')
             self._throttle.warn('missed', f'missed replies this cycle: {missed}')
+
+    def _report_watchdog(self, safety) -> None:
+        """A trip during the run fails it (DESIGN.md section 7): logged, counted, exit code."""
+        now = time.monotonic()
+        if self._trip_started is not None and not safety.watchdog_active:
+            stretch = now - self._trip_started
+            self.watchdog_s_max = max(self.watchdog_s_max, stretch)
+            self._trip_started = None
+            self.get_logger().info(f'watchdog: commands back after {stretch:.3f} s')
+        if safety.watchdog_trips == self._trips_seen:
+            return
+        self._trips_seen = safety.watchdog_trips
+        if self._stopping:
+            return
+        self._trip_started = now
+        age = safety.command_age(now)
+        silent = (f'no command for {age:.3f} s' if math.isfinite(age)
+                  else 'no command since the enable')
+        event = (f'at t = {self.driver_time(now):.3f} s of driver time, {silent} '
+                 f'(command_timeout = {self.config.command_timeout} s): the controller was '
+                 f'silent; {self.config.watchdog_mode} law until commands returned')
+        self.watchdog_events.append(event)
+        if self.exit_code == runtime.EXIT_OK:
+            self.exit_code = EXIT_WATCHDOG_TRIPPED
+        self.get_logger().error(WATCHDOG_PREFIX + event)
 
     # -- diagnostics ------------------------------------------------------------------------------
 
@@ -565,7 +597,8 @@ class DriverNode(Node):
                'missed_deadlines': self.missed_deadlines,
                'age_ms_p50': ms(self._age_ns, 50), 'age_ms_p99': ms(self._age_ns, 99),
                'age_ms_max': None if self._age_ns.max is None else self._age_ns.max * 1e-6,
-               'watchdog_trips': safety.watchdog_trips, 'estops': self.estops,
+               'watchdog_trips': safety.watchdog_trips, 'watchdog_s_max': self.watchdog_s_max,
+               'estops': self.estops,
                'state': safety.state.value,
                'missed_replies': sum(s.missed for s in self.core.status)
                + (self.core.board.missed if self.core.has_board else 0),
@@ -583,7 +616,12 @@ class DriverNode(Node):
         if not self._summary_logged:
             self._summary_logged = True
             self._write_state_log()
-            for event in self.motors_off_events:        # the last lines say what stopped them
+            if self._trip_started is not None:          # still tripped at the end
+                self.watchdog_s_max = max(self.watchdog_s_max,
+                                          time.monotonic() - self._trip_started)
+            for event in self.watchdog_events:          # the last lines say why the run failed
+                self.get_logger().error(WATCHDOG_PREFIX + event)
+            for event in self.motors_off_events:
                 self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self.get_logger().info(runtime.format_summary('driver', self.summary()))
 

@@ -57,7 +57,8 @@ import tempfile
 import time
 from typing import Any, TextIO
 
-from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
+from dodo_sim.hardware.driver import (EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
+                                      MOTORS_OFF_PREFIX, WATCHDOG_PREFIX)
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
@@ -80,13 +81,16 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
 #: The driver's exit code 3: its emulated hardware's physics diverged.
 DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
-                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable'}
+                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable',
+                     EXIT_WATCHDOG_TRIPPED: 'watchdog tripped: the controller was silent'}
 #: The driver's final line: ``dodo driver: hardware=... run_time_s=... cycles=... ...``.
 DRIVER_SUMMARY = 'driver'
 #: Driver parameters a real-bus params file must set itself (nothing taken from defaults).
 CAN_REQUIRED = ('bus_interface', 'bus_channel', 'calibration_file')
 #: Simulator (or driver) first, recorder last: the recorder must see everything the others send.
 STOP_ORDER = {'simulator': 0, 'driver': 0, 'controller': 1, 'recorder': 2}
+#: Signals that ask a child to stop (any other, e.g. SIGSTOP/SIGCONT, does not).
+STOP_SIGNALS = {'SIGINT', 'SIGTERM', 'SIGKILL'}
 #: Wall-clock s a child gets to exit after SIGINT, then after SIGTERM (then SIGKILL).
 STOP_GRACE_S, TERM_GRACE_S = 15.0, 5.0
 
@@ -246,7 +250,9 @@ class RunResult:
                 f"{ms('period_ms_p50')}/{ms('period_ms_p99')}/{ms('period_ms_max')} ms "
                 f"({x.get('missed_deadlines', '?')} missed deadline(s)), "
                 f"state-to-command age p50/p99/max = {ms('age_ms_p50')}/{ms('age_ms_p99')}/"
-                f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s), "
+                f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s)"
+                + (f" (longest {x['watchdog_s_max']:.3f} s)" if x.get('watchdog_trips')
+                   and isinstance(x.get('watchdog_s_max'), float) else '') + ', '
                 f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
                 f'rejected command(s)'
@@ -331,6 +337,8 @@ class HopRun:
         self.driver_summary: dict | None = None
         #: what stopped the motors during the run (the driver's MOTORS_OFF_PREFIX lines)
         self.motors_off_events: list[str] = []
+        #: the driver's watchdog trips during the run (its WATCHDOG_PREFIX lines)
+        self.watchdog_events: list[str] = []
         self._stop_after_line: tuple[float, int] | None = None
         self._tmp: Path | None = None
         self._started_at: float | None = None
@@ -519,6 +527,10 @@ class HopRun:
                 event = text[text.index(MOTORS_OFF_PREFIX) + len(MOTORS_OFF_PREFIX):].strip()
                 if event not in self.motors_off_events:
                     self.motors_off_events.append(event)
+            if WATCHDOG_PREFIX in text:
+                event = text[text.index(WATCHDOG_PREFIX) + len(WATCHDOG_PREFIX):].strip()
+                if event not in self.watchdog_events:
+                    self.watchdog_events.append(event)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
         elif child.name == 'controller':
@@ -638,7 +650,8 @@ class HopRun:
                 child.stop_requested = True
                 child.send(signal.SIGTERM)
         for child in order:
-            if child.proc.poll() is None and not child.signals_sent:
+            # (SIGSTOP/SIGCONT sent by a test to stall a node are not a stop request)
+            if child.proc.poll() is None and not set(child.signals_sent) & STOP_SIGNALS:
                 child.stop_requested = True
                 child.send(signal.SIGINT)
             sent_at = time.monotonic()
@@ -734,6 +747,9 @@ class HopRun:
                 and (self.driver_summary or {}).get('stop_reason') != 'stop_after'):
             self._fail(f'the driver did not report reaching stop_after '
                        f'(summary: {self.driver_summary})')
+        for event in self.watchdog_events:
+            # the controller was silent: the run does not show it (DESIGN.md section 7)
+            self._fail(f"the driver's watchdog tripped {event}")
         for event in self.motors_off_events:
             # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
             self._fail(f'the driver stopped the motors: {event}')
