@@ -85,8 +85,8 @@ class Probe:
         qos = contract.stream_qos()
         self.node.create_subscription(JointState, contract.JOINT_STATES, self._on_state, qos)
         self.node.create_subscription(DiagnosticArray, contract.DIAGNOSTICS, self._on_diag, 50)
-        self.clients = {name: self.node.create_client(Trigger, f'/driver/{name}')
-                        for name in ('enable', 'disable', 'estop')}
+        self.clients = {name: self.node.create_client(Trigger, contract.driver_service(name))
+                        for name in contract.DRIVER_SERVICES}
 
     def _on_state(self, msg):
         index = [msg.name.index(j) for j in ('hip', 'knee')]
@@ -270,3 +270,23 @@ def test_killed_command_publisher_gives_zero_torque_plus_damping_and_diagnostics
     probe.spin_until(ages_after_kill, 10.0, 'the watchdog warning', log)
     age = ages_after_kill()[0]
     assert COMMAND_TIMEOUT < age < COMMAND_TIMEOUT + 0.5, (age, os.getloadavg())
+
+
+def test_clear_errors_service_answers_and_refuses_with_the_reason(graph):
+    """
+    ~/clear_errors on the emulated driver: nothing to clear, then refused while e-stopped.
+
+    (What it clears, frame by frame, is tested on the lockstep rig: test_hardware_clear_errors.)
+    """
+    probe, start_driver, _, log = graph
+    start_driver()
+    response, _ = probe.call('clear_errors', timeout=60.0)
+    assert not response.success and 'no actuator reports an error' in response.message, \
+        response.message
+    response, _ = probe.call('estop')
+    assert response.success, response.message
+    probe.spin_until(lambda: 'e-stop' in log.read_text(), 20.0, 'the e-stop log line', log)
+    response, _ = probe.call('clear_errors')
+    assert not response.success and 'e-stop latched' in response.message, response.message
+    probe.spin_until(lambda: 'clear_errors refused: e-stop latched' in log.read_text(), 20.0,
+                     'the refusal in the driver log', log)

@@ -234,6 +234,9 @@ class OdriveBackend(CanBackend):
             return [(SET_AXIS_STATE, enc(SET_AXIS_STATE, Axis_Requested_State=AXIS_STATE_IDLE))]
         if frame.kind == 'zero':
             return [(SET_ABSOLUTE_POSITION, enc(SET_ABSOLUTE_POSITION, Position=0.0))]
+        if frame.kind == 'clear_errors':        # the driver's ~/clear_errors (DriverCore)
+            self.counters['odrive_clear_errors'] += 1
+            return [(CLEAR_ERRORS, enc(CLEAR_ERRORS, Identify=0))]
         raise ValueError(f'unknown frame kind {frame.kind!r}')
 
     def exchange(self, frames: Sequence[ActuatorFrame], sequence: int,

@@ -27,7 +27,9 @@ e-stop until ``~/enable``).
 Services (std_srvs/Trigger, names in :mod:`dodo_sim.ros.contract`): ``~/enable`` (refused
 while the e-stop input is held or a fault condition is present, with the reason),
 ``~/disable``, ``~/estop``, ``~/calibrate`` (only while not enabled: zero offsets from the
-current reading and ``calibration_pose``, written to ``calibration_file``).
+current reading and ``calibration_pose``, written to ``calibration_file``), ``~/clear_errors``
+(clears latched actuator errors the way the firmware allows: ODrive Clear_Errors, MIT re-entry
+of motor mode; refused while an e-stop is latched or another fault condition is present).
 
 Actuators stay disabled until ``~/enable`` — or, with emulated hardware only, until the start
 gate of ``enable_on_start`` opens (every state topic has ``min_subscribers`` matched
@@ -198,7 +200,8 @@ class DriverNode(Node):
                                  contract.ros2_control_command_qos())
         self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop_input, 10)
         handlers = {'enable': self._on_enable, 'disable': self._on_disable,
-                    'estop': self._on_estop, 'calibrate': self._on_calibrate}
+                    'estop': self._on_estop, 'calibrate': self._on_calibrate,
+                    'clear_errors': self._on_clear_errors}
         for name in contract.DRIVER_SERVICES:
             self.create_service(Trigger, f'~/{name}', handlers[name])
         if self.config.publish_robot_description:
@@ -338,6 +341,15 @@ class DriverNode(Node):
         self.core.disable('~/disable called')
         response.success, response.message = True, 'disabled (from the next cycle)'
         self.get_logger().info('disabled by ~/disable')
+        return response
+
+    def _on_clear_errors(self, request, response):
+        ok, message = self.core.clear_errors()
+        response.success, response.message = ok, message
+        if ok:
+            self.get_logger().info(f'clear_errors: {message}')
+        else:
+            self.get_logger().warning(f'clear_errors {message}')
         return response
 
     def _on_estop(self, request, response):
@@ -549,7 +561,7 @@ class DriverNode(Node):
                 command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
                 missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
                 miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_time:.3f}',
-                soft_limited=s.soft_limited))
+                soft_limited=s.soft_limited, clear_errors_requests=s.clears))
         if core.has_board:
             b = core.board
             encoder_fault = b.yaw_encoder_error or b.pitch_encoder_error
