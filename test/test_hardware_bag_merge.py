@@ -35,7 +35,7 @@ def state_bytes(k: int) -> bytes:
 
 
 def make_run(tmp_path, recorded_ks):
-    """A closed bag with the states ``recorded_ks`` and commands; the driver's log of all."""
+    """Write a closed bag with the states ``recorded_ks`` and commands; the driver's log of all."""
     bag = tmp_path / 'bag'
     with OfflineBagWriter(bag, log_offset_ns=T0_NS) as w:
         for k in range(N_STATES):
@@ -57,7 +57,8 @@ def test_merged_bag_holds_every_logged_state_once_in_time_order(tmp_path):
     bag, log = make_run(tmp_path, recorded)
     assert message_counts(bag)[contract.JOINT_STATES] == len(recorded)
     report = merge_state_log(bag, log)
-    assert (report.recorded, report.added, report.logged) == (len(recorded), N_STATES - 600, N_STATES)
+    assert (report.recorded, report.added, report.logged) == (len(recorded), N_STATES - 600,
+                                                              N_STATES)
     assert report.total == N_STATES and report.unmatched == 0 and not log.exists()
     counts = message_counts(bag)
     assert counts[contract.JOINT_STATES] == N_STATES

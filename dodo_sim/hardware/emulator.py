@@ -52,7 +52,8 @@ import uuid
 import can
 import numpy as np
 
-from .backend import bus_off_frame, enobufs_error, make_backend, restarted_frame
+from .backend import bus_off_frame, enobufs_error, restarted_frame
+from .backends import make_backend
 from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, Calibration,
                      DriverConfig, urdf_joints)
 from .driver import DriverCore

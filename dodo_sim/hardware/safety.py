@@ -191,7 +191,7 @@ class SafetySupervisor:
 
     @property
     def conditions_besides_actuator_errors(self) -> tuple:
-        """The conditions an actuator's clear-errors command cannot remove (limits, heat, ...)."""
+        """Return the conditions a clear-errors command cannot remove (limits, heat, ...)."""
         return tuple(c for c in self._conditions if c not in self._actuator_errors)
 
     def enable(self, now: float) -> tuple[bool, str]:

@@ -53,7 +53,8 @@ import sys
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from dodo_sim.hardware.backend import make_backend, open_bus
+from dodo_sim.hardware.backend import open_bus
+from dodo_sim.hardware.backends import make_backend
 from dodo_sim.hardware.config import (actuator_configs, actuator_error_name, DriverConfig,
                                       urdf_joints)
 from dodo_sim.hardware.driver import (DriverCore, EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
@@ -476,7 +477,7 @@ class DriverNode(Node):
             self._throttle.warn('missed', f'missed replies this cycle: {missed}')
 
     def _report_watchdog(self, safety) -> None:
-        """A trip during the run fails it (DESIGN.md section 7): logged, counted, exit code."""
+        """Report a watchdog trip: it fails the run (DESIGN.md section 7); logged, exit code 5."""
         now = time.monotonic()
         if self._trip_started is not None and not safety.watchdog_active:
             stretch = now - self._trip_started

@@ -57,7 +57,7 @@ class MergeReport:
             return (f'bag: all {self.total} {self.topic.lstrip("/")} the driver logged were '
                     f'recorded')
         return (f'bag: {self.total} {self.topic.lstrip("/")}: {self.recorded} recorded live + '
-                f'{self.added} the recorder missed, merged from the driver\'s log')
+                f"{self.added} the recorder missed, merged from the driver's log")
 
 
 def header_stamp_ns(data: bytes) -> int:

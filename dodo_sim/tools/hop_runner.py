@@ -33,6 +33,9 @@ and the recorder are stopped. The run gets a private ROS domain (:mod:`dodo_sim.
 ``use_sim:=false`` graph; docs/hardware.md): every node on wall time, the recorder records
 /diagnostics. Emulated hardware enables itself once the controller and the recorder are up; the
 run is ``S`` s of driver time from that enable, then the driver disables the motors and exits.
+A fault, e-stop or motors-off and a watchdog trip during the run fail it (exit 1, naming why);
+at the end the driver's log of every state it published is merged into the closed bag
+(:mod:`dodo_sim.tools.bag_merge`).
 A real bus (``can``) needs an explicit ``--params-file`` whose ``driver:`` section names the bus
 and the calibration file, and stays disabled until someone calls ``/driver/enable``.
 
