@@ -39,7 +39,7 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402, I100
 from dodo_sim.hardware.state_log import state_log_path  # noqa: E402, I100
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.bag import joint_states, message_counts, read_bag, wrenches  # noqa: E402
-from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from dodo_sim.tools.hop_runner import HopRun, merge_driver_log  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -168,23 +168,6 @@ def driver_log(hop: HopRun, text: str) -> list:
         if match and text in match.group(3):
             out.append((float(match.group(2)), match.group(3)))
     return out
-
-
-def controller_apexes(bag, before: float = np.inf) -> np.ndarray:
-    """
-    Return the apex height the controller measured at each hop.
-
-    The apex height the controller measured at each hop (its /controller/state channel
-    ``last_apex_height_m`` when ``hops`` counts up; stamped before ``before``, s), m.
-    """
-    msgs = [m for m in read_bag(bag, [contract.CONTROLLER_STATE])[
-        contract.CONTROLLER_STATE].messages
-        if m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec < before]
-    names = list(msgs[0].name)
-    hops = np.array([m.position[names.index('hops')] for m in msgs])
-    apex = np.array([m.position[names.index('last_apex_height_m')] for m in msgs])
-    new = np.flatnonzero(np.diff(hops) > 0) + 1
-    return apex[new]
 
 
 def bag_states(bag, published: int, out: str) -> tuple:
@@ -336,9 +319,14 @@ def test_estop_turns_the_motors_off_at_once_and_is_reported(hardware_run, how):
     assert result.driver['estops'] == 1 and result.driver['motors_off_events'] == 1, \
         result.driver
     assert '1 e-stop(s)' in result.driver_summary()
-    # the controller's measured apexes until then (the bag's /controller/state: the recorder
-    # of a loaded machine can miss /joint_states, see dodo hop's bag line)
-    apex = controller_apexes(hop.bag, before=handled)
+    # the apexes until then, from every state the driver published: its log merged into the
+    # bag as dodo hop does (the recorder of a loaded machine misses /joint_states and
+    # /controller/state: 2 of 9 hops were left in /controller/state at load 10)
+    note = merge_driver_log(hop.bag, result.driver, result.bag_closed)
+    assert message_counts(hop.bag)[contract.JOINT_STATES] == result.driver['published'], note
+    states = [m for m in read_bag(hop.bag, [contract.JOINT_STATES])[contract.JOINT_STATES]
+              .messages if m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec < handled]
+    apex = log_apexes(states)
     print(f'apexes {np.round(apex, 4)}; {result.driver_summary()}; '
           f'load {os.getloadavg()[0]:.1f}')
     # it hopped at the set-point until the e-stop: the median apex, robust to the one hop a
