@@ -143,6 +143,7 @@ def driver_graph(tmp_path):
              # command publisher past command_timeout, the damped leg swings instead of falling
              '-p', 'emulator_stand:=clamped'],
             env=env, stdout=log.open('w'), stderr=subprocess.STDOUT)
+        return procs['driver']
 
     def start_publisher(topic='effort_commands'):
         script = tmp_path / 'commands.py'
@@ -270,6 +271,34 @@ def test_killed_command_publisher_gives_zero_torque_plus_damping_and_diagnostics
     probe.spin_until(ages_after_kill, 10.0, 'the watchdog warning', log)
     age = ages_after_kill()[0]
     assert COMMAND_TIMEOUT < age < COMMAND_TIMEOUT + 0.5, (age, os.getloadavg())
+
+
+def test_a_trip_fails_the_driver_but_not_when_the_controller_stops_with_it(graph):
+    """
+    SIGINT to the driver: exit 5 after a trip seconds earlier (DESIGN.md section 7).
+
+    Exit 0 when the command publisher and the driver get SIGINT together (ros2 launch signals
+    every node at once: a trip in the last moment is the controller stopping first).
+    """
+    probe, start_driver, start_publisher, log = graph
+    for trip_before_stop_s, expected in ((None, 0), (1.0, 5)):
+        probe.states.clear()                # nothing of the previous driver counts
+        probe.diagnostics.clear()
+        driver = start_driver()
+        publisher = start_publisher('joint_commands')
+        probe.spin_until(lambda: commands_flow(probe), 60.0, 'commands from the publisher', log)
+        response, _ = probe.call('enable')
+        assert response.success, response.message
+        probe.spin_until(lambda: torque_applied(probe), 60.0, 'the commanded torques', log)
+        publisher.send_signal(signal.SIGINT)
+        if trip_before_stop_s is not None:
+            publisher.wait()
+            probe.spin_for(trip_before_stop_s)
+        driver.send_signal(signal.SIGINT)
+        assert driver.wait(timeout=30) == expected, log.read_text()[-3000:]
+        publisher.wait()
+        said = 'dodo driver watchdog tripped: ' in log.read_text()
+        assert said == (expected == 5), log.read_text()[-3000:]
 
 
 def test_clear_errors_service_answers_and_refuses_with_the_reason(graph):

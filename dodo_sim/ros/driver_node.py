@@ -84,6 +84,9 @@ ESTOP_TOPIC = contract.ESTOP
 TIMING_BIN_NS = 10_000
 #: A cycle misses its deadline when it starts this many control periods after the one before.
 MISSED_DEADLINE_PERIODS = 1.5
+#: s: a watchdog trip still open when a signal stops the driver and begun less than this before
+#: is the controller stopping first (ros2 launch signals every node at once), not a failure
+SHUTDOWN_TRIP_GRACE_S = 0.5
 
 _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
           'error': DiagnosticStatus.ERROR, 'stale': DiagnosticStatus.STALE}
@@ -145,7 +148,8 @@ class DriverNode(Node):
         self.core, self.emulator = build_driver(self.config, urdf)
         self._throttle = WarnThrottle(self.get_logger(), self.config.warn_period)
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.exit_code = runtime.EXIT_OK
+        self._exit_code = runtime.EXIT_OK
+        self._failed_trips: list[str] | None = None     # failed_watchdog_events, once decided
         self.done = Future()                # completed only when the emulated physics diverges
         #: per cycle (bench/bench_driver.py): perf_counter s of the tick, then s from the
         #: command's receipt to its frame on the bus (nan: no new command), frames -> replies,
@@ -497,9 +501,39 @@ class DriverNode(Node):
                  f'(command_timeout = {self.config.command_timeout} s): the controller was '
                  f'silent; {self.config.watchdog_mode} law until commands returned')
         self.watchdog_events.append(event)
-        if self.exit_code == runtime.EXIT_OK:
-            self.exit_code = EXIT_WATCHDOG_TRIPPED
-        self.get_logger().error(WATCHDOG_PREFIX + event)
+        # the run's verdict (WATCHDOG_PREFIX lines, exit code) comes at the end: a trip just
+        # before a signal stopped the driver is the controller stopping first (trip_verdict)
+        self.get_logger().error('watchdog tripped ' + event)
+
+    def failed_watchdog_events(self) -> list[str]:
+        """
+        Return the trips that fail the run, decided once, when the driver stops.
+
+        Every trip, except one still open when a signal (not stop_after) stopped the driver that
+        began less than :data:`SHUTDOWN_TRIP_GRACE_S` before: ``ros2 launch`` signals every node
+        at once and the controller may stop first.
+        """
+        if self._failed_trips is None:
+            events = list(self.watchdog_events)
+            now = time.monotonic()
+            if (events and self._trip_started is not None and self.stop_reason == 'shutdown'
+                    and now - self._trip_started < SHUTDOWN_TRIP_GRACE_S):
+                self.get_logger().info(f'watchdog trip {now - self._trip_started:.3f} s before '
+                                       f'the stop: the controller stopped first (not a failure)')
+                events.pop()
+            self._failed_trips = events
+        return self._failed_trips
+
+    @property
+    def exit_code(self) -> int:
+        """Return the process exit code; read when the driver stops (runtime.run_node)."""
+        if self._exit_code != runtime.EXIT_OK:
+            return self._exit_code            # diverged (3), motors stopped (4)
+        return EXIT_WATCHDOG_TRIPPED if self.failed_watchdog_events() else runtime.EXIT_OK
+
+    @exit_code.setter
+    def exit_code(self, code: int) -> None:
+        self._exit_code = code
 
     # -- diagnostics ------------------------------------------------------------------------------
 
@@ -632,7 +666,7 @@ class DriverNode(Node):
             if self._trip_started is not None:          # still tripped at the end
                 self.watchdog_s_max = max(self.watchdog_s_max,
                                           time.monotonic() - self._trip_started)
-            for event in self.watchdog_events:          # the last lines say why the run failed
+            for event in self.failed_watchdog_events():     # the last lines: why it failed
                 self.get_logger().error(WATCHDOG_PREFIX + event)
             for event in self.motors_off_events:
                 self.get_logger().error(MOTORS_OFF_PREFIX + event)
