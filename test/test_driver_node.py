@@ -85,8 +85,8 @@ class Probe:
         qos = contract.stream_qos()
         self.node.create_subscription(JointState, contract.JOINT_STATES, self._on_state, qos)
         self.node.create_subscription(DiagnosticArray, contract.DIAGNOSTICS, self._on_diag, 50)
-        self.clients = {name: self.node.create_client(Trigger, f'/driver/{name}')
-                        for name in ('enable', 'disable', 'estop')}
+        self.clients = {name: self.node.create_client(Trigger, contract.driver_service(name))
+                        for name in contract.DRIVER_SERVICES}
 
     def _on_state(self, msg):
         index = [msg.name.index(j) for j in ('hip', 'knee')]
@@ -143,6 +143,7 @@ def driver_graph(tmp_path):
              # command publisher past command_timeout, the damped leg swings instead of falling
              '-p', 'emulator_stand:=clamped'],
             env=env, stdout=log.open('w'), stderr=subprocess.STDOUT)
+        return procs['driver']
 
     def start_publisher(topic='effort_commands'):
         script = tmp_path / 'commands.py'
@@ -270,3 +271,51 @@ def test_killed_command_publisher_gives_zero_torque_plus_damping_and_diagnostics
     probe.spin_until(ages_after_kill, 10.0, 'the watchdog warning', log)
     age = ages_after_kill()[0]
     assert COMMAND_TIMEOUT < age < COMMAND_TIMEOUT + 0.5, (age, os.getloadavg())
+
+
+def test_a_trip_fails_the_driver_but_not_when_the_controller_stops_with_it(graph):
+    """
+    SIGINT to the driver: exit 5 after a trip seconds earlier (DESIGN.md section 7).
+
+    Exit 0 when the command publisher and the driver get SIGINT together (ros2 launch signals
+    every node at once: a trip in the last moment is the controller stopping first).
+    """
+    probe, start_driver, start_publisher, log = graph
+    for trip_before_stop_s, expected in ((None, 0), (1.0, 5)):
+        probe.states.clear()                # nothing of the previous driver counts
+        probe.diagnostics.clear()
+        driver = start_driver()
+        publisher = start_publisher('joint_commands')
+        probe.spin_until(lambda: commands_flow(probe), 60.0, 'commands from the publisher', log)
+        response, _ = probe.call('enable')
+        assert response.success, response.message
+        probe.spin_until(lambda: torque_applied(probe), 60.0, 'the commanded torques', log)
+        publisher.send_signal(signal.SIGINT)
+        if trip_before_stop_s is not None:
+            publisher.wait()
+            probe.spin_for(trip_before_stop_s)
+        driver.send_signal(signal.SIGINT)
+        assert driver.wait(timeout=30) == expected, log.read_text()[-3000:]
+        publisher.wait()
+        said = 'dodo driver watchdog tripped: ' in log.read_text()
+        assert said == (expected == 5), log.read_text()[-3000:]
+
+
+def test_clear_errors_service_answers_and_refuses_with_the_reason(graph):
+    """
+    ~/clear_errors on the emulated driver: nothing to clear, then refused while e-stopped.
+
+    (What it clears, frame by frame, is tested on the lockstep rig: test_hardware_clear_errors.)
+    """
+    probe, start_driver, _, log = graph
+    start_driver()
+    response, _ = probe.call('clear_errors', timeout=60.0)
+    assert not response.success and 'no actuator reports an error' in response.message, \
+        response.message
+    response, _ = probe.call('estop')
+    assert response.success, response.message
+    probe.spin_until(lambda: 'e-stop' in log.read_text(), 20.0, 'the e-stop log line', log)
+    response, _ = probe.call('clear_errors')
+    assert not response.success and 'e-stop latched' in response.message, response.message
+    probe.spin_until(lambda: 'clear_errors refused: e-stop latched' in log.read_text(), 20.0,
+                     'the refusal in the driver log', log)

@@ -18,7 +18,8 @@ import math
 import struct
 
 import can
-from dodo_sim.hardware.backend import ActuatorFrame, make_backend
+from dodo_sim.hardware.backend import ActuatorFrame
+from dodo_sim.hardware.backends import make_backend
 from dodo_sim.hardware.config import actuator_configs, DriverConfig, urdf_joints
 from dodo_sim.hardware.driver import actuated_status_text
 from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig

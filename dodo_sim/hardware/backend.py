@@ -260,22 +260,6 @@ class CanBackend(ActuatorBackend):
             self.bus_state = 'error-active'
 
 
-def make_backend(bus, actuators: Sequence[ActuatorConfig], board: bool = True) -> ActuatorBackend:
-    """
-    Return the backend of the actuators' protocol (one protocol per bus, DriverConfig.protocols).
-
-    :class:`CanBackend` for MIT mode, :class:`dodo_sim.hardware.odrive.OdriveBackend` for ODrive
-    CAN Simple.
-    """
-    protocols = {getattr(a, 'protocol', 'mit') for a in actuators}
-    if protocols == {'odrive_can_simple'}:
-        from .odrive import OdriveBackend  # odrive.py subclasses CanBackend
-        return OdriveBackend(bus, actuators, board=board)
-    if protocols - {'mit'}:
-        raise ValueError(f'one protocol per bus, got {sorted(protocols)}')
-    return CanBackend(bus, actuators, board=board)
-
-
 def bus_off_frame() -> can.Message:
     """Return the socketcan error frame announcing bus-off."""
     return can.Message(arbitration_id=CAN_ERR_BUSOFF, is_error_frame=True, data=bytes(8),
@@ -295,4 +279,4 @@ def enobufs_error() -> can.CanOperationError:
 
 
 __all__ = ['ActuatorBackend', 'ActuatorFrame', 'CanBackend', 'Exchange', 'open_bus',
-           'make_backend', 'bus_off_frame', 'restarted_frame', 'enobufs_error', 'BUS_STATES']
+           'bus_off_frame', 'restarted_frame', 'enobufs_error', 'BUS_STATES']

@@ -33,7 +33,8 @@ import xml.etree.ElementTree as ET
 from dodo_sim.parameter import bounded, check_fields, one_of
 import yaml
 
-from .protocol import MitRanges, model_ranges
+from .odrive_protocol import odrive_error_name, odrive_model
+from .protocol import error_name, MitRanges, model_ranges
 
 HARDWARE_KINDS = ('can', 'emulated')
 #: actuator protocols (DriverConfig.protocols): MIT mode (protocol.py), ODrive CAN Simple
@@ -298,7 +299,6 @@ class DriverConfig:
 def protocol_model_ranges(protocol: str, model: str) -> MitRanges:
     """Return the ranges of an actuator model of ``protocol`` (ValueError if unknown)."""
     if protocol == 'odrive_can_simple':
-        from .odrive import odrive_model  # odrive.py imports the backend, which imports us
         return odrive_model(model).ranges()
     return model_ranges(model)
 
@@ -306,9 +306,7 @@ def protocol_model_ranges(protocol: str, model: str) -> MitRanges:
 def actuator_error_name(protocol: str, code: int) -> str:
     """Name of an actuator's error code (MIT: protocol.ERROR_CODES; ODrive: ODriveError bits)."""
     if protocol == 'odrive_can_simple':
-        from .odrive import odrive_error_name
         return odrive_error_name(code)
-    from .protocol import error_name
     return error_name(code)
 
 

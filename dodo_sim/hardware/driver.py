@@ -22,7 +22,7 @@ One :meth:`DriverCore.cycle`:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
@@ -47,6 +47,20 @@ EXIT_MOTORS_STOPPED = 4
 #: The driver's log line naming each motors-off event of a run (joint and cause), repeated
 #: just before its summary: ``dodo driver motors off: <state>: <reason>`` (``dodo hop`` reads it).
 MOTORS_OFF_PREFIX = 'dodo driver motors off: '
+#: Frames that clear an actuator's latched error the way its firmware allows, one per cycle while
+#: its motor is off (DriverCore.clear_errors): an MIT-mode firmware clears its error code when it
+#: enters motor mode again (a zero set-point first, so nothing stale is applied, then the enable
+#: frame, then back to rest: one period in motor mode at zero torque); an ODrive axis clears its
+#: errors on Clear_Errors (CAN Simple 0x018). A cause still there raises the error again.
+CLEAR_ERRORS_FRAMES = {'mit': ('command', 'enable', 'disable'),
+                       'odrive_can_simple': ('clear_errors',)}
+#: Exit code of a driver whose watchdog tripped during the run (the controller was silent for
+#: more than command_timeout: the run does not show the controller; DESIGN.md section 7). A
+#: motors-off event takes precedence (:data:`EXIT_MOTORS_STOPPED`).
+EXIT_WATCHDOG_TRIPPED = 5
+#: The driver's log line for each watchdog trip of a run, repeated just before its summary:
+#: ``dodo driver watchdog tripped: at t = <s> s of driver time, no command for <s> s ...``.
+WATCHDOG_PREFIX = 'dodo driver watchdog tripped: '
 
 
 class Sample(NamedTuple):
@@ -101,6 +115,8 @@ class ActuatorStatus:
         return self.frozen_for if self.frozen_cycles >= MIN_FROZEN_CYCLES else 0.0
     motor_on: bool = False          # what the driver last told the actuator
     primed: bool = False            # zero command sent before the enable frame
+    clearing: list = field(default_factory=list)    # clear_errors frames still to send
+    clears: int = 0                 # clear_errors requests for this actuator
     soft_limited: bool = False
     mode: str = 'off'               # what the actuator was sent: off, damping or torque
     command_torque: float = 0.0     # joint side, N*m
@@ -260,6 +276,35 @@ class DriverCore:
                     s.primed = False
         return ok, message
 
+    def clear_errors(self) -> tuple[bool, str]:
+        """
+        Clear the actuators' latched errors (:data:`CLEAR_ERRORS_FRAMES`), from the next cycle.
+
+        Refused (with the reason) while an e-stop is latched or its input held, while the motors
+        are on, when no actuator reports an error, or while another fault condition is present
+        (a joint beyond its limit, a temperature over ``temperature_limit``, missing replies,
+        ...): clearing then would only hide it. Afterwards ``~/enable`` as usual.
+        """
+        safety = self.safety
+        if safety.state is SafetyState.ESTOP or safety.estop_input:
+            return False, (f'refused: e-stop latched ({safety.reason}); release it '
+                           f'(/estop false) and ~/enable or ~/disable first')
+        if safety.state is SafetyState.ENABLED:
+            return False, 'refused: the motors are on and no fault is latched: nothing to clear'
+        others = safety.conditions_besides_actuator_errors
+        if others:
+            return False, 'refused: fault still present: ' + '; '.join(others)
+        erring = [s for s in self.status if s.error_code]
+        if not erring:
+            return False, 'nothing to clear: no actuator reports an error'
+        for s in erring:
+            s.clearing = list(CLEAR_ERRORS_FRAMES[s.config.protocol])
+            s.clears += 1
+        return True, ('clearing ' + ', '.join(
+            f'{s.config.joint} ({actuator_error_name(s.config.protocol, s.error_code)}; '
+            + ' -> '.join(CLEAR_ERRORS_FRAMES[s.config.protocol]) + ')' for s in erring)
+            + ' from the next cycle; /diagnostics shows the result, then ~/enable')
+
     def disable(self, reason: str = 'disable requested') -> None:
         self.safety.disable(reason)
 
@@ -369,6 +414,12 @@ class DriverCore:
 
     def _frame_for(self, s: ActuatorStatus, setpoint) -> ActuatorFrame:
         a = s.config
+        if setpoint.mode is JointMode.OFF and s.clearing:
+            kind = s.clearing.pop(0)        # clear_errors: the firmware's own way, motor off
+            s.motor_on = s.primed = False
+            return (ActuatorFrame(a.can_id, 'command', MitCommand()) if kind == 'command'
+                    else ActuatorFrame(a.can_id, kind))
+        s.clearing = []
         if setpoint.mode is JointMode.OFF:
             s.motor_on = False
             s.primed = False

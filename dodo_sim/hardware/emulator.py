@@ -17,7 +17,9 @@ What the emulated actuator firmware does (as the Mini Cheetah / AK firmware does
 * output torque ``kp (p_des - p) + kd (v_des - v) + t_ff``, saturated at the model's torque
   range and at ``current_limit x torque constant``, held over each physics period;
 * its own CAN timeout: no frame for ``motor_timeout`` in motor mode -> zero output;
-* a first-order thermal model; over ``firmware_temperature_limit`` it reports error 1 and rests.
+* a first-order thermal model; over ``firmware_temperature_limit`` it reports error 1 and rests;
+* a latched error is cleared by the next enable frame once its cause is gone (re-entering motor
+  mode, the MIT-mode way to clear a fault; ``Emulator.resolve_error`` removes an injected cause).
 
 The sensor board answers each Sync with the boom encoder counts (power-up offset, quadrature
 resolution), boom rates and the foot force of the contact frame (0.5 N resolution, overload
@@ -50,7 +52,8 @@ import uuid
 import can
 import numpy as np
 
-from .backend import bus_off_frame, enobufs_error, make_backend, restarted_frame
+from .backend import bus_off_frame, enobufs_error, restarted_frame
+from .backends import make_backend
 from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, Calibration,
                      DriverConfig, urdf_joints)
 from .driver import DriverCore
@@ -158,6 +161,9 @@ class EmulatedActuator:
         self.last_frame_time = -math.inf
         self.temperature = emulator_config.ambient_temperature
         self.error_code = 0
+        #: an injected error whose cause is still there (set_error): the enable frame does not
+        #: clear it; resolve_error() removes the cause, the code stays latched
+        self.error_persists = False
         self.output = 0.0                    # actuator torque applied over the current period
         self.frozen_counts: tuple | None = None
         self.freeze = False
@@ -181,6 +187,9 @@ class EmulatedActuator:
         kind = self.wire.special_kind(data)
         if kind == 'enable':
             self.enable_frames += 1
+            if (self.error_code and not self.error_persists
+                    and self.temperature < self.ecfg.firmware_temperature_limit):
+                self.error_code = 0          # entering motor mode clears a latched error
             if self.error_code == 0:
                 self.motor_mode = True
         elif kind == 'disable':
@@ -576,9 +585,21 @@ class Emulator:
                 a.axis_error = 0
             return
         a.error_code = int(code)
+        a.error_persists = bool(code)
         if code:
             a.motor_mode = False
             a.output = 0.0
+
+    def resolve_error(self, joint: str) -> None:
+        """
+        Remove the cause of an injected error; the actuator keeps reporting it (latched).
+
+        Until the firmware's own clear: an MIT-mode actuator's next enable frame, an ODrive axis'
+        Clear_Errors (its errors are always latched until then).
+        """
+        a = self._actuator(joint)
+        if not isinstance(a, EmulatedOdriveAxis):
+            a.error_persists = False
 
     def set_temperature(self, joint: str, degc: float) -> None:
         a = self._actuator(joint)

@@ -160,6 +160,7 @@ class SafetySupervisor:
         self._command_time = -math.inf
         self._enabled_at = -math.inf
         self._conditions: list[str] = []
+        self._actuator_errors: list[str] = []     # the conditions that are actuator error codes
         n = len(self.joints)
         self._off = tuple(JointSetpoint(JointMode.OFF) for _ in range(n))
         self._damping = tuple(JointSetpoint(JointMode.DAMPING, 0.0, lim.damping)
@@ -187,6 +188,11 @@ class SafetySupervisor:
     def conditions(self) -> tuple:
         """Fault conditions present at the last :meth:`observe` (empty: healthy)."""
         return tuple(self._conditions)
+
+    @property
+    def conditions_besides_actuator_errors(self) -> tuple:
+        """Return the conditions a clear-errors command cannot remove (limits, heat, ...)."""
+        return tuple(c for c in self._conditions if c not in self._actuator_errors)
 
     def enable(self, now: float) -> tuple[bool, str]:
         """
@@ -235,10 +241,12 @@ class SafetySupervisor:
         """
         cfg = self.config
         found = []
+        self._actuator_errors = []
         for name, lim, qj, h in zip(self.joints, self.limits, q, health):
             if h.error_code:
                 found.append(f'{name}: actuator error code {h.error_code}'
                              + (f' ({h.error_name})' if h.error_name else ''))
+                self._actuator_errors.append(found[-1])
             if h.temperature >= cfg.temperature_limit:
                 found.append(f'{name}: temperature {h.temperature:.0f} degC >= '
                              f'{cfg.temperature_limit:.0f} degC')

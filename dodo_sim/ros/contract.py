@@ -196,7 +196,7 @@ def relative_name(topic: str, namespace: str = '') -> str:
 # -- the hardware driver's services (std_srvs/Trigger) -------------------------------------------
 #: Node name of the hardware driver; its services are ``~/<name>`` for each of DRIVER_SERVICES.
 DRIVER_NODE = 'driver'
-DRIVER_SERVICES = ('enable', 'disable', 'estop', 'calibrate')
+DRIVER_SERVICES = ('enable', 'disable', 'estop', 'calibrate', 'clear_errors')
 
 
 def driver_service(name: str, node: str = DRIVER_NODE) -> str:
@@ -209,6 +209,7 @@ def driver_service(name: str, node: str = DRIVER_NODE) -> str:
 DRIVER_ENABLE = driver_service('enable')
 DRIVER_DISABLE = driver_service('disable')
 DRIVER_ESTOP = driver_service('estop')
+DRIVER_CLEAR_ERRORS = driver_service('clear_errors')
 DRIVER_CALIBRATE = driver_service('calibrate')
 
 #: Frame in which contact forces, markers and the floating base are expressed.

@@ -28,7 +28,9 @@ e-stop until ``~/enable``).
 Services (std_srvs/Trigger, names in :mod:`dodo_sim.ros.contract`): ``~/enable`` (refused
 while the e-stop input is held or a fault condition is present, with the reason),
 ``~/disable``, ``~/estop``, ``~/calibrate`` (only while not enabled: zero offsets from the
-current reading and ``calibration_pose``, written to ``calibration_file``).
+current reading and ``calibration_pose``, written to ``calibration_file``), ``~/clear_errors``
+(clears latched actuator errors the way the firmware allows: ODrive Clear_Errors, MIT re-entry
+of motor mode; refused while an e-stop is latched or another fault condition is present).
 
 Actuators stay disabled until ``~/enable`` — or, with emulated hardware only, until the start
 gate of ``enable_on_start`` opens (every state topic has ``min_subscribers`` matched
@@ -52,10 +54,12 @@ import sys
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from dodo_sim.hardware.backend import make_backend, open_bus
+from dodo_sim.hardware.backend import open_bus
+from dodo_sim.hardware.backends import make_backend
 from dodo_sim.hardware.config import (actuator_configs, actuator_error_name, DriverConfig,
                                       urdf_joints)
-from dodo_sim.hardware.driver import DriverCore, EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
+from dodo_sim.hardware.driver import (DriverCore, EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
+                                      MOTORS_OFF_PREFIX, WATCHDOG_PREFIX)
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.model import robot_description_xml
@@ -81,6 +85,9 @@ ESTOP_TOPIC = contract.ESTOP
 TIMING_BIN_NS = 10_000
 #: A cycle misses its deadline when it starts this many control periods after the one before.
 MISSED_DEADLINE_PERIODS = 1.5
+#: s: a watchdog trip still open when a signal stops the driver and begun less than this before
+#: is the controller stopping first (ros2 launch signals every node at once), not a failure
+SHUTDOWN_TRIP_GRACE_S = 0.5
 
 _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
           'error': DiagnosticStatus.ERROR, 'stale': DiagnosticStatus.STALE}
@@ -142,7 +149,8 @@ class DriverNode(Node):
         self.core, self.emulator = build_driver(self.config, urdf)
         self._throttle = WarnThrottle(self.get_logger(), self.config.warn_period)
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.exit_code = runtime.EXIT_OK
+        self._exit_code = runtime.EXIT_OK
+        self._failed_trips: list[str] | None = None     # failed_watchdog_events, once decided
         self.done = Future()                # completed only when the emulated physics diverges
         #: per cycle (bench/bench_driver.py): perf_counter s of the tick, then s from the
         #: command's receipt to its frame on the bus (nan: no new command), frames -> replies,
@@ -163,6 +171,11 @@ class DriverNode(Node):
         self.estops = 0                     # e-stops taken (~/estop calls, /estop presses)
         #: what stopped the motors during the run (fault, e-stop, ~/disable): '<state>: <reason>'
         self.motors_off_events: list[str] = []
+        #: each watchdog trip of the run: 'at t = ... s of driver time, no command for ...'
+        self.watchdog_events: list[str] = []
+        self._trips_seen = 0                # safety.watchdog_trips already reported
+        self._trip_started: float | None = None     # monotonic s of the open trip
+        self.watchdog_s_max = 0.0           # longest tripped stretch, s
         self.commands_received = 0          # valid commands (either topic)
         self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
         self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
@@ -193,7 +206,8 @@ class DriverNode(Node):
                                  contract.ros2_control_command_qos())
         self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop_input, 10)
         handlers = {'enable': self._on_enable, 'disable': self._on_disable,
-                    'estop': self._on_estop, 'calibrate': self._on_calibrate}
+                    'estop': self._on_estop, 'calibrate': self._on_calibrate,
+                    'clear_errors': self._on_clear_errors}
         for name in contract.DRIVER_SERVICES:
             self.create_service(Trigger, f'~/{name}', handlers[name])
         if self.config.publish_robot_description:
@@ -337,6 +351,15 @@ class DriverNode(Node):
         self.get_logger().info('disabled by ~/disable')
         return response
 
+    def _on_clear_errors(self, request, response):
+        ok, message = self.core.clear_errors()
+        response.success, response.message = ok, message
+        if ok:
+            self.get_logger().info(f'clear_errors: {message}')
+        else:
+            self.get_logger().warning(f'clear_errors {message}')
+        return response
+
     def _on_estop(self, request, response):
         self.core.estop('~/estop called')
         self.estops += 1
@@ -441,9 +464,10 @@ class DriverNode(Node):
                 event = (safety.reason if safety.reason.startswith(sample.state.value)
                          else f'{sample.state.value}: {safety.reason}')
                 self.motors_off_events.append(event)
-                self.exit_code = EXIT_MOTORS_STOPPED
+                self.exit_code = EXIT_MOTORS_STOPPED      # over a watchdog trip's 5
                 self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self._prev_state = sample.state
+        self._report_watchdog(safety)
         if safety.watchdog_active:
             age = safety.command_age(time.monotonic())
             since = f'for {age:.3f} s' if math.isfinite(age) else 'since enable'
@@ -458,6 +482,61 @@ class DriverNode(Node):
             if self.core.has_board and self.core.board.consecutive_missed:
                 missed.append('sensor board')
             self._throttle.warn('missed', f'missed replies this cycle: {missed}')
+
+    def _report_watchdog(self, safety) -> None:
+        """Report a watchdog trip: it fails the run (DESIGN.md section 7); logged, exit code 5."""
+        now = time.monotonic()
+        if self._trip_started is not None and not safety.watchdog_active:
+            stretch = now - self._trip_started
+            self.watchdog_s_max = max(self.watchdog_s_max, stretch)
+            self._trip_started = None
+            self.get_logger().info(f'watchdog: commands back after {stretch:.3f} s')
+        if safety.watchdog_trips == self._trips_seen:
+            return
+        self._trips_seen = safety.watchdog_trips
+        if self._stopping:
+            return
+        self._trip_started = now
+        age = safety.command_age(now)
+        silent = (f'no command for {age:.3f} s' if math.isfinite(age)
+                  else 'no command since the enable')
+        event = (f'at t = {self.driver_time(now):.3f} s of driver time, {silent} '
+                 f'(command_timeout = {self.config.command_timeout} s): the controller was '
+                 f'silent; {self.config.watchdog_mode} law until commands returned')
+        self.watchdog_events.append(event)
+        # the run's verdict (WATCHDOG_PREFIX lines, exit code) comes at the end: a trip just
+        # before a signal stopped the driver is the controller stopping first (trip_verdict)
+        self.get_logger().error('watchdog tripped ' + event)
+
+    def failed_watchdog_events(self) -> list[str]:
+        """
+        Return the trips that fail the run, decided once, when the driver stops.
+
+        Every trip, except one still open when a signal (not stop_after) stopped the driver that
+        began less than :data:`SHUTDOWN_TRIP_GRACE_S` before: ``ros2 launch`` signals every node
+        at once and the controller may stop first.
+        """
+        if self._failed_trips is None:
+            events = list(self.watchdog_events)
+            now = time.monotonic()
+            if (events and self._trip_started is not None and self.stop_reason == 'shutdown'
+                    and now - self._trip_started < SHUTDOWN_TRIP_GRACE_S):
+                self.get_logger().info(f'watchdog trip {now - self._trip_started:.3f} s before '
+                                       f'the stop: the controller stopped first (not a failure)')
+                events.pop()
+            self._failed_trips = events
+        return self._failed_trips
+
+    @property
+    def exit_code(self) -> int:
+        """Return the process exit code; read when the driver stops (runtime.run_node)."""
+        if self._exit_code != runtime.EXIT_OK:
+            return self._exit_code            # diverged (3), motors stopped (4)
+        return EXIT_WATCHDOG_TRIPPED if self.failed_watchdog_events() else runtime.EXIT_OK
+
+    @exit_code.setter
+    def exit_code(self, code: int) -> None:
+        self._exit_code = code
 
     # -- diagnostics ------------------------------------------------------------------------------
 
@@ -520,7 +599,7 @@ class DriverNode(Node):
                 command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
                 missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
                 miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_time:.3f}',
-                soft_limited=s.soft_limited))
+                soft_limited=s.soft_limited, clear_errors_requests=s.clears))
         if core.has_board:
             b = core.board
             encoder_fault = b.yaw_encoder_error or b.pitch_encoder_error
@@ -568,7 +647,8 @@ class DriverNode(Node):
                'missed_deadlines': self.missed_deadlines,
                'age_ms_p50': ms(self._age_ns, 50), 'age_ms_p99': ms(self._age_ns, 99),
                'age_ms_max': None if self._age_ns.max is None else self._age_ns.max * 1e-6,
-               'watchdog_trips': safety.watchdog_trips, 'estops': self.estops,
+               'watchdog_trips': safety.watchdog_trips, 'watchdog_s_max': self.watchdog_s_max,
+               'estops': self.estops,
                'state': safety.state.value,
                'missed_replies': sum(s.missed for s in self.core.status)
                + (self.core.board.missed if self.core.has_board else 0),
@@ -586,7 +666,12 @@ class DriverNode(Node):
         if not self._summary_logged:
             self._summary_logged = True
             self._write_state_log()
-            for event in self.motors_off_events:        # the last lines say what stopped them
+            if self._trip_started is not None:          # still tripped at the end
+                self.watchdog_s_max = max(self.watchdog_s_max,
+                                          time.monotonic() - self._trip_started)
+            for event in self.failed_watchdog_events():     # the last lines: why it failed
+                self.get_logger().error(WATCHDOG_PREFIX + event)
+            for event in self.motors_off_events:
                 self.get_logger().error(MOTORS_OFF_PREFIX + event)
             self.get_logger().info(runtime.format_summary('driver', self.summary()))
 

@@ -8,6 +8,7 @@
 
     dodo bag info BAG              topics, types, counts, the robot and the recorded configuration
     dodo bag recover BAG [--out DIR]   rebuild a bag whose recording did not end cleanly
+    dodo bag merge-driver-log BAG [--log FILE]   add the driver's logged states the bag missed
 """
 from __future__ import annotations
 
@@ -67,6 +68,19 @@ def _recover(args) -> int:
     return 0
 
 
+def _merge_driver_log(args) -> int:
+    from dodo_sim.hardware.state_log import state_log_path
+    from dodo_sim.tools.bag_merge import merge_state_log
+    log = args.log or state_log_path(args.bag)
+    try:
+        report = merge_state_log(args.bag, log)
+    except (ValueError, OSError) as exc:
+        print(f'dodo bag merge-driver-log: error: {exc}', file=sys.stderr)
+        return 2
+    print(report.line() + f' ({log} merged and removed)')
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='dodo bag', description=__doc__.split('\n\n')[0])
     sub = parser.add_subparsers(dest='command', required=True)
@@ -84,6 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help='write the rebuilt bag to this new directory instead of in place '
                           '(in place keeps the damaged file as <name>.mcap.damaged)')
     rec.set_defaults(run=_recover)
+    merge = sub.add_parser('merge-driver-log',
+                           help="add the driver's logged /joint_states the recorder missed",
+                           description="Merge the hardware driver's log of every state it "
+                                       'published (<bag>.driver.mcap) into the closed bag: the '
+                                       'states the recorder missed are added, the log removed '
+                                       '(dodo hop does this at the end of a hardware run).')
+    merge.add_argument('bag', help='closed rosbag2 bag directory')
+    merge.add_argument('--log', default=None,
+                       help="the driver's state log (default: <bag>.driver.mcap beside the bag)")
+    merge.set_defaults(run=_merge_driver_log)
     return parser
 
 

@@ -33,6 +33,9 @@ and the recorder are stopped. The run gets a private ROS domain (:mod:`dodo_sim.
 ``use_sim:=false`` graph; docs/hardware.md): every node on wall time, the recorder records
 /diagnostics. Emulated hardware enables itself once the controller and the recorder are up; the
 run is ``S`` s of driver time from that enable, then the driver disables the motors and exits.
+A fault, e-stop or motors-off and a watchdog trip during the run fail it (exit 1, naming why);
+at the end the driver's log of every state it published is merged into the closed bag
+(:mod:`dodo_sim.tools.bag_merge`).
 A real bus (``can``) needs an explicit ``--params-file`` whose ``driver:`` section names the bus
 and the calibration file, and stays disabled until someone calls ``/driver/enable``.
 
@@ -57,7 +60,8 @@ import tempfile
 import time
 from typing import Any, TextIO
 
-from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, MOTORS_OFF_PREFIX
+from dodo_sim.hardware.driver import (EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
+                                      MOTORS_OFF_PREFIX, WATCHDOG_PREFIX)
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.paths import default_params_path, default_urdf_path, share_dir  # noqa: F401
 from dodo_sim.ros import contract, domains, graph
@@ -80,13 +84,16 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
 #: The driver's exit code 3: its emulated hardware's physics diverged.
 DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
-                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable'}
+                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable',
+                     EXIT_WATCHDOG_TRIPPED: 'watchdog tripped: the controller was silent'}
 #: The driver's final line: ``dodo driver: hardware=... run_time_s=... cycles=... ...``.
 DRIVER_SUMMARY = 'driver'
 #: Driver parameters a real-bus params file must set itself (nothing taken from defaults).
 CAN_REQUIRED = ('bus_interface', 'bus_channel', 'calibration_file')
 #: Simulator (or driver) first, recorder last: the recorder must see everything the others send.
 STOP_ORDER = {'simulator': 0, 'driver': 0, 'controller': 1, 'recorder': 2}
+#: Signals that ask a child to stop (any other, e.g. SIGSTOP/SIGCONT, does not).
+STOP_SIGNALS = {'SIGINT', 'SIGTERM', 'SIGKILL'}
 #: Wall-clock s a child gets to exit after SIGINT, then after SIGTERM (then SIGKILL).
 STOP_GRACE_S, TERM_GRACE_S = 15.0, 5.0
 
@@ -246,7 +253,9 @@ class RunResult:
                 f"{ms('period_ms_p50')}/{ms('period_ms_p99')}/{ms('period_ms_max')} ms "
                 f"({x.get('missed_deadlines', '?')} missed deadline(s)), "
                 f"state-to-command age p50/p99/max = {ms('age_ms_p50')}/{ms('age_ms_p99')}/"
-                f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s), "
+                f"{ms('age_ms_max')} ms, {x.get('watchdog_trips', 0)} watchdog trip(s)"
+                + (f" (longest {x['watchdog_s_max']:.3f} s)" if x.get('watchdog_trips')
+                   and isinstance(x.get('watchdog_s_max'), float) else '') + ', '
                 f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
                 f'rejected command(s)'
@@ -331,6 +340,8 @@ class HopRun:
         self.driver_summary: dict | None = None
         #: what stopped the motors during the run (the driver's MOTORS_OFF_PREFIX lines)
         self.motors_off_events: list[str] = []
+        #: the driver's watchdog trips during the run (its WATCHDOG_PREFIX lines)
+        self.watchdog_events: list[str] = []
         self._stop_after_line: tuple[float, int] | None = None
         self._tmp: Path | None = None
         self._started_at: float | None = None
@@ -519,6 +530,10 @@ class HopRun:
                 event = text[text.index(MOTORS_OFF_PREFIX) + len(MOTORS_OFF_PREFIX):].strip()
                 if event not in self.motors_off_events:
                     self.motors_off_events.append(event)
+            if WATCHDOG_PREFIX in text:
+                event = text[text.index(WATCHDOG_PREFIX) + len(WATCHDOG_PREFIX):].strip()
+                if event not in self.watchdog_events:
+                    self.watchdog_events.append(event)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
         elif child.name == 'controller':
@@ -638,7 +653,8 @@ class HopRun:
                 child.stop_requested = True
                 child.send(signal.SIGTERM)
         for child in order:
-            if child.proc.poll() is None and not child.signals_sent:
+            # (SIGSTOP/SIGCONT sent by a test to stall a node are not a stop request)
+            if child.proc.poll() is None and not set(child.signals_sent) & STOP_SIGNALS:
                 child.stop_requested = True
                 child.send(signal.SIGINT)
             sent_at = time.monotonic()
@@ -734,6 +750,9 @@ class HopRun:
                 and (self.driver_summary or {}).get('stop_reason') != 'stop_after'):
             self._fail(f'the driver did not report reaching stop_after '
                        f'(summary: {self.driver_summary})')
+        for event in self.watchdog_events:
+            # the controller was silent: the run does not show it (DESIGN.md section 7)
+            self._fail(f"the driver's watchdog tripped {event}")
         for event in self.motors_off_events:
             # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
             self._fail(f'the driver stopped the motors: {event}')
@@ -880,16 +899,30 @@ def recorded_states_note(bag, driver: dict) -> str:
             f'{os.getloadavg()[0]:.1f})')
 
 
-def driver_log_note(bag, driver: dict) -> str:
-    """How many of its published /joint_states the driver wrote to its own log (state_log)."""
+def merge_driver_log(bag, driver: dict, bag_closed: bool) -> str:
+    """
+    Merge the driver's log of every state it published (state_log) into the closed bag.
+
+    The states the recorder missed are added to the bag (dodo_sim.tools.bag_merge) and the log
+    beside the bag removed; returns the line that says what was done (or why not: the log then
+    stays beside the bag).
+    """
+    from dodo_sim.tools.bag_merge import merge_state_log
     path = state_log_path(bag)
     logged, published = driver.get('logged'), driver.get('published')
     if logged is None:
         return f'driver log: WARNING: not written ({path})'
-    if logged == published:
-        return f'driver log: all {logged} {contract.JOINT_STATES} the driver published: {path}'
-    return (f'driver log: WARNING: {logged} of the {published} {contract.JOINT_STATES} the '
-            f'driver published: {path}')
+    short = ('' if logged == published else
+             f'; WARNING: the driver logged {logged} of the {published} '
+             f'{contract.JOINT_STATES} it published')
+    if not bag_closed:
+        return f'driver log: not merged (the bag was not closed): {path}{short}'
+    try:
+        report = merge_state_log(bag, path)
+    except (ValueError, OSError) as exc:
+        return f'driver log: WARNING: not merged into the bag ({one_line(exc)}): {path}{short}'
+    load = f' (machine load {os.getloadavg()[0]:.1f})' if report.added else ''
+    return report.line() + load + short
 
 
 def default_wall_timeout(duration: float) -> float:
@@ -977,10 +1010,11 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     if bag is not None:
         state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
         out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
+        if result.driver and result.hardware is not None:
+            # the driver's log of every state it published goes into the bag (issue 16)
+            out.write(f'{prog}: {merge_driver_log(bag, result.driver, result.bag_closed)}\n')
         if result.bag_closed and result.driver:
             out.write(f'{prog}: {recorded_states_note(bag, result.driver)}\n')
-        if result.driver and result.hardware is not None:
-            out.write(f'{prog}: {driver_log_note(bag, result.driver)}\n')
         if plots is not None and result.outcome == 'completed' and result.bag_closed:
             code = max(code, make_plots(bag, plots, out, prog, plotter))
     out.flush()
