@@ -14,7 +14,11 @@ average is printed beside it. Both runs of a pair use config/hop.yaml with a sim
 makes the run slower, not a different (timed-out) run; each run takes a free ROS domain of
 ``DODO_HOP_DOMAINS``.
 
-    nice python bench/bench_liveview.py [--pairs 3] [--duration 3]
+    nice python bench/bench_liveview.py [--pairs 3] [--duration 3] [--simultaneous]
+
+``--simultaneous``: the two runs of a pair at the same time (each in its own ROS domain), so that
+they share whatever else the machine does at that moment; for a machine whose load swings more
+between consecutive runs than the effect measured. They also compete with each other, equally.
 
 ``--recorder-cost``: no DDS; the recorder's per-message work alone, in one process: rosbags
 MCAP writes of real /joint_states CDR messages, without and with the live view handing each
@@ -28,7 +32,7 @@ import argparse
 from dataclasses import dataclass
 import os
 from pathlib import Path
-import resource
+import re
 import socket
 import statistics
 import subprocess
@@ -58,6 +62,17 @@ def strict_lockstep_params(directory: Path) -> Path:
     path = directory / 'hop_strict_lockstep.yaml'
     path.write_text(yaml.safe_dump(params))
     return path
+
+
+#: runs a command and prints the CPU time of it and every descendant it waited for (dodo hop
+#: waits for its nodes): per run, also when two runs go at once
+CPU_WRAPPER = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:]).returncode
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f'bench_liveview: cpu_s={usage.ru_utime + usage.ru_stime}', file=sys.stderr)
+sys.exit(code)
+"""
 
 
 @dataclass
@@ -90,11 +105,10 @@ def run(bag: Path, duration: float, live_port: int | None) -> Run:
         thread.start()
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     env.pop('ROS_DOMAIN_ID', None)         # a free domain of DODO_HOP_DOMAINS
-    # the children's rusage holds every descendant waited for: dodo hop and its nodes
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run_cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    proc = subprocess.run([sys.executable, '-c', CPU_WRAPPER, *cmd], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, env=env)
+    cpu = re.findall(r'^bench_liveview: cpu_s=(\S+)$', proc.stderr, re.M)
+    run_cpu_s = float(cpu[-1]) if cpu else float('nan')
     received = -1
     if thread is not None:
         thread.join(timeout=60)
@@ -178,6 +192,7 @@ def main() -> int:
     parser.add_argument('--pairs', type=int, default=3)
     parser.add_argument('--duration', type=float, default=3.0)
     parser.add_argument('--recorder-cost', action='store_true')
+    parser.add_argument('--simultaneous', action='store_true')
     args = parser.parse_args()
     if args.recorder_cost:
         recorder_cost(60.0)
@@ -193,7 +208,17 @@ def main() -> int:
             port = s.getsockname()[1]
         # ABBA: every other pair starts with the run with a client (a drift of the machine's
         # load over the bench then favours neither)
-        if i % 2 == 0:
+        if args.simultaneous:
+            runs = {}
+            threads = [threading.Thread(target=lambda k=k, port=port: runs.update(
+                {k: run(tmp / f'{k}{i}', args.duration, port)}))
+                for k, port in (('plain', None), ('live', port))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            plain, live = runs['plain'], runs['live']
+        elif i % 2 == 0:
             plain = run(tmp / f'plain{i}', args.duration, None)
             live = run(tmp / f'live{i}', args.duration, port)
         else:

@@ -203,7 +203,12 @@ def runs(tmp_path_factory):
         t.join(timeout=60)
     npm_result = npm_skip
     if npm is not None:
-        npm_out, npm_err = npm.communicate(timeout=60)
+        try:
+            npm_out, npm_err = npm.communicate(timeout=60)
+        except subprocess.TimeoutExpired:      # e.g. a run that failed before it listened
+            npm.kill()
+            npm_out, npm_err = npm.communicate()
+            npm_err += '\n(the npm client was still running 60 s after the run: killed)'
         npm_result = (npm.returncode, npm_out, npm_err)
     return {'plain': (plain.returncode, plain_out, tmp / 'plain'),
             'live': (live.returncode, live_out, tmp / 'live'), 'port': port,
