@@ -426,3 +426,25 @@ def test_recorder_tf_of_a_floating_base_goes_from_odom_through_the_odometry():
             np.testing.assert_allclose(position, data.oMf[fid].translation, atol=1e-9)
             _, rotation = compose(edges, contract.contact_frame_id(foot), contract.ODOM_FRAME)
             np.testing.assert_allclose(rotation, np.eye(3), atol=1e-9)
+
+
+def test_bag_tools_read_contact_forces_only_with_world_axes(tmp_path):
+    """Plot and replay read the contact frame the writers use; a link frame is refused, named."""
+    from dodo_sim.tools import bag as bagio
+    with bagio.OfflineBagWriter(tmp_path / 'good') as w:
+        w.contact('foot', 0.0, [3.0, 40.0])
+    good = bagio.read_bag(tmp_path / 'good')[contract.FOOT_CONTACT]
+    assert good.messages[0].header.frame_id == 'foot_contact'
+    t, force = bagio.wrenches(good, 'foot')
+    np.testing.assert_array_equal(force, [[3.0, 0.0, 40.0]])
+    with bagio.OfflineBagWriter(tmp_path / 'link') as w:
+        types = w.typestore.types
+        vec = types['geometry_msgs/msg/Vector3']
+        msg = types['geometry_msgs/msg/WrenchStamped'](
+            header=w._header(0.0, 'foot'),          # the link's own, rotating axes
+            wrench=types['geometry_msgs/msg/Wrench'](force=vec(x=3.0, y=0.0, z=40.0),
+                                                     torque=vec(x=0.0, y=0.0, z=0.0)))
+        w.write(contract.FOOT_CONTACT, contract.CONTACT_TYPE, msg, w._log_ns(0.0, None))
+    link = bagio.read_bag(tmp_path / 'link')[contract.FOOT_CONTACT]
+    with pytest.raises(ValueError, match="foot_contact has frame_id 'foot'"):
+        bagio.wrenches(link, 'foot')
