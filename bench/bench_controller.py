@@ -47,8 +47,8 @@ sys.path.insert(0, str(REPO))
 # These imports must follow the sys.path change above (E402), so they cannot take their
 # place in the sorted import block (I100).
 from dodo_control.controller import Controller, ControllerConfig  # noqa: E402, I100
-from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick,  # noqa: E402
-                                 slip_torque, slip_torque_tick)
+from dodo_control.slip.stance import (flight_foot_torque, flight_foot_torque_tick,  # noqa: E402
+                                      slip_torque, slip_torque_tick)
 from dodo_sim.rollout import rollout  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 

@@ -14,8 +14,8 @@ import dataclasses
 from pathlib import Path
 import sys
 
-from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_outcome import config_on_terrain
+from dodo_control.walker.controller import WalkerConfig, WalkerController
+from dodo_control.walker.outcome import config_on_terrain
 from dodo_sim.rollout import rollout
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, Simulator

@@ -77,14 +77,16 @@ from typing import Mapping
 
 import numpy as np
 
-from .bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
-from .flight import critically_damped_lead, foot_target, PositionLoop, raibert_angle, VelocityLoop
-from .phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
-from .slip import (apex_return_map, apex_return_map_single, apex_return_map_steps, deadbeat_angle,
-                   deadbeat_angle_steps, precompression, run_steps, StanceSpec)
-from .stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
-                     support_projection)
-from .task_frame import load_dynamics
+from .slip.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
+from .slip.flight import (critically_damped_lead, foot_target, PositionLoop, raibert_angle,
+                          VelocityLoop)
+from .slip.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from .slip.stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
+                          support_projection)
+from .slip.task_frame import load_dynamics
+from .slip.template import (apex_return_map, apex_return_map_single, apex_return_map_steps,
+                            deadbeat_angle, deadbeat_angle_steps, precompression, run_steps,
+                            StanceSpec)
 
 FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
 #: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)
@@ -180,7 +182,7 @@ class ControllerConfig:
             touchdown posture): kick x (K_c + 1/S), S = −d v_liftoff / d α of the SLIP.
         deadbeat_step_s: RK4 step of the SLIP return map (cascade neutral angle, deadbeat), s.
 
-    Bézier stance ('bezier', Ding & Ramos; dodo_control.bezier): τ = −J_relᵀ κ F(s) +
+    Bézier stance ('bezier', Ding & Ramos; dodo_control.slip.bezier): τ = −J_relᵀ κ F(s) +
     K_p (q_d − q_a) − K_d q̇_a over s = stance time / bezier_stance_time_s in [0, 1]:
         bezier_force_frame: 'leg': the z profile acts along the leg (foot to SLIP point)
             and the x profile perpendicular to it (forward positive), so foot placement steers

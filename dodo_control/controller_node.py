@@ -6,7 +6,7 @@
 
 The parameter ``controller`` selects it: ``slip_hopper`` (default,
 :class:`dodo_control.controller.Controller`) or ``kneed_walker``
-(:class:`dodo_control.walker.WalkerController`). The node declares exactly the fields of
+(:class:`dodo_control.walker.controller.WalkerController`). The node declares exactly the fields of
 :class:`~dodo_sim.ros.node_config.ControllerNodeConfig`, of the selected controller's config
 dataclass and of its outcome monitor's configs as ROS parameters. Robot-agnostic: joints,
 actuated joints and contact frames come from the controller (``joint_names``,
@@ -63,7 +63,7 @@ and, in this order:
   ``stance_foot`` (sphere at the contact frame named by the telemetry's ``stance_frame``, when
   it has one), ``grf`` (one arrow per contact frame, 1 m per body weight).
 
-Outcome monitor (controllers that name one; the walker's :class:`dodo_control.walker_monitor.
+Outcome monitor (controllers that name one; the walker's :class:`dodo_control.walker.monitor.
 WalkMonitor`): judges every answered state from the measured q and contact forces only — falls
 (reason from ``walker_outcome``), steps, distance, speed. At the first fall it logs one warning
 ``the robot fell: <reason> at t = ... s after N steps and D m`` and keeps running (commands

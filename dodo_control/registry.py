@@ -19,7 +19,7 @@ Every hosted controller has ``update(t, q, v, contact_forces) -> tau``, ``teleme
 ``contact_forces``). The node sizes its topics from these.
 
 An entry may name an *outcome monitor* (the walker's:
-:class:`dodo_control.walker_monitor.WalkMonitor`):
+:class:`dodo_control.walker.monitor.WalkMonitor`):
 a judge of the run that looks at the measured state only (falls, steps, distance), never at the
 controller's telemetry. Its configuration dataclasses are parameters of the node too. The monitor
 of a walking robot judges the ground the simulator simulates: the graph (``dodo_sim.ros.graph``)
@@ -124,7 +124,7 @@ def build_kneed_walker(urdf_xml, config):
 
     Refuses a robot description without its joints or feet.
     """
-    from dodo_control.walker import WalkerController
+    from dodo_control.walker.controller import WalkerController
     check_robot(urdf_xml, 'kneed_walker', joints=config.joint_names,
                 contact_frames=config.contact_frames)
     return WalkerController(config)
@@ -151,14 +151,14 @@ CONTROLLERS = (
         model=('urdf', 'hopper.urdf.xacro'), startup_only=('control_period',),
         description='hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md'),
     ControllerEntry(
-        'kneed_walker', 'dodo_control.walker:WalkerController',
-        'dodo_control.walker:WalkerConfig', 'dodo_control.registry:build_kneed_walker',
+        'kneed_walker', 'dodo_control.walker.controller:WalkerController',
+        'dodo_control.walker.controller:WalkerConfig', 'dodo_control.registry:build_kneed_walker',
         model=('urdf', 'kneed_walker.urdf.xacro'),
         startup_only=('contact_frames', 'joint_names', 'pitch_joint', 'forward_joint',
                       'hip_joints', 'knee_joints', 'actuated_joints', 'initial_stance_frame'),
-        monitor='dodo_control.walker_monitor:WalkMonitor',
-        monitor_configs=('dodo_control.walker_outcome:FallCriteria',
-                         'dodo_control.walker_monitor:TerrainConfig'),
+        monitor='dodo_control.walker.monitor:WalkMonitor',
+        monitor_configs=('dodo_control.walker.outcome:FallCriteria',
+                         'dodo_control.walker.monitor:TerrainConfig'),
         description='Kneed Walker pulse controller (As & Mailhot 2018), docs/walker.md'),
 )
 

@@ -19,10 +19,11 @@ bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with th
 method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a replayed sequence).
 
 The force argument: by default the state's single-foot ``contact_force`` ([fx, fz], N). A policy
-with a ``contact_frames`` attribute (e.g. the biped :class:`dodo_control.walker.WalkerController`)
-instead receives one world force row per frame it names, in its order, taken from the state's
-``contact_forces`` (rows in ``sim.contact_frames`` order; [fx, fy, fz], N). A frame the simulator
-does not simulate is a ValueError naming it.
+with a ``contact_frames`` attribute (e.g. the biped
+:class:`dodo_control.walker.controller.WalkerController`) instead receives one world force row per
+frame it names, in its order, taken from the state's ``contact_forces`` (rows in
+``sim.contact_frames`` order; [fx, fy, fz], N). A frame the simulator does not simulate is a
+ValueError naming it.
 """
 from __future__ import annotations
 

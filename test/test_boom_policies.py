@@ -11,8 +11,8 @@ stance tick of each stance policy on the boom model. No simulator.
 import math
 
 from conftest import REPO
-from dodo_control.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from dodo_control.controller import Controller, ControllerConfig
+from dodo_control.slip.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from dodo_sim.ros.params import config_from_file, field_docs
 import numpy as np
 import pytest

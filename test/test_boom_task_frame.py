@@ -12,12 +12,12 @@ No simulator.
 import math
 
 from conftest import REPO
-from dodo_control.boom import BoomDynamics
 from dodo_control.controller import Controller
-from dodo_control.dynamics import RobotDynamics, SELECTION
-from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick, slip_torque,
-                                 slip_torque_tick, support_projection)
-from dodo_control.task_frame import load_dynamics
+from dodo_control.slip.boom import BoomDynamics
+from dodo_control.slip.dynamics import RobotDynamics, SELECTION
+from dodo_control.slip.stance import (flight_foot_torque, flight_foot_torque_tick, slip_torque,
+                                      slip_torque_tick, support_projection)
+from dodo_control.slip.task_frame import load_dynamics
 from dodo_sim.model import load_leg_model, ModelError
 import numpy as np
 import pinocchio as pin

@@ -9,15 +9,16 @@ Flight posture law, SLIP return map, deadbeat, phase machine, config. No simulat
 import math
 
 from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
-from dodo_control.dynamics import RobotDynamics, SELECTION
-from dodo_control.flight import (critically_damped_lead, foot_target, PositionLoop, raibert_angle,
-                                 VelocityLoop)
-from dodo_control.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
-from dodo_control.slip import (apex_return_map, deadbeat_angle, leg_force, precompression,
-                               slip_acceleration, stance_flow, StanceSpec)
-from dodo_control.stance import (flight_foot_torque, flight_foot_torque_tick, impact_energy_loss,
-                                 impact_velocity, slip_torque, slip_torque_osc, slip_torque_tick,
-                                 support_consistent_acceleration, support_projection)
+from dodo_control.slip.dynamics import RobotDynamics, SELECTION
+from dodo_control.slip.flight import (critically_damped_lead, foot_target, PositionLoop,
+                                      raibert_angle, VelocityLoop)
+from dodo_control.slip.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from dodo_control.slip.stance import (flight_foot_torque, flight_foot_torque_tick,
+                                      impact_energy_loss, impact_velocity, slip_torque,
+                                      slip_torque_osc, slip_torque_tick,
+                                      support_consistent_acceleration, support_projection)
+from dodo_control.slip.template import (apex_return_map, deadbeat_angle, leg_force, precompression,
+                                        slip_acceleration, stance_flow, StanceSpec)
 from dodo_sim.model import load_leg_model
 import numpy as np
 import pinocchio as pin

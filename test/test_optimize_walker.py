@@ -13,7 +13,7 @@ from pathlib import Path
 import textwrap
 
 from conftest import REPO
-from dodo_control.walker import WalkerConfig
+from dodo_control.walker.controller import WalkerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize import evaluate, load_study, StudyError

@@ -205,7 +205,7 @@ def test_boom_leg_is_drawn_in_its_task_frame(tmp_path):
     The plotted "CoG" and base are the hip in the task frame: horizontal R·ψ (independent of the
     pitch), vertical its world height.
     """
-    from dodo_control.task_frame import load_dynamics
+    from dodo_control.slip.task_frame import load_dynamics
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import robot_description_xml
     import pinocchio as pin

@@ -77,6 +77,6 @@ def test_a_bag_without_the_controller_parameter_replays_the_slip_hopper():
 
 
 def test_a_params_file_override_chooses_its_controller():
-    from dodo_control.walker import WalkerConfig
+    from dodo_control.walker.controller import WalkerConfig
     setup = controller_setup({}, params_file=REPO / 'config' / 'walk.yaml')
     assert setup.entry.name == 'kneed_walker' and isinstance(setup.config, WalkerConfig)

@@ -11,9 +11,9 @@ force rows.
 import dataclasses
 import math
 
-from dodo_control.walker import ROLES, torso_pd_torque, WalkerConfig, WalkerController
-from dodo_control.walker_phase import StepPhaseDetector
-from dodo_control.walker_pulses import Pulse, PulseGenerator
+from dodo_control.walker.controller import ROLES, torso_pd_torque, WalkerConfig, WalkerController
+from dodo_control.walker.phase import StepPhaseDetector
+from dodo_control.walker.pulses import Pulse, PulseGenerator
 import numpy as np
 import pytest
 

@@ -4,13 +4,13 @@
 """
 Fall detection and step counting of the Kneed Walker judge.
 
-Fall detection and step counting of the Kneed Walker judge (dodo_control.walker_outcome,
+Fall detection and step counting of the Kneed Walker judge (dodo_control.walker.outcome,
 docs/walker.md): the judge reads the simulator's state and model only.
 """
 import math
 
 from conftest import REPO
-from dodo_control.walker_outcome import (config_on_terrain, count_steps, FallCriteria,
+from dodo_control.walker.outcome import (config_on_terrain, count_steps, FallCriteria,
                                          FallDetector, place_on_terrain, walk)
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np

@@ -14,8 +14,8 @@ import dataclasses
 import functools
 
 from conftest import REPO
-from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
+from dodo_control.walker.controller import WalkerConfig, WalkerController
+from dodo_control.walker.outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np

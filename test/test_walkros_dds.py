@@ -19,8 +19,8 @@ import subprocess
 import sys
 
 from conftest import REPO, ros_env
-from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_outcome import count_steps, FALL_REASONS, walk
+from dodo_control.walker.controller import WalkerConfig, WalkerController
+from dodo_control.walker.outcome import count_steps, FALL_REASONS, walk
 from dodo_sim.rollout import rollout
 from dodo_sim.ros import contract
 from dodo_sim.ros.params import config_from_file

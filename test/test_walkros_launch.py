@@ -48,8 +48,8 @@ def controller_channels(listener, names) -> dict:
 
 
 def test_walk_launch_walks_records_both_feet_and_exits_0_on_sigint(launch_env, tmp_path):
-    from dodo_control.walker import WalkerConfig
-    from dodo_control.walker_outcome import count_steps
+    from dodo_control.walker.controller import WalkerConfig
+    from dodo_control.walker.outcome import count_steps
     from dodo_sim.ros import contract
     from dodo_sim.ros.params import node_parameters
     from dodo_sim.tools.bag import joint_states, message_counts, named_values, read_bag, wrenches
@@ -89,8 +89,8 @@ def test_walk_launch_walks_records_both_feet_and_exits_0_on_sigint(launch_env, t
 
 
 def test_walk_launch_reports_a_fall_with_its_reason_and_keeps_running(launch_env, tmp_path):
-    from dodo_control.walker import WalkerConfig, WalkerController
-    from dodo_control.walker_outcome import walk
+    from dodo_control.walker.controller import WalkerConfig, WalkerController
+    from dodo_control.walker.outcome import walk
     from dodo_sim.ros.params import config_from_file
     from dodo_sim.simulator import SimConfig, Simulator
     params = tmp_path / 'fall.yaml'

@@ -20,8 +20,8 @@ rclpy = pytest.importorskip('rclpy')
 # These imports must follow the importorskip above (E402), so they cannot take their
 # place in the sorted import block (I100).
 from dodo_control import registry  # noqa: E402, I100
-from dodo_control.walker import WalkerConfig, WalkerController  # noqa: E402
-from dodo_control.walker_outcome import FALL_REASONS  # noqa: E402
+from dodo_control.walker.controller import WalkerConfig, WalkerController  # noqa: E402
+from dodo_control.walker.outcome import FALL_REASONS  # noqa: E402
 from dodo_sim.model import robot_description_xml  # noqa: E402
 from dodo_sim.ros import contract, graph, node_config  # noqa: E402
 from dodo_sim.ros.params import config_from_file  # noqa: E402

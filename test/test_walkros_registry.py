@@ -13,9 +13,9 @@ import dataclasses
 from conftest import REPO
 from dodo_control import registry
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_monitor import TerrainConfig
-from dodo_control.walker_outcome import FallCriteria
+from dodo_control.walker.controller import WalkerConfig, WalkerController
+from dodo_control.walker.monitor import TerrainConfig
+from dodo_control.walker.outcome import FallCriteria
 from dodo_sim.ros import contract, graph, node_config
 from dodo_sim.ros.params import field_docs, ParamsFileError
 from dodo_sim.simulator import SimConfig

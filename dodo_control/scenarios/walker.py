@@ -4,13 +4,13 @@
 """
 Scenarios of the Kneed Walker.
 
-(urdf/kneed_walker.urdf.xacro + :class:`dodo_control.walker.WalkerController`, As & Mailhot 2018;
-docs/walker.md).
+(urdf/kneed_walker.urdf.xacro + :class:`dodo_control.walker.controller.WalkerController`,
+As & Mailhot 2018; docs/walker.md).
 
 Every scenario builds ``Simulator`` and ``WalkerController`` from the trial's configs and the
-perturbation's xacro args, walks with :func:`dodo_control.walker_outcome.walk` (which runs
+perturbation's xacro args, walks with :func:`dodo_control.walker.outcome.walk` (which runs
 :func:`dodo_sim.rollout.rollout`) and measures on the *simulator's* state only (the fall judge
-:class:`~dodo_control.walker_outcome.FallDetector`, the per-foot contact flags, the joint
+:class:`~dodo_control.walker.outcome.FallDetector`, the per-foot contact flags, the joint
 displacements), never on the controller's telemetry:
 
 * the simulator section starts from the shipped walk (``config/walk.yaml``: the two feet as
@@ -18,9 +18,9 @@ displacements), never on the controller's telemetry:
   or the perturbation sets to a value other than the :class:`~dodo_sim.simulator.SimConfig`
   default replaces the file's value (``terrain: slope, slope_deg: -3.0``, ``integrator: event``,
   pushes ``push_times`` / ``push_impulses_x``, ...), and the start state is moved onto the
-  terrain with :func:`~dodo_control.walker_outcome.config_on_terrain` (rotated about the stance
+  terrain with :func:`~dodo_control.walker.outcome.config_on_terrain` (rotated about the stance
   foot), so the same start state serves flat ground and slopes;
-* steps: alternating-foot touchdowns (:func:`~dodo_control.walker_outcome.count_steps`);
+* steps: alternating-foot touchdowns (:func:`~dodo_control.walker.outcome.count_steps`);
 * the measured window runs from the touchdown of step ``settle_steps`` to the last touchdown
   (whole steps, so the gait's periodic part): ``cost_of_transport`` = sum over ticks of |motor
   work| / (m g hip distance) in the window (mechanical, dimensionless; As & Mailhot's measure),
@@ -45,8 +45,8 @@ from pathlib import Path
 
 from dodo_control.scenarios import check_xacro_args, Perturbation, Scenario, ScenarioFailed
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
-from dodo_control.walker import WalkerConfig, WalkerController
-from dodo_control.walker_outcome import config_on_terrain, motor_work_per_tick, walk
+from dodo_control.walker.controller import WalkerConfig, WalkerController
+from dodo_control.walker.outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.model import robot_description_xml
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator

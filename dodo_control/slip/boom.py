@@ -79,7 +79,7 @@ def boom_layout_problem(robot: RobotModel) -> str | None:
 
 class BoomDynamics(RobotDynamics):
     """
-    :class:`dodo_control.dynamics.RobotDynamics` interface for the boom-mounted leg (module.
+    :class:`dodo_control.slip.dynamics.RobotDynamics` interface for the boom-mounted leg (module.
 
     docstring: the task frame, the SLIP point and the template).
     """

@@ -8,13 +8,13 @@ Built from the URDF (masses and lengths come from there), on the controller's ow
 ``pinocchio.Data``; the simulator's data is never touched.
 
 The SLIP controller works in a 2-D **task frame** (horizontal, vertical) that each supported
-robot provides (docs/control.md, "Task frame"); :func:`dodo_control.task_frame.load_dynamics`
+robot provides (docs/control.md, "Task frame"); :func:`dodo_control.slip.task_frame.load_dynamics`
 picks it from the model's joints:
 
 * :class:`RobotDynamics` — the planar hopper (``base_x``, ``base_z``, ``hip``, ``knee``): the
   world x-z plane; the SLIP point is the CoG, the template mass and gravity are the total mass
   and the world gravity.
-* :class:`dodo_control.boom.BoomDynamics` — the boom-mounted leg (``boom_yaw`` about world z,
+* :class:`dodo_control.slip.boom.BoomDynamics` — the boom-mounted leg (``boom_yaw`` about world z,
   ``boom_pitch``, ``hip``, ``knee``): the plane tangent to the boom circle at the current yaw;
   horizontal is the arc coordinate, the SLIP point is the hip, the template mass and gravity are
   the boom's effective mass and gravity there.
@@ -141,7 +141,7 @@ class RobotDynamics:
     The planar hopper, task frame = world x-z, SLIP point = CoG, template mass and gravity = total
     mass and world gravity.
 
-    The task-frame interface (also of :class:`dodo_control.boom.BoomDynamics`): ``terms``,
+    The task-frame interface (also of :class:`dodo_control.slip.boom.BoomDynamics`): ``terms``,
     ``tick_terms``, ``com_and_foot``, ``posture_for_foot``, ``base_height``, ``table_q``,
     ``posture_offset``, ``impact_map``, ``mass`` / ``gravity`` / ``gravity_xz`` / ``weight`` (the
     SLIP template's), ``joint_names``, ``effort_limits``.

@@ -4,9 +4,9 @@
 """
 The SLIP controller's task frame, chosen from the robot model's joints (docs/control.md).
 
-Sits above both task frames (:mod:`dodo_control.dynamics` for the planar hopper,
-:mod:`dodo_control.boom` for the boom-mounted leg, which builds on the former), so that neither
-imports the other to choose.
+Sits above both task frames (:mod:`dodo_control.slip.dynamics` for the planar hopper,
+:mod:`dodo_control.slip.boom` for the boom-mounted leg, which builds on the former), so that
+neither imports the other to choose.
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ def load_dynamics(urdf_xml_or_path, xacro_args=None):
     Return the robot model and its task-frame dynamics, chosen from the model's joints.
 
     * joints ``base_x, base_z, hip, knee`` (the hopper): :func:`dodo_sim.model.load_leg_model`
-      and :class:`dodo_control.dynamics.RobotDynamics` (world x-z);
+      and :class:`dodo_control.slip.dynamics.RobotDynamics` (world x-z);
     * a boom-mounted leg (yaw about world z, pitch, two actuated joints; see
-      :func:`dodo_control.boom.boom_layout_problem`): the engine's robot model and
-      :class:`dodo_control.boom.BoomDynamics` (tangent plane of the boom circle).
+      :func:`dodo_control.slip.boom.boom_layout_problem`): the engine's robot model and
+      :class:`dodo_control.slip.boom.BoomDynamics` (tangent plane of the boom circle).
 
     Returns ``(model, dynamics)``; the model has ``total_mass``, ``gravity`` (world x-z),
     ``effort_limits``, ``foot_frame_id`` and ``urdf_xml``. Raises

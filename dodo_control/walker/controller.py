@@ -8,7 +8,7 @@ Pure core, no rclpy.
 
 API (a ROS node wraps exactly this)::
 
-    from dodo_control.walker import WalkerController, WalkerConfig
+    from dodo_control.walker.controller import WalkerController, WalkerConfig
     ctrl = WalkerController(WalkerConfig())
     tau = ctrl.update(t, q, v, contact_forces)   # -> [left_hip, left_knee, right_hip, right_knee]
     N*m
@@ -23,10 +23,10 @@ Inputs of ``update``: ``t`` (s); ``q``, ``v`` in the order of ``WalkerConfig.joi
 or [fx, fy, fz]). Output: one torque per ``WalkerConfig.actuated_joints`` entry, N*m.
 
 Control law (docs/walker.md). Each step has a stance foot s and a swing foot w, switched at the
-touchdown of the swing foot (:class:`~dodo_control.walker_phase.StepPhaseDetector`, from the
+touchdown of the swing foot (:class:`~dodo_control.walker.phase.StepPhaseDetector`, from the
 force rows only). The step phase is ``phase = step_frequency_hz * (t - t_touchdown)``. The four
 motors play four roles within a step, each driven by two rectangular pulses on the phase
-(:class:`~dodo_control.walker_pulses.PulseGenerator`; As & Mailhot's amplitude, phase and period):
+(:class:`~dodo_control.walker.pulses.PulseGenerator`; As & Mailhot's amplitude, phase and period):
 
 * swing knee: a flexion pulse early in the swing lifts the foot; an extension pulse late in the
   swing drives the shank onto the knee stop (the URDF lower limit 0), which locks the knee
@@ -53,8 +53,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .walker_phase import StepPhaseDetector
-from .walker_pulses import Pulse, PulseGenerator
+from .phase import StepPhaseDetector
+from .pulses import Pulse, PulseGenerator
 
 #: The motor roles within a step, in the order of the pulse parameter vectors (two entries each).
 ROLES = ('stance_hip', 'swing_hip', 'stance_knee', 'swing_knee')

@@ -8,13 +8,13 @@ No rclpy.
 
 The controller node hosts this next to the Kneed Walker controller (``dodo_control.registry``)
 and publishes what it finds; ``dodo walk`` turns a fall into a non-zero exit. It is the online
-form of :func:`dodo_control.walker_outcome.walk` and uses the same parts, so a run over ROS and
+form of :func:`dodo_control.walker.outcome.walk` and uses the same parts, so a run over ROS and
 the offline ``walk()`` of the same parameters report the same fall, step count and speed:
 
-* falls: :class:`~dodo_control.walker_outcome.FallDetector` (torso pitch, hip height above the
+* falls: :class:`~dodo_control.walker.outcome.FallDetector` (torso pitch, hip height above the
   terrain, a knee below it) on the robot description's kinematics and the ground of
   :class:`TerrainConfig` (the simulator's terrain parameters, handed over by the graph);
-* steps: :class:`~dodo_control.walker_outcome.OnlineStepCounter`, alternating-foot touchdowns;
+* steps: :class:`~dodo_control.walker.outcome.OnlineStepCounter`, alternating-foot touchdowns;
   a foot is in contact when its measured force is non-zero (the simulator's contact topics carry
   zero force without contact);
 * distance: hip (``forward_joint``) x travelled; speed: over the steps after the first
@@ -36,7 +36,7 @@ import math
 import types
 
 from dodo_control.registry import TERRAIN_PARAMETERS
-from dodo_control.walker_outcome import FALL_REASONS, FallCriteria, FallDetector, OnlineStepCounter
+from dodo_control.walker.outcome import FALL_REASONS, FallCriteria, FallDetector, OnlineStepCounter
 import numpy as np
 
 

@@ -8,7 +8,7 @@ Fall detection and the result of a walking run. No rclpy.
 
 Used by the tests, by ``dodo walk`` (exit code) and by parameter searches::
 
-    from dodo_control.walker_outcome import FallCriteria, FallDetector, walk
+    from dodo_control.walker.outcome import FallCriteria, FallDetector, walk
     outcome = walk(sim, WalkerController(cfg), duration_s=15.0)     # stops at a fall
     outcome.fell, outcome.fall_reason, outcome.steps, outcome.speed_m_s
 

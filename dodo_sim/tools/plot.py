@@ -25,10 +25,10 @@ their channels: ``cog_x.png`` (``target_x``), ``angle_of_attack.png``
 (``angle_of_attack_rad``), ``apex_heights.png`` (``apex_height``: base height at each apex,
 ż_CoG + -> - in flight, with the set-point), ``phase.png`` (``phase``; SLIP leg and rest length).
 The Kneed Walker's figure (As & Mailhot 2018), written when ``/controller/state`` has the walk
-monitor's channels (``dodo_control.walker_monitor``): ``walk.png`` (``steps``, ``distance_m``,
+monitor's channels (``dodo_control.walker.monitor``): ``walk.png`` (``steps``, ``distance_m``,
 ``fallen`` against time).
 
-The boom-mounted leg (Ding & Ramos; ``dodo_control.boom``) is drawn in its task frame
+The boom-mounted leg (Ding & Ramos; ``dodo_control.slip.boom``) is drawn in its task frame
 (``docs/control.md``): horizontal = the hip's arc coordinate R·ψ along the boom circle,
 vertical = height; "CoG" and base are the hip (the SLIP point the controller works with), links
 and contact frames are mapped into the same frame, and the animation draws the leg from the hip
@@ -237,10 +237,10 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
 
 def _boom_dynamics(model_info, urdf_xml: str):
     """Return the boom-mounted leg's task-frame dynamics if the robot is one, else None."""
-    from dodo_control.boom import boom_layout_problem
+    from dodo_control.slip.boom import boom_layout_problem
     if boom_layout_problem(model_info) is not None:
         return None
-    from dodo_control.task_frame import load_dynamics
+    from dodo_control.slip.task_frame import load_dynamics
     return load_dynamics(urdf_xml)[1]
 
 
@@ -496,7 +496,7 @@ def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
         _save(fig, out_dir / 'phase.png', config.dpi, written)
 
 
-#: the Kneed Walker's walk monitor channels (dodo_control.walker_monitor) and their axis labels
+#: the Kneed Walker's walk monitor channels (dodo_control.walker.monitor) and their axis labels
 WALK_CHANNELS = (('steps', 'steps'), ('distance_m', 'distance (m)'), ('fallen', 'fallen'))
 
 

@@ -16,7 +16,7 @@ and ``plots/``. Everything else is :mod:`dodo_sim.tools.hop_runner`: the same ch
 start (a params-file key the walker's nodes do not have is refused, naming it), the same node
 set and parameters as ``launch/walk.launch.py`` (``dodo_sim.ros.graph``), the same supervision.
 
-The controller node's walk monitor judges the walk (``dodo_control.walker_monitor``: falls from
+The controller node's walk monitor judges the walk (``dodo_control.walker.monitor``: falls from
 ``walker_outcome``, steps, distance, speed); its summary line becomes the run's
 ``walked N steps, D m, speed S m/s`` line. **Exit code 1 if the walker fell**, with the reason
 (``the robot fell: torso_pitch at t = 0.111 s``); 0 if it walked the whole duration; 2 bad
