@@ -17,8 +17,8 @@ takes effect a few ticks after the apex) are held by the scenario tests.
 from __future__ import annotations
 
 from dodo_control import controller as controller_module
-from dodo_control import slip
 from dodo_control.controller import APEX_SOLVE_RK4_STEPS_PER_TICK, Controller, ControllerConfig
+from dodo_control.slip import template as slip
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator

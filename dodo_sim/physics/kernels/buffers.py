@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .jit import compiled
+from .jit import compiled_inline
 from .kinematics import PRISMATIC, REVOLUTE
 
 
@@ -142,7 +142,7 @@ def unpack_tree(floats, ints, nj, o):
         o, f
 
 
-unpack_tree = compiled(unpack_tree)
+unpack_tree = compiled_inline(unpack_tree)
 
 
 def pack_buffers(packed: PackedModel, actuated_idx_v, *, plane, friction, restitution,
@@ -201,7 +201,7 @@ def unpack_model(floats, ints):
             bound_side, bound_value, f)
 
 
-unpack_model = compiled(unpack_model)
+unpack_model = compiled_inline(unpack_model)
 
 
 __all__ = ['PackedModel', 'joint_arrays', 'tree_floats', 'tree_ints', 'unpack_tree',

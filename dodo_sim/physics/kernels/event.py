@@ -17,7 +17,7 @@ import numpy as np
 from .buffers import unpack_model
 from .jit import compiled
 from .kinematics import contact_points, point_drift, point_jacobian, workspace
-from .linalg import cholesky, cholesky_solve_vec
+from .linalg import cholesky, cholesky_solve_rows, cholesky_solve_vec, row_products
 from .rigid_body import mass_matrix_and_bias
 
 #: the event integrator's force-condition offset (event.py _FORCE_EPS), N
@@ -137,26 +137,14 @@ def evaluate(q, v, applied, floats, ints, rate, modes, slip_dir, anchor, shift, 
         target[m] = -2.0 * rate * side * v[iv] - rate2 * limit_gaps[j]
         m += 1
     # K = E M^-1 C^T, x = K^-1 (target - E a_free)
-    minv_ct = np.empty((nv, m))
-    column = np.empty(nv)
-    for r in range(m):
-        for j in range(nv):
-            column[j] = C[r, j]
-        cholesky_solve_vec(L, column)
-        for j in range(nv):
-            minv_ct[j, r] = column[j]
-    K = np.empty((m, m))
+    minv_ct = cholesky_solve_rows(L, C, m)
+    K = row_products(E, minv_ct, m)
     rhs = np.empty(m)
     for r in range(m):
         acc_r = target[r]
         for j in range(nv):
             acc_r -= E[r, j] * a_free[j]
         rhs[r] = acc_r
-        for c in range(m):
-            acc_r = 0.0
-            for j in range(nv):
-                acc_r += E[r, j] * minv_ct[j, c]
-            K[r, c] = acc_r
     if m == 1:
         x = np.array((rhs[0] / K[0, 0],))
     elif m == 2:

@@ -32,6 +32,19 @@ def compiled(function):
     return function if njit is None else njit(cache=True, fastmath=False)(function)
 
 
+def compiled_inline(function):
+    """
+    Return ``function`` compiled to be inlined into its callers (numba ``inline='always'``).
+
+    For the small helpers that return tuples of array views or scalars (buffer unpacking, the
+    workspace, a point's offset and drift, the kinematics pass): as calls they cost ~10 % of a
+    step (side by side with the single-file kernels: 1.12x before inlining, 0.95-1.04x after).
+    """
+    if njit is None:
+        return function
+    return njit(cache=True, fastmath=False, inline='always')(function)
+
+
 def source_fingerprint(package_dir: Path = _PACKAGE_DIR) -> str:
     """Return the SHA-256 of the kernel modules' sources (file names and contents, sorted)."""
     digest = hashlib.sha256()

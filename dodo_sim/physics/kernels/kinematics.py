@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .jit import compiled
+from .jit import compiled, compiled_inline
 
 #: joint types of the packed model (pinocchio's generalised-force convention: M a + h = tau)
 REVOLUTE, PRISMATIC = 0, 1
@@ -40,7 +40,7 @@ def workspace(nv):
             np.empty((nv, 3)))
 
 
-workspace = compiled(workspace)
+workspace = compiled_inline(workspace)
 
 
 def placements(q, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis):
@@ -103,7 +103,7 @@ def rotate(R, x):
             R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2])
 
 
-rotate = compiled(rotate)
+rotate = compiled_inline(rotate)
 
 
 def point_drift(joint, rx, ry, rz, omega, alpha, acc):
@@ -122,7 +122,7 @@ def point_drift(joint, rx, ry, rz, omega, alpha, acc):
             acc[joint, 2] + (bx * ry - by * rx) + (wx * cy - wy * cx))
 
 
-point_drift = compiled(point_drift)
+point_drift = compiled_inline(point_drift)
 
 
 def motion(v, parent, joint_type, pos, waxis, omega, alpha, acc):
@@ -165,7 +165,7 @@ def motion(v, parent, joint_type, pos, waxis, omega, alpha, acc):
             omega[i, 0], omega[i, 1], omega[i, 2] = ax, ay, az
 
 
-motion = compiled(motion)
+motion = compiled_inline(motion)
 
 
 def kinematics(q, v, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis, omega,
@@ -175,7 +175,7 @@ def kinematics(q, v, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, w
     motion(v, parent, joint_type, pos, waxis, omega, alpha, acc)
 
 
-kinematics = compiled(kinematics)
+kinematics = compiled_inline(kinematics)
 
 
 def point_jacobian(px, py, pz, joint, support, joint_type, pos, waxis, jac):

@@ -56,6 +56,39 @@ def cholesky_solve_vec(L, y):
 cholesky_solve_vec = compiled(cholesky_solve_vec)
 
 
+def cholesky_solve_rows(L, A, m):
+    """Return X = (L L^T)^-1 A[:m]^T (nv x m), solved column by column: M^-1 W^T of m rows W."""
+    nv = L.shape[0]
+    X = np.empty((nv, m))
+    column = np.empty(nv)
+    for r in range(m):
+        for j in range(nv):
+            column[j] = A[r, j]
+        cholesky_solve_vec(L, column)
+        for j in range(nv):
+            X[j, r] = column[j]
+    return X
+
+
+cholesky_solve_rows = compiled(cholesky_solve_rows)
+
+
+def row_products(A, X, m):
+    """Return A[:m] X (m x m): the Delassus operator W M^-1 W^T when X = M^-1 W^T."""
+    nv = X.shape[0]
+    P = np.empty((m, m))
+    for r in range(m):
+        for c in range(m):
+            acc = 0.0
+            for j in range(nv):
+                acc += A[r, j] * X[j, c]
+            P[r, c] = acc
+    return P
+
+
+row_products = compiled(row_products)
+
+
 def spd_solve_or_least_squares(A, r):
     """timestepping._spd_solve_or_least_squares on arrays."""
     n = A.shape[0]
@@ -89,4 +122,5 @@ def spd_solve_or_least_squares(A, r):
 spd_solve_or_least_squares = compiled(spd_solve_or_least_squares)
 
 
-__all__ = ['cholesky', 'cholesky_solve_vec', 'spd_solve_or_least_squares']
+__all__ = ['cholesky', 'cholesky_solve_vec', 'cholesky_solve_rows', 'row_products',
+           'spd_solve_or_least_squares']

@@ -19,7 +19,8 @@ import numpy as np
 from .buffers import unpack_model
 from .jit import compiled
 from .kinematics import contact_points, placements, point_jacobian, workspace
-from .linalg import cholesky, cholesky_solve_vec, spd_solve_or_least_squares
+from .linalg import (cholesky, cholesky_solve_rows, cholesky_solve_vec, row_products,
+                     spd_solve_or_least_squares)
 from .ncp import solve_planar
 from .rigid_body import mass_matrix_and_bias
 from ..solver import STICK_MARGIN
@@ -106,26 +107,14 @@ def step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type,
         contact_points(rot, pos, P_frame_joint, P_frame_rot, P_frame_pos, points)
         return (q_next, v_free, impulses, pushing_flags, 0, 0.0, True, math.inf, points)
     # M^-1 W^T column by column, G = W M^-1 W^T, b = W v_free
-    minv_wt = np.empty((nv, m))
-    column = np.empty(nv)
-    for r in range(m):
-        for j in range(nv):
-            column[j] = W[r, j]
-        cholesky_solve_vec(L, column)
-        for j in range(nv):
-            minv_wt[j, r] = column[j]
-    G = np.empty((m, m))
+    minv_wt = cholesky_solve_rows(L, W, m)
+    G = row_products(W, minv_wt, m)
     b = np.empty(m)
     for r in range(m):
         acc = 0.0
         for j in range(nv):
             acc += W[r, j] * v_free[j]
         b[r] = acc
-        for c in range(m):
-            acc = 0.0
-            for j in range(nv):
-                acc += W[r, j] * minv_wt[j, c]
-            G[r, c] = acc
     starts = np.empty(n_active, np.int64)
     sizes = np.empty(n_active, np.int64)
     mus = np.empty(n_active)
