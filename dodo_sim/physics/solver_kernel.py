@@ -724,11 +724,14 @@ def position_correction(G, minv_wt, rows, targets):
 
 def warm_up() -> None:
     """Compile the kernel with the argument types the integrators use (precompile.py)."""
-    from .solver import Block
+    from collections import namedtuple
+    # blocks as solver.Block lays them out (start, size, mu, slip_dir); this module sits below
+    # solver.py, which calls it, so it does not import solver's Block
+    block = namedtuple('Block', 'start size mu slip_dir', defaults=(0.0, None))
     G = np.array([[2.0, 0.1, 0.0, 0.2], [0.1, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.1],
                   [0.2, 0.0, 0.1, 1.0]])
     b = np.array([-1.0, 0.5, -0.2, -1.0])
-    blocks = [Block(0, 3, 0.5), Block(3, 1)]
+    blocks = [block(0, 3, 0.5), block(3, 1)]
     for jacobi in (False, True):
         solve_general(G, b, blocks, 1e-10, 100, jacobi, 1.0)
     position_correction(G, G, [0, 3], [1e-6, 2e-6])
