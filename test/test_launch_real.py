@@ -379,3 +379,21 @@ def test_runtime_param_set_shows_in_the_recorded_controller_state(launch_env, tm
     assert apex[0] == 1.2 and apex[-1] == 1.35 and apex.max() == 1.35
     changed = int(np.argmax(apex == 1.35))
     assert np.all(apex[:changed] == 1.2) and np.all(apex[changed:] == 1.35)
+
+
+def test_dodo_cli_runs_through_ros2_run_after_colcon_build(launch_env):
+    """
+    On a colcon install the CLI is ``ros2 run dodo_sim dodo`` (README, "On a ROS 2 install").
+
+    setup.cfg installs every console script to ``lib/dodo_sim`` as ament_python packages do,
+    so ``dodo`` is an executable of the package, not a command on PATH.
+    """
+    executables = subprocess.run(['ros2', 'pkg', 'executables', 'dodo_sim'], env=launch_env,
+                                 capture_output=True, text=True, timeout=120)
+    assert executables.returncode == 0, executables.stderr
+    listed = {line.split()[1] for line in executables.stdout.splitlines() if line.strip()}
+    assert {'dodo', 'simulator', 'controller', 'recorder', 'driver'} <= listed, listed
+    usage = subprocess.run(['ros2', 'run', 'dodo_sim', 'dodo', 'hop', '--help'], env=launch_env,
+                           capture_output=True, text=True, timeout=120)
+    assert usage.returncode == 0, usage.stdout + usage.stderr
+    assert '--duration' in usage.stdout and '--namespace' in usage.stdout
