@@ -121,6 +121,7 @@ from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from . import registry
+from .interface import HostedController
 
 PHASE_CODES = {'flight': 0.0, 'stance': 1.0}
 
@@ -294,7 +295,7 @@ class ControllerNode(Node):
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
-        self.ctrl = None
+        self.ctrl: HostedController | None = None
         self.monitor = None             # the controller's outcome monitor (walker: falls, steps)
         self.exit_code = runtime.EXIT_OK
         self.done = Future()            # set when the node must exit (an unusable robot model)

@@ -13,10 +13,11 @@ One node parameter selects the controller (``controller``, a field of
     ctrl = entry.build(urdf_xml, config)           # the controller for that robot description
     entry.parameter_classes()                      # what the node declares as ROS parameters
 
-Every hosted controller has ``update(t, q, v, contact_forces) -> tau``, ``telemetry``,
-``reconfigure(config)`` and states the robot it drives: ``joint_names`` (order of q, v),
-``actuated_joint_names`` (order of tau), ``contact_frames`` (one ``[fx, fy, fz]`` row each in
-``contact_forces``). The node sizes its topics from these.
+Every hosted controller implements :class:`dodo_control.interface.HostedController`:
+``update(t, q, v, contact_forces) -> tau``, ``telemetry``, ``reconfigure(config)`` and the robot
+it drives: ``joint_names`` (order of q, v), ``actuated_joint_names`` (order of tau),
+``contact_frames`` (one ``[fx, fy, fz]`` row each in ``contact_forces``). The node sizes its
+topics from these; :meth:`ControllerEntry.build` refuses a builder whose result lacks one.
 
 An entry may name an *outcome monitor* (the walker's:
 :class:`dodo_control.walker.monitor.WalkMonitor`):
@@ -109,7 +110,14 @@ class ControllerEntry:
         if not isinstance(config, self.config_class()):
             raise TypeError(f'controller {self.name!r} needs a {self.config_class().__name__}, '
                             f'got {type(config).__name__}')
-        return _load(self.builder)(urdf_xml, config)
+        controller = _load(self.builder)(urdf_xml, config)
+        from dodo_control.interface import missing_members
+        missing = missing_members(controller)
+        if missing:
+            raise TypeError(f'controller {self.name!r}: {self.builder} returned a '
+                            f'{type(controller).__name__} without {missing} (the interface of '
+                            f'dodo_control.interface.HostedController)')
+        return controller
 
 
 def build_slip_hopper(urdf_xml, config):

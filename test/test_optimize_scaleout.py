@@ -299,7 +299,11 @@ def test_a_stale_relative_journal_lock_is_reported_not_a_hang(tmp_path):
     assert 'removed a stale journal lock' in err
 
 
-def test_sigterm_stops_every_worker_and_writes_the_partial_results(tmp_path):
+@pytest.mark.parametrize('signum, code, word', [(signal.SIGTERM, 143, 'terminated'),
+                                                (signal.SIGINT, 130, 'interrupted')],
+                         ids=['SIGTERM', 'SIGINT'])
+def test_a_signal_stops_every_worker_and_writes_the_partial_results(tmp_path, signum, code,
+                                                                    word):
     """Before: SIGTERM left the worker processes running and wrote no results."""
     study = toy_study(tmp_path, trials=200, delay_s=0.3)
     out = tmp_path / 'out'
@@ -309,10 +313,10 @@ def test_sigterm_stops_every_worker_and_writes_the_partial_results(tmp_path):
         t.state.name == 'COMPLETE' for t in trials_of(study, storage)) >= 3, 120,
         'three complete trials')
     workers = {t.user_attrs['pid'] for t in trials_of(study, storage) if 'pid' in t.user_attrs}
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
-    assert 'terminated' in err
+    assert proc.returncode == code, err
+    assert word in err
     for pid in workers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)                              # no orphaned worker

@@ -10,7 +10,6 @@ Pillow (the GIF of ``dodo plot``) once did. Modules with no rosdep key in rosdis
 in :data:`PIP_ONLY` and must be named in package.xml's comments and in the README's pip line.
 """
 import ast
-from pathlib import Path
 import re
 import sys
 

@@ -219,3 +219,27 @@ def test_dodo_walk_defaults_reach_the_start(tmp_path, capsys, no_start, monkeypa
     assert seen['kwargs']['prog'] == 'dodo walk'
     assert seen['kwargs']['plotter'] == 'dodo_sim.tools.plot'
     assert 'dodo walk: ROS domain' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('name', registry.controller_names())
+def test_every_registered_controller_implements_the_hosted_controller_interface(name):
+    from dodo_control.interface import HostedController
+    entry = registry.controller_entry(name)
+    ctrl = entry.build(str(REPO.joinpath(*entry.model)), entry.config_class()())
+    assert isinstance(ctrl, HostedController)
+    assert len(ctrl.actuated_joint_names) <= len(ctrl.joint_names) and ctrl.contact_frames
+
+
+def test_a_builder_returning_something_else_is_refused_naming_what_it_lacks(monkeypatch):
+    class NoUpdate:
+        joint_names = actuated_joint_names = contact_frames = ('j',)
+        telemetry = None
+
+        def reconfigure(self, config):
+            pass
+
+    entry = dataclasses.replace(registry.controller_entry('slip_hopper'),
+                                builder=f'{__name__}:_build_no_update')
+    monkeypatch.setitem(globals(), '_build_no_update', lambda urdf, config: NoUpdate())
+    with pytest.raises(TypeError, match=r"NoUpdate without \['update'\].*HostedController"):
+        entry.build('unused', ControllerConfig())

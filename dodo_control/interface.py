@@ -1,0 +1,66 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The interface a controller offers the controller node, ``rollout`` and ``dodo replay``.
+
+Written down as a :class:`typing.Protocol` so that a new controller family knows what to provide
+and the registry can refuse a builder that returns something else (``ControllerEntry.build``).
+The SLIP hopper (:class:`dodo_control.controller.Controller`) and the Kneed Walker
+(:class:`dodo_control.walker.controller.WalkerController`) implement it; neither inherits from
+it (structural typing, as the rest of the package's cores).
+
+Units: ``t`` s; ``q``, ``v`` in ``joint_names`` order (m, rad, m/s, rad/s); ``contact_forces``
+one world-axes force row (N) per ``contact_frames`` entry; the returned torques N*m (or N for
+prismatic joints) in ``actuated_joint_names`` order.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable, Sequence
+
+import numpy as np
+
+#: the members ``ControllerEntry.build`` checks on what a builder returns (the Protocol's own)
+REQUIRED_MEMBERS = ('joint_names', 'actuated_joint_names', 'contact_frames', 'telemetry',
+                    'update', 'reconfigure')
+
+
+@runtime_checkable
+class HostedController(Protocol):
+    """
+    What the controller node hosts (one per node, chosen by its ``controller`` parameter).
+
+    Set-points (the hopper's ``apex_height``, ``target_x``, ...) are fields of the controller's
+    frozen config dataclass; the node changes them at runtime through :meth:`reconfigure` with
+    a new config (the registry's ``startup_only`` fields excepted). Optional:
+    ``telemetry_labels`` (field -> labels of its entries, or None to leave a field out of the
+    node's named ``/controller/state`` channels).
+    """
+
+    @property
+    def joint_names(self) -> Sequence[str]:
+        """Name ``q`` and ``v`` of :meth:`update` in order (the node merges /joint_states so)."""
+
+    @property
+    def actuated_joint_names(self) -> Sequence[str]:
+        """Name the torques :meth:`update` returns in order (the names on /joint_commands)."""
+
+    @property
+    def contact_frames(self) -> Sequence[str]:
+        """Name the contact force rows :meth:`update` reads, one per frame, in this order."""
+
+    @property
+    def telemetry(self) -> Any:
+        """Return the last tick's snapshot (NamedTuple or dataclass of numbers), None before."""
+
+    def update(self, t: float, q: np.ndarray, v: np.ndarray,
+               contact_forces: np.ndarray) -> np.ndarray:
+        """Return the joint torques for the measured state at time ``t``."""
+
+    def reconfigure(self, config: Any) -> None:
+        """Use ``config`` (the controller's config dataclass) from the next tick on."""
+
+
+def missing_members(controller: object) -> list[str]:
+    """Return the members of :class:`HostedController` that ``controller`` lacks."""
+    return [name for name in REQUIRED_MEMBERS if not hasattr(controller, name)]
