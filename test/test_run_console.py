@@ -106,6 +106,46 @@ def test_live_addresses_and_rates():
         parse_topic_rates(['/tf=-1'])
 
 
+def test_a_latched_message_is_sent_again_until_a_late_subscription_takes_effect(monkeypatch):
+    """
+    Re-send a latched message after each delay of RESEND_DELAYS_NS.
+
+    In CI a client subscribed to /robot_description got no URDF: the one re-send 50 ms after the
+    subscription came before the SDK had made it effective on a loaded machine.
+    """
+    from dodo_sim.tools import live_view
+
+    class Channel:
+        def __init__(self):
+            self.logged = []
+
+        def log(self, data, log_time):
+            self.logged.append((data, log_time))
+
+        def has_sinks(self):
+            return False                  # nothing subscribed yet as far as the server says
+
+    now = [0]
+    monkeypatch.setattr(live_view.time, 'monotonic_ns', lambda: now[0])
+    view = live_view.LiveView()
+    urdf, clock = Channel(), Channel()
+    view._streams = {'/robot_description': live_view._Stream(urdf, 0, latched=True),
+                     '/clock': live_view._Stream(clock, 0)}
+    view._by_channel_id = {7: view._streams['/robot_description']}
+    view.log('/robot_description', b'<robot/>', 5)
+    view._on_subscribe(7)
+    sent_at = []
+    for step_ms in range(0, 5000, 10):            # the recorder's thread keeps logging /clock
+        now[0] = step_ms * 1_000_000
+        before = len(urdf.logged)
+        view.log('/clock', b'\x00\x01\x00\x00' + bytes(8), step_ms)
+        if len(urdf.logged) > before:
+            sent_at.append(step_ms)
+    assert sent_at == [d // 1_000_000 for d in live_view.RESEND_DELAYS_NS]
+    assert all(entry == (b'<robot/>', 5) for entry in urdf.logged)
+    assert not view._resend                       # nothing left scheduled
+
+
 #: a bag of REPLAY_STEPS joint states (+ /clock, /foot_contact) 1 ms apart, replayed this fast
 REPLAY_STEPS, REPLAY_RATE = 2001, 2.0
 

@@ -42,8 +42,11 @@ import time
 DEFAULT_PORT = 8765
 #: Loopback only unless another address is asked for.
 DEFAULT_HOST = '127.0.0.1'
-#: A latched topic's last message goes to a new subscriber this much later, ns.
-RESEND_DELAY_NS = 50_000_000
+#: A latched topic's last message goes to a new subscriber again after each of these delays, ns
+#: (the SDK may report a subscription before it takes effect, later still on a loaded machine:
+#: a single re-send after 50 ms missed the client once in a CI run; a viewer takes a repeated
+#: latched message, e.g. the URDF, as the same message again).
+RESEND_DELAYS_NS = (50_000_000, 300_000_000, 1_000_000_000, 3_000_000_000)
 
 
 class LiveViewError(ValueError):
@@ -162,7 +165,7 @@ class LiveView:
         self._by_channel_id: dict[int, _Stream] = {}
         self._lock = threading.Lock()      # the server's thread re-sends latched messages
         self._sim_ns: int | None = None
-        self._resend: dict[int, int] = {}     # channel id -> when (monotonic ns) to re-send
+        self._resend: dict[int, list] = {}    # channel id -> when (monotonic ns) to re-send
         self._server = None
         self._context = None
 
@@ -253,21 +256,28 @@ class LiveView:
         """
         Server thread: a client subscribed.
 
-        A latched topic's last message goes out again from the recorder's thread,
-        :data:`RESEND_DELAY_NS` later (the SDK may tell the listener before the subscription takes
+        A latched topic's last message goes out again from the recorder's thread after each of
+        :data:`RESEND_DELAYS_NS` (the SDK may tell the listener before the subscription takes
         effect; measured: a message logged from here at once can miss the new subscriber).
         """
         with self._lock:
             stream = self._by_channel_id.get(channel_id)
             if stream is not None and stream.latched:
-                self._resend[channel_id] = time.monotonic_ns() + RESEND_DELAY_NS
+                now = time.monotonic_ns()
+                self._resend[channel_id] = [now + delay for delay in RESEND_DELAYS_NS]
 
     def _resend_latched(self) -> None:
         now = time.monotonic_ns()
         with self._lock:
-            due = [cid for cid, at in self._resend.items() if at <= now]
-            for cid in due:
-                del self._resend[cid]
+            due = []
+            for cid, times in list(self._resend.items()):
+                if times[0] <= now:
+                    due.append(cid)
+                    rest = [at for at in times if at > now]
+                    if rest:
+                        self._resend[cid] = rest
+                    else:
+                        del self._resend[cid]
             sends = [(self._by_channel_id[cid], self._by_channel_id[cid].last) for cid in due]
         for stream, last in sends:
             if last is not None:
