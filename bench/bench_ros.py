@@ -355,6 +355,8 @@ def main(argv=None) -> int:
     parser.add_argument('--profile', type=Path, default=None,
                         help='write a cProfile of the simulator node (last lockstep round) here')
     args = parser.parse_args(argv)
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)     # before minutes of measuring
     domain = pick_domain()
     os.environ['ROS_DOMAIN_ID'] = str(domain)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
