@@ -402,3 +402,33 @@ def test_layout_series_exist_in_a_real_bag(runs):
     data = read_bag(bag, [contract.JOINT_STATES, contract.CONTROLLER_STATE])
     assert tuple(data[contract.JOINT_STATES].messages[0].name) == layouts.HOPPER_JOINTS
     assert tuple(data[contract.CONTROLLER_STATE].messages[0].name) == layouts.HOPPER_STATE
+
+
+def test_dodo_walk_live_streams_the_walker(tmp_path):
+    """``dodo walk --live PORT``: the walker's URDF and joint states reach a protocol client."""
+    from foxglove_client import watch
+    port = _free_port()
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env.pop('ROS_DOMAIN_ID', None)
+    walk = subprocess.Popen(
+        [sys.executable, '-m', 'dodo_sim.tools.cli', 'walk', '--duration', '1.5', '--bag',
+         str(tmp_path / 'bag'), '--no-plots', '--domain-id', str(ros_domain_id()),
+         '--wall-timeout', '240', '--live', str(port)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        got = watch(f'ws://127.0.0.1:{port}', {R(contract.JOINT_STATES),
+                                               R(contract.ROBOT_DESCRIPTION)},
+                    seconds=240.0, connect_timeout=120.0)
+    finally:
+        out = _output(walk)
+    assert walk.returncode == 0, out
+    assert f'live view: ws://127.0.0.1:{port}' in out
+    channels = {c['topic']: c for c in got.channels.values()}
+    urdf = _decoder(channels[R(contract.ROBOT_DESCRIPTION)])(
+        got.messages[R(contract.ROBOT_DESCRIPTION)][0][1]).data
+    assert 'left_knee' in urdf and 'right_knee' in urdf
+    decode = _decoder(channels[R(contract.JOINT_STATES)])
+    states = [decode(payload) for _, payload in got.messages[R(contract.JOINT_STATES)]]
+    assert len(states) >= 10, len(states)
+    assert {'left_hip', 'left_knee', 'right_hip', 'right_knee'} <= set(states[-1].name)
