@@ -35,7 +35,7 @@ setup(
         'console_scripts': [
             'dodo = dodo_sim.tools.cli:main',
             'simulator = dodo_sim.ros.simulator_node:main',
-            'controller = dodo_control.controller_node:main',
+            'controller = dodo_sim.ros.controller_node:main',
             'recorder = dodo_sim.ros.recorder:main',
             'driver = dodo_sim.ros.driver_node:main',
         ],

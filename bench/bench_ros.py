@@ -71,7 +71,7 @@ ECHO = textwrap.dedent("""
 #: The controller node under cProfile (CPU time), written at its exit (SIGTERM ends it cleanly).
 PROFILED_CONTROLLER = textwrap.dedent("""
     import cProfile, sys, time
-    from dodo_control.controller_node import main
+    from dodo_sim.ros.controller_node import main
     out = sys.argv.pop(1)
     profiler = cProfile.Profile(time.process_time)
     try:
@@ -190,7 +190,7 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
     import rclpy
     from rclpy.parameter import Parameter
 
-    command = ['-m', 'dodo_control.controller_node']
+    command = ['-m', 'dodo_sim.ros.controller_node']
     if profile is not None:
         command = ['-c', PROFILED_CONTROLLER, str(profile / 'controller_lockstep.prof')]
     controller = subprocess.Popen(
@@ -251,7 +251,7 @@ def realtime_run(params: Path, env, minutes: float, hog: bool) -> dict:
             if hog:
                 procs['hog'] = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
             for name, module, extra in (
-                    ('controller', 'dodo_control.controller_node', []),
+                    ('controller', 'dodo_sim.ros.controller_node', []),
                     ('simulator', 'dodo_sim.ros.simulator_node',
                      ['-p', f'stop_after:={seconds}'])):
                 logs[name] = open(Path(tmp) / f'{name}.log', 'w+')

@@ -107,7 +107,7 @@ class Process:
 
 
 def controller_process(params: Path, env, log: Path, name='controller', **parameters):
-    args = [sys.executable, '-m', 'dodo_control.controller_node', '--ros-args', '-r',
+    args = [sys.executable, '-m', 'dodo_sim.ros.controller_node', '--ros-args', '-r',
             f'__node:={name}', '--params-file', str(params)]
     for key, value in parameters.items():
         args += ['-p', f'{key}:={value}']

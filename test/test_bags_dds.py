@@ -54,7 +54,7 @@ def test_recorder_snapshot_holds_params_file_and_overrides(tmp_path, procs, exec
     bag = tmp_path / 'bag'
     rec = procs.start(recorder_cmd(bag, executor=executor, topics=['parameter_events']), env)
     procs.wait_line(rec, 'dodo recorder: ready', 60)
-    ctrl = procs.start(node_cmd('dodo_control.controller_node', 'controller', params,
+    ctrl = procs.start(node_cmd('dodo_sim.ros.controller_node', 'controller', params,
                                 leg_stiffness=6500.0), env)
     procs.wait_line(rec, 'parameters of /controller recorded', 60)
     set_parameter(env, '/controller', 'apex_height', 1.15)

@@ -167,7 +167,7 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
                                 env)
         for rec in (killed, reference):
             procs.wait_line(rec, 'dodo recorder: ready', 60)
-        controller = procs.start(node_cmd('dodo_control.controller_node', 'controller',
+        controller = procs.start(node_cmd('dodo_sim.ros.controller_node', 'controller',
                                           HOP_PARAMS, use_sim_time=True, min_subscribers=3),
                                  env)
         simulator = procs.start(node_cmd('dodo_sim.ros.simulator_node', 'simulator', HOP_PARAMS,

@@ -46,7 +46,7 @@ class DriverGraph:
         monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=ros_domain_id())
-        from dodo_control.controller_node import ControllerNode
+        from dodo_sim.ros.controller_node import ControllerNode
         from rclpy.experimental import EventsExecutor
         self.executor = EventsExecutor(context=self.context)
         urdf = Simulator(default_urdf_path()).leg.urdf_xml

@@ -105,3 +105,25 @@ def test_pip_only_modules_are_named_in_package_xml_and_the_readme_pip_line():
         assert name in package_xml, f'{name} ({module}) is not named in package.xml'
         assert any(name in line.split() for line in pip_lines), \
             f'{name} ({module}) is not on the README pip line {pip_lines}'
+
+
+def test_the_controllers_and_the_physics_import_no_ros():
+    """
+    The cores import no rclpy and no message package (docs/architecture.md).
+
+    Every node lives in dodo_sim/ros/ (the controller node included), so dodo_control/,
+    dodo_sim/physics/ and dodo_sim/hardware/ run without a ROS client library.
+    """
+    ros_modules = {'rclpy', 'launch', 'launch_ros'} | {m for m in ROSDEP_KEY if m.endswith(
+        '_msgs') or m in ('builtin_interfaces', 'rcl_interfaces')}
+    offenders = {}
+    for folder in ('dodo_control', 'dodo_sim/physics', 'dodo_sim/hardware'):
+        for path in (REPO / folder).rglob('*.py'):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module] if isinstance(node, ast.ImportFrom) and node.module
+                         and node.level == 0 else [])
+                hits = [n for n in names if n.split('.')[0] in ros_modules]
+                if hits:
+                    offenders.setdefault(str(path.relative_to(REPO)), []).extend(hits)
+    assert not offenders, offenders

@@ -64,7 +64,7 @@ def simulator():
 
 @pytest.fixture
 def controller():
-    from dodo_control.controller_node import ControllerNode
+    from dodo_sim.ros.controller_node import ControllerNode
     yield from _node_services(lambda context: ControllerNode(context=context), 'controller')
 
 

@@ -105,7 +105,7 @@ def make_sim(ros, **overrides):
 
 
 def make_controller(ros, **overrides):
-    from dodo_control.controller_node import ControllerNode
+    from dodo_sim.ros.controller_node import ControllerNode
     return ros.add(ControllerNode(context=ros.context, parameter_overrides=[
         Parameter(k, value=v) for k, v in overrides.items()]))
 
@@ -503,9 +503,9 @@ def test_config_revision_marks_the_first_tick_computed_with_a_change(ros):
 @pytest.mark.parametrize('module, args, words', [
     ('dodo_sim.ros.simulator_node', ['-p', 'integrator:=rk45'], ['integrator', 'rk45']),
     ('dodo_sim.ros.simulator_node', ['-p', 'dt:=fast'], ['dt', 'fast']),
-    ('dodo_control.controller_node',
+    ('dodo_sim.ros.controller_node',
      ['-p', 'robot_description:=<robot name="x"><link name="a"/></robot>'], ['base_x']),
-    ('dodo_control.controller_node', ['-p', 'flight_policy:=teleport'], ['flight_policy']),
+    ('dodo_sim.ros.controller_node', ['-p', 'flight_policy:=teleport'], ['flight_policy']),
 ])
 def test_bad_configuration_is_one_clear_error(module, args, words):
     env = dict(os.environ, ROS_DOMAIN_ID=str(ros_domain_id()),

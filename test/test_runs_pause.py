@@ -119,7 +119,7 @@ def stall(pid: int, seconds: float) -> None:
 def stalled_run(tmp_path: Path, name: str) -> Hop:
     hop = Hop(tmp_path, name)
     hop.wait_for('controller: node /controller')      # the exchange runs (first answer in)
-    controller = hop.child('dodo_control.controller_node')
+    controller = hop.child('dodo_sim.ros.controller_node')
     stall(controller, 0.8)
     time.sleep(0.3)
     stall(controller, 2.5)
@@ -181,7 +181,7 @@ def test_a_second_controller_node_is_reported_and_the_bag_replays_exactly(tmp_pa
     hop.wait_for('controller: node /controller')
     # started by hand under the controller's name, as a user might
     second = subprocess.Popen(
-        [sys.executable, '-m', 'dodo_control.controller_node', '--ros-args', '-r',
+        [sys.executable, '-m', 'dodo_sim.ros.controller_node', '--ros-args', '-r',
          '__node:=controller', '--params-file', str(hop.params)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=hop.env, cwd=REPO)
     try:

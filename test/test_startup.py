@@ -29,7 +29,7 @@ from dodo_sim.tools.precompile import compile_events
 rclpy.init(domain_id=int(sys.argv[1]))
 with compile_events() as compiled:
     from dodo_sim.ros.simulator_node import SimulatorNode
-    from dodo_control.controller_node import ControllerNode
+    from dodo_sim.ros.controller_node import ControllerNode
     for integrator in ('timestepping', 'event'):
         node = SimulatorNode(parameter_overrides=[Parameter('integrator', value=integrator)])
         for _ in range(3):

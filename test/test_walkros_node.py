@@ -77,7 +77,7 @@ def time_now():
 
 
 def walker_node(ros, **overrides):
-    from dodo_control.controller_node import ControllerNode
+    from dodo_sim.ros.controller_node import ControllerNode
 
     # state_period 0: one /controller/state per answered state (the Driver checks each)
     params = {'controller': 'kneed_walker', 'min_subscribers': 0, 'state_period': 0.0,
@@ -243,7 +243,7 @@ def test_monitor_judges_the_terrain_it_is_given(ros):
 
 def test_hopper_node_is_unchanged_by_the_registry(ros, urdf_xml):
     from dodo_control.controller import ControllerConfig
-    from dodo_control.controller_node import ControllerNode
+    from dodo_sim.ros.controller_node import ControllerNode
     node = ros.add(ControllerNode(context=ros.context, parameter_overrides=[
         Parameter('robot_description', value=urdf_xml)]))
     declared = set(node._parameters) - {'use_sim_time', 'start_type_description_service'}

@@ -203,7 +203,7 @@ NODES = (
              robot_description=True, parameters={'hardware': Arg('hardware')},
              launch_parameters={'publish_robot_description': False},
              subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, ESTOP)),
-    NodeSpec('controller', PACKAGE, 'controller', 'dodo_control.controller_node',
+    NodeSpec('controller', PACKAGE, 'controller', 'dodo_sim.ros.controller_node',
              subscribes=(JOINT_STATES, CONTACT_TOPICS, ROBOT_DESCRIPTION, CLOCK)),
     # a robot_state_publisher publishing the absolute /robot_description (the plain-machine
     # stand-in) lands in the robot's namespace too; the real one publishes the relative name

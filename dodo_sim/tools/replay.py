@@ -183,7 +183,7 @@ class _Inputs:
 
         The controller's contact input for the state stamped ``ns`` (``row`` of the joint states;
         None if missing): one world ``[fx, fy, fz]`` row per contact frame, shape (n_frames, 3) —
-        what the controller node passes (``dodo_control.controller_node``), for one frame as for
+        what the controller node passes (``dodo_sim.ros.controller_node``), for one frame as for
         several. By stamp, or (contact pairing 'latest') the newest contact recorded before the
         joint state: arrival order as the recorder saw it, which can differ from the controller's
         (an approximate replay).
@@ -371,7 +371,7 @@ def controller_names(ctrl, robot: bagio.RobotInfo) -> tuple:
 
     In its order: the controller's own ``joint_names`` / ``actuated_joint_names`` /
     ``contact_frames`` (what the controller node sizes its inputs and commands from,
-    ``dodo_control.controller_node.robot_names``), else what the bag says about the robot.
+    ``dodo_sim.ros.controller_node.robot_names``), else what the bag says about the robot.
     """
     return (tuple(getattr(ctrl, 'joint_names', None) or robot.joint_names),
             tuple(getattr(ctrl, 'actuated_joint_names', None) or robot.actuated_joint_names),

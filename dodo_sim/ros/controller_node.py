@@ -102,6 +102,8 @@ import math
 import sys
 import time
 
+from dodo_control import registry
+from dodo_control.interface import HostedController
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import (CdrError, JointStateReader, JointStateWriter, read_frame_id,
@@ -120,8 +122,6 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import Marker, MarkerArray
 
-from . import registry
-from .interface import HostedController
 
 PHASE_CODES = {'flight': 0.0, 'stance': 1.0}
 
