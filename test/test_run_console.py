@@ -116,6 +116,7 @@ def test_a_latched_message_is_sent_again_until_a_late_subscription_takes_effect(
     from dodo_sim.tools import live_view
 
     class Channel:
+
         def __init__(self):
             self.logged = []
 
