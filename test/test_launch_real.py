@@ -33,6 +33,7 @@ import time
 
 from conftest import REPO, ros_domain_id
 import numpy as np
+from process_support import alive, descendants, LineProcess
 import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -135,35 +136,7 @@ def stop_leftover_launches():
             pass
 
 
-def _stat(pid):
-    try:
-        text = Path(f'/proc/{pid}/stat').read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(')') + 2:].split()
-    return fields[0], int(fields[1])
-
-
-def descendants(root: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            stat = _stat(int(entry))
-            if stat is not None:
-                children.setdefault(stat[1], []).append(int(entry))
-    out, todo = set(), [root]
-    while todo:
-        for pid in children.get(todo.pop(), []):
-            out.add(pid)
-            todo.append(pid)
-    return out
-
-
-def alive(pids) -> set[int]:
-    return {p for p in pids if (_stat(p) or ('Z', 0))[0] not in ('Z', 'X')}
-
-
-class Launch:
+class Launch(LineProcess):
     """
     ``ros2 launch dodo_sim <launch_file> ARGS`` in its own session, output collected.
 
@@ -176,34 +149,9 @@ class Launch:
     def __init__(self, env: dict, *args: str, launch_file: str = 'hop.launch.py'):
         self.env = dict(env, ROS_DOMAIN_ID=str(ros_domain_id()))
         self.domain = int(self.env['ROS_DOMAIN_ID'])
-        self.lines: list[str] = []
-        self.proc = subprocess.Popen(['ros2', 'launch', 'dodo_sim', launch_file, *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env=self.env, start_new_session=True)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        super().__init__(['ros2', 'launch', 'dodo_sim', launch_file, *args], env=self.env)
         self.nodes: set[int] = set()
         Launch.running.append(self)
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip('\n'))
-
-    @property
-    def output(self) -> str:
-        return '\n'.join(self.lines)
-
-    def wait_for(self, pattern: str, timeout: float = 120.0) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                match = re.search(pattern, line)
-                if match:
-                    return match
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f'no line matching {pattern!r}:\n{self.output}')
 
     def interrupt(self, timeout: float = 60.0) -> int:
         """SIGINT to the launch process only (its nodes are stopped by launch); exit code."""

@@ -12,15 +12,13 @@ clean bags; a run after a killed one on the same domain is not crossed by leftov
 """
 import os
 from pathlib import Path
-import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 
 from conftest import REPO, ros_domain_id, ros_env
 import numpy as np
+from process_support import descendants, gone_within, LineProcess
 import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -40,42 +38,18 @@ controller:
 STEP_S = 0.001
 
 
-class Hop:
+class Hop(LineProcess):
     """A ``dodo hop`` process in its own session, its output collected by a thread."""
 
     def __init__(self, tmp_path: Path, duration: float, env: dict, bag_name: str = 'bag'):
         params = tmp_path / 'hop.yaml'
         params.write_text(PARAMS)
         self.bag = tmp_path / bag_name
-        self.lines: list[str] = []
-        self.proc = subprocess.Popen(
+        super().__init__(
             [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--params-file', str(params),
              '--duration', str(duration), '--bag', str(self.bag), '--no-plots'],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
-            start_new_session=True)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+            env=env, cwd=REPO)
         self.children: set[int] = set()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip('\n'))
-
-    @property
-    def output(self) -> str:
-        return '\n'.join(self.lines)
-
-    def wait_for(self, pattern: str, timeout: float = 120.0) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                match = re.search(pattern, line)
-                if match:
-                    return match
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f'no line matching {pattern!r}:\n{self.output}')
 
     def stepping(self, seconds: float = 0.5) -> None:
         """Wait until the simulation runs, note the run's processes, let it step a while."""
@@ -95,43 +69,6 @@ class Hop:
 
     def domain(self) -> int:
         return int(self.wait_for(r'dodo hop: ROS domain (\d+)').group(1))
-
-
-def _stat(pid: int):
-    try:
-        text = Path(f'/proc/{pid}/stat').read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(')') + 2:].split()
-    return fields[0], int(fields[1])          # state, ppid
-
-
-def descendants(root: int) -> set[int]:
-    """Every live process below ``root``."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            stat = _stat(int(entry))
-            if stat is not None:
-                children.setdefault(stat[1], []).append(int(entry))
-    out, todo = set(), [root]
-    while todo:
-        for pid in children.get(todo.pop(), []):
-            out.add(pid)
-            todo.append(pid)
-    return out
-
-
-def alive(pids) -> set[int]:
-    """Those of ``pids`` still running (zombies count as gone)."""
-    return {pid for pid in pids if (_stat(pid) or ('Z', 0))[0] not in ('Z', 'X')}
-
-
-def gone_within(pids, timeout: float) -> set[int]:
-    deadline = time.monotonic() + timeout
-    while alive(pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return alive(pids)
 
 
 def check_bag(bag: Path, *, steps: int | None = None) -> np.ndarray:
