@@ -9,10 +9,8 @@ params file is usable (``dodo hop``'s checks, ``config_from_file``) and reproduc
 objective.
 """
 import math
-from pathlib import Path
 import subprocess
 import sys
-import textwrap
 
 from conftest import REPO
 from dodo_control.controller import ControllerConfig
@@ -20,6 +18,7 @@ from dodo_sim.ros import graph
 from dodo_sim.ros.params import check_params_file, config_from_file
 from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+from optimize_support import run_two_workers, write
 import pytest
 import yaml
 
@@ -43,24 +42,10 @@ objectives:
 """
 
 
-def write(tmp_path, text, name='study.yaml') -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
 @pytest.fixture(scope='module')
 def short_run(tmp_path_factory):
     """Return the short study run once with two worker processes on one journal file."""
-    tmp = tmp_path_factory.mktemp('optimize')
-    study = write(tmp, SHORT_STUDY)
-    out = tmp / 'out'
-    code = optimize.main([str(study), '--workers', '2', '--storage',
-                          f'journal:{tmp / "shared.journal"}', '--out', str(out),
-                          '--no-progress'])
-    opt = optimize._open_study(load_study(study), f'journal:{tmp / "shared.journal"}',
-                               create=False)
-    return {'code': code, 'study': load_study(study), 'out': out, 'opt': opt}
+    return run_two_workers(tmp_path_factory.mktemp('optimize'), SHORT_STUDY)
 
 
 @pytest.mark.slow

@@ -13,8 +13,6 @@ Which worker runs which trial, and how many, depends on timing (process start-up
 load); the tests assert only what holds whatever the timing: both workers join and finish,
 trial 0 is the baseline, and a search space where every other point is better by construction.
 """
-from pathlib import Path
-import textwrap
 import threading
 import time
 
@@ -23,6 +21,7 @@ from dodo_control.walker.controller import WalkerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+from optimize_support import run_two_workers, write
 import pytest
 import yaml
 
@@ -48,23 +47,10 @@ objectives:
 """
 
 
-def write(tmp_path, text, name='study.yaml') -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
 @pytest.fixture(scope='module')
 def short_run(tmp_path_factory):
     """Return the short walker study run once with two worker processes on one journal file."""
-    tmp = tmp_path_factory.mktemp('optimize_walker')
-    study = write(tmp, SHORT_STUDY)
-    out = tmp / 'out'
-    storage = f'journal:{tmp / "shared.journal"}'
-    code = optimize.main([str(study), '--workers', '2', '--storage', storage, '--out', str(out),
-                          '--no-progress'])
-    opt = optimize._open_study(load_study(study), storage, create=False)
-    return {'code': code, 'study': load_study(study), 'out': out, 'opt': opt}
+    return run_two_workers(tmp_path_factory.mktemp('optimize_walker'), SHORT_STUDY)
 
 
 @pytest.mark.slow
