@@ -4,7 +4,7 @@
 """
 Check whether link collision changes the boom rig's hopping.
 
-The 'hold' scenario of test/test_boom_hopping.py (config/boom.yaml, motors on) with
+The 'hold' scenario of test/control/test_boom_hopping.py (config/boom.yaml, motors on) with
 SimConfig.collisions 'feet' and 'links': prints both metric sets and whether they are identical.
 
     .venv/bin/python bench/compare_collisions_boom.py [seconds]

@@ -4,7 +4,7 @@
 """
 Check whether link collisions change normal running.
 
-Runs the hopper scenarios of test/test_scenarios_hopping.py (default model) with
+Runs the hopper scenarios of test/control/test_scenarios_hopping.py (default model) with
 SimConfig.collisions = 'feet' and 'links' and prints, per scenario and integrator, the largest
 |q_links - q_feet| over the run and the number of control ticks in which a link (not a foot)
 carried a force.

@@ -4,9 +4,9 @@
 """
 Check whether link collision changes the Kneed Walker's walk.
 
-The walk of test/test_walker_walks.py (config/walk.yaml, flat ground) with SimConfig.collisions
-'feet' and 'links', both integrators: prints the steps walked and the largest |q_links - q_feet|
-over the run.
+The walk of test/control/test_walker_walks.py (config/walk.yaml, flat ground) with
+SimConfig.collisions 'feet' and 'links', both integrators: prints the steps walked and the
+largest |q_links - q_feet| over the run.
 
     .venv/bin/python bench/compare_collisions_walker.py [max_steps]
 """

@@ -6,7 +6,7 @@ The sliding-foot sequence in dodo_sim (both integrators) and in DART, side by si
 
     python bench/compare_sliding_dart.py [--dt 1e-4 1e-5]
 
-The open-loop sequence of test/test_physics_sliding.py (hopper dropped with its foot 0.15 m
+The open-loop sequence of test/physics/test_physics_sliding.py (hopper dropped with its foot 0.15 m
 above flat ground, hip 0.3 / knee -0.6 rad, mu = 0.8, e = 0; zero torque in flight; from 0.17 s
 tau = 120 N*m sin(pi (t - 0.17) / 0.25) on both joints until 0.42 s) run by each engine on the
 same URDF, with the same contact geometry (a sphere of radius 1 mm at the foot frame, see

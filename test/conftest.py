@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+#: this folder: the tests' helper modules (conftest, *_support, toy robots), importable by the
+#: processes a test starts (ros_env)
+TEST_DIR = Path(__file__).resolve().parent
 URDF_XACRO = REPO / 'urdf' / 'hopper.urdf.xacro'
 
 # one counter for the whole pytest process, so no two tests of a run share a ROS domain
@@ -35,12 +38,13 @@ def ros_env(domain_id: int | None = None) -> dict:
     """
     Environment for ROS processes a test starts: private domain, localhost discovery.
 
-    The repository importable, unbuffered output.
+    The repository and the tests' helper modules importable, unbuffered output.
     """
     env = dict(os.environ)
     env['ROS_DOMAIN_ID'] = str(ros_domain_id() if domain_id is None else domain_id)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), str(TEST_DIR),
+                                                      env.get('PYTHONPATH')]))
     env['PYTHONUNBUFFERED'] = '1'
     return env
 

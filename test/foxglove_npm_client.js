@@ -4,7 +4,7 @@
 // A real Foxglove WebSocket client: the npm `@foxglove/ws-protocol` FoxgloveClient (the protocol
 // library of the Foxglove app), decoding with `@foxglove/rosmsg` (parses the advertised ros2msg
 // schema) and `@foxglove/rosmsg2-serialization` (CDR), over the npm `ws` WebSocket (node 20 has
-// no global WebSocket). test/test_liveview.py installs these packages and runs this script during
+// no global WebSocket). test/tools/test_liveview.py installs these packages and runs this script during
 // `dodo hop --live`; nothing of ours is used to speak the protocol or to decode.
 //
 //   node foxglove_npm_client.js URL TOPIC[,TOPIC...] CONNECT_TIMEOUT_S RUN_TIMEOUT_S

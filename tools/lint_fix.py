@@ -36,7 +36,7 @@ COPYRIGHT_RE = re.compile(r'^# Copyright \d{4}(-\d{4})? ', re.MULTILINE)
 
 def copyright_header():
     """
-    Return the notice test/test_copyright.py checks: holder, year, package.xml's <license>.
+    Return the notice test/lint/test_copyright.py checks: holder, year, package.xml's <license>.
 
     (SPDX).
     """

@@ -16,7 +16,7 @@ Format: OMG CDR (XCDR1) with the 4-byte encapsulation header ROS 2's rmw layers 
 from the end of that header; strings as uint32 length (with the terminating NUL) + bytes;
 sequences as uint32 count + elements. Anything else (a big-endian writer, a malformed message)
 raises :class:`CdrError`; the caller then falls back to rclpy's own deserialization. Validated
-against ``rclpy.serialization.serialize_message`` (test/test_cdr.py). No rclpy import here.
+against ``rclpy.serialization.serialize_message`` (test/ros/test_cdr.py). No rclpy import here.
 """
 from __future__ import annotations
 

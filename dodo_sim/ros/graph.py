@@ -7,7 +7,7 @@ The ROS graph of dodo_sim, in one place: nodes, executables, parameters, launch 
 Both launch files (``launch/hop.launch.py``, ``launch/walk.launch.py``: a ROS 2 install) and
 ``dodo hop`` / ``dodo walk`` (a plain machine, processes over DDS) build their node set and
 parameters here: :func:`launch_nodes` / :func:`hop_nodes`, :func:`node_parameters` (incl. the
-start gates of :func:`min_subscribers`); tests check they agree (test/test_runs_graph.py) and
+start gates of :func:`min_subscribers`); tests check they agree (test/tools/test_runs_graph.py) and
 run both for real (docs/running.md). This module is pure data and functions (no rclpy, no
 launch imports).
 

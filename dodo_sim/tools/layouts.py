@@ -11,7 +11,7 @@ plots). Both work on the live stream (``dodo hop --live``, or foxglove_bridge on
 on a bag (docs/viewing.md).
 
 The files are generated from the names of :mod:`dodo_sim.ros.contract` and checked against a
-real run's bag by test/test_liveview.py::test_layout_series_exist_in_a_real_bag::
+real run's bag by test/tools/test_liveview.py::test_layout_series_exist_in_a_real_bag::
 
     python -m dodo_sim.tools.layouts --out config/              # write both layouts
     python -m dodo_sim.tools.layouts --preview BAG --png F.png  # the plots, from a bag

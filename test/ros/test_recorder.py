@@ -20,7 +20,7 @@ from conftest import ros_env
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> str:

@@ -17,7 +17,7 @@ from dodo_sim.tools.replay import compare_with_controller, main
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DURATION_S = 1.0
 
 

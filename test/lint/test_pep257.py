@@ -8,7 +8,7 @@ from pathlib import Path
 from ament_pep257.main import main
 import pytest
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.linter

@@ -19,7 +19,7 @@ from physics_models import point_mass_3d
 import pytest
 
 pytest.importorskip('dartpy')
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'bench'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'bench'))
 # These imports must follow the sys.path change above (E402), so they cannot take their
 # place in the sorted import block (I100).
 import compare_sliding_dart as sliding  # noqa: E402, I100

@@ -81,7 +81,7 @@ def test_policy_rows_in_order_out_of_order_and_single(frames):
     of its frames, as fresh float arrays.
     """
     from pathlib import Path
-    walker = Path(__file__).resolve().parent.parent / 'urdf' / 'kneed_walker.urdf.xacro'
+    walker = Path(__file__).resolve().parents[2] / 'urdf' / 'kneed_walker.urdf.xacro'
     sim = Simulator(walker, SimConfig(contact_frames=('left_foot', 'right_foot')))
     index = [sim.contact_frames.index(f) for f in frames]
 

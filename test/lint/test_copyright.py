@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # First line of the license text for each SPDX identifier this package may declare.
 LICENSE_TITLES = {
     'BSD-3-Clause': 'BSD 3-Clause License',

@@ -26,7 +26,7 @@ from dodo_sim.tools.optimize import load_study
 import pytest
 import yaml
 
-TEST_DIR = Path(__file__).resolve().parent
+TEST_DIR = Path(__file__).resolve().parents[1]     # the helper modules
 
 
 def toy_study(tmp_path, trials=10, sampler='random', name='study.yaml', **options) -> Path:

@@ -178,7 +178,7 @@ def _peers():
     pytest.importorskip('mujoco')
     from pathlib import Path
     import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'bench'))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'bench'))
     import compare_public_robots
     return compare_public_robots
 

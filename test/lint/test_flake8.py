@@ -14,7 +14,7 @@ from pathlib import Path
 from ament_flake8.main import main_with_errors
 import pytest
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.flake8

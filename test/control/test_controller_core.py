@@ -168,7 +168,7 @@ def test_boom_leg_keeps_its_pinocchio_task_frame_terms():
     The compiled kernel is never switched on for it.
     """
     from pathlib import Path
-    boom_urdf = Path(__file__).resolve().parent.parent / 'urdf' / 'boom_leg.urdf.xacro'
+    boom_urdf = Path(__file__).resolve().parents[2] / 'urdf' / 'boom_leg.urdf.xacro'
     ctrl = Controller(boom_urdf)
     assert ctrl.dyn.frame == 'boom'
     assert not ctrl.dyn.compiled and not ctrl.dyn.use_compiled(True)

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ElementTree
 from catkin_pkg.package import parse_package
 import pytest
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 XML_SUFFIXES = ('.xml', '.xacro', '.urdf', '.sdf', '.xsd', '.launch')
 
 

@@ -23,7 +23,7 @@ import pinocchio as pin
 import pytest
 import xacro
 
-URDF_DIR = Path(__file__).resolve().parents[1] / 'urdf'
+URDF_DIR = Path(__file__).resolve().parents[2] / 'urdf'
 BOOM_LEG = URDF_DIR / 'boom_leg.urdf.xacro'
 WALKER = URDF_DIR / 'kneed_walker.urdf.xacro'
 ROBOTS = {'boom_leg': BOOM_LEG, 'kneed_walker': WALKER}

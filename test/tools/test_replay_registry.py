@@ -21,7 +21,7 @@ from dodo_sim.tools.replay import compare_with_controller, controller_setup
 from dodo_sim.tools.replay import main as replay_main
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DURATION_S = 2.0
 
 

@@ -93,9 +93,10 @@ def _npm_client() -> tuple[Path | None, str]:
 def _start_npm_client(node_modules: Path, url: str, topics) -> subprocess.Popen:
     """Start the real client (test/foxglove_npm_client.js) on ``url``; it prints JSON."""
     env = dict(os.environ, NODE_PATH=str(node_modules))
+    script = Path(__file__).resolve().parents[1] / 'foxglove_npm_client.js'
     return subprocess.Popen(
-        ['node', str(Path(__file__).with_name('foxglove_npm_client.js')), url, ','.join(topics),
-         '120', '280'], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        ['node', str(script), url, ','.join(topics), '120', '280'],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env=env, text=True)
 
 
