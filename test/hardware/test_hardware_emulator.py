@@ -470,6 +470,8 @@ def test_the_279_nm_while_tripped_was_the_controllers_torque_before_the_trip(urd
     # tau_k = -kd v_(k-1) within a count (0.13 N*m) plus the firmware's own velocity rounding
     steady = tripped[1:] & tripped[:-1]
     lagged = np.abs(effort[1:] + 4.0 * v[:-1]).max(axis=1)[steady]
-    assert lagged.max() < 0.5, lagged.max()
+    # measured 0.100 N*m (in-process, deterministic); bound: one reply count (0.13) + the velocity
+    # rounding's share, well below the 0.5 that would hide a constant offset of a few counts
+    assert lagged.max() < 0.2, lagged.max()
     print(f'old window: max |tau + kd v| {residual[old_window].max():.1f} N*m; on the cycles '
           f'the driver records as tripped |tau_k + kd v_(k-1)| <= {lagged.max():.3f} N*m')
