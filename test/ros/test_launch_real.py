@@ -264,6 +264,27 @@ def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, t
     assert 'max |dtau| = 0.000e+00 N*m' in replay.stdout
 
 
+
+def test_live_launch_argument_serves_the_recorded_topics_to_a_foxglove_client(launch_env,
+                                                                                tmp_path):
+    """``record:=true live:=PORT``: the recorder's Foxglove server streams the run (viewing.md)."""
+    import socket
+
+    from dodo_sim.ros import contract
+    from foxglove_client import watch
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    launch = Launch(launch_env, 'record:=true', f'bag:={tmp_path / "bag"}', f'live:={port}')
+    launch.wait_for(r'\[simulator\]: simulation starts')
+    topics = {'/' + contract.JOINT_STATES, '/' + contract.ROBOT_DESCRIPTION}
+    got = watch(f'ws://127.0.0.1:{port}', topics, seconds=3.0, connect_timeout=60.0)
+    assert launch.interrupt() == 0, launch.output[-4000:]
+    launch.finished_cleanly('simulator', 'controller', 'robot_state_publisher', 'recorder')
+    assert {c['topic'] for c in got.channels.values()} >= topics
+    assert len(got.messages.get('/' + contract.JOINT_STATES, [])) >= 10, got.messages.keys()
+    assert b'<robot' in got.messages['/' + contract.ROBOT_DESCRIPTION][0][1]
+
 def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env, tmp_path):
     """
     use_sim:=false hardware:=emulated record:=true.
