@@ -264,9 +264,8 @@ def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, t
     assert 'max |dtau| = 0.000e+00 N*m' in replay.stdout
 
 
-
 def test_live_launch_argument_serves_the_recorded_topics_to_a_foxglove_client(launch_env,
-                                                                                tmp_path):
+                                                                              tmp_path):
     """``record:=true live:=PORT``: the recorder's Foxglove server streams the run (viewing.md)."""
     import socket
 
@@ -284,6 +283,7 @@ def test_live_launch_argument_serves_the_recorded_topics_to_a_foxglove_client(la
     assert {c['topic'] for c in got.channels.values()} >= topics
     assert len(got.messages.get('/' + contract.JOINT_STATES, [])) >= 10, got.messages.keys()
     assert b'<robot' in got.messages['/' + contract.ROBOT_DESCRIPTION][0][1]
+
 
 def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env, tmp_path):
     """
