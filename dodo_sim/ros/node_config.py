@@ -63,6 +63,10 @@ class SimulatorNodeConfig:
         odom_period: simulated s between two ``odom`` messages (nav_msgs/Odometry, ground truth
             of the base), on the state stamps (multiples of it); 0: every state. Default 0.01 s,
             the recorder's /tf period (its ``odom`` -> base transform comes from them).
+        link_contact_period: simulated s between two wrenches on each collision link's
+            ``/<link>_contact`` topic (``collisions: links``; :mod:`dodo_sim.ros.link_contacts`),
+            on the state stamps; 0: every state. Each carries the contact forces of the control
+            period that ended at its stamp. Default 0.01 s (a viewer's rate; the feet stay 1 kHz).
     """
 
     robot_description: str = ''
@@ -80,6 +84,7 @@ class SimulatorNodeConfig:
     diagnostics_period: float = bounded(1.0, low=0.0, unit='s')
     command_convention: str = one_of('stamped', COMMAND_CONVENTIONS)
     odom_period: float = bounded(0.01, low=0.0, unit='s')
+    link_contact_period: float = bounded(0.01, low=0.0, unit='s')
 
     def __post_init__(self):
         check_fields(self)      # ranges, units and choices: the field metadata

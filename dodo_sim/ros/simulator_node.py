@@ -14,7 +14,9 @@ axes, :func:`dodo_sim.ros.contract.contact_frame_id`; the hopper: ``/foot_contac
 ``/joint_states`` (sensor_msgs/JointState: every 1-DoF joint's position, velocity, and effort =
 the torque applied in the step that led to this state, zero for unactuated joints; a floating
 base's free flyer is on ``odom`` instead), ``odom`` (nav_msgs/Odometry, ground truth of the base,
-:mod:`dodo_sim.ros.odometry`; every ``odom_period`` of the stamps) and then ``/clock``
+:mod:`dodo_sim.ros.odometry`; every ``odom_period`` of the stamps), with ``collisions: links``
+one WrenchStamped per collision link on ``/<link>_contact`` (:mod:`dodo_sim.ros.link_contacts`;
+every ``link_contact_period``) and then ``/clock``
 (rosgraph_msgs/Clock; last, off the lockstep critical path — the controller works on the header
 stamps). The simulator is the clock source and does not follow ``/clock`` itself:
 ``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
@@ -77,6 +79,7 @@ import time
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
+from dodo_sim.ros.link_contacts import LinkContactWrenches
 from dodo_sim.ros.odometry import BaseOdometer
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
@@ -132,6 +135,8 @@ class SimulatorNode(Node):
         if self._q0:
             self.joint_names = self.joint_names[1:]
         self._odometer = BaseOdometer(self.sim.leg)
+        # collisions='links': a wrench per colliding link on /<link>_contact (feet unchanged)
+        self._link_wrenches = LinkContactWrenches(self.sim.robot, skip=self.contact_frames)
         if not (len(state.q) - self._q0 == len(state.v) - self._v0 == len(self.joint_names)):
             raise ValueError(f'/joint_states needs one coordinate per joint: the model has '
                              f'{len(state.q)} positions and {len(state.v)} velocities for the '
@@ -164,6 +169,8 @@ class SimulatorNode(Node):
         # odom every odom_period of simulated time (0: every state), scheduled on the stamps
         self._odom_every = max(1, int(round(self.node_config.odom_period
                                             / self.config.control_period)))
+        self._link_contact_every = max(1, int(round(self.node_config.link_contact_period
+                                                    / self.config.control_period)))
         self._max_age_ns = int(round(self.node_config.max_command_age * 1e9))
         self._timeout_ns = int(round(self.config.command_timeout * 1e9))
         self._max_catch_up = max(1, int(round(0.01 / self.config.control_period)))
@@ -210,6 +217,9 @@ class SimulatorNode(Node):
                                                     stream_qos)
                               for frame in self.contact_frames]
         self._pub_odom = self.create_publisher(Odometry, contract.ODOM, stream_qos)
+        self._pub_link_contacts = [
+            self.create_publisher(WrenchStamped, contract.contact_topic(link), stream_qos)
+            for link in self._link_wrenches.links]
         # ros2_control's topic-based system: its command and state topics instead of ours
         self._ros2_control = self.node_config.command_convention == 'ros2_control'
         self._pub_joints = self.create_publisher(
@@ -255,6 +265,15 @@ class SimulatorNode(Node):
             msg = WrenchStamped()
             msg.header.frame_id = contract.contact_frame_id(frame)    # world axes, at the link
             self._msg_contacts.append(msg)
+        self._msg_link_contacts = []
+        for link in self._link_wrenches.links:
+            msg = WrenchStamped()
+            msg.header.frame_id = contract.contact_frame_id(link)     # world axes, at the link
+            self._msg_link_contacts.append(msg)
+        if self._link_wrenches.skipped:
+            self.get_logger().info(
+                f'link collisions of the contact frame(s) {list(self._link_wrenches.skipped)} '
+                f'are not published (their /<frame>_contact topic is the point contact)')
         self._msg_odom = Odometry()
         self._msg_odom.header.frame_id = self._odometer.frame_id
         self._msg_odom.child_frame_id = self._odometer.child_frame_id
@@ -753,6 +772,8 @@ class SimulatorNode(Node):
                                            state.v[self._v0:].tolist(), effort)
         if (ns // self._period_ns) % self._odom_every == 0:     # on the state stamps
             self._publish_odometry(state, sec, nanosec)
+        if self._pub_link_contacts and (ns // self._period_ns) % self._link_contact_every == 0:
+            self._publish_link_contacts(state, sec, nanosec)
         stop_after = self.node_config.stop_after
         # the last state (t >= stop_after) is still answered before the run ends
         self._finished = stop_after > 0.0 and ns >= int(round(stop_after * 1e9)) - 1000
@@ -766,6 +787,17 @@ class SimulatorNode(Node):
         clock = self._msg_clock.clock
         clock.sec, clock.nanosec = sec, nanosec
         self._pub_clock.publish(self._msg_clock)
+
+    def _publish_link_contacts(self, state, sec: int, nanosec: int) -> None:
+        wrenches = self._link_wrenches(state.q, state.link_contacts)
+        for pub, msg, link in zip(self._pub_link_contacts, self._msg_link_contacts,
+                                  self._link_wrenches.links):
+            force, moment = wrenches[link]
+            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+            f, m = msg.wrench.force, msg.wrench.torque
+            f.x, f.y, f.z = (float(c) for c in force)
+            m.x, m.y, m.z = (float(c) for c in moment)
+            pub.publish(msg)
 
     def _publish_odometry(self, state, sec: int, nanosec: int) -> None:
         odom = self._odometer(state.q, state.v)
