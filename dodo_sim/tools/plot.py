@@ -18,6 +18,7 @@ Figures (PNG) for any robot:
 * ``torques.png``         commands per actuated joint (N·m) with the applied effort of
   ``/joint_states`` when published
 * ``contact_forces.png``  force per contact frame (world x / y / z, N)
+* ``link_contacts.png``  normal force on each colliding link (bags of ``collisions: links``)
 * ``cog_velocity.png``    ẋ_CoG, ż_CoG (with the ``velocity_setpoint`` channel when recorded)
 
 The hopper's SLIP figures (Feng, Lehner & Lutze 2021), written when ``/controller/state`` has
@@ -117,6 +118,10 @@ class RunData:
     #: the recorded controller (the controller node's ``controller`` parameter, registry name;
     #: 'slip_hopper' for bags without it): the SLIP figures read its channels only
     controller: str = 'slip_hopper'
+    #: link collisions (``/<link>_contact`` of links that are no contact frame): link -> stamps, s
+    link_force_t: dict = field(default_factory=dict)
+    #: link -> (M, 3) resultant contact force x, y, z on the link, N
+    link_force: dict = field(default_factory=dict)
 
     @property
     def horizontal_label(self) -> str:
@@ -205,6 +210,10 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         topic = contract.contact_topic(frame)
         if topic in data:
             force_t[frame], force[frame] = bagio.wrenches(data[topic], frame)
+    link_force_t, link_force = {}, {}           # collisions: links (docs/ros_contract.md)
+    for link, topic in bagio.contact_topics(types).items():
+        if link not in robot.contact_frames and topic in data and model.existFrame(link):
+            link_force_t[link], link_force[link] = bagio.wrenches(data[topic], link)
     cmd_names = tuple(robot.actuated_joint_names)
     cmd, cmd_t = np.zeros((0, len(cmd_names))), np.zeros(0)
     if contract.JOINT_COMMANDS in data and len(data[contract.JOINT_COMMANDS]):
@@ -232,7 +241,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
                    segments=segments, contact_frames=contact_frames, contact_pos=contact_pos,
                    force_t=force_t, force=force, cmd_t=cmd_t, cmd_names=cmd_names, cmd=cmd,
                    state_t=state_t, state=state, horizontal=horizontal, com_name=com_name,
-                   controller=controller)
+                   controller=controller, link_force_t=link_force_t, link_force=link_force)
 
 
 def _boom_dynamics(model_info, urdf_xml: str):
@@ -421,6 +430,16 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
     axes[-1].set_xlabel('t (s)')
     axes[0].set_title('contact forces (world frame)')
     _save(fig, out_dir / 'contact_forces.png', config.dpi, written)
+
+    if run.link_force:
+        fig, ax = _figure()
+        for link, t in run.link_force_t.items():
+            ax.plot(t, run.link_force[link][:, 2], label=link)
+        ax.set_xlabel('t (s)')
+        ax.set_ylabel('f_z (N)')
+        ax.set_title('link contacts: normal force on each link (collisions: links)')
+        ax.legend(loc='upper right', fontsize='small')
+        _save(fig, out_dir / 'link_contacts.png', config.dpi, written)
 
     fig, ax = _figure()
     dot = 'ẋ' if run.horizontal == 'x' else 'ṡ (arc)'

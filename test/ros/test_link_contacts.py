@@ -150,3 +150,35 @@ def test_link_contact_topics_carry_the_offline_wrenches_at_their_period():
             assert got_f == force.tolist() and got_m == moment.tolist(), (link, stamp)
     late = [m for m in received['body'] if m.header.stamp.sec >= 1]
     assert late and all(m.wrench.force.z > 10.0 for m in late)   # the body rests on the floor
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_dodo_hop_records_the_link_topics_and_dodo_plot_draws_them(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO, ros_env
+    from dodo_sim.tools.bag import message_counts
+    from dodo_sim.tools.plot import load_run
+    import yaml
+    params = yaml.safe_load((REPO / 'config' / 'hop.yaml').read_text())
+    params['simulator']['ros__parameters']['collisions'] = 'links'
+    params_file = tmp_path / 'hop_links.yaml'
+    params_file.write_text(yaml.safe_dump(params))
+    bag = tmp_path / 'bag'
+    env = ros_env()
+    env.pop('ROS_DOMAIN_ID')
+    run = subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--params-file',
+                          str(params_file), '--duration', '1.5', '--bag', str(bag),
+                          '--wall-timeout', '240'],
+                         capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    counts = message_counts(bag)
+    assert counts[contract.FOOT_CONTACT] == 1501
+    for link in ('body', 'thigh', 'shank'):
+        assert counts[contract.contact_topic(link)] == 151, counts
+    loaded = load_run(bag)
+    assert loaded.contact_frames == ('foot',)                 # the links are no contact frames
+    assert sorted(loaded.link_force) == ['body', 'shank', 'thigh']
+    assert (tmp_path / 'bag_plots' / 'link_contacts.png').is_file()
