@@ -155,9 +155,10 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     import pinocchio as pin
 
     types = bagio.topic_types(bag_dir)
+    recorded_contacts = bagio.contact_topics(types)      # frame or link -> /<name>_contact
     wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
               contract.CLOCK, contract.CONTROLLER_STATE, contract.ROBOT_DESCRIPTION,
-              contract.PARAMETER_EVENTS] + list(bagio.contact_topics(types).values())
+              contract.PARAMETER_EVENTS] + list(recorded_contacts.values())
     data = bagio.read_bag(bag_dir, [t for t in wanted if t in types])
     if contract.JOINT_STATES not in data:
         raise ValueError(f'{bag_dir}: no {contract.JOINT_STATES} recorded, nothing to plot')
@@ -211,7 +212,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         if topic in data:
             force_t[frame], force[frame] = bagio.wrenches(data[topic], frame)
     link_force_t, link_force = {}, {}           # collisions: links (docs/ros_contract.md)
-    for link, topic in bagio.contact_topics(types).items():
+    for link, topic in recorded_contacts.items():
         if link not in robot.contact_frames and topic in data and model.existFrame(link):
             link_force_t[link], link_force[link] = bagio.wrenches(data[topic], link)
     cmd_names = tuple(robot.actuated_joint_names)

@@ -57,10 +57,10 @@ PIP_ONLY = {'optuna': 'optuna', 'cmaes': 'cmaes', 'foxglove': 'foxglove-sdk',
 SOURCES = ('dodo_sim', 'dodo_control', 'launch')
 
 
-def _imported_modules() -> dict[str, set[str]]:
-    """Return each imported top-level module with the files that import it."""
+def _imports(folders) -> dict[str, set[str]]:
+    """Return the top-level module of each absolute import under ``folders``, with its files."""
     found: dict[str, set[str]] = {}
-    for folder in SOURCES:
+    for folder in folders:
         for path in (REPO / folder).rglob('*.py'):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
@@ -70,9 +70,13 @@ def _imported_modules() -> dict[str, set[str]]:
                 else:
                     continue
                 for name in names:
-                    top = name.split('.')[0]
-                    found.setdefault(top, set()).add(str(path.relative_to(REPO)))
-    return {module: files for module, files in found.items()
+                    found.setdefault(name.split('.')[0], set()).add(str(path.relative_to(REPO)))
+    return found
+
+
+def _imported_modules() -> dict[str, set[str]]:
+    """Return each imported third-party module with the files that import it."""
+    return {module: files for module, files in _imports(SOURCES).items()
             if module not in sys.stdlib_module_names and module not in SOURCES[:2]}
 
 
@@ -116,14 +120,7 @@ def test_the_controllers_and_the_physics_import_no_ros():
     """
     ros_modules = {'rclpy', 'launch', 'launch_ros'} | {m for m in ROSDEP_KEY if m.endswith(
         '_msgs') or m in ('builtin_interfaces', 'rcl_interfaces')}
-    offenders = {}
-    for folder in ('dodo_control', 'dodo_sim/physics', 'dodo_sim/hardware'):
-        for path in (REPO / folder).rglob('*.py'):
-            for node in ast.walk(ast.parse(path.read_text())):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                         [node.module] if isinstance(node, ast.ImportFrom) and node.module
-                         and node.level == 0 else [])
-                hits = [n for n in names if n.split('.')[0] in ros_modules]
-                if hits:
-                    offenders.setdefault(str(path.relative_to(REPO)), []).extend(hits)
+    imports = _imports(('dodo_control', 'dodo_sim/physics', 'dodo_sim/hardware'))
+    offenders = {module: sorted(files) for module, files in imports.items()
+                 if module in ros_modules}
     assert not offenders, offenders
