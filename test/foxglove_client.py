@@ -33,6 +33,12 @@ class Received:
     messages: dict = field(default_factory=dict)          # topic -> [(log_time_ns, payload)]
     times: list = field(default_factory=list)
     remote_address: tuple | None = None
+    closed: str = ''                                      # why the connection ended
+
+    def summary(self) -> str:
+        """Messages per topic, time messages, how it ended: for assertion messages."""
+        counts = {topic: len(m) for topic, m in self.messages.items()}
+        return f'{counts}, {len(self.times)} time message(s), ended: {self.closed}'
 
 
 def watch(url: str, topics, seconds: float, connect_timeout: float = 30.0,
@@ -63,8 +69,10 @@ def watch(url: str, topics, seconds: float, connect_timeout: float = 30.0,
             try:
                 frame = ws.recv(timeout=max(0.01, end - time.monotonic()))
             except TimeoutError:
+                got.closed = f'nothing for {seconds} s'
                 break
-            except ConnectionClosed:
+            except ConnectionClosed as exc:
+                got.closed = f'closed by the server ({exc})'
                 break
             if isinstance(frame, str):
                 msg = json.loads(frame)

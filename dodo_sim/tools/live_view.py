@@ -17,9 +17,9 @@ oldest message when it is full; a slow client loses frames on its own connection
 the bag and never in the run. Nothing is logged on a channel no client subscribes to.
 
 Time: in a simulated run every message goes out with the simulated time of the last /clock
-as its log time, and the server broadcasts that time (Foxglove's ``time`` capability), as
-foxglove_bridge does with ``use_sim_time``; without /clock (hardware) the log time is the
-bag time.
+as its log time, and the server broadcasts that time (Foxglove's ``time`` capability, at most
+:data:`TIME_RATE_HZ` times a second), as foxglove_bridge does with ``use_sim_time``; without
+/clock (hardware) the log time is the bag time.
 
 Rate limits (wall clock, per channel): a viewer needs far less than the 1 kHz of /joint_states;
 ``max_rate_hz`` applies to every topic but the ones a viewer must never miss (latched
@@ -45,8 +45,14 @@ DEFAULT_HOST = '127.0.0.1'
 #: A latched topic's last message goes to a new subscriber again after each of these delays, ns
 #: (the SDK may report a subscription before it takes effect, later still on a loaded machine:
 #: a single re-send after 50 ms missed the client once in a CI run; a viewer takes a repeated
-#: latched message, e.g. the URDF, as the same message again).
+#: latched message, e.g. the URDF, as the same message again). Sent from the view's own thread:
+#: before a simulation starts the recorder may log nothing for seconds.
 RESEND_DELAYS_NS = (50_000_000, 300_000_000, 1_000_000_000, 3_000_000_000)
+#: Time broadcasts (the ``time`` capability) per wall-clock second at most. The SDK queues them
+#: on a client's control plane, whose overflow disconnects the client (foxglove-sdk
+#: connected_client.rs ``send_control_msg``): one per /clock (1 kHz) cut off a client that
+#: paused for about one second (measured: a loaded CI run). The app's clock needs display rate.
+TIME_RATE_HZ = 30.0
 
 
 class LiveViewError(ValueError):
@@ -166,6 +172,10 @@ class LiveView:
         self._lock = threading.Lock()      # the server's thread re-sends latched messages
         self._sim_ns: int | None = None
         self._resend: dict[int, list] = {}    # channel id -> when (monotonic ns) to re-send
+        self._resend_wakeup = threading.Condition(self._lock)
+        self._resend_thread: threading.Thread | None = None
+        self._stopping = False
+        self._next_time_ns = 0          # wall time (monotonic) the next time broadcast may go
         self._server = None
         self._context = None
 
@@ -189,6 +199,10 @@ class LiveView:
             raise LiveViewError(f'live view: cannot listen on {self.host}:{self.port} '
                                 f'({" ".join(str(exc).split())})') from None
         self.port = self._server.port
+        self._stopping = False
+        self._resend_thread = threading.Thread(target=self._resend_loop, name='live-view-resend',
+                                               daemon=True)
+        self._resend_thread.start()
         return self.address
 
     @property
@@ -197,6 +211,12 @@ class LiveView:
         return f'ws://{host}:{self.port}'
 
     def stop(self) -> None:
+        with self._lock:
+            self._stopping = True
+            self._resend_wakeup.notify()
+        if self._resend_thread is not None:
+            self._resend_thread.join()
+            self._resend_thread = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -228,8 +248,6 @@ class LiveView:
         its bag time; ``is_clock``: a /clock message, whose time becomes the log time of what
         follows.
         """
-        if self._resend:
-            self._resend_latched()
         stream = self._streams.get(topic)
         if stream is None:
             return
@@ -250,38 +268,68 @@ class LiveView:
         stream.channel.log(bytes(data), log_time=log_time)
         stream.sent += 1
         if is_clock and self._server is not None:
-            self._server.broadcast_time(log_time)
+            now = time.monotonic_ns()
+            if now >= self._next_time_ns:
+                self._next_time_ns = now + int(1e9 / TIME_RATE_HZ)
+                self._server.broadcast_time(log_time)
 
     def _on_subscribe(self, channel_id: int) -> None:
         """
         Server thread: a client subscribed.
 
-        A latched topic's last message goes out again from the recorder's thread after each of
+        A latched topic's last message goes out again from the view's thread after each of
         :data:`RESEND_DELAYS_NS` (the SDK may tell the listener before the subscription takes
-        effect; measured: a message logged from here at once can miss the new subscriber).
+        effect; measured: a message logged from here at once can miss the new subscriber). A
+        channel not registered yet (the client answered the advertisement before
+        :meth:`add_topic` returned) is scheduled too and looked up when due.
         """
         with self._lock:
             stream = self._by_channel_id.get(channel_id)
-            if stream is not None and stream.latched:
+            if stream is None or stream.latched:
                 now = time.monotonic_ns()
                 self._resend[channel_id] = [now + delay for delay in RESEND_DELAYS_NS]
+                self._resend_wakeup.notify()
 
-    def _resend_latched(self) -> None:
-        now = time.monotonic_ns()
+    def _resend_loop(self) -> None:
+        """Re-send latched messages when due, on the view's thread (see :meth:`_on_subscribe`)."""
         with self._lock:
-            due = []
-            for cid, times in list(self._resend.items()):
-                if times[0] <= now:
-                    due.append(cid)
-                    rest = [at for at in times if at > now]
-                    if rest:
-                        self._resend[cid] = rest
-                    else:
-                        del self._resend[cid]
-            sends = [(self._by_channel_id[cid], self._by_channel_id[cid].last) for cid in due]
-        for stream, last in sends:
-            if last is not None:
-                stream.channel.log(last[0], log_time=last[1])
+            while not self._stopping:
+                next_due = min((times[0] for times in self._resend.values()), default=None)
+                if next_due is None:
+                    self._resend_wakeup.wait()
+                    continue
+                wait_ns = next_due - time.monotonic_ns()
+                if wait_ns > 0:
+                    self._resend_wakeup.wait(wait_ns * 1e-9)
+                    continue
+                sends = self._take_due(time.monotonic_ns())
+                self._lock.release()            # the SDK's log may wait on its server thread
+                try:
+                    for channel, (data, log_time) in sends:
+                        channel.log(data, log_time=log_time)
+                finally:
+                    self._lock.acquire()
+
+    def _take_due(self, now_ns: int) -> list:
+        """
+        Under the lock: the (channel, last message) pairs due at ``now_ns``; each once.
+
+        Drops the delays that have passed. A channel that is not latched (known by now) is
+        forgotten; one not registered yet or without a message yet waits for its next delay.
+        """
+        sends = []
+        for cid, times in list(self._resend.items()):
+            if times[0] > now_ns:
+                continue
+            rest = [at for at in times if at > now_ns]
+            stream = self._by_channel_id.get(cid)
+            if rest and (stream is None or stream.latched):
+                self._resend[cid] = rest
+            else:
+                del self._resend[cid]
+            if stream is not None and stream.latched and stream.last is not None:
+                sends.append((stream.channel, stream.last))
+        return sends
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """Topic -> (messages handed to the server, messages skipped by the rate limit)."""

@@ -254,6 +254,7 @@ def test_every_decoded_joint_state_is_in_the_bag(runs):
     client = runs['clients']['normal']
     channels = {c['topic']: c for c in client.channels.values()}
     decode = _decoder(channels[R(contract.JOINT_STATES)])
+    assert R(contract.JOINT_STATES) in client.messages, client.summary()
     decoded = [decode(payload) for _, payload in client.messages[R(contract.JOINT_STATES)]]
     assert len(decoded) >= 10, len(decoded)
     store = get_typestore(Stores.ROS2_KILTED)
@@ -269,6 +270,7 @@ def test_every_decoded_joint_state_is_in_the_bag(runs):
     assert 0 <= log_times[0] and log_times[-1] <= DURATION_S * 1e9
     assert log_times[-1] - log_times[0] > 0.5 * DURATION_S * 1e9
     # the URDF reaches a viewer even though it was published before the viewer subscribed
+    assert R(contract.ROBOT_DESCRIPTION) in client.messages, client.summary()
     urdf = _decoder(channels[R(contract.ROBOT_DESCRIPTION)])(
         client.messages[R(contract.ROBOT_DESCRIPTION)][0][1]).data
     assert '<robot' in urdf

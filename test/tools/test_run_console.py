@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import re
+import struct
+import time
 
 from dodo_sim.tools import hop_runner
 from dodo_sim.tools.live_view import LiveViewError, parse_address, parse_topic_rates
@@ -106,45 +108,116 @@ def test_live_addresses_and_rates():
         parse_topic_rates(['/tf=-1'])
 
 
-def test_a_latched_message_is_sent_again_until_a_late_subscription_takes_effect(monkeypatch):
+class _Channel:
+    """A foxglove.Channel stand-in that records what is logged on it."""
+
+    def __init__(self):
+        self.logged = []
+
+    def log(self, data, log_time):
+        self.logged.append((data, log_time))
+
+    def has_sinks(self):
+        return False                  # nothing subscribed yet as far as the server says
+
+
+def _latched_view(live_view):
+    view = live_view.LiveView()
+    urdf, clock = _Channel(), _Channel()
+    view._streams = {'/robot_description': live_view._Stream(urdf, 0, latched=True),
+                     '/clock': live_view._Stream(clock, 0)}
+    return view, urdf
+
+
+def test_a_latched_message_is_due_again_at_each_resend_delay():
     """
-    Re-send a latched message after each delay of RESEND_DELAYS_NS.
+    Re-send a latched message after each delay of RESEND_DELAYS_NS, once per delay.
 
     In CI a client subscribed to /robot_description got no URDF: the one re-send 50 ms after the
     subscription came before the SDK had made it effective on a loaded machine.
     """
     from dodo_sim.tools import live_view
-
-    class Channel:
-
-        def __init__(self):
-            self.logged = []
-
-        def log(self, data, log_time):
-            self.logged.append((data, log_time))
-
-        def has_sinks(self):
-            return False                  # nothing subscribed yet as far as the server says
-
-    now = [0]
-    monkeypatch.setattr(live_view.time, 'monotonic_ns', lambda: now[0])
-    view = live_view.LiveView()
-    urdf, clock = Channel(), Channel()
-    view._streams = {'/robot_description': live_view._Stream(urdf, 0, latched=True),
-                     '/clock': live_view._Stream(clock, 0)}
+    view, urdf = _latched_view(live_view)
     view._by_channel_id = {7: view._streams['/robot_description']}
     view.log('/robot_description', b'<robot/>', 5)
     view._on_subscribe(7)
-    sent_at = []
-    for step_ms in range(0, 5000, 10):            # the recorder's thread keeps logging /clock
-        now[0] = step_ms * 1_000_000
-        before = len(urdf.logged)
-        view.log('/clock', b'\x00\x01\x00\x00' + bytes(8), step_ms)
-        if len(urdf.logged) > before:
-            sent_at.append(step_ms)
-    assert sent_at == [d // 1_000_000 for d in live_view.RESEND_DELAYS_NS]
-    assert all(entry == (b'<robot/>', 5) for entry in urdf.logged)
+    subscribed_ns = view._resend[7][0] - live_view.RESEND_DELAYS_NS[0]
+    due_at = []
+    for step_ms in range(0, 5000, 10):
+        with view._lock:
+            sends = view._take_due(subscribed_ns + step_ms * 1_000_000)
+        if sends:
+            assert sends == [(urdf, (b'<robot/>', 5))]
+            due_at.append(step_ms)
+    assert due_at == [d // 1_000_000 for d in live_view.RESEND_DELAYS_NS]
     assert not view._resend                       # nothing left scheduled
+
+
+def test_a_subscription_reported_before_its_channel_is_registered_still_gets_the_message():
+    """The client answered the advertisement before add_topic had registered the channel."""
+    from dodo_sim.tools import live_view
+    view, urdf = _latched_view(live_view)
+    view._on_subscribe(7)                         # unknown channel id yet
+    subscribed_ns = view._resend[7][0] - live_view.RESEND_DELAYS_NS[0]
+    view._by_channel_id = {7: view._streams['/robot_description']}
+    view.log('/robot_description', b'<robot/>', 5)
+    with view._lock:
+        assert view._take_due(subscribed_ns + 400_000_000) == [(urdf, (b'<robot/>', 5))]
+
+
+def test_latched_messages_are_resent_with_no_other_message_logged(monkeypatch):
+    """
+    The view's own thread re-sends them.
+
+    Before a simulation starts the recorder may log nothing for seconds (measured: 4-5 s
+    between the URDF and the first /clock on a loaded machine), so re-sends cannot wait for
+    the next logged message.
+    """
+    import threading
+    from dodo_sim.tools import live_view
+    monkeypatch.setattr(live_view, 'RESEND_DELAYS_NS', (10_000_000, 40_000_000))
+    view, urdf = _latched_view(live_view)
+    view._by_channel_id = {7: view._streams['/robot_description']}
+    view.log('/robot_description', b'<robot/>', 5)
+    view._resend_thread = threading.Thread(target=view._resend_loop, daemon=True)
+    view._resend_thread.start()
+    view._on_subscribe(7)
+    deadline = time.monotonic() + 10.0
+    while len(urdf.logged) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    view.stop()
+    assert urdf.logged == [(b'<robot/>', 5)] * 2
+    assert view._resend_thread is None           # stop() joined it
+
+
+def test_time_is_broadcast_at_display_rate_not_per_clock_message(monkeypatch):
+    """
+    1 kHz /clock -> at most TIME_RATE_HZ time messages per wall second.
+
+    The SDK queues them on the client's control plane and disconnects a client whose control
+    queue is full: one per /clock cut off a client that paused for about a second.
+    """
+    from dodo_sim.tools import live_view
+
+    class Server:
+        times = []
+
+        def broadcast_time(self, ns):
+            self.times.append(ns)
+
+    now = [0]
+    monkeypatch.setattr(live_view.time, 'monotonic_ns', lambda: now[0])
+    view, _ = _latched_view(live_view)
+    view._server = Server()
+    view._streams['/clock'].channel.has_sinks = lambda: True
+    for step_ms in range(1000):                   # 1 s of wall time, a /clock per ms
+        now[0] = step_ms * 1_000_000
+        sim_ns = step_ms * 1_000_000
+        view.log('/clock', b'\x00\x01\x00\x00' + struct.pack('<iI', 0, sim_ns), 0,
+                 is_clock=True)
+    assert len(view._streams['/clock'].channel.logged) == 1000     # the channel: every one
+    assert 25 <= len(Server.times) <= live_view.TIME_RATE_HZ + 1, len(Server.times)
+    assert Server.times == sorted(Server.times) and Server.times[0] == 0
 
 
 #: a bag of REPLAY_STEPS joint states (+ /clock, /foot_contact) 1 ms apart, replayed this fast
