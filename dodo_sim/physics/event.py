@@ -61,6 +61,10 @@ _VELOCITY_EPS = 1e-9
 # hits now; slower ones (the stabilisation residual of a contact that just lifted off, ~1e-9)
 # close only if their free acceleration points into the obstacle.
 _IMPACT_EPS = 1e-6
+# The compiled evaluation's gaps and the Python check's gaps of the same point differ by
+# rounding (~1e-16 m): a free constraint within this (m, rad) of touching by the former gets
+# the exact check of the latter (EventDrivenIntegrator._start_segment).
+_TOUCH_HINT_M = 1e-6
 # Force conditions (liftoff lambda_N, cone margin, limit release) trigger at -this (N or N*m), not
 # at 0: a constraint that carries ~0 force (a knee resting on its stop with no torque) would
 # otherwise flip between the active-set solve (lambda = +1e-16) and the KKT solve (-1e-16).
@@ -122,12 +126,24 @@ class EventParams:
     compiled: bool = True
 
 
+class _Layout(NamedTuple):
+    """The event values' meaning in one set of modes (rebuilt only when the modes change)."""
+
+    keys: list               # EventDrivenIntegrator._keys(): one per event value
+    gap_at: np.ndarray       # positions of the touchdown ('gap') values
+    gap_slot: np.ndarray     # their slots in the shift list (contacts, then limit bounds)
+    force_at: np.ndarray     # positions of the active-mode force conditions ('lift', 'cone')
+    mode_codes: np.ndarray   # per contact 0 free / 1 stick / 2 slip (the compiled kernels')
+    limit_active: np.ndarray  # per limit bound 0 / 1
+
+
 class _Eval(NamedTuple):
     """Dynamics at one (q, v) in the current modes."""
 
     accel: np.ndarray
     forces: np.ndarray       # (n_contacts, 3) world contact forces, N
     values: tuple            # event functions, ordered like _keys()
+    array: np.ndarray | None = None   # the same as an array (the compiled kernels')
 
 
 def impact_map(minv: np.ndarray, w: np.ndarray, v_minus: np.ndarray, contact: ContactParams):
@@ -206,6 +222,8 @@ class EventDrivenIntegrator:
         # touchdown event function offset of each contact then each limit bound (see _GAP_EPS)
         self._shift = [0.0] * (self.n_contacts + len(self.bounds))
         self._mode_arrays = None
+        self._layout_of = None      # (modes, limit_active) the cached _Layout belongs to
+        self._layout_cache = None
         self._classify = True
         self._stats = [0, 0.0, True]
 
@@ -230,13 +248,8 @@ class EventDrivenIntegrator:
         # terrain: the gap jumps, it does not cross zero) are not located again in this step
         passed = set()
         for _ in range(self.params.max_events_per_step):
-            v = self._impact_if_approaching(q, v, impulses, events)
-            if self.dim == 3:
-                self._refresh_slide_directions(v)
-            self._mode_arrays = None  # the modes may have changed: rebuild the kernel's view
-            start = self._evaluate(q, v)
-            keys = self._keys()
-            violated = self._violated_at_start(keys, start.values)
+            start, keys, v = self._start_segment(q, v, impulses, events)
+            violated = self._violated_at_start(keys, start)
             if violated is not None:
                 # the command changed at this step boundary and a mode no longer holds
                 v = self._transition(keys[violated], q, v, impulses, events, start)
@@ -248,8 +261,7 @@ class EventDrivenIntegrator:
             if not (np.isfinite(v1).all() and np.isfinite(q1).all()):
                 # resolving events on a blown-up state only ends in a singular matrix later
                 raise FloatingPointError(f'non-finite state after an RK4 step of {h} s')
-            crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
-                       if a > 0.0 and b <= 0.0 and keys[i] not in passed]
+            crossed = self._crossed(start, end, keys, passed)
             if not crossed:
                 q, v = q1, v1
                 impulses += impulse
@@ -282,6 +294,71 @@ class EventDrivenIntegrator:
         return q, v, StepReport(impulses, in_contact, iterations, residual, converged,
                                 tuple(events))
 
+    def _start_segment(self, q, v, impulses, events):
+        """
+        Close what touches and approaches at (q, v), then evaluate there: (start, keys, v).
+
+        Broad phase of the compiled path (planar models): its evaluation gives every free
+        contact's and inactive limit's gap (plus its shift) for the cost of the dynamics, so
+        the per-contact Python check of :meth:`_impact_if_approaching` runs only when one of
+        them is within :data:`_TOUCH_HINT_M` of touching, and the evaluation is redone only then.
+        Link collision points far above the ground then cost nothing in Python (issue 22: the
+        event integrator paid 1.24-1.47x per step for the hopper's and the walker's links).
+        """
+        if self._kernel is not None:
+            self._mode_arrays = None  # the modes may have changed: rebuild the kernel's view
+            start = self._evaluate(q, v)
+            keys = self._keys()
+            if not self._free_may_touch(start.array):
+                return start, keys, v
+        v = self._impact_if_approaching(q, v, impulses, events)
+        if self.dim == 3:
+            self._refresh_slide_directions(v)
+        self._mode_arrays = None
+        return self._evaluate(q, v), self._keys(), v
+
+    @staticmethod
+    def _crossed(start: _Eval, end: _Eval, keys, passed) -> list:
+        """Positions of the event values that went from > 0 to <= 0 (not in ``passed``)."""
+        if start.array is not None and end.array is not None:
+            crossed = np.flatnonzero((start.array > 0.0) & (end.array <= 0.0)).tolist()
+        else:
+            crossed = [i for i, (a, b) in enumerate(zip(start.values, end.values))
+                       if a > 0.0 and b <= 0.0]
+        return [i for i in crossed if keys[i] not in passed] if passed else crossed
+
+    def _free_may_touch(self, values: np.ndarray) -> bool:
+        """
+        Whether a free contact or inactive limit is at gap <= _TOUCH_HINT_M.
+
+        ``values``: the compiled evaluation's event values in the current modes.
+        """
+        layout = self._layout()
+        if not len(layout.gap_at):
+            return False
+        shift = self._compiled_modes()[3]
+        gaps = values[layout.gap_at] - shift[layout.gap_slot]
+        return bool((gaps <= _TOUCH_HINT_M).any())
+
+    def _layout(self) -> _Layout:
+        """Return the current modes' :class:`_Layout` (cached: modes change at events only)."""
+        signature = (tuple(self.mode), tuple(self.limit_active))
+        if signature != self._layout_of:
+            keys = self._make_keys()
+            n = self.n_contacts
+            gap_at = [i for i, key in enumerate(keys) if key[0] == 'gap']
+            code = {FREE: 0, STICK: 1, SLIP: 2}
+            self._layout_cache = _Layout(
+                keys, np.array(gap_at, np.int64),
+                np.array([keys[i][2] if keys[i][1] == 'contact' else n + keys[i][2]
+                          for i in gap_at], np.int64),
+                np.array([i for i, key in enumerate(keys) if key[0] in ('lift', 'cone')],
+                         np.int64),
+                np.array([code[m] for m in self.mode], np.int64),
+                np.array(self.limit_active, np.int64))
+            self._layout_of = signature
+        return self._layout_cache
+
     # -- constraints in the current modes --------------------------------------------------
 
     def _clear_shifts(self, keys, values):
@@ -290,6 +367,8 @@ class EventDrivenIntegrator:
 
         A free constraint farther than _GAP_EPS has the plain gap as its event function.
         """
+        if not any(self._shift):
+            return
         n = self.n_contacts
         for key, value in zip(keys, values):
             if key[0] != 'gap' or value <= 2.0 * _GAP_EPS:
@@ -298,6 +377,10 @@ class EventDrivenIntegrator:
             self._shift[slot] = 0.0
 
     def _keys(self) -> list:
+        """Return what each event value is: (kind, 'contact' | 'limit', index); read only."""
+        return self._layout().keys
+
+    def _make_keys(self) -> list:
         keys = []
         for k, mode in enumerate(self.mode):
             if mode == FREE:
@@ -338,14 +421,14 @@ class EventDrivenIntegrator:
     def _compiled_modes(self):
         """Return the modes as the compiled evaluation reads them (rebuilt when they change)."""
         if self._mode_arrays is None:
-            code = {FREE: 0, STICK: 1, SLIP: 2}
+            layout = self._layout()
             self._mode_arrays = (
-                np.array([code[m] for m in self.mode], np.int64),
+                layout.mode_codes,
                 np.array([float(d[0]) if m == SLIP else 0.0
                           for m, d in zip(self.mode, self.slip_dir)]),
                 np.array([float(a[0]) if a is not None else 0.0 for a in self.anchor]),
                 np.array(self._shift, float),
-                np.array(self.limit_active, np.int64))
+                layout.limit_active)
         return self._mode_arrays
 
     def _evaluate(self, q, v) -> _Eval:
@@ -353,7 +436,7 @@ class EventDrivenIntegrator:
             accel, forces, values = self._kernel(
                 q, v, self._force, *self._buffers, self.params.drift_correction_rate,
                 *self._compiled_modes())
-            return _Eval(accel, forces, tuple(values.tolist()))
+            return _Eval(accel, forces, tuple(values.tolist()), values)
         return self._evaluate_generic(q, v)
 
     def _evaluate_generic(self, q, v) -> _Eval:
@@ -498,7 +581,7 @@ class EventDrivenIntegrator:
             q1, v1, accel, forces, values, impulse = self._compiled_rk4(
                 q, v, h, start.accel, start.forces, self._force, *self._buffers,
                 self.params.drift_correction_rate, *self._compiled_modes())
-            return q1, v1, _Eval(accel, forces, tuple(values.tolist())), impulse
+            return q1, v1, _Eval(accel, forces, tuple(values.tolist()), values), impulse
         k1 = start
         v2 = v + 0.5 * h * k1.accel
         k2 = self._evaluate(self._integrate(q, 0.5 * h * v), v2)
@@ -561,16 +644,21 @@ class EventDrivenIntegrator:
                 step *= 2.0
         return when
 
-    def _violated_at_start(self, keys, values):
+    def _violated_at_start(self, keys, start: _Eval):
         """
         Index of an active-mode condition already violated, else None.
 
         (the slide-stop condition is exempt: it is zero right after a slide starts).
         """
-        for index, (key, value) in enumerate(zip(keys, values)):
-            if key[0] in ('lift', 'cone') and value <= 0.0:
-                return index
-        return None
+        layout = self._layout()
+        if keys is not layout.keys:
+            layout = layout._replace(force_at=np.array(
+                [i for i, key in enumerate(keys) if key[0] in ('lift', 'cone')], np.int64))
+        if not len(layout.force_at):
+            return None
+        values = start.array if start.array is not None else np.array(start.values)
+        violated = np.flatnonzero(values[layout.force_at] <= 0.0)
+        return int(layout.force_at[violated[0]]) if len(violated) else None
 
     # -- events ----------------------------------------------------------------------------
 

@@ -18,25 +18,12 @@ import math
 from conftest import URDF_XACRO
 from dodo_sim.physics.simulator import SimConfig, Simulator
 import numpy as np
-from physics_models import _inertial, _planar_base
+from physics_models import _inertial, BOX_MASS_KG, BOX_SIZE_M, planar_box, planar_wheel
 import pinocchio as pin
 import pytest
 
 INTEGRATORS = ('timestepping', 'event')
 G = 9.81
-BOX_MASS_KG = 2.0
-BOX_SIZE_M = (0.4, 0.2, 0.1)
-
-
-def planar_box() -> str:
-    """Return a 2 kg 0.4 x 0.2 x 0.1 m box on a planar x-z-pitch base, no contact frames."""
-    a, b, c = BOX_SIZE_M
-    m = BOX_MASS_KG
-    inertial = _inertial(m, m * (a * a + c * c) / 12.0, m * (b * b + c * c) / 12.0,
-                         m * (a * a + b * b) / 12.0)
-    return f"""<robot name="box">{_planar_base('box')}
-  <link name="box">{inertial}<collision><geometry><box size="{a} {b} {c}"/></geometry>
-  </collision></link></robot>"""
 
 
 def box_sim(integrator, z0, **config):
@@ -208,12 +195,42 @@ def test_hopper_landing_on_its_foot_is_unchanged_by_link_collisions(integrator):
     assert np.array_equal(runs[0], runs[1])
 
 
-def planar_wheel(radius=0.1, mass=1.0) -> str:
-    """Return a solid cylinder (I = m r^2 / 2) with its axis along y on a planar x-z-pitch base."""
-    inertial = _inertial(mass, 0.5 * mass * radius ** 2)
-    return f"""<robot name="wheel">{_planar_base('wheel')}
-  <link name="wheel">{inertial}<collision><origin rpy="{math.pi / 2} 0 0"/>
-  <geometry><cylinder radius="{radius}" length="0.05"/></geometry></collision></link></robot>"""
+def test_event_broad_phase_checks_impacts_only_near_touchdown_and_changes_nothing(monkeypatch):
+    """
+    The event integrator's per-contact impact check runs only when a free point may touch.
+
+    (EventDrivenIntegrator._start_segment): a hopper drop with link collisions checks in the
+    few steps around the touchdown, not in the flight or the stance before and after, and its
+    trajectory is the one the check at every step gives (bit for bit).
+    """
+    from dodo_sim.physics import event
+
+    def drop(broad_phase: bool):
+        if not broad_phase:
+            monkeypatch.setattr(event.EventDrivenIntegrator, '_free_may_touch',
+                                lambda self, values: True)
+        sim = Simulator(URDF_XACRO, SimConfig(integrator='event', collisions='links'))
+        assert sim.integrator.n_contacts > 5           # the foot and the links' points
+        checked = []
+        check = sim.integrator._impact_if_approaching
+
+        def counted(q, v, impulses, events):
+            checked.append(len(qs))
+            return check(q, v, impulses, events)
+
+        sim.integrator._impact_if_approaching = counted
+        qs = []
+        for _ in range(600):
+            qs.append(sim.step([-5.0, 2.0]).q)
+        monkeypatch.undo()
+        return np.array(qs), sorted(set(checked)), sim.state
+
+    fast, checked_steps, state = drop(True)
+    every, all_steps, _ = drop(False)
+    assert state.in_contact
+    assert np.array_equal(fast, every)
+    assert len(all_steps) == 600
+    assert 0 < len(checked_steps) < 30, checked_steps
 
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)
