@@ -104,11 +104,21 @@ class MujocoRobot:
 
 def build_mujoco_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float = 1e-3,
                        friction: float = 0.8, timestep_s: float = 1e-3,
-                       slope_deg: float = 0.0, floating: bool = True) -> MujocoRobot:
+                       slope_deg: float = 0.0, floating: bool = True,
+                       link_collisions: bool = False) -> MujocoRobot:
+    """
+    Build the URDF as a MuJoCo model (module docs).
+
+    ``link_collisions``: keep the URDF's ``<collision>`` shapes (spheres, boxes, cylinders; no
+    meshes) and let them touch the floor, as dodo_sim's ``collisions='links'`` does (no
+    self-collision: robot geoms collide with the floor only). The floor then lies at z = 0 and
+    each contact frame's sphere of ``contact_radius_m`` is centred at the frame, as dodo_sim's
+    contact radius is.
+    """
     root = ET.fromstring(urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml')
                          else urdf_xml)
     for link in root.findall('link'):
-        for tag in ('visual', 'collision'):
+        for tag in ('visual',) if link_collisions else ('visual', 'collision'):
             for element in link.findall(tag):
                 link.remove(element)
     children = {c.get('link') for j in root.iter('joint') for c in j.findall('child')}
@@ -120,8 +130,12 @@ def build_mujoco_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float
         ET.SubElement(joint, 'parent', {'link': 'world'})
         ET.SubElement(joint, 'child', {'link': base})
     extension = ET.Element('mujoco')
+    # boundmass / boundinertia: MuJoCo refuses a moving body without mass, such as the massless
+    # carriages of a planar base (prismatic x, prismatic z, pitch); 1e-9 kg changes nothing
+    # measurable
     ET.SubElement(extension, 'compiler', {'discardvisual': 'true', 'fusestatic': 'false',
-                                          'inertiafromgeom': 'false'})
+                                          'inertiafromgeom': 'false', 'boundmass': '1e-9',
+                                          'boundinertia': '1e-12'})
     root.insert(0, extension)
     model = mujoco.MjModel.from_xml_string(ET.tostring(root, encoding='unicode'))
     spec = mujoco.MjSpec.from_string(_saved_xml(model))
@@ -133,12 +147,20 @@ def build_mujoco_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float
     floor.friction = [friction, 0.0, 0.0]
     slope = np.radians(slope_deg)
     # plane through (0, 0, -r) whose normal is tilted about -y (rises with x for slope > 0)
-    floor.pos = [contact_radius_m * np.sin(slope), 0.0, -contact_radius_m * np.cos(slope)]
+    offset = 0.0 if link_collisions else contact_radius_m
+    floor.pos = [offset * np.sin(slope), 0.0, -offset * np.cos(slope)]
     floor.quat = [np.cos(-slope / 2), 0.0, np.sin(-slope / 2), 0.0]
     floor.condim = 3
     for body in spec.bodies:
         for geom in body.geoms:
-            if geom is not floor:
+            if geom is floor:
+                continue
+            if link_collisions:
+                # touches the floor (contype 1 & conaffinity 1), never another robot geom
+                geom.contype, geom.conaffinity = 2, 1
+                geom.friction = [friction, 0.0, 0.0]
+                geom.condim = 3
+            else:
                 geom.contype = geom.conaffinity = 0
     feet = []
     for frame in contact_frames:
@@ -148,6 +170,8 @@ def build_mujoco_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float
         geom.friction = [friction, 0.0, 0.0]
         geom.condim = 3
         geom.mass = 0.0
+        if link_collisions:
+            geom.contype, geom.conaffinity = 2, 1
         geom.name = f'{frame}_sphere'
         feet.append(geom.name)
     compiled = spec.compile()

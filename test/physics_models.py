@@ -194,3 +194,28 @@ def free_box(mass=2.0, size=(0.4, 0.2, 0.1), feet=True) -> str:
     return (f'<robot name="box"><link name="box"><inertial><mass value="{mass}"/>'
             f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>'
             f'</link>{corners}</robot>')
+
+
+#: the box of the link-collision cases (test_physics_link_collisions*.py,
+#: bench/compare_link_collisions.py)
+BOX_MASS_KG = 2.0
+BOX_SIZE_M = (0.4, 0.2, 0.1)
+
+
+def planar_box() -> str:
+    """Return a 2 kg 0.4 x 0.2 x 0.1 m box on a planar x-z-pitch base, no contact frames."""
+    a, b, c = BOX_SIZE_M
+    m = BOX_MASS_KG
+    inertial = _inertial(m, m * (a * a + c * c) / 12.0, m * (b * b + c * c) / 12.0,
+                         m * (a * a + b * b) / 12.0)
+    return f"""<robot name="box">{_planar_base('box')}
+  <link name="box">{inertial}<collision><geometry><box size="{a} {b} {c}"/></geometry>
+  </collision></link></robot>"""
+
+
+def planar_wheel(radius=0.1, mass=1.0) -> str:
+    """Return a solid cylinder (I = m r^2 / 2) with its axis along y on a planar x-z-pitch base."""
+    inertial = _inertial(mass, 0.5 * mass * radius ** 2)
+    return f"""<robot name="wheel">{_planar_base('wheel')}
+  <link name="wheel">{inertial}<collision><origin rpy="{math.pi / 2} 0 0"/>
+  <geometry><cylinder radius="{radius}" length="0.05"/></geometry></collision></link></robot>"""

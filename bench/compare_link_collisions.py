@@ -1,0 +1,276 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+Link collisions (``collisions='links'``) side by side with MuJoCo on the same URDFs.
+
+The cases of issue 22 item 4 that MuJoCo can build from the URDF's own ``<collision>`` shapes
+(``mujoco_urdf.build_mujoco_robot(..., link_collisions=True)``: spheres, boxes, cylinders; the
+robot's geoms touch the floor, never each other), each with dodo_sim's two integrators and, where
+one exists, the textbook value:
+
+* box dropped flat: rest height of its centre, drift, tilt, normal force / (m g);
+* box on a slope (mu = 0.5): at 20 deg it sticks (speed after 0.3 s); at 35 deg it slides at
+  g (sin - mu cos) (Meriam & Kraige, Engineering Mechanics: Dynamics, 6/2);
+* solid cylinder on a 20 deg slope: rolls at (2/3) g sin;
+* the collapsed hopper of issue 22 (0.6 s of hip -40 / knee -10 N*m, then zero): where its body
+  rests, the lowest point of any collision shape;
+* the Kneed Walker from its default pose, zero torque: where it rests, what touches.
+
+    python bench/compare_link_collisions.py
+
+Prints one markdown table (docs/physics.md "Link collisions" quotes it);
+test_physics_link_collisions_mujoco.py asserts on the same functions. MuJoCo's contact is soft
+(solref 0.02 s: a resting body sinks by its static deflection, about 1e-4 m per the weight here)
+and its cone elliptic; dodo_sim's is hard (Signorini + Coulomb). Meshes (Solo-12) are not in this
+table: MuJoCo needs the mesh files next to the URDF; test_physics_link_collisions.py checks that
+robot against the floor itself.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+import sys
+
+import numpy as np
+import pinocchio as pin
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / 'test'))
+
+# These imports must follow the sys.path change above (E402), so they cannot take their
+# place in the sorted import block (I100).
+from dodo_sim.physics.robot import robot_description_xml  # noqa: E402, I100
+from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
+import mujoco  # noqa: E402
+from mujoco_urdf import build_mujoco_robot  # noqa: E402
+from physics_models import BOX_MASS_KG, BOX_SIZE_M, planar_box, planar_wheel  # noqa: E402
+
+G = 9.81
+DT_S = 1e-3
+ENGINES = ('timestepping', 'event', 'mujoco')
+SLOPE_MU = 0.5
+WHEEL_RADIUS_M = 0.1
+HOPPER = HERE.parent / 'urdf' / 'hopper.urdf.xacro'
+WALKER = HERE.parent / 'urdf' / 'kneed_walker.urdf.xacro'
+WALKER_FEET = ('left_foot', 'right_foot')
+
+
+class _Dodo:
+    """dodo_sim with link collisions; q, v in the URDF joint order of the planar models."""
+
+    def __init__(self, urdf, integrator, contact_frames=(), **config):
+        self.sim = Simulator(urdf, SimConfig(integrator=integrator, dt=DT_S,
+                                             control_period=DT_S, contact_frames=contact_frames,
+                                             collisions='links', **config))
+        self.state = self.sim.state
+
+    def reset(self, q, v=None):
+        self.state = self.sim.reset(np.asarray(q, float),
+                                    np.zeros(self.sim.robot.nv) if v is None else v)
+
+    def step(self, tau=()):
+        self.state = self.sim.step(tau)
+
+    @property
+    def q(self):
+        return self.state.q
+
+    @property
+    def v(self):
+        return self.state.v
+
+    def normal_force(self) -> float:
+        """Sum of the world z force of every touching link point and foot, N."""
+        links = sum(float(c.force[2]) for c in self.state.link_contacts)
+        return links + float(self.state.contact_forces[:, 2].sum())
+
+    def lowest_point(self) -> float:
+        """Lowest point of any collision shape's support point, m (world z)."""
+        robot = self.sim.robot
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, self.state.q)
+        return min(data.oMf[p.frame_id].translation[2] - p.radius
+                   for p in robot.collision_points)
+
+    def touching(self) -> set:
+        return {c.link for c in self.state.link_contacts}
+
+
+class _Mujoco:
+    """The same URDF in MuJoCo with its collision shapes; q, v in the URDF joint order."""
+
+    def __init__(self, urdf_xml, contact_frames=(), contact_radius_m=1e-3, friction=0.8,
+                 slope_deg=0.0, actuated=()):
+        self.robot = build_mujoco_robot(urdf_xml, contact_frames, friction=friction,
+                                        contact_radius_m=contact_radius_m, slope_deg=slope_deg,
+                                        floating=False, link_collisions=True,
+                                        timestep_s=DT_S)
+        m = self.robot.model
+        self.joints = [m.joint(j).name for j in range(m.njnt)]
+        self.actuated = tuple(actuated)
+
+    def reset(self, q, v=None):
+        d = self.robot.data
+        mujoco.mj_resetData(self.robot.model, d)
+        d.qpos[:] = q
+        d.qvel[:] = 0.0 if v is None else v
+        mujoco.mj_forward(self.robot.model, d)
+
+    def step(self, tau=()):
+        self.robot.step(dict(zip(self.actuated, tau)))
+
+    @property
+    def q(self):
+        return self.robot.data.qpos.copy()
+
+    @property
+    def v(self):
+        return self.robot.data.qvel.copy()
+
+    def normal_force(self) -> float:
+        m, d = self.robot.model, self.robot.data
+        total, force = 0.0, np.zeros(6)
+        for i in range(d.ncon):
+            mujoco.mj_contactForce(m, d, i, force)
+            world = d.contact[i].frame.reshape(3, 3).T @ force[:3]
+            total += abs(world[2])
+        return total
+
+    def touching(self) -> set:
+        m, d = self.robot.model, self.robot.data
+        bodies = set()
+        for i in range(d.ncon):
+            for geom in (d.contact[i].geom1, d.contact[i].geom2):
+                body = m.geom_bodyid[geom]
+                if body:
+                    bodies.add(m.body(body).name)
+        return bodies
+
+
+def _engine(engine, urdf, contact_frames=(), contact_radius_m=0.0, friction=0.8, slope_deg=0.0,
+            actuated=()):
+    if engine == 'mujoco':
+        xml = urdf if isinstance(urdf, str) else robot_description_xml(urdf)
+        return _Mujoco(xml, contact_frames, contact_radius_m=max(contact_radius_m, 1e-4),
+                       friction=friction, slope_deg=slope_deg, actuated=actuated)
+    terrain = {'terrain': 'slope', 'slope_deg': slope_deg} if slope_deg else {}
+    radii = ({'contact_radii': (contact_radius_m,) * len(contact_frames)} if contact_frames
+             else {})
+    return _Dodo(urdf, engine, contact_frames, friction=friction, **terrain, **radii)
+
+
+def box_drop(engine: str, seconds: float = 1.0) -> dict:
+    """Drop the planar box flat from 5 cm: its rest, as errors from the statics."""
+    box = _engine(engine, planar_box())
+    half = 0.5 * BOX_SIZE_M[2]
+    box.reset((0.0, half + 0.05, 0.0))
+    for _ in range(round(seconds / DT_S)):
+        box.step()
+    q, v = box.q, box.v
+    return {'rest height error m': q[1] - half, 'drift m': abs(q[0]), 'tilt rad': abs(q[2]),
+            'speed m/s': float(np.abs(v).max()),
+            'normal force / mg': box.normal_force() / (BOX_MASS_KG * G)}
+
+
+def slope_box(engine: str, slope_deg: float, seconds: float = 0.3) -> dict:
+    """
+    Set the box on a slope falling with +x: its speed along the slope and its acceleration.
+
+    The acceleration is fitted between 0.1 s and ``seconds``; Coulomb's value
+    g (sin - mu cos) where positive, else 0 (it sticks).
+    """
+    theta = math.radians(-slope_deg)
+    box = _engine(engine, planar_box(), friction=SLOPE_MU, slope_deg=-slope_deg)
+    normal = np.array((-math.sin(theta), math.cos(theta)))
+    centre = 0.5 * BOX_SIZE_M[2] * normal
+    box.reset((centre[0], centre[1], -theta))
+    speeds = []
+    for _ in range(round(seconds / DT_S)):
+        box.step()
+        speeds.append(math.hypot(box.v[0], box.v[1]))
+    s = math.radians(slope_deg)
+    rate = (speeds[-1] - speeds[99]) / (seconds - 0.1)
+    return {'acceleration m/s^2': rate, 'speed m/s': speeds[-1],
+            'coulomb m/s^2': max(0.0, G * (math.sin(s) - SLOPE_MU * math.cos(s)))}
+
+
+def rolling_cylinder(engine: str, slope_deg: float = 20.0, seconds: float = 0.3) -> dict:
+    """Roll the solid cylinder down a slope: acceleration along it, slip speed |v - omega r|."""
+    theta = math.radians(-slope_deg)
+    r = WHEEL_RADIUS_M
+    wheel = _engine(engine, planar_wheel(r), slope_deg=-slope_deg)
+    centre = r * np.array((-math.sin(theta), math.cos(theta)))
+    wheel.reset((centre[0], centre[1], 0.0))
+    speeds = []
+    for _ in range(round(seconds / DT_S)):
+        wheel.step()
+        speeds.append(math.hypot(wheel.v[0], wheel.v[1]))
+    rate = (speeds[-1] - speeds[99]) / (seconds - 0.1)
+    return {'acceleration m/s^2': rate, 'slip m/s': abs(wheel.v[2] * r - speeds[-1]),
+            'rolling m/s^2': 2.0 / 3.0 * G * math.sin(math.radians(slope_deg))}
+
+
+def collapsed_hopper(engine: str, seconds: float = 2.0) -> dict:
+    """Collapse the hopper (issue 22): 0.6 s of hip -40 / knee -10 N*m, then zero torque."""
+    start = Simulator(HOPPER, SimConfig(collisions='links'))
+    q0 = start.robot.default_q.copy()
+    hopper = _engine(engine, HOPPER, contact_frames=('foot',), contact_radius_m=0.02,
+                     actuated=('hip', 'knee'))
+    hopper.reset(q0)
+    for step in range(round(seconds / DT_S)):
+        hopper.step((-40.0, -10.0) if step < 600 else (0.0, 0.0))
+    out = {'base z m': float(hopper.q[1]), 'speed': float(np.abs(hopper.v).max()),
+           'touching': ' '.join(sorted(hopper.touching()))}
+    if isinstance(hopper, _Dodo):
+        out['lowest point m'] = hopper.lowest_point()
+    return out
+
+
+def fallen_walker(engine: str, seconds: float = 3.0) -> dict:
+    """Let the Kneed Walker fall from its default pose (raised 0.1 m), zero torque."""
+    start = Simulator(WALKER, SimConfig(contact_frames=WALKER_FEET, collisions='links'))
+    q0 = start.robot.default_q.copy()
+    q0[1] += 0.1                 # the URDF default has its feet 17 um under the ground
+    walker = _engine(engine, WALKER, contact_frames=WALKER_FEET)
+    walker.reset(q0)
+    n_act = len(start.robot.actuated_idx_v)
+    try:
+        for _ in range(round(seconds / DT_S)):
+            walker.step((0.0,) * n_act if isinstance(walker, _Dodo) else ())
+    except Exception as exc:     # the event integrator's known limit (docs/physics.md)
+        return {'failed': f'{type(exc).__name__} at t = {walker.state.t:.3f} s'}
+    out = {'base z m': float(walker.q[1]), 'base pitch rad': float(walker.q[2]),
+           'speed': float(np.abs(walker.v).max()),
+           'touching': ' '.join(sorted(walker.touching()))}
+    if isinstance(walker, _Dodo):
+        out['lowest point m'] = walker.lowest_point()
+    return out
+
+
+CASES = (('box dropped flat', box_drop), ('box on 20 deg, mu 0.5', lambda e: slope_box(e, 20.0)),
+         ('box on 35 deg, mu 0.5', lambda e: slope_box(e, 35.0)),
+         ('cylinder rolling, 20 deg', rolling_cylinder),
+         ('collapsed hopper', collapsed_hopper), ('Kneed Walker falling', fallen_walker))
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f'{value:.4g}'
+    return str(value)
+
+
+def main() -> None:
+    print(f'MuJoCo {mujoco.__version__}, dt = {DT_S} s; dodo_sim collisions=links\n')
+    print('| case | engine | result |')
+    print('|---|---|---|')
+    for name, case in CASES:
+        for engine in ENGINES:
+            result = case(engine)
+            text = ', '.join(f'{k} {_cell(v)}' for k, v in result.items())
+            print(f'| {name} | {engine} | {text} |')
+
+
+if __name__ == '__main__':
+    main()
