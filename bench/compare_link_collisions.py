@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Link collisions (``collisions='links'``) side by side with MuJoCo on the same URDFs.
+Link collisions (``collisions='links'``) side by side with MuJoCo and DART on the same URDFs.
 
-The cases of issue 22 item 4 that MuJoCo can build from the URDF's own ``<collision>`` shapes
-(``mujoco_urdf.build_mujoco_robot(..., link_collisions=True)``: spheres, boxes, cylinders; the
-robot's geoms touch the floor, never each other), each with dodo_sim's two integrators and, where
-one exists, the textbook value:
+The cases of issue 22 item 4 that both peers build from the URDF's own ``<collision>`` shapes
+(``mujoco_urdf.build_mujoco_robot(..., link_collisions=True)`` and
+``dart_model.build_dart_robot(..., link_collisions=True)``: spheres, boxes, cylinders; the
+robot's shapes touch the floor, never each other), each with dodo_sim's two integrators and,
+where one exists, the textbook value:
 
 * box dropped flat: rest height of its centre, drift, tilt, normal force / (m g);
 * box on a slope (mu = 0.5): at 20 deg it sticks (speed after 0.3 s); at 35 deg it slides at
@@ -20,11 +21,13 @@ one exists, the textbook value:
     python bench/compare_link_collisions.py
 
 Prints one markdown table (docs/physics.md "Link collisions" quotes it);
-test_physics_link_collisions_mujoco.py asserts on the same functions. MuJoCo's contact is soft
+test_physics_link_collisions_peers.py asserts on the same functions. MuJoCo's contact is soft
 (solref 0.02 s: a resting body sinks by its static deflection, about 1e-4 m per the weight here)
-and its cone elliptic; dodo_sim's is hard (Signorini + Coulomb). Meshes (Solo-12) are not in this
-table: MuJoCo needs the mesh files next to the URDF; test_physics_link_collisions.py checks that
-robot against the floor itself.
+and its cone elliptic; DART's is a velocity-level boxed LCP (hard, pyramid friction; its FCL
+detector meshes a cylinder); dodo_sim's is hard (Signorini + Coulomb). DART's ground is flat: a
+slope is its gravity tilted by the angle. Meshes (Solo-12) are not in this table: the peers need
+the mesh files next to the URDF; test_physics_link_collisions.py checks that robot against the
+floor itself.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ from physics_models import BOX_MASS_KG, BOX_SIZE_M, planar_box, planar_wheel  # 
 
 G = 9.81
 DT_S = 1e-3
-ENGINES = ('timestepping', 'event', 'mujoco')
+ENGINES = ('timestepping', 'event', 'mujoco', 'dart')
 SLOPE_MU = 0.5
 WHEEL_RADIUS_M = 0.1
 HOPPER = HERE.parent / 'urdf' / 'hopper.urdf.xacro'
@@ -149,8 +152,61 @@ class _Mujoco:
         return bodies
 
 
+class _Dart:
+    """
+    The same URDF in DART with its collision shapes (dart_model.build_dart_robot).
+
+    DART's ground is flat: a slope is the gravity vector tilted by its angle (the same
+    mechanics), so a body set on the "slope" starts level and its speed along the slope is its
+    speed in the x-z plane. q, v in the URDF joint order (DART's for a chain without a free
+    joint).
+    """
+
+    def __init__(self, urdf_xml, contact_frames=(), contact_radius_m=1e-3, friction=0.8,
+                 slope_deg=0.0, actuated=()):
+        from dart_model import build_dart_robot
+        s = math.radians(slope_deg)
+        # a ground that rises with x (slope_deg > 0) pulls a body toward -x
+        self.robot = build_dart_robot(urdf_xml, contact_frames, friction=friction,
+                                      contact_radius_m=contact_radius_m, timestep_s=DT_S,
+                                      detector='fcl', link_collisions=True,
+                                      gravity=(-G * math.sin(s), 0.0, -G * math.cos(s)))
+        self.slope = s
+        names = self.robot.dof_names
+        self.actuated = [names.index(name) for name in actuated]
+        self.force = np.zeros(len(names))
+
+    def reset(self, q, v=None):
+        self.robot.reset(q, np.zeros(len(q)) if v is None else v)
+
+    def step(self, tau=()):
+        self.force[self.actuated] = tau
+        self.robot.step(self.force)
+
+    @property
+    def q(self):
+        return self.robot.q
+
+    @property
+    def v(self):
+        return self.robot.v
+
+    def normal_force(self) -> float:
+        result = self.robot.world.getLastCollisionResult()
+        return float(sum(abs(np.asarray(c.force)[2]) for c in result.getContacts()))
+
+    def touching(self) -> set:
+        result = self.robot.world.getLastCollisionResult()
+        return {b.getName() for b in result.getCollidingBodyNodes()
+                if b.getSkeleton().getName() != 'ground'}
+
+
 def _engine(engine, urdf, contact_frames=(), contact_radius_m=0.0, friction=0.8, slope_deg=0.0,
             actuated=()):
+    if engine == 'dart':
+        xml = urdf if isinstance(urdf, str) else robot_description_xml(urdf)
+        return _Dart(xml, contact_frames, contact_radius_m=max(contact_radius_m, 1e-4),
+                     friction=friction, slope_deg=slope_deg, actuated=actuated)
     if engine == 'mujoco':
         xml = urdf if isinstance(urdf, str) else robot_description_xml(urdf)
         return _Mujoco(xml, contact_frames, contact_radius_m=max(contact_radius_m, 1e-4),
@@ -183,6 +239,8 @@ def slope_box(engine: str, slope_deg: float, seconds: float = 0.3) -> dict:
     """
     theta = math.radians(-slope_deg)
     box = _engine(engine, planar_box(), friction=SLOPE_MU, slope_deg=-slope_deg)
+    if engine == 'dart':                 # level ground, tilted gravity
+        theta = 0.0
     normal = np.array((-math.sin(theta), math.cos(theta)))
     centre = 0.5 * BOX_SIZE_M[2] * normal
     box.reset((centre[0], centre[1], -theta))
@@ -201,6 +259,8 @@ def rolling_cylinder(engine: str, slope_deg: float = 20.0, seconds: float = 0.3)
     theta = math.radians(-slope_deg)
     r = WHEEL_RADIUS_M
     wheel = _engine(engine, planar_wheel(r), slope_deg=-slope_deg)
+    if engine == 'dart':                 # level ground, tilted gravity
+        theta = 0.0
     centre = r * np.array((-math.sin(theta), math.cos(theta)))
     wheel.reset((centre[0], centre[1], 0.0))
     speeds = []
@@ -236,6 +296,8 @@ def fallen_walker(engine: str, seconds: float = 3.0) -> dict:
     walker = _engine(engine, WALKER, contact_frames=WALKER_FEET)
     walker.reset(q0)
     n_act = len(start.robot.actuated_idx_v)
+    if isinstance(walker, _Dart):
+        n_act = 0
     try:
         for _ in range(round(seconds / DT_S)):
             walker.step((0.0,) * n_act if isinstance(walker, _Dodo) else ())
@@ -262,7 +324,9 @@ def _cell(value) -> str:
 
 
 def main() -> None:
-    print(f'MuJoCo {mujoco.__version__}, dt = {DT_S} s; dodo_sim collisions=links\n')
+    import dartpy
+    print(f'MuJoCo {mujoco.__version__}, DART {dartpy.__version__} (FCL), dt = {DT_S} s; '
+          'dodo_sim collisions=links\n')
     print('| case | engine | result |')
     print('|---|---|---|')
     for name, case in CASES:

@@ -90,12 +90,13 @@ class DartRobot:
         return tuple(b.getName() in touching for b in self.contact_bodies)
 
 
-def _strip_for_dart(urdf_xml: str) -> tuple[str, set]:
+def _strip_for_dart(urdf_xml: str, keep_collisions: bool = False) -> tuple[str, set]:
     root = ET.fromstring(urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml)
     massless = set()
     for link in root.findall('link'):
-        for collision in link.findall('collision') + link.findall('visual'):
-            link.remove(collision)  # visuals too: their meshes need package:// resolution
+        removed = link.findall('visual') + ([] if keep_collisions else link.findall('collision'))
+        for element in removed:
+            link.remove(element)  # visuals too: their meshes need package:// resolution
         if link.find('inertial') is None:
             massless.add(link.get('name'))
     # ros2_control blocks are not URDF kinematics; DartLoader ignores unknown tags but keep it lean
@@ -106,17 +107,20 @@ def _strip_for_dart(urdf_xml: str) -> tuple[str, set]:
 
 def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float = 1e-3,
                      friction: float = 0.8, timestep_s: float = 1e-3,
-                     detector: str = 'dart', floating: bool = False) -> DartRobot:
+                     detector: str = 'dart', floating: bool = False,
+                     link_collisions: bool = False, gravity=(0.0, 0.0, -9.81)) -> DartRobot:
     """
     Build the world (see module docs).
 
     ``contact_frames`` are URDF link names. ``floating``: the URDF's root link gets DART's free
     joint (positions: rotation vector, then translation; the URDF convention of docs/robots.md),
-    else it is welded to the world.
+    else it is welded to the world. ``link_collisions``: the URDF's ``<collision>`` shapes stay
+    and touch the ground too (dodo_sim's ``collisions='links'``; no self-collision).
+    ``gravity``: world vector, m/s^2 (tilted, it makes the flat ground a slope).
     """
     import dartpy as dart
 
-    xml, massless = _strip_for_dart(urdf_xml)
+    xml, massless = _strip_for_dart(urdf_xml, keep_collisions=link_collisions)
     loader = dart.utils.DartLoader()
     options = loader.getOptions()
     options.mDefaultRootJointType = (dart.utils.DartLoaderRootJointType.FLOATING if floating
@@ -132,7 +136,13 @@ def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float =
             body.setInertia(zero_inertia)
         for j in range(body.getNumShapeNodes() - 1, -1, -1):
             node = body.getShapeNode(j)
-            if node.hasCollisionAspect():
+            if not node.hasCollisionAspect():
+                continue
+            if link_collisions:
+                dynamics = node.getDynamicsAspect() or node.createDynamicsAspect()
+                dynamics.setFrictionCoeff(friction)
+                dynamics.setRestitutionCoeff(0.0)
+            else:
                 node.removeCollisionAspect()
     bodies = []
     for frame in contact_frames:
@@ -160,7 +170,7 @@ def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float =
     ground_dynamics.setRestitutionCoeff(0.0)
 
     world = dart.simulation.World()
-    world.setGravity([0.0, 0.0, -9.81])
+    world.setGravity(list(gravity))
     world.setTimeStep(timestep_s)
     world.addSkeleton(skeleton)
     world.addSkeleton(ground)
