@@ -249,7 +249,7 @@ class EventDrivenIntegrator:
         passed = set()
         for _ in range(self.params.max_events_per_step):
             start, keys, v = self._start_segment(q, v, impulses, events)
-            violated = self._violated_at_start(keys, start)
+            violated = self._violated_at_start(keys, start, passed)
             if violated is not None:
                 # the command changed at this step boundary and a mode no longer holds
                 v = self._transition(keys[violated], q, v, impulses, events, start)
@@ -283,6 +283,15 @@ class EventDrivenIntegrator:
                     passed.add(key)
             else:
                 v = self._transition(key, q, v, impulses, events, None)
+                if (key[0] == 'stop' and when <= self.params.time_tolerance_s
+                        and self.mode[key[2]] == STICK):
+                    # a slide that stopped where it started cannot develop: the contact's
+                    # tangential motion is locked by the other closed constraints (the friction
+                    # is statically indeterminate and the minimum-norm stick forces may leave
+                    # the cone). It sticks for the rest of this physics step instead of
+                    # alternating stick -> slip -> stop without end (the Kneed Walker landing on
+                    # its thigh with a knee on its stop); the next step checks its cone again.
+                    passed.add(('cone', 'contact', key[2]))
             if remaining <= 0.0:
                 break
         else:
@@ -644,7 +653,7 @@ class EventDrivenIntegrator:
                 step *= 2.0
         return when
 
-    def _violated_at_start(self, keys, start: _Eval):
+    def _violated_at_start(self, keys, start: _Eval, passed=()):
         """
         Index of an active-mode condition already violated, else None.
 
@@ -657,8 +666,10 @@ class EventDrivenIntegrator:
         if not len(layout.force_at):
             return None
         values = start.array if start.array is not None else np.array(start.values)
-        violated = np.flatnonzero(values[layout.force_at] <= 0.0)
-        return int(layout.force_at[violated[0]]) if len(violated) else None
+        for at in layout.force_at[values[layout.force_at] <= 0.0].tolist():
+            if keys[at] not in passed:      # a locked contact's cone (see step)
+                return at
+        return None
 
     # -- events ----------------------------------------------------------------------------
 

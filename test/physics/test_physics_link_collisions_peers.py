@@ -87,15 +87,16 @@ def test_collapsed_hopper_rests_on_its_body_as_in_the_peer(integrator, peer):
     assert dodo['lowest point m'] > -1e-9
 
 
-def test_fallen_walker_rests_on_its_torso_as_in_the_peer(peer):
+@pytest.mark.parametrize('integrator', DODO)
+def test_fallen_walker_rests_on_its_torso_as_in_the_peer(integrator, peer):
     """
-    Time-stepping only: the event integrator stops in this fall (docs/physics.md, known limit).
+    A fall is decided by every impact on the way.
 
-    A fall is decided by every impact on the way: MuJoCo's walker ends within 1 cm and
-    0.035 rad of this one; DART's tips the other way at the first landing. All rest on the torso.
+    MuJoCo's walker ends within 1 cm and 0.035 rad of this one; DART's tips the other way at the
+    first landing. All rest on the torso.
     """
     name, runs = peer
-    dodo, other = cl.fallen_walker('timestepping'), runs['Kneed Walker falling']
+    dodo, other = cl.fallen_walker(integrator), runs['Kneed Walker falling']
     assert 'torso' in dodo['touching'].split() and 'torso' in other['touching'].split()
     assert dodo['lowest point m'] > -1e-9
     if name == 'mujoco':
