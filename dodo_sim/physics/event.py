@@ -726,10 +726,14 @@ class EventDrivenIntegrator:
         pin.forwardKinematics(self.model, self.data, q)
         pin.computeJointJacobians(self.model, self.data, q)
         out = []
+        geometry, data = self.geometry, self.data
         for k, mode in enumerate(self.mode):
-            gap, basis, p, rows = self._contact_constraint(k)
+            gap, basis, _ = geometry.contact_gap(data, k)
             if mode != FREE or gap <= _GAP_EPS:
-                out.append(Constraint('contact', k, 0, gap, basis, rows))
+                # the rows only of the closed ones: a robot's many link points far from the
+                # ground cost a gap each at an event, not a jacobian (issue 22 item 3)
+                out.append(Constraint('contact', k, 0, gap, basis,
+                                      geometry.contact_rows(data, k, basis)))
         for j, active in enumerate(self.limit_active):
             gap, row = self._limit_constraint(j, q)
             if active or gap <= _GAP_EPS:

@@ -63,6 +63,23 @@ def step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type,
         v_free[i] = v[i] + dt * v_free[i]
     points = np.empty((nc, 3))
     contact_points(rot, pos, P_frame_joint, P_frame_rot, P_frame_pos, points)
+    # broad phase: no point moves faster than sum_j |v_free_j| * max(1, extent), extent bounding
+    # the distance from any joint to any contact point (the sum of the joints' offsets and the
+    # largest frame offset; a revolute joint moves a point at |v_j| |p - o_j|, a prismatic one at
+    # |v_j|). A point farther than half a step of that never enters the active set, so its
+    # jacobian is skipped (the link points of a falling hopper, issue 22 item 3)
+    extent = 0.0
+    for j in range(nv):
+        extent += math.sqrt(P_joint_pos[j, 0] ** 2 + P_joint_pos[j, 1] ** 2
+                            + P_joint_pos[j, 2] ** 2)
+    frame_max = 0.0
+    for k in range(nc):
+        frame_max = max(frame_max, math.sqrt(P_frame_pos[k, 0] ** 2 + P_frame_pos[k, 1] ** 2
+                                             + P_frame_pos[k, 2] ** 2))
+    speed_bound = 0.0
+    for j in range(nv):
+        speed_bound += abs(v_free[j])
+    reach = half * speed_bound * max(1.0, extent + frame_max) * (1.0 + 1e-9) + 1e-12
     # active set: contacts (normal, tangent rows) then limit bounds (one row), in that order
     kind = np.empty(nc + nb, np.int64)      # 0 contact, 1 limit
     index = np.empty(nc + nb, np.int64)
@@ -71,7 +88,7 @@ def step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type,
     m = 0
     for k in range(nc):
         gap = (points[k, 2] - (h0 + slope * points[k, 0])) * nz - P_radius[k]
-        if gap > far:
+        if gap > far or (gap > margin and gap > reach):
             continue
         point_jacobian(points[k, 0], points[k, 1], points[k, 2], P_frame_joint[k], P_support,
                        P_joint_type, pos, waxis, jac)
