@@ -18,12 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import json
+import socket
 import struct
 import time
 
 #: the Foxglove app offers both; foxglove-sdk >= 0.30 accepts only the newer name
 SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1']
 OP_MESSAGE_DATA, OP_TIME = 0x01, 0x02
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on now (for a server under test)."""
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
 
 
 @dataclass

@@ -267,13 +267,9 @@ def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, t
 def test_live_launch_argument_serves_the_recorded_topics_to_a_foxglove_client(launch_env,
                                                                               tmp_path):
     """``record:=true live:=PORT``: the recorder's Foxglove server streams the run (viewing.md)."""
-    import socket
-
     from dodo_sim.ros import contract
-    from foxglove_client import watch
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
+    from foxglove_client import free_port, watch
+    port = free_port()
     launch = Launch(launch_env, 'record:=true', f'bag:={tmp_path / "bag"}', f'live:={port}')
     launch.wait_for(r'\[simulator\]: simulation starts')
     topics = {'/' + contract.JOINT_STATES, '/' + contract.ROBOT_DESCRIPTION}

@@ -32,6 +32,7 @@ import time
 
 from conftest import REPO, ros_domain_id
 from dodo_sim.ros import contract
+from foxglove_client import free_port
 import numpy as np
 import pytest
 
@@ -98,12 +99,6 @@ def _start_npm_client(node_modules: Path, url: str, topics) -> subprocess.Popen:
         ['node', str(script), url, ','.join(topics), '120', '280'],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env=env, text=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def _listeners(port: int) -> list[str]:
@@ -178,7 +173,7 @@ def runs(tmp_path_factory):
     node_modules, npm_skip = _npm_client()
     plain = _dodo_hop(tmp / 'plain', terminal=True)
     plain_out = _output(plain)
-    port = _free_port()
+    port = free_port()
     live = _dodo_hop(tmp / 'live', '--live', str(port))
     url = f'ws://127.0.0.1:{port}'
     got, listening = {}, []
@@ -410,7 +405,7 @@ def test_layout_series_exist_in_a_real_bag(runs):
 def test_dodo_walk_live_streams_the_walker(tmp_path):
     """``dodo walk --live PORT``: the walker's URDF and joint states reach a protocol client."""
     from foxglove_client import watch
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
     env.pop('ROS_DOMAIN_ID', None)
