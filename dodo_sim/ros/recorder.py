@@ -509,8 +509,9 @@ class Recorder:
                                  topic_rates=parse_topic_rates(config.live_topic_rates),
                                  unlimited=latched + (
                                      node.resolve_topic_name(contract.PARAMETER_EVENTS),),
-                                 latched=latched, backlog=config.live_backlog)
-            self.live.start()
+                                 latched=latched, backlog=config.live_backlog,
+                                 sim_time=contract.CLOCK in config.topics)
+            self.live.start(self._live_topics())
         self._sim_time_s: float | None = None
         self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
@@ -805,6 +806,16 @@ class Recorder:
         self.total += 1
         if self.live is not None:
             self._to_live(name, type_name, int(log_ns), data)
+
+    def _live_topics(self) -> list:
+        """Return (resolved topic, type, msgdef) of every recorded contract topic (live view)."""
+        out = []
+        for name in self.config.topics:
+            type_name = contract.topic_type(name)
+            if type_name is not None:
+                msgdef, _ = self.typestore.generate_msgdef(type_name, ros_version=2)
+                out.append((self.node.resolve_topic_name(name), type_name, msgdef))
+        return out
 
     def _to_live(self, name: str, type_name: str, stamp: int, data: bytes) -> None:
         """

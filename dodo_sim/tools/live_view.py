@@ -17,9 +17,9 @@ oldest message when it is full; a slow client loses frames on its own connection
 the bag and never in the run. Nothing is logged on a channel no client subscribes to.
 
 Time: in a simulated run every message goes out with the simulated time of the last /clock
-as its log time, and the server broadcasts that time (Foxglove's ``time`` capability, at most
-:data:`TIME_RATE_HZ` times a second), as foxglove_bridge does with ``use_sim_time``; without
-/clock (hardware) the log time is the bag time.
+as its log time (0 before the first /clock), and the server broadcasts that time (Foxglove's
+``time`` capability, at most :data:`TIME_RATE_HZ` times a second), as foxglove_bridge does with
+``use_sim_time``; without /clock (hardware) the log time is the bag time.
 
 Rate limits (wall clock, per channel): a viewer needs far less than the 1 kHz of /joint_states;
 ``max_rate_hz`` applies to every topic but the ones a viewer must never miss (latched
@@ -155,6 +155,9 @@ class LiveView:
         unlimited: topics never rate-limited.
         latched: topics whose last message a new subscriber gets at once.
         backlog: messages queued per client before its oldest are dropped.
+        sim_time: the run has a /clock: every log time is the last /clock's time, 0 before the
+            first one (foxglove_bridge with use_sim_time: a ROS clock that has not received
+            /clock reads 0); else the bag time.
     """
 
     host: str = DEFAULT_HOST
@@ -165,6 +168,7 @@ class LiveView:
     latched: tuple = ()
     backlog: int = 1024
     name: str = 'dodo_sim'
+    sim_time: bool = False
 
     def __post_init__(self):
         self._streams: dict[str, _Stream] = {}
@@ -180,16 +184,25 @@ class LiveView:
         self._context = None
 
     # -- lifecycle ------------------------------------------------------------------------
-    def start(self) -> str:
+    def start(self, topics=()) -> str:
         """
         Listen; returns the address to connect to (``ws://host:port``).
 
-        LiveViewError (one line) if the port is taken.
+        ``topics``: (topic, type name, ros2msg definition) advertised before the server
+        listens. A channel created while a client is connected reaches it in a race of
+        foxglove-sdk (<= 0.30.3, ``connected_client.rs`` ``advertise_channels`` queues the
+        advertisement before it registers the channel for that client): a client that subscribes
+        at once can be told "Unknown channel ID" and gets nothing on that topic (measured: 1 run
+        in 5 of ``dodo walk --live`` beside a CI run). Channels that exist when a client
+        connects are registered before its messages are read. LiveViewError (one line) if the
+        port is taken.
         """
         import foxglove
         from foxglove.websocket import Capability
         check_port_free(self.host, self.port)
         self._context = foxglove.Context()
+        for topic, type_name, msgdef in topics:
+            self.add_topic(topic, type_name, msgdef)
         try:
             self._server = foxglove.start_server(
                 name=self.name, host=self.host, port=self.port, context=self._context,
@@ -253,7 +266,10 @@ class LiveView:
             return
         if is_clock:
             self._sim_ns = clock_ns(data)
-        log_time = self._sim_ns if self._sim_ns is not None else int(bag_ns)
+        if self._sim_ns is not None:
+            log_time = self._sim_ns
+        else:
+            log_time = 0 if self.sim_time else int(bag_ns)
         if stream.latched:
             with self._lock:
                 stream.last = (bytes(data), log_time)

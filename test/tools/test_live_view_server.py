@@ -76,3 +76,43 @@ def test_a_client_that_stops_reading_loses_its_oldest_frames_and_never_blocks_th
     assert 0 < len(received) < MESSAGES, len(received)      # the client lost frames ...
     assert received == sorted(received)                      # ... in order, its oldest first
     assert received[-1] == MESSAGES - 1                      # and still got the newest
+
+
+def test_topics_given_to_start_are_advertised_to_a_client_before_it_can_subscribe():
+    """
+    Channels created before the server listens reach a client in its first advertisement.
+
+    foxglove-sdk (<= 0.30.3) registers a channel created while a client is connected for that
+    client only after queueing its advertisement, so a client that subscribes at once can be
+    told "Unknown channel ID" (seen once in five ``dodo walk --live`` runs on a loaded machine).
+    A client that connects after the channel exists is registered before its messages are read:
+    its subscription always takes, and it gets the messages logged next, with log time 0 until
+    the first /clock in a simulated run (foxglove_bridge's clock before /clock).
+    """
+    from dodo_sim.tools.live_view import LiveView
+    from websockets.sync.client import connect
+    view = LiveView(host='127.0.0.1', port=0, max_rate_hz=0.0, sim_time=True)
+    view.start([(TOPIC, 'sensor_msgs/msg/JointState', 'float64[] position\n')])
+    statuses, received = [], []
+    try:
+        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10,
+                     max_size=None) as ws:
+            _subscribe(ws)
+            stream = view._streams[TOPIC]
+            deadline = time.monotonic() + 30.0
+            while not stream.channel.has_sinks() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            view.log(TOPIC, b'before the first clock', bag_ns=123_456_789)
+            while time.monotonic() < deadline and not received:
+                try:
+                    frame = ws.recv(timeout=1.0)
+                except TimeoutError:
+                    continue
+                if isinstance(frame, str):
+                    statuses.append(json.loads(frame))
+                elif frame[0] == OP_MESSAGE_DATA:
+                    received.append(struct.unpack_from('<IQ', frame, 1) + (frame[13:],))
+    finally:
+        view.stop()
+    assert not [s for s in statuses if s.get('op') == 'status' and s.get('level') == 2]
+    assert received == [(1, 0, b'before the first clock')]

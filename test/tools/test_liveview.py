@@ -141,6 +141,14 @@ def _strict_lockstep(directory: Path) -> Path:
     return path
 
 
+def _dodo_env() -> dict:
+    """Return the environment of a ``dodo`` run under test (its domain: --domain-id)."""
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env.pop('ROS_DOMAIN_ID', None)
+    return env
+
+
 def _dodo_hop(bag: Path, *extra, terminal: bool = False) -> subprocess.Popen:
     """
     ``dodo hop`` with its output in a pipe.
@@ -148,9 +156,7 @@ def _dodo_hop(bag: Path, *extra, terminal: bool = False) -> subprocess.Popen:
     Or with ``terminal`` in a pseudo-terminal (util-linux ``script``), the output read from the
     pipe either way.
     """
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
-    env.pop('ROS_DOMAIN_ID', None)
+    env = _dodo_env()
     cmd = [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--duration', str(DURATION_S),
            '--bag', str(bag), '--no-plots', '--domain-id', str(ros_domain_id()),
            '--wall-timeout', '240', '--params-file', str(_strict_lockstep(bag.parent)), *extra]
@@ -406,14 +412,12 @@ def test_dodo_walk_live_streams_the_walker(tmp_path):
     """``dodo walk --live PORT``: the walker's URDF and joint states reach a protocol client."""
     from foxglove_client import watch
     port = free_port()
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
-    env.pop('ROS_DOMAIN_ID', None)
     walk = subprocess.Popen(
         [sys.executable, '-m', 'dodo_sim.tools.cli', 'walk', '--duration', '1.5', '--bag',
          str(tmp_path / 'bag'), '--no-plots', '--domain-id', str(ros_domain_id()),
          '--wall-timeout', '240', '--live', str(port)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=_dodo_env())
     try:
         got = watch(f'ws://127.0.0.1:{port}', {R(contract.JOINT_STATES),
                                                R(contract.ROBOT_DESCRIPTION)},
@@ -423,6 +427,8 @@ def test_dodo_walk_live_streams_the_walker(tmp_path):
     assert walk.returncode == 0, out
     assert f'live view: ws://127.0.0.1:{port}' in out
     channels = {c['topic']: c for c in got.channels.values()}
+    assert {R(contract.ROBOT_DESCRIPTION), R(contract.JOINT_STATES)} <= set(got.messages), \
+        (got.summary(), out[-3000:])
     urdf = _decoder(channels[R(contract.ROBOT_DESCRIPTION)])(
         got.messages[R(contract.ROBOT_DESCRIPTION)][0][1]).data
     assert 'left_knee' in urdf and 'right_knee' in urdf
