@@ -10,6 +10,7 @@ server keeps the client's newest ``backlog`` messages and drops the oldest (foxg
 ``message_backlog_size``). The client speaks the Foxglove WebSocket protocol with ``websockets``
 (test/foxglove_client.py's subprotocols and opcodes).
 """
+import contextlib
 import json
 import struct
 import time
@@ -37,21 +38,27 @@ def _subscribe(ws) -> int:
     raise AssertionError(f'{TOPIC} was never advertised')
 
 
+@contextlib.contextmanager
+def _subscribed_client(view):
+    """Yield a protocol client subscribed to TOPIC once the server has a sink for it."""
+    from websockets.sync.client import connect
+    with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10, max_size=None) as ws:
+        _subscribe(ws)
+        stream = view._streams[TOPIC]
+        deadline = time.monotonic() + 30.0
+        while not stream.channel.has_sinks() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stream.channel.has_sinks()
+        yield ws
+
+
 def test_a_client_that_stops_reading_loses_its_oldest_frames_and_never_blocks_the_logger():
     from dodo_sim.tools.live_view import LiveView
-    from websockets.sync.client import connect
     view = LiveView(host='127.0.0.1', port=0, max_rate_hz=0.0, backlog=BACKLOG)
     view.start()
     try:
         view.add_topic(TOPIC, 'sensor_msgs/msg/JointState', 'float64[] position\n')
-        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10,
-                     max_size=None) as ws:
-            _subscribe(ws)
-            stream = view._streams[TOPIC]
-            deadline = time.monotonic() + 30.0
-            while not stream.channel.has_sinks() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert stream.channel.has_sinks()
+        with _subscribed_client(view) as ws:
             time.sleep(0.2)           # the subscription in effect on the server's side too
             # the client reads nothing while 30 MB are logged: far beyond the socket buffers
             started = time.monotonic()
@@ -90,19 +97,13 @@ def test_topics_given_to_start_are_advertised_to_a_client_before_it_can_subscrib
     the first /clock in a simulated run (foxglove_bridge's clock before /clock).
     """
     from dodo_sim.tools.live_view import LiveView
-    from websockets.sync.client import connect
     view = LiveView(host='127.0.0.1', port=0, max_rate_hz=0.0, sim_time=True)
     view.start([(TOPIC, 'sensor_msgs/msg/JointState', 'float64[] position\n')])
     statuses, received = [], []
     try:
-        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10,
-                     max_size=None) as ws:
-            _subscribe(ws)
-            stream = view._streams[TOPIC]
-            deadline = time.monotonic() + 30.0
-            while not stream.channel.has_sinks() and time.monotonic() < deadline:
-                time.sleep(0.01)
+        with _subscribed_client(view) as ws:
             view.log(TOPIC, b'before the first clock', bag_ns=123_456_789)
+            deadline = time.monotonic() + 30.0
             while time.monotonic() < deadline and not received:
                 try:
                     frame = ws.recv(timeout=1.0)
