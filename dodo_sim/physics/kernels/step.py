@@ -18,7 +18,7 @@ import numpy as np
 
 from .buffers import unpack_model
 from .jit import compiled
-from .kinematics import contact_points, placements, point_jacobian, workspace
+from .kinematics import contact_points, placements, point_jacobian, PRISMATIC, workspace
 from .linalg import (cholesky, cholesky_solve_rows, cholesky_solve_vec, row_products,
                      spd_solve_or_least_squares)
 from .ncp import solve_planar
@@ -64,14 +64,17 @@ def step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type,
     points = np.empty((nc, 3))
     contact_points(rot, pos, P_frame_joint, P_frame_rot, P_frame_pos, points)
     # broad phase: no point moves faster than sum_j |v_free_j| * max(1, extent), extent bounding
-    # the distance from any joint to any contact point (the sum of the joints' offsets and the
-    # largest frame offset; a revolute joint moves a point at |v_j| |p - o_j|, a prismatic one at
-    # |v_j|). A point farther than half a step of that never enters the active set, so its
-    # jacobian is skipped (the link points of a falling hopper, issue 22 item 3)
+    # the distance from any joint to any contact point at q_mid (the sum of the joints' offsets,
+    # of the prismatic joints' displacements and the largest frame offset; a revolute joint moves
+    # a point at |v_j| |p - o_j|, a prismatic one at |v_j|). A point farther than half a step of
+    # that never enters the active set, so its jacobian is skipped (the link points of a falling
+    # hopper, issue 22 item 3)
     extent = 0.0
     for j in range(nv):
         extent += math.sqrt(P_joint_pos[j, 0] ** 2 + P_joint_pos[j, 1] ** 2
                             + P_joint_pos[j, 2] ** 2)
+        if P_joint_type[j] == PRISMATIC:
+            extent += abs(q_mid[j])
     frame_max = 0.0
     for k in range(nc):
         frame_max = max(frame_max, math.sqrt(P_frame_pos[k, 0] ** 2 + P_frame_pos[k, 1] ** 2
