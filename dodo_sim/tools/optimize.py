@@ -46,6 +46,7 @@ import re
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import Any, Mapping
 import warnings
@@ -647,10 +648,8 @@ def _suggest(trial, p: Parameter):
     return trial.suggest_float(p.key, p.low, p.high, step=p.step, log=p.log)
 
 
-def _objective(study: Study, worker: dict):
+def _objective(study: Study):
     def objective(trial):
-        for key, value in worker.items():
-            trial.set_user_attr(key, value)
         tuned = {p.key: _suggest(trial, p) for p in study.parameters}
         result = evaluate(study, tuned)
         trial.set_user_attr('runs', result.runs)
@@ -660,6 +659,38 @@ def _objective(study: Study, worker: dict):
             raise TrialFailed(result.failure)
         return result.values if len(result.values) > 1 else result.values[0]
     return objective
+
+
+def _owned_ask(ask, worker: Mapping[str, Any]):
+    """
+    Wrap ``Study.ask`` so that a new trial carries its worker's attributes before a signal lands.
+
+    ``study.optimize`` creates the trial in ``ask`` (and samples in it, which takes a while with
+    TPE) before the objective runs; a SIGINT/SIGTERM there used to leave a RUNNING trial with
+    no ``pid``, which the main process could not fail as its worker's
+    (:func:`_fail_running_trials_of`). While the trial is created and marked, SIGINT and SIGTERM
+    are only noted (handlers, not a signal mask: any thread of the process may receive a
+    signal); one that came meanwhile is raised again as soon as the trial is marked.
+    """
+    deferred = (signal.SIGINT, signal.SIGTERM)
+
+    def owned_ask(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError('dodo optimize runs its trials in the main thread')
+        caught = []
+        previous = {signum: signal.signal(signum, lambda got, frame: caught.append(got))
+                    for signum in deferred}
+        try:
+            trial = ask(*args, **kwargs)
+            for key, value in worker.items():
+                trial.set_user_attr(key, value)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+        return trial
+    return owned_ask
 
 
 def _open_study(study: Study, storage_url: str, create: bool, liveness: Liveness = Liveness(),
@@ -734,7 +765,8 @@ def run_worker(study_path: str, storage_url: str, trials: int, liveness: Livenes
     fail_stale_trials(opt)        # trials of workers that died before this one started
     if sum(1 for t in opt.get_trials(deepcopy=False) if _counted(t)) >= trials:
         return
-    opt.optimize(_objective(study, worker), callbacks=[enough], gc_after_trial=False,
+    opt.ask = _owned_ask(opt.ask, worker)     # study.optimize asks through the instance
+    opt.optimize(_objective(study), callbacks=[enough], gc_after_trial=False,
                  catch=(TrialFailed,))
 
 

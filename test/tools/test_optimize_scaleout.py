@@ -299,6 +299,31 @@ def test_a_stale_relative_journal_lock_is_reported_not_a_hang(tmp_path):
     assert 'removed a stale journal lock' in err
 
 
+def test_a_signal_while_a_trial_is_created_leaves_it_marked_as_its_workers(
+        tmp_path, monkeypatch):
+    """
+    Before: SIGINT inside ``Study.ask`` left a RUNNING trial without a pid.
+
+    The main process fails its stopped workers' trials by their pid, so that trial stayed RUNNING
+    in trials.csv (1 fresh-clone CI run in 5 of the test below).
+    """
+    import optuna
+    study_path = toy_study(tmp_path, trials=5)
+    storage = f'journal:{tmp_path / "study.journal"}'
+    optimize._open_study(load_study(study_path), storage, create=True)
+
+    def interrupt(sampler, study, trial):      # Study.ask has created the trial, not returned it
+        os.kill(os.getpid(), signal.SIGINT)
+    monkeypatch.setattr(optuna.samplers.RandomSampler, 'before_trial', interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        optimize.run_worker(str(study_path), storage, trials=5)
+    opt = optimize._open_study(load_study(study_path), storage, create=False)
+    running = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    assert [t.user_attrs.get('pid') for t in running] == [os.getpid()]
+    optimize._fail_running_trials_of(opt, {os.getpid()})
+    assert not opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+
+
 @pytest.mark.parametrize('signum, code, word', [(signal.SIGTERM, 143, 'terminated'),
                                                 (signal.SIGINT, 130, 'interrupted')],
                          ids=['SIGTERM', 'SIGINT'])
