@@ -249,7 +249,7 @@ class EventDrivenIntegrator:
         passed = set()
         for _ in range(self.params.max_events_per_step):
             start, keys, v = self._start_segment(q, v, impulses, events)
-            violated = self._violated_at_start(keys, start, passed)
+            violated = self._violated_at_start(start, passed)
             if violated is not None:
                 # the command changed at this step boundary and a mode no longer holds
                 v = self._transition(keys[violated], q, v, impulses, events, start)
@@ -653,21 +653,19 @@ class EventDrivenIntegrator:
                 step *= 2.0
         return when
 
-    def _violated_at_start(self, keys, start: _Eval, passed=()):
+    def _violated_at_start(self, start: _Eval, passed=()):
         """
         Index of an active-mode condition already violated, else None.
 
-        (the slide-stop condition is exempt: it is zero right after a slide starts).
+        In the current modes' layout (the one ``start`` was evaluated in); the slide-stop
+        condition is exempt: it is zero right after a slide starts.
         """
         layout = self._layout()
-        if keys is not layout.keys:
-            layout = layout._replace(force_at=np.array(
-                [i for i, key in enumerate(keys) if key[0] in ('lift', 'cone')], np.int64))
         if not len(layout.force_at):
             return None
         values = start.array if start.array is not None else np.array(start.values)
         for at in layout.force_at[values[layout.force_at] <= 0.0].tolist():
-            if keys[at] not in passed:      # a locked contact's cone (see step)
+            if layout.keys[at] not in passed:      # a locked contact's cone (see step)
                 return at
         return None
 
