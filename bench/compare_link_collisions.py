@@ -306,6 +306,48 @@ def fallen_walker(engine: str, seconds: float = 3.0) -> dict:
     return out
 
 
+def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
+    """
+    Drop Solo-12 (example-robot-data) crouched, 0.1 m up, with zero torque: where it rests.
+
+    Its collision meshes collide as their bounding boxes in both engines (dodo_sim's rule; bench/
+    mujoco_urdf.py gives MuJoCo the same boxes). MuJoCo only: DART's URDF loader here does not
+    find the package's meshes. dodo_sim's event integrator stops on this fall
+    (EventLimitExceeded, docs/physics.md "Link collisions").
+    """
+    import public_robots as pr
+    path = pr.solo12()
+    sim = Simulator(path, SimConfig(contact_frames=pr.SOLO_FEET, collisions='links',
+                                    integrator='timestepping' if engine == 'mujoco' else engine,
+                                    dt=DT_S, control_period=DT_S))
+    q = pr.standing_pose(sim, pr.SOLO_STAND_LEGS, gap_m=0.1)
+    steps = round(seconds / DT_S)
+    if engine == 'mujoco':
+        robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET,
+                                   contact_radius_m=1e-4, link_collisions=True,
+                                   urdf_dir=Path(path).parent, timestep_s=DT_S)
+        robot.set_state(q[:3], q[3:7], dict(zip(sim.robot.actuated_joint_names, q[7:])))
+        for _ in range(steps):
+            mujoco.mj_step(robot.model, robot.data)
+        m, d = robot.model, robot.data
+        base_z, speed = float(d.qpos[2]), float(np.abs(d.qvel).max())
+        tilt = 2.0 * math.acos(min(1.0, abs(float(d.qpos[3]))))
+        touching = {m.body(m.geom_bodyid[g]).name for c in d.contact[:d.ncon]
+                    for g in (c.geom1, c.geom2) if m.geom_bodyid[g]}
+        return {'base z m': base_z, 'tilt rad': tilt, 'speed': speed,
+                'touching': ' '.join(sorted(touching))}
+    dodo = _Dodo(path, engine, pr.SOLO_FEET)
+    dodo.reset(q)
+    for _ in range(steps):
+        dodo.step(np.zeros(len(sim.robot.actuated_idx_v)))
+    tilt = 2.0 * math.acos(min(1.0, abs(float(dodo.q[6]))))
+    return {'base z m': float(dodo.q[2]), 'tilt rad': tilt, 'speed': float(np.abs(dodo.v).max()),
+            'touching': ' '.join(sorted(dodo.touching() | {
+                name for name, force in zip(sim.robot.contact_frames,
+                                            dodo.state.contact_forces) if force[2] > 0.0})),
+            'lowest point m': dodo.lowest_point()}
+
+
 CASES = (('box dropped flat', box_drop), ('box on 20 deg, mu 0.5', lambda e: slope_box(e, 20.0)),
          ('box on 35 deg, mu 0.5', lambda e: slope_box(e, 35.0)),
          ('cylinder rolling, 20 deg', rolling_cylinder),
@@ -329,6 +371,9 @@ def main() -> None:
             result = case(engine)
             text = ', '.join(f'{k} {_cell(v)}' for k, v in result.items())
             print(f'| {name} | {engine} | {text} |')
+    for engine in ('timestepping', 'mujoco'):
+        text = ', '.join(f'{k} {_cell(v)}' for k, v in fallen_quadruped(engine).items())
+        print(f'| Solo-12 falling | {engine} | {text} |')
 
 
 if __name__ == '__main__':

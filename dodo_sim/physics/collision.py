@@ -137,8 +137,13 @@ def _mesh_path(filename: str, urdf_dir: Path | None) -> Path | None:
     return None
 
 
-def _mesh_corners(link: str, mesh, urdf_dir: Path | None) -> list:
-    """Corners of a mesh's bounding box (mesh frame, scaled), or [] when it cannot be read."""
+def mesh_bounds(mesh, urdf_dir: Path | None):
+    """
+    Return the (lower, upper) corners of a URDF ``<mesh>``'s bounding box, mesh frame, scaled, m.
+
+    None when its file is not found or is not a readable STL file (the shape a mesh collides as;
+    bench/mujoco_urdf.py gives MuJoCo the same box).
+    """
     filename = mesh.get('filename', '')
     scale = np.array([float(s) for s in mesh.get('scale', '1 1 1').split()], float)
     path = _mesh_path(filename, urdf_dir)
@@ -147,12 +152,20 @@ def _mesh_corners(link: str, mesh, urdf_dir: Path | None) -> list:
         try:
             bounds = _stl_bounds(path)
         except (OSError, ValueError, struct.error) as exc:
-            _log.debug('mesh %s of link %s unreadable: %s', filename, link, exc)
+            _log.debug('mesh %s unreadable: %s', filename, exc)
+    return None if bounds is None else (bounds[0] * scale, bounds[1] * scale)
+
+
+def _mesh_corners(link: str, mesh, urdf_dir: Path | None) -> list:
+    """Corners of a mesh's bounding box (mesh frame, scaled), or [] when it cannot be read."""
+    filename = mesh.get('filename', '')
+    bounds = mesh_bounds(mesh, urdf_dir)
     if bounds is None:
+        path = _mesh_path(filename, urdf_dir)
         _log.info("link '%s': mesh collision %s skipped (%s)", link, filename,
                   'file not found' if path is None else 'only STL files are read')
         return []
-    lower, upper = bounds[0] * scale, bounds[1] * scale
+    lower, upper = bounds
     _log.info("link '%s': mesh collision %s collides as its bounding box %s m", link, filename,
               np.round(upper - lower, 4).tolist())
     return _box_corners(upper - lower, 0.5 * (upper + lower))
@@ -269,4 +282,5 @@ def _near_foot(joint, world, rim, foot, planar) -> bool:
     return float(np.linalg.norm(offset)) <= radius + rim + 1e-9
 
 
-__all__ = ['COLLISION_MODES', 'CollisionPoint', 'FRAME_PREFIX', 'add_collision_points']
+__all__ = ['COLLISION_MODES', 'CollisionPoint', 'FRAME_PREFIX', 'add_collision_points',
+           'mesh_bounds']

@@ -102,3 +102,23 @@ def test_fallen_walker_rests_on_its_torso_as_in_the_peer(integrator, peer):
     if name == 'mujoco':
         assert dodo['base z m'] == pytest.approx(other['base z m'], abs=0.015)
         assert dodo['base pitch rad'] == pytest.approx(other['base pitch rad'], abs=0.05)
+
+
+def test_fallen_quadruped_rests_on_its_body_as_in_mujoco():
+    """
+    Solo-12 (example-robot-data) dropped crouched with zero torque (issue 22, item 4).
+
+    Both engines rest it on its base, upper legs and feet at the same height: the boxes are the
+    meshes' bounding boxes in both; MuJoCo sinks by its soft contact's static deflection.
+    Time-stepping only: the event integrator stops on this fall (docs/physics.md).
+    """
+    import public_robots
+    if public_robots.robots_dir() is None:
+        pytest.skip('example-robot-data is not installed')
+    dodo, other = cl.fallen_quadruped('timestepping'), cl.fallen_quadruped('mujoco')
+    assert dodo['touching'] == other['touching']
+    assert 'base_link' in dodo['touching'].split()
+    assert dodo['base z m'] == pytest.approx(other['base z m'], abs=PEER_TOLERANCES['mujoco'][0])
+    assert dodo['lowest point m'] > -1e-9
+    assert dodo['tilt rad'] < 1e-4 and other['tilt rad'] < 1e-4
+    assert dodo['speed'] < 1e-6 and other['speed'] < 1e-6
