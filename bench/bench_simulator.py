@@ -238,14 +238,18 @@ class MujocoUrdfEngine:
     Joint torques through qfrc_applied; q and v in dodo_sim's (pinocchio's) layout.
     """
 
-    def __init__(self, model, params, contact_frames, joint_names):
+    def __init__(self, model, params, contact_frames, joint_names, link_collisions=False):
         import mujoco
         from mujoco_urdf import build_mujoco_robot
-        self.label = 'mujoco'
+        self.label = 'mujoco' + (' links' if link_collisions else '')
         self.mujoco = mujoco
+        # with link collisions the floor is at z = 0 and a foot's sphere centred at its frame
+        self.lift_m = params.contact_radius_m if link_collisions else 0.0
         self.robot = build_mujoco_robot(robot_description_xml(model), contact_frames,
                                         contact_radius_m=params.contact_radius_m,
-                                        friction=params.friction, timestep_s=params.dt_s)
+                                        friction=params.friction, timestep_s=params.dt_s,
+                                        link_collisions=link_collisions,
+                                        urdf_dir=Path(model).parent)
         self.joint_names = tuple(joint_names)
         self.qpos_index = [self.robot.joint_qpos[n] for n in joint_names]
         self.dof_index = [self.robot.joint_dof[n] for n in joint_names]
@@ -253,7 +257,8 @@ class MujocoUrdfEngine:
     def reset(self, q, v):
         # q: pinocchio's [x y z qx qy qz qw, joints in self.joint_names order]; MuJoCo's floor
         # lies one sphere radius below z = 0, so a foot frame at z = 0 touches it
-        self.robot.set_state(q[:3], q[3:7], dict(zip(self.joint_names, q[7:])))
+        self.robot.set_state(np.asarray(q[:3]) + (0.0, 0.0, self.lift_m), q[3:7],
+                             dict(zip(self.joint_names, q[7:])))
 
     def leg_state(self):
         d = self.robot.data
@@ -404,13 +409,17 @@ def build_cases(args, params: BenchParams) -> list:
         for make in factories:
             cases.append(Case('biped', 'double', make(), hold, start))
     if args.quadruped:
-        cases += quadruped_cases(params, args.python_solve)
+        cases += quadruped_cases(params, args.python_solve, collision_modes)
     return cases
 
 
-def quadruped_cases(params: BenchParams, python_solve: bool = False) -> list:
+def quadruped_cases(params: BenchParams, python_solve: bool = False,
+                    collision_modes=('feet',)) -> list:
     """
     Solo-12 standing on four feet: dodo_sim and MuJoCo.
+
+    ``collision_modes`` with 'links': also both engines with every link's collision shapes
+    (meshes as their bounding boxes in both; 88 support points in dodo_sim, 17 geoms in MuJoCo).
 
     Solo-12 (example-robot-data, floating base) standing on four feet under its static torques plus
     a PD hold (kp 30, kd 0.3 N*m/rad), dropped 1 mm and settled; dodo_sim (both integrators) and
@@ -424,19 +433,20 @@ def quadruped_cases(params: BenchParams, python_solve: bool = False) -> list:
         print('quadruped: example-robot-data is not installed, skipped')
         return []
     path, feet = pr.solo12(), pr.SOLO_FEET
-    probe = Simulator(path, SimConfig(contact_frames=feet))
+    probe = Simulator(path, SimConfig(contact_frames=feet, collisions='feet'))
     q = pr.standing_pose(probe, pr.SOLO_STAND_LEGS)
     _, tau = pr.static_torques(probe.robot, q)
     start = q.copy()
     start[2] += 1e-3
     hold = LegHold(pr.SOLO_STAND_LEGS, tau, 30.0, 0.3)
-    factories = [lambda i=i: DodoEngine(path, i, params, feet, 0.0, start)
-                 for i in ('timestepping', 'event')]
+    factories = [lambda i=i, c=c: DodoEngine(path, i, params, feet, 0.0, start, c)
+                 for i in ('timestepping', 'event') for c in collision_modes]
     if python_solve:
         factories.append(lambda: DodoEngine(path, 'timestepping', params, feet, 0.0, start,
                                             python_solve=True))
-    factories.append(lambda: MujocoUrdfEngine(path, params, feet,
-                                              probe.robot.actuated_joint_names))
+    factories += [lambda c=c: MujocoUrdfEngine(path, params, feet,
+                                               probe.robot.actuated_joint_names, c == 'links')
+                  for c in collision_modes]
     return [Case('quad', 'stance', make(), hold, start) for make in factories]
 
 
