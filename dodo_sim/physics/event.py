@@ -247,11 +247,14 @@ class EventDrivenIntegrator:
         # gap crossings that closed nothing (a foot rising past a step edge of the height-field
         # terrain: the gap jumps, it does not cross zero) are not located again in this step
         passed = set()
+        seen = set()              # (event key, modes, q, v) of the transitions made so far
         for _ in range(self.params.max_events_per_step):
             start, keys, v = self._start_segment(q, v, impulses, events)
             violated = self._violated_at_start(start, passed)
             if violated is not None:
                 # the command changed at this step boundary and a mode no longer holds
+                if self._cycles(keys[violated], q, v, seen, passed):
+                    continue
                 v = self._transition(keys[violated], q, v, impulses, events, start)
                 continue
             # one RK4 step to the end of the physics step, unless a slide is predicted to stop
@@ -281,7 +284,7 @@ class EventDrivenIntegrator:
                 if self._keys() == keys and len(events) == before:
                     # no impact and no mode change (the gap jumped at a step edge): not again
                     passed.add(key)
-            else:
+            elif not self._cycles(key, q, v, seen, passed):
                 v = self._transition(key, q, v, impulses, events, None)
                 if (key[0] == 'stop' and when <= self.params.time_tolerance_s
                         and self.mode[key[2]] == STICK):
@@ -652,6 +655,24 @@ class EventDrivenIntegrator:
                 when = min(h_max, when + step)
                 step *= 2.0
         return when
+
+    def _cycles(self, key, q, v, seen: set, passed: set) -> bool:
+        """
+        Whether the transition at ``key`` was already made in these modes at this very state.
+
+        Then the mode changes cycle at one instant (Solo-12 landing with a foot and an upper leg
+        of one leg sticking: one leaves its cone, the consistency resolve sticks the other, whose
+        cone is then violated, and so on; the friction of a locked chain is statically
+        indeterminate). The key is passed for the rest of this physics step, as a locked slide
+        is (see :meth:`step`); the next step checks it again. Transitions that change the state
+        never repeat it, so this changes no run that ended before.
+        """
+        here = (key, tuple(self.mode), tuple(self.limit_active), q.tobytes(), v.tobytes())
+        if here in seen:
+            passed.add(key)
+            return True
+        seen.add(here)
+        return False
 
     def _violated_at_start(self, start: _Eval, passed=()):
         """
