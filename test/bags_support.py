@@ -189,7 +189,7 @@ def write_run(path, run, *, parameters=True, changes=True, revision_channel=True
     (channels, tau_<joint>, config_revision), the runtime change as a /parameter_events message
     between the answers it separates.
     """
-    from dodo_sim.tools.bag import OfflineBagWriter
+    from dodo_sim.tools.bag_writer import OfflineBagWriter
     with OfflineBagWriter(path) as w:
         w.robot_description(run['urdf_xml'])
         if parameters:

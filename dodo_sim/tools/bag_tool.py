@@ -19,6 +19,7 @@ from typing import Sequence
 
 def _info(args) -> int:
     from dodo_sim.tools import bag as bagio
+    from dodo_sim.tools import bag_parameters, bag_robot
     from rosbags.highlevel import AnyReaderError
     from rosbags.rosbag2 import ReaderError
     try:
@@ -35,15 +36,15 @@ def _info(args) -> int:
     wanted = [t for t in (contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS,
                           contract.JOINT_STATES, contract.JOINT_COMMANDS) if t in types]
     data = bagio.read_bag(args.bag, wanted)
-    robot = bagio.robot_info(data)
+    robot = bag_robot.robot_info(data)
     print(f'robot: joints {list(robot.joint_names)}, actuated {list(robot.actuated_joint_names)}'
           f', contact frames {list(robot.contact_frames)}'
           + ('' if robot.urdf_xml else ' (no /robot_description recorded)'))
-    nodes = bagio.recorded_nodes(data)
+    nodes = bag_parameters.recorded_nodes(data)
     if not nodes:
         print('configuration: none recorded (no /parameter_events)')
     for node in nodes:
-        params = bagio.node_parameters(data, node)
+        params = bag_parameters.node_parameters(data, node)
         print(f'configuration of {node}: {len(params.initial)} parameters, '
               f'{len(params.changes)} runtime change(s)')
         if args.parameters:

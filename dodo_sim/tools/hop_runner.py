@@ -835,7 +835,8 @@ def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
     messages.
     """
     from dodo_sim.ros import contract
-    from dodo_sim.tools.bag import clock, read_bag
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import clock
     import numpy as np
     try:
         data = read_bag(bag, [contract.CLOCK])

@@ -57,6 +57,7 @@ import xml.etree.ElementTree as ET
 
 from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
+from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 import numpy as np
 
 
@@ -155,18 +156,18 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     import pinocchio as pin
 
     types = bagio.topic_types(bag_dir)
-    recorded_contacts = bagio.contact_topics(types)      # frame or link -> /<name>_contact
+    recorded_contacts = bag_robot.contact_topics(types)      # frame or link -> /<name>_contact
     wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
               contract.CLOCK, contract.CONTROLLER_STATE, contract.ROBOT_DESCRIPTION,
               contract.PARAMETER_EVENTS] + list(recorded_contacts.values())
     data = bagio.read_bag(bag_dir, [t for t in wanted if t in types])
     if contract.JOINT_STATES not in data:
         raise ValueError(f'{bag_dir}: no {contract.JOINT_STATES} recorded, nothing to plot')
-    if urdf is None and bagio.robot_description(data) is None:
+    if urdf is None and bag_robot.robot_description(data) is None:
         urdf = default_urdf_path()
-    robot = bagio.robot_info(data, urdf)
+    robot = bag_robot.robot_info(data, urdf)
     model_info = load_robot(robot.urdf_xml, contact_frames=())
-    js = bagio.joint_states(data[contract.JOINT_STATES], robot.joint_names)
+    js = bag_arrays.joint_states(data[contract.JOINT_STATES], robot.joint_names)
     if len(js.t) == 0:
         raise ValueError(f'{bag_dir}: {contract.JOINT_STATES} never held all of the joints '
                          f'{list(robot.joint_names)}')
@@ -210,28 +211,28 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     for frame in contact_frames:
         topic = contract.contact_topic(frame)
         if topic in data:
-            force_t[frame], force[frame] = bagio.wrenches(data[topic], frame)
+            force_t[frame], force[frame] = bag_arrays.wrenches(data[topic], frame)
     link_force_t, link_force = {}, {}           # collisions: links (docs/ros_contract.md)
     for link, topic in recorded_contacts.items():
         if link not in robot.contact_frames and topic in data and model.existFrame(link):
-            link_force_t[link], link_force[link] = bagio.wrenches(data[topic], link)
+            link_force_t[link], link_force[link] = bag_arrays.wrenches(data[topic], link)
     cmd_names = tuple(robot.actuated_joint_names)
     cmd, cmd_t = np.zeros((0, len(cmd_names))), np.zeros(0)
     if contract.JOINT_COMMANDS in data and len(data[contract.JOINT_COMMANDS]):
-        commands = bagio.joint_commands(data[contract.JOINT_COMMANDS], cmd_names)
+        commands = bag_arrays.joint_commands(data[contract.JOINT_COMMANDS], cmd_names)
         cmd, cmd_t = commands.effort, commands.stamp_ns * 1e-9
     elif contract.EFFORT_COMMANDS in data:
         commands = data[contract.EFFORT_COMMANDS]
-        cmd = bagio.multiarray(commands)
-        cmd_t = bagio.sim_time(data, commands.log_time_ns)
-    recorded = bagio.node_parameters(data, 'controller')
+        cmd = bag_arrays.multiarray(commands)
+        cmd_t = bag_arrays.sim_time(data, commands.log_time_ns)
+    recorded = bag_parameters.node_parameters(data, 'controller')
     controller = str((recorded.initial if recorded is not None else {}).get('controller')
                      or 'slip_hopper')
     state_t, state = None, {}
     if contract.CONTROLLER_STATE in data:
-        state_t, state = bagio.named_values(data[contract.CONTROLLER_STATE])
+        state_t, state = bag_arrays.named_values(data[contract.CONTROLLER_STATE])
         if state_t is None:
-            state_t = bagio.sim_time(data, data[contract.CONTROLLER_STATE].log_time_ns)
+            state_t = bag_arrays.sim_time(data, data[contract.CONTROLLER_STATE].log_time_ns)
     units = []
     for name in robot.joint_names:
         joint = model.joints[model.getJointId(name)]

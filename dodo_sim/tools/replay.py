@@ -45,6 +45,7 @@ from typing import Sequence
 
 from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
+from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 import numpy as np
 
 STATE_TOPIC = contract.CONTROLLER_STATE
@@ -107,13 +108,13 @@ class _Recorded:
     log_time_ns: np.ndarray
 
 
-def _recorded_torques(data: dict, js: bagio.JointStates, actuated: tuple, source: str
+def _recorded_torques(data: dict, js: bag_arrays.JointStates, actuated: tuple, source: str
                       ) -> _Recorded:
     if source not in SOURCES:
         raise ValueError(f'source must be one of {SOURCES}, got {source!r}')
     commands = data.get(JOINT_COMMAND_TOPIC)
     if source in ('auto', 'joint_commands') and commands is not None and len(commands):
-        jc = bagio.joint_commands(commands, actuated)
+        jc = bag_arrays.joint_commands(commands, actuated)
         if np.isnan(jc.effort).any():
             missing = [n for i, n in enumerate(actuated) if np.isnan(jc.effort[:, i]).any()]
             raise ValueError(f'{JOINT_COMMAND_TOPIC}: commands without an effort for {missing}')
@@ -129,7 +130,7 @@ def _recorded_torques(data: dict, js: bagio.JointStates, actuated: tuple, source
         for log_ns, msg in zip(state.log_time_ns, state.messages):
             names = list(msg.name)
             if all(c in names for c in channels):
-                stamps.append(bagio.stamp_ns(msg.header.stamp))
+                stamps.append(bag_arrays.stamp_ns(msg.header.stamp))
                 taus.append([msg.position[names.index(c)] for c in channels])
                 logs.append(log_ns)
         if stamps:
@@ -141,7 +142,7 @@ def _recorded_torques(data: dict, js: bagio.JointStates, actuated: tuple, source
     if commands is None or not len(commands):
         raise ValueError(f'the bag has neither {JOINT_COMMAND_TOPIC}, nor {STATE_TOPIC} with '
                          f'{", ".join(channels)}, nor {COMMAND_TOPIC}: nothing to compare')
-    tau = bagio.multiarray(commands)
+    tau = bag_arrays.multiarray(commands)
     if tau.shape[1] != len(actuated):
         raise ValueError(f'{COMMAND_TOPIC} messages must hold one torque per actuated joint '
                          f'{list(actuated)}, got {tau.shape[1]} values')
@@ -152,7 +153,7 @@ def _recorded_torques(data: dict, js: bagio.JointStates, actuated: tuple, source
 class _Inputs:
     """The recorded controller inputs by state stamp: joint states and contact forces."""
 
-    def __init__(self, data: dict, js: bagio.JointStates, frames: tuple,
+    def __init__(self, data: dict, js: bag_arrays.JointStates, frames: tuple,
                  pair_by_stamp: bool | None):
         self.js = js
         self.row_by_stamp = {int(s): i for i, s in enumerate(js.stamp_ns)}
@@ -163,9 +164,9 @@ class _Inputs:
             topic = contract.contact_topic(frame)
             if topic not in data:
                 raise ValueError(f'the bag has no {topic} (contact frame {frame!r})')
-            bagio.check_world_axes(data[topic], frame)    # as the controller node does
+            bag_arrays.check_world_axes(data[topic], frame)    # as the controller node does
             msgs = data[topic].messages
-            stamps = [bagio.stamp_ns(m.header.stamp) for m in msgs]
+            stamps = [bag_arrays.stamp_ns(m.header.stamp) for m in msgs]
             forces = np.array([(m.wrench.force.x, m.wrench.force.y, m.wrench.force.z)
                                for m in msgs], dtype=float).reshape(-1, 3)
             self.contacts.append((np.asarray(data[topic].log_time_ns, dtype=np.int64), forces,
@@ -301,7 +302,7 @@ def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
     from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_file,
                                      config_from_parameters)
 
-    recorded = bagio.node_parameters(data, node)
+    recorded = bag_parameters.node_parameters(data, node)
     entry = controller_entry(controller_name(recorded, params_file, node))
     ControllerConfig = entry.config_class()
     setup = ControllerSetup(config=None, entry=entry)
@@ -360,12 +361,12 @@ def _revisions(data: dict) -> dict | None:
     for msg in state.messages:
         names = list(msg.name)
         if REVISION_CHANNEL in names:
-            out[bagio.stamp_ns(msg.header.stamp)] = int(round(msg.position[
+            out[bag_arrays.stamp_ns(msg.header.stamp)] = int(round(msg.position[
                 names.index(REVISION_CHANNEL)]))
     return out or None
 
 
-def controller_names(ctrl, robot: bagio.RobotInfo) -> tuple:
+def controller_names(ctrl, robot: bag_robot.RobotInfo) -> tuple:
     """
     (joint names, actuated joint names, contact frames) the replayed controller takes.
 
@@ -397,25 +398,25 @@ def compare_with_controller(bag_dir: str | os.PathLike,
     types = bagio.topic_types(bag_dir)
     topics = [contract.JOINT_STATES, JOINT_COMMAND_TOPIC, STATE_TOPIC, COMMAND_TOPIC,
               contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS]
-    topics += list(bagio.contact_topics(types).values())
+    topics += list(bag_robot.contact_topics(types).values())
     data = bagio.read_bag(bag_dir, [t for t in topics if t in types])
     if contract.JOINT_STATES not in data:
         raise ValueError(f'{bag_dir}: no {contract.JOINT_STATES} recorded')
     warnings = []
-    if urdf is not None and bagio.robot_description(data) is not None:
+    if urdf is not None and bag_robot.robot_description(data) is not None:
         warnings.append(f'--urdf {urdf} overrides the recorded {contract.ROBOT_DESCRIPTION}')
-    if urdf is None and bagio.robot_description(data) is None:
+    if urdf is None and bag_robot.robot_description(data) is None:
         from dodo_sim.paths import default_urdf_path
         urdf = default_urdf_path()
         warnings.append(f'the bag has no {contract.ROBOT_DESCRIPTION}: using {urdf}')
-    robot = bagio.robot_info(data, urdf)
+    robot = bag_robot.robot_info(data, urdf)
     setup = controller_setup(data, params_file)
     warnings += setup.warnings
     probe = setup.entry.build(robot.urdf_xml, setup.config)
     leg = getattr(probe, 'leg', None)                              # SLIP: parse/xacro once
     leg_xml = leg.urdf_xml if leg is not None else robot.urdf_xml
     joint_names, actuated, frames = controller_names(probe, robot)
-    js = bagio.joint_states(data[contract.JOINT_STATES], joint_names)
+    js = bag_arrays.joint_states(data[contract.JOINT_STATES], joint_names)
     pair_by_stamp = setup.pair_by_stamp if sync_foot_contact is None else sync_foot_contact
     inputs = _Inputs(data, js, frames, pair_by_stamp)
     rec = _recorded_torques(data, js, actuated, source)
@@ -506,14 +507,14 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
     if given, is called from the first message on every ``progress_period_s`` of wall time and
     once at the end: bag time replayed and the bag's span (first to last message), s.
     """
-    from dodo_sim.ros.recorder import message_class
+    from dodo_sim.ros.recorder_subscriptions import message_class
     import rclpy
     from rclpy.clock import Clock, ClockType
     from rclpy.experimental import EventsExecutor
 
     if not rate > 0.0:
         raise ValueError(f'--rate must be > 0, got {rate}')
-    reader = bagio._reader(bag_dir)
+    reader = bagio.open_reader(bag_dir)
     with reader:
         wanted = None if topics is None else {contract.relative_name(t) for t in topics}
         conns = [c for c in reader.connections

@@ -10,8 +10,10 @@ AnyReader, by the mcap library's readers (mcap_ros2, as Foxglove decodes) and by
 """
 from dodo_sim.hardware.state_log import state_log_path, StateLog
 from dodo_sim.ros import contract
-from dodo_sim.tools.bag import joint_states, message_counts, OfflineBagWriter, read_bag
+from dodo_sim.tools.bag import message_counts, read_bag
+from dodo_sim.tools.bag_arrays import joint_states
 from dodo_sim.tools.bag_merge import header_stamp_ns, merge_state_log
+from dodo_sim.tools.bag_writer import OfflineBagWriter
 from mcap_ros2.reader import read_ros2_messages
 import numpy as np
 import pytest

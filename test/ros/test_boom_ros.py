@@ -42,7 +42,9 @@ def test_params_file_chooses_the_robot_and_the_model_argument_overrides_it(tmp_p
 
 
 def _hip_apexes(bag):
-    from dodo_sim.tools.bag import joint_states, read_bag, robot_description
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import joint_states
+    from dodo_sim.tools.bag_robot import robot_description
     data = read_bag(bag, [contract.JOINT_STATES, contract.ROBOT_DESCRIPTION])
     model = pin.buildModelFromXML(robot_description(data))
     names = tuple(model.names[1:])

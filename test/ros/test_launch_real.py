@@ -238,7 +238,8 @@ def test_default_launch_hops_and_every_process_exits_0_on_sigint(launch_env):
 
 def test_record_launch_bag_is_complete_from_t0_and_replays_exactly(launch_env, tmp_path):
     from dodo_sim.ros import contract
-    from dodo_sim.tools.bag import clock, joint_states, message_counts, read_bag
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import clock, joint_states
     bag = tmp_path / 'launch bag #1'
     launch = Launch(launch_env, 'record:=true', f'bag:={bag}')
     launch.wait_for(r'\[simulator\]: simulator ready: .*waiting for 2 subscriber')
@@ -290,7 +291,8 @@ def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env,
     holds /diagnostics.
     """
     from dodo_sim.ros import contract
-    from dodo_sim.tools.bag import joint_states, message_counts, read_bag
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import joint_states
     from sensor_msgs.msg import JointState
     bag = tmp_path / 'hardware bag'
     launch = Launch(launch_env, 'use_sim:=false', 'hardware:=emulated', 'record:=true',
@@ -324,7 +326,8 @@ def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env,
 
 def test_runtime_param_set_shows_in_the_recorded_controller_state(launch_env, tmp_path):
     from dodo_sim.ros import contract
-    from dodo_sim.tools.bag import named_values, read_bag
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import named_values
     bag = tmp_path / 'bag'
     launch = Launch(launch_env, 'record:=true', f'bag:={bag}')
     launch.wait_for(r'\[simulator\]: simulation starts')

@@ -75,7 +75,8 @@ def test_namespaced_runs_share_an_explicit_domain_but_not_a_namespace(tmp_path, 
 @pytest.mark.ros
 def test_two_namespaced_robots_in_one_domain_do_not_see_each_other(tmp_path):
     pytest.importorskip('rclpy')
-    from dodo_sim.tools.bag import joint_states, message_counts, read_bag, topic_types
+    from dodo_sim.tools.bag import message_counts, read_bag, topic_types
+    from dodo_sim.tools.bag_arrays import joint_states
     duration = 1.0
     domain = ros_domain_id()
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')

@@ -86,8 +86,9 @@ def _stop(rec: subprocess.Popen, sig: int) -> tuple[str, str]:
 
 
 def _check_bag(bag: Path, n: int, with_clock: bool):
-    from dodo_sim.tools.bag import (joint_states, message_counts, multiarray, read_bag,
-                                    robot_description)
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import joint_states, multiarray
+    from dodo_sim.tools.bag_robot import robot_description
     assert (bag / 'metadata.yaml').is_file()
     counts = message_counts(bag)
     assert counts['joint_states'] == n
@@ -106,16 +107,22 @@ def _check_bag(bag: Path, n: int, with_clock: bool):
     assert np.all(np.diff(data['joint_states'].log_time_ns) >= 0)
 
 
-@pytest.mark.ros
-def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
-    n = 2000
+def _record_publisher_run(tmp_path, procs, topics: list, n: int) -> tuple:
+    """Record ``topics`` while ``n`` messages are published (no /clock), stop with SIGINT."""
     env = ros_env()
     bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
-                                       'robot_description', 'clock'], env)
+    rec = _start_recorder(procs, bag, topics, env)
     out = _run_publisher(procs, n, env, with_clock=False)
     assert f'published {n}' in out
     rec_out, rec_err = _stop(rec, signal.SIGINT)
+    return bag, rec_err
+
+
+@pytest.mark.ros
+def test_records_every_message_at_1khz_and_closes_on_sigint(tmp_path, procs):
+    n = 2000
+    bag, rec_err = _record_publisher_run(tmp_path, procs, [
+        'joint_states', 'effort_controller/commands', 'robot_description', 'clock'], n)
     assert 'differs' not in rec_err  # typestore hashes equal the publishers' type hashes
     _check_bag(bag, n, with_clock=False)
 
@@ -129,13 +136,8 @@ def test_a_topic_listed_twice_is_recorded_once_without_an_error(tmp_path, procs)
     connection and logged an error).
     """
     n = 500
-    env = ros_env()
-    bag = tmp_path / 'bag'
-    rec = _start_recorder(procs, bag, ['joint_states', 'effort_controller/commands',
-                                       'robot_description', 'joint_states'], env)
-    out = _run_publisher(procs, n, env, with_clock=False)
-    assert f'published {n}' in out
-    rec_out, rec_err = _stop(rec, signal.SIGINT)
+    bag, rec_err = _record_publisher_run(tmp_path, procs, [
+        'joint_states', 'effort_controller/commands', 'robot_description', 'joint_states'], n)
     assert 'not recording' not in rec_err and 'cannot describe' not in rec_err, rec_err
     _check_bag(bag, n, with_clock=False)
 
@@ -197,7 +199,8 @@ def test_contract_topic_with_another_type_is_recorded_with_that_type(tmp_path, p
     assert pub.returncode == 0, f'{out}\n{err}'
     _, rec_err = _stop(rec, signal.SIGINT)
     assert 'subscribing again with std_msgs/msg/Float64MultiArray' in rec_err
-    from dodo_sim.tools.bag import multiarray, read_bag
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import multiarray
     data = read_bag(bag)['controller/state']
     assert data.msgtype == 'std_msgs/msg/Float64MultiArray'
     np.testing.assert_array_equal(multiarray(data)[:, 0], np.arange(n, dtype=float))
@@ -223,7 +226,8 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
     rec.send_signal(signal.SIGTERM)
     _, err = rec.communicate(timeout=20)
     assert rec.returncode == 0, err
-    from dodo_sim.tools.bag import joint_states, read_bag
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import joint_states
     data = read_bag(bag)
     js = joint_states(data['joint_states'])
     assert len(js.q) >= 300
@@ -254,7 +258,7 @@ def test_missing_bag_parameter_is_a_clear_error():
                                        'std_msgs/msg/Float64MultiArray'])
 def test_message_definition_from_python_class_matches_typestore(type_name):
     """The fallback for types rosbags does not ship gives the same RIHS01 hash."""
-    from dodo_sim.ros.recorder import message_class
+    from dodo_sim.ros.recorder_subscriptions import message_class
     from dodo_sim.tools.bag import make_typestore, register_msg_class
     from rosbags.typesys import get_typestore, Stores
     empty = get_typestore(Stores.EMPTY)
@@ -263,7 +267,7 @@ def test_message_definition_from_python_class_matches_typestore(type_name):
 
 
 def test_message_class_rejects_unknown_types():
-    from dodo_sim.ros.recorder import message_class
+    from dodo_sim.ros.recorder_subscriptions import message_class
     with pytest.raises(ValueError, match='no_such_pkg'):
         message_class('no_such_pkg/msg/Nothing')
     with pytest.raises(ValueError, match='not a ROS message type'):

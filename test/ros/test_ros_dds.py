@@ -43,7 +43,8 @@ controller:
 
 
 def test_controller_killed_mid_run(tmp_path):
-    from dodo_sim.tools.bag import joint_states, message_counts, read_bag
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import joint_states
 
     duration, kill_at = 5.0, 1.0
     params = tmp_path / 'hop.yaml'

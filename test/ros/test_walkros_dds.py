@@ -46,7 +46,8 @@ def dodo_walk(*args, timeout=900):
 
 def recorded(bag):
     """(joint states, contact forces per foot (n, 2, 3), their stamps in s) of a bag."""
-    from dodo_sim.tools.bag import joint_states, read_bag, wrenches
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import joint_states, wrenches
     topics = [contract.JOINT_STATES] + [contract.contact_topic(f) for f in FEET]
     data = read_bag(bag, topics + [contract.CONTROLLER_STATE])
     js = joint_states(data[contract.JOINT_STATES], JOINTS)
@@ -157,7 +158,7 @@ def test_a_fall_is_a_non_zero_exit_with_the_reason(fell):
 
 def test_the_fall_is_in_the_recorded_controller_state(fell):
     code, output, bag, params = fell
-    from dodo_sim.tools.bag import named_values
+    from dodo_sim.tools.bag_arrays import named_values
     _, _, data = recorded(bag)
     t, values = named_values(data[contract.CONTROLLER_STATE])
     fallen = values['fallen']

@@ -52,7 +52,8 @@ def test_walk_launch_walks_records_both_feet_and_exits_0_on_sigint(launch_env, t
     from dodo_control.walker.outcome import count_steps
     from dodo_sim.ros import contract
     from dodo_sim.ros.params import node_parameters
-    from dodo_sim.tools.bag import joint_states, message_counts, named_values, read_bag, wrenches
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import joint_states, named_values, wrenches
     bag = tmp_path / 'walk bag'
     launch = walk_launch(launch_env, 'record:=true', f'bag:={bag}', 'rviz:=true')
     listener = Listener(launch.domain)

@@ -15,6 +15,7 @@ import signal
 from bags_support import hop_cmd, HOP_PARAMS, node_cmd, Procs, recorder_cmd, set_parameter
 from conftest import ros_env
 from dodo_sim.tools import bag as bagio
+from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 from dodo_sim.tools.replay import compare_with_controller
 from dodo_sim.tools.replay import main as replay_main
 import numpy as np
@@ -64,7 +65,7 @@ def test_recorder_snapshot_holds_params_file_and_overrides(tmp_path, procs, exec
     rec.send_signal(signal.SIGINT)
     assert rec.wait(timeout=60) == 0, procs.output(rec)
     data = bagio.read_bag(bag)
-    recorded = bagio.node_parameters(data, 'controller')
+    recorded = bag_parameters.node_parameters(data, 'controller')
     assert recorded.initial['leg_stiffness'] == 6500.0      # -p override
     assert recorded.initial['apex_height'] == 1.1           # params file
     assert recorded.initial['target_x'] == 0.8              # params file
@@ -110,15 +111,15 @@ def test_hop_bag_describes_itself(hop_bag):
                            ('odom', 'nav_msgs/msg/Odometry')):
         assert types.get(topic) == msgtype, (topic, types)
     data = bagio.read_bag(bag, ['parameter_events', 'robot_description', 'joint_states'])
-    controller = bagio.node_parameters(data, 'controller')
+    controller = bag_parameters.node_parameters(data, 'controller')
     assert controller.initial['apex_height'] == 1.1 and controller.initial['target_x'] == 0.8
     changes = [c for c in controller.changes if 'apex_height' in c.values]
     assert [c.values['apex_height'] for c in changes] == [CHANGED_APEX_M]
     assert 0.0 < changes[0].stamp_ns * 1e-9 < DURATION_S
-    simulator = bagio.node_parameters(data, 'simulator')
+    simulator = bag_parameters.node_parameters(data, 'simulator')
     assert simulator.initial['contact_frames'] == ('foot',)
     assert simulator.initial['initial_q'] == (0.0, 1.3, 0.3, -0.6)
-    robot = bagio.robot_info(data)
+    robot = bag_robot.robot_info(data)
     assert robot.joint_names == ('base_x', 'base_z', 'hip', 'knee')
     assert robot.actuated_joint_names == ('hip', 'knee') and robot.contact_frames == ('foot',)
 
@@ -145,7 +146,7 @@ def test_replay_from_the_bag_alone_reproduces_the_run(hop_bag, capsys):
 @pytest.mark.slow
 def test_hop_bag_tf_opens_in_mcap_like_foxglove(hop_bag):
     bag, _ = hop_bag
-    xml = bagio.robot_description(bagio.read_bag(bag, ['robot_description']))
+    xml = bag_robot.robot_description(bagio.read_bag(bag, ['robot_description']))
     counts = mcap_tf_check(bag, xml, 'foot')
     # one /tf per 10 ms of joint-state stamps (tf_period_s default 0.01)
     assert counts['tf_static'] == 1
@@ -198,5 +199,5 @@ def test_contact_topics_of_any_robot_are_recorded(tmp_path, procs):
     counts = bagio.message_counts(bag)
     assert counts['left_foot_contact'] == counts['right_foot_contact'] == 200
     data = bagio.read_bag(bag, ['right_foot_contact'])
-    _, forces = bagio.wrenches(data['right_foot_contact'])
+    _, forces = bag_arrays.wrenches(data['right_foot_contact'])
     np.testing.assert_array_equal(forces[:, 2], 100.0 + np.arange(200))

@@ -21,10 +21,11 @@ import time
 from bags_support import HOP_PARAMS, node_cmd, Procs, recorder_cmd
 from conftest import ros_env
 from dodo_sim.ros import contract
-from dodo_sim.tools.bag import (flush_chunk, joint_states, message_counts, OfflineBagWriter,
-                                read_bag)
+from dodo_sim.tools.bag import message_counts, read_bag
+from dodo_sim.tools.bag_arrays import joint_states
 from dodo_sim.tools.bag_recover import DAMAGED_SUFFIX, recover
 from dodo_sim.tools.bag_tool import main as bag_main
+from dodo_sim.tools.bag_writer import flush_chunk, OfflineBagWriter
 import numpy as np
 import pytest
 

@@ -159,7 +159,7 @@ def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
 
 
 def test_offline_bag_tf_opens_with_the_mcap_reader(tmp_path):
-    from dodo_sim.tools.bag import OfflineBagWriter
+    from dodo_sim.tools.bag_writer import OfflineBagWriter
     xml = _xml('kneed_walker')
     tree = TfTree(xml)
     names = tree.joint_names
@@ -182,7 +182,7 @@ class _StubRecorder:
     def __init__(self, **config):
         import logging
 
-        from dodo_sim.ros.recorder import RecorderConfig
+        from dodo_sim.ros.recorder_config import RecorderConfig
         from dodo_sim.tools.bag import make_typestore
         self.config = RecorderConfig(bag='unused', tf='compute', **config)
         self.typestore = make_typestore()
@@ -212,12 +212,12 @@ def test_recorder_tf_from_joint_states_every_period(split):
 
     Also when base and leg joints come in separate messages (two drivers).
     """
-    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.ros.recorder_tf import TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
     xml = _xml('hopper')
     stub = _StubRecorder(tf_period_s=0.01)
-    writer = _TfWriter(stub)
+    writer = TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=xml)))
     tree = TfTree(xml)
     truth = {}
@@ -270,11 +270,11 @@ def _tf_stamps(stub) -> list:
 
 def test_one_far_future_joint_state_does_not_end_tf():
     """A stray /joint_states stamped an hour ahead is left out; /tf goes on with the run."""
-    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.ros.recorder_tf import TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
     stub = _StubRecorder(tf_period_s=0.01)
-    writer = _TfWriter(stub)
+    writer = TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=_xml('hopper'))))
     names, q = ['base_x', 'base_z', 'hip', 'knee'], [0.0, 1.0, 0.3, -0.6]
     for k in range(100):
@@ -291,11 +291,11 @@ def test_a_confirmed_jump_of_the_stamps_is_a_new_time_base():
 
     /tf follows them.
     """
-    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.ros.recorder_tf import TfWriter
     from rclpy.serialization import serialize_message
     from std_msgs.msg import String
     stub = _StubRecorder(tf_period_s=0.01)
-    writer = _TfWriter(stub)
+    writer = TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=_xml('hopper'))))
     names, q = ['base_x', 'base_z', 'hip', 'knee'], [0.0, 1.0, 0.3, -0.6]
     later = 3600 * 10**9
@@ -325,7 +325,7 @@ def test_contact_force_read_back_through_the_recorder_tf_is_the_simulated_world_
     the message is built as the simulator node builds it (frame_id = contact frame of the link,
     the force's components), the /tf by the recorder's computation from /joint_states.
     """
-    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.ros.recorder_tf import TfWriter
     from dodo_sim.simulator import SimConfig, Simulator
     from rclpy.serialization import deserialize_message, serialize_message
     from geometry_msgs.msg import WrenchStamped
@@ -336,7 +336,7 @@ def test_contact_force_read_back_through_the_recorder_tf_is_the_simulated_world_
                                    initial_v=(0.6, 0.0, 0.0, 0.0)))
     data = sim.leg.model.createData()
     stub = _StubRecorder(tf_period_s=0.001)
-    writer = _TfWriter(stub)
+    writer = TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=xml)))
     topic = contract.contact_topic('foot')
     checked = 0
@@ -381,7 +381,7 @@ def test_recorder_tf_of_a_floating_base_goes_from_odom_through_the_odometry():
     if public_robots.robots_dir() is None:
         pytest.skip('example-robot-data is not installed')
     from dodo_sim.ros.odometry import BaseOdometer
-    from dodo_sim.ros.recorder import _TfWriter
+    from dodo_sim.ros.recorder_tf import TfWriter
     from dodo_sim.simulator import SimConfig, Simulator
     from nav_msgs.msg import Odometry
     import pinocchio as pin
@@ -395,7 +395,7 @@ def test_recorder_tf_of_a_floating_base_goes_from_odom_through_the_odometry():
         initial_v=(1.0, 0.5, 0.3, 0.4, -0.2, 2.0) + (0.5,) * 12))
     odometer = BaseOdometer(sim.leg)
     stub = _StubRecorder(tf_period_s=0.001)
-    writer = _TfWriter(stub)
+    writer = TfWriter(stub)
     writer.on_description(0, serialize_message(String(data=xml)))
     data = sim.leg.model.createData()
     names = sim.joint_names[1:]
@@ -431,13 +431,14 @@ def test_recorder_tf_of_a_floating_base_goes_from_odom_through_the_odometry():
 def test_bag_tools_read_contact_forces_only_with_world_axes(tmp_path):
     """Plot and replay read the contact frame the writers use; a link frame is refused, named."""
     from dodo_sim.tools import bag as bagio
-    with bagio.OfflineBagWriter(tmp_path / 'good') as w:
+    from dodo_sim.tools import bag_arrays, bag_writer
+    with bag_writer.OfflineBagWriter(tmp_path / 'good') as w:
         w.contact('foot', 0.0, [3.0, 40.0])
     good = bagio.read_bag(tmp_path / 'good')[contract.FOOT_CONTACT]
     assert good.messages[0].header.frame_id == 'foot_contact'
-    t, force = bagio.wrenches(good, 'foot')
+    t, force = bag_arrays.wrenches(good, 'foot')
     np.testing.assert_array_equal(force, [[3.0, 0.0, 40.0]])
-    with bagio.OfflineBagWriter(tmp_path / 'link') as w:
+    with bag_writer.OfflineBagWriter(tmp_path / 'link') as w:
         types = w.typestore.types
         vec = types['geometry_msgs/msg/Vector3']
         msg = types['geometry_msgs/msg/WrenchStamped'](
@@ -447,4 +448,4 @@ def test_bag_tools_read_contact_forces_only_with_world_axes(tmp_path):
         w.write(contract.FOOT_CONTACT, contract.CONTACT_TYPE, msg, w._log_ns(0.0, None))
     link = bagio.read_bag(tmp_path / 'link')[contract.FOOT_CONTACT]
     with pytest.raises(ValueError, match="foot_contact has frame_id 'foot'"):
-        bagio.wrenches(link, 'foot')
+        bag_arrays.wrenches(link, 'foot')

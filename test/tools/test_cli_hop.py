@@ -90,7 +90,8 @@ def apex_heights(z, vz):
 @pytest.mark.slow
 def test_dodo_hop_writes_a_complete_bag_despite_bad_commands(tmp_path):
     rclpy = pytest.importorskip('rclpy')
-    from dodo_sim.tools.bag import joint_states, message_counts, multiarray, read_bag
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import joint_states, multiarray
     from std_msgs.msg import Float64MultiArray
 
     duration = 3.0

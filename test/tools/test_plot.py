@@ -9,7 +9,7 @@ seven joints, two feet).
 """
 from __future__ import annotations
 
-from dodo_sim.tools.bag import OfflineBagWriter
+from dodo_sim.tools.bag_writer import OfflineBagWriter
 from dodo_sim.tools.plot import (apexes, ffmpeg_path, frame_indices, load_run, main, plot_bag,
                                  PlotConfig)
 import numpy as np

@@ -12,7 +12,9 @@ import time
 
 from bags_support import closed_loop, write_run
 from conftest import ros_env
-from dodo_sim.tools.bag import joint_states, message_counts, OfflineBagWriter, read_bag
+from dodo_sim.tools.bag import message_counts, read_bag
+from dodo_sim.tools.bag_arrays import joint_states
+from dodo_sim.tools.bag_writer import OfflineBagWriter
 from dodo_sim.tools.replay import compare_with_controller, main
 import numpy as np
 import pytest
@@ -337,7 +339,7 @@ def test_change_is_placed_by_config_revision_not_by_bag_time(tmp_path, changed_r
     rows = changed_run['rows']
     bag = write_run(tmp_path / 'bag', changed_run, changes=False)
     # rewrite with the change event 50 ms late
-    from dodo_sim.tools.bag import OfflineBagWriter
+    from dodo_sim.tools.bag_writer import OfflineBagWriter
     late = tmp_path / 'late'
     with OfflineBagWriter(late) as w:
         from dodo_sim.tools.bag import iter_raw_messages

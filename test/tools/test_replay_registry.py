@@ -17,6 +17,7 @@ import sys
 
 from conftest import ros_env
 from dodo_sim.tools import bag as bagio
+from dodo_sim.tools import bag_parameters
 from dodo_sim.tools.replay import compare_with_controller, controller_setup
 from dodo_sim.tools.replay import main as replay_main
 import pytest
@@ -54,7 +55,8 @@ def test_walk_bag_replays_through_the_kneed_walker_exactly(tmp_path, capsys):
     code, output = _dodo('walk', '--duration', str(DURATION_S), '--bag', str(bag))
     assert code == 0, output[-4000:]
     data = bagio.read_bag(bag, ['parameter_events'])
-    assert bagio.node_parameters(data, 'controller').initial['controller'] == 'kneed_walker'
+    initial = bag_parameters.node_parameters(data, 'controller').initial
+    assert initial['controller'] == 'kneed_walker'
     _replays_exactly(bag, 'kneed_walker', capsys)
 
 

@@ -235,7 +235,7 @@ def _replay(tmp_path, terminal: bool) -> str:
     import sys
 
     from conftest import ros_env
-    from dodo_sim.tools.bag import OfflineBagWriter
+    from dodo_sim.tools.bag_writer import OfflineBagWriter
     bag = tmp_path / 'bag'
     if not bag.exists():
         with OfflineBagWriter(bag) as w:

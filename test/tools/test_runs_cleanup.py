@@ -79,7 +79,8 @@ def check_bag(bag: Path, *, steps: int | None = None) -> np.ndarray:
     and, with ``steps``, exactly that many steps. Returns the /clock times.
     """
     from dodo_sim.ros import contract
-    from dodo_sim.tools.bag import clock, joint_states, message_counts, read_bag
+    from dodo_sim.tools.bag import message_counts, read_bag
+    from dodo_sim.tools.bag_arrays import clock, joint_states
     assert (bag / 'metadata.yaml').is_file(), f'{bag} not closed'
     counts = message_counts(bag)
     data = read_bag(bag, [contract.CLOCK, contract.JOINT_STATES])

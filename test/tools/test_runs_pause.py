@@ -104,7 +104,8 @@ class Hop:
                 self.proc.wait(60)
 
     def joint_states(self):
-        from dodo_sim.tools.bag import joint_states, read_bag
+        from dodo_sim.tools.bag import read_bag
+        from dodo_sim.tools.bag_arrays import joint_states
         return joint_states(read_bag(self.bag, [contract.JOINT_STATES])[contract.JOINT_STATES])
 
 

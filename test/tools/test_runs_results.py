@@ -9,7 +9,7 @@ graphs, exit codes (no ROS needed).
 """
 import io
 
-from dodo_sim.tools.bag import OfflineBagWriter
+from dodo_sim.tools.bag_writer import OfflineBagWriter
 from dodo_sim.tools.hop_runner import bag_clock, HopRun, RunResult
 import pytest
 
