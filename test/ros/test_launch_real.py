@@ -199,6 +199,18 @@ class Listener:
         while not self._stop.is_set() and self.context.ok():
             self.executor.spin_once(timeout_sec=0.05)
 
+    def hop_counts(self) -> list:
+        """Return a list that collects the controller's hop counter from its state topic."""
+        from dodo_sim.ros import contract
+        from sensor_msgs.msg import JointState
+        hops = []
+
+        def on_state(msg):
+            if 'hops' in msg.name:
+                hops.append(msg.position[msg.name.index('hops')])
+        self.node.create_subscription(JointState, contract.CONTROLLER_STATE, on_state, 100)
+        return hops
+
     def close(self):
         self._stop.set()
         self._thread.join(timeout=5)
@@ -214,16 +226,10 @@ def until(condition, timeout: float) -> bool:
 
 
 def test_default_launch_hops_and_every_process_exits_0_on_sigint(launch_env):
-    from dodo_sim.ros import contract
-    from sensor_msgs.msg import JointState
     launch = Launch(launch_env)
-    hops = []
     listener = Listener(launch.domain)
     try:
-        def on_state(msg):
-            if 'hops' in msg.name:
-                hops.append(msg.position[msg.name.index('hops')])
-        listener.node.create_subscription(JointState, contract.CONTROLLER_STATE, on_state, 100)
+        hops = listener.hop_counts()
         launch.wait_for(r'\[simulator\]: simulation starts')
         # the leg hops: touchdowns counted by the controller keep coming
         assert until(lambda: hops and hops[-1] >= 3, 120.0), (hops[-1:], launch.output[-3000:])
@@ -293,17 +299,12 @@ def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env,
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import message_counts, read_bag
     from dodo_sim.tools.bag_arrays import joint_states
-    from sensor_msgs.msg import JointState
     bag = tmp_path / 'hardware bag'
     launch = Launch(launch_env, 'use_sim:=false', 'hardware:=emulated', 'record:=true',
                     f'bag:={bag}')
-    hops = []
     listener = Listener(launch.domain)
     try:
-        def on_state(msg):
-            if 'hops' in msg.name:
-                hops.append(msg.position[msg.name.index('hops')])
-        listener.node.create_subscription(JointState, contract.CONTROLLER_STATE, on_state, 100)
+        hops = listener.hop_counts()
         launch.wait_for(r'\[driver\]: enable_on_start: enabled')
         assert until(lambda: hops and hops[-1] >= 3, 60.0), (hops[-1:], launch.output[-3000:])
         assert listener.node.get_publishers_info_by_topic(contract.CLOCK) == []

@@ -22,6 +22,7 @@ import time
 from conftest import ros_domain_id
 import numpy as np
 import pytest
+from ros_support import in_process_ros
 
 rclpy = pytest.importorskip('rclpy')
 
@@ -65,37 +66,9 @@ def ros(monkeypatch, tmp_path):
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     params = tmp_path / 'params.yaml'
     params.write_text(PARAMS)
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=ros_domain_id(),
-               args=['--ros-args', '--params-file', str(params)])
-    nodes = []
-
-    class Ros:
-
-        def __init__(self):
-            self.context = context
-            self.params = params
-            from rclpy.experimental import EventsExecutor
-            self.executor = EventsExecutor(context=context)
-
-        def add(self, node):
-            nodes.append(node)
-            self.executor.add_node(node)
-            return node
-
-        def spin_until(self, condition, timeout_s):
-            """Spin until condition() is true; False at the deadline (never a bare sleep)."""
-            deadline = time.monotonic() + timeout_s
-            while not condition():
-                if time.monotonic() > deadline:
-                    return False
-                self.executor.spin_once(timeout_sec=0.02)
-            return True
-
-    yield Ros()
-    for node in nodes:
-        node.destroy_node()
-    rclpy.try_shutdown(context=context)
+    with in_process_ros(['--ros-args', '--params-file', str(params)]) as ros:
+        ros.params = params
+        yield ros
 
 
 def make_sim(ros, **overrides):

@@ -11,9 +11,10 @@ one log line) while it keeps answering.
 """
 import math
 
-from conftest import REPO, ros_domain_id
+from conftest import REPO
 import numpy as np
 import pytest
+from ros_support import in_process_ros
 
 rclpy = pytest.importorskip('rclpy')
 
@@ -41,39 +42,8 @@ JOINTS = list(WalkerConfig().joint_names)
 @pytest.fixture
 def ros(monkeypatch):
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=ros_domain_id())
-    nodes = []
-
-    class Ros:
-
-        def __init__(self):
-            self.context = context
-            from rclpy.experimental import EventsExecutor
-            self.executor = EventsExecutor(context=context)
-
-        def add(self, node):
-            nodes.append(node)
-            self.executor.add_node(node)
-            return node
-
-        def spin_until(self, condition, timeout_s):
-            deadline = time_now() + timeout_s
-            while not condition():
-                if time_now() > deadline:
-                    return False
-                self.executor.spin_once(timeout_sec=0.02)
-            return True
-
-    yield Ros()
-    for node in nodes:
-        node.destroy_node()
-    rclpy.try_shutdown(context=context)
-
-
-def time_now():
-    import time
-    return time.monotonic()
+    with in_process_ros() as ros:
+        yield ros
 
 
 def walker_node(ros, **overrides):
