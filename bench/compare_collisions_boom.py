@@ -13,9 +13,9 @@ import dataclasses
 from pathlib import Path
 import sys
 
-from dodo_control.controller import ControllerConfig
 from dodo_control.scenarios import boom as scenarios
 from dodo_control.scenarios import Perturbation
+from dodo_control.slip.config import ControllerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig
 

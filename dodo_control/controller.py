@@ -17,8 +17,10 @@ API (stable; the ROS controller node wraps exactly this)::
     ctrl.set_setpoints(target_velocity=1.5, apex_height=1.1, flight_policy='deadbeat')
     ctrl.reconfigure(new_config)                            # swap the whole config (gains too)
     ctrl.reset()                                            # forget phase, loops and history
-    ControllerConfig.from_dict({'target_x': 4.0})           # unknown keys -> ValueError naming
-    them
+    ControllerConfig.from_dict({'target_x': 4.0})           # unknown keys -> ValueError
+
+``ControllerConfig`` (:mod:`.slip.config`) and ``ControllerTelemetry`` (:mod:`.slip.telemetry`)
+are importable from here too: the controller's API takes and gives them.
 
 Inputs of ``update``: ``t`` (s), ``q`` in ``ctrl.joint_names`` order — the hopper's
 ``[x, z, hip, knee]`` (m, m, rad, rad) or the boom-mounted leg's ``[boom_yaw, boom_pitch, hip,
@@ -30,8 +32,17 @@ from its joints (:func:`.task_frame.load_dynamics`; docs/control.md "Task frame"
 hopper, the plane tangent to the boom circle for the boom leg) and is meant to be called every
 ``control_period``.
 
-Structure (docs/control.md):
+Structure (docs/control.md). This module holds the tick and the hop events (touchdown, liftoff,
+apex and the apex solve spread over the following ticks); it is longer than ~500 lines because
+those share the controller's per-tick state (phase, rest length, commanded angle, loops, the job
+under way) and its configuration-dependent gains, which split apart would have to be passed
+around on every tick. Its parts:
 
+* :mod:`.slip.config` — the parameters and their validation; :mod:`.slip.telemetry` — the
+  snapshot after a tick; :mod:`.slip.hop_memory` — what is kept from hop to hop (touchdown and
+  apex records, per-hop corrections, the observers of the hop model's errors);
+  :mod:`.slip.apex_range` — the feasible apex heights; :mod:`.slip.posture_table` — touchdown
+  posture quantities as functions of the angle of attack.
 * :mod:`.phase` — FLIGHT -> STANCE (touchdown: foot force sensor, kinematic fallback) -> FLIGHT
   (liftoff: spring back at rest length and extending, or contact lost), apex events; minimum
   phase times make it robust to contact chatter.
@@ -71,302 +82,33 @@ estimated from the last foothold
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import math
 from typing import Mapping
 
-from dodo_sim.parameter import bounded, check_fields, one_of
 import numpy as np
 
+from .slip.apex_range import apex_range, check_apex_height
 from .slip.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
-from .slip.flight import (critically_damped_lead, foot_target, PositionLoop, raibert_angle,
-                          VelocityLoop)
+from .slip.config import APEX_RANGE_FIELDS, ControllerConfig, gains_changed, same_value
+from .slip.flight import critically_damped_lead, PositionLoop, raibert_angle, VelocityLoop
+from .slip.hop_memory import HopMemory
 from .slip.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from .slip.posture_table import posture_table_steps
 from .slip.stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
                           support_projection)
 from .slip.task_frame import load_dynamics
-from .slip.template import (apex_return_map, apex_return_map_single, apex_return_map_steps,
-                            deadbeat_angle, deadbeat_angle_steps, precompression, run_steps,
-                            StanceSpec)
+from .slip.telemetry import ControllerTelemetry
+from .slip.template import (apex_return_map, apex_return_map_steps, deadbeat_angle,
+                            deadbeat_angle_steps, precompression, run_steps, StanceSpec)
 
-FLIGHT_POLICIES = ('cascade', 'raibert', 'deadbeat')
 #: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)
 #: the apex solve may run per control tick. The solve (neutral angle, observer prediction:
 #: several return-map evaluations, 1-5 ms in one go) starts at the apex tick and is spread over
 #: the following ticks, so no tick carries it (a 1 kHz deadline); it is scheduled in ticks, not
 #: wall time, so a run and its replay through the controller compute the same torques.
 APEX_SOLVE_RK4_STEPS_PER_TICK = 20
-STANCE_POLICIES = ('slip', 'bezier')
-BEZIER_FORCE_FRAMES = ('leg', 'task')
-#: An apex set-point is reachable if the SLIP return map brings the apex back to within this, m.
-APEX_REACH_TOLERANCE_M = 1e-3
-#: ControllerConfig fields besides apex_height that change the feasible apex range.
-APEX_RANGE_FIELDS = ('leg_stiffness', 'leg_rest_length_m', 'leg_rest_length_fraction',
-                     'max_leg_length_fraction', 'impact_compensation', 'apex_regulation',
-                     'deadbeat_step_s')
 _NAN_XZ = (math.nan, math.nan)
 _ZERO_XZ = (0.0, 0.0)
-
-
-@dataclass(frozen=True)
-class ControllerConfig:
-    """
-    Controller parameters (the controller node declares exactly these as ROS parameters).
-
-    Set-points (changeable at run time, see :meth:`Controller.set_setpoints`). Positions and
-    velocities are those of the SLIP point in the robot's task frame (docs/control.md, "Task
-    frame"): the hopper's CoG x; the boom leg's hip arc coordinate s = R boom_yaw (R the hip's
-    distance from the yaw axis, boom_radius_m):
-        target_x: horizontal position target of the SLIP point (hopper: CoG x; boom: hip arc
-            coordinate), m; NaN = no position target (velocity mode).
-        target_velocity: horizontal velocity set-point of the SLIP point in velocity mode, m/s.
-        apex_height: height of the base (hopper: base_z; boom: the hip) above the ground at the
-            apex, m.
-        flight_policy: 'cascade' | 'raibert' | 'deadbeat' (angle-of-attack law).
-        stance_policy: 'slip' (the SLIP law) | 'bezier' (the Bézier force profile of Ding &
-            Ramos, see below).
-        use_foot_sensor: touchdown/liftoff from the foot force sensor; False = kinematic fallback.
-
-    Timing:
-        control_period: period at which ``update`` is called, s (1 kHz default).
-
-    SLIP stance:
-        leg_stiffness: virtual spring stiffness k, N/m.
-        leg_rest_length_m: rest (= touchdown) leg length l0 foot-to-CoG, m; NaN =
-            ``leg_rest_length_fraction`` x the stretched-leg foot-to-CoG distance from the URDF.
-        leg_rest_length_fraction: see above, (-).
-        max_leg_length_fraction: longest rest length after energy injection, as a fraction of the
-            stretched foot-to-CoG distance (keeps the knee off its singularity), (-).
-        impact_compensation: SLIPic pre-compression at touchdown (off: plain SLIP, apexes decay
-            unless ``apex_regulation`` makes up for it).
-        apex_regulation: reset the rest length at maximum compression to reach ``apex_height``.
-        apex_integral_gain: per-hop integral gain on the apex height error, (-) (m per m).
-        max_apex_correction_m: bound of that integral correction, m.
-
-    Position loop (Feng, Lehner & Lutze 2021, eq. 21-23), updated at each apex, on the error
-    e = target_x − (x + (v − v_ff) L) with the in-place speed v_ff and the horizon L that makes
-    the hop-to-hop loop critically damped (docs/control.md, "Position precision"):
-        position_kp: 1/s.   position_ki: 1/s^2.   max_speed: |v_set| limit, m/s.
-        position_integral_band: the position integral only runs while |e| is below this, m
-            (it is kept across target_x changes).
-
-    Velocity loop ('cascade', Feng, Lehner & Lutze 2021, eq. 20), updated at each apex:
-        velocity_kc: neutral-point gain: α = K_c v keeps the speed, rad/(m/s). NaN (default) =
-            use the exact neutral angle from the SLIP apex return map (with the leg's touchdown
-            impact) every hop instead of K_c v.
-        velocity_kp: rad/(m/s); NaN (default) = velocity_step_fraction / S, i.e. that fraction
-            of the one-hop (deadbeat) correction of the linearised SLIP map, S = −d v_next / d α
-            of the return map with the touchdown impact, evaluated at the first update (posture
-            table).
-        velocity_step_fraction: β, see velocity_kp, (-), within (0, 1].
-        velocity_ki: rad/(m/s) per hop.
-        velocity_integral_band: the velocity integral only runs while |v − v_set| is below
-            this, m/s (integral separation against windup in large transients).
-        max_angle_of_attack: |α| limit for every policy, rad.
-        velocity_bias_gain: per-hop gain γ of the observer of the SLIP return map's apex-speed
-            bias b ← b + γ (v_measured − v_predicted − b); 'cascade' (return-map neutral angle)
-            and 'deadbeat' aim the map at v_set − b. (-), within [0, 1]; 0: off.
-        max_velocity_bias: |b| limit; hops whose residual exceeds it (pushes, missteps) are not
-            used, m/s.
-        max_velocity_bias_step: largest change of b in one hop, m/s.
-        displacement_bias_gain: per-hop gain of the observer of the horizontal displacement per
-            hop that the hop model misses, d ← d + γ (Δx_measured − Δx_predicted − d) (e.g. the
-            boom leg's radial foot friction turning the boom); the in-place speed becomes
-            v_ff = −(kick T_s/2 + d) / (2 t_fall + T_s), so the position error keeps its
-            meaning. (-), within [0, 1]; 0: off.
-        max_displacement_bias_m: hops whose displacement residual exceeds this (pushes,
-            missteps) are not used, m.
-        raibert_gain_s: Raibert foot-placement gain k in x_f = v T_s/2 + k (v - v_set), s.
-        impact_feedforward: 'raibert' and 'cascade' with a finite ``velocity_kc``: add to α the
-            angle that cancels the horizontal
-            CoG velocity change the touchdown impact will cause (predicted from N_s at the
-            touchdown posture): kick x (K_c + 1/S), S = −d v_liftoff / d α of the SLIP.
-        deadbeat_step_s: RK4 step of the SLIP return map (cascade neutral angle, deadbeat), s.
-
-    Bézier stance ('bezier', Ding & Ramos; dodo_control.slip.bezier): τ = −J_relᵀ κ F(s) +
-    K_p (q_d − q_a) − K_d q̇_a over s = stance time / bezier_stance_time_s in [0, 1]:
-        bezier_force_frame: 'leg': the z profile acts along the leg (foot to SLIP point)
-            and the x profile perpendicular to it (forward positive), so foot placement steers
-            the horizontal speed as in a SLIP; 'task': horizontal and vertical of the task frame
-            (Ding & Ramos' [F_x, F_z]; foot placement then has no authority over the speed).
-        bezier_force_x_n: Bézier coefficients of the forward ground reaction force on the
-            foot, N; empty = 0.
-        bezier_force_z_n: Bézier coefficients of the upward (leg-axial or vertical) ground
-            reaction force, N (first and last 0 for a force that starts and ends at zero).
-        bezier_stance_time_s: nominal stance time T_st; stance ends at s = 1, s (> 0).
-        bezier_joint_kp: soft joint PD stiffness, N*m/rad (>= 0).
-        bezier_joint_kd: soft joint PD damping, N*m*s/rad (>= 0).
-        bezier_joint_target_rad: PD target [hip, knee], rad; empty = the joint angles at
-            touchdown.
-        bezier_apex_gain: per-hop integral gain of the profile scale κ on the apex height
-            error, 1/m (>= 0; 0: the fixed profile).
-        max_bezier_scale: κ stays within [1/max, max], (-) (>= 1).
-
-    Posture (flight, foot relative to the CoG):
-        posture_kp: 1/s^2.   posture_kd: 1/s.
-
-    Phase machine:
-        contact_force_threshold_n: vertical foot force that counts as contact, N.
-        min_flight_time_s / min_stance_time_s: chatter guards, s.
-        liftoff_samples: contact-free ticks that end a stance early (e.g. lifted by a push).
-        kinematic_touchdown_ratio: kinematic fallback: touchdown when the foot's vertical velocity
-            relative to the CoG jumps by more than this fraction of the CoG sink rate in one tick.
-        ground_height_guess_m: ground height assumed before the first touchdown, m.
-
-    Output:
-        saturate_torque: clip torques at the URDF effort limits.
-
-    Model:
-        joint_armature_kgm2: [hip, knee] reflected rotor inertia G² J_rotor the controller adds
-            to the diagonal of its model's mass matrix, kg*m^2 (>= 0): the motors the
-            simulator's ``motor_dynamics`` simulates (docs/physics.md "Motors"); empty: none.
-    """
-
-    target_x: float = bounded(math.nan, unit='m', allow_nan=True)
-    target_velocity: float = bounded(0.0, unit='m/s')
-    apex_height: float = bounded(1.2, low=0.0, low_open=True, unit='m')
-    flight_policy: str = one_of('cascade', FLIGHT_POLICIES)
-    stance_policy: str = one_of('slip', STANCE_POLICIES)
-    use_foot_sensor: bool = True
-    control_period: float = bounded(0.001, low=0.0, low_open=True, unit='s')
-    leg_stiffness: float = bounded(6000.0, low=0.0, low_open=True, unit='N/m')
-    leg_rest_length_m: float = bounded(math.nan, low=0.0, low_open=True, unit='m',
-                                       allow_nan=True)
-    leg_rest_length_fraction: float = bounded(0.8, 0.0, 1.0, low_open=True, high_open=True,
-                                              unit='-')
-    max_leg_length_fraction: float = bounded(0.93, 0.0, 1.0, low_open=True, high_open=True,
-                                             unit='-')
-    impact_compensation: bool = True
-    apex_regulation: bool = True
-    apex_integral_gain: float = bounded(0.5, low=0.0, unit='-')
-    max_apex_correction_m: float = bounded(0.1, low=0.0, unit='m')
-    position_kp: float = bounded(1.0, low=0.0, unit='1/s')
-    position_ki: float = bounded(0.3, low=0.0, unit='1/s^2')
-    position_integral_band: float = bounded(0.02, low=0.0, low_open=True, unit='m')
-    max_speed: float = bounded(1.5, low=0.0, low_open=True, unit='m/s')
-    velocity_kc: float = bounded(math.nan, unit='rad/(m/s)', allow_nan=True)
-    velocity_kp: float = bounded(math.nan, low=0.0, unit='rad/(m/s)', allow_nan=True)
-    velocity_step_fraction: float = bounded(0.9, 0.0, 1.0, low_open=True, unit='-')
-    velocity_ki: float = bounded(0.0, low=0.0, unit='rad/(m/s)')
-    velocity_integral_band: float = bounded(0.3, low=0.0, low_open=True, unit='m/s')
-    max_angle_of_attack: float = bounded(0.5, 0.0, 1.2, low_open=True, high_open=True,
-                                         unit='rad')
-    velocity_bias_gain: float = bounded(0.6, 0.0, 1.0, unit='-')
-    max_velocity_bias: float = bounded(0.1, low=0.0, unit='m/s')
-    max_velocity_bias_step: float = bounded(1.0, low=0.0, unit='m/s')
-    displacement_bias_gain: float = bounded(0.0, 0.0, 1.0, unit='-')
-    max_displacement_bias_m: float = bounded(0.05, low=0.0, unit='m')
-    raibert_gain_s: float = bounded(0.05, low=0.0, unit='s')
-    impact_feedforward: bool = True
-    deadbeat_step_s: float = bounded(0.002, low=0.0, low_open=True, unit='s')
-    bezier_force_frame: str = one_of('leg', BEZIER_FORCE_FRAMES)
-    bezier_force_x_n: tuple = bounded((0.0, 0.0, 0.0, 0.0, 0.0), unit='N')
-    bezier_force_z_n: tuple = bounded((0.0, 20.0, 100.0, 0.0, 0.0), unit='N')
-    bezier_stance_time_s: float = bounded(0.35, low=0.0, low_open=True, unit='s')
-    bezier_joint_kp: float = bounded(0.03, low=0.0, unit='N*m/rad')
-    bezier_joint_kd: float = bounded(0.08, low=0.0, unit='N*m*s/rad')
-    bezier_joint_target_rad: tuple = bounded((), unit='rad')
-    bezier_apex_gain: float = bounded(0.0, low=0.0, unit='1/m')
-    max_bezier_scale: float = bounded(2.0, low=1.0, unit='-')
-    posture_kp: float = bounded(900.0, low=0.0, low_open=True, unit='1/s^2')
-    posture_kd: float = bounded(60.0, low=0.0, low_open=True, unit='1/s')
-    contact_force_threshold_n: float = bounded(10.0, low=0.0, low_open=True, unit='N')
-    min_flight_time_s: float = bounded(0.03, low=0.0, unit='s')
-    min_stance_time_s: float = bounded(0.03, low=0.0, unit='s')
-    liftoff_samples: int = bounded(5, low=1, unit='ticks')
-    kinematic_touchdown_ratio: float = bounded(0.5, low=0.0, low_open=True, unit='-')
-    ground_height_guess_m: float = bounded(0.0, unit='m')
-    saturate_torque: bool = True
-    joint_armature_kgm2: tuple = bounded((), low=0.0, unit='kg*m^2')
-
-    def __post_init__(self):
-        for name in ('bezier_force_x_n', 'bezier_force_z_n', 'bezier_joint_target_rad',
-                     'joint_armature_kgm2'):
-            value = getattr(self, name)
-            try:
-                object.__setattr__(self, name, tuple(float(x) for x in value))
-            except (TypeError, ValueError):
-                raise ValueError(f'ControllerConfig.{name} = {value!r}: needs a list of '
-                                 f'numbers') from None
-        self.validate()
-
-    def validate(self) -> None:
-        """
-        Raise ValueError naming the first bad value.
-
-        Ranges, units and allowed values are the fields' metadata (:mod:`dodo_sim.parameter`, the
-        same the ROS parameter descriptors show); what is left here relates fields or lengths.
-        """
-        def bad(name, why):
-            raise ValueError(f'ControllerConfig.{name} = {getattr(self, name)!r}: {why}')
-
-        check_fields(self)
-        if len(self.bezier_joint_target_rad) not in (0, 2):
-            bad('bezier_joint_target_rad', 'needs [hip, knee] (2 values) or none')
-        if len(self.joint_armature_kgm2) not in (0, 2):
-            bad('joint_armature_kgm2', 'needs [hip, knee] (2 finite values >= 0) or none')
-        if int(self.liftoff_samples) != self.liftoff_samples:
-            bad('liftoff_samples', 'must be an integer >= 1')
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, object]) -> 'ControllerConfig':
-        """Build from a parameter mapping; unknown keys raise ValueError naming them."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f'unknown controller parameter(s) {unknown}; known: {sorted(known)}')
-        return cls(**values)
-
-
-@dataclass(frozen=True)
-class ControllerTelemetry:
-    """
-    Read-only snapshot after the last :meth:`Controller.update` (units in the names/docs).
-
-    Fields:
-        t: time of the update, s.       phase: 'flight' or 'stance'.
-        hops: number of touchdowns so far.
-        events: events of this tick ('touchdown', 'liftoff', 'apex').
-        slip_leg_length_m: foot-to-CoG distance l, m.
-        slip_rest_length_m: current rest length of the virtual spring, m.
-        angle_of_attack_rad: flight: commanded touchdown angle; stance: the touchdown angle.
-        target_x / target_velocity / apex_height: set-points (m, m/s, m).
-        velocity_setpoint: velocity the flight policy aims at this hop (position loop output), m/s.
-        last_apex_height_m: base height above the ground at the last apex, m.
-        last_apex_velocity_mps: CoG horizontal velocity at the last apex, m/s.
-        energy_injected_j: energy put into the virtual spring in the current/last stance (SLIPic
-            pre-compression + apex regulation), J.
-        impact_loss_j: predicted CoG kinetic energy lost at the last touchdown, J.
-        com_position / com_velocity: CoG, world x-z, m and m/s.
-        foot_position: world x-z, m.
-        foot_target: flight: desired foot point (world x-z, m); stance: the foothold.
-        slip_acceleration: stance: commanded CoG acceleration a (m/s^2); flight: NaN.
-        leg_force_n: stance: SLIP leg force on the CoG (world x-z, N); flight: zeros.
-        torque_saturated: the command was clipped at the effort limits.
-    """
-
-    t: float
-    phase: str
-    hops: int
-    events: tuple
-    slip_leg_length_m: float
-    slip_rest_length_m: float
-    angle_of_attack_rad: float
-    target_x: float
-    target_velocity: float
-    apex_height: float
-    velocity_setpoint: float
-    last_apex_height_m: float
-    last_apex_velocity_mps: float
-    energy_injected_j: float
-    impact_loss_j: float
-    com_position: np.ndarray
-    com_velocity: np.ndarray
-    foot_position: np.ndarray
-    foot_target: np.ndarray
-    slip_acceleration: np.ndarray
-    leg_force_n: np.ndarray
-    torque_saturated: bool
 
 
 class Controller:
@@ -420,9 +162,7 @@ class Controller:
         if not isinstance(config, ControllerConfig):
             raise TypeError(f'config must be a ControllerConfig, got {type(config).__name__}')
         cfg = config
-        rest_length = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
-                       else cfg.leg_rest_length_fraction * self.stretched_length)
-        max_rest_length = cfg.max_leg_length_fraction * self.stretched_length
+        rest_length, max_rest_length = cfg.rest_lengths(self.stretched_length)
         if rest_length >= max_rest_length:
             raise ValueError(f'leg rest length {rest_length:.4f} m must be shorter than '
                              f'max_leg_length_fraction x stretched leg = '
@@ -435,14 +175,14 @@ class Controller:
         if tuple(armature[2:4]) != tuple(wanted):     # the mass matrix changes: new tables
             armature[2:4] = wanted
             self._table = None
-        if old is None or any(not _same(getattr(old, n), getattr(cfg, n))
+        if old is None or any(not same_value(getattr(old, n), getattr(cfg, n))
                               for n in ('apex_height', 'joint_armature_kgm2')
                               + APEX_RANGE_FIELDS):
-            self._check_apex_height(cfg, rest_length, max_rest_length)
+            check_apex_height(self.dyn, cfg, rest_length, max_rest_length)
         self._config = cfg
         self.rest_length, self.max_rest_length = rest_length, max_rest_length
-        gains_changed = old is None or self._gains_changed(old, cfg)
-        if gains_changed or old.apex_height != cfg.apex_height:
+        new_gains = old is None or gains_changed(old, cfg)
+        if new_gains or old.apex_height != cfg.apex_height:
             try:
                 self.velocity_kc, self.slip_sensitivity = self._neutral_gain()
             except ValueError:
@@ -452,7 +192,7 @@ class Controller:
             if math.isfinite(cfg.velocity_kc):
                 self.velocity_kc = cfg.velocity_kc
         kp = self._velocity_kp()
-        if gains_changed:
+        if new_gains:
             self._position = PositionLoop(cfg.position_kp, cfg.position_ki, cfg.max_speed,
                                           cfg.position_integral_band)
             self._velocity = VelocityLoop(self.velocity_kc, kp, cfg.velocity_ki,
@@ -465,11 +205,11 @@ class Controller:
             if math.isnan(old.target_x) != math.isnan(cfg.target_x):
                 self._position.reset()
         if (old is None or old.max_angle_of_attack != cfg.max_angle_of_attack
-                or not _same(old.leg_rest_length_m, cfg.leg_rest_length_m)
+                or not same_value(old.leg_rest_length_m, cfg.leg_rest_length_m)
                 or old.leg_rest_length_fraction != cfg.leg_rest_length_fraction):
             self._table = None        # rebuilt from the measured knee branch at the next update
             self.map_sensitivity = None
-        elif (gains_changed or old.apex_height != cfg.apex_height) and self._table is not None:
+        elif (new_gains or old.apex_height != cfg.apex_height) and self._table is not None:
             # without a posture table (before the first update) the first update calibrates
             self._calibrate_map_sensitivity()
         self._phase_params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
@@ -494,79 +234,15 @@ class Controller:
 
         Lower end (exclusive): the base height at a vertical touchdown with the leg at its rest
         length — a lower apex never leaves the ground. Upper end: the highest apex the SLIP apex
-        return map of this leg still returns to within :data:`APEX_REACH_TOLERANCE_M` — vertical
+        return map of this leg still returns to within
+        :data:`.slip.apex_range.APEX_REACH_TOLERANCE_M` — vertical
         hop, the leg's touchdown impact (from N_s at the touchdown posture), SLIPic
         pre-compression and apex regulation with the spring no longer than its longest rest
         length (``max_leg_length_fraction``): above it the impact takes more energy than the
         stance can give back. Necessary, not sufficient (the return map ignores torque limits).
         """
         cfg = config if config is not None else self._config
-        rest = (cfg.leg_rest_length_m if math.isfinite(cfg.leg_rest_length_m)
-                else cfg.leg_rest_length_fraction * self.stretched_length)
-        max_rest = cfg.max_leg_length_fraction * self.stretched_length
-        return self._apex_range(cfg, rest, max_rest)
-
-    def _apex_range(self, cfg: ControllerConfig, rest: float, max_rest: float,
-                    probe: float | None = None):
-        """(low, high) of :meth:`apex_height_range`; with ``probe``: whether it is inside."""
-        dyn = self.dyn
-        table_q = dyn.table_q(np.array([0.0, 0.0, *dyn.crouch_joints]), rest)
-        try:
-            for _ in range(2):     # boom leg: the leg's plane tilts with the table's pitch
-                joints = dyn.posture_for_foot(np.array([0.0, -rest]), table_q)
-                table_q = dyn.table_q(np.array([0.0, 0.0, joints[0], joints[1]]), rest)
-        except ValueError:
-            raise ValueError(f'the leg cannot reach its rest length {rest:.3f} m below the '
-                             f'SLIP point: check leg_rest_length_m against the URDF') from None
-        terms = dyn.terms(table_q, np.zeros(4))
-        # base height above the foot at a vertical touchdown; SLIP point above the base
-        touchdown = dyn.base_height(table_q) - float(terms.foot[1])
-        offset = dyn.posture_offset(terms)
-        impact = dyn.impact_map(terms, support_projection(terms).N_s)
-
-        def returns(height: float) -> bool:
-            rel = height + offset                      # CoG apex above the ground
-            spec = StanceSpec(stiffness=cfg.leg_stiffness, mass=self.mass,
-                              gravity_z=float(self.gravity[1]), regulate=cfg.apex_regulation,
-                              apex_height_rel=rel, max_rest_length=max_rest,
-                              step_s=cfg.deadbeat_step_s)
-            apex, _ = apex_return_map_single(0.0, rel, 0.0, rest, spec, impact_matrix=impact,
-                                             precompress=cfg.impact_compensation)
-            return math.isfinite(apex) and apex >= rel - APEX_REACH_TOLERANCE_M
-
-        if probe is not None:
-            return probe > touchdown and returns(probe)
-        low = high = touchdown + 0.01
-        if not returns(low):
-            return touchdown, touchdown
-        step = 0.5
-        while returns(high + step) and high < 100.0:
-            high += step
-        for _ in range(20):                            # bisection to < 1 mm
-            step *= 0.5
-            if returns(high + step):
-                high += step
-        return touchdown, high
-
-    def _check_apex_height(self, cfg: ControllerConfig, rest: float, max_rest: float) -> None:
-        if self._apex_range(cfg, rest, max_rest, probe=cfg.apex_height):
-            return
-        low, high = self._apex_range(cfg, rest, max_rest)
-        raise ValueError(
-            f'ControllerConfig.apex_height = {cfg.apex_height!r} m is out of reach for this leg: '
-            f'feasible {low:.3f} m < apex_height <= {high:.3f} m (above the base height at a '
-            f'vertical touchdown with the leg at rest length {rest:.3f} m, and no higher than '
-            f'the SLIP stance with spring {cfg.leg_stiffness:g} N/m and longest rest length '
-            f'{max_rest:.3f} m gives back after the touchdown impact)')
-
-    @staticmethod
-    def _gains_changed(old: ControllerConfig, new: ControllerConfig) -> bool:
-        names = ('position_kp', 'position_ki', 'position_integral_band', 'max_speed',
-                 'velocity_kc', 'velocity_kp', 'velocity_ki', 'velocity_integral_band',
-                 'max_angle_of_attack', 'leg_stiffness', 'leg_rest_length_m',
-                 'leg_rest_length_fraction', 'max_leg_length_fraction', 'apex_regulation',
-                 'deadbeat_step_s')
-        return any(not _same(getattr(old, n), getattr(new, n)) for n in names)
+        return apex_range(self.dyn, cfg, *cfg.rest_lengths(self.stretched_length))
 
     def _stance_spec(self, apex_rel: float) -> StanceSpec:
         cfg = self._config
@@ -594,10 +270,10 @@ class Controller:
     def _calibration_steps(self, chunk_steps: int | None):
         """:meth:`_calibrate_map_sensitivity` as a step generator (chunks of RK4 steps)."""
         cfg = self._config
-        offset = self._apex_offset if self._apex_offset is not None else 0.0
-        apex_rel = cfg.apex_height + offset
+        offset = self._hop_memory.apex_offset
+        apex_rel = cfg.apex_height + (offset if offset is not None else 0.0)
         spec = self._stance_spec(apex_rel)
-        impact = self._impact_from(self._table)
+        impact = self._table.impact_matrix
         rest = self.rest_length
         alpha = yield from deadbeat_angle_steps(0.0, apex_rel, 0.0, rest, spec,
                                                 cfg.max_angle_of_attack, impact_matrix=impact,
@@ -647,30 +323,11 @@ class Controller:
         self._prev_phase = None
         self._rest = self.rest_length
         self._decompressing = False
-        self._foothold = None
-        self._ground = self._config.ground_height_guess_m
         self._alpha = 0.0
-        self._td_alpha = 0.0
         self._v_set = 0.0
-        self._v_bias = 0.0
-        self._v_pred = None
-        self._hops_at_pred = 0
-        self._apex_offset = None
-        self._apex_offset_pred = None
-        self._energy_td = 0.0
-        self._apex_correction = 0.0
-        self._last_apex_t = None
-        self._last_apex_h = math.nan
-        self._last_apex_vx = math.nan
-        self._stance_time = math.pi * math.sqrt(self.mass / self._config.leg_stiffness)
-        self._touchdown_t = 0.0
-        self._energy_injected = 0.0
-        self._impact_loss = 0.0
-        self._hops = 0
-        self._bezier_scale = 1.0
-        self._bezier_target = (0.0, 0.0)
-        self._x_bias = 0.0
-        self._hop_pred = None
+        self._hop_memory = HopMemory(
+            ground=self._config.ground_height_guess_m,
+            stance_time=math.pi * math.sqrt(self.mass / self._config.leg_stiffness))
         self._telemetry = None
         self._telemetry_args = None
         self._apex_job = None           # the apex solve under way (a step generator)
@@ -681,10 +338,7 @@ class Controller:
     def telemetry(self) -> ControllerTelemetry | None:
         """Snapshot of the last update (None before the first one)."""
         if self._telemetry is None and self._telemetry_args is not None:
-            args = list(self._telemetry_args)
-            for i in range(15, 21):     # com_position ... leg_force: tuples/lists -> arrays
-                args[i] = np.array(args[i], dtype=float)
-            self._telemetry = ControllerTelemetry(*args)
+            self._telemetry = ControllerTelemetry.from_tick(self._telemetry_args)
         return self._telemetry
 
     @property
@@ -711,6 +365,7 @@ class Controller:
         :func:`dodo_sim.rollout.rollout` pass it (y is not used: the hopper is planar; the boom
         leg's contact detection reads only the vertical fz).
         """
+        memory = self._hop_memory
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         force = np.asarray(foot_force, dtype=float)
@@ -747,7 +402,7 @@ class Controller:
         contact = self._contact(fz, pvx, pvz, vz, rel_vz)
         in_stance = phase.phase == STANCE
         if cfg.stance_policy == 'bezier':         # the profile's nominal stance time is over
-            released = in_stance and t - self._touchdown_t >= cfg.bezier_stance_time_s - 1e-9
+            released = in_stance and t - memory.touchdown_t >= cfg.bezier_stance_time_s - 1e-9
         else:
             if in_stance and self._decompressing:
                 self._rest = self._decompression_rest(length, cz, vz)
@@ -761,7 +416,7 @@ class Controller:
                     self._finish_apex_job()
                 self._on_touchdown(t, q, v, length, tt)
             elif event == 'liftoff':
-                self._stance_time = max(t - self._touchdown_t, cfg.min_stance_time_s)
+                memory.stance_time = max(t - memory.touchdown_t, cfg.min_stance_time_s)
             elif event == 'apex':
                 com, vcom = tuple(tt.com), tuple(tt.com_vel)
                 if self._apex_job is None:
@@ -771,20 +426,20 @@ class Controller:
 
         mass = self.mass
         if phase.phase == STANCE and cfg.stance_policy == 'bezier':
-            scale = self._bezier_scale
-            sp = stance_phase(t, self._touchdown_t, cfg.bezier_stance_time_s)
+            scale = memory.bezier_scale
+            sp = stance_phase(t, memory.touchdown_t, cfg.bezier_stance_time_s)
             fx = scale * bezier_value(cfg.bezier_force_x_n, sp)
             fz = scale * bezier_value(cfg.bezier_force_z_n, sp)
             if cfg.bezier_force_frame == 'leg':      # axial along foot -> SLIP point, x normal
                 ux, uz = dx / length, dz / length
                 fx, fz = fz * ux + fx * uz, fz * uz - fx * ux
             qa, va = q.tolist(), v.tolist()
-            tau0, tau1 = bezier_torque(tt.Jf, fx, fz, qa[2:], va[2:], self._bezier_target,
+            tau0, tau1 = bezier_torque(tt.Jf, fx, fz, qa[2:], va[2:], memory.bezier_target,
                                        cfg.bezier_joint_kp, cfg.bezier_joint_kd)
             accel = _NAN_XZ
             leg_force = (fx, fz)
-            target = self._foothold
-            self._energy_injected = self._cog_energy(cz, vx, vz) - self._energy_td
+            target = memory.foothold
+            memory.energy_injected = self._cog_energy(cz, vx, vz) - memory.energy_td
         elif phase.phase == STANCE:
             if not self._decompressing and length_rate > 0.0:
                 self._decompressing = True       # maximum compression passed
@@ -796,8 +451,8 @@ class Controller:
             tau0, tau1 = slip_torque_tick(tt, ax, az)
             accel = (ax, az)
             leg_force = (mass * (ax - gx), mass * (az - gz))
-            target = self._foothold
-            self._energy_injected = self._cog_energy(cz, vx, vz) - self._energy_td
+            target = memory.foothold
+            memory.energy_injected = self._cog_energy(cz, vx, vz) - memory.energy_td
         else:
             # posture: PD on the foot relative to the CoG towards the SLIP touchdown point
             tx = self.rest_length * math.sin(self._alpha)     # flight.foot_target
@@ -821,11 +476,11 @@ class Controller:
         # telemetry is assembled lazily (only when read): positional in field order
         self._telemetry = None
         self._telemetry_args = (
-            float(t), phase.phase, self._hops, events, length, float(self._rest),
-            float(self._alpha if phase.phase == FLIGHT else self._td_alpha),
+            float(t), phase.phase, memory.hops, events, length, float(self._rest),
+            float(self._alpha if phase.phase == FLIGHT else memory.td_alpha),
             cfg.target_x, cfg.target_velocity, cfg.apex_height, float(self._v_set),
-            float(self._last_apex_h), float(self._last_apex_vx), float(self._energy_injected),
-            float(self._impact_loss), tt.com, tt.com_vel, tt.foot, target, accel, leg_force,
+            float(memory.last_apex_h), float(memory.last_apex_vx), float(memory.energy_injected),
+            float(memory.impact_loss), tt.com, tt.com_vel, tt.foot, target, accel, leg_force,
             saturated)
         return np.array((tau0, tau1))
 
@@ -845,38 +500,41 @@ class Controller:
 
     def _on_touchdown(self, t, q, v, length, tt) -> None:
         cfg = self._config
-        self._hops += 1
-        self._touchdown_t = t
+        memory = self._hop_memory
+        memory.hops += 1
+        memory.touchdown_t = t
         foot, com = tt.foot, tt.com
-        self._foothold = foot
-        self._ground = foot[1]
+        memory.foothold = foot
+        memory.ground = foot[1]
         self._decompressing = False
-        self._td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
+        memory.td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
         v_minus = self._prev_v if (self._prev_v is not None and self._prev_phase == FLIGHT) else v
         loss = 0.0
         if cfg.impact_compensation:
             terms = self.dyn.terms(q, v)            # once per hop: the full terms
             loss = impact_energy_loss(terms, v_minus, self.mass, support_projection(terms))
-        self._impact_loss = loss
+        memory.impact_loss = loss
         dl = precompression(loss, cfg.leg_stiffness)
         self._rest = min(length + dl, self.max_rest_length)
-        self._energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
-        self._energy_injected = 0.0
-        self._apex_offset_pred = self._posture_offset(self._alpha)
+        memory.energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
+        memory.energy_injected = 0.0
+        memory.apex_offset_pred = self._table.posture_offset(self._alpha)
         if cfg.stance_policy == 'bezier':
-            self._bezier_target = (cfg.bezier_joint_target_rad
-                                   or (float(q[2]), float(q[3])))
+            memory.bezier_target = (cfg.bezier_joint_target_rad
+                                    or (float(q[2]), float(q[3])))
 
     def _apex_target_rel(self) -> float:
         """Return the CoG apex height (m) over the foothold putting the base at ``apex_height``."""
-        offset = self._apex_offset_pred
+        memory = self._hop_memory
+        offset = memory.apex_offset_pred
         if offset is None:
-            offset = self._apex_offset if self._apex_offset is not None else 0.0
-        return self._config.apex_height + offset + self._apex_correction
+            offset = memory.apex_offset if memory.apex_offset is not None else 0.0
+        return self._config.apex_height + offset + memory.apex_correction
 
     def _cog_energy(self, com_z, com_vx, com_vz) -> float:
         """Return the CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
-        height = com_z - (self._foothold[1] if self._foothold is not None else 0.0)
+        memory = self._hop_memory
+        height = com_z - (memory.foothold[1] if memory.foothold is not None else 0.0)
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
     def _decompression_rest(self, length, com_z, com_vz) -> float:
@@ -889,7 +547,8 @@ class Controller:
         if not cfg.apex_regulation:
             return self._rest
         # ½ k (l0' − l)² = m |g| (z_apex − z) − ½ m ż², l0' <= max rest length
-        e_v = self.dyn.weight * (self._apex_target_rel() - (com_z - self._foothold[1])) \
+        foothold_z = self._hop_memory.foothold[1]
+        e_v = self.dyn.weight * (self._apex_target_rel() - (com_z - foothold_z)) \
             - 0.5 * self.mass * com_vz * com_vz
         stretch = math.sqrt(2.0 * e_v / cfg.leg_stiffness) if e_v > 0.0 else 0.0
         return min(length + stretch, self.max_rest_length)
@@ -901,47 +560,48 @@ class Controller:
         Returns the return-map solve still to run (a step generator) or None.
         """
         cfg = self._config
+        memory = self._hop_memory
         g = abs(float(self.gravity[1]))
         base_h = self.dyn.base_height(q)
-        apex_h = float(base_h - self._ground)
-        self._apex_offset = float(com[1] - base_h)
-        if self._foothold is not None and cfg.stance_policy == 'bezier':
-            self._bezier_scale = adapt_scale(self._bezier_scale, cfg.apex_height - apex_h,
-                                             cfg.bezier_apex_gain, cfg.max_bezier_scale)
-        elif self._foothold is not None and cfg.apex_regulation:
+        apex_h = float(base_h - memory.ground)
+        memory.apex_offset = float(com[1] - base_h)
+        if memory.foothold is not None and cfg.stance_policy == 'bezier':
+            memory.bezier_scale = adapt_scale(memory.bezier_scale, cfg.apex_height - apex_h,
+                                              cfg.bezier_apex_gain, cfg.max_bezier_scale)
+        elif memory.foothold is not None and cfg.apex_regulation:
             err = cfg.apex_height - apex_h
-            self._apex_correction = float(np.clip(
-                self._apex_correction + cfg.apex_integral_gain * err,
+            memory.apex_correction = float(np.clip(
+                memory.apex_correction + cfg.apex_integral_gain * err,
                 -cfg.max_apex_correction_m, cfg.max_apex_correction_m))
-        dt_hop = 0.0 if self._last_apex_t is None else t - self._last_apex_t
-        self._last_apex_t = t
-        self._last_apex_h = apex_h
+        dt_hop = 0.0 if memory.last_apex_t is None else t - memory.last_apex_t
+        memory.last_apex_t = t
+        memory.last_apex_h = apex_h
         vx = float(vcom[0])
-        self._last_apex_vx = vx
-        self._update_velocity_bias(vx)
+        memory.last_apex_vx = vx
+        memory.update_velocity_bias(cfg, vx)
         # velocity set-point: position PI plus the in-place speed v_ff, the apex speed whose hop
         # has zero net displacement despite the touchdown impact's speed change (the stance
         # starts at v + kick: v_ff (2 t_fall + T_s) + kick T_s / 2 = 0). The error is that of
         # the CoG x predicted ``lead`` ahead relative to an in-place hop, x + (v − v_ff) lead:
         # zero in steady state means the apex CoG x is on the target.
         if math.isfinite(cfg.target_x):
-            z_td = self._ground + self.rest_length * math.cos(self._alpha)
+            z_td = memory.ground + self.rest_length * math.cos(self._alpha)
             fall = math.sqrt(2.0 * max(com[1] - z_td, 0.0) / g)
             kick = self._predicted_impact_kick(self._alpha, com, vx)
             if cfg.displacement_bias_gain > 0.0:
-                self._update_displacement_bias(float(com[0]), vx, fall, kick)
-                v_ff = -(0.5 * kick * self._stance_time + self._x_bias) / (
-                    2.0 * fall + self._stance_time)
+                memory.update_displacement_bias(cfg, float(com[0]), vx, fall, kick)
+                v_ff = -(0.5 * kick * memory.stance_time + memory.x_bias) / (
+                    2.0 * fall + memory.stance_time)
             else:
-                v_ff = -0.5 * kick * self._stance_time / (2.0 * fall + self._stance_time)
-            lead = self._position_lead(fall, self._stance_time)
+                v_ff = -0.5 * kick * memory.stance_time / (2.0 * fall + memory.stance_time)
+            lead = self._position_lead(fall, memory.stance_time)
             self._v_set = self._position.update(cfg.target_x - (com[0] + (vx - v_ff) * lead),
                                                 dt_hop, feedforward=v_ff)
         else:
             self._v_set = cfg.target_velocity
         # the model-based policies aim the SLIP return map at v_set minus its learned bias
-        v_model = self._v_set - self._v_bias
-        self._v_pred = None
+        v_model = self._v_set - memory.v_bias
+        memory.v_pred = None
         if cfg.flight_policy == 'deadbeat' or (cfg.flight_policy == 'cascade'
                                                and not math.isfinite(cfg.velocity_kc)):
             # the return-map solve runs over the next ticks (APEX_SOLVE_RK4_STEPS_PER_TICK), on
@@ -950,7 +610,7 @@ class Controller:
         if cfg.flight_policy == 'cascade':
             alpha = self._velocity.update(vx, self._v_set)
         else:
-            alpha = raibert_angle(vx, self._v_set, self._stance_time, self.rest_length,
+            alpha = raibert_angle(vx, self._v_set, memory.stance_time, self.rest_length,
                                   cfg.raibert_gain_s, cfg.max_angle_of_attack)
         if cfg.impact_feedforward:
             # the impact changes the speed the stance starts with: shift the neutral point
@@ -991,41 +651,6 @@ class Controller:
             per_speed = cfg.raibert_gain_s / self.rest_length
         return min(max(sensitivity * per_speed, 0.05), 1.0)
 
-    def _update_velocity_bias(self, vx: float) -> None:
-        """
-        Learn the bias of the SLIP return map's apex-speed prediction per hop.
-
-        Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors of the
-        template, of the contact, of the touchdown timing) from the prediction made at the previous
-        apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep) are not used.
-        """
-        cfg = self._config
-        pred, self._v_pred = self._v_pred, None
-        if pred is None or self._hops == self._hops_at_pred or not math.isfinite(pred):
-            return
-        residual = vx - pred
-        if abs(residual) <= cfg.max_velocity_bias:
-            step = cfg.velocity_bias_gain * (residual - self._v_bias)
-            limit = cfg.max_velocity_bias_step
-            self._v_bias += min(max(step, -limit), limit)
-
-    def _update_displacement_bias(self, x: float, vx: float, fall: float, kick: float) -> None:
-        """
-        Per hop: learn the horizontal displacement per hop the hop model misses.
-
-        From the prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick
-        T_s/2 (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are
-        not used; only consecutive apexes count.
-        """
-        cfg = self._config
-        pred, self._hop_pred = self._hop_pred, (self._hops, x, vx, fall, kick, self._stance_time)
-        if pred is None or pred[0] + 1 != self._hops:
-            return
-        _, x0, v0, fall0, kick0, stance0 = pred
-        residual = (x - x0) - (0.5 * (v0 + vx) * (2.0 * fall0 + stance0) + 0.5 * kick0 * stance0)
-        if abs(residual) <= cfg.max_displacement_bias_m:
-            self._x_bias += cfg.displacement_bias_gain * (residual - self._x_bias)
-
     def _apex_solve(self, com, vx: float, v_model: float):
         """
         Yield the apex's return-map work as a step generator (one chunk per ``next``).
@@ -1034,15 +659,16 @@ class Controller:
         'cascade' the neutral angle (keeps the current speed through the coming touchdown and
         stance, from the SLIP apex return map with the leg's impact: no separate impact term) and
         the velocity loop around it; then the observer's prediction of the next apex speed. Sets
-        ``_alpha`` and ``_v_pred`` as it gets them.
+        ``_alpha`` and the hop memory's ``v_pred`` as it gets them.
         """
         cfg = self._config
-        height = float(com[1] - self._ground)
+        memory = self._hop_memory
+        height = float(com[1] - memory.ground)
         spec = self._stance_spec(self._apex_target_rel())
-        impact = self._impact_from(self._table)
+        impact = self._table.impact_matrix
         rest, precompress, max_angle = (self.rest_length, cfg.impact_compensation,
                                         cfg.max_angle_of_attack)
-        hops = self._hops
+        hops = memory.hops
         target = v_model if cfg.flight_policy == 'deadbeat' else vx
         chunk = APEX_SOLVE_RK4_STEPS_PER_TICK
         angle = yield from deadbeat_angle_steps(
@@ -1055,8 +681,8 @@ class Controller:
             self._alpha = float(np.clip(alpha, -max_angle, max_angle))
         _, speed = yield from apex_return_map_steps(self._alpha, height, vx, rest, spec, impact,
                                                     precompress, chunk)
-        self._hops_at_pred = hops
-        self._v_pred = speed
+        memory.hops_at_pred = hops
+        memory.v_pred = speed
 
     def _start_apex_job(self, steps) -> None:
         if steps is None:
@@ -1086,11 +712,11 @@ class Controller:
     def _predicted_impact_kick(self, alpha: float, com, vx) -> float:
         """Horizontal CoG velocity change a touchdown at α will cause, m/s."""
         g = abs(float(self.gravity[1]))
-        z_td = self._ground + self.rest_length * math.cos(alpha)
+        z_td = self._hop_memory.ground + self.rest_length * math.cos(alpha)
         v_minus = np.array([vx, -math.sqrt(2.0 * g * max(com[1] - z_td, 0.0))])
-        return float((self._impact_matrix(alpha) @ v_minus)[0] - vx)
+        return float((self._table.impact_matrix(alpha) @ v_minus)[0] - vx)
 
-    # -- posture table: touchdown posture quantities as functions of α ------------------------
+    # -- start-up work: the posture table and the return map's calibration ------------------
 
     def _startup_steps(self, q):
         """
@@ -1098,65 +724,8 @@ class Controller:
 
         One grid point of the table or one chunk of RK4 steps per ``next``.
         """
-        yield from self._posture_table_steps(np.array(q, dtype=float))
-        yield from self._calibration_steps(APEX_SOLVE_RK4_STEPS_PER_TICK)
-
-    def _posture_table_steps(self, q):
-        """
-        IK of the flight posture on a grid of α (knee branch of the measured q).
-
-        The impact map of the CoG velocity (2x2, from N_s with resting joints) and the
-        CoG-minus-base height. A step generator: yields before each grid point.
-        """
         cfg = self._config
-        alphas = np.linspace(-cfg.max_angle_of_attack, cfg.max_angle_of_attack, 21)
-        impacts = np.full((alphas.size, 2, 2), np.nan)
-        offsets = np.full(alphas.size, np.nan)
-        middle = alphas.size // 2
-        for order in (range(middle, alphas.size), range(middle, -1, -1)):
-            guess = self.dyn.table_q(q, cfg.ground_height_guess_m + self.rest_length)
-            for i in order:
-                yield
-                try:
-                    joints = self.dyn.posture_for_foot(foot_target(alphas[i], self.rest_length),
-                                                       guess)
-                except ValueError:
-                    continue
-                guess = np.array([guess[0], guess[1], joints[0], joints[1]])
-                terms = self.dyn.terms(guess, np.zeros(4))
-                impacts[i] = self.dyn.impact_map(terms, support_projection(terms).N_s)
-                offsets[i] = self.dyn.posture_offset(terms)
-        ok = np.isfinite(offsets)
-        if not ok.any():
-            raise ValueError('no flight posture reaches the SLIP touchdown point: check '
-                             'leg_rest_length_m against the URDF leg lengths')
-        self._table = (alphas[ok], impacts[ok], offsets[ok])
-
-    def _impact_matrix(self, alpha: float) -> np.ndarray:
-        return self._impact_from(self._table)(alpha)
-
-    @staticmethod
-    def _impact_from(table):
-        """
-        Α -> the 2x2 CoG velocity impact map, interpolated in ``table``.
-
-        (bound: a later rebuild of the controller's table does not change it).
-        """
-        alphas, impacts, _ = table
-
-        def impact_matrix(alpha: float) -> np.ndarray:
-            out = np.empty((2, 2))
-            for i in range(2):
-                for j in range(2):
-                    out[i, j] = np.interp(alpha, alphas, impacts[:, i, j])
-            return out
-        return impact_matrix
-
-    def _posture_offset(self, alpha: float) -> float:
-        alphas, _, offsets = self._table
-        return float(np.interp(alpha, alphas, offsets))
-
-
-def _same(a: float, b: float) -> bool:
-    return a == b or (isinstance(a, float) and isinstance(b, float)
-                      and math.isnan(a) and math.isnan(b))
+        self._table = yield from posture_table_steps(
+            self.dyn, np.array(q, dtype=float), cfg.max_angle_of_attack, self.rest_length,
+            cfg.ground_height_guess_m)
+        yield from self._calibration_steps(APEX_SOLVE_RK4_STEPS_PER_TICK)

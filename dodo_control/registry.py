@@ -155,7 +155,7 @@ def check_robot(urdf_xml, controller: str, *, joints=(), contact_frames=()) -> N
 CONTROLLERS = (
     ControllerEntry(
         'slip_hopper', 'dodo_control.controller:Controller',
-        'dodo_control.controller:ControllerConfig', 'dodo_control.registry:build_slip_hopper',
+        'dodo_control.slip.config:ControllerConfig', 'dodo_control.registry:build_slip_hopper',
         model=('urdf', 'hopper.urdf.xacro'), startup_only=('control_period',),
         description='hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md'),
     ControllerEntry(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 #: metadata keys
 RANGE = 'range'
@@ -135,6 +135,20 @@ def check_fields(config) -> None:
             raise ValueError(error)
 
 
+def config_from_dict(cls, values: Mapping[str, object], kind: str):
+    """
+    Build config dataclass ``cls`` from a parameter mapping.
+
+    Unknown keys raise ValueError naming them, the ``kind`` of parameters (e.g. 'controller')
+    and the known ones.
+    """
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f'unknown {kind} parameter(s) {unknown}; known: {sorted(known)}')
+    return cls(**values)
+
+
 def _metadata(cls, name: str):
     for f in dataclasses.fields(cls):
         if f.name == name:
@@ -144,4 +158,4 @@ def _metadata(cls, name: str):
 
 __all__ = ['ALLOW_NAN', 'CHOICES', 'FINITE', 'RANGE', 'UNIT', 'bounded', 'one_of', 'field_range',
            'field_choices', 'field_unit', 'describe_range',
-           'field_error', 'check_fields']
+           'field_error', 'check_fields', 'config_from_dict']

@@ -46,12 +46,11 @@ angle swings the distal segment backwards; knee 0 is the straight (locked) knee.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 import math
 from typing import Mapping
 
-from dodo_sim.parameter import bounded, check_fields
+from dodo_sim.parameter import bounded, check_fields, config_from_dict
 import numpy as np
 
 from .phase import StepPhaseDetector
@@ -222,11 +221,7 @@ class WalkerConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, object]) -> 'WalkerConfig':
         """Build from a parameter mapping; unknown keys raise ValueError naming them."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f'unknown walker parameter(s) {unknown}; known: {sorted(known)}')
-        return cls(**values)
+        return config_from_dict(cls, values, 'walker')
 
 
 def torso_pd_torque(pitch_rad: float, pitch_rate_rad_s: float, pitch_ref_rad: float,

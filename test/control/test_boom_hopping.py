@@ -24,9 +24,9 @@ of the foot's radial slide (docs/control.md).
 import dataclasses
 
 from conftest import REPO
-from dodo_control.controller import ControllerConfig
 from dodo_control.scenarios import boom as scenarios
 from dodo_control.scenarios import Perturbation
+from dodo_control.slip.config import ControllerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.simulator import SimConfig
 import pytest

@@ -89,20 +89,21 @@ def test_displacement_observer_learns_the_missing_displacement_and_ignores_pushe
     ctrl = Controller(BOOM, ControllerConfig(displacement_bias_gain=0.5,
                                              max_displacement_bias_m=0.03, target_x=0.0))
     fall, stance, kick = 0.12, 0.16, 0.0
-    ctrl._stance_time = stance
+    memory = ctrl._hop_memory
+    memory.stance_time = stance
     x = 0.0
     for hop in range(1, 12):       # in place at apex speed 0 but the plant moves 8 mm per hop
-        ctrl._hops = hop
-        ctrl._update_displacement_bias(x, 0.0, fall, kick)
+        memory.hops = hop
+        memory.update_displacement_bias(ctrl.config, x, 0.0, fall, kick)
         x += 0.008
-    assert ctrl._x_bias == pytest.approx(0.008, abs=1e-4)
-    ctrl._hops += 1
-    ctrl._update_displacement_bias(x + 0.2, 0.0, fall, kick)        # a push: not used
-    assert ctrl._x_bias == pytest.approx(0.008, abs=1e-4)
-    before = ctrl._x_bias
-    ctrl._hops += 3                  # apexes missed in between: no residual from that gap
-    ctrl._update_displacement_bias(x + 0.5, 0.0, fall, kick)
-    assert ctrl._x_bias == before
+    assert memory.x_bias == pytest.approx(0.008, abs=1e-4)
+    memory.hops += 1
+    memory.update_displacement_bias(ctrl.config, x + 0.2, 0.0, fall, kick)  # a push: not used
+    assert memory.x_bias == pytest.approx(0.008, abs=1e-4)
+    before = memory.x_bias
+    memory.hops += 3               # apexes missed in between: no residual from that gap
+    memory.update_displacement_bias(ctrl.config, x + 0.5, 0.0, fall, kick)
+    assert memory.x_bias == before
 
 
 def _stance_tick(config):

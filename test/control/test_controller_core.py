@@ -8,7 +8,8 @@ Flight posture law, SLIP return map, deadbeat, phase machine, config. No simulat
 """
 import math
 
-from dodo_control.controller import Controller, ControllerConfig, FLIGHT_POLICIES
+from dodo_control.controller import Controller
+from dodo_control.slip.config import ControllerConfig, FLIGHT_POLICIES
 from dodo_control.slip.dynamics import RobotDynamics, SELECTION
 from dodo_control.slip.flight import (critically_damped_lead, foot_target, PositionLoop,
                                       raibert_angle, VelocityLoop)
@@ -398,19 +399,21 @@ def test_critically_damped_lead_gives_a_double_eigenvalue(kp, fraction):
 def test_velocity_bias_observer_learns_a_model_bias_and_ignores_pushes(urdf_path):
     ctrl = Controller(urdf_path, ControllerConfig(velocity_bias_gain=0.5, max_velocity_bias=0.1,
                                                   max_velocity_bias_step=0.02))
+    memory = ctrl._hop_memory
     for hop in range(1, 8):                  # the plant is 30 mm/s faster than predicted
-        ctrl._v_pred, ctrl._hops, ctrl._hops_at_pred = 0.2, hop, hop - 1
-        ctrl._update_velocity_bias(0.23)
-    assert ctrl._v_bias == pytest.approx(0.03, abs=1e-3)
-    ctrl._v_pred, ctrl._hops, ctrl._hops_at_pred = 0.2, 9, 8
-    ctrl._update_velocity_bias(0.9)          # a push: residual beyond max_velocity_bias
-    assert ctrl._v_bias == pytest.approx(0.03, abs=1e-3)
-    ctrl._v_pred, ctrl._hops, ctrl._hops_at_pred = 0.2, 10, 9
-    ctrl._update_velocity_bias(0.2 - 0.07)   # one-hop change limited to max_velocity_bias_step
-    assert ctrl._v_bias == pytest.approx(0.03 - 0.02, abs=1e-3)
-    ctrl._v_pred, ctrl._hops_at_pred = 0.2, 10   # no touchdown since the prediction: unused
-    ctrl._update_velocity_bias(0.0)
-    assert ctrl._v_bias == pytest.approx(0.01, abs=1e-3)
+        memory.v_pred, memory.hops, memory.hops_at_pred = 0.2, hop, hop - 1
+        memory.update_velocity_bias(ctrl.config, 0.23)
+    assert memory.v_bias == pytest.approx(0.03, abs=1e-3)
+    memory.v_pred, memory.hops, memory.hops_at_pred = 0.2, 9, 8
+    memory.update_velocity_bias(ctrl.config, 0.9)   # a push: residual beyond max_velocity_bias
+    assert memory.v_bias == pytest.approx(0.03, abs=1e-3)
+    memory.v_pred, memory.hops, memory.hops_at_pred = 0.2, 10, 9
+    # one-hop change limited to max_velocity_bias_step
+    memory.update_velocity_bias(ctrl.config, 0.2 - 0.07)
+    assert memory.v_bias == pytest.approx(0.03 - 0.02, abs=1e-3)
+    memory.v_pred, memory.hops_at_pred = 0.2, 10   # no touchdown since the prediction: unused
+    memory.update_velocity_bias(ctrl.config, 0.0)
+    assert memory.v_bias == pytest.approx(0.01, abs=1e-3)
 
 
 def test_a_new_target_keeps_the_position_integral(urdf_path):

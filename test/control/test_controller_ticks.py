@@ -153,8 +153,8 @@ def test_the_spread_solve_gives_the_one_call_angle(monkeypatch):
     def spy(self, com, vx, v_model):
         spec = self._stance_spec(self._apex_target_rel())
         expected = slip.deadbeat_angle(
-            v_model, float(com[1] - self._ground), vx, self.rest_length, spec,
-            self._config.max_angle_of_attack, impact_matrix=self._impact_matrix,
+            v_model, float(com[1] - self._hop_memory.ground), vx, self.rest_length, spec,
+            self._config.max_angle_of_attack, impact_matrix=self._table.impact_matrix,
             precompress=self._config.impact_compensation, guess=self._alpha,
             tolerance_mps=1e-3)
         recorded.append(expected)

@@ -99,7 +99,7 @@ def test_every_numeric_controller_parameter_has_a_range(controller):
     """
     import dataclasses
 
-    from dodo_control.controller import ControllerConfig
+    from dodo_control.slip.config import ControllerConfig
     names = [f.name for f in dataclasses.fields(ControllerConfig)]
     d = _describe(controller, *names)
     (k,) = d['leg_stiffness'].floating_point_range
@@ -125,7 +125,7 @@ def test_every_numeric_controller_parameter_has_a_range(controller):
 
 def test_config_errors_name_value_unit_and_range():
     """One validation reads the metadata: the message says field, value, unit and range."""
-    from dodo_control.controller import ControllerConfig
+    from dodo_control.slip.config import ControllerConfig
     from dodo_control.walker import WalkerConfig
     from dodo_sim.hardware.config import DriverConfig
     from dodo_sim.simulator import SimConfig

@@ -5,7 +5,7 @@
 import dataclasses
 import math
 
-from dodo_control.controller import ControllerConfig
+from dodo_control.slip.config import ControllerConfig
 from dodo_sim.paths import default_params_path
 from dodo_sim.ros import graph, node_config
 from dodo_sim.ros.params import (check_params_file, coerce_value, config_defaults,

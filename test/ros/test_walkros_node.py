@@ -212,7 +212,7 @@ def test_monitor_judges_the_terrain_it_is_given(ros):
 
 
 def test_hopper_node_is_unchanged_by_the_registry(ros, urdf_xml):
-    from dodo_control.controller import ControllerConfig
+    from dodo_control.slip.config import ControllerConfig
     from dodo_sim.ros.controller_node import ControllerNode
     node = ros.add(ControllerNode(context=ros.context, parameter_overrides=[
         Parameter('robot_description', value=urdf_xml)]))

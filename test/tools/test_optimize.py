@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from conftest import REPO
-from dodo_control.controller import ControllerConfig
+from dodo_control.slip.config import ControllerConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.params import check_params_file, config_from_file
 from dodo_sim.tools import optimize

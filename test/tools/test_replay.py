@@ -136,7 +136,7 @@ def _write_own_clock_contacts(path, run, pairing):
     Each contact message carries a stamp 0.3 ms after its joint state's but arrives (bag time) just
     before it; the controller's recorded contact_pairing is ``pairing``.
     """
-    from dodo_control.controller import ControllerConfig
+    from dodo_control.slip.config import ControllerConfig
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import config_from_file, config_to_parameters
     urdf_xml, rows = run

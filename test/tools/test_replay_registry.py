@@ -72,7 +72,7 @@ def test_boom_bag_replays_through_the_slip_controller_exactly(tmp_path, capsys):
 
 def test_a_bag_without_the_controller_parameter_replays_the_slip_hopper():
     """Bags recorded before the registry: no ``controller`` parameter -> slip_hopper."""
-    from dodo_control.controller import ControllerConfig
+    from dodo_control.slip.config import ControllerConfig
     setup = controller_setup({})
     assert setup.entry.name == 'slip_hopper'
     assert isinstance(setup.config, ControllerConfig)
