@@ -22,7 +22,7 @@ rclpy = pytest.importorskip('rclpy')
 # These imports must follow the importorskip above (E402), so they cannot take their
 # place in the sorted import block (I100).
 from dodo_sim.ros import contract  # noqa: E402, I100
-from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from dodo_sim.tools.run_supervision import HopRun  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
