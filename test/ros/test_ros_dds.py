@@ -15,6 +15,7 @@ import time
 
 from conftest import ros_domain_id
 import numpy as np
+from process_support import hop_params
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
@@ -27,19 +28,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = """
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-    command_timeout: 0.3
-controller:
-  ros__parameters:
-    apex_height: 1.2
-    target_x: .nan
-"""
+PARAMS = hop_params(simulator={'command_timeout': 0.3})
 
 
 def test_controller_killed_mid_run(tmp_path):

@@ -25,22 +25,11 @@ from dodo_sim.paths import default_params_path
 from dodo_sim.ros import contract
 from dodo_sim.tools import cli, hop_runner
 import numpy as np
+from process_support import hop_params
 import pytest
 
 APEX_SETPOINT = 1.2
-PARAMS = f"""
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-controller:
-  ros__parameters:
-    apex_height: {APEX_SETPOINT}
-    target_x: .nan
-    target_velocity: 0.0
-"""
+PARAMS = hop_params(controller={'apex_height': APEX_SETPOINT, 'target_velocity': 0.0})
 
 
 def test_cli_lists_subcommands_and_rejects_unknown(capsys):
