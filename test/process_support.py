@@ -6,15 +6,32 @@ Processes the tests start and watch: output read line by line, process trees fro
 
 Shared by the launch tests (``ros2 launch`` in its own session) and the run-cleanup tests
 (``dodo hop`` in its own session); only the processes a test started are looked at or killed.
+:func:`hop_params` is the params file the ``dodo hop`` and node-graph tests run.
 """
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 import re
 import subprocess
 import threading
 import time
+
+import yaml
+
+
+def hop_params(simulator: dict | None = None, controller: dict | None = None) -> str:
+    """
+    Return a params file's text: the hopper from a fixed start, hopping in place at 1.2 m.
+
+    ``simulator``, ``controller``: further parameters of those nodes (or other values).
+    """
+    sim = {'initial_q': [0.0, 1.3, 0.3, -0.6], **(simulator or {})}
+    ctrl = {'apex_height': 1.2, 'target_x': math.nan, **(controller or {})}
+    return yaml.safe_dump({'/**': {'ros__parameters': {'use_sim_time': True}},
+                           'simulator': {'ros__parameters': sim},
+                           'controller': {'ros__parameters': ctrl}}, sort_keys=False)
 
 
 class LineProcess:

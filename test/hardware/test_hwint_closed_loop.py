@@ -40,7 +40,8 @@ from dodo_sim.hardware.state_log import state_log_path  # noqa: E402, I100
 from dodo_sim.ros import contract  # noqa: E402
 from dodo_sim.tools.bag import message_counts, read_bag  # noqa: E402
 from dodo_sim.tools.bag_arrays import joint_states, wrenches  # noqa: E402
-from dodo_sim.tools.hop_runner import HopRun, merge_driver_log  # noqa: E402
+from dodo_sim.tools.run_report import merge_driver_log  # noqa: E402
+from dodo_sim.tools.run_supervision import HopRun  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402

@@ -15,8 +15,8 @@ import subprocess
 import sys
 
 from conftest import ros_domain_id
-from dodo_sim.ros import contract, domains
-from dodo_sim.tools import hop_runner
+from dodo_sim.ros import contract, domains, graph
+from dodo_sim.tools.run_supervision import node_command
 import numpy as np
 import pytest
 
@@ -47,13 +47,13 @@ def test_names_resolve_under_the_namespace():
 
 
 def test_node_command_puts_the_node_and_the_global_names_into_the_namespace(tmp_path):
-    spec = next(s for s in hop_runner.graph.NODES if s.name == 'simulator')
-    cmd = hop_runner.node_command(spec, tmp_path / 'p.yaml', tmp_path / 'g.yaml', 'left')
+    spec = next(s for s in graph.NODES if s.name == 'simulator')
+    cmd = node_command(spec, tmp_path / 'p.yaml', tmp_path / 'g.yaml', 'left')
     ros_args = cmd[cmd.index('--ros-args'):]
     for rule in ('__ns:=/left', '/clock:=clock', '/tf:=tf', '/tf_static:=tf_static',
                  '/parameter_events:=parameter_events'):
         assert ros_args[ros_args.index(rule) - 1] == '-r', rule
-    root = hop_runner.node_command(spec, tmp_path / 'p.yaml', tmp_path / 'g.yaml', '')
+    root = node_command(spec, tmp_path / 'p.yaml', tmp_path / 'g.yaml', '')
     assert not any('__ns' in a for a in root)
 
 

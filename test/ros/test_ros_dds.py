@@ -15,6 +15,7 @@ import time
 
 from conftest import ros_domain_id
 import numpy as np
+from process_support import hop_params
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
@@ -22,24 +23,12 @@ rclpy = pytest.importorskip('rclpy')
 # These imports must follow the importorskip above (E402), so they cannot take their
 # place in the sorted import block (I100).
 from dodo_sim.ros import contract  # noqa: E402, I100
-from dodo_sim.tools.hop_runner import HopRun  # noqa: E402
+from dodo_sim.tools.run_supervision import HopRun  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = """
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-    command_timeout: 0.3
-controller:
-  ros__parameters:
-    apex_height: 1.2
-    target_x: .nan
-"""
+PARAMS = hop_params(simulator={'command_timeout': 0.3})
 
 
 def test_controller_killed_mid_run(tmp_path):

@@ -21,6 +21,7 @@ import time
 
 from conftest import ros_domain_id
 import numpy as np
+from process_support import hop_params
 import pytest
 from ros_support import in_process_ros
 
@@ -43,21 +44,8 @@ from std_srvs.srv import Trigger  # noqa: E402
 pytestmark = pytest.mark.ros
 
 APEX_SETPOINT = 1.2
-PARAMS = f"""
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    mode: lockstep
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-    command_timeout: 2.0
-controller:
-  ros__parameters:
-    apex_height: {APEX_SETPOINT}
-    target_x: .nan
-    target_velocity: 0.0
-"""
+PARAMS = hop_params(simulator={'mode': 'lockstep', 'command_timeout': 2.0},
+                    controller={'apex_height': APEX_SETPOINT, 'target_velocity': 0.0})
 
 
 @pytest.fixture

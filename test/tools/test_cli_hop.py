@@ -21,25 +21,15 @@ import sys
 import time
 
 from conftest import ros_domain_id
+from dodo_sim.paths import default_params_path
 from dodo_sim.ros import contract
 from dodo_sim.tools import cli, hop_runner
 import numpy as np
+from process_support import hop_params
 import pytest
 
 APEX_SETPOINT = 1.2
-PARAMS = f"""
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-controller:
-  ros__parameters:
-    apex_height: {APEX_SETPOINT}
-    target_x: .nan
-    target_velocity: 0.0
-"""
+PARAMS = hop_params(controller={'apex_height': APEX_SETPOINT, 'target_velocity': 0.0})
 
 
 def test_cli_lists_subcommands_and_rejects_unknown(capsys):
@@ -64,7 +54,7 @@ def test_hop_refuses_an_existing_bag(tmp_path, monkeypatch):
     monkeypatch.setenv('XDG_RUNTIME_DIR', str(tmp_path))
     (tmp_path / 'bag').mkdir()
     out, err = io.StringIO(), io.StringIO()
-    assert hop_runner.run(hop_runner.default_params_path(), 1.0, bag=tmp_path / 'bag',
+    assert hop_runner.run(default_params_path(), 1.0, bag=tmp_path / 'bag',
                           out=out, err=err) == 2
     assert 'exists' in err.getvalue() and out.getvalue() == ''
 
@@ -74,7 +64,7 @@ def test_hop_default_run_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(hop_runner, 'run', lambda *a, **k: seen.update(args=a) or 0)
     assert hop_runner.main(['--runs-dir', str(tmp_path / 'runs')]) == 0
     params, duration, bag, plots, _ = seen['args']
-    assert params == hop_runner.default_params_path() and duration == 10.0
+    assert params == default_params_path() and duration == 10.0
     assert bag.parent.parent == tmp_path / 'runs' and bag.parent.name.startswith('hop-')
     assert bag.name == 'bag' and plots == bag.parent / 'plots' and not bag.exists()
     assert hop_runner.main(['--bag', str(tmp_path / 'b'), '--no-plots']) == 0

@@ -18,23 +18,12 @@ import time
 
 from conftest import REPO, ros_domain_id, ros_env
 import numpy as np
-from process_support import descendants, gone_within, LineProcess
+from process_support import descendants, gone_within, hop_params, LineProcess
 import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PARAMS = """
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-controller:
-  ros__parameters:
-    apex_height: 1.2
-    target_x: .nan
-"""
+PARAMS = hop_params()
 STEP_S = 0.001
 
 

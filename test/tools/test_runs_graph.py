@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from conftest import REPO, ros_env
 from dodo_sim.ros import contract, graph
-from dodo_sim.tools.hop_runner import HopRun, write_params_file
+from dodo_sim.tools.run_supervision import HopRun, write_params_file
 import pytest
 import yaml
 

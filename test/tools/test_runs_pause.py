@@ -25,6 +25,7 @@ import time
 
 from conftest import REPO, ros_domain_id
 import numpy as np
+from process_support import hop_params
 import pytest
 
 pytest.importorskip('rclpy')
@@ -37,20 +38,7 @@ from dodo_sim.ros.runtime import parse_summary  # noqa: E402
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 DURATION = 5.0
-PARAMS = """
-/**:
-  ros__parameters:
-    use_sim_time: true
-simulator:
-  ros__parameters:
-    initial_q: [0.0, 1.3, 0.3, -0.6]
-    command_timeout: 0.5
-controller:
-  ros__parameters:
-    apex_height: 1.2
-    target_x: .nan
-    target_velocity: 0.0
-"""
+PARAMS = hop_params(simulator={'command_timeout': 0.5}, controller={'target_velocity': 0.0})
 HOG = ('import time\nend = time.monotonic() + 240.0\n'
        'while time.monotonic() < end:\n    pass\n')
 

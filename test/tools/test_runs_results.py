@@ -10,7 +10,8 @@ graphs, exit codes (no ROS needed).
 import io
 
 from dodo_sim.tools.bag_writer import OfflineBagWriter
-from dodo_sim.tools.hop_runner import bag_clock, HopRun, RunResult
+from dodo_sim.tools.run_report import bag_clock, RunResult
+from dodo_sim.tools.run_supervision import HopRun
 import pytest
 
 

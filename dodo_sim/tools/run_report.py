@@ -1,0 +1,333 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+What a ``dodo hop`` / ``dodo walk`` run did: its result, its verdict, its last lines.
+
+:class:`RunResult` and its summary lines (the outcome, the walk, the simulator <-> controller
+exchange, the driver's loop), the exit codes and what a node's exit code means, the failures
+the nodes' summary lines show (:func:`summary_failures`), the bag's /clock, the driver's log
+merged into the bag, and the plots (:func:`write_report`: every line after the run).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+import os
+from pathlib import Path
+import signal
+from typing import TextIO
+
+from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED
+from dodo_sim.hardware.state_log import state_log_path
+from dodo_sim.ros import contract
+from dodo_sim.tools.run_checks import one_line
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+#: Node exit codes (dodo_sim.ros.runtime) by name, for the summary.
+NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
+#: The driver's exit code 3: its emulated hardware's physics diverged.
+DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
+                     EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable',
+                     EXIT_WATCHDOG_TRIPPED: 'watchdog tripped: the controller was silent'}
+
+
+def exit_name(code: int | None, node: str = '') -> str:
+    """Return What a node's exit code means."""
+    if code is not None and code < 0:
+        return f'killed by {signal.Signals(-code).name}'
+    return (DRIVER_EXIT_NAMES if node == 'driver' else NODE_EXIT_NAMES).get(code, 'failed')
+
+
+def _ms(summary: dict, key: str) -> str:
+    """Return a summary's milliseconds with two decimals ('-' if it has none)."""
+    value = summary.get(key)
+    return '-' if value is None else f'{value:.2f}'
+
+
+@dataclass
+class RunResult:
+    """What a run did (``dodo hop`` prints :meth:`summary`)."""
+
+    outcome: str                   # completed | interrupted | terminated | failed
+    exit_code: int
+    duration_s: float
+    sim_time_s: float | None = None
+    steps: int | None = None
+    stop_reason: str | None = None
+    wall_s: float = 0.0
+    signal_name: str | None = None
+    failures: list = field(default_factory=list)
+    exit_codes: dict = field(default_factory=dict)
+    bag: Path | None = None
+    bag_closed: bool | None = None
+    exchange: dict | None = None   # the simulator's ``dodo exchange:`` counters
+    hardware: str | None = None    # 'emulated' | 'can': the driver ran instead of the simulator
+    driver: dict | None = None     # the driver's ``dodo driver:`` summary
+    outcome_monitor: dict | None = None   # the controller's monitor (walker: steps, fall)
+
+    def walk_summary(self) -> str | None:
+        """
+        One line on the walk (controllers with an outcome monitor).
+
+        Steps, distance, speed and the fall, from the controller's summary line.
+        """
+        m = self.outcome_monitor
+        if not m or 'steps' not in m:
+            return None
+
+        def num(key, fmt):
+            value = m.get(key)
+            ok = isinstance(value, (int, float)) and math.isfinite(value)
+            return format(value, fmt) if ok else '-'
+
+        text = (f"walked {m['steps']} steps, {num('distance_m', '.3f')} m, speed "
+                f"{num('speed_m_s', '.3f')} m/s (from the fifth step on)")
+        if m.get('fall_reason'):
+            text += (f"; FELL: {m['fall_reason']} at t = {num('fall_time_s', '.3f')} s")
+        return text
+
+    def exchange_summary(self) -> str | None:
+        """
+        One line on the simulator <-> controller exchange.
+
+        Command ages (p50/p99/max, ms), overruns, timeouts, stale, rejected and foreign (ignored)
+        commands.
+        """
+        x = self.exchange
+        if not x:
+            return None
+        return (f"exchange ({x.get('mode', '?')}): command age p50/p99/max = "
+                f"{_ms(x, 'age_ms_p50')}/{_ms(x, 'age_ms_p99')}/{_ms(x, 'age_ms_max')} ms, "
+                f"{x.get('stale_steps', 0)} stale step(s), {x.get('timeouts', 0)} timeout(s), "
+                f"{x.get('overruns', 0)} overrun(s), {x.get('zero_torque_steps', 0)} zero-torque "
+                f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
+                f'command(s) ignored' + (
+                    f", {x['waits']} wait(s) past command_timeout (longest "
+                    f"{x.get('wait_s_max', 0):.2f} s, simulated time paused)"
+                    if x.get('waits') else ''))
+
+    def driver_summary(self) -> str | None:
+        """
+        One line on the driver's loop.
+
+        Cycles and rate, cycle period and state-to-command age (p50/p99/max, ms), watchdog trips,
+        missed replies, skipped emulator steps.
+        """
+        x = self.driver
+        if not x:
+            return None
+        rate = x.get('rate_hz')
+        return (f"driver ({x.get('hardware', '?')}"
+                + (f", {x['emulator_mode']}" if x.get('emulator_mode') else '') + '): '
+                f"{x.get('cycles', '?')} cycles at "
+                + ('?' if rate is None else f'{rate:.0f}') + ' Hz, period p50/p99/max = '
+                f"{_ms(x, 'period_ms_p50')}/{_ms(x, 'period_ms_p99')}/"
+                f"{_ms(x, 'period_ms_max')} ms ({x.get('missed_deadlines', '?')} missed "
+                f"deadline(s)), state-to-command age p50/p99/max = {_ms(x, 'age_ms_p50')}/"
+                f"{_ms(x, 'age_ms_p99')}/{_ms(x, 'age_ms_max')} ms, "
+                f"{x.get('watchdog_trips', 0)} watchdog trip(s)"
+                + (f" (longest {x['watchdog_s_max']:.3f} s)" if x.get('watchdog_trips')
+                   and isinstance(x.get('watchdog_s_max'), float) else '') + ', '
+                f"{x.get('estops', 0)} e-stop(s), "
+                f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
+                f'rejected command(s)'
+                + (f", {x['skipped_steps']} skipped emulator step(s)"
+                   if x.get('skipped_steps') is not None else ''))
+
+    def summary(self) -> str:
+        t = ('t = ?' if self.sim_time_s is None else f't = {self.sim_time_s:.3f} s')
+        kind = 'simulated' if self.hardware is None else 'of driver time'
+        of = f'of {self.duration_s:g} s {kind}'
+        if self.outcome == 'completed':
+            unit = 'steps' if self.hardware is None else 'cycles'
+            steps = f' ({self.steps} {unit})' if self.steps is not None else ''
+            head = f'completed: {t}{steps} {kind} in {self.wall_s:.1f} s wall time'
+        elif self.outcome == 'interrupted':
+            head = f'interrupted ({self.signal_name}) at {t} {of}, after {self.wall_s:.1f} s'
+        elif self.outcome == 'terminated':
+            head = f'terminated ({self.signal_name}) at {t} {of}, after {self.wall_s:.1f} s'
+        else:
+            head = f'FAILED at {t} {of}: ' + '; '.join(self.failures)
+        if self.stop_reason:
+            head += (f' (simulator: {self.stop_reason})' if self.hardware is None
+                     else f' (driver: {self.stop_reason})')
+        if self.outcome != 'failed':
+            if self.failures:
+                head += '; but: ' + '; '.join(self.failures)
+            else:
+                head += ('; every process exited cleanly' if self.outcome == 'completed'
+                         else '; every process stopped cleanly')
+        return head
+
+
+def summary_failures(outcome: str, sim_time: float | None, *, duration: float, clock: str,
+                     hardware: str | None, sim_summary: dict | None,
+                     driver_summary: dict | None, controller_summary: dict | None,
+                     watchdog_events: list, motors_off_events: list) -> list[str]:
+    """
+    Return the failures the nodes' summary lines and events show, in the order they are told.
+
+    Short of the duration, the driver not at stop_after, watchdog trips and stopped motors,
+    the controller lost, command timeouts, foreign commands, a fall.
+    """
+    failures = []
+    if outcome == 'completed' and sim_time is not None and sim_time + 1e-6 < duration:
+        failures.append(f'the {clock} stopped at t = {sim_time:.3f} s, before {duration:g} s')
+    if (outcome == 'completed' and hardware is not None
+            and (driver_summary or {}).get('stop_reason') != 'stop_after'):
+        failures.append(f'the driver did not report reaching stop_after '
+                        f'(summary: {driver_summary})')
+    for event in watchdog_events:
+        # the controller was silent: the run does not show it (DESIGN.md section 7)
+        failures.append(f"the driver's watchdog tripped {event}")
+    for event in motors_off_events:
+        # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
+        failures.append(f'the driver stopped the motors: {event}')
+    x = sim_summary or {}
+    if x.get('stop_reason') == 'controller_lost':
+        failures.append(f"controller lost: the simulator waited {x.get('wait_s_max', 0):.1f} s "
+                        f"for {x.get('controller') or 'a controller'} to answer a state and "
+                        f'ended the run (its log says why)')
+    timeouts = x.get('timeouts') or 0
+    if timeouts:
+        # zero torque replaced the controller's answer: the run does not show the controller
+        zero = x.get('zero_torque_steps', '?')
+        failures.append(f'{timeouts} command timeout(s): the controller did not answer within '
+                        f'command_timeout and the simulator applied zero torque on {zero} '
+                        f"step(s), so this run does not show the controller's behaviour (a "
+                        f'stalled controller or an overloaded machine)')
+    foreign = x.get('foreign') or 0
+    if foreign:
+        # the run itself is the controller's (never shifted), but the graph was not clean
+        who = (f"a second node named {x.get('controller')}"
+               if x.get('duplicate_controller') else 'a second publisher')
+        failures.append(f'{foreign} command(s) from {who} answered states and were ignored: '
+                        f"two controllers on the graph (the applied ones are the bag's "
+                        f'{contract.JOINT_COMMANDS}, the others {contract.IGNORED_COMMANDS})')
+    fall = (controller_summary or {}).get('fall_reason')
+    if fall:
+        when = controller_summary.get('fall_time_s')
+        when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
+        failures.append(f'the robot fell: {fall} at t = {when} s (controller)')
+    return failures
+
+
+def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
+    """
+    (time of the last /clock in a closed bag, s; a problem found).
+
+    /clock must rise strictly in bag order — a step back means the bag holds a second graph's
+    messages.
+    """
+    from dodo_sim.tools.bag import read_bag
+    from dodo_sim.tools.bag_arrays import clock
+    import numpy as np
+    try:
+        data = read_bag(bag, [contract.CLOCK])
+    except (OSError, ValueError) as exc:
+        return None, f'cannot read the bag {bag}: {one_line(exc)}'
+    if contract.CLOCK not in data:
+        return None, None
+    times = clock(data[contract.CLOCK])
+    back = np.nonzero(np.diff(times) <= 0.0)[0]
+    problem = None
+    if back.size:
+        i = int(back[0])
+        problem = (f'the bag mixes messages of another graph: /clock goes from '
+                   f'{times[i]:.3f} s back to {times[i + 1]:.3f} s (another simulator in ROS '
+                   f'domain {domain}?)')
+    return float(times.max()), problem
+
+
+def recorded_states_note(bag, driver: dict) -> str:
+    """
+    How many of the driver's published /joint_states the bag holds.
+
+    On hardware nothing waits for the recorder: a loaded machine can make it miss states (its
+    reliable reader falls more than the writer's history behind), and that is said, not hidden.
+    """
+    from dodo_sim.tools.bag import message_counts
+    recorded = message_counts(bag).get(contract.JOINT_STATES, 0)
+    published = driver.get('published')
+    if published is None:
+        return f'bag: {recorded} {contract.JOINT_STATES} (driver count unknown)'
+    missed = int(published) - recorded
+    if missed <= 0:
+        return f'bag: all {recorded} {contract.JOINT_STATES} the driver published'
+    return (f'bag: WARNING: {recorded} of the {int(published)} {contract.JOINT_STATES} the '
+            f'driver published ({missed} missed by the recorder: machine load '
+            f'{os.getloadavg()[0]:.1f})')
+
+
+def merge_driver_log(bag, driver: dict, bag_closed: bool) -> str:
+    """
+    Merge the driver's log of every state it published (state_log) into the closed bag.
+
+    The states the recorder missed are added to the bag (dodo_sim.tools.bag_merge) and the log
+    beside the bag removed; returns the line that says what was done (or why not: the log then
+    stays beside the bag).
+    """
+    from dodo_sim.tools.bag_merge import merge_state_log
+    path = state_log_path(bag)
+    logged, published = driver.get('logged'), driver.get('published')
+    if logged is None:
+        return f'driver log: WARNING: not written ({path})'
+    short = ('' if logged == published else
+             f'; WARNING: the driver logged {logged} of the {published} '
+             f'{contract.JOINT_STATES} it published')
+    if not bag_closed:
+        return f'driver log: not merged (the bag was not closed): {path}{short}'
+    try:
+        report = merge_state_log(bag, path)
+    except (ValueError, OSError) as exc:
+        return f'driver log: WARNING: not merged into the bag ({one_line(exc)}): {path}{short}'
+    load = f' (machine load {os.getloadavg()[0]:.1f})' if report.added else ''
+    return report.line() + load + short
+
+
+def write_report(result: RunResult, bag, plots, out: TextIO, prog: str = 'dodo hop',
+                 plotter: str = 'dodo_sim.tools.plot', log_path=None,
+                 verbose: bool = True) -> int:
+    """
+    Write every line after the run and make the plots; return the exit code.
+
+    The node log's path, the summary lines, the bag (closed or not, the driver's log merged into
+    it, the states it holds) and the plots of a completed run with a closed bag.
+    """
+    if log_path is not None and not verbose and Path(log_path).exists():
+        out.write(f'{prog}: node logs: {Path(log_path).resolve()}\n')
+    out.write(f'{prog}: {result.summary()}\n')
+    for line in (result.walk_summary(), result.exchange_summary(), result.driver_summary()):
+        if line:
+            out.write(f'{prog}: {line}\n')
+    code = result.exit_code
+    if bag is not None:
+        state = 'closed' if result.bag_closed else 'NOT closed (no metadata.yaml)'
+        out.write(f'{prog}: bag: {Path(bag).resolve()} ({state})\n')
+        if result.driver and result.hardware is not None:
+            # the driver's log of every state it published goes into the bag (issue 16)
+            out.write(f'{prog}: {merge_driver_log(bag, result.driver, result.bag_closed)}\n')
+        if result.bag_closed and result.driver:
+            out.write(f'{prog}: {recorded_states_note(bag, result.driver)}\n')
+        if plots is not None and result.outcome == 'completed' and result.bag_closed:
+            code = max(code, make_plots(bag, plots, out, prog, plotter))
+    out.flush()
+    return code
+
+
+def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',
+               plotter: str = 'dodo_sim.tools.plot') -> int:
+    import importlib
+    try:
+        plot = importlib.import_module(plotter)
+    except ImportError as exc:
+        out.write(f'{prog}: no plots ({exc})\n')
+        return EXIT_FAILED
+    code = plot.main([str(bag), '--out', str(plots)])
+    if code:
+        out.write(f'{prog}: plotting failed (exit code {code})\n')
+        return EXIT_FAILED
+    out.write(f'{prog}: plots: {Path(plots).resolve()}\n')
+    return EXIT_OK
