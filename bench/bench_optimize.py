@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from dodo_control.scenarios import build_configs, Perturbation, robot_module  # noqa: E402
-from dodo_sim.tools import optimize  # noqa: E402
+from dodo_sim.tools.optimize_run import open_study  # noqa: E402
+from dodo_sim.tools.optimize_study import load_study  # noqa: E402
 
 #: robot -> (scenario kind, its options for the bench, a tuned parameter: 'name: {low, high}',
 #: the objective metric)
@@ -111,7 +112,7 @@ def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
                         str(Path(tmp) / 'out'), '--no-progress'], check=True, cwd=tmp,
                        stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
-        opt = optimize._open_study(optimize.load_study(path), storage, create=False)
+        opt = open_study(load_study(path), storage, create=False)
         done = sorted((t for t in opt.trials if t.state.name == 'COMPLETE'),
                       key=lambda t: t.datetime_start)
         first: dict = {}

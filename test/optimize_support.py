@@ -8,7 +8,8 @@ from pathlib import Path
 import textwrap
 
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import load_study
+from dodo_sim.tools.optimize_run import open_study
+from dodo_sim.tools.optimize_study import load_study
 
 
 def write(tmp_path: Path, text: str, name: str = 'study.yaml') -> Path:
@@ -30,5 +31,5 @@ def run_two_workers(tmp: Path, study_text: str) -> dict:
     storage = f'journal:{tmp / "shared.journal"}'
     code = optimize.main([str(study), '--workers', '2', '--storage', storage, '--out', str(out),
                           '--no-progress'])
-    opt = optimize._open_study(load_study(study), storage, create=False)
+    opt = open_study(load_study(study), storage, create=False)
     return {'code': code, 'study': load_study(study), 'out': out, 'opt': opt}

@@ -17,7 +17,8 @@ from dodo_control.controller import ControllerConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.params import check_params_file, config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+from dodo_sim.tools.optimize_run import evaluate
+from dodo_sim.tools.optimize_study import load_study, StudyError
 from optimize_support import run_two_workers, write
 import pytest
 import yaml

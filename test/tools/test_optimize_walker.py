@@ -20,7 +20,8 @@ from conftest import REPO
 from dodo_control.walker.controller import WalkerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import evaluate, load_study, StudyError
+from dodo_sim.tools.optimize_run import evaluate, open_study, run_worker
+from dodo_sim.tools.optimize_study import load_study, StudyError
 from optimize_support import run_two_workers, write
 import pytest
 import yaml
@@ -90,9 +91,9 @@ def test_a_worker_that_joins_second_never_takes_trial_0(tmp_path):
     path = write(tmp_path, SHORT_STUDY)
     study = load_study(path)
     storage = f'journal:{tmp_path / "race.journal"}'
-    opt = optimize._open_study(study, storage, create=True)
+    opt = open_study(study, storage, create=True)
     assert join_study(opt._storage, study.name) == 0
-    second = threading.Thread(target=optimize.run_worker, args=(str(path), storage, 2))
+    second = threading.Thread(target=run_worker, args=(str(path), storage, 2))
     second.start()
     deadline = time.monotonic() + 3.0
     while not opt.get_trials(deepcopy=False) and time.monotonic() < deadline:
