@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from dodo_control.scenarios import build_configs, Perturbation, robot_module  # noqa: E402
-from dodo_sim.tools import optimize  # noqa: E402
+from dodo_sim.tools.optimize_run import open_study  # noqa: E402
+from dodo_sim.tools.optimize_study import load_study  # noqa: E402
 
 #: robot -> (scenario kind, its options for the bench, a tuned parameter: 'name: {low, high}',
 #: the objective metric)
@@ -111,7 +112,7 @@ def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
                         str(Path(tmp) / 'out'), '--no-progress'], check=True, cwd=tmp,
                        stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
-        opt = optimize._open_study(optimize.load_study(path), storage, create=False)
+        opt = open_study(load_study(path), storage, create=False)
         done = sorted((t for t in opt.trials if t.state.name == 'COMPLETE'),
                       key=lambda t: t.datetime_start)
         first: dict = {}
@@ -139,32 +140,37 @@ def main(argv=None) -> int:
     def put(label, robot, text):
         rows.setdefault(label, {})[robot] = text
 
+    def measured(robot, line, cells):
+        """Print ``line`` with the load average; put ``cells(load)`` (label: text) in the table."""
+        load = f'{os.getloadavg()[0]:.1f}'
+        print(f'  {robot} {line} (load {load})', flush=True)
+        for label, text in cells(load).items():
+            put(label, robot, text)
+
     for robot in args.robots:
         kind = ROBOTS[robot][0]
         for integrator in ('timestepping', 'event'):
             first, rate, rtf, per_cpu = rollouts_per_second(robot, integrator, args.duration,
                                                             args.repeats)
-            load = os.getloadavg()[0]
-            print(f'  {robot} {kind} {integrator}: first rollout {first:.2f} s, then {rate:.3f} '
-                  f'rollouts/s on one core ({per_cpu:.3f} per CPU s), real-time factor '
-                  f'{rtf:.2f} (load {load:.1f})', flush=True)
-            put(f'first rollout in this process (s), {integrator}', robot, f'{first:.2f}')
-            put(f'rollouts/s per core, {integrator}', robot, f'{rate:.3f}')
-            put(f'real-time factor, {integrator}', robot, f'{rtf:.2f}')
-            put(f'rollouts per CPU s, {integrator}', robot, f'{per_cpu:.3f}')
-            put(f'load average (1 min), {integrator}', robot, f'{load:.1f}')
+            measured(robot, f'{kind} {integrator}: first rollout {first:.2f} s, then {rate:.3f} '
+                     f'rollouts/s on one core ({per_cpu:.3f} per CPU s), real-time factor '
+                     f'{rtf:.2f}', lambda load: {
+                         f'first rollout in this process (s), {integrator}': f'{first:.2f}',
+                         f'rollouts/s per core, {integrator}': f'{rate:.3f}',
+                         f'real-time factor, {integrator}': f'{rtf:.2f}',
+                         f'rollouts per CPU s, {integrator}': f'{per_cpu:.3f}',
+                         f'load average (1 min), {integrator}': load})
         walls, rates = {}, {}
         for workers in (1, 2):
             wall, done, rate, distinct = study_wall(robot, workers, args.trials, args.duration)
             walls[workers], rates[workers] = wall, rate
-            load = os.getloadavg()[0]
-            print(f'  {robot} dodo optimize --workers {workers}: {done} trials ({distinct} '
-                  f'distinct parameter sets) in {wall:.1f} s wall incl. start-up; steady '
-                  f'{rate:.2f} rollouts/s (load {load:.1f})', flush=True)
-            put(f'--workers {workers}: distinct points / trials', robot, f'{distinct}/{done}')
-            put(f'--workers {workers}: load average (1 min)', robot, f'{load:.1f}')
-            put(f'--workers {workers}: wall s incl. start-up', robot, f'{wall:.1f}')
-            put(f'--workers {workers}: steady rollouts/s', robot, f'{rate:.2f}')
+            measured(robot, f'dodo optimize --workers {workers}: {done} trials ({distinct} '
+                     f'distinct parameter sets) in {wall:.1f} s wall incl. start-up; steady '
+                     f'{rate:.2f} rollouts/s', lambda load: {
+                         f'--workers {workers}: distinct points / trials': f'{distinct}/{done}',
+                         f'--workers {workers}: load average (1 min)': load,
+                         f'--workers {workers}: wall s incl. start-up': f'{wall:.1f}',
+                         f'--workers {workers}: steady rollouts/s': f'{rate:.2f}'})
         put('speed-up 2 vs 1 workers, wall incl. start-up', robot, f'{walls[1] / walls[2]:.2f}')
         put('speed-up 2 vs 1 workers, steady rate', robot, f'{rates[2] / rates[1]:.2f}')
         put('scenario', robot, kind)

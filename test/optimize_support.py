@@ -8,7 +8,9 @@ from pathlib import Path
 import textwrap
 
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import load_study
+from dodo_sim.tools.optimize_run import open_study
+from dodo_sim.tools.optimize_study import load_study
+import pytest
 
 
 def write(tmp_path: Path, text: str, name: str = 'study.yaml') -> Path:
@@ -30,5 +32,28 @@ def run_two_workers(tmp: Path, study_text: str) -> dict:
     storage = f'journal:{tmp / "shared.journal"}'
     code = optimize.main([str(study), '--workers', '2', '--storage', storage, '--out', str(out),
                           '--no-progress'])
-    opt = optimize._open_study(load_study(study), storage, create=False)
+    opt = open_study(load_study(study), storage, create=False)
     return {'code': code, 'study': load_study(study), 'out': out, 'opt': opt}
+
+
+def two_worker_run_fixture(study_text: str, tmp_name: str):
+    """Return a module fixture: ``study_text`` run once by :func:`run_two_workers`."""
+    @pytest.fixture(scope='module')
+    def short_run(tmp_path_factory):
+        """Return the short study run once with two worker processes on one journal file."""
+        return run_two_workers(tmp_path_factory.mktemp(tmp_name), study_text)
+    return short_run
+
+
+def assert_both_workers_joined(run: dict) -> None:
+    """
+    Check that both worker processes of ``run`` joined its study.
+
+    One trial each in the study's worker registry, from two processes. Whether the second one
+    evaluated a trial before the first had done them all depends on the machine's load.
+    """
+    import optuna
+    registry = optuna.load_study(storage=run['opt']._storage,
+                                 study_name=f'{run["study"].name}/workers')
+    assert sorted(t.number for t in registry.trials) == [0, 1]
+    assert len({t.user_attrs['pid'] for t in registry.trials}) == 2

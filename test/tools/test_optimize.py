@@ -17,8 +17,9 @@ from dodo_control.slip.config import ControllerConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.params import check_params_file, config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import evaluate, load_study, StudyError
-from optimize_support import run_two_workers, write
+from dodo_sim.tools.optimize_run import evaluate
+from dodo_sim.tools.optimize_study import load_study, StudyError
+from optimize_support import assert_both_workers_joined, two_worker_run_fixture, write
 import pytest
 import yaml
 
@@ -42,10 +43,7 @@ objectives:
 """
 
 
-@pytest.fixture(scope='module')
-def short_run(tmp_path_factory):
-    """Return the short study run once with two worker processes on one journal file."""
-    return run_two_workers(tmp_path_factory.mktemp('optimize'), SHORT_STUDY)
+short_run = two_worker_run_fixture(SHORT_STUDY, 'optimize')
 
 
 @pytest.mark.slow
@@ -57,13 +55,7 @@ def test_two_workers_improve_on_the_baseline(short_run):
     baseline = next(t for t in trials if t.number == 0)
     assert baseline.params == {'controller.position_kp': 0.3}
     assert opt.best_value < 0.5 * baseline.value
-    # both worker processes joined the study (one trial each in its worker registry); whether the
-    # second one evaluated a trial before the first had done them all depends on the machine's load
-    import optuna
-    registry = optuna.load_study(storage=opt._storage,
-                                 study_name=f'{short_run["study"].name}/workers')
-    assert sorted(t.number for t in registry.trials) == [0, 1]
-    assert len({t.user_attrs['pid'] for t in registry.trials}) == 2
+    assert_both_workers_joined(short_run)
     assert {t.user_attrs['worker'] for t in trials} <= {0, 1}
 
 

@@ -22,7 +22,9 @@ import textwrap
 import time
 
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import load_study
+from dodo_sim.tools.optimize_run import fail_running_trials_of, open_study, run_worker
+from dodo_sim.tools.optimize_storage import sampler_seed
+from dodo_sim.tools.optimize_study import load_study, StudyError
 import pytest
 import yaml
 
@@ -65,8 +67,8 @@ def dodo_optimize(*args, cwd, **kwargs) -> subprocess.Popen:
 def trials_of(study_path, storage):
     """Return the study's trials in the storage (none while no worker created the study yet)."""
     try:
-        opt = optimize._open_study(load_study(study_path), storage, create=False)
-    except optimize.StudyError:
+        opt = open_study(load_study(study_path), storage, create=False)
+    except StudyError:
         return []
     return opt.get_trials(deepcopy=False)
 
@@ -97,7 +99,7 @@ def test_two_processes_on_one_journal_sample_distinct_points(tmp_path):
     assert workers == {0, 1}                              # each process joined once
     seeds = {t.user_attrs['worker']: t.user_attrs['sampler_seed'] for t in trials if t.number}
     assert seeds[0] != seeds[1]
-    assert seeds[0] == optimize.sampler_seed(3, 0)       # reproducible from the study seed
+    assert seeds[0] == sampler_seed(3, 0)       # reproducible from the study seed
 
 
 def test_workers_started_together_on_a_fresh_sqlite_database_join_one_study(tmp_path):
@@ -310,17 +312,17 @@ def test_a_signal_while_a_trial_is_created_leaves_it_marked_as_its_workers(
     import optuna
     study_path = toy_study(tmp_path, trials=5)
     storage = f'journal:{tmp_path / "study.journal"}'
-    optimize._open_study(load_study(study_path), storage, create=True)
+    open_study(load_study(study_path), storage, create=True)
 
     def interrupt(sampler, study, trial):      # Study.ask has created the trial, not returned it
         os.kill(os.getpid(), signal.SIGINT)
     monkeypatch.setattr(optuna.samplers.RandomSampler, 'before_trial', interrupt)
     with pytest.raises(KeyboardInterrupt):
-        optimize.run_worker(str(study_path), storage, trials=5)
-    opt = optimize._open_study(load_study(study_path), storage, create=False)
+        run_worker(str(study_path), storage, trials=5)
+    opt = open_study(load_study(study_path), storage, create=False)
     running = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
     assert [t.user_attrs.get('pid') for t in running] == [os.getpid()]
-    optimize._fail_running_trials_of(opt, {os.getpid()})
+    fail_running_trials_of(opt, {os.getpid()})
     assert not opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
 
 

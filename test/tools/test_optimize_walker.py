@@ -20,8 +20,9 @@ from conftest import REPO
 from dodo_control.walker.controller import WalkerConfig
 from dodo_sim.ros.params import config_from_file
 from dodo_sim.tools import optimize
-from dodo_sim.tools.optimize import evaluate, load_study, StudyError
-from optimize_support import run_two_workers, write
+from dodo_sim.tools.optimize_run import evaluate, open_study, run_worker
+from dodo_sim.tools.optimize_study import load_study, StudyError
+from optimize_support import assert_both_workers_joined, two_worker_run_fixture, write
 import pytest
 import yaml
 
@@ -47,10 +48,7 @@ objectives:
 """
 
 
-@pytest.fixture(scope='module')
-def short_run(tmp_path_factory):
-    """Return the short walker study run once with two worker processes on one journal file."""
-    return run_two_workers(tmp_path_factory.mktemp('optimize_walker'), SHORT_STUDY)
+short_run = two_worker_run_fixture(SHORT_STUDY, 'optimize_walker')
 
 
 @pytest.mark.slow
@@ -58,13 +56,7 @@ def test_two_workers_lower_the_cost_of_transport_of_the_baseline(short_run):
     # exit 0: both worker processes ran to completion (a worker's non-zero exit fails the study)
     assert short_run['code'] == 0
     opt = short_run['opt']
-    # both joined the study (one trial each in its worker registry); whether the second one got
-    # to evaluate a trial before the first had done all five depends on the machine's load
-    import optuna
-    registry = optuna.load_study(storage=opt._storage,
-                                 study_name=f'{short_run["study"].name}/workers')
-    assert sorted(t.number for t in registry.trials) == [0, 1]
-    assert len({t.user_attrs['pid'] for t in registry.trials}) == 2
+    assert_both_workers_joined(short_run)
     trials = [t for t in opt.trials if t.state.name == 'COMPLETE']
     assert len(trials) == len(opt.trials) == 5
     assert {t.user_attrs['worker'] for t in trials} <= {0, 1}
@@ -90,9 +82,9 @@ def test_a_worker_that_joins_second_never_takes_trial_0(tmp_path):
     path = write(tmp_path, SHORT_STUDY)
     study = load_study(path)
     storage = f'journal:{tmp_path / "race.journal"}'
-    opt = optimize._open_study(study, storage, create=True)
+    opt = open_study(study, storage, create=True)
     assert join_study(opt._storage, study.name) == 0
-    second = threading.Thread(target=optimize.run_worker, args=(str(path), storage, 2))
+    second = threading.Thread(target=run_worker, args=(str(path), storage, 2))
     second.start()
     deadline = time.monotonic() + 3.0
     while not opt.get_trials(deepcopy=False) and time.monotonic() < deadline:
