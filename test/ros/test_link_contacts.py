@@ -160,7 +160,7 @@ def test_dodo_hop_records_the_link_topics_and_dodo_plot_draws_them(tmp_path):
 
     from conftest import REPO, ros_env
     from dodo_sim.tools.bag import message_counts
-    from dodo_sim.tools.plot import load_run
+    from dodo_sim.tools.plot_data import load_run
     import yaml
     params = yaml.safe_load((REPO / 'config' / 'hop.yaml').read_text())
     params['simulator']['ros__parameters']['collisions'] = 'links'

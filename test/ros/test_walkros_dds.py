@@ -116,7 +116,8 @@ def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
 
     Every joint, both feet, the four actuated joints' torques and the walk monitor's outcome.
     """
-    from dodo_sim.tools.plot import load_run, plot_bag, PlotConfig
+    from dodo_sim.tools.plot import plot_bag, PlotConfig
+    from dodo_sim.tools.plot_data import load_run
     code, output, bag, _ = walked
     run = load_run(bag)
     assert run.joint_names == JOINTS and run.contact_frames == FEET

@@ -10,8 +10,8 @@ seven joints, two feet).
 from __future__ import annotations
 
 from dodo_sim.tools.bag_writer import OfflineBagWriter
-from dodo_sim.tools.plot import (apexes, ffmpeg_path, frame_indices, load_run, main, plot_bag,
-                                 PlotConfig)
+from dodo_sim.tools.plot import ffmpeg_path, frame_indices, main, plot_bag, PlotConfig
+from dodo_sim.tools.plot_data import apexes, load_run
 import numpy as np
 from PIL import Image
 import pytest
