@@ -29,6 +29,11 @@ step with dt = 0. After an impact or any event, the new active set is the accele
 complementarity problem of every closed constraint (0 <= lambda_N ⟂ normal acceleration >= 0,
 Coulomb at acceleration level for contacts at rest, the sliding direction fixed for sliding ones);
 see ``docs/physics.md``.
+
+Longer than ~500 lines on purpose: :class:`EventDrivenIntegrator` is one state machine (the
+modes, the event keys located in a segment, the transitions and their consistency resolve,
+the impacts) whose methods read and change the same mode, anchor and layout state within one
+physics step; the compiled dynamics evaluation it calls lives in ``kernels/event.py``.
 """
 from __future__ import annotations
 

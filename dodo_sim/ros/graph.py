@@ -18,6 +18,10 @@ model) and the contact frames (the simulator's ``contact_frames``), which name t
 topics the controller and the recorder subscribe to.
 
 Topic names, message types and QoS are the ROS contract of :mod:`dodo_sim.ros.contract`.
+
+Longer than ~500 lines on purpose: it is the one source of the node set that the launch files,
+``dodo hop`` and ``dodo walk`` share (launch arguments, node specs, the robot from the params
+file and each node's parameters and start gates depend on each other and are read together).
 """
 from __future__ import annotations
 

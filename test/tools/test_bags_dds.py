@@ -16,8 +16,8 @@ from bags_support import hop_cmd, HOP_PARAMS, node_cmd, Procs, recorder_cmd, set
 from conftest import ros_env
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
-from dodo_sim.tools.replay import compare_with_controller
 from dodo_sim.tools.replay import main as replay_main
+from dodo_sim.tools.replay_check import compare_with_controller
 import numpy as np
 import pytest
 from test_bags_tf import mcap_tf_check

@@ -156,7 +156,7 @@ def test_sigkilled_recorder_mid_run_is_recovered(tmp_path):
     kill (bag times are wall-clock ns in both), rosbags and mcap open it, and the controller
     replayed from it reproduces every recorded command.
     """
-    from dodo_sim.tools.replay import compare_with_controller
+    from dodo_sim.tools.replay_check import compare_with_controller
     from mcap.reader import make_reader
 
     env = ros_env()

@@ -15,7 +15,8 @@ from conftest import ros_env
 from dodo_sim.tools.bag import message_counts, read_bag
 from dodo_sim.tools.bag_arrays import joint_states
 from dodo_sim.tools.bag_writer import OfflineBagWriter
-from dodo_sim.tools.replay import compare_with_controller, main
+from dodo_sim.tools.replay import main
+from dodo_sim.tools.replay_check import compare_with_controller
 import numpy as np
 import pytest
 

@@ -18,8 +18,8 @@ import sys
 from conftest import ros_env
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_parameters
-from dodo_sim.tools.replay import compare_with_controller, controller_setup
 from dodo_sim.tools.replay import main as replay_main
+from dodo_sim.tools.replay_check import compare_with_controller, controller_setup
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]

@@ -165,7 +165,7 @@ def test_a_stalled_run_beside_a_cpu_hog_on_both_cores_is_unchanged(undisturbed, 
 
 def test_a_second_controller_node_is_reported_and_the_bag_replays_exactly(tmp_path):
     from dodo_sim.tools.bag import message_counts
-    from dodo_sim.tools.replay import compare_with_controller
+    from dodo_sim.tools.replay_check import compare_with_controller
     hop = Hop(tmp_path, 'bag')
     hop.wait_for('controller: node /controller')
     # started by hand under the controller's name, as a user might
