@@ -315,22 +315,12 @@ def _local_planar(G: list, b_loc: list, blk: Block) -> tuple:
     return lam_n, lam_t
 
 
-def _modes_lists(lam: list, blocks) -> tuple:
-    """:func:`_modes` on Python floats (planar blocks)."""
-    modes = []
-    for blk in blocks:
-        s = blk.start
-        if not lam[s] > _ZERO:
-            modes.append(None)
-        elif blk.size == 1 or blk.slip_dir is not None:
-            modes.append('active')
-        else:
-            t = lam[s + 1]
-            if abs(t) < blk.mu * lam[s] * (1.0 - 1e-9) or t == 0.0:
-                modes.append('stick')
-            else:
-                modes.append((-1.0 if t > 0.0 else 1.0,))
-    return tuple(modes)
+def _cone_mode_planar(lam: list, blk: Block):
+    """:func:`_cone_mode` of a planar contact block on Python floats."""
+    t = lam[blk.start + 1]
+    if abs(t) < blk.mu * lam[blk.start] * (1.0 - 1e-9) or t == 0.0:
+        return 'stick'
+    return (-1.0 if t > 0.0 else 1.0,)
 
 
 def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
@@ -365,8 +355,8 @@ def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
         u = (G.dot(lam_array) + b).tolist()
         return lam_array, _residual_lists(u, lam, diag, blocks)
 
-    return _iterate(sweep, lambda: _modes_lists(lam, blocks), np.array(lam), G, b, blocks,
-                    tolerance, max_iterations)
+    return _iterate(sweep, lambda: _modes(lam, blocks, _cone_mode_planar), np.array(lam), G, b,
+                    blocks, tolerance, max_iterations)
 
 
 def _project(lam, blk: Block):
@@ -380,8 +370,14 @@ def _project(lam, blk: Block):
     return out
 
 
-def _modes(lam, blocks) -> tuple:
-    """Per block: None (separated), 'stick'/'active', or a sliding direction."""
+def _modes(lam, blocks, cone_mode=None) -> tuple:
+    """
+    Per block: None (separated), 'stick'/'active', or a sliding direction.
+
+    ``cone_mode(lam, blk)``: the mode of a pressed contact block under its Coulomb cone
+    (default :func:`_cone_mode`, on arrays).
+    """
+    cone_mode = _cone_mode if cone_mode is None else cone_mode
     modes = []
     for blk in blocks:
         s = blk.start
@@ -390,15 +386,19 @@ def _modes(lam, blocks) -> tuple:
         elif blk.size == 1 or blk.slip_dir is not None:
             modes.append('active')
         else:
-            t = lam[s + 1:s + blk.size]
-            norm = float(np.sqrt(t @ t))
-            if norm < blk.mu * lam[s] * (1.0 - 1e-9):
-                modes.append('stick')
-            else:
-                # sliding direction opposes the friction; rounded so that a converging 3-D
-                # direction counts as unchanged
-                modes.append(tuple(np.round(-t / norm, 9)) if norm > 0.0 else 'stick')
+            modes.append(cone_mode(lam, blk))
     return tuple(modes)
+
+
+def _cone_mode(lam, blk: Block):
+    """Return 'stick' inside the cone, else the sliding direction (opposing the friction)."""
+    s = blk.start
+    t = lam[s + 1:s + blk.size]
+    norm = float(np.sqrt(t @ t))
+    if norm < blk.mu * lam[s] * (1.0 - 1e-9):
+        return 'stick'
+    # rounded so that a converging 3-D direction counts as unchanged
+    return tuple(np.round(-t / norm, 9)) if norm > 0.0 else 'stick'
 
 
 def _polish(G, b, blocks, modes):
