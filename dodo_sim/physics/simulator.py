@@ -789,12 +789,7 @@ class Simulator:
 
 
 def _total_force_and_foot(forces, positions):
-    """
-    Return the [x, z] total of the feet's contact forces and the first foot's [x, z] position.
-
-    (State.contact_force and State.foot_position: ``forces`` and ``positions`` are the feet's
-    rows, world [x, y, z]; zeros without feet.)
-    """
+    """Return State.contact_force and foot_position from the feet's world [x, y, z] rows."""
     n = len(forces)
     if n == 1:
         return forces[0, ::2].copy(), positions[0, ::2].copy()
