@@ -88,13 +88,13 @@ class BenchParams:
 @contextlib.contextmanager
 def python_3d_solve():
     """Inside the block the 3-D contact solve and position correction run in Python."""
-    from dodo_sim.physics import solver_kernel
-    saved = solver_kernel.solve_general, solver_kernel.position_correction
-    solver_kernel.solve_general = solver_kernel.position_correction = lambda *args: None
+    from dodo_sim.physics.kernels import correction, ncp_general
+    saved = ncp_general.solve_general, correction.position_correction
+    ncp_general.solve_general = correction.position_correction = lambda *args: None
     try:
         yield
     finally:
-        solver_kernel.solve_general, solver_kernel.position_correction = saved
+        ncp_general.solve_general, correction.position_correction = saved
 
 
 class DodoEngine:
@@ -424,7 +424,7 @@ def quadruped_cases(params: BenchParams, python_solve: bool = False,
     Solo-12 (example-robot-data, floating base) standing on four feet under its static torques plus
     a PD hold (kp 30, kd 0.3 N*m/rad), dropped 1 mm and settled; dodo_sim (both integrators) and
     MuJoCo (same URDF, bench/mujoco_urdf.py). ``python_solve``: also time-stepping with the 3-D
-    contact solve and position correction in Python (solver_kernel switched off around its
+    contact solve and position correction in Python (kernels switched off around its
     steps), the state before the compiled kernel, interleaved in the same run.
     """
     sys.path.insert(0, str(REPO / 'test'))

@@ -18,13 +18,13 @@ with one *block* of rows per constraint (Jean & Moreau's notation, see Acary & B
   lambda_T = -mu lambda_N d and 0 <= lambda_N ⟂ u_N >= 0.
 
 Solution: non-smooth block Gauss-Seidel (Jean 1999, "The non-smooth contact dynamics method"):
-each block is solved *exactly* given the others (2-D contact: enumeration of separate / stick /
-slip±; 3-D: stick, else the sliding direction by root finding on the angle), then, once the
-contact modes repeat, a "polish" solves the linear system of that mode set exactly and keeps it if
-it satisfies every condition. The earlier solver updated each row separately with a scalar
-step, which diverges while sliding when mu |G_NT| / G_NN > 1; an exact block solve has no such
-limit. The residual is the natural-map residual of the NCP in velocity units (m/s, rad/s):
-0 means every condition holds exactly.
+each block is solved *exactly* given the others (:mod:`.contact_solve`; 2-D contact: enumeration
+of separate / stick / slip±; 3-D: stick, else the sliding direction by root finding on the
+angle), then, once the contact modes repeat, a "polish" solves the linear system of that mode
+set exactly and keeps it if it satisfies every condition. The earlier solver updated each row
+separately with a scalar step, which diverges while sliding when mu |G_NT| / G_NN > 1; an exact
+block solve has no such limit. The residual is the natural-map residual of the NCP in velocity
+units (m/s, rad/s): 0 means every condition holds exactly.
 """
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from . import solver_kernel
+from .contact_solve import (residual_contact_2d, solve_contact_2d, solve_contact_3d,
+                            solve_unilateral)
+from .kernels import ncp_general
 
 METHODS = ('gauss_seidel', 'jacobi')
 
@@ -68,148 +70,7 @@ class Solution(NamedTuple):
     converged: bool
 
 
-# -- local (one-block) exact solves ---------------------------------------------------------
-
-#: A planar contact block with det(G) <= this * G_NN * G_TT is treated as rank 1 (Cauchy-Schwarz
-#: bounds det by G_NN G_TT; rounding leaves ~1e-16 of it for a truly rank-1 block).
-SINGULAR_CONTACT_RATIO = 1e-12
-
-
-def solve_unilateral(g: float, b: float) -> float:
-    """0 <= lambda ⟂ g lambda + b >= 0 for g > 0."""
-    return -b / g if b < 0.0 else 0.0
-
-
-def solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
-    """
-    Exact solution of a planar point contact: enumerate separate, stick, slip (+/-).
-
-    Returns (lambda_N, lambda_T, ok). With G positive definite a solution exists; if several do
-    (mu |G_NT| / G_NN large), the first of separate, stick, slip against the stick force's sense
-    is returned. ``ok`` is False only if no mode is consistent (rounding at a mode boundary).
-    """
-    if b_n >= 0.0:
-        return 0.0, 0.0, True
-    det = g_nn * g_tt - g_nt * g_tn
-    if det <= SINGULAR_CONTACT_RATIO * g_nn * g_tt:
-        # rank-1 block (a 1-DoF robot, or a leg whose contact point can move along one line
-        # only): stopping the normal motion stops the tangential one too, so the normal push
-        # alone (inside every cone) is a solution; the stick solve would divide by zero
-        lam_n = -b_n / g_nn
-        if abs(g_tn * lam_n + b_t) <= 1e-9 * (abs(b_t) + abs(b_n)):
-            return lam_n, 0.0, True
-        det = math.inf  # no stick solution to enumerate: try the slip modes
-    lam_n = (g_nt * b_t - g_tt * b_n) / det
-    lam_t = (g_tn * b_n - g_nn * b_t) / det
-    if lam_n >= 0.0 and abs(lam_t) <= mu * lam_n:
-        return lam_n, lam_t, True
-    # slip with tangential velocity sense s and friction -s mu lambda_N; try the sense the stick
-    # force could not hold first
-    first = -1.0 if lam_t > 0.0 else 1.0
-    scale = abs(b_t) + abs(b_n)
-    for s in (first, -first):
-        den = g_nn - s * mu * g_nt
-        if den <= 0.0:
-            continue
-        ln = -b_n / den
-        u_t = (g_tn - s * mu * g_tt) * ln + b_t
-        if s * u_t >= -1e-14 * scale:
-            return ln, -s * mu * ln, True
-    # no consistent mode: return the stick solution projected on the cone (residual shows it)
-    lam_n = max(lam_n, 0.0)
-    return lam_n, min(max(lam_t, -mu * lam_n), mu * lam_n), False
-
-
-def _slip_3d(g, b, mu, d):
-    """lambda_N, lambda_T, u_T for sliding direction d (friction -mu lambda_N d)."""
-    den = g[0, 0] - mu * (g[0, 1] * d[0] + g[0, 2] * d[1])
-    if den <= 0.0:
-        return None
-    lam_n = -b[0] / den
-    lam_t = -mu * lam_n * d
-    u_t = g[1:, 0] * lam_n + g[1:, 1:] @ lam_t + b[1:]
-    return lam_n, lam_t, u_t
-
-
-def solve_contact_3d(g: np.ndarray, b: np.ndarray, mu: float):
-    """
-    Exact solution of a 3-D point contact with an isotropic Coulomb cone.
-
-    Separate if b_N >= 0; stick if -G^-1 b lies in the cone; else slide in the direction d where
-    u_T(d) is parallel to d (found by a fixed-point iteration, or by bracketing the angle and
-    Brent's method). Returns (lambda (3,), ok).
-    """
-    if b[0] >= 0.0:
-        return np.zeros(3), True
-    lam = np.linalg.solve(g, -b)
-    if lam[0] >= 0.0 and math.hypot(lam[1], lam[2]) <= mu * lam[0]:
-        return lam, True
-    if mu == 0.0:
-        return np.array((-b[0] / g[0, 0], 0.0, 0.0)), True
-    norm = math.hypot(lam[1], lam[2])
-    d = -lam[1:] / norm if norm > 0.0 else np.array((1.0, 0.0))
-    scale = float(np.abs(b).sum())
-    for _ in range(30):  # fixed point d <- u_T(d)/|u_T(d)|: converges in a few steps near isotropy
-        out = _slip_3d(g, b, mu, d)
-        if out is None:
-            break
-        lam_n, lam_t, u_t = out
-        speed = math.hypot(u_t[0], u_t[1])
-        if speed <= 1e-15 * scale:
-            break
-        d_new = u_t / speed
-        if abs(d_new[0] * d[1] - d_new[1] * d[0]) <= 1e-15 and d_new @ d > 0.0:
-            return np.array((lam_n, lam_t[0], lam_t[1])), True
-        d = d_new
-    return _slip_3d_bracketed(g, b, mu)
-
-
-#: Relative tolerance of the slip-angle root: the smallest scipy.optimize.brentq accepts.
-_BRENT_RTOL = 4.0 * np.finfo(float).eps
-
-
-def _slip_3d_bracketed(g, b, mu):
-    def cross(phi):
-        d = np.array((math.cos(phi), math.sin(phi)))
-        out = _slip_3d(g, b, mu, d)
-        if out is None:
-            return None, None
-        lam_n, lam_t, u_t = out
-        return u_t[0] * d[1] - u_t[1] * d[0], u_t @ d
-
-    from scipy.optimize import brentq
-    angles = np.linspace(0.0, 2.0 * math.pi, 49)
-    values = [cross(a) for a in angles]
-    best = None
-    for k in range(len(angles) - 1):
-        f0, f1 = values[k][0], values[k + 1][0]
-        if f0 is None or f1 is None or f0 * f1 > 0.0:
-            continue
-
-        def crossing(a):
-            value = cross(a)[0]
-            if value is None:   # no sliding solution in this direction: not a root
-                raise ValueError('no slip solution inside the bracket')
-            return value
-
-        try:
-            # rtol: Brent's method needs at least 4 machine epsilons
-            phi = brentq(crossing, angles[k], angles[k + 1], xtol=1e-15, rtol=_BRENT_RTOL)
-        except ValueError:
-            continue
-        d = np.array((math.cos(phi), math.sin(phi)))
-        lam_n, lam_t, u_t = _slip_3d(g, b, mu, d)
-        if lam_n >= 0.0 and u_t @ d >= 0.0:
-            return np.array((lam_n, lam_t[0], lam_t[1])), True
-        if best is None:
-            best = np.array((max(lam_n, 0.0), lam_t[0], lam_t[1]))
-    lam = np.linalg.solve(g, -b)
-    lam[0] = max(lam[0], 0.0)
-    norm = math.hypot(lam[1], lam[2])
-    if norm > mu * lam[0]:
-        lam[1:] *= mu * lam[0] / norm
-    return (best if best is not None else lam), False
-
+# -- local (one-block) exact solves (contact_solve.py) -------------------------------------
 
 def solve_block(g: np.ndarray, b: np.ndarray, block: Block) -> np.ndarray:
     """Exact solution of one block given its Delassus block g and free velocity b."""
@@ -269,18 +130,6 @@ def _residual_lists(u: list, lam: list, diag: list, blocks: Sequence[Block]) -> 
         if err > worst:
             worst = err
     return worst
-
-
-def residual_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu, lam_n, lam_t) -> float:
-    """:func:`residual` of one planar contact block, on Python floats."""
-    u_n = g_nn * lam_n + g_nt * lam_t + b_n
-    u_t = g_tn * lam_n + g_tt * lam_t + b_t
-    worst = abs(min(lam_n * g_nn, u_n))
-    rho = 1.0 / max(g_tt, 1e-300)
-    z = lam_t - rho * u_t
-    radius = mu * max(lam_n, 0.0)
-    proj = z if abs(z) <= radius else math.copysign(radius, z)
-    return max(worst, abs(lam_t - proj) / rho)
 
 
 def _solve_single(G, b, blk: Block, tolerance: float) -> Solution:
@@ -377,11 +226,11 @@ def _solve_general(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block], *,
     """
     Return the iteration of :func:`solve` for any block sizes.
 
-    Compiled (:mod:`dodo_sim.physics.solver_kernel`, the same iteration to rounding) when numba
-    is installed and the kernel takes the problem, else :func:`_solve_general_python`.
+    Compiled (:mod:`dodo_sim.physics.kernels.ncp_general`, the same iteration to rounding) when
+    numba is installed and the kernel takes the problem, else :func:`_solve_general_python`.
     """
-    out = solver_kernel.solve_general(G, b, blocks, tolerance, max_iterations,
-                                      method == 'jacobi', relaxation)
+    out = ncp_general.solve_general(G, b, blocks, tolerance, max_iterations,
+                                    method == 'jacobi', relaxation)
     if out is not None:
         return Solution(*out)
     return _solve_general_python(G, b, blocks, tolerance=tolerance,
@@ -395,10 +244,9 @@ def _solve_general_python(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block],
     """Return the iteration of :func:`solve` on numpy arrays, for any block sizes."""
     lam = np.zeros(len(b))
     jacobi = method == 'jacobi'
-    modes = None
-    res = math.inf
-    best = None
-    for iteration in range(1, max_iterations + 1):
+
+    def sweep():
+        nonlocal lam
         if jacobi:
             u = G @ lam + b
         new = lam if not jacobi else lam.copy()
@@ -414,10 +262,29 @@ def _solve_general_python(G: np.ndarray, b: np.ndarray, blocks: Sequence[Block],
                 local = _project(lam[sl] + relaxation * (local - lam[sl]), blk)
             new[sl] = local
         lam = new
-        res = residual(G, b, lam, blocks)
+        return lam, residual(G, b, lam, blocks)
+
+    return _iterate(sweep, lambda: _modes(lam, blocks), lam, G, b, blocks, tolerance,
+                    max_iterations)
+
+
+def _iterate(sweep, modes_of, initial, G, b, blocks, tolerance, max_iterations) -> Solution:
+    """
+    Repeat ``sweep`` (one block sweep: returns the multipliers and their residual) to tolerance.
+
+    Once the modes of the last sweep (``modes_of()``) repeat those of the sweep before, the
+    polish of that mode set is tried; if nothing converges, the last multipliers or the best
+    polish, whichever has the smaller residual. ``initial``: the multipliers before any sweep.
+    """
+    lam = initial
+    modes = None
+    res = math.inf
+    best = None
+    for iteration in range(1, max_iterations + 1):
+        lam, res = sweep()
         if res <= tolerance:
             return Solution(lam, iteration, res, True)
-        current = _modes(lam, blocks)
+        current = modes_of()
         if current == modes:
             polished = _polish(G, b, blocks, current)
             if polished is not None:
@@ -448,22 +315,12 @@ def _local_planar(G: list, b_loc: list, blk: Block) -> tuple:
     return lam_n, lam_t
 
 
-def _modes_lists(lam: list, blocks) -> tuple:
-    """:func:`_modes` on Python floats (planar blocks)."""
-    modes = []
-    for blk in blocks:
-        s = blk.start
-        if not lam[s] > _ZERO:
-            modes.append(None)
-        elif blk.size == 1 or blk.slip_dir is not None:
-            modes.append('active')
-        else:
-            t = lam[s + 1]
-            if abs(t) < blk.mu * lam[s] * (1.0 - 1e-9) or t == 0.0:
-                modes.append('stick')
-            else:
-                modes.append((-1.0 if t > 0.0 else 1.0,))
-    return tuple(modes)
+def _cone_mode_planar(lam: list, blk: Block):
+    """:func:`_cone_mode` of a planar contact block on Python floats."""
+    t = lam[blk.start + 1]
+    if abs(t) < blk.mu * lam[blk.start] * (1.0 - 1e-9) or t == 0.0:
+        return 'stick'
+    return (-1.0 if t > 0.0 else 1.0,)
 
 
 def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
@@ -479,10 +336,8 @@ def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
     diag = [Gl[i][i] for i in range(m)]
     lam = [0.0] * m
     spans = [(blk, range(blk.start, blk.start + blk.size)) for blk in blocks]
-    modes = None
-    res = math.inf
-    best = None
-    for iteration in range(1, max_iterations + 1):
+
+    def sweep():
         source = lam[:] if jacobi else lam
         for blk, rows in spans:
             lo, hi = rows.start, rows.stop
@@ -498,22 +353,10 @@ def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
             lam[lo:hi] = _local_planar(Gl, b_loc, blk)
         lam_array = np.array(lam)
         u = (G.dot(lam_array) + b).tolist()
-        res = _residual_lists(u, lam, diag, blocks)
-        if res <= tolerance:
-            return Solution(lam_array, iteration, res, True)
-        current = _modes_lists(lam, blocks)
-        if current == modes:
-            polished = _polish(G, b, blocks, current)
-            if polished is not None:
-                p_res = residual(G, b, polished, blocks)
-                if p_res <= tolerance:
-                    return Solution(polished, iteration, p_res, True)
-                if best is None or p_res < best[1]:
-                    best = (polished, p_res)
-        modes = current
-    if best is not None and best[1] < res:
-        return Solution(best[0], max_iterations, best[1], False)
-    return Solution(np.array(lam), max_iterations, res, False)
+        return lam_array, _residual_lists(u, lam, diag, blocks)
+
+    return _iterate(sweep, lambda: _modes(lam, blocks, _cone_mode_planar), np.array(lam), G, b,
+                    blocks, tolerance, max_iterations)
 
 
 def _project(lam, blk: Block):
@@ -527,8 +370,14 @@ def _project(lam, blk: Block):
     return out
 
 
-def _modes(lam, blocks) -> tuple:
-    """Per block: None (separated), 'stick'/'active', or a sliding direction."""
+def _modes(lam, blocks, cone_mode=None) -> tuple:
+    """
+    Per block: None (separated), 'stick'/'active', or a sliding direction.
+
+    ``cone_mode(lam, blk)``: the mode of a pressed contact block under its Coulomb cone
+    (default :func:`_cone_mode`, on arrays).
+    """
+    cone_mode = _cone_mode if cone_mode is None else cone_mode
     modes = []
     for blk in blocks:
         s = blk.start
@@ -537,15 +386,19 @@ def _modes(lam, blocks) -> tuple:
         elif blk.size == 1 or blk.slip_dir is not None:
             modes.append('active')
         else:
-            t = lam[s + 1:s + blk.size]
-            norm = float(np.sqrt(t @ t))
-            if norm < blk.mu * lam[s] * (1.0 - 1e-9):
-                modes.append('stick')
-            else:
-                # sliding direction opposes the friction; rounded so that a converging 3-D
-                # direction counts as unchanged
-                modes.append(tuple(np.round(-t / norm, 9)) if norm > 0.0 else 'stick')
+            modes.append(cone_mode(lam, blk))
     return tuple(modes)
+
+
+def _cone_mode(lam, blk: Block):
+    """Return 'stick' inside the cone, else the sliding direction (opposing the friction)."""
+    s = blk.start
+    t = lam[s + 1:s + blk.size]
+    norm = float(np.sqrt(t @ t))
+    if norm < blk.mu * lam[s] * (1.0 - 1e-9):
+        return 'stick'
+    # rounded so that a converging 3-D direction counts as unchanged
+    return tuple(np.round(-t / norm, 9)) if norm > 0.0 else 'stick'
 
 
 def _polish(G, b, blocks, modes):
@@ -581,6 +434,4 @@ def _polish(G, b, blocks, modes):
     return P @ x
 
 
-__all__ = ['Block', 'Solution', 'METHODS', 'STICK_MARGIN', 'solve', 'solve_block',
-           'solve_contact_2d', 'solve_contact_3d', 'solve_unilateral', 'residual',
-           'residual_contact_2d']
+__all__ = ['Block', 'Solution', 'METHODS', 'STICK_MARGIN', 'solve', 'solve_block', 'residual']

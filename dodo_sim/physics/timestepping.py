@@ -35,9 +35,9 @@ import numpy as np
 import pinocchio as pin
 
 from . import solver as ncp
-from . import solver_kernel
 from .contact import blocks_for, Constraint, ConstraintGeometry, ContactParams
 from .fast import pack_model
+from .kernels import correction
 from .kernels.buffers import pack_buffers
 from .kernels.step import step as compiled_step
 from .solver import Block, STICK_MARGIN
@@ -341,7 +341,7 @@ class MoreauJeanIntegrator:
         if len(rows) == 1:
             r = rows[0]
             return self._integrate(q_next, minv_wt[:, r] * (targets[0] / G[r, r]))
-        dq = solver_kernel.position_correction(G, minv_wt, rows, targets)
+        dq = correction.position_correction(G, minv_wt, rows, targets)
         if dq is not None:
             return self._integrate(q_next, dq)
         minv_wc = minv_wt[:, rows]

@@ -9,8 +9,8 @@ Compile the numba kernels once, at install time, so no node compiles on its star
     .venv/bin/python -m dodo_sim.tools.precompile        # the README's install line runs it
 
 The kernels (``dodo_sim.physics.kernels``: the time-stepping step, the event integrator's
-evaluation, the controller's point terms; ``dodo_sim.physics.solver_kernel``: the 3-D contact
-solve) are ``njit(cache=True)``: compiled at their first call
+evaluation, the controller's point terms, the block NCP iteration with the 3-D contact solve,
+the position correction) are ``njit(cache=True)``: compiled at their first call
 and written to numba's cache (``__pycache__`` next to the source, or ``NUMBA_CACHE_DIR``). A first
 call on a fresh install used to be the simulator node's constructor: ~30 s idle, 146 s measured
 on a loaded 2-core machine — long enough for a recorder to give up on the node's parameters.
@@ -57,10 +57,11 @@ def warm_up() -> None:
     """Build and step every shipped robot with both integrators and update its controller."""
     from dodo_control.registry import controller_entry
     from dodo_sim.paths import default_urdf_path
-    from dodo_sim.physics import solver_kernel
+    from dodo_sim.physics.kernels import correction, ncp_general
     from dodo_sim.simulator import SimConfig, Simulator
     import numpy as np
-    solver_kernel.warm_up()   # the 3-D block NCP iteration (no shipped robot solves one)
+    ncp_general.warm_up()     # the 3-D block NCP iteration (no shipped robot solves one)
+    correction.warm_up()      # the position correction of more than one row
     urdf_dir = default_urdf_path().parent
     robots = (('hopper.urdf.xacro', 'slip_hopper', {}),
               ('boom_leg.urdf.xacro', 'slip_hopper', None),

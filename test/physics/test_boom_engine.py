@@ -6,8 +6,8 @@ What the boom leg needs from the engine's 3-D contact solve, as minimal cases.
 
 On the boom-mounted leg the foot slides radially in every stance (docs/control.md, "Boom-mounted
 leg"): the contact's Delassus matrix is strongly anisotropic, the fixed-point search for the
-slip direction of ``dodo_sim.physics.solver.solve_contact_3d`` does not converge and the
-bracketed search runs. The two problems below were taken from a simulated drop of the boom leg
+slip direction of ``dodo_sim.physics.contact_solve.solve_contact_3d`` does not converge and
+the bracketed search runs. The two problems below were taken from a simulated drop of the boom leg
 (friction 0.8, PD-held leg, time-stepping) at the first calls that fail:
 
 * ``rtol``: ``scipy.optimize.brentq`` refused ``rtol=4e-16`` (its minimum is 4 eps = 8.9e-16);
@@ -19,7 +19,7 @@ Both raised ValueError until the engine fixed its bracketed search; the boom's c
 """
 import math
 
-from dodo_sim.physics.solver import solve_contact_3d
+from dodo_sim.physics.contact_solve import solve_contact_3d
 import numpy as np
 import pytest
 

@@ -4,6 +4,8 @@
 """
 The kernels' decorator: ``numba.njit(cache=True)``, or the plain function without numba.
 
+Also :func:`c_contiguous`, the array layout the kernels called from Python are compiled for.
+
 numba's on-disk cache (``__pycache__`` next to each module) checks only the source file of the
 function it caches, not the files of the kernels that function calls (numba docs, "Cache
 invalidation"; numba issue #1833): a kernel split over several modules would load a stale
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+
+import numpy as np
 
 try:
     from numba import njit
@@ -43,6 +47,13 @@ def compiled_inline(function):
     if njit is None:
         return function
     return njit(cache=True, fastmath=False, inline='always')(function)
+
+
+def c_contiguous(array):
+    """Return ``array`` as a C-contiguous float64 array: the signature the kernels compile for."""
+    if array.dtype == np.float64 and array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(array, dtype=np.float64)
 
 
 def source_fingerprint(package_dir: Path = _PACKAGE_DIR) -> str:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Cholesky factor and solves of the small dense SPD matrices of the kernels (M, the Delassus G).
+Factors and solves of the small dense matrices of the kernels (M, the Delassus G, a polish).
 
 Explicit loops on preallocated arrays: numba turns a small ``@`` into a BLAS call and every
 temporary into an allocation, each costing more than the arithmetic at this size.
@@ -89,38 +89,82 @@ def row_products(A, X, m):
 row_products = compiled(row_products)
 
 
-def spd_solve_or_least_squares(A, r):
-    """timestepping._spd_solve_or_least_squares on arrays."""
+def lu_solve(A, rhs):
+    """
+    Solve A x = rhs by Gaussian elimination with partial pivoting (LAPACK gesv's algorithm).
+
+    Returns (x, ok); ok is False when a pivot is exactly zero (numpy raises LinAlgError there).
+    A and rhs are not modified.
+    """
+    n = A.shape[0]
+    a = A.copy()
+    x = rhs.copy()
+    for k in range(n):
+        p = k
+        big = abs(a[k, k])
+        for i in range(k + 1, n):
+            if abs(a[i, k]) > big:
+                big = abs(a[i, k])
+                p = i
+        if big == 0.0:
+            return x, False
+        if p != k:
+            for j in range(n):
+                tmp = a[k, j]
+                a[k, j] = a[p, j]
+                a[p, j] = tmp
+            tmp = x[k]
+            x[k] = x[p]
+            x[p] = tmp
+        pivot = a[k, k]
+        for i in range(k + 1, n):
+            f = a[i, k] / pivot
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    a[i, j] -= f * a[k, j]
+                x[i] -= f * x[k]
+    for i in range(n - 1, -1, -1):
+        acc = x[i]
+        for j in range(i + 1, n):
+            acc -= a[i, j] * x[j]
+        x[i] = acc / a[i, i]
+    return x, True
+
+
+lu_solve = compiled(lu_solve)
+
+
+def well_conditioned_spd(A):
+    """
+    Return whether A is positive definite and well conditioned for a direct solve.
+
+    Its Cholesky pivots satisfy smallest^2 > 1e-12 largest^2
+    (timestepping._spd_solve_or_least_squares' test).
+    """
     n = A.shape[0]
     L = np.zeros((n, n))
-    ok = True
+    if not cholesky(A, L):
+        return False
+    smallest = math.inf
+    largest = 0.0
     for i in range(n):
-        for j in range(i + 1):
-            acc = A[i, j]
-            for k in range(j):
-                acc -= L[i, k] * L[j, k]
-            if i == j:
-                if acc <= 0.0:
-                    ok = False
-                    break
-                L[i, i] = math.sqrt(acc)
-            else:
-                L[i, j] = acc / L[j, j]
-        if not ok:
-            break
-    if ok:
-        smallest = math.inf
-        largest = 0.0
-        for i in range(n):
-            smallest = min(smallest, L[i, i])
-            largest = max(largest, L[i, i])
-        if smallest * smallest > 1e-12 * largest * largest:
-            return np.linalg.solve(A, r)
+        smallest = min(smallest, L[i, i])
+        largest = max(largest, L[i, i])
+    return smallest * smallest > 1e-12 * largest * largest
+
+
+well_conditioned_spd = compiled(well_conditioned_spd)
+
+
+def spd_solve_or_least_squares(A, r):
+    """timestepping._spd_solve_or_least_squares on arrays."""
+    if well_conditioned_spd(A):
+        return np.linalg.solve(A, r)
     return np.linalg.lstsq(A, r)[0]
 
 
 spd_solve_or_least_squares = compiled(spd_solve_or_least_squares)
 
 
-__all__ = ['cholesky', 'cholesky_solve_vec', 'cholesky_solve_rows', 'row_products',
-           'spd_solve_or_least_squares']
+__all__ = ['cholesky', 'cholesky_solve_vec', 'cholesky_solve_rows', 'row_products', 'lu_solve',
+           'well_conditioned_spd', 'spd_solve_or_least_squares']

@@ -16,12 +16,12 @@ import numpy as np
 from .jit import compiled
 
 
-def _solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
-    """solver.solve_contact_2d."""
+def solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
+    """contact_solve.solve_contact_2d."""
     if b_n >= 0.0:
         return 0.0, 0.0
     det = g_nn * g_tt - g_nt * g_tn
-    if det <= 1e-12 * g_nn * g_tt:  # solver.SINGULAR_CONTACT_RATIO: a rank-1 block
+    if det <= 1e-12 * g_nn * g_tt:  # contact_solve.SINGULAR_CONTACT_RATIO: rank 1
         lam_n = -b_n / g_nn
         if abs(g_tn * lam_n + b_t) <= 1e-9 * (abs(b_t) + abs(b_n)):
             return lam_n, 0.0
@@ -45,7 +45,7 @@ def _solve_contact_2d(g_nn, g_nt, g_tn, g_tt, b_n, b_t, mu):
     return lam_n, min(max(lam_t, -mu * lam_n), mu * lam_n)
 
 
-_solve_contact_2d = compiled(_solve_contact_2d)
+solve_contact_2d = compiled(solve_contact_2d)
 
 
 def _residual(G, b, lam, starts, sizes, mus, dirs):
@@ -176,8 +176,8 @@ def solve_planar(G, b, starts, sizes, mus, dirs, tolerance, max_iterations, jaco
     nb = len(starts)
     if nb == 1:
         if sizes[0] == 2 and dirs[0] == 0.0:
-            lam_n, lam_t = _solve_contact_2d(G[0, 0], G[0, 1], G[1, 0], G[1, 1], b[0], b[1],
-                                             mus[0])
+            lam_n, lam_t = solve_contact_2d(G[0, 0], G[0, 1], G[1, 0], G[1, 1], b[0], b[1],
+                                            mus[0])
             lam = np.array((lam_n, lam_t))
         elif sizes[0] == 1:
             lam = np.array((-b[0] / G[0, 0] if b[0] < 0.0 else 0.0,))
@@ -216,8 +216,8 @@ def solve_planar(G, b, starts, sizes, mus, dirs, tolerance, max_iterations, jaco
                 lam[lo] = lam_n
                 lam[lo + 1] = -mus[k] * lam_n * d
             else:
-                lam_n, lam_t = _solve_contact_2d(G[lo, lo], G[lo, lo + 1], G[lo + 1, lo],
-                                                 G[lo + 1, lo + 1], b_loc[0], b_loc[1], mus[k])
+                lam_n, lam_t = solve_contact_2d(G[lo, lo], G[lo, lo + 1], G[lo + 1, lo],
+                                                G[lo + 1, lo + 1], b_loc[0], b_loc[1], mus[k])
                 lam[lo] = lam_n
                 lam[lo + 1] = lam_t
         res = _residual(G, b, lam, starts, sizes, mus, dirs)
@@ -243,4 +243,4 @@ def solve_planar(G, b, starts, sizes, mus, dirs, tolerance, max_iterations, jaco
 solve_planar = compiled(solve_planar)
 
 
-__all__ = ['solve_planar']
+__all__ = ['solve_contact_2d', 'solve_planar']

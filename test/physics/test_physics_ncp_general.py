@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-The compiled block NCP iteration (dodo_sim/physics/solver_kernel.py) against the Python one.
+The compiled block NCP iteration (dodo_sim/physics/kernels/ncp_general.py) against the Python one.
 
 Same solution to 1e-12, same iteration count and convergence flag as
 ``solver._solve_general_python`` on random well-posed problems with 3-D contacts, and the same
 Solo-12 trajectories (docs/physics.md, "Speed").
 """
+from dodo_sim.physics import contact_solve
 from dodo_sim.physics import solver as ncp
-from dodo_sim.physics import solver_kernel
+from dodo_sim.physics.kernels import correction, ncp_general
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pytest
@@ -57,12 +58,12 @@ def test_kernel_equals_the_python_iteration_on_random_3d_problems(method, with_d
     """
     rng = np.random.default_rng(1 + with_directions)
     bracketed = []
-    original = ncp._slip_3d_bracketed
-    monkeypatch.setattr(ncp, '_slip_3d_bracketed',
+    original = contact_solve._slip_3d_bracketed
+    monkeypatch.setattr(contact_solve, '_slip_3d_bracketed',
                         lambda *args: bracketed.append(1) or original(*args))
     for _ in range(150):
         G, b, blocks = random_problem(rng, with_directions)
-        out = solver_kernel.solve_general(G, b, blocks, 1e-10, 100, method == 'jacobi', 1.0)
+        out = ncp_general.solve_general(G, b, blocks, 1e-10, 100, method == 'jacobi', 1.0)
         assert out is not None
         assert_same(ncp.Solution(*out),
                     ncp._solve_general_python(G, b, blocks, method=method))
@@ -74,7 +75,7 @@ def test_kernel_equals_the_python_iteration_with_relaxation():
     for _ in range(80):
         G, b, blocks = random_problem(rng, False)
         relaxation = float(rng.uniform(0.5, 1.5))
-        out = solver_kernel.solve_general(G, b, blocks, 1e-10, 100, False, relaxation)
+        out = ncp_general.solve_general(G, b, blocks, 1e-10, 100, False, relaxation)
         if out is None:
             continue
         assert_same(ncp.Solution(*out),
@@ -87,7 +88,7 @@ def test_a_singular_contact_block_goes_to_the_python_path():
     G[0, 0] = G[3, 3] = 1.0
     b = np.array([-1.0, 0.2, 0.0, -1.0])
     blocks = [ncp.Block(0, 3, 0.5), ncp.Block(3, 1)]
-    assert solver_kernel.solve_general(G, b, blocks, 1e-10, 100, False, 1.0) is None
+    assert ncp_general.solve_general(G, b, blocks, 1e-10, 100, False, 1.0) is None
     with pytest.raises(np.linalg.LinAlgError):
         ncp.solve(G, b, blocks)
 
@@ -97,7 +98,7 @@ def solo12_run(integrator, steps, use_kernel, monkeypatch):
     if pr.robots_dir() is None:
         pytest.skip('example-robot-data is not installed')
     if not use_kernel:
-        monkeypatch.setattr(solver_kernel, 'solve_general', lambda *args: None)
+        monkeypatch.setattr(ncp_general, 'solve_general', lambda *args: None)
     sim = Simulator(pr.solo12(), SimConfig(integrator=integrator, contact_frames=pr.SOLO_FEET,
                                            friction=0.3))
     q = pr.standing_pose(sim, pr.SOLO_STAND_LEGS, gap_m=2e-3)
@@ -139,11 +140,11 @@ def test_position_correction_equals_the_numpy_formula():
         rows = sorted(rng.choice(m, size=int(rng.integers(2, m + 1)), replace=False).tolist())
         targets = list(rng.normal(scale=1e-4, size=len(rows)))
         expected = minv_wt[:, rows] @ np.linalg.solve(G[np.ix_(rows, rows)], targets)
-        np.testing.assert_allclose(solver_kernel.position_correction(G, minv_wt, rows, targets),
+        np.testing.assert_allclose(correction.position_correction(G, minv_wt, rows, targets),
                                    expected, rtol=0, atol=1e-12 * np.abs(expected).max())
 
 
 def test_position_correction_hands_redundant_constraints_back():
     """A singular G_CC (two identical rows): None, so the caller takes least squares."""
     G = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    assert solver_kernel.position_correction(G, np.eye(3), [0, 1], [1e-4, 1e-4]) is None
+    assert correction.position_correction(G, np.eye(3), [0, 1], [1e-4, 1e-4]) is None

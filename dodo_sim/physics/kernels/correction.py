@@ -1,0 +1,73 @@
+# Copyright 2026 dodo_sim developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""
+The linear algebra of the time-stepping step's position correction, compiled, for any model.
+
+timestepping.py ``_correct_positions`` closes the gaps of the constraints that pushed with the
+displacement dq = M^-1 W_C^T delta, G_CC delta = targets. :func:`position_correction` computes it
+in one call when G_CC is well conditioned; otherwise (or without numba) the caller's least
+squares handles redundant constraints.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import c_contiguous, compiled, njit
+from .linalg import lu_solve, well_conditioned_spd
+
+
+def _displacement(G, minv_wt, rows, targets):
+    """
+    Return the time-stepping position correction M^-1 W_C^T delta with G_CC delta = targets.
+
+    G_CC = G[rows][:, rows] when well conditioned (:func:`.linalg.well_conditioned_spd`), then
+    solved as np.linalg.solve does (LU with partial pivoting). Returns (dq (nv,), ok); not ok:
+    the Python path's least squares.
+    """
+    n = len(rows)
+    nv = minv_wt.shape[0]
+    A = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            A[i, j] = G[rows[i], rows[j]]
+    dq = np.zeros(nv)
+    if not well_conditioned_spd(A):
+        return dq, False
+    delta, ok = lu_solve(A, targets)
+    if not ok:
+        return dq, False
+    for j in range(nv):
+        acc = 0.0
+        for p in range(n):
+            acc += minv_wt[j, rows[p]] * delta[p]
+        dq[j] = acc
+    return dq, True
+
+
+_displacement = compiled(_displacement)
+
+
+def position_correction(G, minv_wt, rows, targets):
+    """
+    Return the displacement dq = M^-1 W_C^T delta of timestepping's position correction.
+
+    ``rows``: the rows C of the constraints to close, ``targets``: their gap corrections;
+    G_CC delta = targets. None without numba or when G_CC is not well conditioned (the caller's
+    least squares then handles redundant constraints).
+    """
+    if njit is None:
+        return None
+    dq, ok = _displacement(c_contiguous(G), c_contiguous(minv_wt), np.array(rows, np.int64),
+                           np.array(targets, np.float64))
+    return dq if ok else None
+
+
+def warm_up() -> None:
+    """Compile the kernel with the argument types the time-stepping step uses (precompile.py)."""
+    G = np.array([[2.0, 0.1, 0.0, 0.2], [0.1, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.1],
+                  [0.2, 0.0, 0.1, 1.0]])
+    position_correction(G, G, [0, 3], [1e-6, 2e-6])
+
+
+__all__ = ['position_correction', 'warm_up']
