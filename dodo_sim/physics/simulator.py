@@ -19,242 +19,31 @@ Example::
 ``step`` runs ``control_period / dt`` physics steps (an integer, checked) with the command held
 (zero-order hold) through the motor model. Pushes act at the origin of the heaviest link (the
 hopper's body) and come from the config schedule or :meth:`Simulator.apply_impulse`; a constant
-external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md``.
+external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md``. The
+parameters, their units and bounds: :class:`.sim_config.SimConfig`.
 """
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import math
 import os
 from typing import Mapping, NamedTuple
 
-from dodo_sim.parameter import bounded, check_fields, one_of
 import numpy as np
 import pinocchio as pin
 
-from .collision import add_collision_points, COLLISION_MODES
+from .collision import add_collision_points
 from .contact import ContactParams
 from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
 from .kernels.step import step as compiled_step
-from .motor import (armature, BackEmfLimit, DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,
-                    DING_RAMOS_GEAR_RATIOS, DING_RAMOS_RESISTANCE_OHM,
-                    DING_RAMOS_ROTOR_INERTIA_KGM2, DING_RAMOS_TORQUE_CONSTANT_NM_PER_A, MotorModel)
-from .robot import AUTO, BASES, load_robot, ModelError, RobotModel
-from .terrain import make_terrain, TERRAIN_KINDS
-from .timestepping import MoreauJeanIntegrator, SOLVERS, TimeSteppingParams
+from .motor import armature, BackEmfLimit, MotorModel
+from .robot import load_robot, ModelError, RobotModel
+from .sim_config import INTEGRATORS, MODES, SimConfig
+from .timestepping import MoreauJeanIntegrator, TimeSteppingParams
 
-INTEGRATORS = ('timestepping', 'event')
-#: SimConfig fields of the motors of the actuated joints (one value each, or one per joint).
-MOTOR_PARAMETERS = ('motor_gear_ratio', 'motor_rotor_inertia_kgm2', 'motor_supply_voltage_v',
-                    'motor_resistance_ohm', 'motor_torque_constant_nm_per_a',
-                    'motor_back_emf_constant_v_s_per_rad', 'motor_peak_torque_nm')
 #: A contact point at most this deep under the terrain in an initial state is accepted (a foot
 #: resting on the ground, up to rounding of hand-written poses), m.
 INITIAL_PENETRATION_TOLERANCE_M = 1e-6
-MODES = ('lockstep', 'realtime')
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    """
-    Simulator parameters (the simulator node declares exactly these as ROS parameters).
-
-    Fields:
-        integrator: 'timestepping' (Moreau-Jean midpoint) or 'event' (event-driven hybrid).
-        dt: physics step, s. Event-driven: the fixed RK4 step between located events.
-        control_period: one ``step()``, s; must be an integer multiple of dt.
-        mode: 'lockstep' or 'realtime' (used by the simulator node; the core ignores it).
-        command_timeout: wall s without a valid command before the node warns; lockstep keeps
-            waiting (simulated time pauses), realtime applies zero torque.
-        initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order
-            (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or
-            the URDF's ros2_control initial_value).
-        initial_v: joint velocities used by ``reset()`` (m/s, rad/s), one per DoF; empty: zero (or
-            the URDF's ros2_control initial_value).
-        base: 'auto' (default): a floating base (free flyer, 7 coordinates [x y z qx qy qz qw]
-            first in q, 6 velocities first in v) when the URDF's root link is not a link named
-            'world', the URDF's own joints to the world otherwise (the ROS/Gazebo convention);
-            'floating' or 'fixed' force it.
-        contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
-        contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
-        collisions: 'links' (default): every moving link's URDF collision shapes (sphere,
-            box, cylinder, STL mesh as its bounding box) touch the terrain too, as hard contacts
-            with Coulomb friction, the contact frames keep their point contacts (docs/physics.md
-            "Link collisions"; a URDF without collision shapes: the feet only); 'feet': only the
-            contact frames touch it (the rest passes through); no self-collision.
-        collision_exclude_links: comma-separated links whose collision shapes never touch the
-            terrain ('links' only; a string, not a list, so that the ROS parameter has a type while
-            empty).
-        actuated_joints: joints commanded by ``step(tau)``; 'auto' (default): every movable joint
-            whose URDF effort limit is > 0, in URDF order.
-        joint_limits: enforce the URDF position limits as unilateral constraints with impacts.
-        friction: Coulomb coefficient mu (-), >= 0.
-        restitution: normal restitution e in [0, 1] (0: plastic impact).
-        terrain: one of 'flat', 'slope', 'steps', 'sinusoid'.
-        terrain_height_m: ground height at x = 0 (flat/slope/sinusoid) or before the first step, m.
-        slope_deg: slope angle, degrees in (-60, 60) (positive: ground rises with x).
-        step_edges_x_m: x of each step edge, m (increasing).
-        step_rises_m: height change at each edge, m.
-        sine_amplitude_m / sine_wavelength_m: sinusoidal ground, m.
-        solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with
-            an exact solve per contact) or 'jacobi' (block Jacobi).
-        solver_relaxation: SOR/JOR factor in (0, 2).
-        solver_max_iterations: sweep cap of the contact solver (>= 1).
-        solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which
-            a solve counts as converged, m/s (> 0).
-        position_correction: time-stepping: project residual penetration out after each step.
-        drift_correction_rate: event-driven constraint stabilisation (Baumgarte), 1/s.
-        event_tolerance_s: event-driven root-finding tolerance on event times, s.
-        event_accumulation_speed: event-driven end of Zeno sequences (a wheel rocking, a ball
-            bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint
-            separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under
-            gravity; 0 switches the rule off.
-        torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else
-            the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF
-            torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak)
-            along the motion, clip(G K_t (V + K_e G |qdot|) / R, 0, peak) against it (Ding & Ramos'
-            isControlSaturate; docs/physics.md "Motors").
-        motor_time_constant: first-order torque lag, s (0: ideal motors).
-        motor_dynamics: add each actuated joint's rotor inertia reflected through its gear, G^2
-            J_rotor, to the mass matrix (pinocchio armature; Ding & Ramos' isMotorDynamics without
-            their back-EMF damping).
-        motor_gear_ratio: G of each actuated joint (-), > 0; one value: every actuated joint.
-            Default: Ding & Ramos' hip, 26.9.
-        motor_rotor_inertia_kgm2: J_rotor of each actuated joint's motor, kg*m^2, >= 0; one value:
-            every joint. Default: Ding & Ramos' 7e-6.
-        motor_supply_voltage_v: V, volts, > 0; one value: every joint; empty (default): no back-EMF
-            limit (Ding & Ramos: 12).
-        motor_resistance_ohm: winding resistance R, ohm, > 0; one value: every joint. Default: Ding
-            & Ramos' 1.3.
-        motor_torque_constant_nm_per_a: K_t, N*m/A, > 0; one value: every joint. Default: Ding &
-            Ramos' 0.0135.
-        motor_back_emf_constant_v_s_per_rad: K_e, V*s/rad, >= 0; one value: every joint. Default:
-            Ding & Ramos' 0.0186.
-        motor_peak_torque_nm: joint-side stall/peak torque of each actuated joint, N*m, > 0; one
-            value: every joint; empty (default): the URDF effort limits.
-        push_times: times of scheduled pushes on the base, s.
-        push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
-        max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
-    """
-
-    integrator: str = one_of('timestepping', INTEGRATORS)
-    dt: float = bounded(0.001, low=0.0, low_open=True, unit='s')
-    control_period: float = bounded(0.001, low=0.0, low_open=True, unit='s')
-    mode: str = one_of('lockstep', MODES)
-    command_timeout: float = bounded(0.5, low=0.0, low_open=True, unit='s')
-    initial_q: tuple = bounded((), unit='m, rad')
-    initial_v: tuple = bounded((), unit='m/s, rad/s')
-    base: str = one_of(AUTO, BASES)
-    contact_frames: tuple = ('foot',)
-    contact_radii: tuple = bounded((), low=0.0, unit='m')
-    collisions: str = one_of('links', COLLISION_MODES)
-    collision_exclude_links: str = ''
-    actuated_joints: tuple = (AUTO,)
-    joint_limits: bool = True
-    friction: float = bounded(0.8, low=0.0, unit='-')
-    restitution: float = bounded(0.0, low=0.0, high=1.0, unit='-')
-    terrain: str = one_of('flat', TERRAIN_KINDS)
-    terrain_height_m: float = bounded(0.0, unit='m')
-    slope_deg: float = bounded(0.0, -60.0, 60.0, low_open=True, high_open=True, unit='deg')
-    step_edges_x_m: tuple = bounded((), unit='m')
-    step_rises_m: tuple = bounded((), unit='m')
-    sine_amplitude_m: float = bounded(0.0, unit='m')
-    sine_wavelength_m: float = bounded(1.0, low=0.0, low_open=True, unit='m')
-    solver: str = one_of('gauss_seidel', SOLVERS)
-    solver_relaxation: float = bounded(1.0, low=0.0, high=2.0, low_open=True, high_open=True,
-                                       unit='-')
-    solver_max_iterations: int = bounded(100, low=1, unit='sweeps')
-    solver_tolerance: float = bounded(1e-10, low=0.0, low_open=True, unit='m/s')
-    position_correction: bool = True
-    drift_correction_rate: float = bounded(200.0, low=0.0, low_open=True, unit='1/s')
-    event_tolerance_s: float = bounded(1e-12, low=0.0, low_open=True, unit='s')
-    event_accumulation_speed: float = bounded(1e-4, low=0.0, unit='m/s')
-    torque_saturation: bool = False
-    motor_time_constant: float = bounded(0.0, low=0.0, unit='s')
-    motor_dynamics: bool = False
-    motor_gear_ratio: tuple = bounded((DING_RAMOS_GEAR_RATIOS[0],), low=0.0, low_open=True,
-                                      unit='-')
-    motor_rotor_inertia_kgm2: tuple = bounded((DING_RAMOS_ROTOR_INERTIA_KGM2,), low=0.0,
-                                              unit='kg*m^2')
-    motor_supply_voltage_v: tuple = bounded((), low=0.0, low_open=True, unit='V')
-    motor_resistance_ohm: tuple = bounded((DING_RAMOS_RESISTANCE_OHM,), low=0.0, low_open=True,
-                                          unit='ohm')
-    motor_torque_constant_nm_per_a: tuple = bounded((DING_RAMOS_TORQUE_CONSTANT_NM_PER_A,),
-                                                    low=0.0, low_open=True, unit='N*m/A')
-    motor_back_emf_constant_v_s_per_rad: tuple = bounded(
-        (DING_RAMOS_BACK_EMF_CONSTANT_V_S_PER_RAD,), low=0.0, unit='V*s/rad')
-    motor_peak_torque_nm: tuple = bounded((), low=0.0, low_open=True, unit='N*m')
-    push_times: tuple = bounded((), low=0.0, unit='s')
-    push_impulses_x: tuple = bounded((), unit='N*s')
-    push_impulses_z: tuple = bounded((), unit='N*s')
-    max_speed: float = bounded(1.0e3, low=0.0, low_open=True, unit='m/s or rad/s')
-
-    @property
-    def excluded_collision_links(self) -> tuple:
-        """``collision_exclude_links`` as a tuple of link names."""
-        return tuple(n.strip() for n in self.collision_exclude_links.split(',') if n.strip())
-
-    def __post_init__(self):
-        for name in ('initial_q', 'initial_v', 'contact_radii', 'step_edges_x_m',
-                     'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z') \
-                + MOTOR_PARAMETERS:
-            object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
-        for name in ('contact_frames', 'actuated_joints'):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                value = (value,)
-            object.__setattr__(self, name, tuple(str(x) for x in value))
-        self.validate()
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first bad value."""
-        def bad(name, why):
-            raise ValueError(f'SimConfig.{name} = {getattr(self, name)!r}: {why}')
-
-        # ranges, units, allowed values: the fields' metadata (dodo_sim.parameter), the same the
-        # ROS parameter descriptors show; below: rules that relate fields or lengths
-        check_fields(self)
-        ratio = self.control_period / self.dt
-        if abs(ratio - round(ratio)) > 1e-9 * ratio or round(ratio) < 1:
-            bad('control_period', f'must be an integer multiple of dt = {self.dt} s '
-                                  f'(ratio is {ratio:.6g})')
-        if len(set(self.contact_frames)) != len(self.contact_frames) or not all(
-                self.contact_frames):
-            bad('contact_frames', 'needs distinct, non-empty frame names')
-        if self.contact_radii and len(self.contact_radii) != len(self.contact_frames):
-            bad('contact_radii', f'needs one radius per contact frame '
-                                 f'({len(self.contact_frames)}) or none')
-        if not self.actuated_joints or not all(self.actuated_joints):
-            bad('actuated_joints', f"needs joint names, or ('{AUTO}',) for the joints with a URDF "
-                                   f'effort limit > 0')
-        for name in MOTOR_PARAMETERS:
-            values = getattr(self, name)
-            if not values and name not in ('motor_supply_voltage_v', 'motor_peak_torque_nm'):
-                bad(name, 'needs one value, or one per actuated joint')
-        if not len(self.push_times) == len(self.push_impulses_x) == len(self.push_impulses_z):
-            bad('push_times', 'push_times, push_impulses_x and push_impulses_z need equal lengths')
-        self.make_terrain()  # raises ValueError naming the bad shape value
-
-    @property
-    def substeps(self) -> int:
-        return int(round(self.control_period / self.dt))
-
-    def make_terrain(self):
-        return make_terrain(self.terrain, height_m=self.terrain_height_m,
-                            slope_deg=self.slope_deg, step_edges_x_m=self.step_edges_x_m,
-                            step_rises_m=self.step_rises_m,
-                            sine_amplitude_m=self.sine_amplitude_m,
-                            sine_wavelength_m=self.sine_wavelength_m)
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, object]) -> 'SimConfig':
-        """Build from a parameter mapping; unknown keys raise ValueError naming them."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f'unknown simulator parameter(s) {unknown}; known: {sorted(known)}')
-        return cls(**values)
 
 
 class State(NamedTuple):
