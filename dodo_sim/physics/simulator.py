@@ -21,6 +21,10 @@ Example::
 hopper's body) and come from the config schedule or :meth:`Simulator.apply_impulse`; a constant
 external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md``. The
 parameters, their units and bounds: :class:`.sim_config.SimConfig`.
+
+Longer than ~500 lines: :class:`Simulator` is one object whose reset, step (substeps, motor
+model, pushes, the integrators' reports) and state assembly share the model, the integrator and
+the per-step bookkeeping.
 """
 from __future__ import annotations
 
