@@ -90,6 +90,12 @@ Health on ``/diagnostics`` every ``diagnostics_period`` (:mod:`dodo_sim.ros.diag
 diagnostic_updater way): status ``controller: tick`` with the tick time p50/p99/max (ms, whole
 run and since the last message), updates, skipped states; WARN when the newest ticks' max is
 above the control period or states were skipped since the last message.
+
+The telemetry channels (:mod:`dodo_sim.ros.telemetry_channels`), the markers
+(:mod:`dodo_sim.ros.controller_markers`) and the raw input reading
+(:mod:`dodo_sim.ros.raw_messages`) are modules of their own. The rest is one unit at this length:
+merging joint states, pairing contacts by stamp and answering each complete state is one
+per-state bookkeeping driven by this node's subscriptions, and its reports read that state.
 """
 from __future__ import annotations
 
@@ -103,11 +109,11 @@ from dodo_control import registry
 from dodo_control.interface import HostedController
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
-from dodo_sim.ros.cdr import (CdrError, JointStateReader, JointStateWriter, read_frame_id,
-                              read_wrench_stamped)
+from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.controller_markers import ControllerMarkers
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
+from dodo_sim.ros.raw_messages import read_contact, read_contact_frame_id, read_joint_state
 from dodo_sim.ros.runtime import drain, WarnThrottle
 from dodo_sim.ros.telemetry_channels import TelemetryChannels
 from geometry_msgs.msg import WrenchStamped
@@ -115,7 +121,7 @@ import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -138,29 +144,6 @@ def robot_names(ctrl) -> tuple:
     """
     return (tuple(ctrl.joint_names), tuple(ctrl.actuated_joint_names),
             tuple(ctrl.contact_frames))
-
-
-def _stamp_ns(msg) -> int:
-    stamp = msg.header.stamp
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
-
-
-def _read_contact(data: bytes) -> tuple:
-    """(stamp ns, (fx, fy, fz)) of a serialized WrenchStamped."""
-    try:
-        return read_wrench_stamped(data)
-    except CdrError:                            # not plain little-endian CDR: rclpy reads it
-        msg = deserialize_message(data, WrenchStamped)
-        force = msg.wrench.force
-        return _stamp_ns(msg), (force.x, force.y, force.z)
-
-
-def _contact_frame_id(data: bytes) -> str:
-    """``header.frame_id`` of a serialized WrenchStamped."""
-    try:
-        return read_frame_id(data)
-    except CdrError:
-        return deserialize_message(data, WrenchStamped).header.frame_id
 
 
 class ControllerNode(Node):
@@ -345,18 +328,8 @@ class ControllerNode(Node):
         if self._pending:
             self._try_update()
 
-    def _read_joint_state(self, data: bytes) -> tuple:
-        """(stamp ns, names, position, velocity) of a serialized JointState."""
-        try:
-            ns, names, position, velocity, _ = self._joint_reader.read(data)
-        except CdrError:                        # not plain little-endian CDR: rclpy reads it
-            msg = deserialize_message(data, JointState)
-            ns, names, position, velocity = (_stamp_ns(msg), list(msg.name), msg.position,
-                                             msg.velocity)
-        return ns, names, position, velocity
-
     def _merge(self, data: bytes) -> None:
-        ns, names, position, velocity = self._read_joint_state(data)
+        ns, names, position, velocity, _ = read_joint_state(self._joint_reader, data)
         if len(position) != len(names) or len(velocity) != len(names):
             self._throttle.warn('joint_states', f'ignored {contract.JOINT_STATES} without one '
                                 f'position and one velocity per joint name')
@@ -400,9 +373,9 @@ class ControllerNode(Node):
         if not self._contact_frame_checked[index] and not self._check_contact_frame(index, data):
             return
         history = self._contacts[index]
-        history.append(_read_contact(data))
+        history.append(read_contact(data))
         for newer, _info in drain(self._sub_contacts[index]):
-            history.append(_read_contact(newer))
+            history.append(read_contact(newer))
         if self._pending:
             self._try_update()
 
@@ -414,7 +387,7 @@ class ControllerNode(Node):
         force in any other frame would be read as wrong world components, so the node stops.
         """
         frame = self.contact_frames[index]
-        frame_id = _contact_frame_id(data)
+        frame_id = read_contact_frame_id(data)
         if contract.world_aligned_frame(frame_id, frame):
             self._contact_frame_checked[index] = True
             return True
@@ -583,8 +556,7 @@ class ControllerNode(Node):
     def _check_publishers(self) -> None:
         count = self.count_publishers(contract.JOINT_COMMANDS)
         if count > self.command_publishers:
-            nodes = sorted(f'{e.node_namespace.rstrip("/")}/{e.node_name}'
-                           for e in self.get_publishers_info_by_topic(contract.JOINT_COMMANDS))
+            nodes = runtime.publisher_nodes(self, contract.JOINT_COMMANDS)
             self.get_logger().warning(f'{count} publishers on {contract.JOINT_COMMANDS}: '
                                       f'{nodes}; a second controller?')
         self.command_publishers = max(count, self.command_publishers)
