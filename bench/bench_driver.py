@@ -55,7 +55,7 @@ def bench_core(seconds: float) -> list:
     from dodo_sim.model import robot_description_xml
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.rollout import JointHold
-    from dodo_sim.ros.driver_node import build_driver
+    from dodo_sim.hardware.build import build_driver
 
     core, emulator = build_driver(DriverConfig(hardware='emulated', emulator_mode='realtime'),
                                   robot_description_xml(default_urdf_path()))

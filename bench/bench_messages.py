@@ -116,7 +116,7 @@ def state_work(node, steps: int, rounds: int) -> list:
     import array
 
     from dodo_control.controller import Controller, ControllerConfig
-    from dodo_sim.ros.controller_node import TelemetryChannels
+    from dodo_sim.ros.telemetry_channels import TelemetryChannels
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.ros import contract
     from sensor_msgs.msg import JointState

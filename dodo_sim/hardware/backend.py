@@ -133,17 +133,21 @@ class CanBackend(ActuatorBackend):
 
     # -- one cycle ------------------------------------------------------------------------------
 
-    def exchange(self, frames: Sequence[ActuatorFrame], sequence: int,
-                 reply_timeout: float) -> Exchange:
-        clock = self.clock
-        result = Exchange(t_start=clock())
-        # 1. frames of earlier cycles
+    def _take_queued(self, result: Exchange) -> None:
+        """Handle the frames queued since the last cycle (late ones counted in ``result``)."""
         while True:
             msg = self.bus.recv(0.0)
             if msg is None:
                 break
             result.late += self._handle(msg, result, sequence=None)
         self._board_angles = self._board_rates = None
+
+    def exchange(self, frames: Sequence[ActuatorFrame], sequence: int,
+                 reply_timeout: float) -> Exchange:
+        clock = self.clock
+        result = Exchange(t_start=clock())
+        # 1. frames of earlier cycles
+        self._take_queued(result)
         result.replies.clear()
         result.board = None
         # 2. send

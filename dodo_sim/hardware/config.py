@@ -5,8 +5,8 @@
 Configuration of the hardware path.
 
 The driver node's parameters (one frozen dataclass, :class:`DriverConfig`), the per-actuator and
-boom views built from them, URDF joint limits and the calibration file. Pure data and file IO: no
-rclpy, no bus.
+boom views built from them and URDF joint limits (the calibration file is
+:mod:`dodo_sim.hardware.calibration`). Pure data: no rclpy, no bus.
 
 Joint conventions (actuator ``a``, joint ``q``; ``N`` = ``gear_ratio``, ``d`` = ``direction``,
 ``p0`` = the calibrated zero offset in actuator radians)::
@@ -21,17 +21,12 @@ pitch`` (base_z), an ``angle`` joint is the angle itself (a revolute boom joint)
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-import datetime
+from dataclasses import dataclass
 import math
-import os
-from pathlib import Path
-import tempfile
 from typing import Mapping
 import xml.etree.ElementTree as ET
 
 from dodo_sim.parameter import bounded, check_fields, one_of
-import yaml
 
 from .odrive_protocol import odrive_error_name, odrive_model
 from .protocol import error_name, MitRanges, model_ranges
@@ -46,7 +41,6 @@ BOOM_KINDS = ('boom_arc', 'boom_height', 'angle')
 EMULATOR_MODES = ('realtime', 'lockstep')
 #: How the emulated robot is held before the motors are enabled (docs/hardware.md).
 EMULATOR_STANDS = ('until_enable', 'clamped', 'none')
-CALIBRATION_FORMAT = 'dodo_sim_calibration/1'
 
 
 @dataclass(frozen=True)
@@ -494,79 +488,6 @@ def boom_config(config: DriverConfig, zero_counts=(0, 0)) -> BoomConfig:
                       contact_threshold=config.contact_threshold)
 
 
-# -- calibration file -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Calibration:
-    """
-    Zero offsets of the actuators and the boom encoders.
-
-    Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder counts
-    at angle zero ([yaw, pitch]).
-    """
-
-    zero_offsets: Mapping[str, float] = field(default_factory=dict)
-    boom_zero_counts: tuple = (0, 0)
-
-
-def load_calibration(path: str | os.PathLike) -> Calibration:
-    """Read a calibration file (ValueError naming the file and the bad entry)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"calibration file not found: {path} (run the driver's ~/calibrate "
-                         f'service with the robot in the calibration pose)')
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ValueError(f'calibration file {path} is not valid YAML: {exc}') from exc
-    if not isinstance(data, dict) or data.get('format') != CALIBRATION_FORMAT:
-        raise ValueError(f'calibration file {path}: expected format: {CALIBRATION_FORMAT}')
-    try:
-        offsets = {str(k): float(v['zero_offset_rad'])
-                   for k, v in (data.get('actuators') or {}).items()}
-        boom = data.get('boom') or {}
-        counts = (int(boom.get('yaw_zero_counts', 0)), int(boom.get('pitch_zero_counts', 0)))
-    except (TypeError, KeyError, ValueError) as exc:
-        raise ValueError(f'calibration file {path}: bad entry ({exc!r}); expected '
-                         f'actuators: {{joint: {{zero_offset_rad: x}}}}, boom: '
-                         f'{{yaw_zero_counts: n, pitch_zero_counts: n}}') from exc
-    if not all(math.isfinite(v) for v in offsets.values()):
-        raise ValueError(f'calibration file {path}: non-finite zero offset')
-    return Calibration(offsets, counts)
-
-
-def save_calibration(path: str | os.PathLike, calibration: Calibration,
-                     pose: Mapping[str, float] | None = None, can_ids: Mapping[str, int] = None
-                     ) -> None:
-    """Write a calibration file atomically (a crash never leaves a half-written file)."""
-    path = Path(path)
-    can_ids = can_ids or {}
-    data = {
-        'format': CALIBRATION_FORMAT,
-        'written': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
-        'pose': {k: float(v) for k, v in (pose or {}).items()},
-        'actuators': {joint: dict({'zero_offset_rad': float(offset)},
-                                  **({'can_id': int(can_ids[joint])} if joint in can_ids else {}))
-                      for joint, offset in calibration.zero_offsets.items()},
-        'boom': {'yaw_zero_counts': int(calibration.boom_zero_counts[0]),
-                 'pitch_zero_counts': int(calibration.boom_zero_counts[1])},
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix='.tmp', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'w') as f:
-            f.write('# dodo_sim hardware calibration, written by the driver (~/calibrate)\n')
-            yaml.safe_dump(data, f, sort_keys=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-__all__ = ['DriverConfig', 'JointLimit', 'ActuatorConfig', 'BoomConfig', 'Calibration',
-           'urdf_joints', 'actuator_configs', 'boom_config', 'load_calibration',
-           'save_calibration', 'protocol_model_ranges', 'actuator_error_name', 'PROTOCOLS',
-           'HARDWARE_KINDS', 'ESTOP_MODES', 'BOOM_KINDS', 'EMULATOR_MODES']
+__all__ = ['DriverConfig', 'JointLimit', 'ActuatorConfig', 'BoomConfig', 'urdf_joints',
+           'actuator_configs', 'boom_config', 'protocol_model_ranges', 'actuator_error_name',
+           'PROTOCOLS', 'HARDWARE_KINDS', 'ESTOP_MODES', 'BOOM_KINDS', 'EMULATOR_MODES']

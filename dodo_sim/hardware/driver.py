@@ -5,7 +5,7 @@
 The driver core: backend + safety supervisor + calibration -> one measured sample per cycle.
 
 No rclpy: the ``driver`` node (dodo_sim/ros/driver_node.py) is a thin adapter around
-:class:`DriverCore`, and :class:`dodo_sim.hardware.emulator.EmulatedRig` runs the same core in
+:class:`DriverCore`, and :class:`dodo_sim.hardware.emulated_rig.EmulatedRig` runs the same core in
 process (``dodo_sim.rollout``). Time is passed in (``now``, s, any monotonic clock).
 
 One :meth:`DriverCore.cycle`:
@@ -22,25 +22,21 @@ One :meth:`DriverCore.cycle`:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 import math
 from pathlib import Path
-from typing import Mapping, NamedTuple, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .backend import ActuatorBackend, ActuatorFrame
-from .config import (actuator_configs, actuator_error_name, ActuatorConfig, boom_config,
-                     BoomConfig, Calibration, DriverConfig, JointLimit, load_calibration,
-                     save_calibration)
+from .calibration import Calibration, load_calibration, save_calibration
+from .config import (actuator_configs, actuator_error_name, boom_config, BoomConfig,
+                     DriverConfig, JointLimit)
+from .driver_status import ActuatorStatus, BoardStatus, CycleTiming, Sample
 from .protocol import MitCommand
 from .safety import (JointHealth, JointMode, SafetyConfig, SafetyLimits, SafetyState,
                      SafetySupervisor)
 
-#: Identical readings in a row before an actuator's reading counts as frozen: a live velocity
-#: estimate jitters by a count or so, but two or three equal readings in a row are common, and
-#: at a low cycle rate (a starved driver) a few of them span ``stuck_reading_time``.
-MIN_FROZEN_CYCLES = 20
 #: Exit code of a driver whose motors were stopped during the run by a fault, an e-stop or
 #: ~/disable (the run failed even if the driver then reached stop_after).
 EXIT_MOTORS_STOPPED = 4
@@ -61,97 +57,6 @@ EXIT_WATCHDOG_TRIPPED = 5
 #: The driver's log line for each watchdog trip of a run, repeated just before its summary:
 #: ``dodo driver watchdog tripped: at t = <s> s of driver time, no command for <s> s ...``.
 WATCHDOG_PREFIX = 'dodo driver watchdog tripped: '
-
-
-class Sample(NamedTuple):
-    """
-    The measured state after a cycle (joint side, every joint in ``joint_names`` order).
-
-    Fields:
-        t: the cycle's time (the ``now`` passed to :meth:`DriverCore.cycle`), s.
-        q / v: positions (m, rad) and velocities; effort: measured torque (N*m, 0 on the boom).
-        contact_force: foot force, world [x, z] N (zeros without a sensor).
-        in_contact: foot switch closed or vertical force above ``contact_threshold``.
-        fresh: every actuator and the board answered this cycle.
-        state: the safety state after the cycle.
-        watchdog: this cycle's frames carried the watchdog's safe law (the driver's own record
-            of which cycles were tripped: a wall-clock window around a stalled controller is
-            not, see docs/hardware.md "The 279 N*m").
-    """
-
-    t: float
-    q: np.ndarray
-    v: np.ndarray
-    effort: np.ndarray
-    contact_force: np.ndarray
-    in_contact: bool
-    fresh: bool
-    state: SafetyState
-    watchdog: bool = False
-
-
-@dataclass
-class ActuatorStatus:
-    """Live status of one actuator (diagnostics)."""
-
-    config: ActuatorConfig
-    position: float = 0.0           # joint side
-    velocity: float = 0.0
-    torque: float = 0.0
-    actuator_position: float = 0.0  # actuator side, rad (calibration reads this)
-    temperature: float = math.nan
-    error_code: int = 0
-    replies: int = 0
-    missed: int = 0
-    consecutive_missed: int = 0
-    missed_window: int = 0          # since the last diagnostics report
-    counts: tuple | None = None
-    frozen_for: float = 0.0         # s of identical readings in a row
-    frozen_cycles: int = 0          # identical readings in a row
-
-    @property
-    def frozen_time(self) -> float:
-        """S the reading has been frozen, once it has been for MIN_FROZEN_CYCLES readings."""
-        return self.frozen_for if self.frozen_cycles >= MIN_FROZEN_CYCLES else 0.0
-    motor_on: bool = False          # what the driver last told the actuator
-    primed: bool = False            # zero command sent before the enable frame
-    clearing: list = field(default_factory=list)    # clear_errors frames still to send
-    clears: int = 0                 # clear_errors requests for this actuator
-    soft_limited: bool = False
-    mode: str = 'off'               # what the actuator was sent: off, damping or torque
-    command_torque: float = 0.0     # joint side, N*m
-    command_kd: float = 0.0         # joint side, N*m*s/rad
-
-    @property
-    def current(self) -> float:
-        """Estimated current, A (torque / torque constant, actuator side)."""
-        return abs(self.torque / self.config.gear_ratio) / self.config.torque_constant
-
-
-@dataclass
-class BoardStatus:
-    """Live status of the sensor board (diagnostics)."""
-
-    samples: int = 0
-    missed: int = 0
-    consecutive_missed: int = 0
-    missed_window: int = 0
-    counts: tuple = (0, 0)
-    yaw_encoder_error: bool = False
-    pitch_encoder_error: bool = False
-    force_overload: bool = False
-    foot_switch: bool = False
-    encoder_errors: int = 0
-
-
-@dataclass
-class CycleTiming:
-    """perf_counter stamps of the last cycle, s."""
-
-    start: float = 0.0
-    sent: float = 0.0
-    received: float = 0.0
-    done: float = 0.0
 
 
 class DriverCore:
@@ -523,10 +428,4 @@ class DriverCore:
             self.backend.close()
 
 
-def actuated_status_text(s: ActuatorStatus) -> str:
-    return (f'{s.config.joint} (CAN id {s.config.can_id}, {s.config.model}): '
-            f'{actuator_error_name(s.config.protocol, s.error_code)}, {s.temperature:.0f} degC')
-
-
-__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore', 'Sample', 'ActuatorStatus',
-           'BoardStatus', 'CycleTiming']
+__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore']

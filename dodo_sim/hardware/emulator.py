@@ -7,23 +7,9 @@ Emulated hardware driven by the physics.
 MIT-mode actuators and the sensor board answering on a python-can bus with the wire format of
 ``dodo_can.dbc``, their joints being the state of a :class:`dodo_sim.simulator.Simulator`.
 
-What the emulated actuator firmware does (as the Mini Cheetah / AK firmware does):
-
-* rest mode until the enable frame, back to rest on the disable frame or on a fault; it
-  replies to every frame addressed to it (rest mode too) with position, velocity and torque
-  estimate encoded by truncation, temperature and error code;
-* commands are decoded into the set-point in any mode (so a stale set-point is applied at the
-  next enable unless cleared - the driver sends a zero command first);
-* output torque ``kp (p_des - p) + kd (v_des - v) + t_ff``, saturated at the model's torque
-  range and at ``current_limit x torque constant``, held over each physics period;
-* its own CAN timeout: no frame for ``motor_timeout`` in motor mode -> zero output;
-* a first-order thermal model; over ``firmware_temperature_limit`` it reports error 1 and rests;
-* a latched error is cleared by the next enable frame once its cause is gone (re-entering motor
-  mode, the MIT-mode way to clear a fault; ``Emulator.resolve_error`` removes an injected cause).
-
-The sensor board answers each Sync with the boom encoder counts (power-up offset, quadrature
-resolution), boom rates and the foot force of the contact frame (0.5 N resolution, overload
-flag beyond the field range).
+The actuator firmware and the sensor board it emulates are described in
+:mod:`dodo_sim.hardware.emulated_devices`; :class:`dodo_sim.hardware.emulated_rig.EmulatedRig` runs
+the driver core on it in one process, stepped like a simulator.
 
 Timing: the emulator has no thread; the driver's side of the bus (:meth:`Emulator.driver_bus`)
 lets it answer the frames waiting for it whenever the driver receives. ``mode='lockstep'``
@@ -41,25 +27,19 @@ Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.se
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 import math
 import time
-from types import SimpleNamespace
-from typing import NamedTuple
 import uuid
 
 import can
 import numpy as np
 
 from .backend import bus_off_frame, enobufs_error, restarted_frame
-from .backends import make_backend
-from .config import (actuator_configs, ActuatorConfig, boom_config, BoomConfig, Calibration,
-                     DriverConfig, urdf_joints)
-from .driver import DriverCore
+from .config import actuator_configs, boom_config, DriverConfig, urdf_joints
+from .emulated_devices import EmulatedActuator, EmulatedSensorBoard
 from .odrive import EmulatedOdriveAxis, OdriveEmulation, split_id
-from .protocol import (BoardSample, FIELD_BITS, firmware_float_to_counts,
-                       MitCommand, POSITION_BITS, WireFormat)
+from .protocol import WireFormat
 
 #: The hopper's joints, for a simulator core without ``joint_names`` (before the
 #: robot-agnostic engine).
@@ -75,15 +55,6 @@ def sim_joint_names(sim) -> tuple:
 
 def sim_actuated_joint_names(sim) -> tuple:
     return tuple(getattr(sim, 'actuated_joint_names', HOPPER_ACTUATED))
-
-
-def sim_contact_force(state, frame: str, frames: tuple) -> np.ndarray:
-    """World [x, z] force on contact frame ``frame`` (N) of a simulator state."""
-    forces = getattr(state, 'contact_forces', None)
-    if forces is not None and frame in frames:
-        row = np.asarray(forces[frames.index(frame)], dtype=float)
-        return row[[0, 2]] if row.shape[0] == 3 else row
-    return np.asarray(state.contact_force, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -141,160 +112,6 @@ class EmulatorConfig:
             raise ValueError(f"EmulatorConfig.mode = {self.mode!r}: 'lockstep' or 'realtime'")
         if self.stand not in STANDS:
             raise ValueError(f'EmulatorConfig.stand = {self.stand!r}: one of {STANDS}')
-
-
-class EmulatedActuator:
-    """
-    The firmware of one MIT-mode actuator (see module docs).
-
-    ``config.zero_offset`` is the emulated power-up offset (actuator position at joint zero).
-    """
-
-    def __init__(self, config: ActuatorConfig, emulator_config: EmulatorConfig,
-                 wire: WireFormat, rng: np.random.Generator):
-        self.config = config
-        self.ecfg = emulator_config
-        self.wire = wire
-        self.rng = rng
-        self.motor_mode = False
-        self.command = MitCommand()
-        self.last_frame_time = -math.inf
-        self.temperature = emulator_config.ambient_temperature
-        self.error_code = 0
-        #: an injected error whose cause is still there (set_error): the enable frame does not
-        #: clear it; resolve_error() removes the cause, the code stays latched
-        self.error_persists = False
-        self.output = 0.0                    # actuator torque applied over the current period
-        self.frozen_counts: tuple | None = None
-        self.freeze = False
-        self.drop_count = 0
-        self.drop_probability = 0.0
-        self.frames_received = 0
-        self.enable_frames = 0
-        self.disable_frames = 0
-        r = config.ranges
-        limit = min(r.max_torque, emulator_config.current_limit * config.torque_constant)
-        self.torque_limit = limit
-
-    def actuator_state(self, q: float, v: float) -> tuple:
-        a = self.config
-        return a.actuator_position(q), a.direction * a.gear_ratio * v
-
-    def receive(self, data: bytes, now: float, q: float, v: float) -> bytes | None:
-        """Handle a frame addressed to this actuator; returns the reply (None: dropped)."""
-        self.frames_received += 1
-        self.last_frame_time = now
-        kind = self.wire.special_kind(data)
-        if kind == 'enable':
-            self.enable_frames += 1
-            if (self.error_code and not self.error_persists
-                    and self.temperature < self.ecfg.firmware_temperature_limit):
-                self.error_code = 0          # entering motor mode clears a latched error
-            if self.error_code == 0:
-                self.motor_mode = True
-        elif kind == 'disable':
-            self.disable_frames += 1
-            self.motor_mode = False
-            self.output = 0.0                # the current loop stops at once
-        elif kind == 'zero':
-            p, _ = self.actuator_state(q, v)
-            self.config = dataclasses.replace(self.config,
-                                              zero_offset=self.config.zero_offset - p)
-        else:
-            self.command = self.wire.decode_command(data, self.config.ranges)
-        if self.drop_count > 0:
-            self.drop_count -= 1
-            return None
-        if self.drop_probability > 0.0 and self.rng.random() < self.drop_probability:
-            return None
-        return self.reply(q, v)
-
-    def torque(self, now: float, q: float, v: float) -> float:
-        """Actuator output torque for the coming period, N*m (actuator side)."""
-        if (not self.motor_mode or self.error_code
-                or now - self.last_frame_time > self.ecfg.motor_timeout):
-            self.output = 0.0
-            return 0.0
-        p, pv = self.actuator_state(q, v)
-        c = self.command
-        tau = c.kp * (c.position - p) + c.kd * (c.velocity - pv) + c.torque
-        self.output = max(-self.torque_limit, min(self.torque_limit, tau))
-        return self.output
-
-    def heat(self, dt: float) -> None:
-        e = self.ecfg
-        target = e.ambient_temperature + e.thermal_rise * self.output * self.output
-        self.temperature += (target - self.temperature) * (1.0 - math.exp(
-            -dt / e.thermal_time_constant))
-        self.check_temperature()
-
-    def check_temperature(self) -> None:
-        if self.temperature >= self.ecfg.firmware_temperature_limit and self.error_code == 0:
-            self.error_code = 1
-        if self.error_code:
-            self.motor_mode = False
-            self.output = 0.0
-
-    def reply(self, q: float, v: float) -> bytes:
-        r = self.config.ranges
-        p, pv = self.actuator_state(q, v)
-        if self.ecfg.velocity_noise_counts > 0.0:
-            pv += self.rng.normal(0.0, self.ecfg.velocity_noise_counts) * (
-                (r.v_max - r.v_min) / ((1 << FIELD_BITS) - 1))
-        counts = (firmware_float_to_counts(p, r.p_min, r.p_max, POSITION_BITS),
-                  firmware_float_to_counts(pv, r.v_min, r.v_max, FIELD_BITS),
-                  firmware_float_to_counts(self.output, r.t_min, r.t_max, FIELD_BITS))
-        if self.freeze:
-            if self.frozen_counts is None:
-                self.frozen_counts = counts
-            counts = self.frozen_counts
-        else:
-            self.frozen_counts = None
-        return self.wire.encode_reply_counts(self.config.can_id, *counts,
-                                             temperature=int(round(self.temperature)),
-                                             error_code=self.error_code)
-
-
-class EmulatedSensorBoard:
-    """The sensor board: boom encoders, boom rates and the foot load cell."""
-
-    def __init__(self, boom: BoomConfig, joint_names: tuple, contact_frames: tuple,
-                 emulator_config: EmulatorConfig, wire: WireFormat):
-        self.boom = boom
-        self.wire = wire
-        self.ecfg = emulator_config
-        self.contact_frames = contact_frames
-        self._index = [joint_names.index(j) if j else None for j in boom.joints]
-        self.freeze = [False, False]
-        self.encoder_error = [False, False]
-        self.drop_count = 0
-        self._frozen: list = [None, None]
-
-    def sample(self, state, sequence: int) -> tuple:
-        counts = [0, 0]
-        rates = [0.0, 0.0]
-        for axis, index in enumerate(self._index):
-            if index is None:
-                continue
-            angle, rate = self.boom.angle_of(axis, float(state.q[index]), float(state.v[index]))
-            value = (int(math.floor(self.boom.counts(axis, angle))), rate)
-            if self.freeze[axis]:
-                if self._frozen[axis] is None:
-                    self._frozen[axis] = value
-                value = self._frozen[axis]
-            else:
-                self._frozen[axis] = None
-            counts[axis], rates[axis] = value
-        force = np.zeros(2)
-        if self.boom.contact_frame:
-            force = sim_contact_force(state, self.boom.contact_frame, self.contact_frames)
-        limit = self.wire.board_force_limit()
-        sample = BoardSample(sequence, counts[0], counts[1], rates[0], rates[1],
-                             float(force[0]), float(force[1]),
-                             bool(force[1] > self.ecfg.foot_switch_threshold),
-                             bool(abs(force[0]) > limit or abs(force[1]) > limit),
-                             self.encoder_error[0], self.encoder_error[1])
-        return self.wire.encode_board(sample)
 
 
 class Emulator:
@@ -684,91 +501,5 @@ class _DriverSideBus:
         self.inner.shutdown()
 
 
-# -- the driver and the emulator in one process, stepped like a simulator -------------------------
-
-class RigState(NamedTuple):
-    """What :func:`dodo_sim.rollout.rollout` reads from a state (all measured by the driver)."""
-
-    t: float
-    q: np.ndarray
-    v: np.ndarray
-    in_contact: bool
-    contact_force: np.ndarray
-    contact_forces: np.ndarray      # one world [fx, fy, fz] row per contact frame, N
-    tau_applied: np.ndarray
-
-
-class EmulatedRig:
-    """
-    The driver core on the emulated hardware in lockstep, with a simulator's ``step``.
-
-    ``rollout(EmulatedRig(...), controller)`` closes the loop through the wire format, the safety
-    supervisor and the calibration, no ROS.
-
-    Each :meth:`step` is one driver cycle: the command goes out in this cycle's frames and acts
-    over the following period (the one-period delay of a fixed-rate hardware loop).
-    """
-
-    def __init__(self, sim, driver_config: DriverConfig,
-                 emulator_config: EmulatorConfig | None = None,
-                 calibration: Calibration | None = None, enable: bool = True):
-        ecfg = emulator_config or EmulatorConfig()
-        if ecfg.mode != 'lockstep':
-            ecfg = dataclasses.replace(ecfg, mode='lockstep')
-        if abs(sim.config.control_period - driver_config.control_period) > 1e-12:
-            raise ValueError(f'driver control_period {driver_config.control_period} s differs '
-                             f"from the simulator's {sim.config.control_period} s")
-        self.sim = sim
-        self.emulator = Emulator(sim, driver_config, ecfg)
-        names, limits = urdf_joints(sim.leg.urdf_xml)
-        actuators = actuator_configs(driver_config, limits)
-        backend = make_backend(self.emulator.driver_bus(), actuators,
-                               board=self.emulator.has_board)
-        self.driver = DriverCore(driver_config, names, limits, backend, calibration)
-        self.config = SimpleNamespace(control_period=driver_config.control_period)
-        #: the one contact the sensor board measures (driver config), under the simulator's
-        #: frame name; the rollout reads contact forces per frame
-        self.contact_frames = ((driver_config.contact_frame,) if driver_config.contact_frame
-                               else ())
-        self.joint_names = tuple(names)
-        self.actuated_joint_names = tuple(driver_config.joints)
-        self._index = [names.index(j) for j in self.driver.actuated_joint_names]
-        self.state = self._cycle()
-        if enable:
-            ok, message = self.driver.enable(self.state.t)
-            if not ok:
-                raise RuntimeError(f'cannot enable the emulated rig: {message}')
-            for _ in range(2):          # zero command, enable frame
-                self.state = self._cycle()
-
-    @property
-    def time(self) -> float:
-        return self.state.t
-
-    def _cycle(self) -> RigState:
-        now = (self.emulator.steps + 1) * self.emulator.period
-        s = self.driver.cycle(now)
-        fx, fz = s.contact_force
-        rows = np.array([[fx, 0.0, fz]] * len(self.contact_frames)).reshape(-1, 3)
-        return RigState(s.t, s.q, s.v, s.in_contact, s.contact_force, rows,
-                        s.effort[self._index])
-
-    def step(self, tau) -> RigState:
-        """
-        One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle.
-
-        (a silent controller).
-        """
-        if tau is not None:
-            self.driver.set_command(self.state.t, tau)
-        self.state = self._cycle()
-        return self.state
-
-    def close(self) -> None:
-        self.driver.shutdown()
-        self.emulator.close()
-
-
-__all__ = ['Emulator', 'EmulatorConfig', 'EmulatedActuator', 'EmulatedSensorBoard',
-           'EmulatedRig', 'RigState', 'HOPPER_JOINTS', 'sim_joint_names',
+__all__ = ['Emulator', 'EmulatorConfig', 'HOPPER_JOINTS', 'sim_joint_names',
            'sim_actuated_joint_names']

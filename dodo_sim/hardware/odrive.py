@@ -46,6 +46,7 @@ from typing import Sequence
 import can
 
 from .backend import ActuatorFrame, CanBackend, Exchange
+from .emulated_devices import heated
 from .odrive_protocol import (arbitration_id, AXIS_STATE_CLOSED_LOOP_CONTROL, AXIS_STATE_IDLE,
                               CLEAR_ERRORS, CONTROL_MODE_TORQUE, GET_ENCODER_ESTIMATES,
                               GET_TEMPERATURE, GET_TORQUES, HEARTBEAT, INPUT_MODE_PASSTHROUGH,
@@ -130,12 +131,7 @@ class OdriveBackend(CanBackend):
         result = Exchange(t_start=clock())
         # frames queued since the last cycle (late answers; heartbeats and cyclic messages
         # update the axis view)
-        while True:
-            msg = self.bus.recv(0.0)
-            if msg is None:
-                break
-            result.late += self._handle(msg, result, sequence=None)
-        self._board_angles = self._board_rates = None
+        self._take_queued(result)
         result.board = None
         if self.board:
             self._send(self.wire.sync_id, self.wire.encode_sync(sequence), result)
@@ -349,11 +345,8 @@ class EmulatedOdriveAxis:
         return self.output
 
     def heat(self, dt: float) -> None:
-        e = self.ecfg
-        target = e.ambient_temperature + e.thermal_rise * self.output * self.output
-        self.temperature += (target - self.temperature) * (1.0 - math.exp(
-            -dt / e.thermal_time_constant))
-        if self.temperature >= e.firmware_temperature_limit:
+        self.temperature = heated(self.temperature, self.output, dt, self.ecfg)
+        if self.temperature >= self.ecfg.firmware_temperature_limit:
             self.set_error(MOTOR_OVER_TEMP)
 
     def encoder_estimates(self, q: float, v: float) -> bytes:

@@ -90,14 +90,17 @@ Health on ``/diagnostics`` every ``diagnostics_period`` (:mod:`dodo_sim.ros.diag
 diagnostic_updater way): status ``controller: tick`` with the tick time p50/p99/max (ms, whole
 run and since the last message), updates, skipped states; WARN when the newest ticks' max is
 above the control period or states were skipped since the last message.
+
+The telemetry channels (:mod:`dodo_sim.ros.telemetry_channels`), the markers
+(:mod:`dodo_sim.ros.controller_markers`) and the raw input reading
+(:mod:`dodo_sim.ros.raw_messages`) are modules of their own. The rest is one unit at this length:
+merging joint states, pairing contacts by stamp and answering each complete state is one
+per-state bookkeeping driven by this node's subscriptions, and its reports read that state.
 """
 from __future__ import annotations
 
 import array
 import collections
-from collections.abc import Mapping
-import dataclasses
-import enum
 import math
 import sys
 import time
@@ -106,118 +109,23 @@ from dodo_control import registry
 from dodo_control.interface import HostedController
 from dodo_sim.model import ModelError
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
-from dodo_sim.ros.cdr import (CdrError, JointStateReader, JointStateWriter, read_frame_id,
-                              read_wrench_stamped)
+from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
+from dodo_sim.ros.controller_markers import ControllerMarkers
 from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
                                  declare_config_parameters)
+from dodo_sim.ros.raw_messages import read_contact, read_contact_frame_id, read_joint_state
 from dodo_sim.ros.runtime import drain, WarnThrottle
-from geometry_msgs.msg import Point, WrenchStamped
+from dodo_sim.ros.telemetry_channels import TelemetryChannels
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from visualization_msgs.msg import Marker, MarkerArray
-
-
-PHASE_CODES = {'flight': 0.0, 'stance': 1.0}
-
-
-def _items(telemetry) -> list:
-    if dataclasses.is_dataclass(telemetry):
-        return [(f.name, getattr(telemetry, f.name)) for f in dataclasses.fields(telemetry)]
-    if isinstance(telemetry, Mapping):
-        return list(telemetry.items())
-    return [(k, v) for k, v in vars(telemetry).items() if not k.startswith('_')]
-
-
-def _phase_code(value) -> float:
-    text = getattr(value, 'value', value)
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    return PHASE_CODES.get(str(text).lower(), -1.0)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (bool, int, float, np.floating, np.integer, np.bool_))
-
-
-class TelemetryChannels:
-    """
-    Flattens ``ctrl.telemetry`` into named floats (see module docs).
-
-    The layout is worked out once from the first snapshot and reused (a 1 kHz path). ``labels``:
-    the controller's ``telemetry_labels`` (field -> labels of its entries, or None to leave the
-    field out).
-    """
-
-    def __init__(self, labels: Mapping | None = None):
-        self._plan = None      # [(attribute, kind, labels)] kind: phase|scalar|vec2|vector|choice
-        self._labels = dict(labels or {})
-        self.names: list = []
-
-    def _make_plan(self, telemetry) -> None:
-        plan, names = [], []
-        for name, value in _items(telemetry):
-            if name in self._labels:
-                labels = self._labels[name]
-                if labels is None:
-                    continue
-                labels = tuple(str(x) for x in labels)
-                if isinstance(value, (str, enum.Enum)):
-                    plan.append((name, 'choice', labels))
-                    names.append(name)
-                elif (isinstance(value, (tuple, list, np.ndarray)) and len(value) == len(labels)
-                      and all(_is_number(x) for x in value)):
-                    plan.append((name, 'vector', labels))
-                    names.extend(f'{name}_{label}' for label in labels)
-            elif name == 'phase':
-                plan.append((name, 'phase', None))
-                names.append('phase')
-            elif isinstance(value, (str, enum.Enum)):
-                continue
-            elif _is_number(value):
-                plan.append((name, 'scalar', None))
-                names.append(name)
-            elif (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2
-                  and all(_is_number(x) for x in value)):
-                plan.append((name, 'vec2', None))
-                names.extend((name + '_x', name + '_z'))
-        self._plan, self.names = plan, names
-
-    def values(self, telemetry) -> list:
-        if telemetry is None:
-            return []
-        if self._plan is None:
-            self._make_plan(telemetry)
-        get = (telemetry.get if isinstance(telemetry, Mapping)
-               else lambda n: getattr(telemetry, n))
-        out = []
-        for name, kind, labels in self._plan:
-            value = get(name)
-            if kind == 'scalar':
-                out.append(float(value))
-            elif kind == 'vec2':
-                out.append(float(value[0]))
-                out.append(float(value[1]))
-            elif kind == 'vector':
-                out.extend(float(x) for x in value)
-            elif kind == 'choice':
-                text = str(getattr(value, 'value', value))
-                out.append(float(labels.index(text)) if text in labels else -1.0)
-            else:
-                out.append(_phase_code(value))
-        return out
-
-
-def telemetry_channels(telemetry, labels: Mapping | None = None) -> list:
-    """``[(name, value)]`` of the numeric content of ``ctrl.telemetry`` (see module docs)."""
-    channels = TelemetryChannels(labels)
-    values = channels.values(telemetry)
-    return list(zip(channels.names, values))
+from visualization_msgs.msg import MarkerArray
 
 
 #: Complete joint states that found no contact message with their stamp before ``auto`` contact
@@ -236,36 +144,6 @@ def robot_names(ctrl) -> tuple:
     """
     return (tuple(ctrl.joint_names), tuple(ctrl.actuated_joint_names),
             tuple(ctrl.contact_frames))
-
-
-def point(position) -> Point:
-    """Return a marker point from a world position: [x, z] (planar) or [x, y, z]."""
-    if len(position) == 2:
-        return Point(x=float(position[0]), y=0.0, z=float(position[1]))
-    return Point(x=float(position[0]), y=float(position[1]), z=float(position[2]))
-
-
-def _stamp_ns(msg) -> int:
-    stamp = msg.header.stamp
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
-
-
-def _read_contact(data: bytes) -> tuple:
-    """(stamp ns, (fx, fy, fz)) of a serialized WrenchStamped."""
-    try:
-        return read_wrench_stamped(data)
-    except CdrError:                            # not plain little-endian CDR: rclpy reads it
-        msg = deserialize_message(data, WrenchStamped)
-        force = msg.wrench.force
-        return _stamp_ns(msg), (force.x, force.y, force.z)
-
-
-def _contact_frame_id(data: bytes) -> str:
-    """``header.frame_id`` of a serialized WrenchStamped."""
-    try:
-        return read_frame_id(data)
-    except CdrError:
-        return deserialize_message(data, WrenchStamped).header.frame_id
 
 
 class ControllerNode(Node):
@@ -321,13 +199,10 @@ class ControllerNode(Node):
         self._next_marker_ns = 0
         self._next_state_ns = 0
         self._state_revision = -1       # config_revision of the last /controller/state sent
-        self._cog_path = collections.deque(maxlen=max(2, self.node_config.cog_path_points))
         self._state_names: list | None = None
         self._channels = TelemetryChannels()
-        self._marker_ns = 0             # stamp of the markers being built
         self._last_contact = np.zeros(2)
         self._last_forces = None
-        self._kinematics = None         # model markers: (pinocchio model, data, frame ids)
         self._sub_description = None
         self.diagnostics = diagnostics.Updater(self, self.node_config.controller,
                                                self.node_config.diagnostics_period)
@@ -367,6 +242,8 @@ class ControllerNode(Node):
         self._channels = TelemetryChannels(getattr(ctrl, 'telemetry_labels', None))
         self._robot = robot
         self._weight = robot.total_mass * float(np.linalg.norm(robot.model.gravity.linear))
+        self._markers = ControllerMarkers(robot, self.joint_names, self._weight,
+                                          self.node_config.cog_path_points)
         self._joint_list = list(self.joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         self._q = np.zeros(len(self.joint_names))
@@ -451,18 +328,8 @@ class ControllerNode(Node):
         if self._pending:
             self._try_update()
 
-    def _read_joint_state(self, data: bytes) -> tuple:
-        """(stamp ns, names, position, velocity) of a serialized JointState."""
-        try:
-            ns, names, position, velocity, _ = self._joint_reader.read(data)
-        except CdrError:                        # not plain little-endian CDR: rclpy reads it
-            msg = deserialize_message(data, JointState)
-            ns, names, position, velocity = (_stamp_ns(msg), list(msg.name), msg.position,
-                                             msg.velocity)
-        return ns, names, position, velocity
-
     def _merge(self, data: bytes) -> None:
-        ns, names, position, velocity = self._read_joint_state(data)
+        ns, names, position, velocity, _ = read_joint_state(self._joint_reader, data)
         if len(position) != len(names) or len(velocity) != len(names):
             self._throttle.warn('joint_states', f'ignored {contract.JOINT_STATES} without one '
                                 f'position and one velocity per joint name')
@@ -506,9 +373,9 @@ class ControllerNode(Node):
         if not self._contact_frame_checked[index] and not self._check_contact_frame(index, data):
             return
         history = self._contacts[index]
-        history.append(_read_contact(data))
+        history.append(read_contact(data))
         for newer, _info in drain(self._sub_contacts[index]):
-            history.append(_read_contact(newer))
+            history.append(read_contact(newer))
         if self._pending:
             self._try_update()
 
@@ -520,7 +387,7 @@ class ControllerNode(Node):
         force in any other frame would be read as wrong world components, so the node stops.
         """
         frame = self.contact_frames[index]
-        frame_id = _contact_frame_id(data)
+        frame_id = read_contact_frame_id(data)
         if contract.world_aligned_frame(frame_id, frame):
             self._contact_frame_checked[index] = True
             return True
@@ -689,98 +556,16 @@ class ControllerNode(Node):
     def _check_publishers(self) -> None:
         count = self.count_publishers(contract.JOINT_COMMANDS)
         if count > self.command_publishers:
-            nodes = sorted(f'{e.node_namespace.rstrip("/")}/{e.node_name}'
-                           for e in self.get_publishers_info_by_topic(contract.JOINT_COMMANDS))
+            nodes = runtime.publisher_nodes(self, contract.JOINT_COMMANDS)
             self.get_logger().warning(f'{count} publishers on {contract.JOINT_COMMANDS}: '
                                       f'{nodes}; a second controller?')
         self.command_publishers = max(count, self.command_publishers)
 
-    def _marker(self, markers: list, mid: int, name: str, kind: int, rgba) -> Marker:
-        m = Marker()
-        m.header.frame_id = contract.WORLD_FRAME
-        m.header.stamp.sec, m.header.stamp.nanosec = divmod(self._marker_ns, 1_000_000_000)
-        m.ns, m.id, m.type, m.action = name, mid, kind, Marker.ADD
-        m.pose.orientation.w = 1.0
-        m.color.r, m.color.g, m.color.b, m.color.a = rgba
-        markers.append(m)
-        return m
-
     def _publish_markers(self, ns: int, q) -> None:
-        self._marker_ns = ns
         values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
         telemetry = dict(zip(self._channels.names, values))
-        if 'com_position_x' not in telemetry or 'foot_position_x' not in telemetry:
-            self._publish_model_markers(q, telemetry)
-            return
-        com = np.array((telemetry['com_position_x'], telemetry['com_position_z']))
-        foot = np.array((telemetry['foot_position_x'], telemetry['foot_position_z']))
-        self._cog_path.append(Point(x=float(com[0]), y=0.0, z=float(com[1])))
-        markers = []
-
-        def marker(mid, name, kind, rgba):
-            return self._marker(markers, mid, name, kind, rgba)
-
-        stance = telemetry.get('phase') == 1.0
-        leg = marker(0, 'slip_leg', Marker.LINE_LIST,
-                     (1.0, 0.4, 0.0, 1.0) if stance else (0.2, 0.6, 1.0, 1.0))
-        leg.scale.x = 0.02
-        leg.points = [point(com), point(foot)]
-        path = marker(1, 'cog_path', Marker.LINE_STRIP, (0.5, 0.5, 0.5, 0.8))
-        path.scale.x = 0.01
-        path.points = list(self._cog_path)
-        target = np.array((telemetry.get('foot_target_x', math.nan),
-                           telemetry.get('foot_target_z', math.nan)))
-        tmark = marker(2, 'foot_target', Marker.SPHERE, (0.1, 0.9, 0.1, 0.9))
-        tmark.scale.x = tmark.scale.y = tmark.scale.z = 0.05
-        if np.isfinite(target).all():
-            tmark.pose.position = point(target)
-        else:
-            tmark.action = Marker.DELETE
-        grf = marker(3, 'grf', Marker.ARROW, (0.9, 0.1, 0.1, 1.0))
-        grf.scale.x, grf.scale.y, grf.scale.z = 0.02, 0.04, 0.06
-        grf.points = [point(foot), point(foot + self._last_contact / self._weight)]
-        self._pub_markers.publish(MarkerArray(markers=markers))
-
-    def _publish_model_markers(self, q, telemetry: dict) -> None:
-        """
-        Markers of any robot from the robot model's kinematics.
-
-        CoM, its path, the stance foot (when the telemetry names one) and the force on each contact
-        frame.
-        """
-        import pinocchio as pin
-        robot = self._robot
-        if self._kinematics is None:
-            order = np.array([self.joint_names.index(n) for n in robot.joint_names], dtype=int)
-            self._kinematics = (robot.model.createData(), order)
-        data, order = self._kinematics
-        model = robot.model
-        q_model = np.asarray(q, dtype=float)[order]
-        com = pin.centerOfMass(model, data, q_model)
-        pin.updateFramePlacements(model, data)
-        feet = [data.oMf[i].translation.copy() for i in robot.contact_frame_ids]
-        self._cog_path.append(point(com))
-        markers = []
-        sphere = self._marker(markers, 0, 'com', Marker.SPHERE, (1.0, 0.8, 0.0, 1.0))
-        sphere.scale.x = sphere.scale.y = sphere.scale.z = 0.06
-        sphere.pose.position = point(com)
-        path = self._marker(markers, 1, 'cog_path', Marker.LINE_STRIP, (0.5, 0.5, 0.5, 0.8))
-        path.scale.x = 0.01
-        path.points = list(self._cog_path)
-        stance = int(telemetry.get('stance_frame', -1))
-        foot = self._marker(markers, 2, 'stance_foot', Marker.SPHERE, (1.0, 0.4, 0.0, 1.0))
-        foot.scale.x = foot.scale.y = foot.scale.z = 0.05
-        if 0 <= stance < len(feet):
-            foot.pose.position = point(feet[stance])
-        else:
-            foot.action = Marker.DELETE
-        forces = self._last_forces
-        for k, position in enumerate(feet):
-            arrow = self._marker(markers, 3 + k, 'grf', Marker.ARROW, (0.9, 0.1, 0.1, 1.0))
-            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.02, 0.04, 0.06
-            force = np.zeros(3) if forces is None or forces.ndim != 2 else forces[k]
-            arrow.points = [point(position), point(position + force / self._weight)]
-        self._pub_markers.publish(MarkerArray(markers=markers))
+        self._pub_markers.publish(self._markers.build(ns, q, telemetry, self._last_contact,
+                                                      self._last_forces))
 
     def _diagnose(self) -> tuple:
         """Return the 'tick' status on /diagnostics: (level, message, values)."""

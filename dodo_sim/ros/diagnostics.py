@@ -21,6 +21,7 @@ from typing import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from dodo_sim.ros import contract
+from dodo_sim.ros.runtime import value_text
 from rclpy.clock import Clock, ClockType
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -30,21 +31,12 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 Task = Callable[[], tuple]
 
 
-def _text(value) -> str:
-    if value is None:
-        return '-'
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    if isinstance(value, float):
-        return f'{value:.3f}'
-    return str(value)
-
-
 def status(level, name: str, hardware_id: str, message: str, values: dict) -> DiagnosticStatus:
     """One DiagnosticStatus (level as the message's byte constant)."""
     return DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
                             name=name, hardware_id=hardware_id, message=message,
-                            values=[KeyValue(key=k, value=_text(v)) for k, v in values.items()])
+                            values=[KeyValue(key=k, value=value_text(v))
+                                    for k, v in values.items()])
 
 
 class Updater:

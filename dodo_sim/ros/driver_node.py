@@ -44,6 +44,11 @@ reads it). With ``hardware: emulated`` the node builds the physics
 code 3 when that physics diverges. ``publish_robot_description``: the URDF on
 ``/robot_description`` (transient local) for the controller where no robot_state_publisher
 runs. Every parameter comes from :class:`dodo_sim.hardware.config.DriverConfig`.
+
+The driver is built by :func:`dodo_sim.hardware.build.build_driver` and its ``/diagnostics``
+by :mod:`dodo_sim.ros.driver_diagnostics`. The rest is one unit at this length: the start gate,
+the services, the cycle and the run's verdict (watchdog trips, motors stopped, exit code) share
+the per-cycle bookkeeping that the summary line reports.
 """
 from __future__ import annotations
 
@@ -53,21 +58,21 @@ import math
 import sys
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from dodo_sim.hardware.backend import open_bus
-from dodo_sim.hardware.backends import make_backend
-from dodo_sim.hardware.config import (actuator_configs, actuator_error_name, DriverConfig,
-                                      urdf_joints)
-from dodo_sim.hardware.driver import (DriverCore, EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
+from diagnostic_msgs.msg import DiagnosticArray
+from dodo_sim.hardware.build import build_driver
+from dodo_sim.hardware.config import DriverConfig
+from dodo_sim.hardware.driver import (EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
                                       MOTORS_OFF_PREFIX, WATCHDOG_PREFIX)
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
+from dodo_sim.ros.driver_diagnostics import driver_diagnostics
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import EXIT_DIVERGED, Histogram, WarnThrottle
+from dodo_sim.ros.state_messages import contact_wrench_message
 from dodo_sim.simulator import SimulationDiverged
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
@@ -88,49 +93,6 @@ MISSED_DEADLINE_PERIODS = 1.5
 #: s: a watchdog trip still open when a signal stops the driver and begun less than this before
 #: is the controller stopping first (ros2 launch signals every node at once), not a failure
 SHUTDOWN_TRIP_GRACE_S = 0.5
-
-_LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
-          'error': DiagnosticStatus.ERROR, 'stale': DiagnosticStatus.STALE}
-
-
-def build_driver(config: DriverConfig, urdf_xml: str):
-    """
-    (DriverCore, Emulator or None) for ``config`` (pure: no rclpy; the node and tests use it).
-
-    ValueError names a bad parameter, an unknown joint or a bus that cannot be opened.
-    """
-    names, limits = urdf_joints(urdf_xml)
-    actuators = actuator_configs(config, limits)
-    emulator = None
-    if config.hardware == 'emulated':
-        from dodo_sim.hardware.emulator import Emulator, EmulatorConfig
-        from dodo_sim.simulator import SimConfig, Simulator
-
-        # realtime: the physics follows the wall clock in steps of emulator_dt whatever the
-        # driver's period; lockstep: one driver period of physics per cycle
-        period = (config.control_period if config.emulator_mode == 'lockstep'
-                  else config.emulator_dt)
-        sim = Simulator(urdf_xml, SimConfig(initial_q=config.emulator_initial_q,
-                                            integrator=config.emulator_integrator,
-                                            dt=config.emulator_dt, control_period=period))
-        emulator = Emulator(sim, config, EmulatorConfig(mode=config.emulator_mode,
-                                                        stand=config.emulator_stand))
-        bus = emulator.driver_bus()
-    else:
-        if not config.calibration_file:
-            raise ValueError('DriverConfig.calibration_file is empty: a real bus needs the zero '
-                             'offsets of its actuators (docs/hardware.md, "Calibration")')
-        bus = open_bus(config.bus_interface, config.bus_channel, config.bus_bitrate)
-    has_board = any(config.boom_joints) or bool(config.contact_frame)
-    backend = make_backend(bus, actuators, board=has_board)
-    try:
-        core = DriverCore(config, names, limits, backend)
-    except BaseException:
-        backend.close()
-        if emulator is not None:
-            emulator.close()
-        raise
-    return core, emulator
 
 
 class DriverNode(Node):
@@ -217,10 +179,9 @@ class DriverNode(Node):
 
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.core.joint_names)
-        self._msg_contact = WrenchStamped()
-        if self.config.contact_frame:     # world axes at the foot link (docs/ros_contract.md)
-            self._msg_contact.header.frame_id = contract.contact_frame_id(
-                self.config.contact_frame)
+        # world axes at the foot link (docs/ros_contract.md)
+        self._msg_contact = (contact_wrench_message(self.config.contact_frame)
+                             if self.config.contact_frame else None)
         self._tick = self.create_timer(self.config.control_period, self._on_tick,
                                        clock=self._steady)
         self._diag_timer = self.create_timer(self.config.diagnostics_period,
@@ -338,12 +299,7 @@ class DriverNode(Node):
             response.success, response.message = False, 'stop_after reached: stopping'
             return response
         ok, message = self.enable(time.monotonic())
-        response.success, response.message = ok, message
-        if ok:
-            self.get_logger().info(f'enable: {message}')
-        else:
-            self.get_logger().warning(f'enable refused: {message}')
-        return response
+        return self._answer(response, ok, message, 'enable: ', 'enable refused: ')
 
     def _on_disable(self, request, response):
         self.core.disable('~/disable called')
@@ -353,11 +309,15 @@ class DriverNode(Node):
 
     def _on_clear_errors(self, request, response):
         ok, message = self.core.clear_errors()
+        return self._answer(response, ok, message, 'clear_errors: ', 'clear_errors ')
+
+    def _answer(self, response, ok: bool, message: str, done: str, refused: str):
+        """Fill a Trigger response with ``(ok, message)`` and log it after its prefix."""
         response.success, response.message = ok, message
         if ok:
-            self.get_logger().info(f'clear_errors: {message}')
+            self.get_logger().info(done + message)
         else:
-            self.get_logger().warning(f'clear_errors {message}')
+            self.get_logger().warning(refused + message)
         return response
 
     def _on_estop(self, request, response):
@@ -544,84 +504,14 @@ class DriverNode(Node):
         self._pub_diag.publish(self.diagnostics())
 
     def diagnostics(self) -> DiagnosticArray:
-        core = self.core
+        """Return the driver's /diagnostics: safety, each actuator, the sensor board, the bus."""
         now = time.monotonic()
-        window = core.take_window()
+        window = self.core.take_window()
         span = max(now - self._diag_wall, 1e-9)
         self._diag_wall = now
-        cycles_window = span / self.config.control_period
-        cfg = self.config
-        msg = DiagnosticArray()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        safety = core.safety
-        age = safety.command_age(now)
-        level = {SafetyState.ENABLED: 'warn' if safety.watchdog_active else 'ok',
-                 SafetyState.DISABLED: 'ok', SafetyState.ESTOP: 'warn',
-                 SafetyState.FAULT: 'error'}[safety.state]
-        msg.status.append(_status(
-            level, 'driver: safety', 'driver',
-            f'{safety.state.value}: {safety.reason}'
-            + (('; watchdog: zero torque + damping' if cfg.watchdog_mode == 'damp'
-                else '; watchdog: landing the leg') if safety.watchdog_active else ''),
-            state=safety.state.value, reason=safety.reason,
-            watchdog_active=safety.watchdog_active, watchdog_trips=safety.watchdog_trips,
-            command_age_s=f'{age:.4f}' if math.isfinite(age) else 'none',
-            state_to_command_age_s=f'{self._state_age:.4f}',
-            estop_input=safety.estop_input, faults=safety.faults,
-            conditions='; '.join(safety.conditions) or 'none',
-            rejected_commands=core.rejected_commands, cycles=core.cycles))
-        for s in core.status:
-            a = s.config
-            rate = window[a.joint] / cycles_window
-            if s.error_code or s.temperature >= cfg.temperature_limit or (
-                    s.consecutive_missed >= cfg.max_consecutive_missed) or s.replies == 0:
-                lvl = 'error'
-            elif (s.temperature >= cfg.temperature_warn or window[a.joint]
-                  or s.soft_limited or (s.frozen_time >= cfg.stuck_reading_time > 0.0)):
-                lvl = 'warn'
-            else:
-                lvl = 'ok'
-            fault = actuator_error_name(a.protocol, s.error_code)
-            text = (f'{fault}, {s.temperature:.0f} degC'
-                    + (f', {window[a.joint]} missed replies' if window[a.joint] else '')
-                    + (', in the soft limit zone' if s.soft_limited else '')
-                    + (', reading frozen' if s.frozen_time >= cfg.stuck_reading_time > 0.0
-                       else '')
-                    + ('' if s.replies else ', never replied'))
-            msg.status.append(_status(
-                lvl, f'driver: actuator {a.joint}', f'can_id {a.can_id} ({a.model})', text,
-                position_rad=f'{s.position:.5f}', velocity_rad_s=f'{s.velocity:.4f}',
-                torque_nm=f'{s.torque:.3f}', current_a=f'{s.current:.2f}',
-                temperature_degc=f'{s.temperature:.0f}', fault_code=s.error_code,
-                fault=fault, protocol=a.protocol,
-                **odrive_axis_values(core.backend, a.can_id), motor_on=s.motor_on, mode=s.mode,
-                command_torque_nm=f'{s.command_torque:.3f}',
-                command_kd_nms_rad=f'{s.command_kd:.3f}', replies=s.replies,
-                missed_replies=s.missed, consecutive_missed=s.consecutive_missed,
-                miss_rate=f'{rate:.4f}', frozen_for_s=f'{s.frozen_time:.3f}',
-                soft_limited=s.soft_limited, clear_errors_requests=s.clears))
-        if core.has_board:
-            b = core.board
-            encoder_fault = b.yaw_encoder_error or b.pitch_encoder_error
-            lvl = ('error' if encoder_fault or b.consecutive_missed >= cfg.max_consecutive_missed
-                   or b.samples == 0 else 'warn' if window['board'] or b.force_overload else 'ok')
-            msg.status.append(_status(
-                lvl, 'driver: sensor board', 'boom encoders and foot sensor',
-                ('boom encoder signal fault' if encoder_fault else 'ok')
-                + (f', {window["board"]} missed samples' if window['board'] else ''),
-                samples=b.samples, missed=b.missed, consecutive_missed=b.consecutive_missed,
-                yaw_counts=b.counts[0], pitch_counts=b.counts[1],
-                yaw_encoder_error=b.yaw_encoder_error, pitch_encoder_error=b.pitch_encoder_error,
-                foot_switch=b.foot_switch, force_overload=b.force_overload))
-        backend = core.backend
-        counters = backend.counters
-        lvl = ('error' if backend.bus_state == 'bus-off' else
-               'warn' if backend.bus_state != 'error-active' or counters['tx_errors'] else 'ok')
-        msg.status.append(_status(
-            lvl, 'driver: bus', self.config.hardware, f'{backend.bus_state}',
-            bus_state=backend.bus_state, **counters,
-            last_cycle_bus_s=f'{core.timing.received - core.timing.start:.6f}'))
-        return msg
+        return driver_diagnostics(self.core, self.config, window,
+                                  span / self.config.control_period, self._state_age, now,
+                                  self.get_clock().now().to_msg())
 
     # -- the run summary --------------------------------------------------------------------------
 
@@ -708,25 +598,6 @@ class DriverNode(Node):
             if self.emulator is not None:
                 self.emulator.close()
         return super().destroy_node()
-
-
-def odrive_axis_values(backend, node_id: int) -> dict:
-    """
-    Return the ODrive axis state and heartbeat count of an ODrive axis.
-
-    (empty for MIT actuators).
-    """
-    axis = getattr(backend, 'axes', {}).get(node_id)
-    if axis is None:
-        return {}
-    return {'odrive_axis_state': axis.axis_state, 'odrive_axis_error': f'0x{axis.axis_error:08x}',
-            'odrive_procedure_result': axis.procedure_result, 'odrive_heartbeats': axis.heartbeats}
-
-
-def _status(level: str, name: str, hardware_id: str, message: str, **values) -> DiagnosticStatus:
-    return DiagnosticStatus(level=_LEVEL[level], name=name, hardware_id=hardware_id,
-                            message=message,
-                            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])
 
 
 def main(args=None) -> int:

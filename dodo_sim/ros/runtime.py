@@ -145,17 +145,21 @@ def nearest_rank(values, p: float):
 SUMMARY_PREFIX = 'dodo '
 
 
+def value_text(value) -> str:
+    """Return a summary or /diagnostics value as text: floats with 3 decimals, None as ``-``."""
+    if value is None:
+        return '-'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, float):
+        return f'{value:.3f}'
+    return str(value)
+
+
 def format_summary(kind: str, fields: dict) -> str:
     """``dodo <kind>: key=value key=value ...`` (floats with 3 decimals, None as ``-``)."""
-    def text(value):
-        if value is None:
-            return '-'
-        if isinstance(value, bool):
-            return 'true' if value else 'false'
-        if isinstance(value, float):
-            return f'{value:.3f}'
-        return str(value)
-    return f'{SUMMARY_PREFIX}{kind}: ' + ' '.join(f'{k}={text(v)}' for k, v in fields.items())
+    return (f'{SUMMARY_PREFIX}{kind}: '
+            + ' '.join(f'{k}={value_text(v)}' for k, v in fields.items()))
 
 
 def parse_summary(text: str, kind: str) -> dict | None:
@@ -248,6 +252,16 @@ def endpoint_gid(endpoint) -> bytes:
     Comparable with :func:`publisher_gid` (the rmw may pad it).
     """
     return bytes(endpoint.endpoint_gid)
+
+
+def endpoint_node(endpoint) -> str:
+    """Return the full name of a graph endpoint's node (``/namespace/name``)."""
+    return f'{endpoint.node_namespace.rstrip("/")}/{endpoint.node_name}'
+
+
+def publisher_nodes(node, topic: str) -> list:
+    """Return the full names of the nodes publishing on ``topic``, sorted, once per publisher."""
+    return sorted(endpoint_node(e) for e in node.get_publishers_info_by_topic(topic))
 
 
 def make_executor():

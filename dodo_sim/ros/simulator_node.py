@@ -67,6 +67,12 @@ state's publication to its answer (p50/p99/max, ms), stale steps and overruns.
 
 Every parameter comes from :class:`SimConfig` and
 :class:`dodo_sim.ros.node_config.SimulatorNodeConfig`.
+
+The messages it fills (:mod:`dodo_sim.ros.state_messages`), the command checks
+(:mod:`dodo_sim.ros.joint_commands`, :mod:`dodo_sim.ros.ros2_control`) and the raw input reading
+(:mod:`dodo_sim.ros.raw_messages`) are modules of their own. The rest is one unit at this length:
+the lockstep and realtime exchanges, the controller binding and the counters of the summary are
+one state machine driven by this node's subscriptions and timers, each callback moving it a step.
 """
 from __future__ import annotations
 
@@ -78,20 +84,24 @@ import time
 
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
-from dodo_sim.ros.cdr import CdrError, JointStateReader, JointStateView, JointStateWriter
+from dodo_sim.ros.cdr import JointStateReader, JointStateView, JointStateWriter
+from dodo_sim.ros.joint_commands import actuated_efforts
 from dodo_sim.ros.link_contacts import LinkContactWrenches
 from dodo_sim.ros.odometry import BaseOdometer
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
+from dodo_sim.ros.raw_messages import read_joint_state
 from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, Histogram, publisher_gid, WarnThrottle,
                                   with_message_info)
+from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
+                                         odometry_message)
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
 from geometry_msgs.msg import Vector3, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -260,23 +270,14 @@ class SimulatorNode(Node):
 
         # reusable messages (only the numbers change per step)
         self._msg_clock = ClockMsg()
-        self._msg_contacts = []
-        for frame in self.contact_frames:
-            msg = WrenchStamped()
-            msg.header.frame_id = contract.contact_frame_id(frame)    # world axes, at the link
-            self._msg_contacts.append(msg)
-        self._msg_link_contacts = []
-        for link in self._link_wrenches.links:
-            msg = WrenchStamped()
-            msg.header.frame_id = contract.contact_frame_id(link)     # world axes, at the link
-            self._msg_link_contacts.append(msg)
+        self._msg_contacts = [contact_wrench_message(frame) for frame in self.contact_frames]
+        self._msg_link_contacts = [contact_wrench_message(link)
+                                   for link in self._link_wrenches.links]
         if self._link_wrenches.skipped:
             self.get_logger().info(
                 f'link collisions of the contact frame(s) {list(self._link_wrenches.skipped)} '
                 f'are not published (their /<frame>_contact topic is the point contact)')
-        self._msg_odom = Odometry()
-        self._msg_odom.header.frame_id = self._odometer.frame_id
-        self._msg_odom.child_frame_id = self._odometer.child_frame_id
+        self._msg_odom = odometry_message(self._odometer.frame_id, self._odometer.child_frame_id)
         self._msg_joints = JointState()
         self._msg_joints.name = list(self.joint_names)
         self._effort = array.array('d', bytes(8 * len(self.joint_names)))
@@ -337,9 +338,8 @@ class SimulatorNode(Node):
         """
         if self.count_publishers(contract.RECORDED_CONFIGURATIONS) == 0:
             return True
-        need = {self.get_fully_qualified_name()} | {
-            f'{e.node_namespace.rstrip("/")}/{e.node_name}'
-            for e in self.get_publishers_info_by_topic(contract.JOINT_COMMANDS)}
+        need = {self.get_fully_qualified_name()} | set(
+            runtime.publisher_nodes(self, contract.JOINT_COMMANDS))
         return need <= self._recorded_nodes
 
     def _check_start(self) -> None:
@@ -392,39 +392,14 @@ class SimulatorNode(Node):
         return torques
 
     def _command_torques(self, names, effort, what=f'{contract.JOINT_COMMANDS} command'):
-        """
-        Return the torques of a JointState command in actuated-joint order, or None.
-
-        (rejected).
-        """
-        if len(effort) != len(names):
-            self._reject(what, f'{len(names)} names but '
-                         f'{len(effort)} efforts')
-            return None
-        if names == self._actuated_list:
-            torques = tuple(effort)
-        elif sorted(names) == sorted(self._actuated_list):
-            index = self._actuated_index
-            ordered = [0.0] * len(names)
-            for name, value in zip(names, effort):
-                ordered[index[name]] = value
-            torques = tuple(ordered)
-        else:
-            self._reject(what, f'joint names {list(names)}, '
-                         f'need the actuated joints {self._actuated_list}')
-            return None
-        for value in torques:
-            if not math.isfinite(value):
-                self._reject(what, f'non-finite effort {list(torques)} N*m')
-                return None
+        """Return the torques of a JointState command in actuated-joint order, or None."""
+        torques, why = actuated_efforts(names, effort, self._actuated_list, self._actuated_index)
+        if torques is None:
+            self._reject(what, why)
         return torques
 
     def _on_raw_joint_command(self, data: bytes, info) -> None:
-        try:
-            ns, names, position, velocity, effort = self._command_reader.read(data)
-        except CdrError:                        # not plain little-endian CDR: rclpy reads it
-            self._on_joint_command(deserialize_message(data, JointState), info)
-            return
+        ns, names, position, velocity, effort = read_joint_state(self._command_reader, data)
         sec, nanosec = divmod(ns, 1_000_000_000)
         self._on_joint_command(JointStateView(ns, sec, nanosec, names, position, velocity,
                                               effort), info)
@@ -555,7 +530,7 @@ class SimulatorNode(Node):
         for topic in self._command_topics():
             for endpoint in self.get_publishers_info_by_topic(topic):
                 if runtime.endpoint_gid(endpoint)[:len(gid)] == gid:
-                    return f'{endpoint.node_namespace.rstrip("/")}/{endpoint.node_name}'
+                    return runtime.endpoint_node(endpoint)
         return ''
 
     def _command_topics(self) -> tuple:
@@ -580,8 +555,7 @@ class SimulatorNode(Node):
             if count > self.command_publishers:
                 self.command_publishers = count
                 if count > 1:
-                    nodes = sorted(f'{e.node_namespace.rstrip("/")}/{e.node_name}'
-                                   for e in self.get_publishers_info_by_topic(topic))
+                    nodes = runtime.publisher_nodes(self, topic)
                     twice = sorted({n for n in nodes if nodes.count(n) > 1})
                     self.get_logger().warning(
                         f'{count} publishers on {topic}: {nodes}; '
@@ -760,10 +734,7 @@ class SimulatorNode(Node):
         sec, nanosec = divmod(ns, 1_000_000_000)
         forces = state.contact_forces           # one world [x, y, z] row per contact frame, N
         for pub, msg, force in zip(self._pub_contacts, self._msg_contacts, forces):
-            stamp = msg.header.stamp                  # messages and stamps are reused
-            stamp.sec, stamp.nanosec = sec, nanosec
-            f = msg.wrench.force
-            f.x, f.y, f.z = float(force[0]), float(force[1]), float(force[2])
+            fill_wrench(msg, sec, nanosec, force)     # messages and stamps are reused
             pub.publish(msg)
         effort = self._effort
         for slot, value in zip(self._effort_slots, state.tau_applied):
@@ -793,24 +764,12 @@ class SimulatorNode(Node):
         for pub, msg, link in zip(self._pub_link_contacts, self._msg_link_contacts,
                                   self._link_wrenches.links):
             force, moment = wrenches[link]
-            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-            f, m = msg.wrench.force, msg.wrench.torque
-            f.x, f.y, f.z = (float(c) for c in force)
-            m.x, m.y, m.z = (float(c) for c in moment)
+            fill_wrench(msg, sec, nanosec, force, moment)
             pub.publish(msg)
 
     def _publish_odometry(self, state, sec: int, nanosec: int) -> None:
-        odom = self._odometer(state.q, state.v)
-        msg = self._msg_odom
-        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-        pose, twist = msg.pose.pose, msg.twist.twist
-        p, o = pose.position, pose.orientation
-        p.x, p.y, p.z = (float(c) for c in odom.position)
-        o.x, o.y, o.z, o.w = (float(c) for c in odom.orientation_xyzw)
-        lin, ang = twist.linear, twist.angular
-        lin.x, lin.y, lin.z = (float(c) for c in odom.linear)
-        ang.x, ang.y, ang.z = (float(c) for c in odom.angular)
-        self._pub_odom.publish(msg)
+        fill_odometry(self._msg_odom, sec, nanosec, self._odometer(state.q, state.v))
+        self._pub_odom.publish(self._msg_odom)
 
     # -- health -------------------------------------------------------------------------------
 

@@ -6,15 +6,11 @@ Driver configuration: parameter validation names the bad value, the example para
 
 A bus that cannot be opened and joints the robot lacks are clear errors.
 """
+from dodo_sim.hardware.build import build_driver
 from dodo_sim.hardware.config import DriverConfig, urdf_joints
 from dodo_sim.paths import share_dir
 from dodo_sim.ros.params import config_from_file
 import pytest
-
-pytest.importorskip('rclpy')
-# These imports must follow the importorskip above (E402), so they cannot take their
-# place in the sorted import block (I100).
-from dodo_sim.ros.driver_node import build_driver  # noqa: E402, I100
 
 
 def test_example_params_file_is_a_valid_driver_config():

@@ -13,7 +13,8 @@ raises it again, and the request is refused while an e-stop is latched or anothe
 import math
 
 from dodo_sim.hardware.config import DriverConfig
-from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
+from dodo_sim.hardware.emulated_rig import EmulatedRig
+from dodo_sim.hardware.emulator import EmulatorConfig
 from dodo_sim.hardware.odrive import (CLEAR_ERRORS, OdriveEmulation, split_id,
                                       WATCHDOG_TIMER_EXPIRED)
 from dodo_sim.hardware.safety import SafetyState

@@ -10,14 +10,17 @@ closed-loop hopping through the wire format.
 """
 import math
 
-from dodo_sim.hardware.config import DriverConfig, load_calibration
-from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
+from dodo_sim.hardware.calibration import load_calibration
+from dodo_sim.hardware.config import DriverConfig
+from dodo_sim.hardware.emulated_rig import EmulatedRig
+from dodo_sim.hardware.emulator import EmulatorConfig
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.rollout import JointHold
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pinocchio as pin
 import pytest
+from rig_support import assert_steady_apexes
 import yaml
 
 START = (0.0, 1.2, 0.3, -0.6)
@@ -302,14 +305,7 @@ def test_slip_controller_hops_through_the_emulated_hardware(urdf_xml):
         assert all(s.missed == 0 for s in rig.driver.status)
     finally:
         rig.close()
-    vz = run.v[:, 1]
-    touched = np.cumsum(run.in_contact) > 0
-    idx = np.flatnonzero((vz[:-1] > 0) & (vz[1:] <= 0) & ~run.in_contact[1:] & touched[1:]) + 1
-    apex = run.q[idx, 1]
-    assert len(apex) >= 8, apex
-    late = apex[2:]
-    assert (late.max() - late.min()) / late.mean() < 0.02, apex
-    assert abs(late.mean() - 1.2) < 0.02, apex
+    assert_steady_apexes(run, 1.2)
 
 
 # -- every torque explained (issue 16 item 1) and the landing fallback (item 2) -----------------

@@ -21,8 +21,9 @@ import can
 from dodo_sim.hardware.backend import ActuatorFrame
 from dodo_sim.hardware.backends import make_backend
 from dodo_sim.hardware.config import actuator_configs, DriverConfig, urdf_joints
-from dodo_sim.hardware.driver import actuated_status_text
-from dodo_sim.hardware.emulator import EmulatedRig, EmulatorConfig
+from dodo_sim.hardware.driver_status import actuated_status_text
+from dodo_sim.hardware.emulated_rig import EmulatedRig
+from dodo_sim.hardware.emulator import EmulatorConfig
 from dodo_sim.hardware.odrive import (arbitration_id, AXIS_STATE_CLOSED_LOOP_CONTROL,
                                       AXIS_STATE_IDLE, CLEAR_ERRORS, EmulatedOdriveAxis,
                                       GET_ENCODER_ESTIMATES, GET_TORQUES, HEARTBEAT,
@@ -34,6 +35,7 @@ from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pytest
+from rig_support import assert_steady_apexes
 
 START = (0.0, 1.2, 0.3, -0.6)
 GEAR = 25.0
@@ -260,11 +262,4 @@ def test_slip_controller_hops_on_emulated_odrive_axes(urdf_xml):
         assert all(s.missed == 0 for s in rig.driver.status)
     finally:
         rig.close()
-    vz = run.v[:, 1]
-    touched = np.cumsum(run.in_contact) > 0
-    idx = np.flatnonzero((vz[:-1] > 0) & (vz[1:] <= 0) & ~run.in_contact[1:] & touched[1:]) + 1
-    apex = run.q[idx, 1]
-    assert len(apex) >= 8, apex
-    late = apex[2:]
-    assert (late.max() - late.min()) / late.mean() < 0.02, apex
-    assert abs(late.mean() - 1.2) < 0.02, apex
+    assert_steady_apexes(run, 1.2)

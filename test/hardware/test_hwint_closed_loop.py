@@ -257,18 +257,27 @@ def test_every_driver_state_is_in_the_bag_beside_cpu_hogs(tmp_path):
           + f'; stamp spacing p50 {np.median(gaps):.3f} ms, max {gaps.max():.1f} ms')
 
 
-def test_dodo_hop_hardware_emulated_hops_and_exits_0(tmp_path):
-    bag = tmp_path / 'bag'
+def hop_emulated_4s(bag, *options: str) -> tuple[str, int]:
+    """
+    Run ``dodo hop --hardware emulated`` for 4 s of driver time into ``bag``.
+
+    Check that it exits 0 after 4 s and return its output and the driver's published states.
+    """
     proc = subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--hardware',
-                           'emulated', '--duration', '4', '--bag', str(bag), '--no-plots',
-                           '--domain-id', str(ros_domain_id())],
+                           'emulated', *options, '--duration', '4', '--bag', str(bag),
+                           '--no-plots', '--domain-id', str(ros_domain_id())],
                           capture_output=True, text=True, env=ros_env(), cwd=REPO, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     assert re.search(r'dodo hop: completed: t = 4\.\d+ s \(\d+ cycles\) of driver time', out), out
     summary = re.search(r'dodo driver: .*published=(\d+) ', out)
     assert summary, out[-3000:]
-    published = int(summary.group(1))
+    return out, int(summary.group(1))
+
+
+def test_dodo_hop_hardware_emulated_hops_and_exits_0(tmp_path):
+    bag = tmp_path / 'bag'
+    out, published = hop_emulated_4s(bag)
     counts = message_counts(bag)
     recorded = counts[contract.JOINT_STATES]
     assert counts[contract.DIAGNOSTICS] >= 2 and counts.get(contract.CLOCK, 0) == 0, counts
@@ -509,16 +518,7 @@ def test_dodo_hop_on_emulated_odrive_axes_hops_and_exits_0(tmp_path):
     params_file = tmp_path / 'hop_odrive.yaml'
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))
     bag = tmp_path / 'bag'
-    proc = subprocess.run([sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--hardware',
-                           'emulated', '--params-file', str(params_file), '--duration', '4',
-                           '--bag', str(bag), '--no-plots', '--domain-id', str(ros_domain_id())],
-                          capture_output=True, text=True, env=ros_env(), cwd=REPO, timeout=300)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
-    assert re.search(r'dodo hop: completed: t = 4\.\d+ s \(\d+ cycles\) of driver time', out), out
-    summary = re.search(r'dodo driver: .*published=(\d+) ', out)
-    assert summary, out[-3000:]
-    published = int(summary.group(1))
+    out, published = hop_emulated_4s(bag, '--params-file', str(params_file))
     data = read_bag(bag, [contract.DIAGNOSTICS])
     actuators = [s for m in data[contract.DIAGNOSTICS].messages for s in m.status
                  if s.name in ('driver: actuator hip', 'driver: actuator knee')]
