@@ -21,6 +21,7 @@ from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 import numpy as np
 
+
 @dataclass
 class RunData:
     """
@@ -271,7 +272,6 @@ def touchdowns(run: RunData, threshold_n: float) -> dict:
         k = np.clip(np.searchsorted(run.t, t[on], side='left'), 0, len(run.t) - 1)
         out[frame] = (t[on], run.contact_pos[frame][k, 0])
     return out
-
 
 
 def has_channel(run: RunData, channel: str) -> bool:
