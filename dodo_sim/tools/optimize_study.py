@@ -206,6 +206,27 @@ def _check_value(cls, fixed: Mapping, name: str, value, where: str,
                          f'{cls.__name__}.{label}: {exc}') from None
 
 
+def _search_space_of_field(cls, name: str, where: str) -> dict:
+    """
+    Return the search space a parameter given without range gets: its field's (metadata).
+
+    A field with allowed values (``one_of``) is searched over them; a bounded field with a
+    closed, finite range over that range (:mod:`dodo_sim.parameter`: the bounds the config
+    itself enforces). Any other field needs its range in the study.
+    """
+    from dodo_sim.parameter import CHOICES, describe_range, OPEN, RANGE, UNIT
+    metadata = next((f.metadata for f in dataclasses.fields(cls) if f.name == name), {})
+    if metadata.get(CHOICES):
+        return {'choices': list(metadata[CHOICES])}
+    bounds = metadata.get(RANGE)
+    if bounds is not None and None not in bounds and not any(metadata.get(OPEN, ())):
+        return {'low': bounds[0], 'high': bounds[1]}
+    allowed = (f': {cls.__name__}.{name} allows {describe_range(metadata)} '
+               f"{metadata.get(UNIT, '')}".rstrip() + ', not a closed range to search'
+               if bounds is not None else '')
+    raise StudyError(f'{where} needs low and high (or choices){allowed}')
+
+
 def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping,
                      index: int | None = None) -> Parameter:
     label = name if index is None else f'{name}[{index}]'
@@ -223,6 +244,8 @@ def _parse_parameter(section: str, name: str, spec, cls, fixed: Mapping,
                              f'has {len(default)} elements (0 to {len(default) - 1})')
         default = default[index]
     baseline = spec.get('baseline', default)
+    if 'choices' not in spec and not {'low', 'high'} & set(spec):
+        spec = {**spec, **_search_space_of_field(cls, name, where)}
     if 'choices' in spec:
         choices = spec['choices']
         if not isinstance(choices, list) or not choices:

@@ -127,6 +127,9 @@ BAD_STUDIES = [
      'baseline (trial 0) value 1.0'),
     ('missing high', _with(parameters__controller__position_kp={'low': 1.0}),
      'needs low and high'),
+    ('no range, and the field has none closed', _with(parameters__controller__position_kp={}),
+     'position_kp needs low and high (or choices): ControllerConfig.position_kp allows >= 0 '
+     '1/s, not a closed range to search'),
     ('unknown objective metric', _with(objectives=[{'metric': 'happiness'}]),
      "unknown metric 'happiness'"),
     ('unknown aggregate', _with(objectives=[{'metric': 'apex_x_error_max_m',
@@ -162,6 +165,17 @@ def test_bad_study_files_are_refused_before_any_trial(tmp_path, capsys, text, me
     assert message in err
     assert 'Traceback' not in err
     assert not out.exists()                       # nothing ran, no storage was created
+
+
+def test_a_parameter_without_a_range_is_searched_over_its_fields_bounds(tmp_path):
+    """A field's allowed values and closed bounds (its metadata) are its default search space."""
+    study = load_study(write(tmp_path, _with(parameters={
+        'controller': {'flight_policy': {}}, 'simulator': {'restitution': {}}})))
+    by_name = {p.name: p for p in study.parameters}
+    assert by_name['flight_policy'].kind == 'categorical'
+    assert set(by_name['flight_policy'].choices) == {'cascade', 'raibert', 'deadbeat'}
+    assert (by_name['restitution'].kind, by_name['restitution'].low,
+            by_name['restitution'].high) == ('float', 0.0, 1.0)
 
 
 def test_good_study_file_is_accepted():
