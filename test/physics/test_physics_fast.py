@@ -204,8 +204,10 @@ def test_compiled_event_evaluation_equals_the_generic_one(model, frames, radius,
     and event values to 1e-12 (relative to their size).
     """
     from dodo_sim.physics import event
+    # the feet in random modes ('feet': random stick/slip on a dozen link points as well makes
+    # the KKT system too ill-conditioned for a 1e-12 comparison)
     sim = Simulator(model, SimConfig(integrator='event', contact_frames=frames,
-                                     contact_radii=(radius,) * len(frames),
+                                     contact_radii=(radius,) * len(frames), collisions='feet',
                                      initial_q=lifted_default(model, frames, height_m=1.0),
                                      **terrain_config(terrain)))
     integrator = sim.integrator
