@@ -317,9 +317,9 @@ def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
     """
     import public_robots as pr
     path = pr.solo12()
-    sim = Simulator(path, SimConfig(contact_frames=pr.SOLO_FEET, collisions='links',
-                                    integrator='timestepping' if engine == 'mujoco' else engine,
-                                    dt=DT_S, control_period=DT_S))
+    # one dodo_sim model: the pose (and MuJoCo's joint names) come from it as well
+    dodo = _Dodo(path, 'timestepping' if engine == 'mujoco' else engine, pr.SOLO_FEET)
+    sim = dodo.sim
     q = pr.standing_pose(sim, pr.SOLO_STAND_LEGS, gap_m=0.1)
     steps = round(seconds / DT_S)
     if engine == 'mujoco':
@@ -336,7 +336,6 @@ def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
                     for g in (c.geom1, c.geom2) if m.geom_bodyid[g]}
         return {'base z m': base_z, 'tilt rad': tilt, 'speed': speed,
                 'touching': ' '.join(sorted(touching))}
-    dodo = _Dodo(path, engine, pr.SOLO_FEET)
     dodo.reset(q)
     for _ in range(steps):
         dodo.step(np.zeros(len(sim.robot.actuated_idx_v)))
