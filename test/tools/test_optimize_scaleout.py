@@ -11,6 +11,7 @@ The robot is the toy module (test/toy_robot_scenarios.py), so the cost is the op
 physics'.
 """
 import csv
+import datetime
 import os
 from pathlib import Path
 import shutil
@@ -164,17 +165,28 @@ def test_two_workers_on_a_journal_file_survive_a_sigkilled_worker(tmp_path):
     check_survives_a_sigkilled_worker(tmp_path, f'journal:{tmp_path / "kill.journal"}')
 
 
+def running_for_s(trial) -> float:
+    """Seconds since ``trial`` started (a journal stores the start in UTC, SQL in local time)."""
+    start = trial.datetime_start
+    now = datetime.datetime.now(tz=start.tzinfo) if start.tzinfo else datetime.datetime.now()
+    return (now - start).total_seconds()
+
+
 def check_survives_a_sigkilled_worker(tmp_path, storage):
-    study = toy_study(tmp_path, trials=12, delay_s=0.4)
+    run_s = 1.0                                           # wall time of one trial's run
+    study = toy_study(tmp_path, trials=12, delay_s=run_s)
     common = ['--storage', storage, '--heartbeat-s', '1']
     victim = dodo_optimize(str(study), *common, '--out', str(tmp_path / 'victim'), cwd=tmp_path)
     survivor = dodo_optimize(str(study), *common, '--out', str(tmp_path / 'survivor'),
                              cwd=tmp_path)
 
-    def victim_runs_a_trial():
+    def victim_starts_a_trial():
+        # a trial that started less than half a run ago, so that the SIGKILL lands inside it;
+        # a slow storage query (a loaded machine) could otherwise see a trial that ends before
+        # the signal, and the kill falls between two trials with none of the victim's RUNNING
         return any(t.state.name == 'RUNNING' and t.user_attrs.get('pid') == victim.pid
-                   for t in trials_of(study, storage))
-    wait_for(victim_runs_a_trial, 120, 'the victim to run a trial')
+                   and running_for_s(t) < run_s / 2 for t in trials_of(study, storage))
+    wait_for(victim_starts_a_trial, 120, 'the victim to start a trial')
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
     out, err = survivor.communicate(timeout=240)
