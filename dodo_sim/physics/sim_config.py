@@ -54,11 +54,11 @@ class SimConfig:
             'floating' or 'fixed' force it.
         contact_frames: URDF frames (links) whose origins are point contacts with the terrain.
         contact_radii: sphere radius of each contact frame, m (>= 0); empty: all 0.
-        collisions: 'feet' (default): only the contact frames touch the terrain (the rest
-            passes through); 'links': every moving link's URDF collision shapes (sphere, box,
-            cylinder, STL mesh as its bounding box) touch it too, as hard contacts with Coulomb
-            friction, the contact frames keep their point contacts (docs/physics.md "Link
-            collisions"); no self-collision.
+        collisions: 'links' (default): every moving link's URDF collision shapes (sphere,
+            box, cylinder, STL mesh as its bounding box) touch the terrain too, as hard contacts
+            with Coulomb friction, the contact frames keep their point contacts (docs/physics.md
+            "Link collisions"; a URDF without collision shapes: the feet only); 'feet': only the
+            contact frames touch it (the rest passes through); no self-collision.
         collision_exclude_links: comma-separated links whose collision shapes never touch the
             terrain ('links' only; a string, not a list, so that the ROS parameter has a type while
             empty).
@@ -124,7 +124,7 @@ class SimConfig:
     base: str = one_of(AUTO, BASES)
     contact_frames: tuple = ('foot',)
     contact_radii: tuple = bounded((), low=0.0, unit='m')
-    collisions: str = one_of('feet', COLLISION_MODES)
+    collisions: str = one_of('links', COLLISION_MODES)
     collision_exclude_links: str = ''
     actuated_joints: tuple = (AUTO,)
     joint_limits: bool = True

@@ -10,7 +10,14 @@ geometry_msgs/WrenchStamped per collision link on ``/<link>_contact``, the same 
 foot's contact topic (docs/ros_contract.md, "Frames"): ``frame_id`` ``<link>_contact``, a frame
 at the link's origin with the fixed frame's axes, so RViz's Wrench display and Foxglove draw
 it at the link. The wrench is the resultant of the link's contact forces (N) and their moment
-about the link's origin (N*m), both in world axes; zero while the link touches nothing.
+about the link's origin (N*m), both in world axes.
+
+A link's wrench is published while the link touches the terrain, and once more, zero, at the
+first period it no longer does (so RViz's arrow and a plot's last value go back to zero); nothing
+while it touches nothing (:meth:`LinkContactWrenches.due`). Normal running (only the feet touch)
+thus sends and records no link message at all: the bags, /tf and figures of a run whose links
+never touch are those of ``collisions: feet``, and the recorder's load does not grow with the
+number of collision links.
 
 A link that is also a contact frame keeps its foot topic (the point contact, exactly as
 before); collision points left on such a link after the feet rule are not published (the
@@ -37,6 +44,7 @@ class LinkContactWrenches:
         self._model = robot.model
         self._data = robot.model.createData()
         self._frame_ids = {link: robot.model.getFrameId(link) for link in self.links}
+        self._touched = set()        # links whose last published wrench was not the zero one
 
     def origins(self, q: np.ndarray) -> dict[str, np.ndarray]:
         """Return the world position (m) of each link's origin at ``q``."""
@@ -62,6 +70,22 @@ class LinkContactWrenches:
             force += f
             moment += np.cross(np.asarray(contact.point, dtype=float) - origins[contact.link], f)
         return wrenches
+
+    def due(self, q: np.ndarray, link_contacts) -> list:
+        """
+        Return ``[(index in links, force, moment)]`` to publish at this period.
+
+        The links that touch now, and the links that touched at the last call and no longer do
+        (their zero wrench, once). Call it once per publication period.
+        """
+        touching = {c.link for c in link_contacts}
+        if not touching and not self._touched:
+            return []                             # normal running: nothing to compute or send
+        wrenches = self(q, link_contacts)
+        due = [(i, *wrenches[link]) for i, link in enumerate(self.links)
+               if link in touching or link in self._touched]
+        self._touched = touching & set(self.links)
+        return due
 
 
 __all__ = ['LinkContactWrenches']

@@ -65,8 +65,9 @@ class SimulatorNodeConfig:
             the recorder's /tf period (its ``odom`` -> base transform comes from them).
         link_contact_period: simulated s between two wrenches on each collision link's
             ``/<link>_contact`` topic (``collisions: links``; :mod:`dodo_sim.ros.link_contacts`),
-            on the state stamps; 0: every state. Each carries the contact forces of the control
-            period that ended at its stamp. Default 0.01 s (a viewer's rate; the feet stay 1 kHz).
+            on the state stamps, while the link touches the terrain (and its zero once when it
+            lets go); 0: every state. Each carries the contact forces of the control period that
+            ended at its stamp. Default 0.01 s (a viewer's rate; the feet stay 1 kHz).
     """
 
     robot_description: str = ''

@@ -16,7 +16,8 @@ the torque applied in the step that led to this state, zero for unactuated joint
 base's free flyer is on ``odom`` instead), ``odom`` (nav_msgs/Odometry, ground truth of the base,
 :mod:`dodo_sim.ros.odometry`; every ``odom_period`` of the stamps), with ``collisions: links``
 one WrenchStamped per collision link on ``/<link>_contact`` (:mod:`dodo_sim.ros.link_contacts`;
-every ``link_contact_period``) and then ``/clock``
+every ``link_contact_period`` while the link touches the terrain, and its zero once when it lets
+go) and then ``/clock``
 (rosgraph_msgs/Clock; last, off the lockstep critical path — the controller works on the header
 stamps). The simulator is the clock source and does not follow ``/clock`` itself:
 ``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
@@ -760,12 +761,11 @@ class SimulatorNode(Node):
         self._pub_clock.publish(self._msg_clock)
 
     def _publish_link_contacts(self, state, sec: int, nanosec: int) -> None:
-        wrenches = self._link_wrenches(state.q, state.link_contacts)
-        for pub, msg, link in zip(self._pub_link_contacts, self._msg_link_contacts,
-                                  self._link_wrenches.links):
-            force, moment = wrenches[link]
+        # only while a link touches, and its zero once when it lets go (link_contacts.py)
+        for index, force, moment in self._link_wrenches.due(state.q, state.link_contacts):
+            msg = self._msg_link_contacts[index]
             fill_wrench(msg, sec, nanosec, force, moment)
-            pub.publish(msg)
+            self._pub_link_contacts[index].publish(msg)
 
     def _publish_odometry(self, state, sec: int, nanosec: int) -> None:
         fill_odometry(self._msg_odom, sec, nanosec, self._odometer(state.q, state.v))

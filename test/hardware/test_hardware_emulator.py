@@ -480,9 +480,9 @@ def test_an_estopped_leg_collapses_onto_its_body_not_through_the_floor(urdf_xml,
     """
     Issue 22 on the emulated rig: the motors off, the leg folds and the body lands on the floor.
 
-    With 'feet' (the default) the body ends 0.6 m under the floor, resting on the foot above it,
-    as in the recorded bag of the issue; with 'links' no collision point of the leg is below the
-    floor.
+    With 'feet' (the default before issue 22) the body ends 0.6 m under the floor, resting on the
+    foot above it, as in the recorded bag of the issue; with the default 'links' no collision
+    point of the leg is below the floor.
     """
     sim = Simulator(urdf_xml, SimConfig(initial_q=START, collisions=collisions))
     rig = EmulatedRig(sim, DriverConfig(hardware='emulated'), EmulatorConfig())

@@ -258,13 +258,14 @@ def test_cylinder_rolls_down_a_slope_at_two_thirds_g_sin_theta(integrator):
     assert state.v[2] * r == pytest.approx(speeds[-1], rel=1e-6)      # no slip: omega r = v
 
 
-def test_every_shipped_robot_has_link_collision_points():
-    """With 'links', each shipped robot's body, thigh... get support points from its URDF."""
+def test_every_shipped_robot_collides_its_links_by_default():
+    """Issue 22: 'links' is the default, so a shipped robot's body, thigh... touch the floor."""
     for urdf, feet in ((URDF_XACRO, ('foot',)),
                        (URDF_XACRO.parent / 'kneed_walker.urdf.xacro',
                         ('left_foot', 'right_foot')),
                        (URDF_XACRO.parent / 'boom_leg.urdf.xacro', ('foot',))):
-        sim = Simulator(urdf, SimConfig(contact_frames=feet, collisions='links'))
+        sim = Simulator(urdf, SimConfig(contact_frames=feet))
+        assert sim.config.collisions == 'links'
         assert len(sim.robot.collision_points) > 0, urdf
 
 

@@ -16,6 +16,7 @@ the issue that asked for link collisions) lands on its body and thigh. Checked:
 import time
 
 from conftest import ros_domain_id, URDF_XACRO
+from dodo_sim.physics.simulator import LinkContact
 from dodo_sim.ros import contract
 from dodo_sim.ros.link_contacts import LinkContactWrenches
 from dodo_sim.simulator import SimConfig, Simulator
@@ -83,6 +84,22 @@ def test_link_wrenches_and_foot_force_balance_gravity_at_rest():
     assert abs(link_w['thigh'][1][1]) > 0.1             # ... with a moment part that matters
 
 
+def test_a_link_wrench_is_due_while_touching_and_once_zero_after():
+    """Nothing while no link touches; a touching link each period; one zero when it lets go."""
+    sim, states = offline_states(0.05)
+    wrenches = LinkContactWrenches(sim.robot, skip=sim.contact_frames)
+    q = states[-1].q
+    body = wrenches.links.index('body')
+    touch = [LinkContact('body', (0.0, 0.0, 0.0), (1.0, 0.0, 30.0))]
+    assert wrenches.due(q, []) == []
+    for _ in range(2):
+        ((index, force, moment),) = wrenches.due(q, touch)
+        assert index == body and force.tolist() == [1.0, 0.0, 30.0]
+    ((index, force, moment),) = wrenches.due(q, [])          # let go: one zero wrench
+    assert index == body and not force.any() and not moment.any()
+    assert wrenches.due(q, []) == []
+
+
 @pytest.mark.ros
 def test_link_contact_topics_carry_the_offline_wrenches_at_their_period():
     import rclpy
@@ -137,17 +154,24 @@ def test_link_contact_topics_carry_the_offline_wrenches_at_their_period():
     by_stamp = {round(s.t * 1e9): s for s in states}
     wrenches = LinkContactWrenches(sim.robot, skip=sim.contact_frames)
     assert len(received['foot']) == len(states)                 # the foot: every state
+    period_stamps = range(0, round(STOP_S * 1e9) + 1, 10_000_000)
     for link in ('body', 'thigh', 'shank'):
         msgs = received[link]
         stamps = [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in msgs]
-        assert stamps == list(range(0, round(STOP_S * 1e9) + 1, 10_000_000)), link
-        assert {m.header.frame_id for m in msgs} == {contract.contact_frame_id(link)}
+        # every period while the link touches, and one zero at the first period after
+        touching = [any(c.link == link for c in by_stamp[ns].link_contacts)
+                    for ns in period_stamps]
+        expected = [ns for k, ns in enumerate(period_stamps)
+                    if touching[k] or (k > 0 and touching[k - 1])]
+        assert stamps == expected, link
+        assert {m.header.frame_id for m in msgs} <= {contract.contact_frame_id(link)}
         for stamp, msg in zip(stamps, msgs):
             state = by_stamp[stamp]
             force, moment = wrenches(state.q, state.link_contacts)[link]
             got_f = [msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z]
             got_m = [msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z]
             assert got_f == force.tolist() and got_m == moment.tolist(), (link, stamp)
+    assert received['body'] and received['thigh'] and not received['shank']  # shank: in the air
     late = [m for m in received['body'] if m.header.stamp.sec >= 1]
     assert late and all(m.wrench.force.z > 10.0 for m in late)   # the body rests on the floor
 
@@ -155,15 +179,24 @@ def test_link_contact_topics_carry_the_offline_wrenches_at_their_period():
 @pytest.mark.ros
 @pytest.mark.slow
 def test_dodo_hop_records_the_link_topics_and_dodo_plot_draws_them(tmp_path):
+    """
+    A push down too strong for the hop folds the leg onto its shank.
+
+    The bag holds the shank's wrenches (each period in contact, then one zero) and nothing of the
+    links that never touched; ``dodo plot`` draws them.
+    """
     import subprocess
     import sys
 
     from conftest import REPO, ros_env
-    from dodo_sim.tools.bag import message_counts
+    from dodo_sim.tools import bag_arrays
+    from dodo_sim.tools.bag import message_counts, read_bag
     from dodo_sim.tools.plot_data import load_run
     import yaml
     params = yaml.safe_load((REPO / 'config' / 'hop.yaml').read_text())
-    params['simulator']['ros__parameters']['collisions'] = 'links'
+    simulator = params['simulator']['ros__parameters']
+    simulator.update(collisions='links', push_times=[0.4], push_impulses_x=[0.0],
+                     push_impulses_z=[-300.0])                    # N*s, down
     params_file = tmp_path / 'hop_links.yaml'
     params_file.write_text(yaml.safe_dump(params))
     bag = tmp_path / 'bag'
@@ -176,9 +209,14 @@ def test_dodo_hop_records_the_link_topics_and_dodo_plot_draws_them(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     counts = message_counts(bag)
     assert counts[contract.FOOT_CONTACT] == 1501
-    for link in ('body', 'thigh', 'shank'):
-        assert counts[contract.contact_topic(link)] == 151, counts
+    shank = contract.contact_topic('shank')
+    assert counts.get(contract.contact_topic('body'), 0) == 0, counts
+    assert counts.get(contract.contact_topic('thigh'), 0) == 0, counts
+    assert counts[shank] >= 2, counts
+    t, force = bag_arrays.wrenches(read_bag(bag, [shank])[shank], 'shank')
+    assert (force[:-1, 2] > 0.0).all() and not force[-1].any()     # touching, then one zero
+    assert np.all(np.diff(t) == pytest.approx(0.01))                # on the period's stamps
     loaded = load_run(bag)
     assert loaded.contact_frames == ('foot',)                 # the links are no contact frames
-    assert sorted(loaded.link_force) == ['body', 'shank', 'thigh']
+    assert sorted(loaded.link_force) == ['shank']
     assert (tmp_path / 'bag_plots' / 'link_contacts.png').is_file()
