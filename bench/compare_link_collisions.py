@@ -347,6 +347,65 @@ def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
             'lowest point m': dodo.lowest_point()}
 
 
+#: joint PD of the tipped-over quadruped: holds the standing legs (N*m/rad, N*m*s/rad)
+TIP_KP, TIP_KD = 5.0, 0.1
+
+
+def tipped_quadruped(engine: str, tilt_deg: float = 40.0, seconds: float = 1.5) -> dict:
+    """
+    Tip Solo-12 (example-robot-data) over sideways: it falls over its right feet onto its back.
+
+    Standing, its legs held by the same joint PD in both engines (TIP_KP, TIP_KD), the robot is
+    turned ``tilt_deg`` about the line through its right feet (the feet 0.1 mm above the floor):
+    past the tipping angle (36 deg in both engines) it rolls over its right legs and lands on
+    the top of its base. MuJoCo only, as :func:`fallen_quadruped`; dodo_sim's event integrator
+    stops on this fall (EventLimitExceeded at the right legs' landing, docs/physics.md).
+    """
+    import public_robots as pr
+    path = pr.solo12()
+    dodo = _Dodo(path, 'timestepping' if engine == 'mujoco' else engine, pr.SOLO_FEET)
+    sim = dodo.sim
+    q0 = pr.standing_pose(sim, pr.SOLO_STAND_LEGS)
+    feet = dict(zip(sim.robot.contact_frames, sim.contact_positions(q0)))
+    pivot = (feet['FR_FOOT'] + feet['HR_FOOT']) / 2.0
+    turn = pin.rpy.rpyToMatrix(-math.radians(tilt_deg), 0.0, 0.0)     # towards -y, the right
+    q = q0.copy()
+    q[:3] = turn @ (q0[:3] - pivot) + pivot
+    x, y, z, w = q0[3:7]
+    tilted = pin.Quaternion(turn @ pin.Quaternion(w, x, y, z).toRotationMatrix())
+    q[3:7] = (tilted.x, tilted.y, tilted.z, tilted.w)
+    q[2] += 1e-4 - sim.contact_positions(q)[:, 2].min()
+    legs = q[7:].copy()
+    names = list(sim.robot.actuated_joint_names)
+    steps = round(seconds / DT_S)
+    if engine == 'mujoco':
+        robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET,
+                                   contact_radius_m=1e-4, link_collisions=True,
+                                   urdf_dir=Path(path).parent, timestep_s=DT_S)
+        robot.set_state(q[:3], q[3:7], dict(zip(names, legs)))
+        m, d = robot.model, robot.data
+        qpos = [robot.joint_qpos[n] for n in names]
+        dofs = [robot.joint_dof[n] for n in names]
+        for _ in range(steps):
+            robot.step(dict(zip(names, TIP_KP * (legs - d.qpos[qpos]) - TIP_KD * d.qvel[dofs])))
+        w, x, y, z = d.qpos[3:7]
+        touching = {m.body(m.geom_bodyid[g]).name for c in d.contact[:d.ncon]
+                    for g in (c.geom1, c.geom2) if m.geom_bodyid[g]}
+        out = {'base z m': float(d.qpos[2]), 'speed': float(np.abs(d.qvel).max())}
+    else:
+        dodo.reset(q)
+        for _ in range(steps):
+            dodo.step(TIP_KP * (legs - dodo.q[7:]) - TIP_KD * dodo.v[6:])
+        x, y, z, w = dodo.q[3:7]
+        touching = dodo.touching() | {name for name, force in zip(
+            sim.robot.contact_frames, dodo.state.contact_forces) if force[2] > 0.0}
+        out = {'base z m': float(dodo.q[2]), 'speed': float(np.abs(dodo.v).max()),
+               'lowest point m': dodo.lowest_point()}
+    roll, pitch, yaw = pin.rpy.matrixToRpy(pin.Quaternion(w, x, y, z).toRotationMatrix())
+    return {**out, 'roll rad': float(roll), 'pitch rad': float(pitch), 'yaw rad': float(yaw),
+            'touching': ' '.join(sorted(touching))}
+
+
 CASES = (('box dropped flat', box_drop), ('box on 20 deg, mu 0.5', lambda e: slope_box(e, 20.0)),
          ('box on 35 deg, mu 0.5', lambda e: slope_box(e, 35.0)),
          ('cylinder rolling, 20 deg', rolling_cylinder),
@@ -373,6 +432,8 @@ def main() -> None:
     for engine in ('timestepping', 'mujoco'):
         text = ', '.join(f'{k} {_cell(v)}' for k, v in fallen_quadruped(engine).items())
         print(f'| Solo-12 falling | {engine} | {text} |')
+        text = ', '.join(f'{k} {_cell(v)}' for k, v in tipped_quadruped(engine).items())
+        print(f'| Solo-12 tipped over sideways | {engine} | {text} |')
 
 
 if __name__ == '__main__':

@@ -303,6 +303,46 @@ def test_published_quadruped_collapses_onto_its_body_not_through_the_floor():
     assert 'base_link' in {c.link for c in state.link_contacts}
 
 
+def test_quadruped_dropped_on_its_side_never_gains_energy():
+    """
+    Solo-12 dropped 5 cm on its side, legs straight, zero torque: its legs swing onto the floor.
+
+    Before: nearly dependent support points (a straight leg, two corners of one box) made the
+    position correction ill posed; it turned a knee by 23 rad in one step, the joint angles
+    wound up to 1800 rad and the robot gained 5.6 J in one step, jumping 0.27 m up. Now the
+    mechanical energy never exceeds the start's (the contacts are inelastic) by more than the
+    midpoint rule's error with legs swinging at 10 rad/s (mJ), and no joint moves further in
+    a step than its velocity takes it.
+    """
+    from public_robots import solo12, SOLO_FEET
+    sim = Simulator(solo12(), SimConfig(contact_frames=SOLO_FEET, collisions='links'))
+    model = sim.robot.model
+    data = model.createData()
+    q = sim.robot.default_q.copy()
+    q[7:] = 0.0
+    q[3:7] = (math.sin(math.pi / 4), 0.0, 0.0, math.cos(math.pi / 4))     # roll 90 deg
+    pin.framesForwardKinematics(model, data, q)
+    lowest = min(data.oMf[p.frame_id].translation[2] for p in sim.robot.collision_points)
+    q[2] += 0.05 - lowest
+    sim.reset(q, np.zeros(sim.robot.nv))
+
+    def energy(state):
+        return (pin.computeKineticEnergy(model, data, state.q, state.v)
+                + pin.computePotentialEnergy(model, data, state.q))
+    start = energy(sim.state)
+    previous = sim.state
+    most, jump = -math.inf, 0.0
+    for _ in range(200):                        # the legs land at 0.1-0.15 s
+        state = sim.step(np.zeros(12))
+        most = max(most, energy(state) - start)
+        moved = np.abs(state.q[7:] - previous.q[7:]) - sim.config.dt * np.abs(state.v[6:])
+        jump = max(jump, moved.max())
+        previous = state
+    assert most < 0.01, most                    # J; before: +0.22 J by 0.15 s, +5.1 J later
+    assert jump < 0.02, jump                    # rad; before: 23 rad in one step
+    assert {c.link for c in state.link_contacts}, 'it rests on its links'
+
+
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_kneed_walker_without_torque_falls_onto_its_torso(integrator):
     """

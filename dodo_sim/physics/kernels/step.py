@@ -19,8 +19,8 @@ import numpy as np
 from .buffers import unpack_model
 from .jit import compiled
 from .kinematics import contact_points, placements, point_jacobian, PRISMATIC, workspace
-from .linalg import (cholesky, cholesky_solve_rows, cholesky_solve_vec, row_products,
-                     spd_solve_or_least_squares)
+from .linalg import (cholesky, cholesky_solve_rows, cholesky_solve_vec, projection_multipliers,
+                     row_products)
 from .ncp import solve_planar
 from .rigid_body import mass_matrix_and_bias
 from ..solver import STICK_MARGIN
@@ -228,7 +228,7 @@ def step_arrays(q, v, tau, dt, P_parent, P_joint_rot, P_joint_pos, P_joint_type,
                 for p in range(n_rows):
                     for p2 in range(n_rows):
                         G_cc[p, p2] = G[rows[p], rows[p2]]
-                delta = spd_solve_or_least_squares(G_cc, targets[:n_rows].copy())
+                delta = projection_multipliers(G_cc, targets[:n_rows].copy())
                 for j in range(nv):
                     acc = 0.0
                     for p in range(n_rows):
