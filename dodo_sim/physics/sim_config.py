@@ -23,6 +23,9 @@ from .robot import AUTO, BASES
 from .terrain import make_terrain, TERRAIN_KINDS
 from .timestepping import SOLVERS
 
+#: SimConfig.event_accumulation: an event step the event integrator cannot resolve
+EVENT_ACCUMULATION = ('timestepping', 'stop')
+
 INTEGRATORS = ('timestepping', 'event')
 #: SimConfig fields of the motors of the actuated joints (one value each, or one per joint).
 MOTOR_PARAMETERS = ('motor_gear_ratio', 'motor_rotor_inertia_kgm2', 'motor_supply_voltage_v',
@@ -86,6 +89,12 @@ class SimConfig:
             bouncing), m/s (>= 0): an impact slower than this is plastic and a constraint
             separating slower than this after an impact stays closed; 1e-4 m/s rises < 1e-9 m under
             gravity; 0 switches the rule off.
+        event_accumulation: what the event-driven integrator does with a physics step holding
+            more events than it can resolve (an accumulation it does not pass: a robot landing
+            on dozens of support points at once): 'timestepping' (default) takes that one
+            physics step with the time-stepping scheme and then derives the contact modes anew
+            (counted in ``Simulator.accumulation_steps``, logged once); 'stop' raises
+            SimulationDiverged (EventLimitExceeded), as before.
         torque_saturation: clip commanded torques at the peak torques (motor_peak_torque_nm, else
             the URDF effort limits) and, when motor_supply_voltage_v is set, at the back-EMF
             torque-speed limit of each actuated joint: clip(G K_t (V - K_e G |qdot|) / R, 0, peak)
@@ -146,6 +155,7 @@ class SimConfig:
     drift_correction_rate: float = bounded(200.0, low=0.0, low_open=True, unit='1/s')
     event_tolerance_s: float = bounded(1e-12, low=0.0, low_open=True, unit='s')
     event_accumulation_speed: float = bounded(1e-4, low=0.0, unit='m/s')
+    event_accumulation: str = one_of('timestepping', EVENT_ACCUMULATION)
     torque_saturation: bool = False
     motor_time_constant: float = bounded(0.0, low=0.0, unit='s')
     motor_dynamics: bool = False

@@ -29,6 +29,7 @@ the per-step bookkeeping.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 from typing import Mapping, NamedTuple
@@ -147,14 +148,10 @@ class Simulator:
         self._check_initial_state()
         self.terrain = cfg.make_terrain()
         contact = ContactParams(friction=cfg.friction, restitution=cfg.restitution)
+        self._contact = contact
+        self._accumulation_integrator = None    # event: built at its first accumulation step
         if cfg.integrator == 'timestepping':
-            self.integrator = MoreauJeanIntegrator(
-                robot, self.terrain, contact,
-                TimeSteppingParams(solver=cfg.solver, relaxation=cfg.solver_relaxation,
-                                   max_iterations=cfg.solver_max_iterations,
-                                   tolerance=cfg.solver_tolerance,
-                                   position_correction=cfg.position_correction),
-                joint_limits=cfg.joint_limits)
+            self.integrator = self._time_stepping()
         else:
             self.integrator = EventDrivenIntegrator(
                 robot, self.terrain, contact,
@@ -274,6 +271,7 @@ class Simulator:
         self._pending_impulse = np.zeros(3)
         self._impulse_pending = False
         self._unconverged = 0
+        self._accumulations = 0
         self.motor.reset()
         self.integrator.reset(q, v)
         n = len(robot.contact_frame_ids)
@@ -333,6 +331,11 @@ class Simulator:
                 generalized += self._push_map(q).dot(force)
             try:
                 q, v, report = step(q, v, generalized, dt)
+            except EventLimitExceeded as err:
+                if cfg.event_accumulation == 'stop':
+                    self._diverged(f'{type(err).__name__} inside the {self.integrator.name} '
+                                   f'integrator ({err})', err)
+                q, v, report = self._accumulation_step(q, v, generalized, dt, err)
             except NUMERICAL_FAILURES as err:
                 self._diverged(f'{type(err).__name__} inside the {self.integrator.name} '
                                f'integrator ({err})', err)
@@ -450,11 +453,52 @@ class Simulator:
         return self._steps * self.config.control_period
 
     @property
+    def accumulation_steps(self) -> int:
+        """Physics steps since reset the event integrator left to time-stepping (see config)."""
+        return self._accumulations
+
+    @property
     def unconverged_steps(self) -> int:
         """Physics steps since reset whose contact solve missed the tolerance."""
         return self._unconverged
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _time_stepping(self) -> MoreauJeanIntegrator:
+        cfg = self.config
+        return MoreauJeanIntegrator(
+            self.robot, self.terrain, self._contact,
+            TimeSteppingParams(solver=cfg.solver, relaxation=cfg.solver_relaxation,
+                               max_iterations=cfg.solver_max_iterations,
+                               tolerance=cfg.solver_tolerance,
+                               position_correction=cfg.position_correction),
+            joint_limits=cfg.joint_limits)
+
+    def _accumulation_step(self, q, v, generalized, dt, err):
+        """
+        Take a physics step the event integrator could not resolve by time-stepping.
+
+        An event-driven scheme cannot pass an accumulation of events (Acary & Brogliato 2008,
+        "Numerical Methods for Nonsmooth Dynamical Systems", ch. 8), and with dozens of support
+        points landing at once the event count outgrows max_events_per_step. The Moreau-Jean
+        step passes through it with the same contact law; the event integrator then derives
+        its modes anew at (q+, v+). Numerical failures of that step are divergences as usual.
+        """
+        if self._accumulation_integrator is None:
+            self._accumulation_integrator = self._time_stepping()
+        if self._accumulations == 0:
+            logging.getLogger(__name__).warning(
+                't = %.6f s: %s; this physics step is taken by time-stepping (SimConfig.'
+                "event_accumulation='timestepping'; counted in Simulator.accumulation_steps)",
+                self.time, err)
+        try:
+            q, v, report = self._accumulation_integrator.step(q, v, generalized, dt)
+        except NUMERICAL_FAILURES as failure:
+            self._diverged(f'{type(failure).__name__} inside the time-stepping step taken at '
+                           f'an accumulation of events ({failure})', failure)
+        self.integrator.reset(q, v)
+        self._accumulations += 1
+        return q, v, report
 
     def _check_initial_state(self) -> None:
         robot, cfg = self.robot, self.config

@@ -102,7 +102,8 @@ def test_numerical_failure_inside_a_step_is_a_divergence(urdf_path, integrator, 
     event guard) ends the step in SimulationDiverged naming the control step and the failure, with
     the last good state, and the simulator goes on from that state.
     """
-    sim = Simulator(urdf_path, SimConfig(integrator=integrator))
+    # 'stop': the event guard is a divergence too (the default takes a time-stepping step)
+    sim = Simulator(urdf_path, SimConfig(integrator=integrator, event_accumulation='stop'))
     sim.reset([0.0, 1.2, 0.3, -0.6], np.zeros(4))
     good = sim.step([0.0, 0.0])
     good = sim.step([0.0, 0.0])
@@ -124,6 +125,36 @@ def test_numerical_failure_inside_a_step_is_a_divergence(urdf_path, integrator, 
     for _ in range(3):
         expected = reference.step([0.0, 0.0])
     assert np.array_equal(after.q, expected.q) and np.array_equal(after.v, expected.v)
+
+
+def test_an_event_step_past_the_event_guard_is_taken_by_time_stepping(urdf_path):
+    """
+    The default event_accumulation='timestepping'.
+
+    A physics step the event integrator gives up on (EventLimitExceeded) is the time-stepping
+    integrator's step from the same state and force, counted, and the event integrator goes on
+    from its result (its modes derived anew).
+    """
+    from dodo_sim.physics.timestepping import MoreauJeanIntegrator
+    sim = Simulator(urdf_path, SimConfig(integrator='event'))
+    start = sim.reset([0.0, 1.2, 0.3, -0.6], np.zeros(4))
+    step = sim.integrator.step
+
+    def gives_up(*args):
+        raise EventLimitExceeded('more than 50 contact events')
+    sim.integrator.step = gives_up
+    fell_back = sim.step([0.0, 0.0])
+    assert sim.accumulation_steps == 1
+    time_stepping = sim._accumulation_integrator
+    assert isinstance(time_stepping, MoreauJeanIntegrator)
+    other = Simulator(urdf_path, SimConfig(integrator='timestepping'))
+    other.integrator.reset(start.q, start.v)
+    q, v, _ = other.integrator.step(start.q, start.v, np.zeros(4), sim.config.dt)
+    assert np.array_equal(fell_back.q, q) and np.array_equal(fell_back.v, v)
+    sim.integrator.step = step
+    after = sim.step([0.0, 0.0])
+    assert sim.accumulation_steps == 1 and after.t == pytest.approx(2 * sim.config.dt)
+    assert sim.reset().t == 0.0 and sim.accumulation_steps == 0
 
 
 def test_terrains_give_heights_and_unit_normals():
