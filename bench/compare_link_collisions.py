@@ -306,13 +306,48 @@ def fallen_walker(engine: str, seconds: float = 3.0) -> dict:
     return out
 
 
+def _dart_quadruped(path, q, joint_names, steps, torque=None) -> dict:
+    """
+    Run Solo-12 in DART from the pinocchio configuration ``q``; its final pose and contacts.
+
+    ``torque(joint positions, joint velocities)``: joint torques in ``joint_names`` order (None:
+    zero). DART's free joint: rotation vector then translation (world); its collision meshes as
+    dodo_sim's bounding boxes (bench/urdf_boxes.py), detector FCL.
+    """
+    from dart_model import build_dart_robot
+    import public_robots as pr
+    robot = build_dart_robot(robot_description_xml(path), pr.SOLO_FEET, contact_radius_m=1e-4,
+                             timestep_s=DT_S, detector='fcl', link_collisions=True,
+                             floating=True, urdf_dir=Path(path).parent)
+    joints = [robot.dof_names.index(name) for name in joint_names]
+    x, y, z, w = q[3:7]
+    positions = np.zeros(len(robot.dof_names))
+    positions[:3] = pin.log3(pin.Quaternion(w, x, y, z).toRotationMatrix())
+    positions[3:6] = q[:3]
+    positions[joints] = q[7:]
+    robot.reset(positions, np.zeros(len(positions)))
+    force = np.zeros(len(positions))
+    for _ in range(steps):
+        if torque is not None:
+            force[joints] = torque(robot.q[joints], robot.v[joints])
+        robot.step(force)
+    result = robot.world.getLastCollisionResult()
+    touching = {b.getName() for b in result.getCollidingBodyNodes()
+                if b.getSkeleton().getName() != 'ground'}
+    depth = max((c.penetrationDepth for c in result.getContacts()), default=0.0)
+    rotation = pin.exp3(robot.q[:3])
+    return {'base z m': float(robot.q[5]), 'rotation': rotation,
+            'speed': float(np.abs(robot.v).max()), 'touching': touching,
+            'deepest contact m': float(depth)}
+
+
 def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
     """
     Drop Solo-12 (example-robot-data) crouched, 0.1 m up, with zero torque: where it rests.
 
     Its collision meshes collide as their bounding boxes in both engines (dodo_sim's rule; bench/
-    mujoco_urdf.py gives MuJoCo the same boxes). MuJoCo only: DART's URDF loader here does not
-    find the package's meshes. dodo_sim's event integrator meets accumulations of events on
+    mujoco_urdf.py and bench/dart_model.py give MuJoCo and DART the same boxes). dodo_sim's event
+    integrator meets accumulations of events on
     this fall (88 support points land together, the first at 0.359 s) and takes those steps by
     time-stepping (``SimConfig.event_accumulation``); it is slow here (about 0.5 s of wall time
     per ms once resting), so the bench table runs it but the tests do not.
@@ -320,10 +355,17 @@ def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
     import public_robots as pr
     path = pr.solo12()
     # one dodo_sim model: the pose (and MuJoCo's joint names) come from it as well
-    dodo = _Dodo(path, 'timestepping' if engine == 'mujoco' else engine, pr.SOLO_FEET)
+    dodo = _Dodo(path, engine if engine in ('timestepping', 'event') else 'timestepping',
+                 pr.SOLO_FEET)
     sim = dodo.sim
     q = pr.standing_pose(sim, pr.SOLO_STAND_LEGS, gap_m=0.1)
     steps = round(seconds / DT_S)
+    if engine == 'dart':
+        out = _dart_quadruped(path, q, sim.robot.actuated_joint_names, steps)
+        tilt = float(np.linalg.norm(pin.log3(out.pop('rotation'))))
+        return {'base z m': out['base z m'], 'tilt rad': tilt, 'speed': out['speed'],
+                'touching': ' '.join(sorted(out['touching'])),
+                'deepest contact m': out['deepest contact m']}
     if engine == 'mujoco':
         robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET,
                                    contact_radius_m=1e-4, link_collisions=True,
@@ -361,13 +403,14 @@ def tipped_quadruped(engine: str, tilt_deg: float = 40.0, seconds: float = 1.5) 
     Standing, its legs held by the same joint PD in both engines (TIP_KP, TIP_KD), the robot is
     turned ``tilt_deg`` about the line through its right feet (the feet 0.1 mm above the floor):
     past the tipping angle (36 deg in both engines) it rolls over its right legs and lands on
-    the top of its base. MuJoCo only, as :func:`fallen_quadruped`. dodo_sim's event integrator
+    the top of its base. dodo_sim's event integrator
     meets an accumulation of events when the right legs land (0.471 s) and takes that one step
     by time-stepping (``SimConfig.event_accumulation``, docs/physics.md).
     """
     import public_robots as pr
     path = pr.solo12()
-    dodo = _Dodo(path, 'timestepping' if engine == 'mujoco' else engine, pr.SOLO_FEET)
+    dodo = _Dodo(path, engine if engine in ('timestepping', 'event') else 'timestepping',
+                 pr.SOLO_FEET)
     sim = dodo.sim
     q0 = pr.standing_pose(sim, pr.SOLO_STAND_LEGS)
     feet = dict(zip(sim.robot.contact_frames, sim.contact_positions(q0)))
@@ -382,6 +425,14 @@ def tipped_quadruped(engine: str, tilt_deg: float = 40.0, seconds: float = 1.5) 
     legs = q[7:].copy()
     names = list(sim.robot.actuated_joint_names)
     steps = round(seconds / DT_S)
+    if engine == 'dart':
+        out = _dart_quadruped(path, q, names, steps,
+                              lambda qj, vj: TIP_KP * (legs - qj) - TIP_KD * vj)
+        roll, pitch, yaw = pin.rpy.matrixToRpy(out.pop('rotation'))
+        return {'base z m': out['base z m'], 'speed': out['speed'], 'roll rad': float(roll),
+                'pitch rad': float(pitch), 'yaw rad': float(yaw),
+                'touching': ' '.join(sorted(out['touching'])),
+                'deepest contact m': out['deepest contact m']}
     if engine == 'mujoco':
         robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET,
                                    contact_radius_m=1e-4, link_collisions=True,
@@ -434,7 +485,7 @@ def main() -> None:
             result = case(engine)
             text = ', '.join(f'{k} {_cell(v)}' for k, v in result.items())
             print(f'| {name} | {engine} | {text} |')
-    for engine in ('timestepping', 'event', 'mujoco'):
+    for engine in ENGINES:
         text = ', '.join(f'{k} {_cell(v)}' for k, v in fallen_quadruped(engine).items())
         print(f'| Solo-12 falling | {engine} | {text} |')
         text = ', '.join(f'{k} {_cell(v)}' for k, v in tipped_quadruped(engine).items())

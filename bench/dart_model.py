@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import xml.etree.ElementTree as ET
 
 import numpy as np
+from urdf_boxes import mesh_as_box
 
 
 @dataclass
@@ -90,13 +91,16 @@ class DartRobot:
         return tuple(b.getName() in touching for b in self.contact_bodies)
 
 
-def _strip_for_dart(urdf_xml: str, keep_collisions: bool = False) -> tuple[str, set]:
+def _strip_for_dart(urdf_xml: str, keep_collisions: bool = False,
+                    urdf_dir=None) -> tuple[str, set]:
     root = ET.fromstring(urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml)
     massless = set()
     for link in root.findall('link'):
         removed = link.findall('visual') + ([] if keep_collisions else link.findall('collision'))
         for element in removed:
             link.remove(element)  # visuals too: their meshes need package:// resolution
+        for element in link.findall('collision'):
+            mesh_as_box(link, element, urdf_dir)   # the box dodo_sim collides a mesh as
         if link.find('inertial') is None:
             massless.add(link.get('name'))
     # ros2_control blocks are not URDF kinematics; DartLoader ignores unknown tags but keep it lean
@@ -108,19 +112,22 @@ def _strip_for_dart(urdf_xml: str, keep_collisions: bool = False) -> tuple[str, 
 def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float = 1e-3,
                      friction: float = 0.8, timestep_s: float = 1e-3,
                      detector: str = 'dart', floating: bool = False,
-                     link_collisions: bool = False, gravity=(0.0, 0.0, -9.81)) -> DartRobot:
+                     link_collisions: bool = False, gravity=(0.0, 0.0, -9.81),
+                     urdf_dir=None) -> DartRobot:
     """
     Build the world (see module docs).
 
     ``contact_frames`` are URDF link names. ``floating``: the URDF's root link gets DART's free
     joint (positions: rotation vector, then translation; the URDF convention of docs/robots.md),
     else it is welded to the world. ``link_collisions``: the URDF's ``<collision>`` shapes stay
-    and touch the ground too (dodo_sim's ``collisions='links'``; no self-collision).
+    and touch the ground too (dodo_sim's ``collisions='links'``; no self-collision; a mesh as
+    the bounding box dodo_sim gives it, its file looked up from ``urdf_dir``).
     ``gravity``: world vector, m/s^2 (tilted, it makes the flat ground a slope).
     """
     import dartpy as dart
 
-    xml, massless = _strip_for_dart(urdf_xml, keep_collisions=link_collisions)
+    xml, massless = _strip_for_dart(urdf_xml, keep_collisions=link_collisions,
+                                    urdf_dir=urdf_dir)
     loader = dart.utils.DartLoader()
     options = loader.getOptions()
     options.mDefaultRootJointType = (dart.utils.DartLoaderRootJointType.FLOATING if floating

@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 
 import mujoco
 import numpy as np
+from urdf_boxes import mesh_as_box
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def build_mujoco_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float
                 link.remove(element)
         if link_collisions:
             for element in link.findall('collision'):
-                _mesh_as_box(link, element, urdf_dir)
+                mesh_as_box(link, element, urdf_dir)
     children = {c.get('link') for j in root.iter('joint') for c in j.findall('child')}
     base = next(link.get('name') for link in root.findall('link')
                 if link.get('name') not in children)
@@ -185,40 +186,6 @@ def build_mujoco_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float
     return MujocoRobot(compiled, data, qpos, dofs,
                        tuple(mujoco.mj_name2id(compiled, mujoco.mjtObj.mjOBJ_GEOM, n)
                              for n in feet))
-
-
-def _mesh_as_box(link, collision, urdf_dir) -> None:
-    """Replace a ``<collision>``'s mesh by dodo_sim's bounding box of it (or drop it)."""
-    from pathlib import Path
-
-    from dodo_sim.physics.collision import mesh_bounds
-    geometry = collision.find('geometry')
-    mesh = geometry.find('mesh') if geometry is not None else None
-    if mesh is None:
-        return
-    bounds = mesh_bounds(mesh, Path(urdf_dir) if urdf_dir is not None else None)
-    if bounds is None:
-        link.remove(collision)
-        return
-    lower, upper = bounds
-    origin = collision.find('origin')
-    if origin is None:
-        origin = ET.SubElement(collision, 'origin')
-    xyz = np.array([float(x) for x in origin.get('xyz', '0 0 0').split()])
-    roll, pitch, yaw = (float(a) for a in origin.get('rpy', '0 0 0').split())
-    rotation = (_rotation(2, yaw) @ _rotation(1, pitch) @ _rotation(0, roll))
-    origin.set('xyz', ' '.join(repr(float(x)) for x in xyz + rotation @ (0.5 * (lower + upper))))
-    geometry.remove(mesh)
-    ET.SubElement(geometry, 'box', {'size': ' '.join(repr(float(x)) for x in upper - lower)})
-
-
-def _rotation(axis: int, angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    i, j = [(1, 2), (2, 0), (0, 1)][axis]
-    rotation = np.eye(3)
-    rotation[i, i] = rotation[j, j] = c
-    rotation[i, j], rotation[j, i] = -s, s
-    return rotation
 
 
 def _saved_xml(model) -> str:
