@@ -64,7 +64,9 @@ node logs one summary line, ``dodo exchange: key=value ...`` (:meth:`SimulatorNo
 steps, zero-torque steps, timeouts, rejected / foreign / late / unstamped commands, command
 publishers seen, the controller's node, lockstep waits past ``command_timeout`` and the
 longest wait (s), the applied command age (p50/p99/max, ms), the wall-clock round trip from a
-state's publication to its answer (p50/p99/max, ms), stale steps and overruns.
+state's publication to its answer (p50/p99/max, ms), stale steps, overruns, and the physics
+steps whose contact solve missed its tolerance or that the event integrator left to
+time-stepping (``unconverged_steps``, ``accumulation_steps``; also on /diagnostics).
 
 Every parameter comes from :class:`SimConfig` and
 :class:`dodo_sim.ros.node_config.SimulatorNodeConfig`.
@@ -807,7 +809,8 @@ class SimulatorNode(Node):
         values.update({k: summary[k] for k in (
             'steps', 'waits', 'wait_s_max', 'timeouts', 'zero_torque_steps', 'rejected',
             'foreign', 'late', 'unstamped', 'command_publishers', 'controller', 'stale_steps',
-            'age_ms_p99', 'round_trip_ms_p99', 'overruns', 'stop_reason')})
+            'age_ms_p99', 'round_trip_ms_p99', 'overruns', 'unconverged_steps',
+            'accumulation_steps', 'stop_reason')})
         message = '; '.join(problems) or (
             f'{self.config.mode}, real-time factor {rtf:.2f}' if rtf is not None else 'ok')
         return level, message, values
@@ -841,6 +844,10 @@ class SimulatorNode(Node):
             'round_trip_ms_p99': ms(self.round_trip, 99),
             'round_trip_ms_max': ms(self.round_trip),
             'overruns': self.overruns,
+            # physics steps whose contact solve missed its tolerance; event steps taken by
+            # time-stepping at an accumulation of events (SimConfig.event_accumulation)
+            'unconverged_steps': self.sim.unconverged_steps,
+            'accumulation_steps': self.sim.accumulation_steps,
             'tick_late_ms_p99': ms(self.tick_lateness, 99),
             'tick_late_ms_max': ms(self.tick_lateness),
         }

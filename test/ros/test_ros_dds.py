@@ -83,5 +83,6 @@ def test_controller_killed_mid_run(tmp_path):
     # lockstep: simulated time stopped at the kill; every step applied a controller answer
     assert kill_at <= js.t[-1] < kill_at + 0.5, js.t[-1]
     assert hop.sim_summary['zero_torque_steps'] == 0, hop.sim_summary
+    assert hop.sim_summary['unconverged_steps'] == hop.sim_summary['accumulation_steps'] == 0
     assert hop.sim_summary['steps'] == len(js.t) - 1, hop.sim_summary
     assert 'zero torque' not in log
