@@ -33,13 +33,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from dodo_control.controller import Controller, ControllerConfig
+from dodo_control.controller import ControllerConfig
 from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
                                     Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
-from dodo_sim.model import robot_description_xml
-from dodo_sim.rollout import rollout
-from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+from dodo_control.scenarios.slip_run import check_knee_stays_bent, SlipRun
+from dodo_sim.simulator import SimConfig
 import numpy as np
 import pinocchio as pin
 
@@ -65,21 +64,14 @@ def check_perturbation(perturbation: Perturbation) -> None:
     check_xacro_args(URDF, perturbation)
 
 
-class _Run:
-    """Simulator + controller of one scenario run and what is measured on it."""
+class _Run(SlipRun):
+    """The boom leg's run: its hip over the ground and along the boom's arc."""
 
     def __init__(self, configs: dict, perturbation: Perturbation):
-        xml = robot_description_xml(URDF, perturbation.xacro_args or None)
         sim_cfg = configs['simulator']
         if sim_cfg.initial_q == SimConfig().initial_q:
             sim_cfg = SimConfig(**{**config_fields(sim_cfg), 'initial_q': START_Q})
-        try:
-            self.sim = Simulator(xml, sim_cfg)
-            self.ctrl = Controller(xml, configs['controller'])
-        except ValueError as exc:
-            raise ScenarioFailed(f'configuration refused: {exc}') from exc
-        self.model = self.sim.robot.model
-        self.data = self.model.createData()
+        super().__init__(URDF, configs, perturbation, sim_cfg)
         hip_joint = self.model.getJointId(self.sim.actuated_joint_names[0])
         self.hip_joint = hip_joint
         pin.forwardKinematics(self.model, self.data, np.zeros(self.model.nq))
@@ -90,14 +82,6 @@ class _Run:
         """Hip arc coordinate R boom_yaw, m."""
         return self.radius_m * float(q[0])
 
-    def run(self, duration_s: float, on_tick=None):
-        try:
-            return rollout(self.sim, self.ctrl, duration_s=duration_s, on_tick=on_tick)
-        except SimulationDiverged as exc:
-            raise ScenarioFailed(f'simulation diverged: {exc}') from exc
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            raise ScenarioFailed(f'controller failed: {exc}') from exc
-
     def measure(self, result, min_hip_height_m: float) -> dict:
         """Hip heights, arc coordinates and apex indices of a finished rollout."""
         q, contact = result.q, result.in_contact
@@ -107,9 +91,7 @@ class _Run:
             pin.forwardKinematics(self.model, self.data, qi)
             hip = self.data.oMi[self.hip_joint].translation
             heights[i] = hip[2] - terrain.height(float(hip[0]))   # ground under the hip
-        knee = q[:, 3]
-        if not np.all(np.sign(knee) == np.sign(knee[0])) or np.min(np.abs(knee)) < 0.05:
-            raise ScenarioFailed('the knee passed through the stretched-leg singularity')
+        check_knee_stays_bent(q[:, 3])
         if heights.min() < min_hip_height_m:
             raise ScenarioFailed(f'the hip fell to {heights.min():.3f} m')
         touched = np.cumsum(contact) > 0
@@ -145,14 +127,7 @@ def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
 def run_target_step(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     run, s0 = _holding_run(configs, perturbation)
     at_s, new_target = options['at_s'], s0 + options['step_m']
-    switched = []
-
-    def on_tick(k, state, tau):
-        if not switched and state.t >= at_s - 1e-9:
-            run.ctrl.set_setpoints(target_x=new_target)
-            switched.append(state.t)
-
-    result = run.run(options['duration_s'], on_tick=on_tick)
+    result = run.run(options['duration_s'], on_tick=run.target_x_change(at_s, new_target))
     m = run.measure(result, options['min_hip_height_m'])
     t_apex = result.t[m['apex']]
     errors = m['arc'][m['apex']][t_apex > at_s] - new_target

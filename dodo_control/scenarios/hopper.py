@@ -39,13 +39,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from dodo_control.controller import Controller, ControllerConfig
+from dodo_control.controller import ControllerConfig
 from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
                                     Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
-from dodo_sim.model import robot_description_xml
-from dodo_sim.rollout import rollout
-from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+from dodo_control.scenarios.slip_run import check_knee_stays_bent, SlipRun
+from dodo_sim.simulator import SimConfig
 import numpy as np
 import pinocchio as pin
 
@@ -72,34 +71,19 @@ def check_perturbation(perturbation: Perturbation) -> None:
 
 # -- one run ----------------------------------------------------------------------------------
 
-class _Run:
-    """Simulator + controller of one scenario run and what is measured on it."""
+class _Run(SlipRun):
+    """The hopper's run: its CoG, measured on the simulator's model."""
 
     def __init__(self, configs: dict, perturbation: Perturbation, sim_overrides: dict):
-        xml = robot_description_xml(URDF, perturbation.xacro_args or None)
         sim_cfg = configs['simulator']
         if sim_overrides:
             sim_cfg = SimConfig(**{**config_fields(sim_cfg), **sim_overrides})
-        try:
-            self.sim = Simulator(xml, sim_cfg)
-            self.ctrl = Controller(xml, configs['controller'])
-        except ValueError as exc:
-            raise ScenarioFailed(f'configuration refused: {exc}') from exc
-        self.model = self.sim.leg.model
-        self.data = self.model.createData()
-        self.mass = float(self.sim.leg.total_mass)
+        super().__init__(URDF, configs, perturbation, sim_cfg)
+        self.mass = float(self.sim.robot.total_mass)
 
     def com_x(self, q) -> float:
         """Return the CoG x (m) of configuration q on the simulator's model."""
         return float(pin.centerOfMass(self.model, self.data, np.asarray(q, float))[0])
-
-    def run(self, duration_s: float, on_tick=None):
-        try:
-            return rollout(self.sim, self.ctrl, duration_s=duration_s, on_tick=on_tick)
-        except SimulationDiverged as exc:
-            raise ScenarioFailed(f'simulation diverged: {exc}') from exc
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            raise ScenarioFailed(f'controller failed: {exc}') from exc
 
     def measure(self, result, min_base_height_m: float) -> dict:
         """CoG, apexes and health of a finished rollout."""
@@ -113,9 +97,7 @@ class _Run:
             com[i] = c[0], c[2]
             vc = data.vcom[0]
             com_vel[i] = vc[0], vc[2]
-        knee = q[:, 3]
-        if not np.all(np.sign(knee) == np.sign(knee[0])) or np.min(np.abs(knee)) < 0.05:
-            raise ScenarioFailed('the knee passed through the stretched-leg singularity')
+        check_knee_stays_bent(q[:, 3])
         if q[:, 1].min() < min_base_height_m:
             raise ScenarioFailed(f'the base fell to {q[:, 1].min():.3f} m')
         vz = com_vel[:, 1]
@@ -167,14 +149,7 @@ def run_hold(configs: dict, options: dict, perturbation: Perturbation) -> dict:
 def run_target_step(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     run, x0 = _holding_run(configs, perturbation, _start_sim_overrides(configs, options))
     at_s, new_target = options['at_s'], x0 + options['step_m']
-    switched = []
-
-    def on_tick(k, state, tau):
-        if not switched and state.t >= at_s - 1e-9:
-            run.ctrl.set_setpoints(target_x=new_target)     # applies from the next tick on
-            switched.append(state.t)
-
-    result = run.run(options['duration_s'], on_tick=on_tick)
+    result = run.run(options['duration_s'], on_tick=run.target_x_change(at_s, new_target))
     m = run.measure(result, options['min_base_height_m'])
     t_apex = result.t[m['apex']]
     errors = m['com'][m['apex'], 0][t_apex > at_s] - new_target
@@ -217,7 +192,7 @@ def run_velocity(configs: dict, options: dict, perturbation: Perturbation) -> di
     dt = run.sim.config.control_period
     energy = float(np.sum(np.abs(result.tau * result.v[:-1, 2:4])) * dt)
     distance = float(m['com'][-1, 0] - m['com'][0, 0])
-    weight = run.mass * abs(float(run.sim.leg.gravity[1]))
+    weight = run.mass * abs(float(run.sim.robot.gravity[1]))
     return {'velocity_error_max_mps': max_abs(speed_err),
             'velocity_error_rms_mps': float(np.sqrt(np.mean(np.square(speed_err)))),
             'distance_m': distance,

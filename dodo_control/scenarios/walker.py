@@ -45,11 +45,12 @@ from pathlib import Path
 
 from dodo_control.scenarios import check_xacro_args, Perturbation, Scenario, ScenarioFailed
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
+from dodo_control.scenarios.failures import configuration_refused, run_failures
 from dodo_control.walker.controller import WalkerConfig, WalkerController
 from dodo_control.walker.outcome import config_on_terrain, motor_work_per_tick, walk
 from dodo_sim.model import robot_description_xml
 from dodo_sim.ros.params import config_from_file
-from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
+from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 
 _REPO = Path(__file__).resolve().parents[2]
@@ -93,21 +94,15 @@ def simulator_config(study_config: SimConfig) -> SimConfig:
 
 def run_walk(configs: dict, options: dict, perturbation: Perturbation) -> dict:
     xml = robot_description_xml(URDF, perturbation.xacro_args or None)
-    try:
+    with configuration_refused():
         controller = WalkerController(configs['controller'])
         sim_cfg = config_on_terrain(xml, simulator_config(configs['simulator']),
                                     controller.config.initial_stance_frame)
         sim = Simulator(xml, sim_cfg)
-    except ValueError as exc:
-        raise ScenarioFailed(f'configuration refused: {exc}') from exc
     settle = int(options['settle_steps'])
-    try:
+    with run_failures():        # walk() reports a divergence as a fall; kept safe
         outcome = walk(sim, controller, duration_s=float(options['duration_s']),
                        settle_steps=settle)
-    except SimulationDiverged as exc:            # walk() reports divergence as a fall; kept safe
-        raise ScenarioFailed(f'simulation diverged: {exc}') from exc
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        raise ScenarioFailed(f'controller failed: {exc}') from exc
     if outcome.fell:
         raise ScenarioFailed(f'the walker fell ({outcome.fall_reason}) at '
                              f'{outcome.fall_time_s:.2f} s after {outcome.steps} steps')

@@ -4,10 +4,6 @@
 """
 Closed loop: the boom-mounted leg of Ding & Ramos hops with SLIP.
 
-Closed loop: the boom-mounted leg of Ding & Ramos hops with SLIP.
-
-Closed loop: the boom-mounted leg of Ding & Ramos hops with SLIP.
-
 Closed loop: the boom-mounted leg of Ding & Ramos hops with the SLIP controller in its task frame
 (docs/control.md, "Boom-mounted leg"), parameters from config/boom.yaml, measured on the
 simulator's state by the scenario module dodo_control.scenarios.boom (hip height above the ground,
