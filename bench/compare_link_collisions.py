@@ -341,6 +341,32 @@ def _dart_quadruped(path, q, joint_names, steps, torque=None) -> dict:
             'deepest contact m': float(depth)}
 
 
+def _mujoco_quadruped(path, q, joint_names, steps, torque=None) -> dict:
+    """
+    Run Solo-12 in MuJoCo from the pinocchio configuration ``q``; its final pose and contacts.
+
+    ``torque`` as for :func:`_dart_quadruped`. Its collision meshes as dodo_sim's bounding boxes
+    (bench/urdf_boxes.py through bench/mujoco_urdf.py).
+    """
+    import public_robots as pr
+    robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET, contact_radius_m=1e-4,
+                               link_collisions=True, urdf_dir=Path(path).parent,
+                               timestep_s=DT_S)
+    robot.set_state(q[:3], q[3:7], dict(zip(joint_names, q[7:])))
+    m, d = robot.model, robot.data
+    qpos = [robot.joint_qpos[n] for n in joint_names]
+    dofs = [robot.joint_dof[n] for n in joint_names]
+    for _ in range(steps):
+        torques = {} if torque is None else torque(d.qpos[qpos], d.qvel[dofs])
+        robot.step(dict(zip(joint_names, torques)))
+    w, x, y, z = d.qpos[3:7]
+    touching = {m.body(m.geom_bodyid[g]).name for c in d.contact[:d.ncon]
+                for g in (c.geom1, c.geom2) if m.geom_bodyid[g]}
+    return {'base z m': float(d.qpos[2]),
+            'rotation': pin.Quaternion(w, x, y, z).toRotationMatrix(),
+            'speed': float(np.abs(d.qvel).max()), 'touching': touching}
+
+
 def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
     """
     Drop Solo-12 (example-robot-data) crouched, 0.1 m up, with zero torque: where it rests.
@@ -360,26 +386,11 @@ def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
     sim = dodo.sim
     q = pr.standing_pose(sim, pr.SOLO_STAND_LEGS, gap_m=0.1)
     steps = round(seconds / DT_S)
-    if engine == 'dart':
-        out = _dart_quadruped(path, q, sim.robot.actuated_joint_names, steps)
+    if engine in PEER_QUADRUPEDS:
+        out = PEER_QUADRUPEDS[engine](path, q, sim.robot.actuated_joint_names, steps)
         tilt = float(np.linalg.norm(pin.log3(out.pop('rotation'))))
-        return {'base z m': out['base z m'], 'tilt rad': tilt, 'speed': out['speed'],
-                'touching': ' '.join(sorted(out['touching'])),
-                'deepest contact m': out['deepest contact m']}
-    if engine == 'mujoco':
-        robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET,
-                                   contact_radius_m=1e-4, link_collisions=True,
-                                   urdf_dir=Path(path).parent, timestep_s=DT_S)
-        robot.set_state(q[:3], q[3:7], dict(zip(sim.robot.actuated_joint_names, q[7:])))
-        for _ in range(steps):
-            mujoco.mj_step(robot.model, robot.data)
-        m, d = robot.model, robot.data
-        base_z, speed = float(d.qpos[2]), float(np.abs(d.qvel).max())
-        tilt = 2.0 * math.acos(min(1.0, abs(float(d.qpos[3]))))
-        touching = {m.body(m.geom_bodyid[g]).name for c in d.contact[:d.ncon]
-                    for g in (c.geom1, c.geom2) if m.geom_bodyid[g]}
-        return {'base z m': base_z, 'tilt rad': tilt, 'speed': speed,
-                'touching': ' '.join(sorted(touching))}
+        return {'base z m': out.pop('base z m'), 'tilt rad': tilt, 'speed': out.pop('speed'),
+                'touching': ' '.join(sorted(out.pop('touching'))), **out}
     dodo.reset(q)
     for _ in range(steps):
         dodo.step(np.zeros(len(sim.robot.actuated_idx_v)))
@@ -391,6 +402,9 @@ def fallen_quadruped(engine: str, seconds: float = 1.5) -> dict:
             'lowest point m': dodo.lowest_point(),
             'accumulation steps': sim.accumulation_steps}
 
+
+#: peer engine -> its Solo-12 run (path, q, joint names, steps, torque) -> final pose and contacts
+PEER_QUADRUPEDS = {'mujoco': _mujoco_quadruped, 'dart': _dart_quadruped}
 
 #: joint PD of the tipped-over quadruped: holds the standing legs (N*m/rad, N*m*s/rad)
 TIP_KP, TIP_KD = 5.0, 0.1
@@ -425,39 +439,22 @@ def tipped_quadruped(engine: str, tilt_deg: float = 40.0, seconds: float = 1.5) 
     legs = q[7:].copy()
     names = list(sim.robot.actuated_joint_names)
     steps = round(seconds / DT_S)
-    if engine == 'dart':
-        out = _dart_quadruped(path, q, names, steps,
-                              lambda qj, vj: TIP_KP * (legs - qj) - TIP_KD * vj)
-        roll, pitch, yaw = pin.rpy.matrixToRpy(out.pop('rotation'))
-        return {'base z m': out['base z m'], 'speed': out['speed'], 'roll rad': float(roll),
-                'pitch rad': float(pitch), 'yaw rad': float(yaw),
-                'touching': ' '.join(sorted(out['touching'])),
-                'deepest contact m': out['deepest contact m']}
-    if engine == 'mujoco':
-        robot = build_mujoco_robot(robot_description_xml(path), pr.SOLO_FEET,
-                                   contact_radius_m=1e-4, link_collisions=True,
-                                   urdf_dir=Path(path).parent, timestep_s=DT_S)
-        robot.set_state(q[:3], q[3:7], dict(zip(names, legs)))
-        m, d = robot.model, robot.data
-        qpos = [robot.joint_qpos[n] for n in names]
-        dofs = [robot.joint_dof[n] for n in names]
-        for _ in range(steps):
-            robot.step(dict(zip(names, TIP_KP * (legs - d.qpos[qpos]) - TIP_KD * d.qvel[dofs])))
-        w, x, y, z = d.qpos[3:7]
-        touching = {m.body(m.geom_bodyid[g]).name for c in d.contact[:d.ncon]
-                    for g in (c.geom1, c.geom2) if m.geom_bodyid[g]}
-        out = {'base z m': float(d.qpos[2]), 'speed': float(np.abs(d.qvel).max())}
+    if engine in PEER_QUADRUPEDS:
+        out = PEER_QUADRUPEDS[engine](path, q, names, steps,
+                                      lambda qj, vj: TIP_KP * (legs - qj) - TIP_KD * vj)
+        rotation, touching = out.pop('rotation'), out.pop('touching')
     else:
         dodo.reset(q)
         for _ in range(steps):
             dodo.step(TIP_KP * (legs - dodo.q[7:]) - TIP_KD * dodo.v[6:])
         x, y, z, w = dodo.q[3:7]
+        rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
         touching = dodo.touching() | {name for name, force in zip(
             sim.robot.contact_frames, dodo.state.contact_forces) if force[2] > 0.0}
         out = {'base z m': float(dodo.q[2]), 'speed': float(np.abs(dodo.v).max()),
                'lowest point m': dodo.lowest_point(),
                'accumulation steps': sim.accumulation_steps}
-    roll, pitch, yaw = pin.rpy.matrixToRpy(pin.Quaternion(w, x, y, z).toRotationMatrix())
+    roll, pitch, yaw = pin.rpy.matrixToRpy(rotation)
     return {**out, 'roll rad': float(roll), 'pitch rad': float(pitch), 'yaw rad': float(yaw),
             'touching': ' '.join(sorted(touching))}
 
