@@ -16,24 +16,32 @@ from dodo_sim.simulator import SimulationDiverged
 import numpy as np
 
 
+#: what fails a build of the simulator or the controller: exception type -> reason
+BUILD_FAILURES = ((ValueError, 'configuration refused'),)
+#: what fails a rollout, checked in this order: exception type -> reason
+RUN_FAILURES = ((SimulationDiverged, 'simulation diverged'),
+                (ValueError, 'controller failed'),
+                (np.linalg.LinAlgError, 'controller failed'))
+
+
 @contextlib.contextmanager
+def _failing_as(failures):
+    """Raise ScenarioFailed('<reason>: <exception>') for the first matching entry."""
+    try:
+        yield
+    except tuple(kind for kind, _ in failures) as exc:
+        reason = next(reason for kind, reason in failures if isinstance(exc, kind))
+        raise ScenarioFailed(f'{reason}: {exc}') from exc
+
+
 def configuration_refused():
     """Turn a ValueError of a config or model build into ScenarioFailed."""
-    try:
-        yield
-    except ValueError as exc:
-        raise ScenarioFailed(f'configuration refused: {exc}') from exc
+    return _failing_as(BUILD_FAILURES)
 
 
-@contextlib.contextmanager
 def run_failures():
     """Turn a diverged simulation or a failing controller into ScenarioFailed."""
-    try:
-        yield
-    except SimulationDiverged as exc:
-        raise ScenarioFailed(f'simulation diverged: {exc}') from exc
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        raise ScenarioFailed(f'controller failed: {exc}') from exc
+    return _failing_as(RUN_FAILURES)
 
 
-__all__ = ['configuration_refused', 'run_failures']
+__all__ = ['BUILD_FAILURES', 'RUN_FAILURES', 'configuration_refused', 'run_failures']
