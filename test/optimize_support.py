@@ -57,3 +57,17 @@ def assert_both_workers_joined(run: dict) -> None:
                                  study_name=f'{run["study"].name}/workers')
     assert sorted(t.number for t in registry.trials) == [0, 1]
     assert len({t.user_attrs['pid'] for t in registry.trials}) == 2
+
+
+def finished_two_worker_trials(run: dict) -> tuple:
+    """
+    Check a two-worker run ended well and return its complete trials and its baseline (trial 0).
+
+    Exit code 0 (a worker's non-zero exit fails the study), both workers joined, and every
+    complete trial was evaluated by one of them.
+    """
+    assert run['code'] == 0
+    assert_both_workers_joined(run)
+    trials = [t for t in run['opt'].trials if t.state.name == 'COMPLETE']
+    assert {t.user_attrs['worker'] for t in trials} <= {0, 1}
+    return trials, next(t for t in trials if t.number == 0)

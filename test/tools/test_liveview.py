@@ -228,15 +228,20 @@ def test_server_listens_on_loopback_only(runs):
     assert runs['listening'] and set(runs['listening']) == {'0100007F'}, runs['listening']
 
 
-def test_client_sees_cdr_channels_with_ros2msg_schemas(runs):
-    client = runs['clients']['normal']
-    channels = {c['topic']: c for c in client.channels.values()}
+def _assert_cdr_channels_with_ros2msg_schemas(channels: dict) -> None:
+    """Check the run's topics are advertised as foxglove_bridge does: CDR, ros2msg schemas."""
     for topic in (R(contract.JOINT_STATES), R(contract.ROBOT_DESCRIPTION), R(contract.TF),
                   R(contract.CLOCK), R(contract.FOOT_CONTACT), R(contract.CONTROLLER_STATE)):
         assert topic in channels, sorted(channels)
         assert channels[topic]['encoding'] == 'cdr'
         assert channels[topic]['schemaEncoding'] == 'ros2msg'
         assert channels[topic]['schemaName'] == contract.topic_type(topic.lstrip('/'))
+
+
+def test_client_sees_cdr_channels_with_ros2msg_schemas(runs):
+    client = runs['clients']['normal']
+    channels = {c['topic']: c for c in client.channels.values()}
+    _assert_cdr_channels_with_ros2msg_schemas(channels)
     assert 'time' in client.server_info['capabilities']
 
 
@@ -291,12 +296,7 @@ def _npm_received(runs) -> dict:
 def test_npm_foxglove_client_sees_cdr_channels_with_ros2msg_schemas(runs):
     received = _npm_received(runs)
     channels = {c['topic']: c for c in received['channels']}
-    for topic in (R(contract.JOINT_STATES), R(contract.ROBOT_DESCRIPTION), R(contract.TF),
-                  R(contract.CLOCK), R(contract.FOOT_CONTACT), R(contract.CONTROLLER_STATE)):
-        assert topic in channels, sorted(channels)
-        assert channels[topic]['encoding'] == 'cdr'
-        assert channels[topic]['schemaEncoding'] == 'ros2msg'
-        assert channels[topic]['schemaName'] == contract.topic_type(topic.lstrip('/'))
+    _assert_cdr_channels_with_ros2msg_schemas(channels)
     assert 'time' in received['serverInfo']['capabilities']
 
 
