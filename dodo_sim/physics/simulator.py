@@ -44,11 +44,8 @@ from .kernels.step import step as compiled_step
 from .motor import armature, BackEmfLimit, MotorModel
 from .robot import load_robot, ModelError, RobotModel
 from .sim_config import INTEGRATORS, MODES, SimConfig
+from .start_state import check_above_terrain, check_start_sizes
 from .timestepping import MoreauJeanIntegrator, TimeSteppingParams
-
-#: A contact point at most this deep under the terrain in an initial state is accepted (a foot
-#: resting on the ground, up to rounding of hand-written poses), m.
-INITIAL_PENETRATION_TOLERANCE_M = 1e-6
 
 
 class State(NamedTuple):
@@ -145,7 +142,7 @@ class Simulator:
         if cfg.motor_dynamics:        # before the integrators read the model
             robot.model.armature[list(robot.actuated_idx_v)] = armature(
                 self._per_joint('motor_gear_ratio'), self._per_joint('motor_rotor_inertia_kgm2'))
-        self._check_initial_state()
+        check_start_sizes(self.robot, self.config)
         self.terrain = cfg.make_terrain()
         contact = ContactParams(friction=cfg.friction, restitution=cfg.restitution)
         self._contact = contact
@@ -244,9 +241,9 @@ class Simulator:
         Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
 
         Raises ValueError for a state with a contact point more than
-        ``INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the contact
-        frame, its depth and how far to raise the robot); ``check_terrain=False`` skips that
-        check (the constructor does for the model's default pose).
+        ``start_state.INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the
+        contact frame, its depth and how far to raise the robot); ``check_terrain=False`` skips
+        that check (the constructor does for the model's default pose).
         """
         robot = self.robot
         cfg = self.config
@@ -500,74 +497,10 @@ class Simulator:
         self._accumulations += 1
         return q, v, report
 
-    def _check_initial_state(self) -> None:
-        robot, cfg = self.robot, self.config
-        if cfg.initial_q and len(cfg.initial_q) != robot.nq:
-            raise ValueError(f'SimConfig.initial_q has {len(cfg.initial_q)} values; the model '
-                             f'needs nq = {robot.nq}: {robot.coordinate_names()} (or () for the '
-                             f'model default)')
-        if cfg.initial_v and len(cfg.initial_v) != robot.nv:
-            raise ValueError(f'SimConfig.initial_v has {len(cfg.initial_v)} values; the model '
-                             f'needs nv = {robot.nv} for joints {list(robot.joint_names)} '
-                             f'(or () for zero)')
-
     def _check_above_terrain(self, q) -> None:
-        """
-        Refuse a configuration with a contact point under the terrain.
-
-        Refuse a configuration with a contact point under the terrain (deeper than
-        INITIAL_PENETRATION_TOLERANCE_M): the error names the deepest contact frame, its depth and
-        how far to raise the robot.
-        """
-        geometry = self.integrator.geometry
         positions = self.contact_positions(q)
-        below = []
-        for k, p in enumerate(positions):
-            gap = geometry.gap_and_basis(k, float(p[0]), float(p[2]))[0]
-            if gap < -INITIAL_PENETRATION_TOLERANCE_M:
-                below.append((gap, k))
-        if not below:
-            return
-        gap, k = min(below)
-        depth = -gap
-        robot = self.robot
-        others = [robot.contact_frames[j] for _, j in sorted(below)[1:]]
-        message = (f"initial state puts contact frame '{robot.contact_frames[k]}' "
-                   f'{depth:.6g} m below the {self.config.terrain} terrain (gap {gap:.3e} m; '
-                   f'a contact at most {INITIAL_PENETRATION_TOLERANCE_M:g} m deep is accepted)')
-        if others:
-            message += f'; also below: {others}'
-        message += f'; raise the robot by at least {depth:.6g} m'
-        lift = self._vertical_coordinate(q)
-        if lift is not None:
-            name, index = lift
-            message += f' ({name} >= {float(q[index]) + depth:.6g} m)'
-        raise ValueError(message + ' or change the joint angles')
-
-    def _vertical_coordinate(self, q):
-        """
-        Return the coordinate that moves every contact frame straight up.
-
-        (name, q index) of a coordinate that moves every contact frame straight up (a planar base's
-        z slider), or None.
-        """
-        robot = self.robot
-        if robot.floating_base:  # the free flyer's world z moves every frame straight up
-            return robot.coordinate_names()[2], 2
-        if not robot.vector_space or not robot.contact_frame_ids:
-            return None
-        model, data = robot.model, self._data
-        pin.computeJointJacobians(model, data, np.asarray(q, float))
-        pin.updateFramePlacements(model, data)
-        rows = [pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED).reshape(
-            6, robot.nv)[:3]
-            for f in robot.contact_frame_ids]
-        names = robot.coordinate_names()
-        for i in range(robot.nv):
-            if all(abs(r[2, i] - 1.0) < 1e-12 and abs(r[0, i]) < 1e-12 and abs(r[1, i]) < 1e-12
-                   for r in rows):
-                return names[i], i
-        return None
+        check_above_terrain(self.robot, self.integrator.geometry, positions, q,
+                            self.config.terrain, self._data)
 
     @staticmethod
     def _world_vector(value, what, unit) -> np.ndarray:
