@@ -24,6 +24,10 @@ Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.se
 :meth:`Emulator.set_temperature`, :meth:`Emulator.freeze_encoder`,
 :meth:`Emulator.boom_encoder_error`, :meth:`Emulator.bus_off`,
 :meth:`Emulator.transmit_queue_full`.
+
+A few lines over ~500: :class:`Emulator` is one bus participant whose frame handling, physics
+advance and fault injection read and change the same devices and clock (the devices themselves
+are in ``emulated_devices``; its config and driver-side bus are the small classes around it).
 """
 from __future__ import annotations
 
