@@ -4,9 +4,9 @@
 """
 The driver's 1 kHz loop in the whole hardware graph.
 
-The driver's 1 kHz loop in the whole hardware graph (``dodo hop --hardware emulated``: driver +
-emulated actuators and physics in one process, the SLIP controller, the recorder; real DDS),
-without and beside a CPU hog, with and without SCHED_FIFO for the driver and the controller.
+Measured in ``dodo hop --hardware emulated`` (driver + emulated actuators and physics in one
+process, the SLIP controller, the recorder; real DDS), without and beside a CPU hog, with and
+without SCHED_FIFO for the driver and the controller.
 
 For each case one ``dodo hop --hardware emulated --duration SECONDS`` run; the numbers are the
 driver's own summary line (``dodo driver:``): cycle period p50/p99/max, missed deadlines (a

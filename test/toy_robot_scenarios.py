@@ -43,14 +43,12 @@ SCENARIOS = {'quadratic': Scenario(_quadratic, {'optimum': 2.0}, ('cost',), 'a p
 
 def _faulty(configs, options, perturbation):
     """
-    Return the parabola with injected faults (test_optimize_scaleout.py).
+    Return the parabola with injected faults.
 
-    Return the parabola with injected faults, for the failure handling of
-    test_optimize_scaleout.py.
-
-    A bug (ZeroDivisionError) above ``raise_above``, a NaN metric below ``nan_below``, no metric at
-    all with ``omit_metric``, and ``delay_s`` of wall time per run (a stand-in for a rollout, so
-    that a test can stop a worker in the middle of a trial).
+    For the failure handling of test_optimize_scaleout.py: a bug (ZeroDivisionError) above
+    ``raise_above``, a NaN metric below ``nan_below``, no metric at all with ``omit_metric``, and
+    ``delay_s`` of wall time per run (a stand-in for a rollout, so that a test can stop a worker in
+    the middle of a trial).
     """
     import math
     import time

@@ -44,8 +44,8 @@ class ScenarioFailed(RuntimeError):
     """
     The run did not produce usable metrics.
 
-    The run did not produce usable metrics (the robot fell, the simulation diverged, the controller
-    refused its configuration); the message says which.
+    Raised when the robot fell, the simulation diverged or the controller refused its
+    configuration; the message says which.
     """
 
 

@@ -171,11 +171,11 @@ class RobotDynamics:
         """
         Evaluate :meth:`tick_terms` with the compiled kernel.
 
-        Evaluate :meth:`tick_terms` with the compiled kernel
-        (:func:`dodo_sim.physics.kernels.point_terms.point_terms`, one call instead of seven
-        pinocchio calls and the list algebra) when ``enabled`` and the model qualifies (numba
-        installed, every joint 1-DoF); otherwise with pinocchio. Both give the same terms to
-        rounding (unit-tested). Returns whether the compiled kernel is in use.
+        The kernel (:func:`dodo_sim.physics.kernels.point_terms.point_terms`) makes one call
+        instead of seven pinocchio calls and the list algebra. It is used when ``enabled`` and the
+        model qualifies (numba installed, every joint 1-DoF); otherwise pinocchio evaluates the
+        terms. Both give the same terms to rounding (unit-tested). Returns whether the compiled
+        kernel is in use.
         """
         self._compiled = None
         # a task frame with its own tick_terms (the boom leg) keeps its own evaluation
@@ -283,8 +283,8 @@ class RobotDynamics:
         """
         Return the 2x2 touchdown velocity map of the SLIP point.
 
-        2x2 map from the SLIP point's velocity before a touchdown (joints at rest) to its velocity
-        after it: the base columns of J_c N_s (the base moves the CoG one to one).
+        It maps the SLIP point's velocity before a touchdown (joints at rest) to its velocity after
+        it: the base columns of J_c N_s (the base moves the CoG one to one).
         """
         return (terms.Jc @ n_s)[:, :2]
 

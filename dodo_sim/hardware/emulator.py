@@ -187,8 +187,8 @@ class Emulator:
         """
         Return a bus for the driver on the emulator's channel.
 
-        (with the injected driver-side faults; in lockstep mode it lets the emulator answer before
-        each receive).
+        The bus has the injected driver-side faults; in lockstep mode it lets the emulator answer
+        before each receive.
         """
         bus = _DriverSideBus(self, can.Bus(interface='virtual', channel=self.channel))
         self._driver_buses.append(bus)
@@ -212,8 +212,8 @@ class Emulator:
         """
         Answer every frame waiting on the bus.
 
-        Answer every frame waiting on the bus (the driver's side of the bus calls this before it
-        receives); in realtime mode first advance the physics to the wall clock.
+        The driver's side of the bus calls this before it receives. In realtime mode the physics is
+        first advanced to the wall clock.
         """
         if self.config.mode == 'realtime':
             self._advance_to(self.now())
@@ -268,10 +268,8 @@ class Emulator:
         """
         Handle a host frame for an emulated ODrive axis.
 
-        A host frame for an emulated ODrive axis.
-
-        (an RTR is answered at once; the cyclic messages go out as the physics advances,
-        :meth:`_emit_cyclic`).
+        An RTR is answered at once; the cyclic messages go out as the physics advances
+        (:meth:`_emit_cyclic`).
         """
         node, cmd = split_id(arbitration_id)
         axis = self.actuators.get(node)
@@ -309,8 +307,8 @@ class Emulator:
         """
         Realtime: step the physics until it reaches wall-clock time ``now``.
 
-        (at most ``max_catch_up`` periods; beyond, time is skipped and counted in
-        ``skipped_steps``).
+        At most ``max_catch_up`` periods are stepped; beyond, time is skipped and counted in
+        ``skipped_steps``.
         """
         if not self._started:
             self._started = True
@@ -329,9 +327,9 @@ class Emulator:
         """
         Clamp the stand: remove the base joints' velocity.
 
-        Stand 'clamped': the base joints' velocity is removed by an impulse through the mass matrix
-        (the leg's velocities change as the clamp's reaction makes them, no energy is added) and
-        their positions are put back.
+        For stand 'clamped': an impulse through the mass matrix removes that velocity (the leg's
+        velocities change as the clamp's reaction makes them, no energy is added), and the base
+        joints' positions are put back.
         """
         import pinocchio as pin
         model = self.sim.leg.model
@@ -396,7 +394,7 @@ class Emulator:
         """
         Make the actuator report error ``code``.
 
-        The actuator reports error ``code`` (and rests until the code is cleared with 0).
+        The actuator then rests until the code is cleared with 0.
         """
         a = self._actuator(joint)
         if isinstance(a, EmulatedOdriveAxis):
@@ -431,7 +429,7 @@ class Emulator:
         """
         Freeze the reading of ``joint``.
 
-        The reading of ``joint`` (an actuator or a boom joint) stops changing.
+        ``joint`` is an actuator or a boom joint; its reading stops changing.
         """
         if joint in self.board.boom.joints and joint:
             self.board.freeze[self.board.boom.joints.index(joint)] = frozen
@@ -442,7 +440,7 @@ class Emulator:
         """
         Make the board flag a signal fault of boom encoder ``axis``.
 
-        The board flags a signal fault of boom encoder ``axis`` (0 yaw, 1 pitch).
+        ``axis`` is 0 for yaw, 1 for pitch.
         """
         self.board.encoder_error[axis] = error
 
@@ -450,20 +448,16 @@ class Emulator:
         """
         Take the bus off for ``duration`` s.
 
-        The bus goes off for ``duration`` s (emulator time): an error frame announces it, no frame
-        gets through, the driver's sends fail with ENOBUFS; a 'restarted' error frame follows the
-        first frame after it.
+        ``duration`` is emulator time. An error frame announces the bus-off, no frame gets through
+        and the driver's sends fail with ENOBUFS; a 'restarted' error frame follows the first frame
+        after it.
         """
         self._bus_off_until = self.now() + duration
         self._bus_off_announced = True
         self.bus.send(bus_off_frame())
 
     def transmit_queue_full(self, frames: int) -> None:
-        """
-        Make the driver's next ``frames`` sends fail with ENOBUFS.
-
-        The driver's next ``frames`` sends fail with ENOBUFS.
-        """
+        """Make the driver's next ``frames`` sends fail with ENOBUFS."""
         self._tx_full = frames
 
     def _driver_send_fails(self) -> bool:
@@ -481,7 +475,7 @@ class _DriverSideBus:
     """
     The driver's end of the emulator's virtual bus.
 
-    (duck-types the python-can bus methods the backend uses).
+    It duck-types the python-can bus methods the backend uses.
     """
 
     def __init__(self, emulator: Emulator, bus: can.BusABC):

@@ -57,7 +57,8 @@ def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
     """
     Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
 
-    (a path, or ``package://dodo_sim/urdf/...``: :func:`dodo_sim.paths.resolve_package_uri`).
+    A file is given as a path or as ``package://dodo_sim/urdf/...``
+    (:func:`dodo_sim.paths.resolve_package_uri`).
 
     ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
     allowed with a ``.xacro`` file.
@@ -296,8 +297,8 @@ def _continuous_as_revolute(xml: str) -> tuple[str, frozenset]:
     """
     URDF text with each continuous joint turned into a revolute one.
 
-    URDF text with each continuous joint turned into a revolute one (one angle in q instead of
-    pinocchio's (cos, sin) pair), and the names of those joints.
+    A revolute joint has one angle in q instead of pinocchio's (cos, sin) pair. Also returns the
+    names of those joints.
     """
     if 'continuous' not in xml:
         return xml, frozenset()

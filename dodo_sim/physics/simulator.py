@@ -190,7 +190,7 @@ class Simulator:
         """
         Return a motor parameter as one value per actuated joint.
 
-        (ValueError naming a bad length).
+        A bad length raises ValueError naming it.
         """
         values = getattr(self.config, name)
         n = len(self.robot.actuated_idx_v)
@@ -279,7 +279,7 @@ class Simulator:
         """
         Advance one control period holding the torque command.
 
-        (one value per actuated joint, ``actuated_joint_names`` order, N*m or N).
+        The command has one value per actuated joint, in ``actuated_joint_names`` order, N*m or N.
         """
         n_act = self._n_actuated
         try:
@@ -414,8 +414,7 @@ class Simulator:
         """
         Push the base (heaviest link) with a world impulse.
 
-        Push the base (heaviest link) with a world [x, z] or [x, y, z] impulse (N*s) at the start
-        of the next step.
+        The impulse is [x, z] or [x, y, z], N*s; it acts at the start of the next step.
         """
         self._pending_impulse = self._pending_impulse + self._world_vector(impulse, 'impulse',
                                                                            'N*s')

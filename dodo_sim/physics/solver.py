@@ -191,11 +191,11 @@ def _enumerate_modes(G, b, blocks, tolerance) -> Solution | None:
     """
     Return the exact solution of a small planar problem by trying every mode set.
 
-    (None if none solves it, or the problem is 3-D or too large). The block iteration can miss a
-    solution that exists: a contact sliding in a fixed direction whose own block is Painlevé-
-    inconsistent (G_NN - mu d G_NT <= 0) returns lambda_N = 0 whatever the other blocks do, while
-    with the other constraints active (a leg whose knee stop is closed) the coupled problem is
-    consistent.
+    None if none solves it, or if the problem is 3-D or too large. The block iteration can miss a
+    solution that exists: a contact sliding in a fixed direction whose own block is
+    Painlevé-inconsistent (G_NN - mu d G_NT <= 0) returns lambda_N = 0 whatever the other blocks
+    do, while with the other constraints active (a leg whose knee stop is closed) the coupled
+    problem is consistent.
     """
     choices = []
     count = 1
@@ -327,8 +327,8 @@ def _solve_planar(G, b, blocks, tolerance, max_iterations, jacobi) -> Solution:
     """
     Block Gauss-Seidel / Jacobi of :func:`solve` for small blocks.
 
-    Block Gauss-Seidel / Jacobi of :func:`solve` for blocks of size 1 and 2 on Python floats
-    (numpy's per-call cost dominates at this size); the same iteration, polish and residual.
+    Blocks of size 1 and 2, on Python floats (numpy's per-call cost dominates at this size); the
+    same iteration, polish and residual.
     """
     m = len(b)
     Gl = G.tolist()

@@ -140,8 +140,8 @@ def resolve(name: str, namespace: str | None = '') -> str:
     """
     Resolve the relative contract ``name`` under ``namespace``.
 
-    Fully qualified name of the relative contract ``name`` under ``namespace``
-    (``resolve(JOINT_STATES, 'left')`` is ``/left/joint_states``); absolute names are kept.
+    Returns the fully qualified name (``resolve(JOINT_STATES, 'left')`` is ``/left/joint_states``);
+    absolute names are kept.
     """
     if name.startswith('/'):
         return name
@@ -152,8 +152,7 @@ def remap_arguments(namespace: str | None) -> list:
     """
     Return the ``--ros-args`` arguments that put a node into ``namespace``.
 
-    ``--ros-args`` arguments putting a node into ``namespace`` with the remaps of
-    :data:`NAMESPACE_REMAPS` (empty for the root namespace).
+    They carry the remaps of :data:`NAMESPACE_REMAPS`; empty for the root namespace.
     """
     ns = normalize_namespace(namespace)
     if not ns:
@@ -168,7 +167,7 @@ def bag_namespace(topics) -> str:
     """
     Namespace a bag was recorded in: the prefix of its joint-state topic.
 
-    (``''`` if none or in the root namespace).
+    ``''`` if there is none or it is the root namespace.
     """
     suffix = '/' + JOINT_STATES
     prefixes = {t[:-len(suffix)] for t in topics if t.endswith(suffix)}
@@ -179,11 +178,9 @@ def relative_name(topic: str, namespace: str = '') -> str:
     """
     Return the contract (relative) name of a recorded topic.
 
-    Return the contract (relative) name of the recorded topic ``topic`` of a robot in
-    ``namespace``.
-
-    ``/left/joint_states`` -> ``joint_states`` (namespace ``left``); ``/parameter_events`` ->
-    ``parameter_events`` (root namespace).
+    ``topic`` is the recorded topic of a robot in ``namespace``: ``/left/joint_states`` ->
+    ``joint_states`` (namespace ``left``); ``/parameter_events`` -> ``parameter_events`` (root
+    namespace).
     """
     ns = normalize_namespace(namespace)
     if not ns:
@@ -220,7 +217,8 @@ def contact_topic(frame: str) -> str:
     """
     Topic of the measured force on contact frame ``frame``.
 
-    (the hopper's ``foot``: ``foot_contact``; a biped's ``left_foot``: ``left_foot_contact``).
+    For the hopper's ``foot`` it is ``foot_contact``, for a biped's ``left_foot``
+    ``left_foot_contact``.
     """
     if not frame or not frame.replace('_', 'a').isalnum():
         raise ValueError(f'contact frame name {frame!r} cannot form a topic name '

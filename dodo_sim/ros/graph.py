@@ -365,7 +365,7 @@ def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
     """
     Node name -> names of its parameters when the controller node hosts ``controller``.
 
-    (for checking params files).
+    Used to check params files.
     """
     import dataclasses
     known = {}
@@ -382,9 +382,9 @@ def check_params_file(params_file) -> Robot:
     """
     Check a params file against the parameters of the nodes.
 
-    Check a params file against the parameters of the nodes for the controller it selects
-    (ParamsFileError naming an unknown section or key, e.g. a hopper key in a walker file); returns
-    its :class:`Robot` (default model).
+    The nodes are those for the controller the file selects. An unknown section or key (e.g. a
+    hopper key in a walker file) raises ParamsFileError naming it. Returns the file's
+    :class:`Robot` (default model).
     """
     from dodo_sim.ros import params
     robot = robot_from_params(params_file)
@@ -471,8 +471,7 @@ def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int |
     """
     Return the start gate of node ``name``, or None if it has none.
 
-    Return the start gate of node ``name`` (its ``min_subscribers`` parameter), or None if it has
-    none.
+    The gate is the node's ``min_subscribers`` parameter.
 
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them

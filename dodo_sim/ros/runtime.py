@@ -130,8 +130,8 @@ def nearest_rank(values, p: float):
     """
     Return the nearest-rank percentile of a list of numbers.
 
-    The nearest-rank percentile of a list of numbers (what :meth:`Histogram.percentile` reports for
-    samples that are multiples of its bin width); None when empty.
+    It is what :meth:`Histogram.percentile` reports for samples that are multiples of its bin
+    width; None when the list is empty.
     """
     ordered = sorted(values)
     if not ordered:
@@ -166,8 +166,7 @@ def parse_summary(text: str, kind: str) -> dict | None:
     """
     Return the fields of the last ``dodo <kind>:`` summary in ``text``.
 
-    The fields of the last ``dodo <kind>:`` summary in ``text`` (numbers as int or float, ``-`` as
-    None), or None if there is none.
+    Numbers come as int or float, ``-`` as None; None if there is no summary.
     """
     head = f'{SUMMARY_PREFIX}{kind}: '
     lines = [line[line.index(head) + len(head):] for line in text.splitlines() if head in line]
@@ -215,8 +214,8 @@ def with_message_info(function):
     """
     Wrap ``function(msg, info)`` for ``create_subscription``.
 
-    Wrap ``function(msg, info)`` for ``create_subscription`` so that it gets the message info
-    (``info['publisher_gid']['data']`` names the publisher) under every executor.
+    The wrapped function gets the message info (``info['publisher_gid']['data']`` names the
+    publisher) under every executor.
     """
     return _WithMessageInfo(function)
 

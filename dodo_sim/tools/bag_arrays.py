@@ -56,8 +56,8 @@ def joint_states(data: TopicData, joint_names: Sequence[str] | None = None) -> J
     """
     Merge JointState messages by joint name.
 
-    Merge JointState messages by joint name (messages with a subset of the joints, e.g. from
-    separate drivers, update those joints); one row per message once all joints were seen.
+    Messages with a subset of the joints (e.g. from separate drivers) update those joints; one row
+    per message once all joints were seen.
 
     ``joint_names``: columns (default: every name in the messages, first appearance order;
     :func:`robot_info` gives the URDF's order).
@@ -126,8 +126,8 @@ def check_world_axes(data: TopicData, frame: str) -> None:
     """
     Raise ValueError unless every contact wrench of link ``frame`` has world axes.
 
-    (``frame_id`` = the link's contact frame or a fixed frame,
-    :func:`dodo_sim.ros.contract.world_aligned_frame`).
+    A wrench has world axes when its ``frame_id`` is the link's contact frame or a fixed frame
+    (:func:`dodo_sim.ros.contract.world_aligned_frame`).
     """
     for m in data.messages:
         if not contract.world_aligned_frame(m.header.frame_id, frame):

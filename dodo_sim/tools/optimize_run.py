@@ -36,9 +36,8 @@ class TrialFailed(RuntimeError):
     """
     Trial failure: the trial measured nothing usable.
 
-    A trial that measured nothing usable (a run raised, a metric is missing or not finite, or every
-    run failed): Optuna marks it FAIL, its reason is the trial's ``failure`` attribute, and the
-    study goes on.
+    A run raised, a metric is missing or not finite, or every run failed. Optuna marks the trial
+    FAIL, its reason is the trial's ``failure`` attribute, and the study goes on.
     """
 
 
@@ -82,8 +81,8 @@ def evaluate(study: Study, tuned: Mapping[str, Any]) -> Evaluation:
     """
     Run every scenario under every perturbation.
 
-    Run every scenario under every perturbation with the fixed values plus ``tuned``
-    (``section.name`` keys) and aggregate the objectives.
+    Each run takes the fixed values plus ``tuned`` (``section.name`` keys); the objectives are
+    aggregated.
     """
     start = time.perf_counter()
     values = study.values(tuned)
@@ -210,9 +209,10 @@ def open_study(study: Study, storage_url: str, create: bool, liveness: Liveness 
 
 def _counted(trial) -> bool:
     """
-    Count towards ``trials``: complete, failed for a reason of its own (not a worker that.
+    Return whether a trial counts towards ``trials``.
 
-    died: such a trial is retried), or running now.
+    It counts when complete, failed for a reason of its own (not a worker that died: such a trial
+    is retried), or running now.
     """
     from optuna.trial import TrialState
     if trial.state == TrialState.FAIL:
@@ -232,7 +232,7 @@ def run_worker(study_path: str, storage_url: str, trials: int, liveness: Livenes
     """
     Evaluate trials of the study in ``storage_url`` until it has ``trials`` counted trials.
 
-    (:func:`_counted`).
+    :func:`_counted` says which trials count.
     """
     import optuna
 
@@ -380,8 +380,8 @@ def fail_running_trials_of(opt, pids) -> None:
     """
     Fail the RUNNING trials of stopped worker processes.
 
-    Mark FAIL the RUNNING trials of stopped worker processes (a worker stopped inside a storage
-    write cannot always do it itself); the same command resumes the study.
+    They are marked FAIL here because a worker stopped inside a storage write cannot always do it
+    itself; the same command resumes the study.
     """
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState

@@ -154,12 +154,12 @@ class _Inputs:
         """
         Return the controller's contact input for the state stamped ``ns``.
 
-        The controller's contact input for the state stamped ``ns`` (``row`` of the joint states;
-        None if missing): one world ``[fx, fy, fz]`` row per contact frame, shape (n_frames, 3) —
-        what the controller node passes (``dodo_sim.ros.controller_node``), for one frame as for
-        several. By stamp, or (contact pairing 'latest') the newest contact recorded before the
-        joint state: arrival order as the recorder saw it, which can differ from the controller's
-        (an approximate replay).
+        ``row`` is the state's row of the joint states; None if a contact is missing. The input is
+        one world ``[fx, fy, fz]`` row per contact frame, shape (n_frames, 3) — what the controller
+        node passes (``dodo_sim.ros.controller_node``), for one frame as for several. Each contact
+        is the one with the state's stamp or, with contact pairing 'latest', the newest recorded
+        before the joint state: arrival order as the recorder saw it, which can differ from the
+        controller's (an approximate replay).
         """
         rows = []
         for log_ns, forces, by_stamp in self.contacts:
@@ -359,8 +359,7 @@ def compare_with_controller(bag_dir: str | os.PathLike,
     """
     Feed the recorded states to a fresh controller built from the bag.
 
-    Feed the recorded states to a fresh controller built from the bag and compare its torques with
-    the recorded ones (module docs).
+    Then compare its torques with the recorded ones (module docs).
 
     ``sync_foot_contact``: pair contact forces by stamp (True) or take the newest recorded
     before the state (False); None: as the recorded controller did (its ``contact_pairing``;

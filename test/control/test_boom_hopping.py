@@ -4,10 +4,9 @@
 """
 Closed loop: the boom-mounted leg of Ding & Ramos hops with SLIP.
 
-Closed loop: the boom-mounted leg of Ding & Ramos hops with the SLIP controller in its task frame
-(docs/control.md, "Boom-mounted leg"), parameters from config/boom.yaml, measured on the
-simulator's state by the scenario module dodo_control.scenarios.boom (hip height above the ground,
-hip arc coordinate R boom_yaw).
+The SLIP controller runs in the leg's task frame (docs/control.md, "Boom-mounted leg") with
+parameters from config/boom.yaml; the scenario module dodo_control.scenarios.boom measures it on
+the simulator's state (hip height above the ground, hip arc coordinate R boom_yaw).
 
 The first three tests run without the motor model (ideal torque sources up to the URDF's stall
 torques), the last two with config/boom.yaml as shipped: Ding & Ramos' rotor inertia (armature)

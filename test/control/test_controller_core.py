@@ -126,7 +126,7 @@ def test_compiled_tick_terms_follow_the_controllers_armature(urdf_path):
     """
     Controller.reconfigure writes the joint armature into the model: the compiled M^-1 sees it.
 
-    (and differs from the model without it).
+    That M^-1 differs from the one of the model without armature.
     """
     ctrl = Controller(urdf_path, ControllerConfig(joint_armature_kgm2=(0.02, 0.05)))
     assert ctrl.dyn.compiled
@@ -144,8 +144,8 @@ def test_tick_terms_of_readonly_or_strided_arrays_compile_nothing_new(dyn):
     """
     Arrays the kernel was not compiled for take the plain path.
 
-    Arrays the kernel was not compiled for (read-only, strided) take the pinocchio path instead of
-    compiling a new specialisation mid-run; same terms.
+    Such arrays (read-only, strided) take the pinocchio path instead of compiling a new
+    specialisation mid-run; same terms.
     """
     from dodo_sim.physics.kernels.point_terms import point_terms
     q, v = next(_random_states(1, seed=23))
@@ -559,8 +559,8 @@ def test_set_points_can_change_before_the_first_update(urdf_path):
     """
     A new apex height set before any update is used from the start.
 
-    A new apex height set before any update (a ROS parameter set while the node waits for its first
-    state) takes effect at the first update instead of failing.
+    Such a set point (a ROS parameter set while the node waits for its first state) takes effect at
+    the first update instead of failing.
     """
     changed = Controller(urdf_path, ControllerConfig())
     changed.set_setpoints(apex_height=1.3)

@@ -4,8 +4,7 @@
 """
 Fall detection and step counting of the Kneed Walker judge.
 
-Fall detection and step counting of the Kneed Walker judge (dodo_control.walker.outcome,
-docs/walker.md): the judge reads the simulator's state and model only.
+The judge (dodo_control.walker.outcome, docs/walker.md) reads the simulator's state and model only.
 """
 import math
 

@@ -4,8 +4,8 @@
 """
 The closed-loop runner gives a policy its declared contact frames.
 
-The closed-loop runner gives a policy that declares ``contact_frames`` the matching rows of the
-state's per-frame contact forces (docs/walker.md); other policies keep the single-foot force.
+A policy that declares ``contact_frames`` gets the matching rows of the state's per-frame contact
+forces (docs/walker.md); other policies keep the single-foot force.
 """
 from conftest import REPO
 from dodo_sim.rollout import rollout

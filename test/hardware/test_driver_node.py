@@ -4,10 +4,10 @@
 """
 The ``driver`` node over real DDS with the emulated hardware.
 
-The ``driver`` node over real DDS with the emulated hardware (realtime, in the driver's process)
-and a command publisher in its own process: joint states at ~1 kHz, the e-stop service turning the
-emulated motors off from the next cycle, a killed command publisher giving zero torque plus damping
-within command_timeout, reported on /diagnostics.
+The emulated hardware runs in realtime in the driver's process, a command publisher in its own
+process. Tested: joint states at ~1 kHz, the e-stop service turning the emulated motors off from
+the next cycle, a killed command publisher giving zero torque plus damping within command_timeout,
+reported on /diagnostics.
 """
 import os
 import re
@@ -170,9 +170,9 @@ def driver_graph(tmp_path):
 
 def commands_flow(probe):
     """
-    Return the command publisher is matched and answering.
+    Return whether the command publisher is matched and answering.
 
-    (the driver reports a fresh command age, even while disabled).
+    That is, the driver reports a fresh command age, even while disabled.
     """
     if not probe.diagnostics:
         return False
@@ -182,10 +182,10 @@ def commands_flow(probe):
 
 def torque_applied(probe):
     """
-    Return the commands act: enabled in torque mode.
+    Return whether the commands act.
 
-    And the last 100 joint states measure the commanded torques (12-bit torque field: +-0.13 N*m a
-    count at the joint).
+    They act when the driver is enabled in torque mode and the last 100 joint states measure the
+    commanded torques (12-bit torque field: +-0.13 N*m a count at the joint).
     """
     if not probe.diagnostics:
         return False

@@ -292,8 +292,8 @@ def test_slip_controller_hops_through_the_emulated_hardware(urdf_xml):
     """
     The SLIP controller core on driver and emulator.
 
-    The SLIP controller core on driver + emulator (one-period command delay, quantised encoders and
-    forces): apex heights within 2 % of each other from the 3rd hop on.
+    With a one-period command delay and quantised encoders and forces, the apex heights are within
+    2 % of each other from the 3rd hop on.
     """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.rollout import rollout

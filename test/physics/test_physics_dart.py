@@ -4,10 +4,9 @@
 """
 DART, an engine we did not write, as reference for the physics.
 
-DART, an engine we did not write (its own Featherstone dynamics and a boxed-LCP Dantzig contact
-solver), as a reference for the hopper and for Coulomb friction (docs/physics.md, "A third
-
-reference: DART"). The models come from the same URDF (bench/dart_model.py).
+DART has its own Featherstone dynamics and a boxed-LCP Dantzig contact solver; it is the reference
+for the hopper and for Coulomb friction (docs/physics.md, "A third reference: DART"). The models
+come from the same URDF (bench/dart_model.py).
 """
 from pathlib import Path
 import sys

@@ -4,7 +4,7 @@
 """
 The compiled time-stepping step against the generic step.
 
-The compiled time-stepping step (dodo_sim/physics/fast.py) against the generic one and against
+The compiled step (dodo_sim/physics/fast.py) is checked against the generic one and against
 pinocchio: the same dynamics, the same step to rounding, the same trajectories (docs/physics.md,
 "Speed").
 """
@@ -108,9 +108,9 @@ def test_compiled_step_equals_the_generic_step(model, frames, restitution, terra
     """
     Random states around touchdown.
 
-    Random states around touchdown (free, impacts, sticking, sliding, joint stops, one and two
-    feet, unconverged solves): the same q+, v+, impulses to 1e-12 (relative to their size), the
-    same contact flags and solver iterations.
+    The states cover free motion, impacts, sticking, sliding, joint stops, one and two feet and
+    unconverged solves. Both steps give the same q+, v+, impulses to 1e-12 (relative to their
+    size), the same contact flags and solver iterations.
     """
     sim = Simulator(model, SimConfig(contact_frames=frames, contact_radii=(1e-3,) * len(frames),
                                      initial_q=lifted_default(model, frames, height_m=1.0),
@@ -199,9 +199,9 @@ def test_compiled_event_evaluation_equals_the_generic_one(model, frames, radius,
     """
     The event-driven integrator's dynamics in random modes.
 
-    The event-driven integrator's dynamics in random modes (free / stick with an anchor / slip
-    either way per contact, at most one active limit bound): the same accelerations, contact forces
-    and event values to 1e-12 (relative to their size).
+    Each contact is free, sticks with an anchor or slips either way; at most one limit bound is
+    active. Both evaluations give the same accelerations, contact forces and event values to 1e-12
+    (relative to their size).
     """
     from dodo_sim.physics import event
     # the feet in random modes ('feet': random stick/slip on a dozen link points as well makes

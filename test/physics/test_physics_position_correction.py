@@ -34,9 +34,9 @@ def test_touchdown_step_does_not_move_a_sticking_foot_sideways(compiled, height_
     """
     The whole hopper falls at 2 m/s without rotating.
 
-    The whole hopper falls at 2 m/s without rotating (foot x velocity zero) from ``height_mm``
-    above the ground: the impact step (plastic, mu 0.8: the foot sticks) ends with the foot on the
-    ground (to the one-shot linear projection's ~1e-5 m) and at the x it had.
+    It falls from ``height_mm`` above the ground with the foot's x velocity zero. The impact step
+    (plastic, mu 0.8: the foot sticks) ends with the foot on the ground (to the one-shot linear
+    projection's ~1e-5 m) and at the x it had.
     """
     probe = Simulator(URDF_XACRO, SimConfig(initial_q=POSE))
     q = np.array(POSE)

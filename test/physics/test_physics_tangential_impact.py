@@ -23,7 +23,7 @@ def _rod(integrator, tip_speed):
     """
     Rod of length 1 m standing on its tip, the tip sliding at tip_speed.
 
-    (m/s, +x: away from the side the rod leans to).
+    ``tip_speed`` is in m/s, +x: away from the side the rod leans to.
     """
     q = (0.0, 0.5 * math.cos(ROD_ANGLE_FROM_VERTICAL), ROD_ANGLE_FROM_VERTICAL)
     return Simulator(painleve_rod(), SimConfig(integrator=integrator, contact_frames=('tip',),
@@ -35,9 +35,8 @@ def test_inconsistent_slide_stops_in_a_tangential_impact_without_leaving_the_gro
     """
     Sliding towards -x, friction would push the tip into the ground.
 
-    Sliding towards -x the friction force would push the tip into the ground whatever the normal
-    force: the slide stops at once (the tip is released and touches down again, the spurious
-    sequence, before the fix).
+    It would do so whatever the normal force: the slide stops at once. Before the fix the tip was
+    released and touched down again (the spurious sequence).
     """
     state = _rod('event', -0.5).step([])
     assert state.events == ('tangential_impact',)
@@ -97,10 +96,10 @@ def test_solver_finds_a_slide_made_consistent_by_the_other_constraints():
     """
     The acceleration-level problem of the walker's sliding stance foot.
 
-    The acceleration-level problem of the walker's stance foot sliding (direction -1) with both
-    knee stops closed: the foot's own block is Painlevé-inconsistent (G_NN - mu d G_NT < 0), so the
-    block iteration keeps lambda_N = 0, but with the knee rows active the problem has a solution
-    (Schur complement 0.07 > 0), which the solver must return.
+    The foot slides in direction -1 with both knee stops closed. Its own block is
+    Painlevé-inconsistent (G_NN - mu d G_NT < 0), so the block iteration keeps lambda_N = 0, but
+    with the knee rows active the problem has a solution (Schur complement 0.07 > 0), which the
+    solver must return.
     """
     from dodo_sim.physics import solver as ncp
     G = np.array([[0.2001, -0.4352, 1.767, 0.0456],

@@ -98,9 +98,9 @@ def test_numerical_failure_inside_a_step_is_a_divergence(urdf_path, integrator, 
     """
     An integrator that fails numerically inside a step.
 
-    An integrator that fails numerically inside a step (a singular matrix, a non-finite state, the
-    event guard) ends the step in SimulationDiverged naming the control step and the failure, with
-    the last good state, and the simulator goes on from that state.
+    A singular matrix, a non-finite state or the event guard ends the step in SimulationDiverged
+    naming the control step and the failure, with the last good state, and the simulator goes on
+    from that state.
     """
     # 'stop': the event guard is a divergence too (the default takes a time-stepping step)
     sim = Simulator(urdf_path, SimConfig(integrator=integrator, event_accumulation='stop'))

@@ -139,8 +139,8 @@ def lockstep_run(ros):
     """
     Lockstep with a stray publisher of bad commands.
 
-    3 s lockstep with a stray publisher of bad commands (wrong length, wrong names, NaN) on both
-    command topics all along, each stamped like the newest state.
+    The run lasts 3 s. All along, the stray publisher sends bad commands (wrong length, wrong
+    names, NaN) on both command topics, each stamped like the newest state.
     """
     duration = 3.0
     sim = make_sim(ros, stop_after=duration)
@@ -484,8 +484,8 @@ def test_an_unusable_robot_description_topic_ends_the_controller_with_exit_2(ros
     """
     A /robot_description the controller cannot use.
 
-    A /robot_description the controller cannot use (here: no hopper joints) is the same outcome as
-    a bad robot_description parameter: a fatal line and exit code 2, not a node that waits forever.
+    Here it has no hopper joints. The outcome is the same as for a bad robot_description parameter:
+    a fatal line and exit code 2, not a node that waits forever.
     """
     from dodo_sim.ros import contract
     from std_msgs.msg import String

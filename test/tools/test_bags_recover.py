@@ -46,8 +46,8 @@ def _crash(bag: Path, keep_fraction: float) -> tuple[Path, int]:
     """
     Cut the MCAP file inside the data section.
 
-    Cut the MCAP file inside the data section (the summary and the footer go) and remove
-    metadata.yaml; returns the file and the offset of the cut.
+    The summary and the footer go; metadata.yaml is removed too. Returns the file and the offset of
+    the cut.
     """
     from mcap.reader import make_reader
     mcap_file = next(bag.glob('*.mcap'))
@@ -227,7 +227,7 @@ def _cut_keeping_metadata(bag: Path, keep_fraction: float) -> Path:
     """
     Truncate the MCAP file inside its data section and keep metadata.yaml.
 
-    (a cut copy, a full disk after the recording closed).
+    This is what a cut copy, or a full disk after the recording closed, leaves.
     """
     mcap_file = next(bag.glob('*.mcap'))
     size = mcap_file.stat().st_size

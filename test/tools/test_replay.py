@@ -106,9 +106,9 @@ def test_replayed_controller_gets_the_contact_rows_the_node_gives_it(tmp_path, r
     """
     The controller node passes one world force row per contact frame.
 
-    The controller node passes one world [fx, fy, fz] row per contact frame of the controller
-    (shape (n_frames, 3)); the replay passes the same, taken from the recorded /<frame>_contact
-    messages with the state's stamp (fy included, although the hopper ignores it).
+    Each row is [fx, fy, fz], and the frames are the controller's: shape (n_frames, 3). The replay
+    passes the same, taken from the recorded /<frame>_contact messages with the state's stamp (fy
+    included, although the hopper ignores it).
     """
     from dodo_control.controller import Controller
     urdf_xml, rows = run
@@ -159,8 +159,8 @@ def test_contacts_with_their_own_clock_pair_by_arrival(tmp_path, run, pairing):
     """
     Contact pairing 'latest' and 'auto'.
 
-    contact_pairing 'latest' (and 'auto', which the node switches to when no contact carries a
-    joint-state stamp): each state goes with the newest contact recorded before it.
+    With 'latest', and with 'auto' once the node has switched to 'latest' because no contact
+    carries a joint-state stamp, each state goes with the newest contact recorded before it.
     """
     bag = _write_own_clock_contacts(tmp_path / 'bag', run, pairing)
     result = compare_with_controller(bag)

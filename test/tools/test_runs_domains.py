@@ -61,8 +61,8 @@ def test_a_domain_with_participants_on_this_machine_is_skipped():
     """
     Any process bound in the domain's RTPS port range.
 
-    Any process bound in the domain's RTPS port range (an orphan, another user's node) makes the
-    automatic choice move on; an explicit id is still given, with the sockets counted.
+    Such a process (an orphan, another user's node) makes the automatic choice move on; an explicit
+    id is still given, with the sockets counted.
     """
     # two neighbouring domains nobody on this machine uses now (the suite's other tests take
     # domains 1..100, and a participant they leave for a moment must not fail this one)

@@ -40,11 +40,11 @@ def pack_point_terms(model, frame_id: int):
     """
     Buffers ``(floats, ints)`` of :func:`point_terms` for a model.
 
-    Buffers ``(floats, ints)`` of :func:`point_terms` for a pinocchio model and one of its frames
-    (a controller's foot), or None when the model does not qualify (a joint that is not 1-DoF
-    revolute / prismatic, an inertia on the world body, the frame fixed to the world) or numba is
-    not installed. Works from any model (e.g. a controller's own model with other masses than the
-    simulator's); the model's armature is read at each call, not packed.
+    ``model`` is a pinocchio model and ``frame_id`` one of its frames (a controller's foot). None
+    when the model does not qualify (a joint that is not 1-DoF revolute / prismatic, an inertia on
+    the world body, the frame fixed to the world) or numba is not installed. Works from any model
+    (e.g. a controller's own model with other masses than the simulator's); the model's armature is
+    read at each call, not packed.
     """
     if njit is None:
         return None
