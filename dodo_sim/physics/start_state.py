@@ -21,7 +21,7 @@ INITIAL_PENETRATION_TOLERANCE_M = 1e-6
 
 
 def check_start_sizes(robot, config) -> None:
-    """Raise ValueError when ``config.initial_q`` / ``initial_v`` do not fit the model's nq / nv."""
+    """Raise ValueError when ``config.initial_q`` / ``initial_v`` do not fit the model (nq, nv)."""
     if config.initial_q and len(config.initial_q) != robot.nq:
         raise ValueError(f'SimConfig.initial_q has {len(config.initial_q)} values; the model '
                          f'needs nq = {robot.nq}: {robot.coordinate_names()} (or () for the '

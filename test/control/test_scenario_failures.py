@@ -9,8 +9,8 @@ hopper, boom-leg and walker scenarios share.
 """
 from __future__ import annotations
 
-from dodo_control.scenarios import Perturbation, ScenarioFailed
 from dodo_control.scenarios import hopper
+from dodo_control.scenarios import Perturbation, ScenarioFailed
 from dodo_control.scenarios.failures import configuration_refused, run_failures
 from dodo_control.scenarios.slip_run import check_knee_stays_bent, SlipRun
 from dodo_control.slip.config import ControllerConfig
