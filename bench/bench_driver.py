@@ -4,7 +4,10 @@
 """
 Timing of the driver's 1 kHz loop on the emulated hardware (realtime emulator, in process).
 
-Two measurements, side by side in one run:
+Three measurements, side by side in one run:
+
+0. transport: one CAN frame through python-can's ``virtual`` bus and through the emulator's
+   in-process channel (``dodo_sim.hardware.emulated_bus``), and their ratio.
 
 1. core: :class:`DriverCore` + emulator, paced at 1 kHz by this script (no ROS): encode +
    send, frames -> all replies (includes the emulated physics step), whole cycle, and the
@@ -171,11 +174,43 @@ def bench_node(seconds: float) -> list:
             row('state stamp -> command received (DDS+ctrl)', age)]
 
 
+def bench_transport(frames: int = 20000) -> list:
+    """
+    One frame sent and received: python-can's virtual bus against the emulator's channel.
+
+    The emulated hardware's bus (dodo_sim/hardware/emulated_bus.py) replaced python-can's
+    ``virtual`` interface in the driver loop; the ratio is measured here in the same run.
+    """
+    import can
+    from dodo_sim.hardware.emulated_bus import EmulatedChannel
+    msg = can.Message(arbitration_id=0x01, data=bytes(8), is_extended_id=False)
+
+    def per_frame_s(a, b) -> float:
+        start = time.perf_counter()
+        for _ in range(frames):
+            a.send(msg)
+            b.recv(0.0)
+        return (time.perf_counter() - start) / frames
+
+    virtual = [can.Bus(interface='virtual', channel='bench-transport') for _ in range(2)]
+    channel = EmulatedChannel('bench-transport')
+    emulated = (channel.end(), channel.end())
+    try:
+        v = min(per_frame_s(*virtual) for _ in range(3))
+        e = min(per_frame_s(*emulated) for _ in range(3))
+    finally:
+        for bus in virtual:
+            bus.shutdown()
+    return [f'\nCAN transport, one frame sent + received, best of 3 x {frames}',
+            f'  python-can virtual {v * 1e6:6.1f} us, emulated channel {e * 1e6:6.1f} us, '
+            f'ratio {e / v:.2f}']
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seconds', type=float, default=10.0)
     args = parser.parse_args()
-    lines = bench_core(args.seconds) + bench_node(args.seconds)
+    lines = bench_transport() + bench_core(args.seconds) + bench_node(args.seconds)
     print('\n'.join(lines))
     print(f'\nload average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores')
     return 0

@@ -4,7 +4,8 @@
 """
 Emulated hardware driven by the physics.
 
-MIT-mode actuators and the sensor board answering on a python-can bus with the wire format of
+MIT-mode actuators (or ODrive axes) and the sensor board answering on an in-process CAN bus with
+python-can's interface (:mod:`dodo_sim.hardware.emulated_bus`) and the wire format of
 ``dodo_can.dbc``, their joints being the state of a :class:`dodo_sim.simulator.Simulator`.
 
 The actuator firmware and the sensor board it emulates are described in
@@ -24,10 +25,6 @@ Faults (any time, any thread): :meth:`Emulator.drop_replies`, :meth:`Emulator.se
 :meth:`Emulator.set_temperature`, :meth:`Emulator.freeze_encoder`,
 :meth:`Emulator.boom_encoder_error`, :meth:`Emulator.bus_off`,
 :meth:`Emulator.transmit_queue_full`.
-
-A few lines over ~500: :class:`Emulator` is one bus participant whose frame handling, physics
-advance and fault injection read and change the same devices and clock (the devices themselves
-are in ``emulated_devices``; its config and driver-side bus are the small classes around it).
 """
 from __future__ import annotations
 
@@ -39,8 +36,9 @@ import uuid
 import can
 import numpy as np
 
-from .backend import bus_off_frame, enobufs_error, restarted_frame
+from .backend import bus_off_frame, restarted_frame
 from .config import actuator_configs, boom_config, DriverConfig, urdf_joints
+from .emulated_bus import DriverSideBus, EmulatedChannel
 from .emulated_devices import EmulatedActuator, EmulatedSensorBoard
 from .odrive import EmulatedOdriveAxis, OdriveEmulation, split_id
 from .protocol import WireFormat
@@ -127,7 +125,7 @@ class Emulator:
         driver_config: the driver's configuration: actuator ids, models, directions, gear
             ratios and the boom layout the emulated hardware is built to.
         config: emulator parameters.
-        channel: virtual bus channel name (default: a unique one).
+        channel: the bus channel's name (default: a unique one).
     """
 
     def __init__(self, sim, driver_config: DriverConfig, config: EmulatorConfig | None = None,
@@ -136,7 +134,8 @@ class Emulator:
         self.config = config or EmulatorConfig()
         self.driver_config = driver_config
         self.channel = channel or f'dodo-emulator-{uuid.uuid4().hex[:12]}'
-        self.bus = can.Bus(interface='virtual', channel=self.channel)
+        self._wire_channel = EmulatedChannel(self.channel)
+        self.bus = self._wire_channel.end()
         self.wire = WireFormat()
         self.period = float(sim.config.control_period)
         self.joint_names = sim_joint_names(sim)
@@ -183,14 +182,14 @@ class Emulator:
 
     # -- the driver's side of the bus -----------------------------------------------------------
 
-    def driver_bus(self) -> '_DriverSideBus':
+    def driver_bus(self) -> DriverSideBus:
         """
         Return a bus for the driver on the emulator's channel.
 
         The bus has the injected driver-side faults; in lockstep mode it lets the emulator answer
         before each receive.
         """
-        bus = _DriverSideBus(self, can.Bus(interface='virtual', channel=self.channel))
+        bus = DriverSideBus(self, self._wire_channel.end())
         self._driver_buses.append(bus)
         return bus
 
@@ -469,34 +468,6 @@ class Emulator:
     def actuator_on(self, joint: str) -> bool:
         """Whether the emulated actuator of ``joint`` is in motor mode."""
         return self._actuator(joint).motor_mode
-
-
-class _DriverSideBus:
-    """
-    The driver's end of the emulator's virtual bus.
-
-    It duck-types the python-can bus methods the backend uses.
-    """
-
-    def __init__(self, emulator: Emulator, bus: can.BusABC):
-        self.emulator = emulator
-        self.inner = bus
-        self.channel_info = f'emulated ({emulator.channel}, {emulator.config.mode})'
-
-    def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        emulator = self.emulator
-        if emulator._driver_send_fails():
-            if emulator.config.mode == 'lockstep' and msg.arbitration_id == emulator.wire.sync_id:
-                emulator._step_physics(emulator.now())   # the world goes on while the bus is off
-            raise enobufs_error()
-        self.inner.send(msg, timeout)
-
-    def recv(self, timeout: float | None = None) -> can.Message | None:
-        self.emulator.service()
-        return self.inner.recv(0.0)
-
-    def shutdown(self) -> None:
-        self.inner.shutdown()
 
 
 __all__ = ['Emulator', 'EmulatorConfig', 'HOPPER_JOINTS', 'sim_joint_names',

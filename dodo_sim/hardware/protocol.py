@@ -284,7 +284,8 @@ class WireFormat:
     # -- sensor board -------------------------------------------------------------------------
 
     def encode_sync(self, sequence: int) -> bytes:
-        return bytes(self._sync.encode({'sequence': sequence & 0xFF}))
+        return bytes(self._sync.encode({'sequence': sequence & 0xFF},
+                                       strict=False))     # in range by construction
 
     def decode_sync(self, data: bytes) -> int:
         return self._sync.decode(bytes(data))['sequence']
@@ -300,14 +301,15 @@ class WireFormat:
             'sequence': sample.sequence & 0xFF, 'foot_switch': int(sample.foot_switch),
             'force_overload': int(sample.force_overload),
             'yaw_encoder_error': int(sample.yaw_encoder_error),
-            'pitch_encoder_error': int(sample.pitch_encoder_error)})
+            'pitch_encoder_error': int(sample.pitch_encoder_error)},
+            strict=False)       # saturated above: the range check would cost 20 us a frame
         rate_max = 32767 * 0.0002
         force_max = 32767 * 0.5
         rates = self._rates.encode({
             'yaw_rate': sat(sample.yaw_rate, -rate_max, rate_max),
             'pitch_rate': sat(sample.pitch_rate, -rate_max, rate_max),
             'foot_force_x': sat(sample.foot_force_x, -force_max, force_max),
-            'foot_force_z': sat(sample.foot_force_z, -force_max, force_max)})
+            'foot_force_z': sat(sample.foot_force_z, -force_max, force_max)}, strict=False)
         return (self.boom_angles_id, bytes(angles)), (self.boom_rates_id, bytes(rates))
 
     @staticmethod

@@ -68,6 +68,7 @@ from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.model import robot_description_xml
 from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
+from dodo_sim.ros.cdr import JointStateWriter
 from dodo_sim.ros.driver_diagnostics import driver_diagnostics
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
@@ -177,8 +178,13 @@ class DriverNode(Node):
                                                           contract.latched_qos())
             self._pub_description.publish(String(data=urdf))
 
-        self._msg_joints = JointState()
-        self._msg_joints.name = list(self.core.joint_names)
+        # /joint_states is published as CDR bytes refilled in place (dodo_sim.ros.cdr), as the
+        # simulator does: rclpy would convert the whole message object, names included, every
+        # cycle of the 1 kHz loop
+        n = len(self.core.joint_names)
+        template = JointState(name=list(self.core.joint_names))
+        template.position = template.velocity = template.effort = array.array('d', bytes(8 * n))
+        self._joints_writer = JointStateWriter(serialize_message(template), (n, n, n))
         # world axes at the foot link (docs/ros_contract.md)
         self._msg_contact = (contact_wrench_message(self.config.contact_frame)
                              if self.config.contact_frame else None)
@@ -381,23 +387,18 @@ class DriverNode(Node):
         if command_wall is not None:
             self._command_wall = None
             waited = timing.sent - command_wall
-        stamp = self.get_clock().now().to_msg()
+        stamp_ns = self.get_clock().now().nanoseconds
         if self._pub_contact is not None:
             c = self._msg_contact
-            c.header.stamp = stamp
+            c.header.stamp.sec, c.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
             c.wrench.force.x = float(sample.contact_force[0])
             c.wrench.force.z = float(sample.contact_force[1])
             self._pub_contact.publish(c)
-        js = self._msg_joints
-        js.header.stamp = stamp
-        js.position = array.array('d', sample.q)
-        js.velocity = array.array('d', sample.v)
-        js.effort = array.array('d', sample.effort)
-        self._pub_joints.publish(js)
+        self._pub_joints.publish(self._joints_writer.write(stamp_ns, sample.q, sample.v,
+                                                           sample.effort))
         self.published += 1
         if self._state_ring is not None:
-            self._state_ring.append(stamp.sec * 1_000_000_000 + stamp.nanosec,
-                                    sample.q, sample.v, sample.effort)
+            self._state_ring.append(stamp_ns, sample.q, sample.v, sample.effort)
         self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
                                   time.perf_counter() - timing.received))
         self._report_transitions(sample)
