@@ -5,8 +5,8 @@
 """
 Benchmark: Controller.update per phase next to Simulator.step.
 
-And the closed-loop real-time factor of sim + controller without ROS. Prints numbers, asserts
-nothing.
+It also gives the closed-loop real-time factor of sim + controller without ROS. Prints numbers,
+asserts nothing.
 
     python bench/bench_controller.py [--duration 5] [--policy cascade|raibert|deadbeat]
                                      [--repeats 5]
@@ -92,7 +92,7 @@ class _Timed:
         """
         Evaluate the torque law of this tick on both paths.
 
-        The torque law of this tick on the fast path and on the matrix forms (same state).
+        The two paths are the fast path and the matrix forms; both get the same state.
         """
         dyn, accel = self.ctrl.dyn, (1.0, -2.0)
         stance = tel.phase == 'stance'

@@ -110,8 +110,8 @@ def state_work(node, steps: int, rounds: int) -> list:
     """
     Measure the controller node's /controller/state work per state.
 
-    The controller node's /controller/state work per answered state with a hopper controller's
-    telemetry, every state vs at state_period 0.01 s (every 10th state).
+    The work is per answered state, with a hopper controller's telemetry, for every state vs at
+    state_period 0.01 s (every 10th state).
     """
     import array
 

@@ -5,8 +5,8 @@
 """
 Benchmark: rollouts per second per core (pure cores, no ROS) of the hopper and the Kneed Walker.
 
-And the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear). Prints a table
-with the robots side by side; asserts nothing.
+It also gives the speed-up of ``dodo optimize`` with 1 and 2 worker processes (ideal: linear).
+Prints a table with the robots side by side; asserts nothing.
 
     python bench/bench_optimize.py [--trials 8] [--duration 2.0] [--robots hopper walker]
 
@@ -71,10 +71,10 @@ objectives:
 
 def rollouts_per_second(robot: str, integrator: str, duration: float, repeats: int) -> tuple:
     """
-    Rollout timings of ``repeats`` rollouts.
+    Time ``repeats`` rollouts in this process after a first one.
 
-    (first rollout s, rollouts/s, real-time factor, rollouts per CPU s) of ``repeats`` rollouts in
-    this process after the first.
+    Returns (first rollout s, rollouts/s, real-time factor, rollouts per CPU s); the rates are of
+    the ``repeats`` rollouts after the first.
     """
     module = robot_module(robot)
     kind, options, _, _ = ROBOTS[robot]
@@ -95,8 +95,8 @@ def study_wall(robot: str, workers: int, trials: int, duration: float) -> tuple:
     """
     Measure ``dodo optimize --workers N`` in a fresh process.
 
-    (command wall s incl. start-up, complete trials, steady rate trials/s, distinct parameter sets
-    among the complete trials) of ``dodo optimize --workers N`` in a fresh process.
+    Returns (command wall s incl. start-up, complete trials, steady rate trials/s, distinct
+    parameter sets among the complete trials).
     """
     kind, options, parameter, metric = ROBOTS[robot]
     text = STUDY.format(robot=robot, trials=trials, parameter=parameter, kind=kind,

@@ -292,8 +292,8 @@ def dodo_run(command: str, duration: float, env) -> tuple[float, float]:
     """
     Measure wall and CPU s of ``dodo <command> --duration D``.
 
-    (wall s, CPU s of the whole process tree) of ``dodo <command> --duration D`` with its bag (the
-    recorder runs) and no plots.
+    Returns (wall s, CPU s of the whole process tree). The run writes its bag (the recorder runs)
+    and no plots.
     """
     import resource
     with tempfile.TemporaryDirectory() as tmp:
@@ -317,7 +317,7 @@ def report_dodo_runs(durations: tuple[float, float], env) -> None:
     """
     Marginal wall and CPU time per simulated step of ``dodo hop`` / ``dodo walk``.
 
-    (the difference of a short and a long run: start-up cancels).
+    It is the difference of a short and a long run, in which start-up cancels.
     """
     short, long_ = durations
     steps = (long_ - short) / 0.001

@@ -120,7 +120,7 @@ class DodoEngine:
         """
         Angles and rates of the actuated joints.
 
-        (a floating base's 7 / 6 coordinates skipped).
+        A floating base's 7 / 6 coordinates are skipped.
         """
         robot, state = self.sim.robot, self.state
         return ([state.q[i + 1] for i in robot.actuated_idx_v] if robot.floating_base
@@ -280,9 +280,9 @@ class MujocoUrdfEngine:
 
 class LegHold:
     """
-    Tau = tau_ff + kp (angles_ref - angles) - kd rates on the actuated joints.
+    PD hold of the actuated joints: tau = tau_ff + kp (angles_ref - angles) - kd rates.
 
-    (engines with ``leg_state()``: a floating-base robot).
+    For engines with ``leg_state()``, i.e. a floating-base robot.
     """
 
     def __init__(self, angles_ref, tau_ff, kp: float, kd: float):
@@ -299,7 +299,7 @@ class LegHold:
 
 
 class PDHold:
-    """Tau = kp (q_ref - q) - kd v on the actuated coordinates, Python floats."""
+    """PD hold of the actuated coordinates: tau = kp (q_ref - q) - kd v, on Python floats."""
 
     def __init__(self, q_ref, actuated_idx, kp: float, kd: float):
         self.kp, self.kd = kp, kd
@@ -329,7 +329,11 @@ class Case:
 
 
 def lift_to_height(sim, q, height_m):
-    """Q with the base z raised so the lowest contact point is ``height_m`` above the ground."""
+    """
+    Return q with the base z raised.
+
+    The lowest contact point ends ``height_m`` above the ground.
+    """
     q = np.array(q, float)
     q[1] += height_m - sim.contact_positions(q)[:, 2].min()
     return q

@@ -101,8 +101,8 @@ def slide(engine: str, seconds=0.3, dt=1e-3):
     """
     Return the mean centre-of-mass acceleration along the slope.
 
-    Mean centre-of-mass acceleration along the slope over the last half of ``seconds`` (m/s^2;
-    negative: downhill), and its normal component.
+    It is the mean over the last half of ``seconds`` (m/s^2; negative: downhill); its normal
+    component is returned with it.
     """
     slope = math.radians(SLOPE_DEG)
     sim = Simulator(pr.solo12(), SimConfig(

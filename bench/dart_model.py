@@ -73,7 +73,7 @@ class DartRobot:
         """
         (n_contacts, 3) world contact force on each contact body in the last step, N.
 
-        (the forces DART's constraint solver stores in its contacts, summed per body).
+        These are the forces DART's constraint solver stores in its contacts, summed per body.
         """
         out = np.zeros((len(self.contact_bodies), 3))
         result = self.world.getLastCollisionResult()

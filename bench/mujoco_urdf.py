@@ -48,7 +48,7 @@ class MujocoRobot:
         """
         Set the base pose (world) and the joint angles by name.
 
-        Base pose (world), pinocchio quaternion order [x y z w]; joint angles by name.
+        The base quaternion is in pinocchio's order [x y z w].
 
         v_base6: pinocchio's free-flyer velocity [linear (base frame), angular (base frame)].
         """

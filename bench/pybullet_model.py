@@ -4,7 +4,7 @@
 """
 A dodo_sim robot in pybullet (Bullet's multibody + sequential-impulse contact).
 
-Built from the same URDF/xacro, for the speed bench only.
+It is built from the same URDF/xacro, for the speed bench only.
 
 Every URDF ``<collision>`` is replaced: each contact link gets one collision sphere of radius
 ``contact_radius_m`` at its origin, the ground is a plane at z = 0. The root link is fixed to the

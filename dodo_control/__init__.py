@@ -4,5 +4,5 @@
 """
 dodo_control: hybrid SLIP controller for the articulated hopping leg.
 
-(pure core, no rclpy here).
+A pure core: no rclpy here.
 """

@@ -138,7 +138,7 @@ class Controller:
         """
         Order of ``q`` / ``v`` in :meth:`update`, from the model.
 
-        (hopper ``base_x, base_z, hip, knee``; boom leg ``boom_yaw, boom_pitch, hip, knee``).
+        Hopper: ``base_x, base_z, hip, knee``; boom leg: ``boom_yaw, boom_pitch, hip, knee``.
         """
         return tuple(self.dyn.joint_names)
 
@@ -263,7 +263,7 @@ class Controller:
         """
         S = −d v_next / d α of the apex return map with the leg's touchdown impact.
 
-        Around the in-place neutral angle (needs the posture table).
+        It is taken around the in-place neutral angle (needs the posture table).
         """
         run_steps(self._calibration_steps(None))
 
@@ -294,8 +294,8 @@ class Controller:
         """
         SLIP neutral-point gain and its sensitivity.
 
-        SLIP neutral-point gain α/v (rad/(m/s), at 1 m/s) and the sensitivity −d v_liftoff / d α at
-        rest ((m/s)/rad), both from the apex return map.
+        The gain is α/v (rad/(m/s), at 1 m/s), the sensitivity −d v_liftoff / d α at rest
+        ((m/s)/rad); both come from the apex return map.
         """
         cfg = self._config
         apex_rel = cfg.apex_height
@@ -346,7 +346,7 @@ class Controller:
         """
         Work spread over the coming ticks is under way.
 
-        (the start-up posture table and calibration, or an apex solve).
+        That work is the start-up posture table and calibration, or an apex solve.
         """
         return self._apex_job is not None
 
@@ -541,7 +541,7 @@ class Controller:
         """
         Rest length after maximum compression: constant, or apex-regulated.
 
-        (:func:`.slip.regulated_force`, here in scalar form).
+        The regulated one is :func:`.slip.regulated_force`, here in scalar form.
         """
         cfg = self._config
         if not cfg.apex_regulation:
@@ -625,8 +625,8 @@ class Controller:
         """
         Prediction horizon of the position error, s.
 
-        :func:`.flight.critically_damped_lead` with a = t_fall + T_s/2 (apex to mid-stance) and T =
-        2 t_fall + T_s.
+        It is :func:`.flight.critically_damped_lead` with a = t_fall + T_s/2 (apex to mid-stance)
+        and T = 2 t_fall + T_s.
         """
         cfg = self._config
         a = fall_s + 0.5 * stance_s
@@ -639,7 +639,7 @@ class Controller:
         """
         β: the fraction of a velocity set-point change the flight policy achieves in one hop.
 
-        (linearised SLIP return map, sensitivity S = −d v_next / d α).
+        It comes from the linearised SLIP return map, sensitivity S = −d v_next / d α.
         """
         cfg = self._config
         if cfg.flight_policy == 'deadbeat':

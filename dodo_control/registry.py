@@ -96,12 +96,13 @@ class ControllerEntry:
         """
         Config dataclasses whose fields are the node's control parameters.
 
-        The controller's, then the monitor's (a field name shared by two of them is one parameter).
+        They are the controller's, then the monitor's (a field name shared by two of them is one
+        parameter).
         """
         return (self.config_class(),) + self.monitor_config_classes()
 
     def runtime_parameters(self) -> tuple:
-        """Control config fields a running node accepts changes of."""
+        """Return the controller config fields a running node accepts changes of."""
         return tuple(f.name for f in dataclasses.fields(self.config_class())
                      if f.name not in self.startup_only)
 
@@ -179,7 +180,7 @@ def controller_entry(name: str) -> ControllerEntry:
     """
     Return the entry of controller ``name``.
 
-    ValueError naming the known controllers otherwise.
+    An unknown name raises ValueError naming the known controllers.
     """
     for entry in CONTROLLERS:
         if entry.name == name:

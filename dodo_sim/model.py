@@ -4,7 +4,8 @@
 """
 The hopper's model as the SLIP controller needs it: joints [base_x, base_z, hip, knee].
 
-The foot and body frames, checked in :func:`load_leg_model`, and foot / CoG kinematics.
+It also has the foot and body frames, checked with the joints in :func:`load_leg_model`, and the
+foot / CoG kinematics.
 
 The simulator is robot-agnostic and loads any URDF through :func:`dodo_sim.physics.load_robot`;
 this module is the hopper-specific view used by the controller (``dodo_control``). It also keeps

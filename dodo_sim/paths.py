@@ -49,8 +49,9 @@ def resolve_package_uri(path_or_uri: str) -> str:
     """
     ``package://dodo_sim/<rel>`` -> the file ``<rel>`` in dodo_sim's share directory.
 
-    Any other package through the ament index (a ROS install). Anything else is returned unchanged
-    (a path, or URDF XML). ValueError names a URI whose package cannot be found.
+    A URI of any other package is resolved through the ament index (a ROS install). Anything else
+    is returned unchanged (a path, or URDF XML). ValueError names a URI whose package cannot be
+    found.
     """
     text = str(path_or_uri)
     if not text.startswith(PACKAGE_URI):

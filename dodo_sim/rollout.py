@@ -83,7 +83,7 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     """
     Run ``policy`` on ``sim`` from its current state for ``steps`` control ticks.
 
-    (or ``duration_s`` of simulated time).
+    ``duration_s`` of simulated time can be given instead.
 
     ``on_tick(k, state, tau)`` is called after the command of tick k is computed and before the
     step (it may push the base with ``sim.apply_impulse``). ``stop(state) -> bool`` ends the run
@@ -151,7 +151,7 @@ def _policy_rows(sim, policy):
     """
     Rows of ``state.contact_forces`` for a policy declaring ``contact_frames``.
 
-    (None: the policy takes the single-foot ``contact_force``).
+    None: the policy takes the single-foot ``contact_force``.
     """
     frames = getattr(policy, 'contact_frames', None)
     if frames is None:
@@ -168,9 +168,9 @@ def _policy_rows(sim, policy):
 
 def _row_span(rows):
     """
-    ``(first, stop)`` when ``rows`` are consecutive ascending indices (``rows`` as a slice).
+    Return ``(first, stop)`` when ``rows`` are consecutive ascending indices, else None.
 
-    Else None.
+    ``rows`` can then be read as a slice.
     """
     if rows is None or len(rows) == 0:
         return None

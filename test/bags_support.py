@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Helpers of the bag tests: processes a test starts (ended by pid).
+Helpers of the bag tests.
 
-A hopper run under ``dodo hop`` or as separate node processes, runtime parameter changes over DDS,
-and a closed loop written to a bag offline (no DDS) in the layout the nodes and the recorder
-produce.
+They cover processes a test starts (ended by pid), a hopper run under ``dodo hop`` or as separate
+node processes, runtime parameter changes over DDS, and a closed loop written to a bag offline (no
+DDS) in the layout the nodes and the recorder produce.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class Procs:
         """
         Return the first output line of ``proc`` containing ``text``.
 
-        (AssertionError after the deadline or when the process ended without it).
+        Raises AssertionError after the deadline or when the process ended without it.
         """
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -130,7 +130,7 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
     """
     Return an offline run of the simulator + controller cores as the ROS nodes drive them.
 
-    (:func:`dodo_sim.rollout.rollout`).
+    The run uses :func:`dodo_sim.rollout.rollout`.
 
     ``change``: ``(tick, {name: value})``: a runtime parameter change accepted after the command
     of that tick (as ``ros2 param set`` between two updates), applied through
@@ -184,10 +184,10 @@ def write_run(path, run, *, parameters=True, changes=True, revision_channel=True
     """
     Return a bag of :func:`closed_loop` laid out as the ROS graph records it.
 
-    /robot_description, the controller's parameters (snapshot), /foot_contact + /joint_states +
-    /clock per state, /joint_commands + /effort_controller/commands + /controller/state per answer
-    (channels, tau_<joint>, config_revision), the runtime change as a /parameter_events message
-    between the answers it separates.
+    It holds /robot_description, the controller's parameters (snapshot), /foot_contact +
+    /joint_states + /clock per state, /joint_commands + /effort_controller/commands +
+    /controller/state per answer (channels, tau_<joint>, config_revision), and the runtime change
+    as a /parameter_events message between the answers it separates.
     """
     from dodo_sim.tools.bag_writer import OfflineBagWriter
     with OfflineBagWriter(path) as w:

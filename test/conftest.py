@@ -73,7 +73,7 @@ def compiled_physics_step():
 
 @pytest.fixture
 def no_start(monkeypatch, tmp_path):
-    """Start a process fails the test; domain locks go to a private directory."""
+    """Make starting a process fail the test; domain locks go to a private directory."""
     from dodo_sim.tools import supervisor
 
     def refuse(*args, **kwargs):
@@ -104,8 +104,8 @@ def pytest_collection_modifyitems(items):
     Rerun a failed real-DDS test once.
 
     Tests over real DDS (marker ``ros``) race process start-up and scheduling on a shared 2-core
-    machine; a failed one is run once more. pytest's summary counts every rerun ("N rerun"), so a
-    flake stays visible; the core and scenario tests are never rerun.
+    machine. pytest's summary counts every rerun ("N rerun"), so a flake stays visible; the core
+    and scenario tests are never rerun.
     """
     for item in items:
         if item.get_closest_marker('ros'):

@@ -118,7 +118,7 @@ class LockstepGraph:
     """
     The simulator node in this process (one EventsExecutor with a recording probe).
 
-    The controller(s) as processes over real DDS on a private domain.
+    The controller(s) run as processes over real DDS on a private domain.
     """
 
     def __init__(self, tmp_path: Path, params: Path, stop_after: float, **sim_parameters):
@@ -170,9 +170,9 @@ class LockstepGraph:
         """
         Spin until the run ends (or ``until()`` holds).
 
-        Then keep in ``self.states`` every state published so far (in order, none missing) and in
-        ``self.commands`` every stamped command seen, including the answer to the last state that
-        was stepped from.
+        It then keeps in ``self.states`` every state published so far (in order, none missing) and
+        in ``self.commands`` every stamped command seen, including the answer to the last state
+        that was stepped from.
         """
         done = self.sim.done.done if until is None else until
         assert self.spin_until(done, timeout_s, on_spin), (
@@ -258,11 +258,7 @@ def reference_run(params: Path, states, commands):
 
 
 def assert_same_states(run, states) -> None:
-    """
-    Check that the ROS run's states are the offline run's, bit for bit.
-
-    The ROS run's states are the offline run's, bit for bit.
-    """
+    """Check that the ROS run's states are the offline run's, bit for bit."""
     np.testing.assert_array_equal(np.array([s[1] for s in states]), run.q)
     np.testing.assert_array_equal(np.array([s[2] for s in states]), run.v)
     np.testing.assert_array_equal(np.array([s[0] for s in states]),

@@ -4,8 +4,8 @@
 """
 A Foxglove WebSocket protocol client for the tests.
 
-(``foxglove.websocket.v1``, spoken with the ``websockets`` library; written from the protocol spec,
-not from our server's code).
+It speaks ``foxglove.websocket.v1`` with the ``websockets`` library and is written from the
+protocol spec, not from our server's code.
 
 Protocol (github.com/foxglove/ws-protocol, docs/spec.md): the client connects with the
 subprotocol ``foxglove.websocket.v1``; the server sends JSON ``serverInfo`` and ``advertise``

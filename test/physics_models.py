@@ -18,7 +18,11 @@ def _inertial(mass, iyy, ixx=None, izz=None, x=0.0, z=0.0):
 
 
 def _planar_base(child: str) -> str:
-    """World -> base_x (prismatic x) -> base_z (prismatic z) -> pitch (continuous about y)."""
+    """
+    Planar base chain world -> base_x -> base_z -> pitch.
+
+    The joints: base_x prismatic in x, base_z prismatic in z, pitch continuous about y.
+    """
     return f"""
   <link name="world"/><link name="carriage_x"/><link name="carriage_z"/>
   <joint name="base_x" type="prismatic"><parent link="world"/><child link="carriage_x"/>
@@ -39,8 +43,8 @@ def two_foot_body(mass=10.0, iyy=0.5, com_x=0.0, feet_x=(-0.3, 0.4), feet_z=-0.2
     """
     Return a planar rigid body with point feet 'left' and 'right'.
 
-    A planar rigid body (base joints only) with point feet 'left' and 'right' at (x, z) in the body
-    frame; its centre of mass at (com_x, 0).
+    The body has base joints only; the feet are at (x, z) in the body frame, its centre of mass at
+    (com_x, 0).
     """
     feet = ''.join(_point(n, 'body', x, feet_z) for n, x in zip(('left', 'right'), feet_x))
     return f"""<robot name="two_foot_body">{_planar_base('body')}
@@ -51,8 +55,8 @@ def rimless_wheel(mass=1.0, radius_of_gyration=0.3, spoke_length=1.0, spokes=8) 
     """
     Hub of mass m and inertia m r^2 about y on a planar x-z-pitch base.
 
-    Massless spokes whose tips 'spoke0'.. are contact frames, spoke k at angle 2 pi k / n from
-    straight down.
+    Its massless spokes have tips 'spoke0'.. that are contact frames, spoke k at angle 2 pi k / n
+    from straight down.
     """
     iyy = mass * radius_of_gyration ** 2
     tips = ''.join(_point(f'spoke{k}', 'hub',
@@ -67,7 +71,7 @@ def point_mass_3d(mass=2.0) -> str:
     """
     Return a point mass on prismatic x, y, z axes (a boom-like 3-D model).
 
-    Contact frame 'foot'.
+    Its contact frame is 'foot'.
     """
     return f"""<robot name="point_mass">
   <link name="world"/><link name="cx"/><link name="cy"/>
@@ -85,7 +89,7 @@ def horizontal_double_pendulum(elbow_lower=-0.5, elbow_upper=0.5) -> str:
     """
     Two uniform 1 m links turning about vertical axes (gravity does no work).
 
-    A continuous shoulder and an elbow with URDF position limits (the stop).
+    The shoulder is continuous, the elbow has URDF position limits (the stop).
     """
     def link(name, mass):
         return (f'<link name="{name}">'
@@ -105,10 +109,10 @@ def painleve_rod(mass=1.0, length=1.0) -> str:
     """
     Painlevé's rod on a planar x-z-pitch base.
 
-    Painlevé's rod: a uniform rod of the given length on a planar x-z-pitch base (pitch 0: the rod
-    vertical), its lower end 'tip' a contact frame. A rod sliding on its tip at an angle phi from
-    the ground with phi near atan(2) has no consistent sliding motion when the friction coefficient
-    exceeds 4/3 (Painlevé 1895; Génot & Brogliato 1999).
+    The rod is uniform, of the given length (pitch 0: the rod vertical); its lower end 'tip' is a
+    contact frame. A rod sliding on its tip at an angle phi from the ground with phi near atan(2)
+    has no consistent sliding motion when the friction coefficient exceeds 4/3 (Painlevé 1895;
+    Génot & Brogliato 1999).
     """
     half = 0.5 * length
     return f"""<robot name="painleve_rod">{_planar_base('rod')}
@@ -130,10 +134,9 @@ def planar_chain(n_links: int, link_length=0.5, hinge_z=None, link_mass=1.0) -> 
     """
     Planar pendulum chain of ``n_links`` uniform rods from a world hinge.
 
-    ``n_links`` uniform rods in series hanging from a world hinge at height ``hinge_z`` (default:
-    0.2 m above the hanging chain's length), each turning about y (a planar pendulum chain; 1 link:
-    a simple pendulum). Link k's frame is at its upper hinge, the rod along -z; contact frame 'tip'
-    at the last rod's end.
+    The rods hang in series from a world hinge at height ``hinge_z`` (default: 0.2 m above the
+    hanging chain's length), each turning about y (1 link: a simple pendulum). Link k's frame is at
+    its upper hinge, the rod along -z; contact frame 'tip' at the last rod's end.
     """
     rod = link_mass * link_length ** 2 / 12.0
     hinge_z = n_links * link_length + 0.2 if hinge_z is None else hinge_z

@@ -4,8 +4,8 @@
 """
 Robot descriptions of the ``example-robot-data`` package.
 
-Published robot descriptions from the ``example-robot-data`` package (installed from the package
-registry by requirements.txt, never copied here): paths and the poses the physics validation uses
+They are published descriptions, installed from the package registry by requirements.txt and never
+copied here. This module gives their paths and the poses the physics validation uses
 (test_physics_public_robots.py, docs/physics.md "Robots nobody here wrote").
 """
 from __future__ import annotations
@@ -64,10 +64,9 @@ def static_torques(robot, q):
 
 def standing_pose(sim, legs, gap_m=0.0):
     """
-    Stand the model with ``legs`` and the lowest foot ``gap_m`` above ground.
+    Return a standing q with ``legs`` and the lowest foot ``gap_m`` above ground.
 
-    The model's default base orientation with ``legs`` and the lowest foot ``gap_m`` above flat
-    ground at z = 0.
+    The base keeps the model's default orientation; the ground is flat at z = 0.
     """
     q = sim.robot.default_q.copy()
     q[7:] = legs

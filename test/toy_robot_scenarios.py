@@ -4,7 +4,7 @@
 """
 A toy robot scenario module for test_optimize.py.
 
-Shows that ``dodo optimize`` takes any robot module with SECTIONS and SCENARIOS
+It shows that ``dodo optimize`` takes any robot module with SECTIONS and SCENARIOS
 (dodo_control.scenarios), not only the hopper.
 """
 from dataclasses import dataclass

@@ -108,8 +108,8 @@ def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
     """
     Config instances per section.
 
-    Dataclass defaults <- ``values[section]`` <- the perturbation's overrides. Raises ValueError
-    naming a bad value.
+    Each starts from the dataclass defaults, overridden by ``values[section]``, then by the
+    perturbation's overrides. Raises ValueError naming a bad value.
     """
     perturbation = perturbation or Perturbation()
     unknown_sections = sorted(set(perturbation.overrides) - set(sections))
@@ -139,7 +139,7 @@ def check_xacro_args(urdf, perturbation: Perturbation) -> None:
     """
     Raise ValueError naming xacro args ``urdf`` does not declare.
 
-    ModelError if it cannot be built with them.
+    Raise ModelError if ``urdf`` cannot be built with them.
     """
     from pathlib import Path
 
@@ -168,7 +168,7 @@ def settle_hop(errors, tolerance: float) -> int:
 
 
 def max_abs(values) -> float:
-    """Max |value|; ScenarioFailed for no values (no apex in the measured window)."""
+    """Return max |value|; ScenarioFailed for no values (no apex in the measured window)."""
     import numpy as np
     values = np.asarray(values, dtype=float)
     if values.size == 0:

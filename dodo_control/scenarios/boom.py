@@ -4,8 +4,9 @@
 """
 Scenarios of the boom-mounted leg.
 
-(urdf/boom_leg.urdf.xacro + the SLIP controller in the boom's task frame, docs/control.md
-"Boom-mounted leg"). A study names it ``robot: dodo_control.scenarios.boom`` or ``robot: boom``.
+The robot is urdf/boom_leg.urdf.xacro with the SLIP controller in the boom's task frame
+(docs/control.md, "Boom-mounted leg"). A study names it ``robot: dodo_control.scenarios.boom`` or
+``robot: boom``.
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the

@@ -4,7 +4,7 @@
 """
 Scenarios of the SLIP hopper.
 
-(urdf/hopper.urdf.xacro + :class:`dodo_control.controller.Controller`).
+The robot is urdf/hopper.urdf.xacro with :class:`dodo_control.controller.Controller`.
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
 perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
@@ -119,9 +119,9 @@ def _start_sim_overrides(configs: dict, options: dict) -> dict:
 
 def _holding_run(configs: dict, perturbation: Perturbation, sim_overrides: dict):
     """
-    Return a run whose controller holds the start CoG x (set before the first tick).
+    Return a run whose controller holds the start CoG x, and that x.
 
-    And that x.
+    The controller's hold is set before the first tick.
     """
     run = _Run(configs, perturbation, sim_overrides)
     x0 = run.com_x(run.sim.config.initial_q)

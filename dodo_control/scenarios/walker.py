@@ -4,8 +4,8 @@
 """
 Scenarios of the Kneed Walker.
 
-(urdf/kneed_walker.urdf.xacro + :class:`dodo_control.walker.controller.WalkerController`,
-As & Mailhot 2018; docs/walker.md).
+The robot is urdf/kneed_walker.urdf.xacro with
+:class:`dodo_control.walker.controller.WalkerController` (As & Mailhot 2018; docs/walker.md).
 
 Every scenario builds ``Simulator`` and ``WalkerController`` from the trial's configs and the
 perturbation's xacro args, walks with :func:`dodo_control.walker.outcome.walk` (which runs
@@ -81,8 +81,8 @@ def simulator_config(study_config: SimConfig) -> SimConfig:
     """
     Return the shipped walk's simulator config overridden by ``study_config``.
 
-    The shipped walk's simulator config with every field of ``study_config`` that differs from the
-    SimConfig default on top (module docs).
+    Every field of ``study_config`` that differs from the SimConfig default goes on top (module
+    docs).
     """
     default = SimConfig()
     changed = {f.name: getattr(study_config, f.name) for f in dataclasses.fields(SimConfig)

@@ -44,9 +44,9 @@ def stance_phase(t: float, touchdown_t: float, stance_time_s: float) -> float:
 def bezier_torque(jf, force_x: float, force_z: float, joints, rates, target, kp: float,
                   kd: float) -> tuple[float, float]:
     """
-    Τ = −J_relᵀ F + K_p (q_d − q_a) − K_d q̇_a with J_rel = columns 2.
+    Return the joint torques τ = −J_relᵀ F + K_p (q_d − q_a) − K_d q̇_a, N*m.
 
-    3 of the foot's task jacobian ``jf`` (rows as sequences), N*m.
+    J_rel is columns 2, 3 of the foot's task jacobian ``jf`` (rows as sequences).
     """
     (_, _, a02, a03), (_, _, a12, a13) = jf
     tau0 = -(a02 * force_x + a12 * force_z) + kp * (target[0] - joints[0]) - kd * rates[0]

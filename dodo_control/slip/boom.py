@@ -4,7 +4,8 @@
 """
 Task frame of the boom-mounted leg (Ding & Ramos' hopping-leg rig).
 
-Terms for the SLIP controller in the plane tangent to the boom circle. Pure core, no rclpy.
+It gives the terms for the SLIP controller in the plane tangent to the boom circle. Pure core, no
+rclpy.
 
 Robot (docs/robots.md): ``q = [boom_yaw, boom_pitch, hip, knee]``; ``boom_yaw`` turns about a
 vertical axis (world z through the yaw joint), ``boom_pitch`` about a horizontal one, both
@@ -135,8 +136,8 @@ class BoomDynamics(RobotDynamics):
         """
         Pinocchio calls shared by both evaluations.
 
-        Positions, world jacobians (3x4 rows as lists), classical drift accelerations of the hip
-        and the foot.
+        They give the positions, world jacobians (3x4 rows as lists) and classical drift
+        accelerations of the hip and the foot.
         """
         model, data = self.model, self.data
         pin.computeJointJacobians(model, data, q)
@@ -261,8 +262,8 @@ class BoomDynamics(RobotDynamics):
         """
         Touchdown-posture table configuration.
 
-        Yaw 0, the boom pitched so the hip is ``slip_point_height`` above the ground, the measured
-        joint angles.
+        Yaw is 0, the boom is pitched so the hip is ``slip_point_height`` above the ground, and the
+        joint angles are the measured ones.
         """
         pitch = self.pitch_for_hip_height(slip_point_height, (q[2], q[3]))
         return np.array([0.0, pitch, q[2], q[3]])
@@ -275,7 +276,7 @@ class BoomDynamics(RobotDynamics):
         """
         Hip velocity after a touchdown (leg joints at rest before it) from the one before.
 
-        (J_c N_s)[:, :2] (J_c[:, :2])⁻¹ (the boom joints carry the hip).
+        The map is (J_c N_s)[:, :2] (J_c[:, :2])⁻¹ (the boom joints carry the hip).
         """
         return (terms.Jc @ n_s)[:, :2] @ inv2(terms.Jc[:, :2])
 
@@ -289,7 +290,7 @@ class BoomDynamics(RobotDynamics):
         """
         Joint angles [hip, knee] putting the foot at ``rel_foot`` (task frame) from the hip.
 
-        At the boom angles of ``q_guess``. Raises ValueError if out of reach.
+        The boom angles are those of ``q_guess``. Raises ValueError if out of reach.
         """
         q = np.array(q_guess, dtype=float)
         target = np.asarray(rel_foot, dtype=float)

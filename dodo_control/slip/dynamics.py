@@ -116,8 +116,8 @@ class TickTerms:
     """
     The per-tick subset of :class:`Terms` as plain Python floats (rows as lists).
 
-    For the control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's per-call
-    overhead (~1 us) costs far more than the arithmetic. Same quantities and notation as
+    They serve the control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's
+    per-call overhead (~1 us) costs far more than the arithmetic. Same quantities and notation as
     :class:`Terms`; ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product). ``Jf`` /
     ``dJf_v`` default to ``Js`` / ``dJs_v`` (the same objects).
     """
@@ -224,8 +224,8 @@ class RobotDynamics:
         """
         :class:`TickTerms` at (q, v), the control tick's fast path.
 
-        One compiled call (:meth:`use_compiled`), else seven pinocchio calls and scalar algebra;
-        equal to :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays.
+        It is one compiled call (:meth:`use_compiled`), else seven pinocchio calls and scalar
+        algebra; equal to :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays.
         """
         # the kernel's compiled signature: contiguous writable float64 arrays (anything else
         # would compile a new specialisation, seconds, mid-run: it takes the pinocchio path)
@@ -268,10 +268,10 @@ class RobotDynamics:
 
     def table_q(self, q, slip_point_height: float) -> np.ndarray:
         """
-        Configure of the touchdown-posture table.
+        Return the configuration of the touchdown-posture table.
 
-        Base at the origin, the measured joint angles (they pick the knee branch);
-        ``slip_point_height`` is not needed here.
+        The base is at the origin, the joint angles are the measured ones (they pick the knee
+        branch); ``slip_point_height`` is not needed here.
         """
         return np.array([0.0, 0.0, q[2], q[3]])
 

@@ -51,7 +51,7 @@ class PositionLoop:
 
 class VelocityLoop:
     """
-    Α = K_c v + K_p (v − v_set) + K_i Σ (v − v_set), saturated at ±max_angle (rad).
+    Velocity loop: α = K_c v + K_p (v − v_set) + K_i Σ (v − v_set), saturated at ±max_angle, rad.
 
     ``K_c v`` is the neutral angle (the one that keeps the speed); the caller may pass a better
     neutral angle (e.g. from the SLIP return map) instead.
@@ -71,7 +71,11 @@ class VelocityLoop:
         self.integral = 0.0
 
     def update(self, velocity: float, velocity_set: float, neutral: float | None = None) -> float:
-        """Α for the next touchdown; ``neutral`` replaces the linear K_c v if given (rad)."""
+        """
+        Return α for the next touchdown (rad).
+
+        ``neutral`` replaces the linear K_c v if given.
+        """
         err = velocity - velocity_set
         base = (self.kc * velocity if neutral is None else neutral) + self.kp * err
         trial = base + self.ki * (self.integral + err)
@@ -99,11 +103,7 @@ def critically_damped_lead(a_s: float, period_s: float, fraction: float, kp: flo
 
 def raibert_angle(velocity: float, velocity_set: float, stance_time_s: float,
                   touchdown_length: float, gain_s: float, max_angle: float) -> float:
-    """
-    Raibert foot placement: foot ahead of the CoG by v T_s/2 + k (v − v_set) (m).
-
-    As an angle.
-    """
+    """Raibert foot placement as an angle: foot ahead of the CoG by v T_s/2 + k (v − v_set) (m)."""
     ahead = velocity * stance_time_s / 2.0 + gain_s * (velocity - velocity_set)
     s = float(np.clip(ahead / touchdown_length, -math.sin(max_angle), math.sin(max_angle)))
     return math.asin(s)

@@ -53,9 +53,9 @@ class HopMemory:
         """
         Learn the bias of the SLIP return map's apex-speed prediction per hop.
 
-        Per hop: learn the bias of the SLIP return map's apex-speed prediction (model errors of the
-        template, of the contact, of the touchdown timing) from the prediction made at the previous
-        apex. Hops with a residual beyond ``max_velocity_bias`` (a push, a misstep) are not used.
+        The bias comes from model errors of the template, of the contact and of the touchdown
+        timing; it is learnt from the prediction made at the previous apex. Hops with a residual
+        beyond ``max_velocity_bias`` (a push, a misstep) are not used.
         """
         pred, self.v_pred = self.v_pred, None
         if pred is None or self.hops == self.hops_at_pred or not math.isfinite(pred):
@@ -71,9 +71,9 @@ class HopMemory:
         """
         Per hop: learn the horizontal displacement per hop the hop model misses.
 
-        From the prediction made at the previous apex: Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick
-        T_s/2 (the model behind v_ff). Hops whose residual exceeds ``max_displacement_bias_m`` are
-        not used; only consecutive apexes count.
+        It is learnt from the prediction made at the previous apex, with the model behind v_ff:
+        Δx = (v_n + v_n+1)/2 (2 t_fall + T_s) + kick T_s/2. Hops whose residual exceeds
+        ``max_displacement_bias_m`` are not used; only consecutive apexes count.
         """
         pred, self.hop_pred = self.hop_pred, (self.hops, x, vx, fall, kick, self.stance_time)
         if pred is None or pred[0] + 1 != self.hops:

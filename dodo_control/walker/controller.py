@@ -300,9 +300,9 @@ class WalkerController:
         """
         Labels of the telemetry's per-entry fields, for named channels.
 
-        (the controller node publishes ``<field>_<label>``; a text field becomes the index of its
-        value among the labels; None: not published, e.g. ``tau``, which the node publishes per
-        joint).
+        The controller node publishes ``<field>_<label>``; a text field becomes the index of its
+        value among the labels. None: not published, e.g. ``tau``, which the node publishes per
+        joint.
         """
         cfg = self._config
         pulses = tuple(f'{role}_{k + 1}' for role in ROLES for k in range(PULSES_PER_ROLE))

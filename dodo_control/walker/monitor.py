@@ -44,7 +44,8 @@ def _terrain_config_class():
     """
     Return a frozen dataclass of the SimConfig fields in TERRAIN_PARAMETERS.
 
-    Same names, defaults and documentation (each parameter is defined once, in SimConfig).
+    It has the same names, defaults and documentation (each parameter is defined once, in
+    SimConfig).
     """
     from dodo_sim.physics.terrain import make_terrain as terrain_from
     from dodo_sim.ros.params import field_docs
@@ -168,14 +169,14 @@ class WalkMonitor:
         """
         Values of :data:`CHANNELS`.
 
-        Fallen (0/1), fall_reason (index in ``walker_outcome.FALL_REASONS``, -1 none), steps,
-        distance_m, speed_m_s.
+        They are fallen (0/1), fall_reason (index in ``walker_outcome.FALL_REASONS``, -1 none),
+        steps, distance_m, speed_m_s.
         """
         reason = -1.0 if self.fall_reason is None else float(FALL_REASONS.index(self.fall_reason))
         return [float(self.fallen), reason, float(self.steps), self.distance_m, self.speed_m_s]
 
     def summary(self) -> dict:
-        """Step, distance_m, speed_m_s, fall_reason (None: did not fall), fall_time_s."""
+        """Return steps, distance_m, speed_m_s, fall_reason (None: did not fall), fall_time_s."""
         return {'steps': self.steps, 'distance_m': self.distance_m, 'speed_m_s': self.speed_m_s,
                 'fall_reason': self.fall_reason,
                 'fall_time_s': None if self.fall_reason is None else self.fall_time_s}

@@ -174,10 +174,10 @@ def config_on_terrain(urdf_xml_or_path, config, stance_frame: str, *, xacro_args
                       x_joint: str = 'base_x', z_joint: str = 'base_z',
                       pitch_joint: str = 'base_pitch'):
     """
-    Return ``config`` with its start state replaced.
+    Return ``config`` with its start state moved onto its own terrain.
 
-    ``config`` (a :class:`dodo_sim.simulator.SimConfig`) with its start state moved onto its own
-    terrain, as :func:`place_on_terrain` moves it: construct the Simulator with the result.
+    ``config`` is a :class:`dodo_sim.simulator.SimConfig`; the state is moved as
+    :func:`place_on_terrain` moves it. Construct the Simulator with the result.
 
     The start state is ``config.initial_q`` / ``initial_v`` (empty: the robot description's
     default pose at rest). Only the robot description and the terrain description of the config
@@ -279,7 +279,7 @@ def motor_work_per_tick(run: Rollout, actuated_index_v) -> np.ndarray:
     """
     Motor work of each tick, J: the held torque times the actuated joints' displacement.
 
-    (exact for a zero-order-hold torque; ``actuated_index_v`` indexes q = v of those joints).
+    This is exact for a zero-order-hold torque; ``actuated_index_v`` indexes q = v of those joints.
     """
     index = np.asarray(actuated_index_v, dtype=int)
     dq = np.diff(run.q[:, index], axis=0)
@@ -301,8 +301,8 @@ class OnlineStepCounter:
     """
     :func:`count_steps` one state at a time.
 
-    (to stop a run after a number of steps; the controller node's walk monitor counts from the
-    contact forces it receives).
+    It serves to stop a run after a number of steps; the controller node's walk monitor counts from
+    the contact forces it receives.
     """
 
     def __init__(self, min_step_time_s: float = 0.1):
@@ -335,9 +335,9 @@ class OnlineStepCounter:
 def walk(sim, controller, *, duration_s: float, criteria: FallCriteria | None = None,
          settle_steps: int = 4, max_steps: int | None = None) -> WalkerOutcome:
     """
-    Run ``controller`` on ``sim`` from its current state until ``duration_s``, a fall.
+    Run ``controller`` on ``sim`` from its current state until ``duration_s`` or a fall.
 
-    Or (with ``max_steps``) the touchdown that completes ``max_steps`` steps.
+    With ``max_steps`` the run also ends at the touchdown that completes ``max_steps`` steps.
     """
     detector = FallDetector(sim, criteria)
     counter = OnlineStepCounter()

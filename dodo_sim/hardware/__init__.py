@@ -4,7 +4,8 @@
 """
 The hardware path: MIT-mode CAN actuators, a boom sensor board, a safety supervisor.
 
-And emulated hardware answering on the same wire format from the physics (docs/hardware.md).
+It also has emulated hardware that answers on the same wire format from the physics
+(docs/hardware.md).
 
 Modules (none imports rclpy): :mod:`.protocol` (frame layouts from ``dodo_can.dbc``, MIT
 scaling), :mod:`.config` (driver parameters, calibration file), :mod:`.safety` (the state

@@ -44,9 +44,9 @@ BUS_STATES = ('error-active', 'error-warning', 'error-passive', 'bus-off')
 
 class ActuatorFrame(NamedTuple):
     """
-    One actuator's frame of a cycle: ``kind`` 'command' (with ``command``, actuator side).
+    One actuator's frame of a cycle.
 
-    'enable', 'disable' or 'zero'.
+    ``kind`` is 'command' (with ``command``, actuator side), 'enable', 'disable' or 'zero'.
     """
 
     can_id: int
@@ -172,8 +172,8 @@ class CanBackend(ActuatorBackend):
         """
         Receive the replies of one cycle into ``result``.
 
-        Until every actuator in ``sent`` (and the sensor board) answered or ``reply_timeout``
-        passed since ``result.t_sent``; the late frames are counted.
+        It waits until every actuator in ``sent`` (and the sensor board) answered or
+        ``reply_timeout`` passed since ``result.t_sent``; the late frames are counted.
         """
         clock = self.clock
         expected = set(sent)
@@ -256,9 +256,9 @@ class CanBackend(ActuatorBackend):
 
     def note_traffic(self) -> None:
         """
-        Reply are arriving: a bus that was off has recovered.
+        Note that replies are arriving: a bus that was off has recovered.
 
-        (interfaces without the 'restarted' error frame).
+        This serves interfaces without the 'restarted' error frame.
         """
         if self.bus_state == 'bus-off':
             self.bus_state = 'error-active'

@@ -28,8 +28,8 @@ class Calibration:
     """
     Zero offsets of the actuators and the boom encoders.
 
-    Zero offsets: actuator position at joint zero (rad, per actuated joint) and boom encoder counts
-    at angle zero ([yaw, pitch]).
+    They are the actuator position at joint zero (rad, per actuated joint) and the boom encoder
+    counts at angle zero ([yaw, pitch]).
     """
 
     zero_offsets: Mapping[str, float] = field(default_factory=dict)

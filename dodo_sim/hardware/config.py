@@ -384,7 +384,7 @@ class ActuatorConfig:
         return self.direction * joint_torque / self.gear_ratio
 
     def actuator_gain(self, joint_gain: float) -> float:
-        """Kp or kd seen by the actuator for a joint-side gain."""
+        """Return the kp or kd seen by the actuator for a joint-side gain."""
         return joint_gain / (self.gear_ratio * self.gear_ratio)
 
     @property
@@ -422,7 +422,7 @@ class BoomConfig:
         """
         (position, velocity) of boom joint ``axis`` from its angle and rate.
 
-        (rad, rad/s, in encoder direction).
+        The angle and rate are in rad and rad/s, in encoder direction.
         """
         kind = self.kinds[axis]
         rate = self.directions[axis] * rate
@@ -437,7 +437,7 @@ class BoomConfig:
         """
         (angle, rate in encoder direction) of boom joint ``axis`` at (position, velocity).
 
-        The inverse of :meth:`joint_state`.
+        It is the inverse of :meth:`joint_state`.
         """
         kind = self.kinds[axis]
         if kind == 'boom_arc':

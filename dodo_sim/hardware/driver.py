@@ -148,10 +148,10 @@ class DriverCore:
 
     def set_command(self, now: float, torques: Sequence[float]) -> bool:
         """
-        Return a command (joint torques, N*m, ``actuated_joint_names`` order).
+        Set the command (joint torques, N*m, ``actuated_joint_names`` order).
 
-        False (counted) if it has the wrong length or a non-finite value; the previous command is
-        kept.
+        Returns False (counted) if it has the wrong length or a non-finite value; the previous
+        command is then kept.
         """
         try:
             values = [float(x) for x in torques]
@@ -220,7 +220,7 @@ class DriverCore:
         """
         Zero offsets that make the current reading equal the calibration pose.
 
-        Applied at once and written to ``calibration_file``. Only while not enabled.
+        They are applied at once and written to ``calibration_file``. Only while not enabled.
         """
         if self.safety.state is SafetyState.ENABLED:
             raise RuntimeError('calibrate only while disabled (the motors must be off)')

@@ -72,7 +72,11 @@ class ActuatorStatus:
 
     @property
     def frozen_time(self) -> float:
-        """S the reading has been frozen, once it has been for MIN_FROZEN_CYCLES readings."""
+        """
+        Time in s the reading has been frozen.
+
+        It stays 0 until MIN_FROZEN_CYCLES readings in a row have been identical.
+        """
         return self.frozen_for if self.frozen_cycles >= MIN_FROZEN_CYCLES else 0.0
     motor_on: bool = False          # what the driver last told the actuator
     primed: bool = False            # zero command sent before the enable frame

@@ -93,7 +93,7 @@ class EmulatedRig:
         """
         One cycle with command ``tau`` (actuated joints, N*m); None: no command this cycle.
 
-        (a silent controller).
+        None stands for a silent controller.
         """
         if tau is not None:
             self.driver.set_command(self.state.t, tau)

@@ -199,7 +199,7 @@ class Emulator:
         """
         Emulator time, s: simulated time in lockstep.
 
-        Wall-clock time since the first frame in realtime.
+        In realtime it is the wall-clock time since the first frame.
         """
         if self.config.mode == 'lockstep' or not self._started:
             return self.steps * self.period
@@ -380,7 +380,7 @@ class Emulator:
         """
         Drop the next ``count`` replies of ``joint`` ('board': the sensor board).
 
-        And each later one with ``probability``.
+        Each later reply is then dropped with ``probability``.
         """
         if joint == 'board':
             self.board.drop_count = count
@@ -412,8 +412,8 @@ class Emulator:
         """
         Remove the cause of an injected error; the actuator keeps reporting it (latched).
 
-        Until the firmware's own clear: an MIT-mode actuator's next enable frame, an ODrive axis'
-        Clear_Errors (its errors are always latched until then).
+        It reports it until the firmware's own clear: an MIT-mode actuator's next enable frame, an
+        ODrive axis' Clear_Errors (its errors are always latched until then).
         """
         a = self._actuator(joint)
         if not isinstance(a, EmulatedOdriveAxis):

@@ -91,7 +91,7 @@ class OdriveBackend(CanBackend):
         """
         Send Clear_Errors to every axis with the next cycle's frames.
 
-        (what an ODrive user does after fixing the cause of an axis error).
+        That is what an ODrive user does after fixing the cause of an axis error.
         """
         self._clear_pending = True
 

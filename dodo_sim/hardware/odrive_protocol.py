@@ -126,7 +126,7 @@ class OdriveWire:
     """
     Encode/decode the messages of ``odrive_can_simple.dbc``.
 
-    (data bytes; the node id goes into the arbitration id).
+    It works on the data bytes; the node id goes into the arbitration id.
     """
 
     def __init__(self, dbc_path: str | Path = ODRIVE_DBC_PATH):

@@ -112,7 +112,11 @@ def model_ranges(model: str) -> MitRanges:
 # -- float <-> counts ---------------------------------------------------------------------------
 
 def float_to_counts(x: float, x_min: float, x_max: float, bits: int) -> int:
-    """Count of ``x`` (clamped to the range), rounded to the nearest count (half up)."""
+    """
+    Return the counts of ``x``, rounded to the nearest count (half up).
+
+    ``x`` is clamped to the range first.
+    """
     top = (1 << bits) - 1
     if not x > x_min:          # also NaN -> x_min (callers reject NaN before)
         return 0
@@ -122,7 +126,7 @@ def float_to_counts(x: float, x_min: float, x_max: float, bits: int) -> int:
 
 
 def firmware_float_to_counts(x: float, x_min: float, x_max: float, bits: int) -> int:
-    """Count as the actuator firmware encodes them: clamp, then truncate."""
+    """Return the counts as the actuator firmware encodes them: clamp, then truncate."""
     top = (1 << bits) - 1
     if not x > x_min:
         return 0
@@ -147,7 +151,7 @@ class MitCommand(NamedTuple):
     """
     An MIT-mode command in physical units, actuator output side.
 
-    (rad, rad/s, N*m/rad, N*m*s/rad, N*m).
+    Units: rad, rad/s, N*m/rad, N*m*s/rad, N*m.
     """
 
     position: float = 0.0
@@ -189,7 +193,7 @@ class WireFormat:
     """
     The frames of ``dodo_can.dbc``.
 
-    (one instance per user; cantools objects are not shared between threads).
+    Use one instance per user: cantools objects are not shared between threads.
     """
 
     def __init__(self, dbc_path: str | Path = DBC_PATH):
@@ -232,9 +236,10 @@ class WireFormat:
 
     def special_frame(self, kind: str) -> bytes:
         """
-        Return Data of the 'enable' (enter motor mode).
+        Return the data of an 'enable', 'disable' or 'zero' frame.
 
-        'disable' (exit motor mode) or 'zero' (set the current position as zero) frame.
+        'enable' enters motor mode, 'disable' exits motor mode, 'zero' sets the current position as
+        zero.
         """
         return self._special[kind]
 

@@ -172,7 +172,7 @@ class SafetySupervisor:
         """
         Record the arrival of a valid command.
 
-        A valid command (joint torques, N*m, finite, one per joint) arrived at ``now``.
+        It arrived at ``now``; a valid command holds joint torques (N*m), finite, one per joint.
         """
         if len(torques) != len(self.joints):
             raise ValueError(f'command needs {len(self.joints)} torques {list(self.joints)}, '
@@ -181,7 +181,7 @@ class SafetySupervisor:
         self._command_time = now
 
     def command_age(self, now: float) -> float:
-        """S since the last valid command (inf if none)."""
+        """Return the time since the last valid command, s (inf if none)."""
         return now - self._command_time
 
     @property
@@ -196,10 +196,10 @@ class SafetySupervisor:
 
     def enable(self, now: float) -> tuple[bool, str]:
         """
-        Request ENABLED (refused while the e-stop is held or a fault is latched).
+        Request ENABLED.
 
-        Request ENABLED; refused (with the reason) while the e-stop input is held or a fault
-        condition is present.
+        It is refused, with the reason, while the e-stop input is held or a fault condition is
+        present.
         """
         if self.estop_input:
             return False, 'e-stop input is active: release it first'
@@ -227,7 +227,7 @@ class SafetySupervisor:
         """
         Apply the e-stop input.
 
-        The e-stop input (topic): pressing it latches ESTOP; releasing it does not enable.
+        The input comes from a topic: pressing it latches ESTOP; releasing it does not enable.
         """
         if pressed and not self.estop_input:
             self.estop('e-stop input pressed')
@@ -269,7 +269,7 @@ class SafetySupervisor:
         """
         Latch a fault condition found outside :meth:`observe`.
 
-        A fault condition found outside :meth:`observe` (e.g. the sensor board is silent).
+        For example: the sensor board is silent.
         """
         self._conditions.append(condition)
         if self.state is SafetyState.ENABLED:
@@ -280,7 +280,7 @@ class SafetySupervisor:
     # -- output ---------------------------------------------------------------------------------
 
     def setpoints(self, now: float, q: Sequence[float], v: Sequence[float]) -> SafetyOutput:
-        """Return What each actuator gets this cycle, from the latest measurement ``q``, ``v``."""
+        """Return what each actuator gets this cycle, from the latest measurement ``q``, ``v``."""
         n = len(self.joints)
         none = (False,) * n
         state = self.state
@@ -329,7 +329,7 @@ class SafetySupervisor:
         """
         Return the landing law's reference of ``joint`` (index) at ``now``, rad.
 
-        (module docs).
+        The law is described in the module docs.
         """
         cfg = self.config
         start = self._trip_pose[joint]
@@ -348,7 +348,7 @@ class SafetySupervisor:
 
     def safe_law(self, now: float, q: Sequence[float], v: Sequence[float]) -> tuple:
         """
-        Return What the watchdog sends while tripped (per joint: (mode, torque N*m, kd N*m*s/rad)).
+        Return what the watchdog sends while tripped (per joint: (mode, torque N*m, kd N*m*s/rad)).
 
         For tests and documentation: the same computation as :meth:`setpoints`, no side effects.
         Valid only while :attr:`watchdog_active`.

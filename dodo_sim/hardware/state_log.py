@@ -4,10 +4,10 @@
 """
 The driver's own log of every state it publishes.
 
-So nothing depends on a recorder keeping up (issue 16 item 3): a ring of preallocated blocks in
-memory during the run (:class:`StateRing`, a few microseconds per cycle: copies of the stamp, q, v
-and effort), written as one MCAP file (ROS 2 profile, CDR) when the driver stops
-(:class:`StateLog`).
+It exists so that nothing depends on a recorder keeping up (issue 16 item 3): a ring of
+preallocated blocks in memory during the run (:class:`StateRing`, a few microseconds per cycle:
+copies of the stamp, q, v and effort), written as one MCAP file (ROS 2 profile, CDR) when the
+driver stops (:class:`StateLog`).
 
 On hardware nothing waits for the recorder: on a loaded machine its reliable reader falls more
 than the writer's history behind and misses /joint_states (10432 of 11297, down to half, in
@@ -80,7 +80,7 @@ class StateLog:
         """
         One message: ``data`` its CDR bytes, ``stamp_ns`` its header stamp.
 
-        (log and publish time).
+        The stamp is also the message's log and publish time.
         """
         self._writer.add_message(self._channel, stamp_ns, data, stamp_ns, self.logged)
         self.logged += 1

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-The physics engine of dodo_sim: robot model from URDF, terrain, contact geometry.
+The physics engine of dodo_sim.
 
-The complementarity solver, the two integrators and the Simulator (no rclpy; see docs/physics.md).
+It has the robot model from URDF, the terrain, the contact geometry, the complementarity solver,
+the two integrators and the Simulator (no rclpy; see docs/physics.md).
 """
 from .robot import AUTO, JointLimit, load_robot, ModelError, robot_description_xml, RobotModel
 from .simulator import INTEGRATORS, SimConfig, SimulationDiverged, Simulator, State

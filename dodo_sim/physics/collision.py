@@ -4,7 +4,8 @@
 """
 Collision shapes of the URDF's links as support-point contacts against the terrain.
 
-(``SimConfig.collisions = 'links'``; see docs/physics.md "Link collisions").
+They are switched on with ``SimConfig.collisions = 'links'`` (see docs/physics.md "Link
+collisions").
 
 Every ``<collision>`` of a moving link becomes a few body-fixed points, each a hard unilateral
 point contact with Coulomb friction handled exactly like a foot (same rows, same solvers, both

@@ -4,8 +4,8 @@
 """
 Constraint geometry shared by both integrators.
 
-Point contacts against the terrain and joint position limits, as rows of the constraint jacobian W
-and gaps (see ``docs/physics.md``).
+It covers point contacts against the terrain and joint position limits, as rows of the constraint
+jacobian W and gaps (see ``docs/physics.md``).
 
 Point contact k (frame origin p, sphere radius r, terrain normal n under p): the gap is the
 signed distance ``(p_z - h(p_x)) n_z - r`` (exact on flat ground and slopes; on steps the exact

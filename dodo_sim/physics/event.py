@@ -4,8 +4,8 @@
 """
 Event-driven hybrid integration with hard contacts and joint limits.
 
-(the hybrid simulators of the Kneed Walker, As & Mailhot 2018, and of the boom hopping leg, Ding &
-Ramos; Hutter et al. 2010 for the impact map).
+It follows the hybrid simulators of the Kneed Walker (As & Mailhot 2018) and of the boom hopping
+leg (Ding & Ramos), and Hutter et al. 2010 for the impact map.
 
 Each contact is FREE, STICK (point fixed) or SLIP (Coulomb force opposing the sliding velocity);
 each joint-limit bound is free or active. Smooth phases are integrated with classical RK4 steps of
@@ -82,9 +82,9 @@ _WORLD = pin.Convention.WORLD
 
 def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
     """
-    X with K x = r; 1x1 and 2x2 in closed form.
+    Return x with K x = r; 1x1 and 2x2 in closed form.
 
-    (numpy's LAPACK call costs more than the arithmetic at this size). Three rows or more may be
+    At this size numpy's LAPACK call costs more than the arithmetic. Three rows or more may be
     redundant (two sticking spokes of a rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares
     solution (the accelerations are unique, the multipliers of redundant constraints are shared).
     """
@@ -380,9 +380,9 @@ class EventDrivenIntegrator:
 
     def _clear_shifts(self, keys, values):
         """
-        Return the event function of a free constraint.
+        Clear the touchdown offset of the free constraints farther than _GAP_EPS.
 
-        A free constraint farther than _GAP_EPS has the plain gap as its event function.
+        Such a constraint then has the plain gap as its event function.
         """
         if not any(self._shift):
             return
@@ -559,12 +559,12 @@ class EventDrivenIntegrator:
 
     def _slide_direction(self, k, u_t):
         """
-        Return Unit sliding direction of contact k.
+        Return the unit sliding direction of contact k.
 
-        Its tangential velocity while that stays on the side of the direction stored at the step
-        start (a 3-D slide turns), else the stored one (planar slides, a slide starting from rest,
-        and a velocity about to reverse: the reversal is the slip-stop event, not a friction flip
-        inside an RK4 stage).
+        It is the tangential velocity while that stays on the side of the direction stored at the
+        step start (a 3-D slide turns), else the stored one (planar slides, a slide starting from
+        rest, and a velocity about to reverse: the reversal is the slip-stop event, not a friction
+        flip inside an RK4 stage).
         """
         ref = self.slip_dir[k]
         if self.dim == 3:
@@ -577,7 +577,7 @@ class EventDrivenIntegrator:
         """
         Start a step with each 3-D slide's reference direction along its velocity.
 
-        (the Data holds the kinematics of the step's start).
+        The Data holds the kinematics of the step's start.
         """
         for k, mode in enumerate(self.mode):
             if mode != SLIP:
@@ -616,7 +616,7 @@ class EventDrivenIntegrator:
         """
         Length of the next RK4 step that cannot pass a slide stop unseen.
 
-        (s; inf without a decelerating slide).
+        The length is in s; inf without a decelerating slide.
 
         The slide-stop event function of a sliding contact is s = u_T . d; its rate at the step
         start is d . (W_T a + J-dot_T v). Where friction decelerates the slide (rate < 0) the
@@ -701,8 +701,8 @@ class EventDrivenIntegrator:
         """
         Mode change at an event of an active constraint.
 
-        Then a consistency check of the whole active set (acceleration-level complementarity
-        problem). Returns v (changed only by a tangential impact, see :meth:`_resolve`).
+        A consistency check of the whole active set (acceleration-level complementarity problem)
+        follows. Returns v (changed only by a tangential impact, see :meth:`_resolve`).
         """
         before = (list(self.mode), list(self.limit_active))
         pin.forwardKinematics(self.model, self.data, q)  # placements for anchors and bases
@@ -766,10 +766,9 @@ class EventDrivenIntegrator:
 
     def _impact_if_approaching(self, q, v, impulses, events):
         """
-        Find a free constraint at or below gap 0 that approaches.
+        Close at once a free constraint at or below gap 0 that approaches.
 
-        A free constraint at/below gap 0 that approaches (e.g. a reset below the ground, or the
-        foot coming straight back after a liftoff) closes now.
+        Examples: a reset below the ground, or the foot coming straight back after a liftoff.
         """
         model, data, geometry = self.model, self.data, self.geometry
         slow = []
@@ -865,7 +864,7 @@ class EventDrivenIntegrator:
         """
         Impulse that stops the closed constraints that separate too slowly.
 
-        Impulse that zeroes the normal velocity of every closed constraint separating slower than
+        It zeroes the normal velocity of every closed constraint separating slower than
         ``accumulation_speed`` (and keeps the constraints that pushed closed, sticking contacts
         without tangential velocity); None if no constraint separates that slowly.
         """
@@ -895,7 +894,7 @@ class EventDrivenIntegrator:
         """
         Active set of the closed constraints with zero normal velocity.
 
-        The acceleration-level complementarity problem (sliding contacts keep their friction
+        It is the acceleration-level complementarity problem (sliding contacts keep their friction
         direction). Returns v.
 
         A slide may have no consistent continuation (Painlevé's paradox: with the sliding
@@ -934,10 +933,10 @@ class EventDrivenIntegrator:
 
     def _active_set_problem(self, q, v):
         """
-        Close constraints, the candidates for the active set (zero normal velocity).
+        Return the closed constraints, the candidates for the active set (zero normal velocity).
 
-        Their fixed sliding directions (None: at rest) and the acceleration-level solution (None if
-        there is no candidate).
+        With them come their fixed sliding directions (None: at rest) and the acceleration-level
+        solution (None if there is no candidate).
         """
         closed = self._closed_candidates(q, v)
         self._kinematics(q, v)
@@ -980,13 +979,13 @@ class EventDrivenIntegrator:
         """
         Velocity jump that stops slides with no consistent continuation.
 
-        The plastic velocity-level problem of the candidates (Coulomb cones) on its closed branch.
-        At an exactly zero approach, 0 solves that problem too (the Painlevé-inconsistent free
-        motion); the closed branch is the limit of a vanishing approach. It is found as an active
-        set: every candidate closed and every contact sticking (velocity 0 on all their rows,
-        minimum-norm least squares), dropping the constraints that would pull, and is accepted only
-        if it solves the complementarity problem (impulses in the cones, no dropped constraint
-        approaching). Returns (dv, Lambda, W), or (None, None, None).
+        It solves the plastic velocity-level problem of the candidates (Coulomb cones) on its
+        closed branch. At an exactly zero approach, 0 solves that problem too (the
+        Painlevé-inconsistent free motion); the closed branch is the limit of a vanishing approach.
+        It is found as an active set: every candidate closed and every contact sticking (velocity 0
+        on all their rows, minimum-norm least squares), dropping the constraints that would pull,
+        and is accepted only if it solves the complementarity problem (impulses in the cones, no
+        dropped constraint approaching). Returns (dv, Lambda, W), or (None, None, None).
         """
         W, blocks = blocks_for(candidates, self.contact.friction)
         minv_wt = self._minv(q) @ W.T
@@ -1047,7 +1046,11 @@ class EventDrivenIntegrator:
         self._shift_free_closed(closed)
 
     def _shift_free_closed(self, closed):
-        """Close constraints left free by a resolve get the touchdown offset (see _GAP_EPS)."""
+        """
+        Give the touchdown offset to the closed constraints a resolve left free.
+
+        See _GAP_EPS.
+        """
         for c in closed:
             shift = _GAP_EPS - min(c.gap, 0.0)
             if c.kind == 'contact':

@@ -44,9 +44,9 @@ from .kernels.step import step
 
 def pack_model(robot, geometry) -> PackedModel | None:
     """
-    Return the packed arrays of ``robot`` for the compiled step.
+    Return the packed arrays of ``robot`` for the compiled step, or None.
 
-    Or None when the model does not qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D
+    None when the model does not qualify (a joint that is not 1-DoF revolute/prismatic, a 3-D
     model, a terrain that is not a plane) or numba is not installed.
     """
     if njit is None or not robot.vector_space or not robot.planar:

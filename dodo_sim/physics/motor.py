@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Joint motor model: torque saturation, rotor inertia and friction.
+Joint motor model: torque saturation, torque dynamics and rotor inertia.
 
-Joint motor model: torque saturation (static, or the back-EMF torque-speed limit of a geared DC
-motor), first-order torque dynamics, and the rotor inertia reflected through the gear (the
+The saturation is static, or the back-EMF torque-speed limit of a geared DC motor; the torque
+dynamics are first order; the rotor inertia is reflected through the gear. These are the
 ``isControlSaturate`` and ``isMotorDynamics`` options of the boom hopping-leg simulator of Ding &
-Ramos, UIUC; docs/physics.md "Motors").
+Ramos, UIUC (docs/physics.md "Motors").
 
 Back-EMF limit of a DC motor behind a gear of ratio G (joint speed q̇, rotor speed G q̇), fed
 from a supply of V volts through its winding resistance R: the largest current is
@@ -132,9 +132,9 @@ class MotorModel:
 
     def advance(self, command: np.ndarray, dt: float, v: np.ndarray | None = None) -> np.ndarray:
         """
-        Apply torque held over the next physics step of length dt (N*m); ``v``.
+        Return the applied torque, held over the next physics step of length dt (N*m).
 
-        The generalised velocity at the start of the step (read with a back-EMF limit).
+        ``v``: the generalised velocity at the start of the step (read with a back-EMF limit).
 
         The lag is integrated exactly for a command held over the step (zero-order hold).
         """

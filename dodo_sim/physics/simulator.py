@@ -361,7 +361,7 @@ class Simulator:
         """
         Raise SimulationDiverged for the control step that started at the last good state.
 
-        Leaving the simulator at that state (the integrator's modes and the motor too).
+        The simulator is left at that state (the integrator's modes and the motor too).
         """
         self.integrator.reset(self._q, self._v)
         self.motor.applied = self._applied_before_step
@@ -519,7 +519,7 @@ class Simulator:
         self._impulse_pending = bool(self._pending_impulse.any())
 
     def _push_map(self, q) -> np.ndarray:
-        """Nv x 3 map J^T from a world force at the push frame's origin to generalised forces."""
+        """Map J^T (nv x 3) from a world force at the push frame's origin to generalised forces."""
         model, data = self.robot.model, self._data
         jac = pin.computeFrameJacobian(model, data, q, self.robot.push_frame_id,
                                        pin.LOCAL_WORLD_ALIGNED).reshape(6, model.nv)

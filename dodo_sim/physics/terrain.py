@@ -4,7 +4,7 @@
 """
 Terrain height fields over x: flat, slope, steps, sinusoid.
 
-(the terrains of the Kneed Walker simulator of As & Mailhot 2018).
+These are the terrains of the Kneed Walker simulator of As & Mailhot 2018.
 
 The ground is a cylinder surface along y: height ``h(x)`` and normal ``(nx, 0, nz)`` at any x, so a
 planar robot (x-z plane) and a 3-D one (a boom leg circling) see the same terrain.
@@ -90,20 +90,24 @@ class StepsTerrain:
         return 0.0
 
     def normal(self, x: float) -> tuple[float, float]:
-        """Normalize of the tread under x (the height field's; contact uses signed_distance)."""
+        """
+        Return the normal of the tread under x.
+
+        It is the height field's normal; contact uses signed_distance.
+        """
         return (0.0, 1.0)
 
     def signed_distance(self, x: float, z: float) -> tuple[float, float, float]:
         """
         Signed distance to the profile and its normal, (d, n_x, n_z).
 
-        (d, n_x, n_z): signed distance (m, > 0 above the profile, < 0 in the solid) of the point
-        (x, z) to the profile and the unit normal of its nearest feature, the gradient of d: (0, 1)
-        over a tread, (-1, 0) / (+1, 0) at the face of a riser going up / down in +x, and at a
-        corner, when the nearest point Q is the corner itself, the direction from Q to the point
-        (outside) or from the point to Q (inside), which turns continuously from the tread's normal
-        to the riser's around a convex corner. Ties go to treads (the tread under x first): a point
-        on the bisector of a concave corner, or exactly at a corner, is on a tread.
+        d is taken for the point (x, z), in m (> 0 above the profile, < 0 in the solid); the normal
+        is the unit normal of its nearest feature, the gradient of d: (0, 1) over a tread,
+        (-1, 0) / (+1, 0) at the face of a riser going up / down in +x, and at a corner, when the
+        nearest point Q is the corner itself, the direction from Q to the point (outside) or from
+        the point to Q (inside), which turns continuously from the tread's normal to the riser's
+        around a convex corner. Ties go to treads (the tread under x first): a point on the
+        bisector of a concave corner, or exactly at a corner, is on a tread.
 
         Exact: features are visited outwards from the tread under x while their horizontal
         distance alone is below the best distance found.
@@ -115,7 +119,7 @@ class StepsTerrain:
         """
         1 / |P - Q| (1/m) when the nearest point Q of (x, z) is a corner, else 0.
 
-        The rate at which the normal turns per metre of motion across it, so the gap's second
+        It is the rate at which the normal turns per metre of motion across it, so the gap's second
         derivative along a velocity v (x-z components) is n . a + curvature * |v - (n . v) n|^2.
         """
         d = self._nearest(x, z)[3]

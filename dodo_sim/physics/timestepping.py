@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Moreau-Jean midpoint time-stepping with hard unilateral contacts.
+Moreau-Jean midpoint time-stepping with hard unilateral contacts and joint limits.
 
-Coulomb friction and joint limits (Moreau 1988, "Unilateral contact and dry friction in finite
-freedom dynamics"; Jean 1999).
+Friction is Coulomb's (Moreau 1988, "Unilateral contact and dry friction in finite freedom
+dynamics"; Jean 1999).
 
 One step of size dt::
 
@@ -104,10 +104,10 @@ class StepReport(NamedTuple):
 
 def _spd_solve_or_least_squares(A: np.ndarray, r: np.ndarray) -> np.ndarray:
     """
-    X with A x = r for a symmetric positive semi-definite A.
+    Return x with A x = r for a symmetric positive semi-definite A.
 
-    A Cholesky solve when A is well conditioned, else least squares (several closed contacts may be
-    redundant, e.g. two spokes of a rigid wheel and a third point).
+    It is a Cholesky solve when A is well conditioned, else least squares (several closed contacts
+    may be redundant, e.g. two spokes of a rigid wheel and a third point).
     """
     try:
         lower = np.linalg.cholesky(A)
@@ -124,7 +124,7 @@ class MoreauJeanIntegrator:
     """
     Time-stepping integrator.
 
-    Owns its pinocchio Data (``data`` keeps the midpoint quantities of a step, ``check_data``
+    It owns its pinocchio Data (``data`` keeps the midpoint quantities of a step, ``check_data``
     evaluates end-of-step gaps).
     """
 
@@ -166,8 +166,8 @@ class MoreauJeanIntegrator:
         """
         Return the compiled step's buffers with the given actuated torques.
 
-        The compiled step's buffers with the torques of ``actuated_idx_v`` as its input (the
-        Simulator's fast lane), or None without a compiled step.
+        The torques of ``actuated_idx_v`` are their input (the Simulator's fast lane); None without
+        a compiled step.
         """
         if self.packed is None:
             return None
@@ -357,9 +357,9 @@ class MoreauJeanIntegrator:
 
 def sticking(lam, blk) -> bool:
     """
-    Return the contact block's impulse lies strictly inside its friction cone (it sticks).
+    Return whether the contact block's impulse lies strictly inside its friction cone (it sticks).
 
-    |lambda_T| < mu lambda_N (1 - STICK_MARGIN).
+    That is, |lambda_T| < mu lambda_N (1 - STICK_MARGIN).
     """
     normal = lam[blk.start]
     tangential = math.sqrt(sum(lam[r] * lam[r] for r in range(blk.start + 1,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-ROS 2 layer of dodo_sim: the graph contract, the shared node runtime.
+ROS 2 layer of dodo_sim.
 
-Parameters and the nodes.
+It has the graph contract, the shared node runtime, the parameters and the nodes.
 """

@@ -97,8 +97,8 @@ class JointStateReader:
     """
     Reads ``sensor_msgs/JointState`` bytes: ``(stamp ns, names, position, velocity, effort)``.
 
-    (names a list of str, the rest tuples of float). The names section of the last message is kept
-    with its decoded list, so a steady stream of one sender decodes its names once.
+    The names come as a list of str, the rest as tuples of float. The names section of the last
+    message is kept with its decoded list, so a steady stream of one sender decodes its names once.
     """
 
     def __init__(self):
@@ -157,9 +157,9 @@ class JointStateWriter:
     """
     Fast writer of ``sensor_msgs/JointState`` bytes of one fixed layout.
 
-    Writes ``sensor_msgs/JointState`` bytes of one fixed layout (frame id, joint names, and
-    ``sizes`` = the lengths of position, velocity, effort) into one buffer refilled per message,
-    for ``Publisher.publish(bytes)``: rclpy's conversion of a message object walks every field (the
+    The fixed parts are the frame id, the joint names and ``sizes`` (the lengths of position,
+    velocity, effort). It writes into one buffer refilled per message, for
+    ``Publisher.publish(bytes)``: rclpy's conversion of a message object walks every field (the
     names too) on each publish. The layout is taken from ``template`` (an rclpy serialization of
     such a message), so the bytes are what the rmw would write.
     """

@@ -365,9 +365,10 @@ def input_qos():
     """
     Best effort, keep-last ``INPUT_DEPTH`` (the sensor-data profile).
 
-    Inputs where only the newest sample matters. A reliable reader would hold newer samples back
-    until older ones lost while it was stalled are repaired (Fast DDS: measured 0.7 s after a 0.8 s
-    SIGSTOP of the controller ended), i.e. feed it stale states exactly when it is late already.
+    It is for inputs where only the newest sample matters. A reliable reader would hold newer
+    samples back until older ones lost while it was stalled are repaired (Fast DDS: measured 0.7 s
+    after a 0.8 s SIGSTOP of the controller ended), i.e. feed it stale states exactly when it is
+    late already.
     """
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     return QoSProfile(depth=INPUT_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -400,7 +401,7 @@ def command_qos():
 
 def ros2_control_command_qos():
     """
-    Return What the topic-based system publishes its commands with.
+    Return the QoS the topic-based system publishes its commands with.
 
     ``rclcpp::QoS(1)`` (reliable, volatile, keep last 1; joint_state_topic_hardware_interface.cpp,
     on_init). The simulator reads with it (a deeper reader changes nothing: the writer keeps one

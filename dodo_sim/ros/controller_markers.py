@@ -99,8 +99,8 @@ class ControllerMarkers:
         """
         Markers of any robot from the robot model's kinematics.
 
-        CoM, its path, the stance foot (when the telemetry names one) and the force on each contact
-        frame.
+        They show the CoM, its path, the stance foot (when the telemetry names one) and the force
+        on each contact frame.
         """
         import pinocchio as pin
         robot = self._robot

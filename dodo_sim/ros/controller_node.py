@@ -139,8 +139,8 @@ def robot_names(ctrl) -> tuple:
     """
     (joint names, actuated joint names, contact frames) of the controller.
 
-    The order of q/v it takes, of the torques it returns and of the contact forces it reads. Every
-    controller the node wraps states them (attributes of the same names).
+    They give the order of q/v it takes, of the torques it returns and of the contact forces it
+    reads. Every controller the node wraps states them (attributes of the same names).
     """
     return (tuple(ctrl.joint_names), tuple(ctrl.actuated_joint_names),
             tuple(ctrl.contact_frames))
@@ -405,8 +405,8 @@ class ControllerNode(Node):
         """
         Return the contact forces for the pending state.
 
-        The contact forces for the pending state (one world ``[fx, fy, fz]`` row per contact frame
-        of the controller, N), or None while it has to wait for them.
+        They come as one world ``[fx, fy, fz]`` row per contact frame of the controller, N; None
+        while it has to wait for them.
         """
         rows = []
         if self._paired is not False:

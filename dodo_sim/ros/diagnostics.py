@@ -4,7 +4,7 @@
 """
 Health on ``/diagnostics`` the diagnostic_updater way, without the diagnostic_updater package.
 
-(it is not on PyPI; diagnostic_msgs is).
+That package is not on PyPI; diagnostic_msgs is.
 
 Like ``diagnostic_updater.Updater``: a node registers named tasks; every ``period_s`` of steady
 wall-clock time (``diagnostic_updater``'s ``period``, default 1 s) one
@@ -43,7 +43,7 @@ class Updater:
     """
     The tasks of one node, published on ``/diagnostics`` every ``period_s``.
 
-    (0: never periodically; :meth:`force_update` still publishes).
+    ``period_s`` 0: never periodically; :meth:`force_update` still publishes.
     """
 
     def __init__(self, node, hardware_id: str, period_s: float):

@@ -109,7 +109,7 @@ def bound_udp_ports() -> set[int] | None:
 
 
 def sockets_in_domain(domain_id: int, ports: set[int] | None = None) -> int:
-    """Return Number of local UDP ports bound in the domain's RTPS port range (0 if unknown)."""
+    """Count the local UDP ports bound in the domain's RTPS port range (0 if unknown)."""
     ports = bound_udp_ports() if ports is None else ports
     if not ports:
         return 0
@@ -150,7 +150,7 @@ def _try_lock(domain_id: int, directory: Path, shared: bool = False, suffix: str
     """
     Lock a domain's file (``shared``: a shared lock, several namespaced runs at once).
 
-    (fd, path) or (None, text naming the holder).
+    Returns (fd, path), or (None, text naming the holder).
     """
     path = directory / f'domain-{domain_id}{suffix}.lock'
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

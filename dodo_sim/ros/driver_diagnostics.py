@@ -106,7 +106,7 @@ def odrive_axis_values(backend, node_id: int) -> dict:
     """
     Return the ODrive axis state and heartbeat count of an ODrive axis.
 
-    (empty for MIT actuators).
+    Empty for MIT actuators.
     """
     axis = getattr(backend, 'axes', {}).get(node_id)
     if axis is None:

@@ -350,7 +350,7 @@ class DriverNode(Node):
     # -- the cycle --------------------------------------------------------------------------------
 
     def driver_time(self, now: float | None = None) -> float:
-        """S since the first enable (0 before it)."""
+        """Return the driver time since the first enable, s (0 before it)."""
         if self.enabled_at is None:
             return 0.0
         return (time.monotonic() if now is None else now) - self.enabled_at
@@ -518,12 +518,12 @@ class DriverNode(Node):
 
     def summary(self) -> dict:
         """
-        Return the run in numbers (the ``dodo driver:`` line): driver time since the first enable.
+        Return the run in numbers (the ``dodo driver:`` line).
 
-        Cycles and published states since the start, achieved rate, cycle period and
-        state-to-command age percentiles (ms), watchdog trips, e-stops, missed deadlines
-        (:data:`MISSED_DEADLINE_PERIODS`), missed replies, rejected commands, the emulator's
-        skipped physics steps.
+        The numbers: driver time since the first enable, cycles and published states since the
+        start, achieved rate, cycle period and state-to-command age percentiles (ms), watchdog
+        trips, e-stops, missed deadlines (:data:`MISSED_DEADLINE_PERIODS`), missed replies,
+        rejected commands, the emulator's skipped physics steps.
         """
         run = self.driver_time()
         ms = (lambda h, p: None if h.percentile(p) is None else h.percentile(p) * 1e-6)

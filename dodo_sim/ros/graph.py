@@ -297,11 +297,11 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
     """
     Return the :class:`Robot` of a params file.
 
-    The controller section's ``controller`` (default ``slip_hopper``); the model: ``model`` if
-    given, else the simulator section's ``robot_description`` (a path or URDF XML) if set, else the
-    controller's default model in the package share directory; the simulator's ``contact_frames``
-    and terrain parameters. ValueError (ParamsFileError) naming a bad file or an unknown
-    controller.
+    It holds the controller section's ``controller`` (default ``slip_hopper``); the model:
+    ``model`` if given, else the simulator section's ``robot_description`` (a path or URDF XML) if
+    set, else the controller's default model in the package share directory; and the simulator's
+    ``contact_frames`` and terrain parameters. ValueError (ParamsFileError) naming a bad file or an
+    unknown controller.
     """
     from dodo_control import registry
     from dodo_sim.paths import resolve_package_uri, share_dir
@@ -332,7 +332,7 @@ def robot_model(params_file, model: str = '') -> str:
     """
     Return the robot description the simulator and robot_state_publisher load (a path or URDF XML).
 
-    :attr:`Robot.model` of :func:`robot_from_params` (``package://dodo_sim/...`` resolved).
+    It is :attr:`Robot.model` of :func:`robot_from_params` (``package://dodo_sim/...`` resolved).
     """
     return robot_from_params(params_file, model or None).model
 
@@ -346,9 +346,10 @@ def node(name: str) -> NodeSpec:
 
 def config_classes(node_name: str, controller: str = 'slip_hopper') -> tuple:
     """
-    Return the config dataclasses of a node (imported on demand); the controller node.
+    Return the config dataclasses of a node (imported on demand).
 
-    Those of the hosted ``controller`` (and its outcome monitor) first, then ControllerNodeConfig.
+    For the controller node: those of the hosted ``controller`` (and its outcome monitor) first,
+    then ControllerNodeConfig.
     """
     import importlib
     out = []
@@ -422,7 +423,7 @@ def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
     """
     Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install).
 
-    The simulator with ``use_sim``, else the hardware driver in its place.
+    That is the simulator with ``use_sim``, else the hardware driver in its place.
     """
     enabled = {'record': record, 'rviz': rviz}
     return tuple(spec for spec in NODES
@@ -434,8 +435,8 @@ def hop_nodes(record: bool, hardware: str | None = None) -> tuple:
     """
     Nodes ``dodo hop`` starts on a plain machine.
 
-    The launch graph with ``use_sim:=true`` (``hardware`` None) or ``use_sim:=false`` (``hardware``
-    'emulated' or 'can') minus the nodes that need a ROS install (module None).
+    They are the launch graph with ``use_sim:=true`` (``hardware`` None) or ``use_sim:=false``
+    (``hardware`` 'emulated' or 'can') minus the nodes that need a ROS install (module None).
     """
     return tuple(spec for spec in launch_nodes(use_sim=hardware is None, record=record,
                                                rviz=False)
@@ -446,7 +447,7 @@ def realtime_priority(spec: NodeSpec, use_sim: bool, priority: int) -> int:
     """
     SCHED_FIFO priority ``spec`` runs with (0: normal scheduling).
 
-    ``priority`` for the hardware loop's nodes without simulation (the simulator's lockstep needs
+    Without simulation the hardware loop's nodes get ``priority`` (the simulator's lockstep needs
     none).
     """
     if priority < 0 or priority > 99:
@@ -509,7 +510,7 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     """
     Parameters the graph gives ``spec`` on top of the params file.
 
-    The same for the launch file and ``dodo hop``: ``use_sim_time``, the start gate
+    They are the same for the launch file and ``dodo hop``: ``use_sim_time``, the start gate
     (:func:`min_subscribers`), the node's :class:`Arg` parameters taken from ``values`` (launch
     arguments / ``dodo hop`` options by name) and :class:`FromRobot` ones from ``robot``, the
     hardware parameters without simulator (:data:`HARDWARE_PARAMETERS`, and
@@ -553,9 +554,9 @@ def hop_parameters(spec: NodeSpec, running: tuple, args: dict[str, Any],
     """
     Parameters ``dodo hop`` gives ``spec`` (params file aside).
 
-    :func:`node_parameters` (without simulation when ``args['hardware']`` is given) plus the
-    ``stop_after`` of the node that owns the run's time (``args['stop_after']``: simulated s, or
-    driver s since the driver's first enable) and, for the nodes that load the robot description
+    They are :func:`node_parameters` (without simulation when ``args['hardware']`` is given) plus
+    the ``stop_after`` of the node that owns the run's time (``args['stop_after']``: simulated s,
+    or driver s since the driver's first enable) and, for the nodes that load the robot description
     (simulator or driver), ``robot_description`` = the model path (launch passes the xacro output
     instead).
     """

@@ -106,11 +106,11 @@ def _temporary_file(prefix: str, text: str) -> str:
 
 class GraphParameters(Substitution):
     """
-    Return the path of the params file the graph writes for node ``name``.
+    Launch substitution: the path of the params file the graph writes for node ``name``.
 
-    Path of a params file with the parameters the graph gives node ``name`` on top of the user's
-    params file (:func:`dodo_sim.ros.graph.node_parameters`, launch variant), written when the
-    launch runs.
+    The file holds the parameters the graph gives node ``name`` on top of the user's params file
+    (:func:`dodo_sim.ros.graph.node_parameters`, launch variant); it is written when the launch
+    runs.
     """
 
     def __init__(self, profile_name: str, name: str):
@@ -138,7 +138,7 @@ class NamespacedParamsFile(Substitution):
     """
     The ``params_file`` argument; in a namespace, a copy whose node sections are moved into it.
 
-    (a ``simulator:`` section matches ``/simulator`` only).
+    The copy is needed because a ``simulator:`` section matches ``/simulator`` only.
     """
 
     def describe(self) -> str:

@@ -4,7 +4,7 @@
 """
 Parameters of the node adapters that are not physics or control law.
 
-(``SimConfig`` and ``ControllerConfig`` hold those). Pure data: no rclpy, so ``dodo hop`` and the
+``SimConfig`` and ``ControllerConfig`` hold those. Pure data: no rclpy, so ``dodo hop`` and the
 params-file checks know every parameter without a ROS import. Each node declares the fields of its
 config here as ROS parameters (:func:`dodo_sim.ros.params.declare_config_parameters`).
 """
@@ -96,7 +96,7 @@ class ControllerNodeConfig:
     """
     Parameters of the controller node that are not control law.
 
-    (the selected controller's config dataclass holds those).
+    The selected controller's config dataclass holds those.
 
     Fields:
         controller: the controller the node hosts, a name of ``dodo_control.registry``

@@ -284,8 +284,9 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
     """
     Put a field's bounds and allowed values into its parameter descriptor.
 
-    Put a field's bounds (FloatingPointRange / IntegerRange, scalar fields) and allowed values
-    (``additional_constraints``) into its ROS parameter descriptor (:mod:`dodo_sim.parameter`).
+    The bounds go in as FloatingPointRange / IntegerRange (scalar fields), the allowed values as
+    ``additional_constraints``; the descriptor is the field's ROS parameter descriptor
+    (:mod:`dodo_sim.parameter`).
     """
     from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, FINITE, RANGE, UNIT
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange

@@ -263,7 +263,7 @@ class Recorder:
         """
         Pass the message just written to the bag on to the live view.
 
-        The message just written to the bag, to the live view (same bytes, same msgdef).
+        The live view gets the same bytes and the same msgdef.
         """
         is_clock = name == contract.CLOCK
         name = self.node.resolve_topic_name(name)      # viewers see the bag's (resolved) names
@@ -290,7 +290,7 @@ class Recorder:
         """
         Close the open MCAP chunk and hand it to the OS.
 
-        (a SIGKILL then loses only what came after).
+        A SIGKILL then loses only what came after.
         """
         if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
             return
@@ -309,8 +309,8 @@ class Recorder:
         """
         Spin until a stop is requested.
 
-        Then take what is still queued (until 0.2 s without a message, at most ``drain_timeout_s``,
-        or until a second stop request) and close the bag.
+        Then it takes what is still queued (until 0.2 s without a message, at most
+        ``drain_timeout_s``, or until a second stop request) and closes the bag.
         """
         while not self.stop_requested:
             executor.spin_once(timeout_sec=0.1)

@@ -15,7 +15,7 @@ from dodo_sim.tools.bag import register_msg_class
 
 
 def rosbags_qos(profile):
-    """Rclpy QoSProfile -> rosbags Qos (for the bag's offered_qos_profiles)."""
+    """Convert an rclpy QoSProfile to a rosbags Qos (for the bag's offered_qos_profiles)."""
     from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
                                     QosTime)
 

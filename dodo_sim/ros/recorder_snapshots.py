@@ -21,7 +21,11 @@ SNAPSHOT_POLL_S = 0.01
 
 
 def copy_parameter_value(cls, value):
-    """Rclpy rcl_interfaces/ParameterValue -> the rosbags class ``cls`` (same type and fields)."""
+    """
+    Copy an rclpy rcl_interfaces/ParameterValue into the rosbags class ``cls``.
+
+    The copy has the same type and fields.
+    """
     import numpy as np
     return cls(type=int(value.type), bool_value=bool(value.bool_value),
                integer_value=int(value.integer_value), double_value=float(value.double_value),
@@ -127,7 +131,7 @@ class ParameterSnapshots:
         """
         Publish the nodes whose configuration is in the bag, latched.
 
-        (the simulator's start gate).
+        This message is the simulator's start gate.
         """
         import json
 

@@ -4,8 +4,8 @@
 """
 ``/tf`` and ``/tf_static`` computed by the recorder from the joint states it records.
 
-robot_state_publisher's frames (:mod:`dodo_sim.ros.tf_frames`), plus the contact frames and the
-floating base's ``odom`` transform; the recorder parameter ``tf`` says when (docs/bags.md).
+They are robot_state_publisher's frames (:mod:`dodo_sim.ros.tf_frames`), plus the contact frames
+and the floating base's ``odom`` transform; the recorder parameter ``tf`` says when (docs/bags.md).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class TfWriter:
     """
     ``/tf`` + ``/tf_static`` computed from the recorded joint states.
 
-    (robot_state_publisher's frames, :mod:`dodo_sim.ros.tf_frames`).
+    They are robot_state_publisher's frames (:mod:`dodo_sim.ros.tf_frames`).
     """
 
     TYPE = 'tf2_msgs/msg/TFMessage'
@@ -102,7 +102,7 @@ class TfWriter:
         """
         robot_state_publisher's rule: the transforms of the joints in this message.
 
-        Stamped with its stamp, each at most once per ``tf_period_s``.
+        They are stamped with its stamp, each at most once per ``tf_period_s``.
         """
         if self.tree is None:
             return

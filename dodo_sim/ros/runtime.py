@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-The runtime every dodo_sim node shares: rclpy init with our own signal handling, the executor.
+The runtime every dodo_sim node shares.
 
-Spinning until done, throttled warnings, stamps and exit codes.
+It has rclpy init with our own signal handling, the executor, spinning until done, throttled
+warnings, stamps and exit codes.
 
 A node module's ``main`` is::
 
@@ -78,8 +79,8 @@ class Histogram:
     """
     Counts of integer samples (e.g. ns) in ``bins`` bins of ``bin_width``.
 
-    Fixed memory however long the run, exact count, max and min, and nearest-rank percentiles to
-    one bin width.
+    It takes fixed memory however long the run and gives the exact count, max and min, and
+    nearest-rank percentiles to one bin width.
 
     A sample ``x`` goes to bin ``ceil(x / bin_width)`` (samples above the last bin to an overflow
     bin whose percentiles report the exact max), so a sample that is a multiple of the width — a
@@ -111,7 +112,7 @@ class Histogram:
         """
         Smallest bin value v with at least p % of the samples <= v (None when empty).
 
-        The max for the overflow bin.
+        For the overflow bin it is the max.
         """
         if self.count == 0:
             return None
@@ -193,8 +194,8 @@ class _WithMessageInfo:
     """
     A subscription callback that gets ``(msg, info)``.
 
-    Rclpy 9.1's EventsExecutor passes them as one tuple, the other executors as two arguments; this
-    accepts both.
+    The EventsExecutor of rclpy 9.1 passes them as one tuple, the other executors as two arguments;
+    this accepts both.
     """
 
     __signature__ = inspect.Signature([
@@ -248,7 +249,7 @@ def endpoint_gid(endpoint) -> bytes:
     """
     Return the id of a graph endpoint (``get_publishers_info_by_topic``).
 
-    Comparable with :func:`publisher_gid` (the rmw may pad it).
+    It is comparable with :func:`publisher_gid` (the rmw may pad it).
     """
     return bytes(endpoint.endpoint_gid)
 

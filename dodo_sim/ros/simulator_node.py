@@ -528,7 +528,7 @@ class SimulatorNode(Node):
         """
         Return the full name of the node whose publisher on a command topic has this id.
 
-        ('' if it is not in the graph).
+        Returns '' if it is not in the graph.
         """
         for topic in self._command_topics():
             for endpoint in self.get_publishers_info_by_topic(topic):

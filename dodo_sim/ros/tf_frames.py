@@ -50,9 +50,9 @@ class UrdfJoint(NamedTuple):
 
 def urdf_joints(urdf_xml: str) -> list[UrdfJoint]:
     """
-    Return the ``<joint>`` children of ``<robot>`` (not the ros2_control block's).
+    Return the ``<joint>`` children of ``<robot>``, in URDF order.
 
-    In URDF order.
+    The ros2_control block's joints are not among them.
     """
     text = urdf_xml.encode() if urdf_xml.lstrip().startswith('<?xml') else urdf_xml
     try:
@@ -141,15 +141,15 @@ class TfTree:
         return out
 
     def static_transforms(self) -> list[Transform]:
-        """Transform of the fixed joints (for ``/tf_static``)."""
+        """Return the transforms of the fixed joints (for ``/tf_static``)."""
         return self._edges(self.neutral, self.static_joints)
 
     def moving_transforms(self, q: np.ndarray, joints: Sequence[str] | None = None
                           ) -> list[Transform]:
         """
-        Transform of the movable joints (or of the named ones) at configuration ``q``.
+        Return the transforms of the movable joints (or of the named ones) at configuration ``q``.
 
-        (for ``/tf``; a joint's transform depends on its own coordinate only).
+        They are for ``/tf``; a joint's transform depends on its own coordinate only.
         """
         chosen = self.moving_joints if joints is None else \
             [j for j in self.moving_joints if j.name in set(joints)]
@@ -200,7 +200,7 @@ def tf_message(typestore, stamp_ns: int, transforms: Sequence[Transform]):
     """
     Return a rosbags ``tf2_msgs/msg/TFMessage`` object.
 
-    (serialize it with ``typestore.serialize_cdr(msg, 'tf2_msgs/msg/TFMessage')``).
+    Serialize it with ``typestore.serialize_cdr(msg, 'tf2_msgs/msg/TFMessage')``.
     """
     types = typestore.types
     sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
@@ -224,7 +224,7 @@ def compose(transforms: Sequence[Transform], target: str, fixed_frame: str = 'wo
     """
     Position and rotation matrix of ``target`` in ``fixed_frame`` by composing the edges.
 
-    (what a TF listener does). Raises ValueError if the chain is broken.
+    This is what a TF listener does. Raises ValueError if the chain is broken.
     """
     by_child = {t.child: t for t in transforms}
     chain = []

@@ -40,7 +40,7 @@ def make_typestore():
     """
     Return a fresh rosbags typestore for ROS 2 Kilted.
 
-    (Jazzy if this rosbags has no Kilted store).
+    It is for Jazzy if this rosbags has no Kilted store.
     """
     from rosbags.typesys import get_typestore, Stores
     store = getattr(Stores, 'ROS2_KILTED', None) or Stores.ROS2_JAZZY
@@ -52,7 +52,11 @@ _PRIMITIVES = {'boolean': 'bool', 'octet': 'byte', 'float': 'float32', 'double':
 
 
 def _msg_field_type(idl_type: str) -> tuple[str, list[str]]:
-    """Rosidl Python field type (``sequence<double, 3>``...) -> .msg type, nested type names."""
+    """
+    Return the .msg type and nested type names of a rosidl Python field type.
+
+    Field types look like ``sequence<double, 3>``.
+    """
     match = re.fullmatch(r'sequence<(.+?)(?:,\s*(\d+))?>', idl_type)
     if match:
         inner, nested = _msg_field_type(match.group(1))
@@ -116,9 +120,8 @@ def mcap_problem(path: Path) -> str | None:
     """
     Explain why an MCAP file cannot be read as a closed bag file, or None.
 
-    Why an MCAP file cannot be read as a closed bag file (empty, not MCAP, or truncated: no footer
-    and closing magic, as a killed recorder or a cut copy leaves it), or None. Only the first and
-    last 8 bytes are read.
+    It may be empty, not MCAP, or truncated (no footer and closing magic, as a killed recorder or a
+    cut copy leaves it). Only the first and last 8 bytes are read.
     """
     size = path.stat().st_size
     if size == 0:
@@ -198,7 +201,7 @@ def _connections(reader, topics: Iterable[str] | None) -> list:
     """
     Return the reader's connections on ``topics``.
 
-    (all of them for None; relative contract names or the recorded names).
+    ``topics`` None means all of them; topics are relative contract names or the recorded names.
     """
     if topics is None:
         return list(reader.connections)

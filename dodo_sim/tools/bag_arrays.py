@@ -169,8 +169,8 @@ def sim_time(bag: dict[str, TopicData], log_time_ns: np.ndarray) -> np.ndarray:
     """
     Sim time (s) at the given bag times.
 
-    From the latest /clock (or /joint_states stamp) at or before each; bag time relative to the
-    first message when neither is recorded.
+    It comes from the latest /clock (or /joint_states stamp) at or before each; bag time relative
+    to the first message when neither is recorded.
     """
     log_time_ns = np.asarray(log_time_ns, dtype=np.int64)
     ref_log = ref_t = None

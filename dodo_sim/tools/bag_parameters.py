@@ -4,7 +4,8 @@
 """
 Node parameters in a bag: /parameter_events as records, each node's start configuration (no rclpy).
 
-Also the ParameterValue messages the offline bag writer stores (:func:`parameter_value_msg`).
+It also builds the ParameterValue messages the offline bag writer stores
+(:func:`parameter_value_msg`).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def parameter_value(value) -> Any:
     """
     rcl_interfaces/msg/ParameterValue (rosbags or rclpy object) -> Python value.
 
-    (arrays as tuples; None for PARAMETER_NOT_SET).
+    Arrays become tuples; PARAMETER_NOT_SET becomes None.
     """
     field_name = _PARAMETER_FIELDS.get(int(value.type))
     if field_name is None:

@@ -157,9 +157,9 @@ class RecoveryReport:
 
 def recorded_metadata(bag: Path) -> tuple[dict, int | None] | None:
     """
-    (topic -> message count, end of the recording in ns) from ``metadata.yaml``.
+    (topic -> message count, end of the recording in ns) from ``metadata.yaml``, or None.
 
-    Or None when there is none or it cannot be read.
+    None when there is none or it cannot be read.
     """
     import yaml
     try:
@@ -255,9 +255,9 @@ def chunk_records(chunk) -> list:
     """
     Yield the Schema, Channel and Message records of an MCAP chunk.
 
-    Schema, Channel and Message records of an MCAP chunk, every record checked against the chunk's
-    bounds (the mcap library's ``breakup_chunk`` reads a record whose length runs past the chunk as
-    a message holding the rest). Raises ValueError on a damaged chunk.
+    Every record is checked against the chunk's bounds (the mcap library's ``breakup_chunk`` reads
+    a record whose length runs past the chunk as a message holding the rest). Raises ValueError on
+    a damaged chunk.
     """
     from io import BytesIO
 

@@ -31,7 +31,8 @@ def contact_topics(topics: Iterable[str] | dict) -> dict[str, str]:
     """
     Contact frame -> topic for the ``/<frame>_contact`` topics among ``topics``.
 
-    (a bag dict or names; :func:`dodo_sim.ros.contract.contact_topic` naming).
+    ``topics`` is a bag dict or names; the topics are named as
+    :func:`dodo_sim.ros.contract.contact_topic` names them.
     """
     out = {}
     for topic in topics:
@@ -70,7 +71,7 @@ def robot_info(bag: dict[str, TopicData], urdf: str | os.PathLike | None = None)
     """
     Joints, actuated joints and contact frames of the recorded robot.
 
-    (see :class:`RobotInfo`).
+    See :class:`RobotInfo`.
     """
     xml = None
     model = None

@@ -32,7 +32,7 @@ def flush_chunk(writer) -> bool:
     """
     Close the open chunk of a rosbags MCAP ``Writer`` and hand it to the OS.
 
-    So that a process killed afterwards leaves it readable on disk (``dodo bag recover``). Uses the
+    A process killed afterwards then leaves it readable on disk (``dodo bag recover``). Uses the
     rosbags MCAP storage's ``close_chunk`` (rosbags 0.11; test_bags_recover checks it). False if
     this rosbags cannot (then chunks are written every 1 MiB only).
     """
@@ -51,7 +51,7 @@ class OfflineBagWriter:
     """
     Write the dodo topics of an offline (no-DDS) run to a rosbag2 MCAP bag.
 
-    In the layout the ROS nodes and the recorder produce (docs/bags.md).
+    The layout is the one the ROS nodes and the recorder produce (docs/bags.md).
 
     Bag times are ``log_offset_ns + t * 1e9`` (sim time on a wall-clock-like base) unless given.
     Used by tests (synthetic bags) and anything that logs a core-only run::
@@ -161,8 +161,8 @@ class OfflineBagWriter:
         """
         One simulator step in the simulator node's order.
 
-        The contact topics, /joint_states, /clock (same stamp). ``forces``: one force per contact
-        frame ([x, z] or [x, y, z]; a single 1-D force for one frame).
+        That order is the contact topics, /joint_states, /clock (same stamp). ``forces``: one force
+        per contact frame ([x, z] or [x, y, z]; a single 1-D force for one frame).
         """
         base = self._log_ns(t, log_ns)
         forces = np.asarray(forces, dtype=float)
@@ -178,7 +178,7 @@ class OfflineBagWriter:
         """
         ``/joint_commands`` answering the state at ``t``.
 
-        (stamp ``t``; bag time just after the state).
+        It is stamped ``t``; its bag time is just after the state's.
         """
         msg = self.typestore.types['sensor_msgs/msg/JointState'](
             header=self._header(t), name=list(names), position=np.zeros(0),
@@ -224,8 +224,8 @@ class OfflineBagWriter:
         """
         Record a node's parameters at start.
 
-        A node's parameters at start (``new_parameters``: its declaration event, or what the
-        recorder's snapshot writes).
+        They go into ``new_parameters``, as the node's declaration event or the recorder's snapshot
+        writes them.
         """
         self._parameter_event(node, t, self._log_ns(t, log_ns), new=values)
 
@@ -234,7 +234,7 @@ class OfflineBagWriter:
         """
         Record a runtime parameter change.
 
-        A runtime change (``changed_parameters``, as after ``ros2 param set``).
+        It goes into ``changed_parameters``, as after ``ros2 param set``.
         """
         self._parameter_event(node, t, self._log_ns(t, log_ns), changed=values)
 

@@ -145,7 +145,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
 
 
 class _Parser(argparse.ArgumentParser):
-    """Argparse with one-line errors (``dodo hop: error: ...``) raised, not printed."""
+    """Argument parser with one-line errors (``dodo hop: error: ...``) raised, not printed."""
 
     def error(self, message):
         raise UsageError(message)

@@ -54,7 +54,7 @@ class Series:
     """
     One plotted signal: a JointState entry (``topic``, ``name``, ``field``) or a plain field path.
 
-    (``field`` with dots, ``name`` empty).
+    A plain field path has ``field`` with dots and ``name`` empty.
     """
 
     label: str
@@ -185,7 +185,7 @@ def preview(bag, png) -> Path:
     """
     Return the layout's plots drawn from ``bag`` with matplotlib.
 
-    (docs/viewing.md's pictures).
+    These are docs/viewing.md's pictures.
     """
     import matplotlib
     matplotlib.use('Agg')

@@ -85,7 +85,7 @@ def check_port_free(host: str, port: int) -> None:
     """
     Raise LiveViewError (one line) if ``host:port`` cannot be listened on now.
 
-    (taken, or not an address of this machine). Port 0 is always free.
+    That is when it is taken, or not an address of this machine. Port 0 is always free.
     """
     if port == 0:
         return
@@ -124,8 +124,7 @@ def clock_ns(cdr: bytes) -> int:
     """
     Return the time of a CDR ``rosgraph_msgs/msg/Clock`` in ns.
 
-    The time of a CDR ``rosgraph_msgs/msg/Clock`` (4-byte encapsulation header, int32 sec, uint32
-    nanosec), ns.
+    The message has a 4-byte encapsulation header, int32 sec and uint32 nanosec.
     """
     sec, nanosec = struct.unpack_from('<iI' if cdr[1] == 1 else '>iI', cdr, 4)
     return sec * 1_000_000_000 + nanosec
@@ -257,9 +256,9 @@ class LiveView:
         """
         Hand one message to the server.
 
-        (dropped here by the rate limit, or by the server for a client that is behind). ``bag_ns``:
-        its bag time; ``is_clock``: a /clock message, whose time becomes the log time of what
-        follows.
+        It may be dropped here by the rate limit, or by the server for a client that is behind.
+        ``bag_ns``: its bag time; ``is_clock``: a /clock message, whose time becomes the log time
+        of what follows.
         """
         stream = self._streams.get(topic)
         if stream is None:

@@ -95,9 +95,8 @@ def _check_journal_file(path: Path) -> None:
     """
     Refuse a journal file that is not one JSON object per line.
 
-    A journal file holds one JSON object per line; refuse anything else before Optuna reads it.
-
-    (a binary file gives a long traceback deep inside Optuna).
+    Anything else is refused before Optuna reads it: a binary file gives a long traceback deep
+    inside Optuna.
     """
     if path.is_dir():
         raise StorageError(f'storage journal {path} is a directory')

@@ -47,10 +47,10 @@ class StudyError(ValueError):
 @dataclass(frozen=True)
 class Parameter:
     """
-    One tuned parameter: ``section.name`` of the robot's config dataclasses.
+    One tuned parameter of the robot's config dataclasses.
 
-    Or one element ``section.name[index]`` of a tuple-valued field (e.g.
-    ``controller.pulse_phase[0]``; the other elements keep their fixed or default values).
+    It is a field ``section.name`` or one element ``section.name[index]`` of a tuple-valued field
+    (e.g. ``controller.pulse_phase[0]``; the other elements keep their fixed or default values).
 
     Fields:
         section / name: params-file section and config field.
@@ -125,7 +125,7 @@ class Study:
         """
         Section -> {field: value}.
 
-        The fixed values with ``tuned`` (``section.name`` keys) on top.
+        They are the fixed values with ``tuned`` (``section.name`` keys) on top.
         """
         out = {section: dict(values) for section, values in self.fixed.items()}
         for key, value in tuned.items():

@@ -191,11 +191,7 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
 
 
 def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
-    """
-    Plot the hopper's SLIP figures whose channels were recorded.
-
-    The hopper's SLIP figures, each only when its channels were recorded.
-    """
+    """Plot the hopper's SLIP figures, each only when its channels were recorded."""
     if has_slip_channel(run, 'target_x'):
         fig, ax = _figure()
         ax.plot(run.t, run.com[:, 0], label=f'{run.horizontal} {run.com_name}')
@@ -257,11 +253,7 @@ WALK_CHANNELS = (('steps', 'steps'), ('distance_m', 'distance (m)'), ('fallen', 
 
 
 def _walker_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
-    """
-    Plot the walk monitor's outcome when recorded.
-
-    The walk monitor's outcome (steps, distance walked, fall flag) when recorded.
-    """
+    """Plot the walk monitor's outcome (steps, distance walked, fall flag) when recorded."""
     channels = [(name, label) for name, label in WALK_CHANNELS if has_channel(run, name)]
     if not channels:
         return
@@ -288,8 +280,8 @@ def _blit_writer(base):
     """
     Return a matplotlib movie writer that takes each frame from the canvas.
 
-    A matplotlib movie writer that takes each frame from the canvas as drawn (blitted) instead of
-    redrawing the whole figure (axes and ticks cost ~85 ms a frame).
+    It takes the frame as drawn (blitted) instead of redrawing the whole figure (axes and ticks
+    cost ~85 ms a frame).
     """
 
     class BlitWriter(base):
@@ -318,7 +310,7 @@ def ffmpeg_path() -> str | None:
     """
     Return an ffmpeg executable.
 
-    From PATH, else the one the ``imageio-ffmpeg`` package ships.
+    It is the one on PATH, else the one the ``imageio-ffmpeg`` package ships.
     """
     found = shutil.which('ffmpeg')
     if found:

@@ -85,9 +85,9 @@ def _link_masses(urdf_xml: str) -> dict:
 
 def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) -> RunData:
     """
-    Read a bag and compute CoG, base.
+    Read a bag and compute CoG, base, link and contact-frame positions.
 
-    Link and contact-frame positions with the URDF's kinematics.
+    The positions come from the URDF's kinematics.
     """
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import load_robot
@@ -230,7 +230,7 @@ def contact_phase(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndar
     """
     (t, phase 0 flight / 1 stance, source) from the SLIP controller if recorded.
 
-    Else from the contact forces (any frame above the threshold).
+    Without it the phase comes from the contact forces (any frame above the threshold).
     """
     if has_slip_channel(run, 'phase'):
         return run.state_t, run.state['phase'], 'controller phase'
@@ -280,8 +280,8 @@ def has_channel(run: RunData, channel: str) -> bool:
 
 def has_slip_channel(run: RunData, channel: str) -> bool:
     """
-    Return a channel of the SLIP controller.
+    Return whether ``channel`` is a recorded channel of the SLIP controller.
 
-    (another controller's 'phase' means something else: the walker's is its step phase).
+    Another controller's 'phase' means something else: the walker's is its step phase.
     """
     return run.controller == 'slip_hopper' and has_channel(run, channel)

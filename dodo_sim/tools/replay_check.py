@@ -68,9 +68,10 @@ ALIGN_COMMANDS = 5
 @dataclass
 class _Recorded:
     """
-    The recorded commands: source topic, answered stamps (None: commands-only, paired in order).
+    The recorded commands.
 
-    Torques (N, len(actuated)), first candidate row for the alignment, bag times.
+    They hold the source topic, the answered stamps (None: commands-only, paired in order), the
+    torques (N, len(actuated)), the first candidate row for the alignment and the bag times.
     """
 
     source: str
@@ -199,8 +200,9 @@ def _align(inputs: _Inputs, make_controller, recorded: np.ndarray, last_row: int
     """
     Row of the state answered by the first command.
 
-    The candidate among the ``ALIGN_WINDOW_STATES`` rows up to ``last_row`` whose fresh-controller
-    torques match the first ``ALIGN_COMMANDS`` commands best (ties: the latest row).
+    It is the candidate among the ``ALIGN_WINDOW_STATES`` rows up to ``last_row`` whose
+    fresh-controller torques match the first ``ALIGN_COMMANDS`` commands best (ties: the latest
+    row).
     """
     stamps = inputs.js.stamp_ns
     best_row, best_err = last_row, math.inf
@@ -238,7 +240,7 @@ def controller_name(recorded, params_file=None, node: str = CONTROLLER_NODE) -> 
     """
     Return the registry name of the run's controller.
 
-    The params file's ``controller`` parameter (an override), else the recorded one, else
+    It is the params file's ``controller`` parameter (an override), else the recorded one, else
     ``slip_hopper`` (bags recorded before the controller node hosted several controllers).
     """
     from dodo_control.registry import DEFAULT_CONTROLLER
@@ -266,8 +268,8 @@ def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
     """
     Return the controller of a run (:func:`controller_name`) and its configuration.
 
-    Recorded start values and runtime changes (or ``params_file``, an override), and its contact
-    pairing.
+    The configuration is the recorded start values and runtime changes (or ``params_file``, an
+    override); the controller's contact pairing is returned with them.
     """
     from dodo_control.registry import controller_entry
     from dodo_sim.paths import default_params_path
@@ -359,7 +361,7 @@ def compare_with_controller(bag_dir: str | os.PathLike,
     """
     Feed the recorded states to a fresh controller built from the bag.
 
-    Then compare its torques with the recorded ones (module docs).
+    Its torques are then compared with the recorded ones (module docs).
 
     ``sync_foot_contact``: pair contact forces by stamp (True) or take the newest recorded
     before the state (False); None: as the recorded controller did (its ``contact_pairing``;

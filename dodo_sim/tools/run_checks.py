@@ -60,7 +60,7 @@ def check_real_bus(params_file: Path) -> None:
     """
     Check that a real bus is driven only from a complete params file.
 
-    A real bus is driven only from a params file that names it and its calibration.
+    Complete means that the params file names the bus and its calibration.
     """
     section = node_parameters(params_file, graph.DRIVER_NODE)
     missing = [k for k in CAN_REQUIRED if not section.get(k)]
@@ -120,11 +120,11 @@ def check_models(configs: dict, robot: graph.Robot) -> None:
 
 def check_driver(config) -> str:
     """
-    Return the driver's configuration on its robot description, without opening a bus.
+    Check the driver's configuration on its robot description, without opening a bus.
 
-    Actuators and boom joints exist with limits (the checks of :class:`DriverCore`), the
-    calibration file reads, and on emulated hardware the physics builds at ``emulator_initial_q``.
-    Returns the URDF XML (ValueError naming the bad value).
+    Actuators and boom joints must exist with limits (the checks of :class:`DriverCore`), the
+    calibration file must read, and on emulated hardware the physics must build at
+    ``emulator_initial_q``. Returns the URDF XML (ValueError naming the bad value).
     """
     from dodo_sim.hardware.config import urdf_joints
     from dodo_sim.hardware.driver import DriverCore

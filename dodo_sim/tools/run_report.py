@@ -34,7 +34,7 @@ DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
 
 
 def exit_name(code: int | None, node: str = '') -> str:
-    """Return What a node's exit code means."""
+    """Return what a node's exit code means."""
     if code is not None and code < 0:
         return f'killed by {signal.Signals(-code).name}'
     return (DRIVER_EXIT_NAMES if node == 'driver' else NODE_EXIT_NAMES).get(code, 'failed')
@@ -71,7 +71,7 @@ class RunResult:
         """
         One line on the walk (controllers with an outcome monitor).
 
-        Steps, distance, speed and the fall, from the controller's summary line.
+        It gives the steps, distance, speed and the fall, from the controller's summary line.
         """
         m = self.outcome_monitor
         if not m or 'steps' not in m:
@@ -92,8 +92,8 @@ class RunResult:
         """
         One line on the simulator <-> controller exchange.
 
-        Command ages (p50/p99/max, ms), overruns, timeouts, stale, rejected and foreign (ignored)
-        commands.
+        It gives the command ages (p50/p99/max, ms), overruns, timeouts, stale, rejected and
+        foreign (ignored) commands.
         """
         x = self.exchange
         if not x:
@@ -112,8 +112,8 @@ class RunResult:
         """
         One line on the driver's loop.
 
-        Cycles and rate, cycle period and state-to-command age (p50/p99/max, ms), watchdog trips,
-        missed replies, skipped emulator steps.
+        It gives the cycles and rate, cycle period and state-to-command age (p50/p99/max, ms),
+        watchdog trips, missed replies, skipped emulator steps.
         """
         x = self.driver
         if not x:

@@ -61,8 +61,8 @@ def write_params_file(path: Path, parameters: dict[str, dict[str, Any]]) -> Path
     """
     Write ``{node: {name: value}}`` as a ROS params file.
 
-    (typed YAML: strings quoted where YAML would read them as something else, e.g. ``'123'``,
-    ``'true'``, ``'run #1'``).
+    The YAML is typed: strings are quoted where YAML would read them as something else, e.g.
+    ``'123'``, ``'true'``, ``'run #1'``.
     """
     data = {node: {'ros__parameters': {k: (list(v) if isinstance(v, tuple) else v)
                                        for k, v in params.items()}}
@@ -237,7 +237,7 @@ class HopRun:
         """
         Node name -> command line; writes the generated params file into ``directory``.
 
-        (and, in a namespace, the params file with its sections moved into it).
+        In a namespace it also writes the params file with its sections moved into it.
         """
         generated = write_params_file(
             Path(directory) / 'dodo_hop.params.yaml',
@@ -331,11 +331,11 @@ class HopRun:
 
     def wait(self, timeout: float, latch: SignalLatch | None = None) -> bool:
         """
-        Pump output until the simulator (or driver) exits (True).
+        Pump output until the simulator (or driver) exits, a signal arrives or a timeout passes.
 
-        A signal arrives or ``timeout`` s of wall time pass (False). A process that ends early is
-        reported; the run goes on (without the controller the simulator steps with zero torque, the
-        driver damps the joints).
+        Returns True when the simulator (or driver) exited, False when a signal arrived or
+        ``timeout`` s of wall time passed. A process that ends early is reported; the run goes on
+        (without the controller the simulator steps with zero torque, the driver damps the joints).
         """
         deadline = time.monotonic() + timeout
         sim = self.children[self.clock]
@@ -377,7 +377,7 @@ class HopRun:
         """
         Stop every running child: SIGINT one after the other (simulator first, recorder last).
 
-        Escalating to SIGTERM and SIGKILL after deadlines; ``fast``: SIGTERM all at once. Each
+        It escalates to SIGTERM and SIGKILL after deadlines; ``fast``: SIGTERM all at once. Each
         further signal in ``latch`` escalates one step for all (2nd: SIGTERM, 3rd: SIGKILL).
         """
         seen = latch.count() if latch is not None else 0
@@ -441,11 +441,11 @@ class HopRun:
 
     def simulated_time(self) -> tuple[float | None, int | None, str | None]:
         """
-        (Simulate s reached, steps, stop reason).
+        Return (simulated s reached, steps, stop reason) of the run.
 
-        The simulator's summary line, else the last /clock in the bag, else its stop_after line. On
-        hardware: (driver s since the first enable, cycles, stop reason) from the driver's summary
-        line.
+        They come from the simulator's summary line, else the last /clock in the bag, else its
+        stop_after line. On hardware: (driver s since the first enable, cycles, stop reason) from
+        the driver's summary line.
         """
         if self.hardware is not None:
             x = self.driver_summary or {}

@@ -57,10 +57,10 @@ def die_with_parent(signum: int = signal.SIGTERM,
     """
     Return a ``preexec_fn`` that sends ``signum`` to the child when the parent dies.
 
-    A ``preexec_fn`` that asks the kernel to send ``signum`` to the child when the process that
-    started it dies (None where prctl is not available) and, with ``fifo_priority`` > 0, runs the
-    child under ``SCHED_FIFO`` at that priority (every thread it starts inherits it; where that is
-    not permitted the child runs with normal scheduling: see :func:`fifo_permitted`).
+    The kernel sends it when the process that started the child dies; None where prctl is not
+    available. With ``fifo_priority`` > 0 the child also runs under ``SCHED_FIFO`` at that priority
+    (every thread it starts inherits it; where that is not permitted the child runs with normal
+    scheduling: see :func:`fifo_permitted`).
     """
     if _PRCTL is None and fifo_priority <= 0:
         return None
@@ -85,7 +85,7 @@ def fifo_permitted(priority: int) -> str | None:
     """
     None if this process may start children under ``SCHED_FIFO`` at ``priority``, else why not.
 
-    (tried on a short-lived child).
+    It is tried on a short-lived child.
     """
     if not hasattr(os, 'SCHED_FIFO'):
         return 'SCHED_FIFO is not available on this platform'

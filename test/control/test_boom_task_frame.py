@@ -161,10 +161,10 @@ def _kkt(terms, tau):
 
 def test_boom_stance_law_gives_the_commanded_hip_acceleration(boom):
     """
-    Foot held tangentially and vertically (the support rows).
+    The boom stance law gives the commanded hip acceleration.
 
-    The radial direction free (Ding & Ramos' constraint): the achieved task acceleration of the hip
-    is the command.
+    With the foot held tangentially and vertically (the support rows) and the radial direction free
+    (Ding & Ramos' constraint), the achieved task acceleration of the hip is the command.
     """
     rng = np.random.default_rng(4)
     for q, v in _boom_states(6, seed=5):
@@ -213,10 +213,9 @@ def _reference_hopper_torques(model, q, v, accel, flight_accel):
     """
     Return the hopper's stance and flight laws written out with pinocchio only.
 
-    The hopper's stance and flight laws written out with pinocchio only (world x-z rows of the CoG
-    and foot jacobians, constrained and free dynamics), as the controller had them before the task
-    frame: stance τ with J_c q̈ + J̇_c q̇ = a under the foot constraint; flight τ with (J_s − J_c)
-    q̈ + (J̇_s − J̇_c) q̇ = a_rel.
+    They use the world x-z rows of the CoG and foot jacobians and the constrained and free
+    dynamics, as the controller had them before the task frame: stance τ with J_c q̈ + J̇_c q̇ = a
+    under the foot constraint; flight τ with (J_s − J_c) q̈ + (J̇_s − J̇_c) q̇ = a_rel.
     """
     data = model.createData()
     fid = model.getFrameId('foot')

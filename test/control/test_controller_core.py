@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Unit tests of the SLIP controller core: model terms, stance identity, impact projection.
+Unit tests of the SLIP controller core.
 
-Flight posture law, SLIP return map, deadbeat, phase machine, config. No simulator needed.
+They cover model terms, stance identity, impact projection, flight posture law, SLIP return map,
+deadbeat, phase machine and config. No simulator needed.
 """
 import math
 
@@ -111,7 +112,7 @@ def test_compiled_tick_terms_equal_the_pinocchio_ones(dyn):
     """
     The compiled kernel (default and mass-variant model) against the seven pinocchio calls.
 
-    On the controller's own model.
+    Both run on the controller's own model.
     """
     assert dyn.compiled
     reference = _pinocchio_dynamics(dyn.leg)
@@ -179,7 +180,7 @@ def test_point_terms_refuse_a_model_they_do_not_cover(urdf_path):
     """
     A floating base (a 6-DoF joint) is not a chain of 1-DoF joints.
 
-    No packed kernel (the pinocchio path runs).
+    There is therefore no packed kernel (the pinocchio path runs).
     """
     from dodo_sim.physics.kernels.point_terms import pack_point_terms
     from dodo_sim.physics.robot import robot_description_xml
@@ -377,10 +378,10 @@ def test_position_loop_saturates_with_anti_windup():
                                           (2.0, 0.9)])
 def test_critically_damped_lead_gives_a_double_eigenvalue(kp, fraction):
     """
-    The hop-to-hop position/velocity map is stable for the shipped gains.
+    The critically damped lead gives the hop-to-hop map a double eigenvalue.
 
-    The hop-to-hop position/velocity map with v_set = K_p (e − L v) has the double eigenvalue λ = 1
-    − √(K_p β T) (0 beyond deadbeat), as docs/control.md derives.
+    With v_set = K_p (e − L v) the hop-to-hop position/velocity map has the double eigenvalue
+    λ = 1 − √(K_p β T) (0 beyond deadbeat), as docs/control.md derives.
     """
     a, period = 0.33, 0.72
     lead = critically_damped_lead(a, period, fraction, kp)

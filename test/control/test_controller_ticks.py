@@ -88,7 +88,7 @@ def test_a_tick_runs_at_most_a_chunk_of_rk4_steps(monkeypatch):
     """
     The RK4 steps themselves: the flow reads ``spec.max_time_s`` once per step (its loop test).
 
-    So a spec that counts those reads counts the steps.
+    A spec that counts those reads therefore counts the steps.
     """
     calls = [0]
     real_flow = slip.stance_flow_steps

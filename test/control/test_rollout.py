@@ -4,7 +4,7 @@
 """
 dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy.update.
 
-And the compiled controller terms against the pinocchio ones in a closed loop.
+It also checks the compiled controller terms against the pinocchio ones in a closed loop.
 """
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim.rollout import rollout, stamp_ns
@@ -26,7 +26,8 @@ def _hand_loop(sim, ctrl, steps):
     """
     Return the closed loop written out.
 
-    Record the state, command from the stamped time and the foot's contact row, step.
+    Each tick records the state, commands from the stamped time and the foot's contact row, and
+    steps.
     """
     state = sim.state
     t, q, v, force, contact, forces, taus = [], [], [], [], [], [], []
@@ -77,8 +78,8 @@ def test_policy_rows_in_order_out_of_order_and_single(frames):
     """
     Consecutive rows and other orders give the same rollout.
 
-    Consecutive rows (read as a slice) and other orders (fancy indexing) give the policy the rows
-    of its frames, as fresh float arrays.
+    Consecutive rows are read as a slice, other orders by fancy indexing; either way the policy
+    gets the rows of its frames, as fresh float arrays.
     """
     from pathlib import Path
     walker = Path(__file__).resolve().parents[2] / 'urdf' / 'kneed_walker.urdf.xacro'

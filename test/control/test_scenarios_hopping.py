@@ -4,8 +4,8 @@
 """
 Closed-loop scenarios: the SLIP controller on the simulator core, both integrators.
 
-The default URDF and a second mass/length set (xacro args). Each scenario is simulated once per
-(model, integrator) in a module-scoped cache and checked by several tests.
+They run on the default URDF and on a second mass/length set (xacro args). Each scenario is
+simulated once per (model, integrator) in a module-scoped cache and checked by several tests.
 
 Everything measured here comes from the simulator state (q, v and pinocchio on the simulator's
 own model), not from the controller's telemetry. Acceptance numbers:
@@ -64,9 +64,9 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
     """
     Run sim + controller for ``duration`` s.
 
-    Extended (up to 1.5x) until the controller has seen ``min_apexes`` apexes after touchdowns.
-    ``stance_push = (hop, impulse_xz)``: push the base 40 ms after the hop-th touchdown (controller
-    phase), i.e. in the middle of that stance.
+    The run is extended (up to 1.5x) until the controller has seen ``min_apexes`` apexes after
+    touchdowns. ``stance_push = (hop, impulse_xz)``: push the base 40 ms after the hop-th touchdown
+    (controller phase), i.e. in the middle of that stance.
     """
     xacro = MODELS[model]
     sim_cfg = SimConfig(**{'integrator': integrator, 'initial_q': START_Q, **(sim or {})})
@@ -121,10 +121,9 @@ def simulate(model: str, integrator: str, duration: float, ctrl: dict, sim: dict
 
 def check_health(run: Run) -> None:
     """
-    Check that the leg keeps its knee branch.
+    Check that the leg keeps its knee branch and the base stays well above the ground.
 
-    The leg keeps its knee branch (never stretched through the singularity) and the base stays well
-    above the ground.
+    The leg must never be stretched through the singularity.
     """
     knee = run.q[:, 3]
     assert np.all(np.sign(knee) == np.sign(START_Q[3])), 'knee flipped through the singularity'

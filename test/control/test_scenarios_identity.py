@@ -27,8 +27,7 @@ def stance_acceleration_error(integrator: str, period: float) -> tuple[float, in
     """
     Relative RMS difference of achieved and commanded CoG acceleration.
 
-    Relative RMS difference between achieved and commanded CoG acceleration over the stance ticks
-    of the first two hops (touchdown and liftoff ticks excluded).
+    It is taken over the stance ticks of the first two hops (touchdown and liftoff ticks excluded).
     """
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, dt=period, control_period=period,
                                           initial_q=(0.0, 1.2, 0.3, -0.6)))

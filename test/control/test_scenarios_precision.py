@@ -4,7 +4,7 @@
 """
 Position precision of the SLIP hopper (docs/control.md, "Position precision").
 
-Both integrators, the default URDF and the mass/length variant.
+It is checked with both integrators, on the default URDF and the mass/length variant.
 
 Measured on the simulator's state (CoG by pinocchio on the simulator's model, apex where the CoG
 vertical velocity changes sign in flight), never on the controller's telemetry:

@@ -105,9 +105,10 @@ def test_foot_loaded_at_start_must_lift_before_its_touchdown_counts():
 
 def test_contact_chatter_gives_one_step():
     """
-    A landing foot bouncing around the thresholds for 30 ms.
+    Contact chatter gives exactly one step.
 
-    And a stance foot dithering between the two thresholds, make exactly one step.
+    A landing foot bouncing around the thresholds for 30 ms, and a stance foot dithering between
+    the two thresholds, make exactly one step.
     """
     det = _detector()
     det.update(0.0, [FREE, LOADED])
@@ -178,9 +179,10 @@ def test_torso_pd_pushes_a_forward_leaning_torso_back():
 
 def test_stance_hip_carries_the_torso_pd_and_cancels_the_swing_hip_reaction():
     """
-    The hips' torque on the torso, -(tau_stance_hip + tau_swing_hip).
+    The stance hip carries the torso PD and cancels the swing hip's reaction.
 
-    Equals the torso PD demand whatever the swing-hip pulse does.
+    The hips' torque on the torso, -(tau_stance_hip + tau_swing_hip), equals the torso PD demand
+    whatever the swing-hip pulse does.
     """
     cfg = WalkerConfig(pulse_amplitude_nm=(0.0, 0.0, -1.5, 0.0, 0.0, 0.0, 0.0, 0.0),
                        pulse_phase=(0.0,) * 8, pulse_period=(0, 0, 1.0, 0, 0, 0, 0, 0),

@@ -150,8 +150,8 @@ def test_config_on_terrain_starts_a_simulator_on_a_slope_without_a_flat_ground_s
     """
     The Simulator refuses a start state under its terrain.
 
-    Config_on_terrain moves the config's start state onto the config's terrain before anything is
-    built.
+    :func:`config_on_terrain` moves the config's start state onto the config's terrain before
+    anything is built.
     """
     config = SimConfig(contact_frames=FEET, terrain='slope', slope_deg=-4.0, initial_q=STAND,
                        initial_v=(0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))

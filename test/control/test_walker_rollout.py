@@ -73,7 +73,7 @@ def test_hopper_policy_input_is_unchanged(urdf_path):
     """
     The hopper (one frame 'foot') and its controllers see the [fx, fz] single-foot force.
 
-    Bit for bit the state's field.
+    It is the state's field, bit for bit.
     """
     sim = Simulator(urdf_path, SimConfig(initial_q=(0.0, 1.1, 0.3, -0.6)))
     policy = _Recorder(n_tau=2)

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-The Kneed Walker walks (docs/walker.md): 30 steps without falling on flat ground.
+The Kneed Walker walks (docs/walker.md): 30 steps without falling.
 
-Down a 3 deg slope, on a sinusoid and on steps, with the shipped parameters (config/walk.yaml,
-equal to the WalkerConfig defaults), judged from the simulator's state only.
+It does so on flat ground, down a 3 deg slope, on a sinusoid and on steps, with the shipped
+parameters (config/walk.yaml, equal to the WalkerConfig defaults), judged from the simulator's
+state only.
 
 Runs are shared between the tests of a case (one run per terrain and integrator). Wall time on
 the 2-core CI machine is a few minutes in all (docs/walker.md), hence ``slow``.
@@ -56,8 +57,8 @@ def relative_energy(sim, q, v) -> float:
     """
     Kinetic + potential energy with the height measured from the terrain under the CoM, J.
 
-    (pinocchio on the simulator's model). On a uniform slope a gait that repeats itself one step
-    further down the slope has the same value at the same phase.
+    It is computed with pinocchio on the simulator's model. On a uniform slope a gait that repeats
+    itself one step further down the slope has the same value at the same phase.
     """
     model = sim.robot.model
     data = model.createData()

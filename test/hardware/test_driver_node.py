@@ -305,7 +305,7 @@ def test_clear_errors_service_answers_and_refuses_with_the_reason(graph):
     """
     ~/clear_errors on the emulated driver: nothing to clear, then refused while e-stopped.
 
-    (What it clears, frame by frame, is tested on the lockstep rig: test_hardware_clear_errors.)
+    What it clears, frame by frame, is tested on the lockstep rig: test_hardware_clear_errors.
     """
     probe, start_driver, _, log = graph
     start_driver()

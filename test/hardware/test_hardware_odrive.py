@@ -249,8 +249,8 @@ def test_slip_controller_hops_on_emulated_odrive_axes(urdf_xml):
     """
     SLIP controller core on driver + emulated ODrives: apexes within 2 %.
 
-    The unchanged SLIP controller core on driver + emulated ODrives (one-period delay, float32
-    estimates, host-side torque): apexes within 2 % from the 3rd hop on.
+    The controller core is unchanged; the loop has a one-period delay, float32 estimates and
+    host-side torque. The apexes are within 2 % from the 3rd hop on.
     """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.rollout import rollout

@@ -25,14 +25,18 @@ def reference_pack_command(p, v, kp, kd, t):
     """
     Return the reference packing of the MIT command, written from its published description.
 
-    [p15-8][p7-0][v11-4][v3-0 kp11-8][kp7-0][kd11-4][kd3-0 t11-8][t7-0].
+    The layout is [p15-8][p7-0][v11-4][v3-0 kp11-8][kp7-0][kd11-4][kd3-0 t11-8][t7-0].
     """
     return bytes([p >> 8, p & 0xFF, v >> 4, ((v & 0xF) << 4) | (kp >> 8), kp & 0xFF, kd >> 4,
                   ((kd & 0xF) << 4) | (t >> 8), t & 0xFF])
 
 
 def reference_unpack_reply(data):
-    """Return Reference reply layout: [id][p15-8][p7-0][v11-4][v3-0 i11-8][i7-0][temp][error]."""
+    """
+    Unpack a reply by the reference layout.
+
+    The layout is [id][p15-8][p7-0][v11-4][v3-0 i11-8][i7-0][temp][error].
+    """
     return (data[0], (data[1] << 8) | data[2], (data[3] << 4) | (data[4] >> 4),
             ((data[4] & 0xF) << 8) | data[5], data[6], data[7])
 

@@ -58,11 +58,11 @@ LOG_RE = re.compile(r'\[(\w+)\] \[(\d+\.\d+)\] \[driver\]: (.*)')
 
 def apex_heights(bag, before: float = np.inf) -> np.ndarray:
     """
-    Return Base heights at the apexes.
+    Return the base heights at the apexes.
 
-    Base heights at the apexes (vertical speed + -> -, foot off the ground, after the first
-    touchdown, stamped before ``before``, s) from the recorded /joint_states and /foot_contact (one
-    stamp per driver cycle).
+    An apex: vertical speed + -> -, foot off the ground, after the first touchdown, stamped before
+    ``before`` (s). The heights come from the recorded /joint_states and /foot_contact (one stamp
+    per driver cycle).
     """
     data = read_bag(bag, [contract.JOINT_STATES, contract.FOOT_CONTACT])
     js = joint_states(data[contract.JOINT_STATES])
@@ -143,7 +143,7 @@ def hardware_run(tmp_path):
     """
     (start(duration) -> (HopRun, Probe)): an emulated-hardware run of the graph with a bag.
 
-    Stopped (in order, SIGINT) at the end whatever happened.
+    The run is stopped (in order, SIGINT) at the end whatever happened.
     """
     runs = []
 
@@ -200,7 +200,7 @@ def bag_states(bag, published: int, out: str) -> tuple:
 
 def log_apexes(logged) -> np.ndarray:
     """
-    Return Base heights at the flight apexes of the driver's logged states.
+    Return the base heights at the flight apexes of the driver's logged states.
 
     Vertical speed + -> - at the highest point of +-100 cycles, one per hop. (A '> 0.01 m/s then <=
     0' test steps over the crossing: the speed changes by g dt ~ 0.01 m/s a cycle, more after the
@@ -506,11 +506,11 @@ ODRIVE_DRIVER = {'protocols': ['odrive_can_simple'] * 2, 'can_ids': [0, 1],
 
 def test_dodo_hop_on_emulated_odrive_axes_hops_and_exits_0(tmp_path):
     """
-    Hop with the driver's actuators switched to ODrive CAN Simple.
+    ``dodo hop --hardware emulated`` with the driver's actuators switched to ODrive CAN Simple.
 
-    ``dodo hop --hardware emulated`` with the driver's actuators switched to ODrive CAN Simple in
-    the params file; controller and graph unchanged: exit 0, /diagnostics name the protocol and the
-    heartbeat's axis state without error, apexes from the driver's log within 2 %.
+    The switch is made in the params file; controller and graph are unchanged. Expected: exit 0,
+    /diagnostics name the protocol and the heartbeat's axis state without error, apexes from the
+    driver's log within 2 %.
     """
     import yaml
     params = yaml.safe_load(PARAMS.read_text())

@@ -41,8 +41,8 @@ def test_3d_slide_of_the_boom_foot_is_solved(case):
     """
     Coulomb conditions of the solution.
 
-    Λ_n >= 0, in the cone, sliding against the velocity when on its edge, no penetration velocity
-    while pushing.
+    The conditions: λ_n >= 0, in the cone, sliding against the velocity when on its edge, no
+    penetration velocity while pushing.
     """
     g, b, mu = SLIDE_CASES[case]
     lam, ok = solve_contact_3d(g, b, mu)

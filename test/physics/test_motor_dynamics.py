@@ -42,7 +42,7 @@ def applied_hip_torque(robot, speed, command, **motor):
     """
     Return the hip torque the simulator applies in the first step.
 
-    The hip turning at ``speed``.
+    The hip turns at ``speed``.
     """
     urdf, q = (URDF_XACRO, HOPPER_Q) if robot == 'hopper' else (BOOM, BOOM_Q)
     cfg = SimConfig(initial_q=q, initial_v=(0.0, 0.0, speed, 0.0), torque_saturation=True,
@@ -58,8 +58,8 @@ def test_back_emf_caps_the_torque_at_speed_as_the_formula_says(robot, speed):
     """
     Along the motion |tau| <= clip(G K_t (V - K_e G |qdot|) / R, 0, peak).
 
-    0 at and above the no-load speed V / (K_e G); against it |tau| <= clip(G K_t (V + K_e G |qdot|)
-    / R, 0, peak).
+    This is 0 at and above the no-load speed V / (K_e G). Against the motion
+    |tau| <= clip(G K_t (V + K_e G |qdot|) / R, 0, peak).
     """
     motor = {'motor_supply_voltage_v': (V,), 'motor_peak_torque_nm': (50.0,)}
     along = 1.0 if speed >= 0.0 else -1.0
@@ -85,11 +85,12 @@ def test_the_peak_torque_caps_below_the_back_emf_limit():
 
 def test_the_default_limit_matches_ding_and_ramos_torque_speed_polytope():
     """
-    Their hip polytope (get_params.m): |0.1391 w + tau| <= 3.3356 N*m, |tau| <= 4.3578 N*m.
+    The default limit matches Ding & Ramos' torque-speed polytope.
 
-    Against the bounds from their motor constants and the URDF's stall torque: within 1 % of the
-    stall torque in both quadrants from rest to the no-load speed (their line's offset and slope
-    differ from G K_t V / R = 3.352 and G^2 K_t K_e / R = 0.1398 by 0.5 %).
+    Their hip polytope (get_params.m), |0.1391 w + tau| <= 3.3356 N*m, |tau| <= 4.3578 N*m, is
+    compared with the bounds from their motor constants and the URDF's stall torque: within 1 % of
+    the stall torque in both quadrants from rest to the no-load speed (their line's offset and
+    slope differ from G K_t V / R = 3.352 and G^2 K_t K_e / R = 0.1398 by 0.5 %).
     """
     for speed in np.linspace(0.0, 23.0, 24):
         upper = min(3.3356 - 0.1391 * speed, 4.3578)
@@ -130,8 +131,8 @@ def test_armature_changes_a_released_links_acceleration_as_the_inertia_says(inte
     """
     A horizontal link released from rest: qddot = m g l / (I_c + m l^2 + G^2 J_rotor).
 
-    With and without the rotor (the gravity torque is stationary at the horizontal, so one step
-    measures qddot(0) to ~1e-11).
+    This holds with and without the rotor (the gravity torque is stationary at the horizontal, so
+    one step measures qddot(0) to ~1e-11).
     """
     mass, com_x, iyy, dt = 2.0, 0.4, 0.03, 1e-3
     g = 9.81
@@ -182,10 +183,10 @@ def test_compiled_mass_matrix_includes_the_armature():
 
 def test_compiled_run_with_motors_equals_the_generic_one():
     """
-    Run the PD-held hopper dropped on the ground for 0.6 s.
+    A compiled run with motors equals the generic one.
 
-    0.6 s of the PD-held hopper dropped on the ground with rotor inertia and the back-EMF limit
-    (the PD saturates it): the Simulator's compiled lane and the generic step agree.
+    Over 0.6 s of the PD-held hopper dropped on the ground, with rotor inertia and the back-EMF
+    limit (the PD saturates it), the Simulator's compiled lane and the generic step agree.
     """
     pytest.importorskip('numba')
     runs = []

@@ -83,11 +83,11 @@ def test_an_initial_q_under_the_ground_is_still_refused_at_construction():
 @pytest.mark.parametrize('integrator', ['timestepping', 'event'])
 def test_a_dropped_free_box_rests_on_its_four_corners(integrator):
     """
-    Drop the box 2 cm flat: it rests on its four corners.
+    A free box dropped 2 cm flat rests on its four corners.
 
-    Dropped 2 cm flat, the box comes to rest on its four corners carrying its weight with no net
-    moment (four points under a rigid body are statically indeterminate by one force pattern, the
-    twist c0 + c3 - c1 - c2: only the resultant is the static solution's) and no drift of the base.
+    It carries its weight with no net moment (four points under a rigid body are statically
+    indeterminate by one force pattern, the twist c0 + c3 - c1 - c2: only the resultant is the
+    static solution's), and the base does not drift.
     """
     mass, g = 2.0, 9.81
     sim = Simulator(free_box(mass), SimConfig(integrator=integrator, contact_frames=CORNERS,

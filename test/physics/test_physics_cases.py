@@ -214,9 +214,9 @@ def test_timestepping_joint_stop_step_satisfies_its_discrete_impact_law():
     """
     The Moreau-Jean impact step matches its defining equation.
 
-    The Moreau-Jean impact step is M(q_M) (v+ - v) = -dt h(q_M, v) + W^T Lambda with the midpoint
-    q_M: the shoulder row (no constraint acts on it) holds to rounding, the elbow row is the stop
-    impulse Lambda >= 0, and the elbow ends at rest (plastic).
+    That equation is M(q_M) (v+ - v) = -dt h(q_M, v) + W^T Lambda with the midpoint q_M: the
+    shoulder row (no constraint acts on it) holds to rounding, the elbow row is the stop impulse
+    Lambda >= 0, and the elbow ends at rest (plastic).
     """
     import pinocchio as pin
     sim = Simulator(horizontal_double_pendulum(elbow_upper=0.0), SimConfig(contact_frames=()))
@@ -243,10 +243,10 @@ def test_timestepping_joint_stop_step_satisfies_its_discrete_impact_law():
 
 def test_timestepping_joint_stop_momentum_error_is_first_order_in_dt():
     """
-    The midpoint impact agrees with the continuous impact law.
+    The midpoint step's error against the continuous impact law is first order in dt.
 
-    Against the continuous impact law (angular momentum conserved) the midpoint step errs by O(dt):
-    halving dt halves the error (ratio within 10 % of 2).
+    The continuous law conserves angular momentum; halving dt halves the error (ratio within 10 %
+    of 2).
     """
     errors = []
     for dt in (1e-3, 5e-4):
@@ -341,9 +341,10 @@ def test_rimless_wheel_settles_on_the_analytic_limit_cycle(integrator):
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_rimless_wheel_on_a_too_shallow_slope_comes_to_rest(integrator):
     """
-    Rocking between two spokes is a Zeno sequence: time-stepping stops it by construction.
+    Rocking between two spokes is a Zeno sequence that both integrators stop.
 
-    The event-driven integrator by its accumulation rule (docs/physics.md).
+    Time-stepping stops it by construction, the event-driven integrator by its accumulation rule
+    (docs/physics.md).
     """
     beta = 0.02
     expected, gain = wheel_fixed_point(beta)
@@ -358,10 +359,10 @@ def test_event_driven_bouncing_ball_stops_at_the_accumulation_time():
     """
     A bouncing point mass comes to rest at the Zeno time.
 
-    A point mass dropped from h with restitution e bounces infinitely often before t_inf = t1 (1 +
-    2 e / (1 - e)), t1 = sqrt(2 h / g) (a Zeno sequence). With the accumulation rule it rests on
-    the ground after finitely many impacts, at t_inf less the skipped tail of flights, 2 u_acc / (g
-    (1 - e)) < 0.1 ms (u_acc the accumulation speed).
+    Dropped from h with restitution e, it bounces infinitely often before
+    t_inf = t1 (1 + 2 e / (1 - e)), t1 = sqrt(2 h / g) (a Zeno sequence). With the accumulation
+    rule it rests on the ground after finitely many impacts, at t_inf less the skipped tail of
+    flights, 2 u_acc / (g (1 - e)) < 0.1 ms (u_acc the accumulation speed).
     """
     h, e = 0.1, 0.5
     sim = Simulator(point_mass_3d(), SimConfig(integrator='event', restitution=e,
@@ -384,9 +385,10 @@ def test_event_driven_bouncing_ball_stops_at_the_accumulation_time():
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_frictionless_contact_at_rest_carries_the_weight(integrator):
     """
-    Mu = 0: a point mass dropped 1 cm rests on the ground with force m g.
+    A frictionless point mass dropped 1 cm rests on the ground with force m g.
 
-    (the event integrator divided by a zero friction force to find a sliding direction: NaN).
+    With mu = 0 the event integrator divided by a zero friction force to find a sliding direction:
+    NaN.
     """
     sim = Simulator(point_mass_3d(), SimConfig(integrator=integrator, friction=0.0,
                                                initial_q=(0.0, 0.0, 0.01)))

@@ -4,9 +4,8 @@
 """
 The compiled time-stepping step against the generic step.
 
-The compiled step (dodo_sim/physics/fast.py) is checked against the generic one and against
-pinocchio: the same dynamics, the same step to rounding, the same trajectories (docs/physics.md,
-"Speed").
+The compiled step is dodo_sim/physics/fast.py; it is also checked against pinocchio. They give the
+same dynamics, the same step to rounding and the same trajectories (docs/physics.md, "Speed").
 """
 from conftest import URDF_XACRO
 from dodo_sim.paths import default_urdf_path
@@ -28,11 +27,10 @@ WALKER_FEET = ('left_foot', 'right_foot')
 
 def lifted_default(model, frames, height_m=0.01):
     """
-    Return Default configuration with the lowest contact point at the ground.
+    Return the model's default configuration with its base z set for ``height_m``.
 
-    The model's default configuration with its base z set so that the lowest contact frame is
-    ``height_m`` above the ground (the Kneed Walker's URDF default has its feet 17 um under the
-    ground, which reset() refuses).
+    The base z puts the lowest contact frame ``height_m`` above the ground (the Kneed Walker's URDF
+    default has its feet 17 um under the ground, which reset() refuses).
     """
     from dodo_sim.physics.robot import load_robot
     robot = load_robot(model, contact_frames=frames)
@@ -86,8 +84,8 @@ def random_contact_state(sim, rng, nominal):
     """
     Return a configuration near the nominal one close to the ground.
 
-    A configuration near the nominal one with its lowest contact point within [-0.1, 2] mm of the
-    terrain (height above it), random velocities and generalised forces.
+    Its lowest contact point is within [-0.1, 2] mm of the terrain (height above it); the
+    velocities and generalised forces are random.
     """
     q = np.array(nominal, float)
     q[2:] += rng.normal(scale=0.3, size=len(q) - 2)
@@ -168,7 +166,8 @@ def test_planar_solver_equals_the_array_solver():
     """
     solver.solve's float path for planar blocks and its numpy path.
 
-    Same solution to rounding, same iteration count, on random multi-block problems.
+    They give the same solution to rounding and the same iteration count on random multi-block
+    problems.
     """
     rng = np.random.default_rng(0)
     for _ in range(500):

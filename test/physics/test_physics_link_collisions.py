@@ -88,10 +88,10 @@ def test_box_on_slope_sticks_below_the_friction_angle_and_slides_at_coulomb_rate
 
 def collapse(integrator, collisions):
     """
-    Issue 22: from the default start, 0.6 s of hip -40 N*m / knee -10 N*m.
+    Issue 22: from the default start, 0.6 s of hip -40 N*m / knee -10 N*m, then zero torque.
 
-    Then zero torque until 2 s. Returns the simulator and the lowest point of the robot's collision
-    points.
+    The zero torque lasts until 2 s. Returns the simulator and the lowest point of the robot's
+    collision points.
     """
     sim = Simulator(URDF_XACRO, SimConfig(integrator=integrator, collisions=collisions))
     for step in range(2000):
@@ -199,9 +199,9 @@ def test_event_broad_phase_checks_impacts_only_near_touchdown_and_changes_nothin
     """
     The event integrator's per-contact impact check runs only when a free point may touch.
 
-    (EventDrivenIntegrator._start_segment): a hopper drop with link collisions checks in the
-    few steps around the touchdown, not in the flight or the stance before and after, and its
-    trajectory is the one the check at every step gives (bit for bit).
+    The check is in EventDrivenIntegrator._start_segment. A hopper drop with link collisions checks
+    in the few steps around the touchdown, not in the flight or the stance before and after, and
+    its trajectory is the one the check at every step gives (bit for bit).
     """
     from dodo_sim.physics import event
 

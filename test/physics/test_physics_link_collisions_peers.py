@@ -4,13 +4,13 @@
 """
 Link collisions side by side with MuJoCo and DART on the same URDFs.
 
-(bench/compare_link_collisions.py). Both peers build each robot from the URDF's own
+See also bench/compare_link_collisions.py. Both peers build each robot from the URDF's own
 ``<collision>`` shapes. MuJoCo's contact is soft (solref 0.02 s): a resting body sinks by its
-static deflection (7e-5 m for the box), a box that sticks on a slope creeps (6e-4 m/s after
-0.3 s), and its regularised friction lets a sliding box accelerate ~2 % faster than Coulomb.
-DART's is a hard velocity-level LCP whose FCL detector meshes a cylinder (a rolling cylinder
-0.1 % slow). The tolerances below are those physical differences, measured, not fitted; the
-hard-contact engine meets the textbook values to 1e-3 (test_physics_link_collisions.py).
+static deflection (7e-5 m for the box), a box that sticks on a slope creeps (6e-4 m/s after 0.3 s),
+and its regularised friction lets a sliding box accelerate ~2 % faster than Coulomb. DART's is a
+hard velocity-level LCP whose FCL detector meshes a cylinder (a rolling cylinder 0.1 % slow). The
+tolerances below are those physical differences, measured, not fitted; the hard-contact engine
+meets the textbook values to 1e-3 (test_physics_link_collisions.py).
 """
 import math
 from pathlib import Path

@@ -4,9 +4,9 @@
 """
 Validate the physics on robots nobody here wrote.
 
-Validation on robots nobody here wrote (issue 14 item 4; docs/physics.md "Robots nobody here
-wrote"): the Solo-12 quadruped and the Bolt biped from the example-robot-data package, loaded as
-published (floating base by the URDF convention), with both integrators:
+See issue 14 item 4 and docs/physics.md "Robots nobody here wrote". The robots are the Solo-12
+quadruped and the Bolt biped from the example-robot-data package, loaded as published (floating
+base by the URDF convention), and both integrators run them:
 
 * standing: under the torques of a static solution the quadruped stays still and its foot
   forces are that solution (with torque-driven joints the 12 foot forces are determined);

@@ -4,8 +4,8 @@
 """
 The sliding foot: the contact solve while the hopper's foot slides.
 
-And the two integrators' agreement on contact changes (docs/physics.md, "What was wrong with the
-sliding foot").
+It also checks the two integrators' agreement on contact changes (docs/physics.md, "What was wrong
+with the sliding foot").
 
 The open-loop torque sequence (deterministic, no feedback): the hopper is dropped with its foot
 0.15 m above flat ground (mu = 0.8, e = 0) in the posture hip 0.3, knee -0.6 rad; zero torque in
@@ -64,7 +64,8 @@ def sliding_problem():
     """
     Delassus matrix of the hopper foot, leg nearly straight (hip 0, knee -0.3 rad).
 
-    Where mu |G_NT| / G_NN = 1.44, and a free velocity that makes the foot slide backwards.
+    There mu |G_NT| / G_NN = 1.44. A free velocity that makes the foot slide backwards comes with
+    it.
     """
     robot = load_robot(URDF_XACRO)
     model, data = robot.model, robot.create_data()
@@ -117,7 +118,7 @@ def run_slide(integrator, dt, radius=0.0):
     """
     Return the open-loop sequence; ``radius``: the foot is a sphere of that radius.
 
-    (the slide flag then uses the velocity of its lowest point).
+    The slide flag then uses the velocity of its lowest point.
     """
     kin = Kinematics(load_robot(URDF_XACRO))
     q0 = np.array([0.0, 1.0, 0.3, -0.6])
@@ -193,7 +194,7 @@ def test_integrators_agree_with_a_rolling_sphere_foot():
     """
     A 1 mm sphere at the foot (the contact point rolls with the shank).
 
-    The same contact and slide changes from both integrators (a sticking sphere rolls: only its
+    Both integrators give the same contact and slide changes (a sticking sphere rolls: only its
     contact point's velocity is held at zero, not the sphere's centre).
     """
     runs = [run_slide(integrator, 1e-4, radius=1e-3) for integrator in ('timestepping', 'event')]

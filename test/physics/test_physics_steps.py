@@ -5,10 +5,8 @@
 Contact with the steps terrain (docs/physics.md, terrain).
 
 The signed distance to a profile of horizontal treads and vertical risers, with the normal of the
-nearest feature, for both
-
-integrators: a point mass flying into a riser stops or bounces off the vertical face, a ball
-rolling off a step-down edge falls freely onto the lower tread.
+nearest feature, is checked for both integrators: a point mass flying into a riser stops or bounces
+off the vertical face, a ball rolling off a step-down edge falls freely onto the lower tread.
 """
 import math
 
@@ -93,8 +91,8 @@ def test_convex_corner_normal_turns_from_the_tread_to_the_riser():
     """
     Around the corner (1, 0.05) of the upper tread.
 
-    Distance r, normal the direction from the corner, continuous between the riser's (-1, 0) and
-    the tread's (0, 1).
+    The distance is r, the normal the direction from the corner, continuous between the riser's
+    (-1, 0) and the tread's (0, 1).
     """
     t, r = terrain(), 0.004
     for angle in np.linspace(0.0, math.pi / 2, 7):
@@ -134,10 +132,10 @@ T_HIT = 0.04975     # inside the 1 ms step [0.049, 0.050], past its midpoint
 
 def flight_into_riser(integrator, restitution, seconds=0.12):
     """
-    Return a point mass (friction 0) at 4 cm over the ground.
+    Return the states of a point mass (friction 0) flying into the 5 cm riser at x = 1.
 
-    1 m/s * T_HIT before the 5 cm riser at x = 1, flying at 1 m/s in +x: it meets the face at
-    T_HIT, 1.2 cm lower. Returns the states.
+    It starts 4 cm over the ground, 1 m/s * T_HIT before the riser, flying at 1 m/s in +x: it meets
+    the face at T_HIT, 1.2 cm lower.
     """
     sim = Simulator(point_mass_3d(), SimConfig(
         integrator=integrator, friction=0.0, restitution=restitution, terrain='steps',
@@ -179,7 +177,7 @@ def test_mass_flying_into_a_riser_stops_at_the_face(integrator):
 @pytest.mark.parametrize('integrator', INTEGRATORS)
 def test_mass_flying_into_a_riser_bounces_off_the_face(integrator):
     """
-    E = 0.5: x velocity -0.5 m/s after T_HIT, x = 1 - 0.5 (t - T_HIT).
+    With e = 0.5: x velocity -0.5 m/s after T_HIT, x = 1 - 0.5 (t - T_HIT).
 
     Time-stepping (Moreau-Jean) applies the impact at the midpoint t_M of the step holding T_HIT,
     so its position is off by (1 + e) u |T_HIT - t_M| <= (1 + e) u dt / 2.
@@ -203,11 +201,10 @@ def test_ball_rolling_off_a_step_down_falls_onto_the_lower_tread(integrator):
     """
     A ball rolling over a step too fast to pivot round the edge.
 
-    A ball (r = 5 cm) rolling at u = 1 m/s (u^2 > g r: it cannot pivot round the corner) over the
-    edge at x = 2, 2 cm down: a free parabola from x = 2, landing at t = sqrt(2 *
-
-    0.02 / g) after the edge, where it keeps rolling at u (the landing impulse is normal and
-    through the centre) at rest vertically.
+    The ball (r = 5 cm) rolls at u = 1 m/s (u^2 > g r: it cannot pivot round the corner) over the
+    edge at x = 2, 2 cm down: a free parabola from x = 2, landing at t = sqrt(2 * 0.02 / g) after
+    the edge, where it keeps rolling at u (the landing impulse is normal and through the centre) at
+    rest vertically.
     """
     r, u, top = 0.05, 1.0, 0.05
     x0 = 1.9

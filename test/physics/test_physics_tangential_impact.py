@@ -52,7 +52,7 @@ def test_consistent_slide_has_no_tangential_impact():
 @pytest.mark.parametrize('tip_speed', (-0.5, 0.5))
 def test_painleve_rod_first_step_agrees_with_time_stepping(tip_speed):
     """
-    Time-stepping stops an inconsistent sliding contact.
+    Painlevé's rod: the first step agrees with time-stepping.
 
     Time-stepping (a velocity-level problem every step) stops an inconsistent slide with an impulse
     by construction; the event integrator's tangential impact gives the same state to O(dt):

@@ -67,7 +67,7 @@ def movable_joints(xml: str) -> list:
 
 
 def config(model: pin.Model, **angles) -> np.ndarray:
-    """Q from joint values by name (continuous joints given by their angle), others zero."""
+    """Return q from joint values by name (continuous joints given by their angle), others zero."""
     q = pin.neutral(model)
     for name, value in angles.items():
         jid = model.getJointId(name)
@@ -91,7 +91,11 @@ def positions(model: pin.Model, q: np.ndarray, *frames: str) -> list:
 
 
 def random_configs(model: pin.Model, count: int, seed: int) -> list:
-    """Configure with every bounded joint inside its limits, continuous joints anywhere."""
+    """
+    Return random configurations with every bounded joint inside its limits.
+
+    Continuous joints may take any angle.
+    """
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(count):
@@ -512,9 +516,10 @@ def test_walker_knee_flexion_swings_the_foot_backwards():
 
 def test_walker_matches_as_mailhot_getpos():
     """
-    Their RunScript initial state, mapped to our coordinates.
+    Their RunScript initial state, mapped to our coordinates, matches KneedWalker.GetPos.
 
-    Puts the feet and knees where KneedWalker.GetPos puts the ankles and knees (their y is our z).
+    It puts the feet and knees where KneedWalker.GetPos puts the ankles and knees (their y is our
+    z).
     """
     x0, y0 = 0.3, 0.05
     a, bl, br, gl, gr = (math.radians(v) for v in (-30, 190, 170, 180, 120))

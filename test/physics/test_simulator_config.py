@@ -209,7 +209,7 @@ def hopper_pose_with_foot_at(sim, foot_z_m):
     """
     Return the bent-leg hopper pose with its foot point at height ``foot_z_m``.
 
-    And its base z.
+    Its base z is returned with it.
     """
     q = np.array([0.0, 1.0, 0.3, -0.6])
     q[1] += foot_z_m - sim.contact_positions(q)[0, 2]
@@ -229,9 +229,9 @@ def test_reset_refuses_a_foot_under_the_ground_and_says_how_far_to_raise(urdf_pa
 
 def test_construction_refuses_an_initial_q_under_a_slope(urdf_path):
     """
-    The depth is measured to the terrain under the contact (here a 20 deg slope rising with x).
+    The depth is measured to the terrain under the contact, with the contact's sphere radius.
 
-    With the contact's sphere radius.
+    Here the terrain is a 20 deg slope rising with x.
     """
     probe = Simulator(urdf_path, SimConfig())
     q = hopper_pose_with_foot_at(probe, 0.0)  # foot at x = 0, z = 0: on the slope's line

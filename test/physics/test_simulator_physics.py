@@ -21,7 +21,7 @@ FLAT_NORMAL_TANGENT = np.array(((0.0, 1.0), (1.0, 0.0)))
 
 
 def foot_on_ground(sim, q, clearance_m=0.0):
-    """Q shifted vertically so the foot is clearance_m above the terrain."""
+    """Return q shifted vertically so the foot is clearance_m above the terrain."""
     q = np.array(q, dtype=float)
     foot_x, foot_z = Kinematics(sim.leg).foot_position(q)
     q[1] += sim.terrain.height(foot_x) + clearance_m - foot_z
@@ -79,13 +79,12 @@ def test_free_fall_is_a_parabola(integrator):
 
 def test_drop_never_penetrates(dropped):
     """
-    Event-driven: impacts at the located touchdown.
+    A drop never penetrates the ground by more than 1 um, with either integrator.
 
-    (measured 1.2e-8 m, the drift control's residual). Time-stepping: the position correction
-    closes the gap of every constraint that pushed, up to the linearisation error of that
-    projection (measured 3.4e-7 m after the
-
-    2.4 m/s touchdown). The same bound for both, 1 um.
+    Event-driven: impacts at the located touchdown (measured 1.2e-8 m, the drift control's
+    residual). Time-stepping: the position correction closes the gap of every constraint that
+    pushed, up to the linearisation error of that projection (measured 3.4e-7 m after the 2.4 m/s
+    touchdown). The same bound for both, 1 um.
     """
     integrator, sim, states = dropped
     limit = 1e-6

@@ -79,7 +79,7 @@ def test_dodo_hop_runs_the_boom_leg_from_its_params_file(tmp_path):
     """
     ``dodo hop --params-file config/boom.yaml``: exit 0, the boom leg's joints in the bag.
 
-    The hip hopping at the 0.25 m apex set-point.
+    The hip hops at the 0.25 m apex set-point.
     """
     bag = tmp_path / 'bag'
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')

@@ -4,8 +4,8 @@
 """
 Check that dodo_sim.ros.cdr reads what rclpy serializes.
 
-dodo_sim.ros.cdr reads what rclpy serializes (rclpy.serialization.serialize_message: the rmw's own
-CDR writer), field for field, and refuses what it cannot read.
+The writer is rclpy.serialization.serialize_message (the rmw's own CDR writer); dodo_sim.ros.cdr
+must read its output field for field and refuse what it cannot read.
 """
 from __future__ import annotations
 

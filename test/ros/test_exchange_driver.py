@@ -4,8 +4,8 @@
 """
 The controller against a hardware-driver-like source (``use_sim:=false``).
 
-Joint states and the foot force stamped by their own wall clocks (never equal), no simulator, no
-/clock.
+Joint states and the foot force are stamped by their own wall clocks (never equal); there is no
+simulator and no /clock.
 
 Default ``contact_pairing: auto`` notices within three states that the stamps never match and
 answers every state with the newest foot force; ``contact_pairing: stamp`` (and a driver that

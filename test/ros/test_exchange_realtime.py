@@ -4,7 +4,7 @@
 """
 Realtime mode beside a CPU hog (over real DDS, every node in its own process).
 
-No divergence, and the command ages the simulator reports are the ones this test measures
+Expected: no divergence, and the command ages the simulator reports are the ones this test measures
 independently.
 
 The test records every state and every stamped command. The torque applied in a step is the
@@ -36,12 +36,12 @@ HOG = 'while True:\n    pass\n'
 
 def measured_ages(states, commands, actuated_slots=(2, 3), newest=False):
     """
-    Command ages, zero-torque steps and stale steps of a realtime run.
+    Measure the command ages of a realtime run.
 
-    (ages in ns of the applied commands, zero-torque steps, steps whose command was ambiguous) from
-    the recorded stamps and torques alone. A step is ambiguous when commands for several states had
-    exactly the applied torques (a saturated or repeated command): its age is taken from the oldest
-    candidate, or with ``newest`` from the newest (the two bound the truth).
+    Returns (ages in ns of the applied commands, zero-torque steps, steps whose command was
+    ambiguous), from the recorded stamps and torques alone. A step is ambiguous when commands for
+    several states had exactly the applied torques (a saturated or repeated command): its age is
+    taken from the oldest candidate, or with ``newest`` from the newest (the two bound the truth).
     """
     by_torque = collections.defaultdict(list)
     for stamp, _, effort in commands:

@@ -4,10 +4,10 @@
 """
 Check the shipped launch file under the real ROS 2 launch tooling.
 
-The shipped launch file is readable and composable under the real ROS 2 launch tooling
-(../shared/ros2_launch; the fixtures of test_launch_real.py): ``--print`` shows one node action per
-node, and a launch file of the user's includes ``hop.launch.py`` and overrides one argument
-(``namespace``): the robot runs under it and hops, and SIGINT ends everything with code 0.
+The tooling is ../shared/ros2_launch, with the fixtures of test_launch_real.py. The file must be
+readable and composable: ``--print`` shows one node action per node, and a launch file of the
+user's includes ``hop.launch.py`` and overrides one argument (``namespace``): the robot runs under
+it and hops, and SIGINT ends everything with code 0.
 """
 import subprocess
 import textwrap

@@ -115,10 +115,10 @@ def make_launch_env(tmp_path_factory) -> dict:
 @pytest.fixture(autouse=True)
 def stop_leftover_launches():
     """
-    Yield a test that failed before its SIGINT leaves its launch running.
+    Stop the launch a failed test left running.
 
-    SIGINT it then, and SIGKILL what is left of its session (only the processes the launch
-    started).
+    A test that failed before its SIGINT would leave it running: the fixture SIGINTs it then, and
+    SIGKILLs what is left of its session (only the processes the launch started).
     """
     Launch.running = []
     yield
@@ -140,7 +140,7 @@ class Launch(LineProcess):
     """
     ``ros2 launch dodo_sim <launch_file> ARGS`` in its own session, output collected.
 
-    (``launch_file``: hop.launch.py unless given; test_walkros_launch.py runs walk.launch.py).
+    ``launch_file`` is hop.launch.py unless given; test_walkros_launch.py runs walk.launch.py.
     """
 
     #: the launches of the running test (set by :func:`stop_leftover_launches`)
@@ -302,9 +302,9 @@ def test_emulated_hardware_launch_hops_records_and_exits_0_on_sigint(launch_env,
     """
     use_sim:=false hardware:=emulated record:=true.
 
-    The driver in the simulator's place (no /clock), enabled by itself once the controller answers;
-    the leg hops through driver + emulator over DDS; SIGINT -> every process exits 0 and the bag
-    holds /diagnostics.
+    The driver takes the simulator's place (no /clock) and is enabled by itself once the controller
+    answers; the leg hops through driver + emulator over DDS; SIGINT -> every process exits 0 and
+    the bag holds /diagnostics.
     """
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import message_counts, read_bag

@@ -2,11 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Check ``ros2 param describe`` shows the config dataclasses' bounds.
+Check that ``ros2 param describe`` shows the config dataclasses' bounds.
 
-``ros2 param describe`` shows the ranges and allowed values of the config dataclasses (field
-metadata, dodo_sim/parameter.py), asked through the node's describe_parameters service as ros2cli
-asks it.
+It shows their ranges and allowed values (field metadata, dodo_sim/parameter.py), asked through the
+node's describe_parameters service as ros2cli asks it.
 """
 from __future__ import annotations
 

@@ -132,8 +132,8 @@ def test_a_topic_listed_twice_is_recorded_once_without_an_error(tmp_path, procs)
     """
     One subscription and one bag connection per topic, even if the list repeats it.
 
-    (the hardware list once named /diagnostics twice: the second subscription failed to add its
-    connection and logged an error).
+    The hardware list once named /diagnostics twice: the second subscription failed to add its
+    connection and logged an error.
     """
     n = 500
     bag, rec_err = _record_publisher_run(tmp_path, procs, [
@@ -166,7 +166,7 @@ def test_best_effort_publisher_gets_a_matching_subscription(tmp_path, procs):
     """
     /joint_states is subscribed RELIABLE at start; a BEST_EFFORT publisher is incompatible.
 
-    So the recorder subscribes again with matching QoS and records it.
+    The recorder therefore subscribes again with matching QoS and records it.
     """
     n = 500
     env = ros_env()
@@ -211,8 +211,8 @@ def test_stop_while_streaming_sigint_then_sigterm_leaves_a_gapless_bag(tmp_path,
     """
     The publisher keeps going; SIGINT starts the drain, SIGTERM ends it at once.
 
-    (launch does that after its SIGINT timeout). The bag is valid and holds a gapless prefix of the
-    stream.
+    Launch sends that SIGTERM after its SIGINT timeout. The bag is valid and holds a gapless prefix
+    of the stream.
     """
     env = ros_env()
     bag = tmp_path / 'bag'
@@ -279,8 +279,8 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
     """
     Publish /robot_description (latched) once.
 
-    Then n JointState + n commands (+ /clock) at 1 kHz from a wall-clock timer; wait until every
-    subscriber acknowledged them.
+    Then publish n JointState + n commands (+ /clock) at 1 kHz from a wall-clock timer, and wait
+    until every subscriber acknowledged them.
     """
     import rclpy
     from rclpy.duration import Duration
@@ -344,7 +344,11 @@ def _publish(n: int, with_clock: bool, best_effort: bool = False) -> int:
 
 
 def _publish_retyped(n: int) -> int:
-    """N Float64MultiArray messages on /controller/state at 1 kHz, once a reader matched."""
+    """
+    Publish n Float64MultiArray messages on /controller/state at 1 kHz.
+
+    Publishing starts once a reader matched.
+    """
     import rclpy
     from rclpy.duration import Duration
     from rclpy.qos import QoSProfile, ReliabilityPolicy

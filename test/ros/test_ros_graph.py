@@ -79,7 +79,7 @@ class Probe:
     """
     A test node recording /joint_states and both command topics.
 
-    And able to publish anything.
+    It can also publish anything.
     """
 
     def __init__(self, ros):
@@ -120,7 +120,11 @@ def joint_command(stamp, torques, names=('hip', 'knee')):
 
 
 def apex_heights(z, vz):
-    """Return Base heights where the vertical velocity turns from + to - (the drop excluded)."""
+    """
+    Return the base heights where the vertical velocity turns from + to -.
+
+    The drop is excluded.
+    """
     z, vz = np.asarray(z), np.asarray(vz)
     idx = np.nonzero((vz[:-1] > 0.0) & (vz[1:] <= 0.0))[0] + 1
     return z[idx]

@@ -4,8 +4,8 @@
 """
 ``dodo walk`` over real DDS.
 
-Simulator, controller (hosting the Kneed Walker) and recorder as separate processes on a private
-ROS domain.
+Simulator, controller (hosting the Kneed Walker) and recorder run as separate processes on a
+private ROS domain.
 
 * the shipped ``config/walk.yaml`` for 6 s of simulated time: exit 0, a complete bag, at least 8
   steps counted from the recorded ``/left_foot_contact`` and ``/right_foot_contact``, and the
@@ -59,7 +59,7 @@ def recorded(bag):
 
 @pytest.fixture(scope='module')
 def walked(tmp_path_factory):
-    """Dodo walk with the shipped parameters, 6 s simulated (offline: 9 steps)."""
+    """``dodo walk`` with the shipped parameters, 6 s simulated (offline: 9 steps)."""
     bag = tmp_path_factory.mktemp('walk') / 'bag'
     duration = 6.0
     code, output = dodo_walk('--duration', str(duration), '--bag', str(bag),
@@ -112,9 +112,10 @@ def test_recorded_walk_equals_the_offline_rollout_bit_for_bit(walked):
 
 def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
     """
-    Dodo plot (what dodo walk runs) draws the walker from its bag.
+    ``dodo plot`` (what dodo walk runs) draws the walker from its bag.
 
-    Every joint, both feet, the four actuated joints' torques and the walk monitor's outcome.
+    The figures show every joint, both feet, the four actuated joints' torques and the walk
+    monitor's outcome.
     """
     from dodo_sim.tools.plot import plot_bag, PlotConfig
     from dodo_sim.tools.plot_data import load_run
@@ -131,7 +132,7 @@ def test_walk_plots_from_the_recorded_bag(walked, tmp_path):
 
 @pytest.fixture(scope='module')
 def fell(tmp_path_factory):
-    """Dodo walk with the torso PD off: the torso topples (offline: torso_pitch at 0.111 s)."""
+    """``dodo walk`` with the torso PD off: the torso topples (offline: torso_pitch at 0.111 s)."""
     tmp = tmp_path_factory.mktemp('fall')
     params = tmp / 'fall.yaml'
     params.write_text(WALK_YAML.read_text().replace(

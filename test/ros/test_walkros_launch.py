@@ -4,7 +4,7 @@
 """
 ``launch/walk.launch.py`` under the real ROS 2 launch tooling (colcon build + ``ros2 launch``).
 
-With the fixture and helpers of test_launch_real.py (``../shared/ros2_launch``, stand-ins for
+It uses the fixture and helpers of test_launch_real.py (``../shared/ros2_launch``, stand-ins for
 robot_state_publisher and rviz2; skipped with the reason where it is absent):
 
 * ``record:=true rviz:=true``: the controller node hosts the Kneed Walker, the walker steps

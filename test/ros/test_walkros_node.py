@@ -4,10 +4,10 @@
 """
 The controller node hosting the Kneed Walker (``controller: kneed_walker``).
 
-In-process on a private ROS domain: it declares exactly the walker's parameters, answers states on
-/joint_states + /left_foot_contact + /right_foot_contact with the core's torques, publishes named
-channels and markers, takes runtime changes through ``reconfigure`` and reports a fall (channel and
-one log line) while it keeps answering.
+It runs in-process on a private ROS domain: it declares exactly the walker's parameters, answers
+states on /joint_states + /left_foot_contact + /right_foot_contact with the core's torques,
+publishes named channels and markers, takes runtime changes through ``reconfigure`` and reports a
+fall (channel and one log line) while it keeps answering.
 """
 import math
 
@@ -60,7 +60,7 @@ class Driver:
     """
     A test node standing in for the simulator: publishes stamped states and both feet's forces.
 
-    Records the commands, controller state and markers.
+    It also records the commands, controller state and markers.
     """
 
     def __init__(self, ros):
@@ -194,10 +194,10 @@ def test_a_fall_is_a_channel_and_one_log_line_and_the_node_keeps_answering(ros, 
 
 def test_monitor_judges_the_terrain_it_is_given(ros):
     """
-    On a slope falling 3 deg in +x.
+    The monitor judges the terrain it is given.
 
-    A walker 10 m down the slope with its hip 0.45 m above z = 0 (0.97 m above the ground there) is
-    upright; on flat ground it has fallen.
+    On a slope falling 3 deg in +x, a walker 10 m down the slope with its hip 0.45 m above z = 0
+    (0.97 m above the ground there) is upright; on flat ground it has fallen.
     """
     q, v = walk_start()
     q[0], q[1] = 10.0, 0.45

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-``dodo bag recover``: a recording that did not end cleanly becomes a bag rosbags.
+``dodo bag recover``: a recording that did not end cleanly becomes a readable bag.
 
-The ``mcap`` reader and ``dodo replay`` open, with everything that was in complete chunks.
+The recovered bag opens in rosbags, the ``mcap`` reader and ``dodo replay``, with everything that
+was in complete chunks.
 
 Offline: a bag written in chunks (as the recorder flushes them) is cut inside a chunk and loses
 its summary and metadata.yaml, like a SIGKILL leaves it. Over DDS: a recorder process is killed
@@ -247,9 +248,10 @@ def test_info_refuses_a_truncated_bag_that_still_has_its_metadata(tmp_path, caps
 
 def test_recover_measures_the_loss_against_metadata_per_topic(tmp_path, capsys):
     """
-    Before: called 'closed cleanly' in place.
+    Recover measures the loss against metadata.yaml, per topic.
 
-    And with --out the loss (~half the bag) was stated as 'at most flush_period_s'.
+    Before, it called such a bag 'closed cleanly' in place, and with --out it stated the loss
+    (~half the bag) as 'at most flush_period_s'.
     """
     bag = _chunked_bag(tmp_path / 'bag')
     recorded = message_counts(bag)

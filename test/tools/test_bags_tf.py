@@ -4,8 +4,8 @@
 """
 /tf and /tf_static as robot_state_publisher makes them, from pinocchio forward kinematics.
 
-And bags that Foxglove can open: read back with the ``mcap`` reader and the ``mcap-ros2-support``
-decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them.
+It also checks that Foxglove can open the bags: they are read back with the ``mcap`` reader and the
+``mcap-ros2-support`` decoder (what Foxglove's MCAP loader does), not with rosbags that wrote them.
 """
 from __future__ import annotations
 
@@ -99,11 +99,11 @@ def test_compose_names_a_broken_chain():
 
 def mcap_tf_check(bag_dir, xml: str, frame: str = 'foot') -> dict:
     """
-    Open a bag's MCAP file with the ``mcap`` reader and decode /tf.
+    Decode /tf, /tf_static and /joint_states of a bag's MCAP file and check the frames.
 
-    /tf_static and /joint_states with mcap-ros2-support; check the frames and that /tf_static + /tf
-    at each /tf stamp put ``frame`` where pinocchio puts it for the /joint_states of that stamp.
-    Returns counts.
+    The file is opened with the ``mcap`` reader and decoded with mcap-ros2-support. Besides the
+    frames, /tf_static + /tf at each /tf stamp must put ``frame`` where pinocchio puts it for the
+    /joint_states of that stamp. Returns counts.
     """
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
@@ -210,7 +210,7 @@ def test_recorder_tf_from_joint_states_every_period(split):
     """
     One /tf per 10 ms of stamps; each equals pinocchio for the joint positions of its stamp.
 
-    Also when base and leg joints come in separate messages (two drivers).
+    This holds also when base and leg joints come in separate messages (two drivers).
     """
     from dodo_sim.ros.recorder_tf import TfWriter
     from rclpy.serialization import serialize_message

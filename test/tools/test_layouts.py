@@ -4,8 +4,8 @@
 """
 The shipped viewer layouts are the generated ones.
 
-(dodo_sim.tools.layouts; that their series exist in a real run's bag:
-test_liveview.py::test_layout_series_exist_in_a_real_bag).
+The generator is dodo_sim.tools.layouts. That their series exist in a real run's bag is checked by
+test_liveview.py::test_layout_series_exist_in_a_real_bag.
 """
 import json
 import xml.dom.minidom

@@ -151,10 +151,10 @@ def _dodo_env() -> dict:
 
 def _dodo_hop(bag: Path, *extra, terminal: bool = False) -> subprocess.Popen:
     """
-    ``dodo hop`` with its output in a pipe.
+    ``dodo hop`` with its output in a pipe or, with ``terminal``, in a pseudo-terminal.
 
-    Or with ``terminal`` in a pseudo-terminal (util-linux ``script``), the output read from the
-    pipe either way.
+    The pseudo-terminal comes from util-linux ``script``; the output is read from the pipe either
+    way.
     """
     env = _dodo_env()
     cmd = [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--duration', str(DURATION_S),

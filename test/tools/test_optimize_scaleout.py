@@ -84,7 +84,7 @@ def test_two_processes_on_one_journal_sample_distinct_points(tmp_path):
     """
     Before: every process seeded its sampler with seed + 0, so two processes drew the same points.
 
-    (20 trials, 11 distinct).
+    Of 20 trials, 11 were distinct.
     """
     study = toy_study(tmp_path, trials=16, delay_s=0.02)
     storage = f'journal:{tmp_path / "shared.journal"}'
@@ -160,7 +160,7 @@ def test_two_workers_on_a_journal_file_survive_a_sigkilled_worker(tmp_path):
     """
     The same on the default storage, a journal file.
 
-    (heartbeats of HeartbeatJournalStorage: Optuna has none for journals).
+    The heartbeats come from HeartbeatJournalStorage: Optuna has none for journals.
     """
     check_survives_a_sigkilled_worker(tmp_path, f'journal:{tmp_path / "kill.journal"}')
 

@@ -26,10 +26,10 @@ FIGURES = GENERAL + SLIP
 
 def _write_synthetic(path, with_state=True):
     """
-    Return Base bouncing z = 1.1 - 0.1 cos(2 pi t / 0.5) (apexes 1.2 m at t = 0.25 + k 0.5).
+    Write a synthetic hopper bag: base bouncing z = 1.1 - 0.1 cos(2 pi t / 0.5).
 
-    Moving at 0.4 m/s, leg joints fixed (so the CoG moves with the base); foot force on near the
-    bottoms.
+    The apexes are 1.2 m at t = 0.25 + k 0.5; the base moves at 0.4 m/s, the leg joints are fixed
+    (so the CoG moves with the base), and the foot force is on near the bottoms. Returns ``path``.
     """
     n = int(round(DURATION_S * 1000)) + 1
     omega = 2 * np.pi / HOP_PERIOD_S
@@ -131,7 +131,7 @@ def _walker_bag(path):
     """
     Kneed Walker (docs/robots.md): torso moving forward at 0.5 m/s, legs swinging in antiphase.
 
-    Each foot loaded while its leg is behind the hip.
+    Each foot is loaded while its leg is behind the hip.
     """
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.robot import load_robot, robot_description_xml

@@ -28,7 +28,8 @@ def _closed_loop(params_file=None):
     """
     Return an offline run of the simulator + controller cores as the ROS nodes drive them.
 
-    List of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish channels).
+    It is a list of (stamp_ns, q, v, contact rows [fx, fy, fz] per frame, tau, telemetry-ish
+    channels).
     """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_params_path, default_urdf_path

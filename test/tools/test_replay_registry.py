@@ -2,12 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Replay through the controller rebuilds the recorded controller.
+``dodo replay --through-controller`` rebuilds the recorded controller.
 
-``dodo replay --through-controller`` builds the recorded controller through
-``dodo_control.registry`` (the controller node's ``controller`` parameter): a ``dodo walk`` bag
-(Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag (boom-mounted leg) replay with
-|Δτ| = 0 from the bag alone, over real DDS.
+It builds it through ``dodo_control.registry`` (the controller node's ``controller`` parameter): a
+``dodo walk`` bag (Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag
+(boom-mounted leg) replay with |Δτ| = 0 from the bag alone, over real DDS.
 """
 from __future__ import annotations
 

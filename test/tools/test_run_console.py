@@ -4,8 +4,8 @@
 """
 What ``dodo hop`` shows while a run goes.
 
-(dodo_sim.tools.run_console; no DDS here: the node lines are fed as the supervisor passes them;
-test_liveview.py checks a real run in a pseudo-terminal and in a pipe).
+The console is dodo_sim.tools.run_console. No DDS here: the node lines are fed as the supervisor
+passes them; test_liveview.py checks a real run in a pseudo-terminal and in a pipe.
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def read_only_dir(tmp: Path) -> Path:
     """
     Return a directory nobody can create entries in.
 
-    (as root, chmod does not stop writes: then a read-only pseudo file system).
+    As root, chmod does not stop writes: then it is a read-only pseudo file system.
     """
     ro = tmp / 'ro'
     ro.mkdir()

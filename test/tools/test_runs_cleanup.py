@@ -62,10 +62,10 @@ class Hop(LineProcess):
 
 def check_bag(bag: Path, *, steps: int | None = None) -> np.ndarray:
     """
-    Return the bag is closed and holds one graph from t = 0.
+    Check that the bag is closed and holds one graph from t = 0; return its /clock times.
 
-    The bag is closed, holds one graph from t = 0 (strictly rising stamps, one robot description)
-    and, with ``steps``, exactly that many steps. Returns the /clock times.
+    One graph means strictly rising stamps and one robot description. With ``steps``, the bag must
+    hold exactly that many steps.
     """
     from dodo_sim.ros import contract
     from dodo_sim.tools.bag import message_counts, read_bag

@@ -4,8 +4,8 @@
 """
 One graph for ``hop.launch.py`` and ``dodo hop`` (dodo_sim.ros.graph).
 
-And parameters passed typed through a generated params file instead of text spliced into a command
-line.
+It also checks that parameters are passed typed through a generated params file instead of text
+spliced into a command line.
 """
 import io
 import signal
@@ -48,9 +48,10 @@ def test_dodo_hop_runs_the_launch_graph_minus_what_needs_a_ros_install():
 ])
 def test_start_gates_count_every_subscriber(use_sim, record, simulator, controller):
     """
-    The simulator waits until the recorder (when recording) and the controller see /clock.
+    The simulator waits until the recorder (when recording) and the controller see its topics.
 
-    /joint_states and /foot_contact: the bag then starts at t = 0 (launch and dodo hop alike).
+    The topics are /clock, /joint_states and /foot_contact; the bag then starts at t = 0 (launch
+    and dodo hop alike).
     """
     for running in (graph.launch_nodes(use_sim=use_sim, record=record, rviz=True),
                     graph.hop_nodes(record) if use_sim else None):
@@ -155,7 +156,7 @@ def test_on_hardware_the_recorder_records_the_robots_contact_topics_and_diagnost
     """
     The hardware recorder topics follow the robot of the params file (here two feet).
 
-    Like the simulated ones, minus /clock plus the driver's /diagnostics and /estop.
+    They are like the simulated ones, minus /clock plus the driver's /diagnostics and /estop.
     """
     robot = graph.Robot(controller='kneed_walker', contact_frames=('left_foot', 'right_foot'))
     running = graph.launch_nodes(use_sim=False, record=True, rviz=False)
@@ -177,7 +178,7 @@ def test_the_driver_is_refused_for_a_robot_with_other_contact_frames():
     """
     The Kneed Walker's controller waits for two contact topics; the driver measures one.
 
-    Refused before anything starts, naming both.
+    The driver is refused before anything starts, naming both.
     """
     params = REPO / 'config' / 'walk.yaml'
     with pytest.raises(ValueError, match='left_foot') as info:

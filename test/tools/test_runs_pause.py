@@ -4,7 +4,7 @@
 """
 ``dodo hop`` runs that a stalled, loaded or duplicated controller cannot change.
 
-(lockstep pause semantics, docs/ros_contract.md "Timing"; issue 15).
+This is the lockstep pause semantics (docs/ros_contract.md "Timing"; issue 15).
 
 * Two ``dodo hop --duration 5`` runs, one undisturbed and one whose controller process is
   stopped (SIGSTOP) for 0.8 s and for 2.5 s — both longer than ``command_timeout`` (0.5 s):

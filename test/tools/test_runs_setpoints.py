@@ -63,10 +63,10 @@ def test_runtime_refusal_keeps_the_running_config(urdf_xml):
 
 def test_the_range_follows_the_spring(ctrl, bounds):
     """
-    A stiffer spring or a longer rest length returns more energy.
+    A stiffer virtual spring or a longer longest rest length returns more energy.
 
-    A stiffer virtual spring or a longer longest rest length returns more energy after the
-    touchdown impact: the highest reachable apex rises; the touchdown height does not move.
+    The energy is returned after the touchdown impact: the highest reachable apex rises; the
+    touchdown height does not move.
     """
     stiffer = ctrl.apex_height_range(dataclasses.replace(ctrl.config, leg_stiffness=9000.0))
     longer = ctrl.apex_height_range(dataclasses.replace(ctrl.config,

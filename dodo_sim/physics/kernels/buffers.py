@@ -48,9 +48,10 @@ def joint_arrays(model):
     """
     Per-joint arrays of a model with 1-DoF revolute/prismatic joints.
 
-    Per-joint arrays of a pinocchio model whose joints are all 1-DoF revolute or prismatic (any
-    axis), q and v indices in joint order: parent, joint placement rotation and translation, type,
-    axis, body mass, com, rotational inertia, support matrix. None when a joint does not qualify.
+    The model is a pinocchio model whose joints are all 1-DoF revolute or prismatic (any axis); q
+    and v indices are in joint order. The arrays: parent, joint placement rotation and translation,
+    type, axis, body mass, com, rotational inertia, support matrix. None when a joint does not
+    qualify.
     """
     nj = model.njoints - 1
     if model.nv != nj or model.nq != nj:
@@ -150,7 +151,7 @@ def pack_buffers(packed: PackedModel, actuated_idx_v, *, plane, friction, restit
     """
     One float64 and one int64 buffer holding the model and the parameters.
 
-    (a compiled call pays per argument: 2 buffers instead of 30 arrays and scalars).
+    A compiled call pays per argument: 2 buffers instead of 30 arrays and scalars.
     """
     nj, nc, nb = len(packed.parent), len(packed.frame_joint), len(packed.bound_iv)
     floats = np.concatenate([

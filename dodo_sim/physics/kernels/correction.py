@@ -69,8 +69,9 @@ def bounded_multipliers(G_cc, targets, delta):
     """
     Return ``delta`` (G_cc delta = targets) when the correction it makes is small.
 
-    Else the truncated projection's multipliers (:func:`.linalg.projection_is_well_posed`); the
-    compiled step does the same (:func:`.linalg.projection_multipliers`).
+    Otherwise it returns the truncated projection's multipliers
+    (:func:`.linalg.projection_is_well_posed`); the compiled step does the same
+    (:func:`.linalg.projection_multipliers`).
     """
     G_cc = c_contiguous(np.asarray(G_cc, dtype=np.float64))
     targets = np.asarray(targets, dtype=np.float64)

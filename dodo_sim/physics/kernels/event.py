@@ -196,9 +196,9 @@ def rk4(q, v, h, start_accel, start_forces, applied, floats, ints, rate, modes, 
     """
     One classical RK4 step of the event integrator's dynamics.
 
-    One classical RK4 step of length h of the event integrator's dynamics in given modes
-    (EventDrivenIntegrator._rk4, vector-space q): q1, v1, the evaluation at the end (acceleration,
-    forces, event values) and the world contact impulses over the step.
+    The step has length h, in given modes (EventDrivenIntegrator._rk4, vector-space q). Returns q1,
+    v1, the evaluation at the end (acceleration, forces, event values) and the world contact
+    impulses over the step.
     """
     v2 = v + 0.5 * h * start_accel
     a2, f2, _ = evaluate(q + 0.5 * h * v, v2, applied, floats, ints, rate, modes, slip_dir,

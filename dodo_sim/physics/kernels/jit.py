@@ -4,7 +4,7 @@
 """
 The kernels' decorator: ``numba.njit(cache=True)``, or the plain function without numba.
 
-Also :func:`c_contiguous`, the array layout the kernels called from Python are compiled for.
+It also has :func:`c_contiguous`, the array layout the kernels called from Python are compiled for.
 
 numba's on-disk cache (``__pycache__`` next to each module) checks only the source file of the
 function it caches, not the files of the kernels that function calls (numba docs, "Cache

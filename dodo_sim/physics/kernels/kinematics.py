@@ -45,9 +45,9 @@ workspace = compiled_inline(workspace)
 
 def placements(q, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis):
     """
-    World rotation ``rot[i]`` and origin ``pos[i]`` of every joint frame at q.
+    World rotation ``rot[i]``, origin ``pos[i]`` and axis ``waxis[i]`` of every joint frame at q.
 
-    And each joint's world axis ``waxis[i]`` (written into the given arrays).
+    They are written into the given arrays.
     """
     base = np.empty((3, 3))
     local = np.empty((3, 3))
@@ -180,10 +180,10 @@ kinematics = compiled_inline(kinematics)
 
 def point_jacobian(px, py, pz, joint, support, joint_type, pos, waxis, jac):
     """
-    World Jacobian [linear; angular] of a frame, written into ``jac``.
+    World jacobian [linear; angular] of a point fixed to a body, written into ``jac``.
 
-    World jacobian [linear; angular] (6 x nv, written into ``jac``) of the point (px, py, pz) fixed
-    to ``joint``'s body: pinocchio's LOCAL_WORLD_ALIGNED frame jacobian.
+    ``jac`` is 6 x nv; the point (px, py, pz) is fixed to ``joint``'s body. This is pinocchio's
+    LOCAL_WORLD_ALIGNED frame jacobian.
     """
     nv = jac.shape[1]
     for j in range(nv):

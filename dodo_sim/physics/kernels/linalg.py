@@ -223,7 +223,7 @@ def projection_multipliers(G_cc, targets):
     """
     Multipliers delta of a position correction: G_cc delta = targets when well posed.
 
-    Else :func:`truncated_projection` (see :func:`projection_is_well_posed`).
+    Otherwise :func:`truncated_projection` gives them (see :func:`projection_is_well_posed`).
     """
     delta = spd_solve_or_least_squares(G_cc, targets)
     if projection_is_well_posed(G_cc, targets, delta):

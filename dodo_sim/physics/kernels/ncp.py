@@ -52,7 +52,7 @@ def _residual(G, b, lam, starts, sizes, mus, dirs):
     """
     solver.residual for planar blocks.
 
-    (dirs[k] = 0: Coulomb cone, else the fixed sliding direction +-1).
+    dirs[k] = 0 means the Coulomb cone, else the fixed sliding direction +-1.
     """
     m = len(b)
     u = np.empty(m)

@@ -74,7 +74,7 @@ def point_terms(q, v, floats, ints, armature, out):
     """
     Return a controller's rigid-body terms at (q, v) in one compiled call.
 
-    Written into ``out`` (world frame, the quantities of pinocchio's centerOfMass /
+    They are written into ``out`` (world frame, the quantities of pinocchio's centerOfMass /
     jacobianCenterOfMass / computeFrameJacobian(LOCAL_WORLD_ALIGNED) /
     getFrameClassicalAcceleration / computeMinverse / nonLinearEffects with zero joint
     accelerations), in this order:

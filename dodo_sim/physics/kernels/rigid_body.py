@@ -20,11 +20,11 @@ def mass_matrix_and_bias(q, v, parent, joint_rot, joint_pos, joint_type, axis, m
     """
     Mass matrix M(q) and bias h(q, v) (M a + h = tau) into ``M`` and ``h``.
 
-    The joint frames at q into rot / pos / waxis, their angular velocities and velocity-product
-    accelerations (angular, origin) into omega / alpha / acc. M = sum over bodies of m J_c^T J_c +
-    J_w^T I J_w, h = sum of J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the velocity-product
-    accelerations; the ``armature`` is added to the diagonal of M (pinocchio's CRBA / ABA do the
-    same).
+    It also writes the joint frames at q into rot / pos / waxis, and their angular velocities and
+    velocity-product accelerations (angular, origin) into omega / alpha / acc. M = sum over bodies
+    of m J_c^T J_c + J_w^T I J_w, h = sum of J_c^T m (a_c - g) + J_w^T (I alpha + w x I w) with the
+    velocity-product accelerations; the ``armature`` is added to the diagonal of M (pinocchio's
+    CRBA / ABA do the same).
     """
     nv = len(q)
     kinematics(q, v, parent, joint_rot, joint_pos, joint_type, axis, rot, pos, waxis, omega,

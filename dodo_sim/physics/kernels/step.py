@@ -246,11 +246,11 @@ step_arrays = compiled(step_arrays)
 
 def step(q, v, applied, dt, floats, ints):
     """
-    One Moreau-Jean step from the packed buffers (:func:`pack_buffers`); ``applied``.
+    One Moreau-Jean step from the packed buffers (:func:`pack_buffers`).
 
-    The torques of the actuated joints. Returns q+, v+, the (nc, 3) world impulses, the (nc, 3)
-    contact positions at q+ and stats = [iterations, residual, converged, min normal velocity of a
-    pushing constraint, pushing flag of each contact].
+    ``applied``: the torques of the actuated joints. Returns q+, v+, the (nc, 3) world impulses,
+    the (nc, 3) contact positions at q+ and stats = [iterations, residual, converged, min normal
+    velocity of a pushing constraint, pushing flag of each contact].
     """
     (nj, nc, nb, na, parent, joint_type, support, frame_joint, bound_iv, actuated, joint_rot,
      joint_pos, axis, mass, com, inertia, gravity, frame_rot, frame_pos, radius, bound_side,
