@@ -71,3 +71,20 @@ def finished_two_worker_trials(run: dict) -> tuple:
     trials = [t for t in run['opt'].trials if t.state.name == 'COMPLETE']
     assert {t.user_attrs['worker'] for t in trials} <= {0, 1}
     return trials, next(t for t in trials if t.number == 0)
+
+
+def assert_refused_before_any_trial(tmp_path: Path, capsys, study_text: str, message: str) -> None:
+    """
+    Check ``dodo optimize`` refuses a study file before any trial.
+
+    Exit code 2, ``message`` on stderr without a traceback, and no output folder (nothing ran,
+    no storage was created).
+    """
+    from dodo_sim.tools import optimize
+    study = write(tmp_path, study_text)
+    out = tmp_path / 'out'
+    assert optimize.main([str(study), '--out', str(out), '--no-progress']) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert 'Traceback' not in err
+    assert not out.exists()

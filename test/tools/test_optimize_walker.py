@@ -19,10 +19,10 @@ import time
 from conftest import REPO
 from dodo_control.walker.controller import WalkerConfig
 from dodo_sim.ros.params import config_from_file
-from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize_run import evaluate, open_study, run_worker
 from dodo_sim.tools.optimize_study import load_study, StudyError
-from optimize_support import finished_two_worker_trials, two_worker_run_fixture, write
+from optimize_support import (assert_refused_before_any_trial, finished_two_worker_trials,
+                              two_worker_run_fixture, write)
 import pytest
 import yaml
 
@@ -186,13 +186,7 @@ BAD_STUDIES = [
 @pytest.mark.parametrize('text, message', [c[1:] for c in BAD_STUDIES],
                          ids=[c[0] for c in BAD_STUDIES])
 def test_bad_walker_study_files_are_refused_before_any_trial(tmp_path, capsys, text, message):
-    study = write(tmp_path, text)
-    out = tmp_path / 'out'
-    assert optimize.main([str(study), '--out', str(out), '--no-progress']) == 2
-    err = capsys.readouterr().err
-    assert message in err
-    assert 'Traceback' not in err
-    assert not out.exists()
+    assert_refused_before_any_trial(tmp_path, capsys, text, message)
 
 
 def test_a_vector_element_and_the_whole_vector_are_not_both_tuned(tmp_path):
