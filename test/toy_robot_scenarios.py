@@ -15,7 +15,7 @@ from dodo_control.scenarios import Scenario
 @dataclass(frozen=True)
 class ToyConfig:
     """
-    The fields of ``ToyConfig``.
+    Config of the toy robot: one gain and a step count.
 
     Fields:
         gain: a gain, (-), within [-10, 10].

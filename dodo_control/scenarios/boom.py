@@ -9,12 +9,12 @@ The robot is urdf/boom_leg.urdf.xacro with the SLIP controller in the boom's tas
 ``robot: boom``.
 
 Every scenario builds ``Simulator`` and ``Controller`` from the trial's configs and the
-perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on the
+perturbation's xacro args (:class:`~dodo_control.scenarios.slip_run.SlipRun`), runs
+:func:`dodo_sim.rollout.rollout` and measures on the
 *simulator's* state (pinocchio on the simulator's model, never the controller's telemetry):
 
 * hip height above the ground under it and hip arc coordinate ``s = R boom_yaw`` (R: the hip's
-distance
-  from the yaw axis at q = 0, i.e. ``boom_radius_m``);
+  distance from the yaw axis at q = 0, i.e. ``boom_radius_m``);
 * apexes: local maxima of the hip height in flight, after the first contact;
 * the run fails (:class:`ScenarioFailed`) if the simulation diverges, the controller refuses its
   configuration, the knee passes through the stretched-leg singularity or the hip falls below

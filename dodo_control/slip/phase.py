@@ -25,7 +25,7 @@ STANCE = 'stance'
 @dataclass(frozen=True)
 class PhaseParams:
     """
-    The fields of ``PhaseParams``.
+    Thresholds of the flight/stance phase machine (robust to contact chatter).
 
     Fields:
         min_flight_time_s: shortest flight before a touchdown is accepted, s.

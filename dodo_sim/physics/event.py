@@ -106,7 +106,7 @@ class EventLimitExceeded(RuntimeError):
 @dataclass(frozen=True)
 class EventParams:
     """
-    The fields of ``EventParams``.
+    Tuning of the event-driven integrator: drift control, event search, its NCP solves.
 
     Fields:
         drift_correction_rate: Baumgarte rate w of the active constraints (critically damped), 1/s.

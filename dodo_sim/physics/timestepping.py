@@ -57,7 +57,7 @@ _WORLD = pin.Convention.WORLD
 @dataclass(frozen=True)
 class TimeSteppingParams:
     """
-    The fields of ``TimeSteppingParams``.
+    Tuning of the Moreau-Jean time-stepping integrator and its contact solver.
 
     Fields:
         solver: 'gauss_seidel' (block NSGS, default) or 'jacobi' (block Jacobi).
