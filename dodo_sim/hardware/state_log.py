@@ -18,8 +18,9 @@ killed with SIGKILL loses it (SIGINT/SIGTERM and stop_after write it). Memory: 8
 cycle, 104 B for the hopper's 4 joints (0.4 MB a minute at 1 kHz). The file is a ROS 2 MCAP
 stream as rosbag2 writes it (schema encoding ``ros2msg``, message encoding ``cdr``):
 ``ros2 bag info <file>``, Foxglove and ``mcap_ros2`` read it. It is written beside the bag
-(the recorder still owns the bag's files while the run lasts); at the end ``dodo hop`` merges the states the recorder missed into the
-closed bag (:mod:`dodo_sim.tools.bag_merge`) and removes it.
+(the recorder still owns the bag's files while the run lasts); at the end ``dodo hop`` merges
+the states the recorder missed into the closed bag (:mod:`dodo_sim.tools.bag_merge`) and removes
+it.
 
 No rclpy here: the node passes bytes it serialized (``rclpy.serialization``).
 """
