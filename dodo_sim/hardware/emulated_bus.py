@@ -7,10 +7,10 @@ The emulated hardware's CAN bus: an in-process channel with python-can's bus int
 :class:`EmulatedChannel` is what python-can's ``virtual`` interface is (every end of a channel
 receives, in order, a copy of every frame another end sends; none receives its own), made for
 one process at 1 kHz: no module-level channel registry, no ``deepcopy`` of each frame and no
-locked ``queue.Queue`` per receiver. Those cost about 90 us per frame here, 7 frames a driver
-cycle (bench/bench_driver.py), a third of the whole cycle; a copy through ``can.Message`` and a
-``collections.deque`` cost about 5 us (appends and pops of a deque are atomic in CPython, so a
-fault injected from another thread may send too). The backends see a python-can bus:
+locked ``queue.Queue`` per receiver. Those cost about 20 us a frame sent and received, 14 frames
+a driver cycle counting both sides; a copy through ``can.Message`` and a ``collections.deque``
+cost 2-3 us (bench/bench_driver.py, "CAN transport"). Appends and pops of a deque are atomic in
+CPython, so a fault injected from another thread may send too. The backends see a python-can bus:
 :class:`ChannelEnd` has ``send``, ``recv`` and ``shutdown`` with python-can's meaning and errors.
 
 :class:`DriverSideBus` is the driver's end as the emulator hands it out

@@ -307,7 +307,7 @@ class WireFormat:
             'force_overload': int(sample.force_overload),
             'yaw_encoder_error': int(sample.yaw_encoder_error),
             'pitch_encoder_error': int(sample.pitch_encoder_error)},
-            strict=False)       # saturated above: the range check would cost 20 us a frame
+            strict=False)       # saturated above; the range check doubles the encode time
         rate_max = 32767 * 0.0002
         force_max = 32767 * 0.5
         rates = self._rates.encode({
