@@ -135,6 +135,7 @@ class ExchangeReports(ExchangeEvents):
     def early(self, publisher) -> None:
         if not self._early_said:
             self._early_said = True
+            self.node_of(publisher)
             self._log.info(f'commands of {self.who(publisher)} before the first state are not '
                            f'applied (counted as early, not as foreign)')
 

@@ -132,7 +132,8 @@ class RunResult:
                    and isinstance(x.get('watchdog_s_max'), float) else '') + ', '
                 f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
-                f'rejected command(s)'
+                f"rejected, {x.get('foreign', 0)} foreign and {x.get('future', 0)} future "
+                f'command(s) refused'
                 + (f", {x['skipped_steps']} skipped emulator step(s)"
                    if x.get('skipped_steps') is not None else ''))
 
