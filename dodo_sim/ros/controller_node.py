@@ -96,7 +96,8 @@ Merging joint states and pairing them with contacts by stamp is
 telemetry channels (:mod:`dodo_sim.ros.telemetry_channels`), the markers
 (:mod:`dodo_sim.ros.controller_markers`) and the raw input reading
 (:mod:`dodo_sim.ros.raw_messages`) are modules of their own. This node feeds its subscriptions
-to the merge and answers each state it hands out.
+to the merge and answers each state it hands out; it is one unit at this length because the
+model set-up, the update, the reports and the runtime parameters share the hosted controller.
 """
 from __future__ import annotations
 

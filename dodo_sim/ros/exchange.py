@@ -54,7 +54,9 @@ The rules (each one a test in ``test/faults/test_exchange_core.py``):
   ``command_timeout`` zero torque (a timeout, once per silence).
 
 The hot path (``command``, ``published``, ``next_command``) allocates nothing but what the
-caller hands in: verdicts are module constants, counters are ints on one object.
+caller hands in: verdicts are module constants, counters are ints on one object. One module at
+this length: the two exchanges share the binding, the counters and the stamps, and every rule
+above reads them.
 """
 from __future__ import annotations
 
@@ -266,10 +268,16 @@ class _Exchange:
         self.events.future(publisher, stamp_ns, stamp_ns - self.newest_ns)
         return FUTURE
 
-    def _early(self, publisher: bytes) -> str:
-        self.counts.early += 1
-        self.events.early(publisher)
-        return EARLY
+    def _screen(self, publisher: bytes, torques) -> str | None:
+        """Return REJECTED (malformed), EARLY (no state published yet) or None (judge it)."""
+        if torques is None:
+            self.counts.rejected += 1
+            return REJECTED
+        if self.newest_ns is None:
+            self.counts.early += 1
+            self.events.early(publisher)
+            return EARLY
+        return None
 
     # -- the report ---------------------------------------------------------------------------
 
@@ -344,13 +352,10 @@ class LockstepExchange(_Exchange):
         Returns :data:`ANSWER` (step with ``torques``), :data:`LAST` (it answers the last state:
         end the run) or why it is not applied.
         """
-        c = self.counts
-        if torques is None:
-            c.rejected += 1
-            return REJECTED
+        screened = self._screen(publisher, torques)
+        if screened is not None:
+            return screened
         newest = self.newest_ns
-        if newest is None:
-            return self._early(publisher)
         bound = self.controller
         if bound is not None and publisher != bound:
             return self._foreign(publisher, stamp_ns)
@@ -359,7 +364,7 @@ class LockstepExchange(_Exchange):
         if stamp_ns != newest or not self.awaiting:
             if bound is None:
                 return self._foreign(publisher, stamp_ns)
-            c.late += 1
+            self.counts.late += 1
             return LATE
         if bound is None:
             self._bind(publisher, stamp_ns)
@@ -381,9 +386,9 @@ class LockstepExchange(_Exchange):
 
     def unstamped(self, publisher: bytes, torques, now_s: float) -> str:
         """Judge an unstamped command: lockstep pairs by stamp, so it never answers a state."""
-        if torques is None:
-            self.counts.rejected += 1
-            return REJECTED
+        screened = self._screen(publisher, torques)
+        if screened is not None:
+            return screened
         self.counts.unstamped += 1
         return UNSTAMPED
 
@@ -495,13 +500,10 @@ class RealtimeExchange(_Exchange):
         return self._stamped(stamp_ns, publisher, torques, now_s, self.written_ahead_ns, False)
 
     def _stamped(self, stamp_ns, publisher, torques, now_s, ahead_ns, strictly_newer) -> str:
-        c = self.counts
-        if torques is None:
-            c.rejected += 1
-            return REJECTED
+        screened = self._screen(publisher, torques)
+        if screened is not None:
+            return screened
         newest = self.newest_ns
-        if newest is None:
-            return self._early(publisher)
         bound = self.controller
         if publisher != bound:
             if bound is not None and (not self.takeover
@@ -521,7 +523,7 @@ class RealtimeExchange(_Exchange):
             return self._future(publisher, stamp_ns)
         held = self._held_written_ns
         if held is not None and (stamp_ns <= held if strictly_newer else stamp_ns < held):
-            c.late += 1
+            self.counts.late += 1
             return LATE
         self._round_trip(stamp_ns, now_s)
         self.held = torques
@@ -539,15 +541,12 @@ class RealtimeExchange(_Exchange):
         Held (taken to answer the newest state) only without a stamped source for
         command_timeout, and only from one publisher.
         """
-        c = self.counts
-        if torques is None:
-            c.rejected += 1
-            return REJECTED
+        screened = self._screen(publisher, torques)
+        if screened is not None:
+            return screened
         newest = self.newest_ns
-        if newest is None:
-            return self._early(publisher)
         if now_s - self.stamped_wall <= self.command_timeout_s:
-            c.unstamped += 1               # a stamped source answers: it wins
+            self.counts.unstamped += 1     # a stamped source answers: it wins
             return UNSTAMPED
         bound = self.controller
         if (not self.takeover and bound is not None

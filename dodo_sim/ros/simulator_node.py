@@ -49,7 +49,8 @@ and the physics steps whose contact solve missed its tolerance or that the event
 to time-stepping, ``unconverged_steps``, ``accumulation_steps``; also on /diagnostics).
 
 Every parameter comes from :class:`SimConfig` and
-:class:`dodo_sim.ros.node_config.SimulatorNodeConfig`.
+:class:`dodo_sim.ros.node_config.SimulatorNodeConfig`. One module at this length: the start gate,
+the stepping and the state output share the node's exchange and its run's end.
 """
 from __future__ import annotations
 

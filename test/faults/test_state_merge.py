@@ -106,3 +106,27 @@ def test_the_merged_state_reproduces_the_controller_input_bit_for_bit(urdf_path)
         stamp, q, v, contacts = merge.take()
         tau = merged.update(stamp_s(stamp), q, v, contacts)
         assert np.array_equal(tau, run.tau[k]), k
+
+
+def test_a_client_of_its_own_feeds_it_rclpy_messages():
+    """What a user's rclpy node does with its callbacks (issue 28): no dodo node needed."""
+    pytest.importorskip('rclpy')
+    from dodo_sim.stamps import from_sec_nanosec
+    from geometry_msgs.msg import WrenchStamped
+    from sensor_msgs.msg import JointState
+
+    merge = StateMerge(JOINTS, 1, 'auto')
+    state = JointState(name=JOINTS, position=Q, velocity=V)
+    state.header.stamp.sec, state.header.stamp.nanosec = 3, 1_000_000
+    contact = WrenchStamped()
+    contact.header.stamp = state.header.stamp
+    contact.wrench.force.z = 120.0
+
+    def stamp(msg):
+        return from_sec_nanosec(msg.header.stamp.sec, msg.header.stamp.nanosec)
+
+    merge.joint_state(stamp(state), state.name, state.position, state.velocity)
+    force = contact.wrench.force
+    merge.contact(0, stamp(contact), (force.x, force.y, force.z))
+    ns, q, v, contacts = merge.take()
+    assert ns == 3_001_000_000 and q.tolist() == Q and contacts.tolist() == [[0.0, 0.0, 120.0]]
