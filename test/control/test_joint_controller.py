@@ -29,7 +29,8 @@ needs_robots = pytest.mark.skipif(pr.robots_dir() is None,
                                   reason='example-robot-data is not installed')
 #: UR5's elbow-up pose of issue 30, rad
 UR5_POSE = np.array([0.0, -1.0, 1.0, 0.0, 0.0, 0.0])
-GO2_FEET = ('FL_foot', 'FR_foot', 'RL_foot', 'RR_foot')
+#: Go2 standing under joint_hold: the shipped params file (simulator and controller sections)
+GO2_PARAMS = REPO / 'config' / 'go2_hold.yaml'
 #: Go2 leg angles [hip, thigh, calf] x 4 of a stand, rad
 GO2_STAND_LEGS = np.array([0.0, 0.8, -1.5] * 4)
 
@@ -224,15 +225,17 @@ def test_hopper_on_its_boom_carries_its_weight_with_the_error_the_pd_needs():
 @needs_robots
 def test_go2_stands_two_seconds_under_the_hold_controller():
     """
-    A published 16 kg quadruped from a stand with its feet on the ground.
+    A published 16 kg quadruped from the stand of config/go2_hold.yaml (feet 4 mm up).
 
     Base within 3 cm below its start height (never above it by 5 mm), roll and pitch under 0.1
     rad, its weight on the four feet. The controller reads the 12 leg joints only.
     """
-    sim = Simulator(go2(), SimConfig(contact_frames=GO2_FEET, collisions='feet'))
-    q = pr.standing_pose(sim, GO2_STAND_LEGS)
-    sim.reset(q)
-    ctrl = JointController(go2(), JointControllerConfig(contact_frames=GO2_FEET))
+    from dodo_sim.ros.params import config_from_file
+    sim = Simulator(go2(), config_from_file(SimConfig, GO2_PARAMS, 'simulator'))
+    ctrl = registry.controller_entry('joint_hold').build(
+        go2(), config_from_file(JointControllerConfig, GO2_PARAMS, 'controller'))
+    q = sim.state.q.copy()
+    assert 0.0 < sim.contact_positions(q)[:, 2].min() < 0.005
     run = rollout(sim, ctrl, duration_s=2.0)
     assert len(ctrl.joint_names) == 12 and len(ctrl.start_q) == 12
     height = run.q[:, 2]
@@ -241,7 +244,7 @@ def test_go2_stands_two_seconds_under_the_hold_controller():
     rpy = np.array([pin.rpy.matrixToRpy(pin.Quaternion(*x[[6, 3, 4, 5]]).matrix())
                     for x in run.q[:, :7]])
     assert np.abs(rpy[:, :2]).max() < 0.1
-    feet = run.contact_forces[-1, :len(GO2_FEET), 2]
+    feet = run.contact_forces[-1, :4, 2]
     assert (feet > 0.1 * sim.robot.total_mass * 9.81 / 4).all()
     assert feet.sum() == pytest.approx(sim.robot.total_mass * 9.81, rel=0.02)
 
@@ -260,6 +263,13 @@ def test_registry_builds_joint_hold_for_any_robot(urdf, frames):
     assert 'root_joint' not in ctrl.joint_names         # never in /joint_states
     assert ctrl.actuated_joint_names == robot.actuated_joint_names
     assert set(ctrl.joint_names) <= set(robot.joint_names)
+
+
+def test_the_go2_params_file_passes_the_params_file_checks():
+    from dodo_sim.ros import graph
+    robot = graph.robot_from_params(GO2_PARAMS, 'go2.urdf')
+    assert robot.controller == 'joint_hold' and len(robot.contact_frames) == 4
+    graph.check_params_file(GO2_PARAMS)
 
 
 def test_registry_refuses_a_robot_without_the_contact_frames():

@@ -71,6 +71,7 @@ def test_boom_bag_replays_through_the_slip_controller_exactly(tmp_path, capsys):
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_hold_params_file_runs_joint_hold_over_ros_and_its_bag_replays_exactly(tmp_path, capsys):
     """
     ``controller: joint_hold`` in a params file: the registry path end to end.
