@@ -4,8 +4,8 @@
 """The controller node's markers of any robot (dodo_sim/ros/controller_markers.py), in process."""
 import numpy as np
 import pinocchio as pin
+from public_robots import robots_dir, solo12, SOLO_FEET, SOLO_STAND_LEGS
 import pytest
-from public_robots import robots_dir, SOLO_FEET, SOLO_STAND_LEGS, solo12
 
 pytestmark = pytest.mark.skipif(robots_dir() is None, reason='example-robot-data not installed')
 
