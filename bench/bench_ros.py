@@ -201,7 +201,7 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
         sim = SimulatorNode(parameter_overrides=[Parameter('stop_after', value=steps * 0.001)])
         executor = make_executor()
         executor.add_node(sim)
-        spin_until(executor, lambda: sim._started, 120.0)
+        spin_until(executor, lambda: sim.exchange.started, 120.0)
         spin_until(executor, lambda: sim.steps >= 1, 120.0)   # the first answer arrived
         first = sim.steps
         profiler = None

@@ -57,6 +57,7 @@ from typing import Sequence
 
 from dodo_sim.ros import contract
 from dodo_sim.ros.recorder_bag import computed_connection, topic_connection
+from dodo_sim.ros.recorder_commands import CommandRouter
 from dodo_sim.ros.recorder_config import LATCHED_TOPICS, RecorderConfig
 from dodo_sim.ros.recorder_snapshots import ParameterSnapshots, SNAPSHOT_POLL_S
 from dodo_sim.ros.recorder_subscriptions import RecordedTopic, TopicSubscriptions
@@ -106,7 +107,8 @@ class Recorder:
             self._tf = TfWriter(self)
             if self._tf.computing:
                 self.take_over_tf()
-        self._applied_gid = b''         # the publisher of the commands the simulator applies
+        # applied or ignored: the consumer's announcement of the publisher it applies decides
+        self._commands = CommandRouter(contract.APPLIED_CONTROLLER in config.topics)
         self._with_snapshots = (config.parameter_snapshots
                                 and contract.PARAMETER_EVENTS in config.topics)
         pub_configurations = None
@@ -141,6 +143,9 @@ class Recorder:
         if self._with_snapshots:
             self._snapshots.discover()
         self._subscriptions.discover(initial)
+        router = self._commands
+        if router.waits and not router.announcer_seen:
+            router.announcer_seen = self.node.count_publishers(contract.APPLIED_CONTROLLER) > 0
 
     # ---- writing -----------------------------------------------------------------------------
     def _write(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
@@ -183,24 +188,35 @@ class Recorder:
 
     def _write_command(self, topic: RecordedTopic, stamp: int, data: bytes, gid: bytes) -> None:
         """
-        Record a stamped command as applied or ignored.
+        Record a stamped command as applied or ignored (:mod:`dodo_sim.ros.recorder_commands`).
 
-        A stamped command: to JOINT_COMMANDS when it comes from the publisher the simulator applies
-        (APPLIED_CONTROLLER; before its announcement, or without a simulator: every one), else to
-        IGNORED_COMMANDS, so a replay checks the applied commands only.
+        To JOINT_COMMANDS when it comes from the publisher the consumer announced
+        (APPLIED_CONTROLLER), else to IGNORED_COMMANDS, so a replay checks the applied commands
+        only; kept until the first announcement decides.
         """
-        applied = self._applied_gid
-        if applied and gid and gid[:len(applied)] != applied[:len(gid)]:
-            if self._ignored is None:
-                self._ignored = RecordedTopic(contract.IGNORED_COMMANDS, topic.type_name)
-                self._ignored.computed = True
-                self.topics[contract.IGNORED_COMMANDS] = self._ignored
-                self.node.get_logger().warning(
-                    f'{contract.JOINT_COMMANDS} from a publisher the simulator does not apply '
-                    f'({gid.hex()}): recorded as {contract.IGNORED_COMMANDS}')
-            self._write(self._ignored, stamp, data)
-            return
-        self._write(topic, stamp, data)
+        applied = self._commands.route(stamp, data, gid)
+        if applied is None:
+            self._write_decided(topic, self._commands.overflow())
+        elif applied:
+            self._write(topic, stamp, data)
+        else:
+            self._write(self._ignored_topic(topic.type_name), stamp, data)
+
+    def _write_decided(self, topic: RecordedTopic | None, decided: list) -> None:
+        """Write commands the router decided: ``[(applied, stamp, data)]``."""
+        topic = topic or self.topics.get(contract.JOINT_COMMANDS)
+        for applied, stamp, data in decided:
+            self._write(topic if applied else self._ignored_topic(topic.type_name), stamp, data)
+
+    def _ignored_topic(self, type_name: str) -> RecordedTopic:
+        if self._ignored is None:
+            self._ignored = RecordedTopic(contract.IGNORED_COMMANDS, type_name)
+            self._ignored.computed = True
+            self.topics[contract.IGNORED_COMMANDS] = self._ignored
+            self.node.get_logger().warning(
+                f'{contract.JOINT_COMMANDS} from a publisher the command consumer does not '
+                f'apply: recorded as {contract.IGNORED_COMMANDS}')
+        return self._ignored
 
     def _on_applied_controller(self, data: bytes) -> None:
         import json
@@ -209,9 +225,11 @@ class Recorder:
         from std_msgs.msg import String
         try:
             announced = json.loads(deserialize_message(data, String).data)
-            self._applied_gid = bytes.fromhex(announced['gid'])
-        except (ValueError, KeyError, TypeError) as exc:
+            gid = bytes.fromhex(announced['gid'])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             self.node.get_logger().error(f'unreadable {contract.APPLIED_CONTROLLER}: {exc}')
+            return
+        self._write_decided(None, self._commands.announce(gid))
 
     def _write_parameter_event(self, log_ns: int, data: bytes) -> bool:
         """Write a parameter snapshot to /parameter_events; False if that is not recorded."""
@@ -332,6 +350,7 @@ class Recorder:
 
     def close(self) -> None:
         if self.writer is not None:
+            self._write_decided(None, self._commands.close())
             self.writer.close()
             self.writer = None
         if self.live is not None:

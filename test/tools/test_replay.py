@@ -33,7 +33,8 @@ def _closed_loop(params_file=None):
     """
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_params_path, default_urdf_path
-    from dodo_sim.rollout import rollout, stamp_ns
+    from dodo_sim.rollout import rollout
+    from dodo_sim.stamps import stamp_ns
     from dodo_sim.ros.params import config_from_file
     from dodo_sim.simulator import SimConfig, Simulator
 
