@@ -20,7 +20,13 @@ What it serves after each wait, in this order (one thread; callbacks run to comp
 1. subscriptions: one message per ready subscription, raw bytes or a message object as the
    subscription was created, ``callback(msg)`` or ``callback(msg, info)`` as rclpy decides
    from the callback's signature;
-2. timers (steady, system or ROS time: rcl computes the wait from them and wakes on /clock jumps);
+2. timers. Steady-clock timers (every timer of the dodo_sim nodes) are scheduled here: the wait
+   ends at the soonest one's next call (``time_until_next_call``), and a due one is called after
+   ``is_timer_ready``. An rcl timer in the wait set costs a blocking wait of this Fast DDS setup
+   ~40 us of CPU more (bench_floor A/B, docs/ros_contract.md "Per-step message work"), about a
+   third of a whole round trip. System- and ROS-time timers stay in the wait set (rcl wakes them
+   on /clock jumps). A timer cancelled, reset or given another period by a callback is seen at
+   once when its due time comes, and otherwise with the low-priority entities below;
 3. the node's guard conditions (``node.create_guard_condition``) and the loop's own wake-up;
 4. low priority: services (the parameter services ``ros2 param`` uses, type description, the
    node's own), clients, waitables (QoS event handlers), tasks (coroutines, done callbacks of
@@ -59,6 +65,7 @@ import threading
 import time
 import weakref
 
+from rclpy.clock_type import ClockType
 from rclpy.exceptions import InvalidHandle, TimerCancelledError
 from rclpy.executors import ExternalShutdownException
 from rclpy.guard_condition import GuardCondition
@@ -116,13 +123,19 @@ class _Subscription:
 
 
 class _Timer:
-    __slots__ = ('timer', 'handle', 'callback', 'info_argument')
+    __slots__ = ('timer', 'handle', 'callback', 'info_argument', 'due_ns')
 
     def __init__(self, timer):
         self.timer, self.handle = timer, timer.handle
         self.callback = None
         self.info_argument = None
+        self.due_ns = None                  # steady timers: monotonic ns of the next call
         self.refresh()
+
+    def schedule(self, now_ns: int) -> None:
+        """Steady timers: read when the next call is due (None: cancelled)."""
+        until = self.handle.time_until_next_call()
+        self.due_ns = None if until is None else now_ns + max(0, until)
 
     def refresh(self):
         self.callback = self.timer.callback
@@ -399,9 +412,15 @@ class LeanLoop:
         self._subs = subs
         self._sub_handles = [s.handle for s in subs]
         self._subs_by_pointer = {s.handle.pointer: s for s in subs}
-        self._timers = timers
-        self._timer_handles = [t.handle for t in timers]
-        self._timers_by_pointer = {t.handle.pointer: t for t in timers}
+        now = time.monotonic_ns()
+        self._steady_timers = [t for t in timers
+                               if t.timer.clock.clock_type == ClockType.STEADY_TIME]
+        for entry in self._steady_timers:
+            entry.schedule(now)
+        self._next_timer_ns = self._soonest()
+        rcl_timers = [t for t in timers if t not in self._steady_timers]
+        self._timer_handles = [t.handle for t in rcl_timers]
+        self._timers_by_pointer = {t.handle.pointer: t for t in rcl_timers}
         self._wake_handle = self._wake_guard.handle
         self._guards_by_pointer = {g.handle.pointer: g for g in guards}
         self._hot_guard_handles = [g.handle for g in guards] + [self._wake_handle]
@@ -430,6 +449,8 @@ class LeanLoop:
             until = deadline
         else:
             until = self._next_cold_ns if deadline is None else min(deadline, self._next_cold_ns)
+        if self._next_timer_ns is not None and (until is None or self._next_timer_ns < until):
+            until = self._next_timer_ns
         wait_set.wait(-1 if until is None else max(0, until - now))
         # the context's handle is held with the entities'; its shutdown wakes the loop's guard
         # (rclpy's own signal handler: its SIGINT guard condition, a low-priority entity)
@@ -455,6 +476,8 @@ class LeanLoop:
                 if result is not None and inspect.iscoroutine(result):
                     self.create_task(_await, result)
         # 2. timers
+        if self._next_timer_ns is not None and time.monotonic_ns() >= self._next_timer_ns:
+            self._call_steady_timers()
         if self._timer_handles:
             ready = wait_set.get_ready_entities('timer')
             for pointer in ready:
@@ -472,6 +495,9 @@ class LeanLoop:
         if cold:
             self._next_cold_ns = now + self._service_period_ns
             self._serve_cold(wait_set)
+            for entry in self._steady_timers:       # cancelled, reset or re-timed meanwhile
+                entry.schedule(now)
+            self._next_timer_ns = self._soonest()
         if self._tasks:
             self._run_tasks()
         return now
@@ -485,6 +511,18 @@ class LeanLoop:
                     alive.update(id(e) for e in group)
             self._alive = alive
         return id(entity) in self._alive
+
+    def _soonest(self):
+        return min((t.due_ns for t in self._steady_timers if t.due_ns is not None),
+                   default=None)
+
+    def _call_steady_timers(self) -> None:
+        now = time.monotonic_ns()
+        for entry in self._steady_timers:
+            if entry.due_ns is not None and entry.due_ns <= now:
+                self._call_timer(entry)
+                entry.schedule(time.monotonic_ns())
+        self._next_timer_ns = self._soonest()
 
     def _call_timer(self, entry: _Timer) -> None:
         if self._dirty and not self._still_there(entry.timer):
