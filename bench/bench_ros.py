@@ -23,6 +23,8 @@ Prints (all measured now, on this machine, in interleaved rounds; the best of ea
   1 / (1/floor + 1/core loop) (lockstep is strictly sequential: state -> command -> step, so
   no implementation can beat it; goal >= 0.8, issue 29);
 * real-time factor of lockstep (simulated s per wall s);
+* with ``--lean-graph`` the same graph with both nodes, unchanged, spun by the lean loop
+  (``dodo_sim/ros/lean_loop.py``) instead of the EventsExecutor;
 * realtime mode at 1 kHz for ``--minutes``, simulator and controller in their own processes
   beside a one-core CPU hog (a busy loop; ``--no-hog`` without): the simulator's ``dodo
   exchange:`` summary (applied command age p50/p99/max — goal p99 <= 3 ms —, round trip, stale
@@ -30,8 +32,8 @@ Prints (all measured now, on this machine, in interleaved rounds; the best of ea
   diverged, and the simulator's resident memory over the run (goal: flat).
 
 * the path users run: ``dodo hop`` (simulator, controller and recorder processes, bag written),
-  in every round, and ``dodo walk`` once, each for two durations (``--hop-durations``, 2 and
-  12 s: on a loaded machine start-up varies by seconds); the
+  in every round (the median round reported), and ``dodo walk`` once, each for two durations
+  (``--hop-durations``, 2 and 12 s: on a loaded machine start-up varies by seconds); the
   difference of the two runs removes start-up: marginal wall s and CPU s (all processes of the
   run) per simulated step, the real-time factor from them, and for ``dodo hop`` the ratio of its
   lockstep rate to the floor with a third reader plus compute, 1 / (1/floor + 1/core loop)
@@ -68,6 +70,16 @@ PROFILED_CONTROLLER = textwrap.dedent("""
         profiler.runcall(main, sys.argv)
     finally:
         profiler.dump_stats(out)
+""")
+
+#: The controller node spun by the lean loop in place of the runtime's executor (the node as is).
+LEAN_CONTROLLER = textwrap.dedent("""
+    import sys
+    from dodo_sim.ros import runtime
+    from dodo_sim.ros.lean_loop import LeanLoop
+    runtime.make_executor = LeanLoop
+    from dodo_sim.ros.controller_node import main
+    sys.exit(main(sys.argv))
 """)
 
 PARAMS = """
@@ -109,18 +121,24 @@ def core_rate(params: Path, steps: int) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
+def graph_run(params: Path, env, steps: int, profile: Path | None = None,
+              lean: bool = False) -> tuple:
     """
     Lockstep: simulator node here, controller node in a second process.
 
-    Returns (steps per second, simulator CPU s per step, controller CPU s per step).
+    ``lean``: both nodes, unchanged, spun by dodo_sim.ros.lean_loop.LeanLoop instead of the
+    runtime's executor. Returns (steps per second, simulator CPU s per step, controller CPU s
+    per step).
     """
+    from dodo_sim.ros.lean_loop import LeanLoop
     from dodo_sim.ros.runtime import make_executor
     from dodo_sim.ros.simulator_node import SimulatorNode
     import rclpy
     from rclpy.parameter import Parameter
 
     command = ['-m', 'dodo_sim.ros.controller_node']
+    if lean:
+        command = ['-c', LEAN_CONTROLLER]
     if profile is not None:
         command = ['-c', PROFILED_CONTROLLER, str(profile / 'controller_lockstep.prof')]
     controller = subprocess.Popen(
@@ -129,7 +147,7 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
     try:
         rclpy.init(args=['--ros-args', '--params-file', str(params)])
         sim = SimulatorNode(parameter_overrides=[Parameter('stop_after', value=steps * 0.001)])
-        executor = make_executor()
+        executor = LeanLoop() if lean else make_executor()
         executor.add_node(sim)
         spin_until(executor, lambda: sim._started, 120.0)
         spin_until(executor, lambda: sim.steps >= 1, 120.0)   # the first answer arrived
@@ -141,7 +159,7 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
             profiler.enable()
         t0 = time.perf_counter()
         cpu0, ctrl_cpu0 = time.process_time(), process_cpu_s(controller.pid)
-        spin_until(executor, sim.done.done, 600.0)
+        executor.spin_until_future_complete(sim.done, 600.0)   # as runtime.run_node spins
         rate = (sim.steps - first) / (time.perf_counter() - t0)
         done = sim.steps - first
         cpu = ((time.process_time() - cpu0) / done, (process_cpu_s(controller.pid) - ctrl_cpu0)
@@ -288,6 +306,8 @@ def main(argv=None) -> int:
                         metavar=('SHORT', 'LONG'),
                         help='simulated s of the two dodo hop / dodo walk runs (0 0: skip)')
     parser.add_argument('--no-walk', action='store_true', help='skip the dodo walk runs')
+    parser.add_argument('--lean-graph', action='store_true',
+                        help='also the lockstep graph with both nodes spun by the lean loop')
     parser.add_argument('--profile', type=Path, default=None,
                         help='write a cProfile of the simulator node (last lockstep round) here')
     args = parser.parse_args(argv)
@@ -308,7 +328,7 @@ def main(argv=None) -> int:
 
         # interleaved rounds, best of each: a shared machine only ever slows a measurement down
         floors = {(v, s): [] for v in args.floor_variants for s in SHAPES}
-        cores, locks, cpus, hops = [], [], [], []
+        cores, locks, cpus, hops, leans = [], [], [], [], []
         for round_ in range(args.rounds):
             for key, m in floor_round(args.floor_variants, args.steps, env).items():
                 floors[key].append(m)
@@ -317,6 +337,9 @@ def main(argv=None) -> int:
             rate, sim_cpu, ctrl_cpu = graph_run(lockstep_params, env, args.steps, profile)
             locks.append((rate, os.getloadavg()[0]))
             cpus.append((sim_cpu, ctrl_cpu))
+            if args.lean_graph:
+                leans.append(graph_run(lockstep_params, env, args.steps, lean=True)
+                             + (os.getloadavg()[0],))
             if hop:
                 hops.append(dodo_marginal('hop', tuple(args.hop_durations), env))
         print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} (1 min), python '
@@ -341,15 +364,24 @@ def main(argv=None) -> int:
         print(f'ratio lockstep / (floor + compute)                 : {lock / bound:8.2f}  '
               f'(goal >= 0.8)')
         print(f'real-time factor (lockstep, 1 kHz control)         : {lock * 1e-3:8.2f}')
+        if leans:
+            lean = max(leans)
+            print(f'lockstep graph, both nodes spun by LeanLoop        : {lean[0]:8.0f} steps/s  '
+                  f'(l {lean[3]:.1f}); ratio to the floor {lean[0] / floor:.2f}, to floor + '
+                  f'compute {lean[0] / bound:.2f}; CPU per step: simulator process '
+                  f'{min(x[1] for x in leans) * 1e6:.0f} us, controller process '
+                  f'{min(x[2] for x in leans) * 1e6:.0f} us; rounds: '
+                  + ' '.join(f'{x[0]:.0f}' for x in leans))
         sim_cpu, ctrl_cpu = min(c[0] for c in cpus), min(c[1] for c in cpus)
         print(f'CPU per lockstep step (least of the rounds)        : simulator process '
               f'{sim_cpu * 1e6:.0f} us, controller process {ctrl_cpu * 1e6:.0f} us')
         if hop:
             reader_bound = 1.0 / (1.0 / floor_reader + 1.0 / core)
             # a run's start-up varies by seconds on a loaded machine: a pair whose long run was
-            # not the longer one measured nothing (reported, never picked)
-            valid = [h for h in hops if h['wall'] > 0]
-            fastest = min(valid, key=lambda h: h['wall']) if valid else None
+            # not the longer one measured nothing (reported, never picked); the difference of two
+            # noisy runs errs both ways, so the median pair, not the fastest
+            valid = sorted((h for h in hops if h['wall'] > 0), key=lambda h: h['wall'])
+            fastest = valid[(len(valid) - 1) // 2] if valid else None
             print(f'floor with a third reader + compute: 1 / (1/{floor_reader:.0f} + '
                   f'1/{core:.0f}) = {reader_bound:.0f} /s')
             print('dodo hop rounds, steps/s: ' + ' '.join(
