@@ -112,7 +112,10 @@ def _node(variant: str, name: str):
         for i in range(40):
             node.declare_parameter(f'p{i}', float(i), ParameterDescriptor(
                 floating_point_range=[FloatingPointRange(from_value=0.0, to_value=100.0)]))
-        node.create_timer(0.2, lambda: None)                  # /diagnostics-like
+        from rclpy.clock import Clock, ClockType
+        # /diagnostics-like; steady, as every timer of the dodo_sim nodes (a ROS-time timer
+        # stays in the loop's wait set: dodo_sim/ros/lean_loop.py)
+        node.create_timer(0.2, lambda: None, clock=Clock(clock_type=ClockType.STEADY_TIME))
         node.create_service(Trigger, name + '/reset', lambda req, res: res)
     return node
 
@@ -200,9 +203,7 @@ class Side:
         if self.variant in ('waitset', 'waitset_be'):
             self._wait_set_loop(lambda: False, None)
         else:
-            spinner = self._spinner_for()
-            while True:
-                spinner.spin_once(timeout_sec=1.0)
+            self._spinner_for().spin()
 
     def _spinner_for(self):
         if self._spinner is None:

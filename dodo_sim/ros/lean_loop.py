@@ -49,20 +49,23 @@ its timeout, when :meth:`shutdown` was called (a guard condition wakes the wait)
 context is shut down (``ExternalShutdownException``, as the executors). SIGINT/SIGTERM are
 handled by the runtime's own Python handlers (``runtime.init_ros``: they complete the 'stop'
 future); a Python handler runs only when the main thread returns from the C wait, so while it
-spins in the main thread the loop registers ``signal.set_wakeup_fd`` and a small thread turns
-each signal byte into a trigger of the wake-up guard condition: the handler runs at once, not
-at the next timeout. (When another owner has set a wake-up fd the loop leaves it alone and
-signals are seen at the caller's timeout.)
+spins in the main thread the loop registers ``signal.set_wakeup_fd`` (from its first spin until
+:meth:`LeanLoop.shutdown`) and a small thread turns each signal byte into a trigger of the
+wake-up guard condition: the handler runs at once, not at the next timeout. (When another owner
+has set a wake-up fd the loop leaves it alone and signals are seen at the caller's timeout.)
 
 rclpy APIs used (rclpy 9.1, Kilted), as rclpy's executors and ``rclpy.wait_for_message`` use them:
 ``rclpy.impl.implementation_singleton.rclpy_implementation.WaitSet`` (``clear_entities``,
 ``add_subscription/timer/guard_condition/service/client``, ``wait``, ``get_ready_entities``),
 the entities' ``handle`` (``take_message``, ``call_timer``/``call_timer_with_info``,
-``is_timer_ready``, ``service_take_request``, ``take_response``) entered as context managers
-while they are in the wait set, ``Service.send_response``, ``Client.get_pending_request``,
-the public ``Waitable`` protocol, ``GuardCondition``, ``rclpy.signals.
-SignalHandlerGuardCondition``, ``Context.on_shutdown`` and ``rclpy.task.Task``. Callback groups
-are not consulted: one thread runs every callback, which satisfies any group.
+``is_timer_ready``, ``time_until_next_call``, ``service_take_request``, ``take_response``)
+entered as context managers while they are in the wait set, ``Service.send_response``,
+``Client.get_pending_request``, the public ``Waitable`` protocol, ``GuardCondition``,
+``rclpy.signals.SignalHandlerGuardCondition``, ``Context.on_shutdown`` and ``rclpy.task.Task``.
+Callback groups are not consulted: one thread runs every callback, which satisfies any group.
+``WaitSet`` and the handles are rclpy's implementation layer, not its documented API; they are
+what rclpy's own executors are built on, and ``test/ros/test_lean_loop.py`` fails loudly if an
+rclpy release changes them.
 """
 from __future__ import annotations
 
@@ -347,7 +350,7 @@ class LeanLoop:
         if self._is_shutdown:
             return
         deadline = None if timeout_ns < 0 else time.monotonic_ns() + timeout_ns
-        signals = self._register_signals()
+        self._register_signals()
         self._spinning = True
         try:
             while True:
@@ -359,14 +362,13 @@ class LeanLoop:
                     return
         finally:
             self._spinning = False
-            if signals and self._signal_wake is not None:
-                self._signal_wake.unregister()
             if self._is_shutdown:
                 self._close()
             elif self._dirty:
                 self._release()
 
     def _register_signals(self) -> bool:
+        """Route signals to the wake-up guard (kept until shutdown: spin_once stays cheap)."""
         if self._signal_wake is None:
             if threading.current_thread() is not threading.main_thread():
                 return False
