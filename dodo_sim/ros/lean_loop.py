@@ -63,6 +63,8 @@ entered as context managers while they are in the wait set, ``Service.send_respo
 ``Client.get_pending_request``, the public ``Waitable`` protocol, ``GuardCondition``,
 ``rclpy.signals.SignalHandlerGuardCondition``, ``Context.on_shutdown`` and ``rclpy.task.Task``.
 Callback groups are not consulted: one thread runs every callback, which satisfies any group.
+One module at this length: which entities are in the wait set, how long their handles are held
+and the order they are served in are one piece of state (the executor's job, done once).
 ``WaitSet`` and the handles are rclpy's implementation layer, not its documented API; they are
 what rclpy's own executors are built on, and ``test/ros/test_lean_loop.py`` fails loudly if an
 rclpy release changes them.
