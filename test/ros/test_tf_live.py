@@ -54,8 +54,9 @@ def test_ros2_topic_echo_receives_tf_from_a_plain_dodo_hop(tmp_path):
         hop = procs.start([sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--duration', '2',
                            '--bag', str(tmp_path / 'bag'), '--no-plots', '--wall-timeout',
                            '150'], env)
-        outputs = [echo.communicate(timeout=170) for echo in echoes]
         assert hop.wait(timeout=170) == 0, procs.output(hop)
+        # the run is over: what the echoes were to receive was published
+        outputs = [echo.communicate(timeout=20) for echo in echoes]
     finally:
         for echo in echoes:
             if echo.poll() is None:
