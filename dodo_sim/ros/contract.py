@@ -35,8 +35,7 @@ odom                             nav_msgs/Odometry                     simulator
                                                                        (ros2_control convention)
 /robot_description               std_msgs/String (transient local)     robot_state_publisher or sim
 /tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or
-the
-                                                                       plain-machine tf publisher
+                                                                       the recorder (plain machine)
 /diagnostics                     diagnostic_msgs/DiagnosticArray       hardware driver
 /estop                           std_msgs/Bool                         anyone: true latches the
                                                                        driver's e-stop
