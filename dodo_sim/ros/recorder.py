@@ -60,7 +60,7 @@ from dodo_sim.ros.recorder_bag import computed_connection, topic_connection
 from dodo_sim.ros.recorder_commands import CommandRouter
 from dodo_sim.ros.recorder_config import LATCHED_TOPICS, RecorderConfig
 from dodo_sim.ros.recorder_snapshots import ParameterSnapshots, SNAPSHOT_POLL_S
-from dodo_sim.ros.recorder_subscriptions import RecordedTopic, TopicSubscriptions
+from dodo_sim.ros.recorder_subscriptions import message_class, RecordedTopic, TopicSubscriptions
 from dodo_sim.ros.recorder_tf import TfWriter
 from dodo_sim.tools.bag import make_typestore
 from dodo_sim.tools.bag_writer import flush_chunk
@@ -100,6 +100,7 @@ class Recorder:
         self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
+        self._tf_publishers: dict = {}      # the computed /tf and /tf_static, published live
         self._tf = None
         if (config.tf != 'record' and contract.JOINT_STATES in config.topics
                 and contract.ROBOT_DESCRIPTION in config.topics
@@ -241,7 +242,14 @@ class Recorder:
 
     # ---- what the recorder writes itself ------------------------------------------------------
     def take_over_tf(self) -> None:
-        """/tf and /tf_static are computed here: drop any subscription to them."""
+        """
+        /tf and /tf_static are computed here: drop any subscription to them, publish them live.
+
+        Published as robot_state_publisher would (tf2_ros's QoS: ``contract.tf_qos``, and
+        ``latched_qos`` for /tf_static), so RViz or Foxglove attached over DDS see the robot;
+        without the tf2_msgs Python package (python -m dodo_sim.tools.build_interfaces) they go
+        to the bag and the live view only.
+        """
         for name in (contract.TF, contract.TF_STATIC):
             topic = self.topics.get(name)
             if topic is not None and topic.subscription is not None:
@@ -250,9 +258,27 @@ class Recorder:
                 topic = RecordedTopic(name, TfWriter.TYPE)
                 topic.computed = True
                 self.topics[name] = topic
+        if self._tf_publishers:
+            return
+        try:
+            cls = message_class(TfWriter.TYPE)
+        except ValueError:
+            self.node.get_logger().warning(
+                f'no tf2_msgs Python package: the computed {contract.TF} and '
+                f'{contract.TF_STATIC} go to the bag only, not to DDS (python -m '
+                f'dodo_sim.tools.build_interfaces; docs/interfaces.md)')
+            return
+        self._tf_publishers = {
+            contract.TF: self.node.create_publisher(cls, contract.TF, contract.tf_qos()),
+            contract.TF_STATIC: self.node.create_publisher(cls, contract.TF_STATIC,
+                                                           contract.latched_qos())}
 
     def write_computed(self, name: str, type_name: str, log_ns: int, data: bytes) -> None:
-        """Write a message the recorder made (QoS as robot_state_publisher offers it)."""
+        """
+        Write a message the recorder made (QoS as robot_state_publisher offers it).
+
+        It goes to the bag, the live view and, for /tf and /tf_static, DDS.
+        """
         topic = self.topics.get(name)
         if topic is None or not topic.computed:
             topic = RecordedTopic(name, type_name)
@@ -266,6 +292,9 @@ class Recorder:
         self.total += 1
         if self.live is not None:
             self._to_live(name, type_name, int(log_ns), data)
+        publisher = self._tf_publishers.get(name)
+        if publisher is not None:
+            publisher.publish(bytes(data))
 
     def _live_topics(self) -> list:
         """Return (resolved topic, type, msgdef) of every recorded contract topic (live view)."""
