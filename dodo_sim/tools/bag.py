@@ -211,16 +211,33 @@ def _connections(reader, topics: Iterable[str] | None) -> list:
     return [c for c in reader.connections if keys[c.topic] in wanted]
 
 
-def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
-             ) -> dict[str, TopicData]:
-    """Read (all or the given) topics into :class:`TopicData`, one per topic."""
+def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None,
+             max_messages: int | None = None) -> dict[str, TopicData]:
+    """
+    Read (all or the given) topics into :class:`TopicData`, one per topic.
+
+    ``max_messages``: keep only the first that many messages of each topic (the others are not
+    deserialized; reading stops once every topic has them), so the memory is bounded whatever
+    the bag holds.
+    """
     times: dict[str, list[int]] = {}
     msgs: dict[str, list] = {}
     types: dict[str, str] = {}
-    for topic, msgtype, timestamp, msg in iter_messages(bag_dir, topics):
-        times.setdefault(topic, []).append(timestamp)
-        msgs.setdefault(topic, []).append(msg)
-        types[topic] = msgtype
+    with open_reader(bag_dir) as reader:
+        keys = _topic_keys(reader)
+        connections = _connections(reader, topics)
+        left = {keys[c.topic] for c in connections}
+        for conn, timestamp, raw in reader.messages(connections=connections):
+            topic = keys[conn.topic]
+            kept = msgs.setdefault(topic, [])
+            if max_messages is not None and len(kept) >= max_messages:
+                left.discard(topic)
+                if not left:
+                    break
+                continue
+            times.setdefault(topic, []).append(timestamp)
+            kept.append(reader.deserialize(raw, conn.msgtype))
+            types[topic] = conn.msgtype
     return {topic: TopicData(topic, types[topic], np.asarray(times[topic], dtype=np.int64),
                              msgs[topic]) for topic in msgs}
 
