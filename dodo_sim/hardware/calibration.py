@@ -42,10 +42,8 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     if not path.is_file():
         raise ValueError(f"calibration file not found: {path} (run the driver's ~/calibrate "
                          f'service with the robot in the calibration pose)')
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ValueError(f'calibration file {path} is not valid YAML: {exc}') from exc
+    from dodo_sim.safe_yaml import read_yaml_file
+    data = read_yaml_file(path, f'calibration file {path}')   # YamlInputError is a ValueError
     if not isinstance(data, dict) or data.get('format') != CALIBRATION_FORMAT:
         raise ValueError(f'calibration file {path}: expected format: {CALIBRATION_FORMAT}')
     try:

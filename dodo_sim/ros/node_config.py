@@ -118,7 +118,8 @@ class ControllerNodeConfig:
             published (its ``config_revision`` tells a replay where the change took effect);
             scheduled on the state stamps, never on wall time. Default 0.01 s (100 Hz: enough
             for plots and viewers; the 1 kHz commands are on /joint_commands).
-        cog_path_points: number of CoG samples kept for the CoG path marker.
+        cog_path_points: number of CoG samples kept for the CoG path marker (one marker holds
+            them all: at most 100000).
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
         wait_report_after: wall-clock s without a command after which the controller logs what
             it is waiting for (robot model, subscribers, joints, a contact stamp), then again
@@ -139,7 +140,7 @@ class ControllerNodeConfig:
     contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
     marker_period: float = bounded(0.02, low=0.0, unit='s')
     state_period: float = bounded(0.01, low=0.0, unit='s')
-    cog_path_points: int = bounded(500, low=1, unit='points')
+    cog_path_points: int = bounded(500, low=1, high=100_000, unit='points')
     warn_period: float = bounded(1.0, low=0.0, unit='s')
     wait_report_after: float = bounded(1.0, low=0.0, unit='s')
     diagnostics_period: float = bounded(1.0, low=0.0, unit='s')

@@ -161,12 +161,12 @@ def recorded_metadata(bag: Path) -> tuple[dict, int | None] | None:
 
     None when there is none or it cannot be read.
     """
-    import yaml
-    try:
-        info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    from dodo_sim.safe_yaml import read_yaml_file
+    try:   # the bag's file: read at a bounded cost (dodo_sim.safe_yaml)
+        info = read_yaml_file(bag / 'metadata.yaml')['rosbag2_bagfile_information']
         counts = {t['topic_metadata']['name']: int(t['message_count'])
                   for t in info['topics_with_message_count']}
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError):
+    except (OSError, KeyError, TypeError, ValueError):
         return None
     try:
         end = int(info['starting_time']['nanoseconds_since_epoch']) + int(
