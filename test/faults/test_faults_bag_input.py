@@ -175,3 +175,42 @@ def test_xacro_arguments_are_plain_literals(urdf_path, value):
 def test_xacro_arguments_that_are_numbers_still_work(urdf_path):
     assert 'mass value="8' in robot_description_xml(urdf_path, {'body_mass': 8.0})
     assert robot_description_xml(urdf_path, {'body_mass': '1e-1', 'hip_lower': -1.5})
+
+
+def _claim_a_giant_chunk(bag: Path, size: int = 10**12) -> None:
+    """Make the bag's chunk index (and the chunk) declare ``size`` bytes once decompressed."""
+    import struct
+    mcap = next(bag.glob('*.mcap'))
+    data = bytearray(mcap.read_bytes())
+    footer = len(data) - 8 - 29                       # opcode, length, 2 offsets, CRC; magic
+    assert data[footer] == 0x02
+    summary = struct.unpack_from('<Q', data, footer + 9)[0]
+    struct.pack_into('<I', data, footer + 25, 0)      # summary CRC: none
+    pos = summary
+    while data[pos] != 0x0E:                          # up to the summary offsets
+        length = struct.unpack_from('<Q', data, pos + 1)[0]
+        if data[pos] == 0x08:                         # chunk index: uncompressed size last
+            struct.pack_into('<Q', data, pos + 9 + length - 8, size)
+            chunk = struct.unpack_from('<Q', data, pos + 9 + 16)[0]
+            struct.pack_into('<Q', data, chunk + 25, size)
+        pos += 9 + length
+    mcap.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize('command', ['bag info', 'plot', 'replay --through-controller'])
+def test_a_giant_chunk_is_one_line_before_anything_is_decompressed(tmp_path, capsys, urdf_xml,
+                                                                    command):
+    bag = _shared_bag(tmp_path, urdf_xml)
+    _claim_a_giant_chunk(bag)
+    if command == 'bag info':
+        from dodo_sim.tools.bag_tool import main
+        code, program = main(['info', str(bag)]), 'dodo bag'
+    elif command == 'plot':
+        from dodo_sim.tools.plot import main
+        code, program = main([str(bag), '--out', str(tmp_path / 'p'), '--no-animation']), \
+            'dodo plot'
+    else:
+        from dodo_sim.tools.replay import main
+        code, program = main([str(bag), '--through-controller']), 'dodo replay'
+    assert code == 2
+    assert 'a chunk declares 1000000000000 bytes' in _one_error_line(capsys, program)
