@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 from dodo_sim.physics.robot import ModelError, robot_description_xml
 import numpy as np
+from process_support import deadline
 import pytest
 
 MARKER = 'PWNED'
@@ -198,8 +199,8 @@ def _claim_a_giant_chunk(bag: Path, size: int = 10**12) -> None:
 
 
 @pytest.mark.parametrize('command', ['bag info', 'plot', 'replay --through-controller'])
-def test_a_giant_chunk_is_one_line_before_anything_is_decompressed(tmp_path, capsys, urdf_xml,
-                                                                    command):
+def test_a_giant_chunk_is_one_line_before_anything_is_decompressed(
+        tmp_path, capsys, urdf_xml, command):
     bag = _shared_bag(tmp_path, urdf_xml)
     _claim_a_giant_chunk(bag)
     if command == 'bag info':
@@ -214,3 +215,30 @@ def test_a_giant_chunk_is_one_line_before_anything_is_decompressed(tmp_path, cap
         code, program = main([str(bag), '--through-controller']), 'dodo replay'
     assert code == 2
     assert 'a chunk declares 1000000000000 bytes' in _one_error_line(capsys, program)
+
+
+def test_merging_a_driver_log_holding_a_decompression_bomb_is_one_line(
+        tmp_path, capsys, urdf_xml, monkeypatch):
+    # a one-topic log as the driver writes it, whose chunk is a zstd frame of 300 MB of zeros
+    # declaring the few hundred bytes the chunk really held
+    import zstandard
+    from bags_support import zstd_zeros_frame
+    from mcap.writer import CompressionType, Writer
+    bag = _shared_bag(tmp_path, urdf_xml)
+    log = tmp_path / 'run.driver.mcap'
+    bomb = zstd_zeros_frame(300 * 2**20)
+    monkeypatch.setattr(zstandard, 'compress', lambda data, *args: bomb)
+    with log.open('wb') as fh:
+        writer = Writer(fh, compression=CompressionType.ZSTD, enable_crcs=False)
+        writer.start(profile='ros2')
+        schema = writer.register_schema('sensor_msgs/msg/JointState', 'ros2msg', b'')
+        channel = writer.register_channel('/joint_states', 'cdr', schema)
+        writer.add_message(channel, 1, b'\x00\x01\x00\x00' + bytes(60), 1)
+        writer.finish()
+    monkeypatch.undo()
+    from dodo_sim.tools.bag_tool import main
+    with deadline(30):
+        code = main(['merge-driver-log', str(bag), '--log', str(log)])
+    assert code == 2
+    assert 'a zstd chunk holds 314572800 bytes but declares' in _one_error_line(
+        capsys, 'dodo bag merge-driver-log')

@@ -10,7 +10,6 @@ whose watchdog or temperature limit can never trip, a torque clamp no actuator c
 NaN temperature in the hardware emulator. In process; a check that would hang is cut by an
 alarm so the test fails instead.
 """
-import contextlib
 from pathlib import Path
 import signal
 import struct
@@ -18,26 +17,13 @@ import tracemalloc
 
 from dodo_sim.hardware.config import DriverConfig
 from dodo_sim.tools import hop_runner
+from process_support import deadline
 import pytest
 
 #: nine levels of nine aliases in one flow value: 9^9 = 387 million strings in 400 bytes
 ALIAS_BOMB = '[&a [' + ', '.join(['x'] * 9) + ']' + ''.join(
     f', &{name} [' + ', '.join([f'*{prev}'] * 9) + ']'
     for prev, name in zip('abcdefgh', 'bcdefghi')) + ']'
-
-
-@contextlib.contextmanager
-def deadline(seconds: int):
-    """Fail (TimeoutError) a call that takes longer than ``seconds``."""
-    def expired(*_):
-        raise TimeoutError(f'still running after {seconds} s')
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _hop(tmp_path, capfd, args) -> str:
@@ -235,13 +221,8 @@ def zstd_bomb_bag(directory: Path, zeros: int, declared: int) -> Path:
     The chunk is a zstd frame of ``zeros`` zero bytes (a few kB) that declares ``declared``
     bytes.
     """
-    import zstandard
-    compressor = zstandard.ZstdCompressor(level=3).compressobj(size=zeros)
-    block, parts, left = bytes(1 << 20), [], zeros
-    while left:
-        parts.append(compressor.compress(block[:min(left, len(block))]))
-        left -= min(left, len(block))
-    data = b''.join(parts) + compressor.flush()
+    from bags_support import zstd_zeros_frame
+    data = zstd_zeros_frame(zeros)
     chunk = (struct.pack('<QQQI', 0, 0, declared, 0) + _string('zstd')
              + struct.pack('<Q', len(data)) + data)
     directory.mkdir()
