@@ -28,7 +28,9 @@ class SimulatorNodeConfig:
     Fields:
         robot_description: the robot: URDF XML, or a .urdf / .xacro path (absolute, relative
             to the working directory, or package://dodo_sim/urdf/...); empty: the package's
-            urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model.
+            urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model. A
+            path is your own file (a xacro runs as a program); what is received on
+            /robot_description is taken as XML only (docs/robots.md).
         publish_robot_description: publish the URDF on /robot_description (transient local);
             false when robot_state_publisher publishes it.
         min_subscribers: before the first step, wait until /clock, /joint_states and each
@@ -102,7 +104,8 @@ class ControllerNodeConfig:
         controller: the controller the node hosts, a name of ``dodo_control.registry``
             ('slip_hopper': the SLIP hopping controller, 'kneed_walker': the Kneed Walker); its
             config dataclass's fields are the node's other parameters.
-        robot_description: URDF XML; empty: take it from the /robot_description topic.
+        robot_description: URDF XML; empty: take it from the /robot_description topic (XML
+            only there, never a path or a xacro to run: docs/robots.md).
         min_subscribers: hold the first command until /joint_commands has this many matched
             subscriptions (the simulator or driver, plus a recorder), so none misses it.
         startup_timeout: wall-clock s to wait for those matches; then send anyway (warning).
