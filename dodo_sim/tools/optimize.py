@@ -146,9 +146,8 @@ def main(argv=None) -> int:
     except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
         return EXIT_USAGE
-    except StorageFailed as exc:           # a worker process said why in one line
-        if str(exc):
-            print(f'dodo optimize: {exc}', file=sys.stderr)
+    except StorageFailed as exc:           # the storage failed under a worker process
+        print(f'dodo optimize: {exc}', file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt as exc:        # SIGINT, or SIGTERM as Terminated
         code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED

@@ -290,7 +290,9 @@ def _wait_for_baseline(opt, study: Study, liveness: Liveness) -> None:
         time.sleep(0.05)       # polling the storage (it has no notification)
 
 
-def _worker_process(study_path, storage_url, trials, liveness, local_index):  # pragma: no cover
+def _worker_process(study_path, storage_url, trials, liveness, local_index,
+                    failures):  # pragma: no cover
+    """Run a worker in its process; a failing storage goes to ``failures`` (a queue), one line."""
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
         run_worker(study_path, storage_url, trials, liveness, local_index=local_index)
@@ -300,7 +302,7 @@ def _worker_process(study_path, storage_url, trials, liveness, local_index):  # 
         failure = storage_failure(exc, storage_url)
         if failure is None:
             raise
-        print(f'dodo optimize: {failure}', file=sys.stderr, flush=True)
+        failures.put(str(failure))       # the main process says it once
         sys.exit(EXIT_STORAGE_FAILED)
 
 
@@ -410,8 +412,9 @@ def _run_workers(opt, study, storage_url, workers, trials, liveness, bar) -> Non
                    on_trial=bar.update if bar else None)
         return
     ctx = multiprocessing.get_context('spawn')
+    failures = ctx.SimpleQueue()
     procs = [ctx.Process(target=_worker_process, name=f'dodo-optimize-{i}',
-                         args=(str(study.path), storage_url, trials, liveness, i))
+                         args=(str(study.path), storage_url, trials, liveness, i, failures))
              for i in range(workers)]
     for proc in procs:
         proc.start()
@@ -436,7 +439,7 @@ def _run_workers(opt, study, storage_url, workers, trials, liveness, bar) -> Non
         raise
     bad = [p for p in procs if p.exitcode != 0]
     if bad and all(p.exitcode == EXIT_STORAGE_FAILED for p in bad):
-        raise StorageFailed('')          # each worker said why in its one line
+        raise StorageFailed(failures.get())     # the first worker's line; the others say the same
     if bad:
         raise RuntimeError('worker(s) ' + ', '.join(f'{p.name} (exit {p.exitcode})'
                                                     for p in bad) + ' failed')

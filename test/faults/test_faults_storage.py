@@ -215,7 +215,8 @@ def test_postgresql_stopping_mid_study_is_one_line_naming_the_storage(tmp_path):
             [str(TEST_DIR), os.environ.get('PYTHONPATH', '')])}
         proc = subprocess.Popen([sys.executable, '-m', 'dodo_sim.tools.cli', 'optimize',
                                  str(study), '--storage', url, '--out', str(tmp_path / 'out'),
-                                 '--no-progress', '--heartbeat-s', '1'], env=env,
+                                 '--no-progress', '--heartbeat-s', '1', '--workers', '2'],
+                                env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
