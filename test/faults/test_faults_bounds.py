@@ -293,10 +293,12 @@ def test_bag_info_memory_does_not_grow_with_the_bag(tmp_path, capsys):
 
 def test_workers_beyond_a_few_per_core_are_refused_unless_asked(tmp_path, capsys, monkeypatch):
     from dodo_sim.tools import optimize
-    monkeypatch.setattr(optimize, 'usable_cores', lambda: 2)
+    monkeypatch.setattr(optimize, 'usable_cores', lambda: 2, raising=False)
     study = tmp_path / 'study.yaml'
     study.write_text(STUDY)
-    assert optimize.main([str(study), '--workers', '1000', '--out', str(tmp_path / 'o')]) == 2
+    # --report-only: were the check missing, nothing would start 1000 processes here either
+    assert optimize.main([str(study), '--workers', '1000', '--report-only', '--out',
+                          str(tmp_path / 'o')]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and '--workers 1000 is more than 4 per core' in err[0], err
     assert '--oversubscribe' in err[0]
