@@ -29,6 +29,7 @@ ROSDEP_KEY = {
     'geometry_msgs': 'geometry_msgs',
     'launch': 'launch',
     'launch_ros': 'launch_ros',
+    'lz4': 'mcap-ros2-support',          # a dependency of mcap (bounded chunk decompression)
     'matplotlib': 'python3-matplotlib',
     'mcap': 'mcap-ros2-support',
     'nav_msgs': 'nav_msgs',
@@ -50,6 +51,7 @@ ROSDEP_KEY = {
     'visualization_msgs': 'visualization_msgs',
     'xacro': 'xacro',
     'yaml': 'python3-yaml',
+    'zstandard': 'mcap-ros2-support',    # a dependency of mcap (bounded chunk decompression)
 }
 # a fallback whose primary is a declared key: the ffmpeg binary on PATH (key ffmpeg)
 FALLBACK_OF = {'imageio_ffmpeg': 'ffmpeg'}
