@@ -33,6 +33,26 @@ MOTOR_PARAMETERS = ('motor_gear_ratio', 'motor_rotor_inertia_kgm2', 'motor_suppl
                     'motor_back_emf_constant_v_s_per_rad', 'motor_peak_torque_nm')
 MODES = ('lockstep', 'realtime')
 
+_MODEL = 'the robot model is built from it at start; a new model is a new run'
+_CLOCK = ('the exchange runs on it from the first state (stamps, bags and replay rely on one '
+          'control period and mode for a run)')
+_METHOD = 'the numerical method is fixed for a run; compare methods in separate runs'
+_INERTIA = ("it is part of the mass matrix (the motors' reflected inertia): changing it while "
+            "running would change the robot's momentum")
+#: SimConfig fields fixed for a run, with the reason ``ros2 param describe`` shows; every other
+#: field is in :data:`RUNTIME_FIELDS` (docs/simulation_interfaces.md, "Runtime parameters").
+STARTUP_ONLY = {
+    'integrator': _METHOD, 'dt': _METHOD, 'control_period': _CLOCK, 'mode': _CLOCK,
+    'command_timeout': _CLOCK, 'base': _MODEL, 'contact_frames': _MODEL,
+    'contact_radii': _MODEL, 'collisions': _MODEL, 'collision_exclude_links': _MODEL,
+    'actuated_joints': _MODEL, 'joint_limits': _MODEL, 'solver': _METHOD,
+    'solver_relaxation': _METHOD, 'solver_max_iterations': _METHOD, 'solver_tolerance': _METHOD,
+    'position_correction': _METHOD, 'drift_correction_rate': _METHOD,
+    'event_tolerance_s': _METHOD, 'event_accumulation_speed': _METHOD,
+    'event_accumulation': _METHOD, 'motor_dynamics': _INERTIA, 'motor_gear_ratio': _INERTIA,
+    'motor_rotor_inertia_kgm2': _INERTIA,
+}
+
 
 @dataclass(frozen=True)
 class SimConfig:
@@ -237,3 +257,11 @@ class SimConfig:
     def from_dict(cls, values: Mapping[str, object]) -> 'SimConfig':
         """Build from a parameter mapping; unknown keys raise ValueError naming them."""
         return config_from_dict(cls, values, 'simulator')
+
+
+#: SimConfig fields a running simulator takes at a step boundary
+#: (:meth:`dodo_sim.physics.simulator.Simulator.reconfigure`): the contact law, the terrain, the
+#: motors' limits and lag, the scheduled pushes, the divergence bound and the start state of
+#: later resets (``initial_q``, ``initial_v``).
+RUNTIME_FIELDS = tuple(name for name in SimConfig.__dataclass_fields__
+                       if name not in STARTUP_ONLY)
