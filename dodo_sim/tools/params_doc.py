@@ -26,6 +26,7 @@ import sys
 from typing import Sequence
 
 from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, RANGE, UNIT
+from dodo_sim.physics.sim_config import RUNTIME_FIELDS, SimConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.contract import DRIVER_NODE
 from dodo_sim.ros.params import field_docs
@@ -88,6 +89,13 @@ def reference_text() -> str:
         for cls in graph.config_classes(node, controller):
             lines += [f'`{cls.__module__}.{cls.__name__}`', '']
             lines += class_table(cls) + ['']
+            if cls is SimConfig:
+                lines += ['Settable while the simulator runs (`ros2 param set /simulator '
+                          'friction 0.5`; applied at the next step boundary, recorded; '
+                          'docs/simulation_interfaces.md): '
+                          + ', '.join(f'`{name}`' for name in RUNTIME_FIELDS)
+                          + '. The others are read-only while running; `ros2 param describe` '
+                          'says why.', '']
     return '\n'.join(lines).rstrip() + '\n'
 
 

@@ -463,7 +463,7 @@ def test_config_revision_marks_the_first_tick_computed_with_a_change(ros):
     revisions = [m.position[list(m.name).index('config_revision')] for m in states]
     assert revisions == [0.0, 1.0, 2.0]                 # a rejected change is no revision
     assert [stamp_ns(m) for m in states] == [0, 2_000_000, 3_000_000]
-    assert list(states[0].name)[-3:] == ['tau_hip', 'tau_knee', 'config_revision']
+    assert list(states[0].name)[-4:] == ['tau_hip', 'tau_knee', 'config_revision', 'episode']
 
 
 @pytest.mark.parametrize('module, args, words', [
