@@ -197,8 +197,13 @@ class SimulationControl:
         """
         if answer is not None:
             self.held = answer
-            self._answered()
-        if self.state == STATE_QUITTING:
+            if self._settling:
+                self._answered()
+        state = self.state
+        if state == STATE_PLAYING and not self._changes:      # the per-step path
+            torques, self.held = self.held, None
+            return STEP, torques
+        if state == STATE_QUITTING:
             return (QUIT if self._quit else HOLD), None
         while self._changes:
             request = self._changes.popleft()
@@ -225,7 +230,7 @@ class SimulationControl:
 
     def published(self) -> None:
         """Take note: the state of the last STEP or PUBLISH is out (realtime: done then)."""
-        if not self.lockstep:
+        if not self.lockstep and self._settling:
             self._answered()
 
     def ended(self, why: str) -> None:

@@ -54,6 +54,7 @@ class Loop:
     def act(self, action):
         kind, value = action
         if kind == sc.STEP:
+            assert (value is None) == (not self.lockstep)     # lockstep: the answer to apply
             self.publish(self.sim.step(value if value is not None else (0.0, 0.0)))
         elif kind == sc.PUBLISH:
             self.publish(value)
