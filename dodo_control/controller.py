@@ -90,7 +90,8 @@ import numpy as np
 from .slip.apex_range import apex_range, check_apex_height
 from .slip.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from .slip.config import APEX_RANGE_FIELDS, ControllerConfig, gains_changed, same_value
-from .slip.flight import critically_damped_lead, PositionLoop, raibert_angle, VelocityLoop
+from .slip.flight import (critically_damped_lead, foot_target, PositionLoop,
+                          posture_acceleration, raibert_angle, VelocityLoop)
 from .slip.hop_memory import HopMemory
 from .slip.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
 from .slip.posture_table import posture_table_steps
@@ -99,7 +100,8 @@ from .slip.stance import (flight_foot_torque_tick, impact_energy_loss, slip_torq
 from .slip.task_frame import load_dynamics
 from .slip.telemetry import ControllerTelemetry
 from .slip.template import (apex_return_map, apex_return_map_steps, deadbeat_angle,
-                            deadbeat_angle_steps, precompression, run_steps, StanceSpec)
+                            deadbeat_angle_steps, regulated_rest_length, run_steps,
+                            slip_acceleration, StanceSpec, touchdown_rest_length)
 
 #: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)
 #: the apex solve may run per control tick. The solve (neutral angle, observer prediction:
@@ -444,10 +446,9 @@ class Controller:
             if not self._decompressing and length_rate > 0.0:
                 self._decompressing = True       # maximum compression passed
                 self._rest = self._decompression_rest(length, cz, vz)
-            # SLIP: a = F_leg/m + g, F_leg = k (l0 - l) (r - p_f) / l (slip.slip_acceleration)
-            scale = cfg.leg_stiffness * (self._rest - length) / (length * mass)
             gx, gz = self.dyn.gravity_xz
-            ax, az = scale * dx + gx, scale * dz + gz
+            ax, az = slip_acceleration(dx, dz, length, self._rest, cfg.leg_stiffness, mass, gx,
+                                       gz)
             tau0, tau1 = slip_torque_tick(tt, ax, az)
             accel = (ax, az)
             leg_force = (mass * (ax - gx), mass * (az - gz))
@@ -455,11 +456,9 @@ class Controller:
             memory.energy_injected = self._cog_energy(cz, vx, vz) - memory.energy_td
         else:
             # posture: PD on the foot relative to the CoG towards the SLIP touchdown point
-            tx = self.rest_length * math.sin(self._alpha)     # flight.foot_target
-            tz = -self.rest_length * math.cos(self._alpha)
-            kp, kd = cfg.posture_kp, cfg.posture_kd
-            tau0, tau1 = flight_foot_torque_tick(tt, kp * (tx - (px - cx)) - kd * (pvx - vx),
-                                                 kp * (tz - (pz - cz)) - kd * (pvz - vz))
+            tx, tz = foot_target(self._alpha, self.rest_length)
+            tau0, tau1 = flight_foot_torque_tick(tt, *posture_acceleration(
+                px - cx, pz - cz, pvx - vx, pvz - vz, tx, tz, cfg.posture_kp, cfg.posture_kd))
             accel = _NAN_XZ
             leg_force = _ZERO_XZ
             target = (cx + tx, cz + tz)
@@ -514,8 +513,7 @@ class Controller:
             terms = self.dyn.terms(q, v)            # once per hop: the full terms
             loss = impact_energy_loss(terms, v_minus, self.mass, support_projection(terms))
         memory.impact_loss = loss
-        dl = precompression(loss, cfg.leg_stiffness)
-        self._rest = min(length + dl, self.max_rest_length)
+        self._rest = touchdown_rest_length(length, loss, cfg.leg_stiffness, self.max_rest_length)
         memory.energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
         memory.energy_injected = 0.0
         memory.apex_offset_pred = self._table.posture_offset(self._alpha)
@@ -538,20 +536,13 @@ class Controller:
         return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
 
     def _decompression_rest(self, length, com_z, com_vz) -> float:
-        """
-        Rest length after maximum compression: constant, or apex-regulated.
-
-        The regulated one is :func:`.slip.regulated_force`, here in scalar form.
-        """
+        """Rest length after maximum compression: constant, or apex-regulated."""
         cfg = self._config
         if not cfg.apex_regulation:
             return self._rest
-        # ½ k (l0' − l)² = m |g| (z_apex − z) − ½ m ż², l0' <= max rest length
-        foothold_z = self._hop_memory.foothold[1]
-        e_v = self.dyn.weight * (self._apex_target_rel() - (com_z - foothold_z)) \
-            - 0.5 * self.mass * com_vz * com_vz
-        stretch = math.sqrt(2.0 * e_v / cfg.leg_stiffness) if e_v > 0.0 else 0.0
-        return min(length + stretch, self.max_rest_length)
+        return regulated_rest_length(length, com_z - self._hop_memory.foothold[1], com_vz,
+                                     self._apex_target_rel(), cfg.leg_stiffness, self.mass,
+                                     self.dyn.weight, self.max_rest_length)
 
     def _on_apex(self, t, q, com, vcom):
         """
