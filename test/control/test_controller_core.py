@@ -196,9 +196,10 @@ def test_tick_torques_equal_the_matrix_forms(dyn):
     for q, v in _random_states(8, seed=13):
         terms, tt = dyn.terms(q, v), dyn.tick_terms(q, v)
         a = rng.normal(scale=20.0, size=2)
-        np.testing.assert_allclose(slip_torque_tick(tt, *a), slip_torque(terms, a),
+        np.testing.assert_allclose(slip_torque_tick(tt.values, *a), slip_torque(terms, a),
                                    rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(flight_foot_torque_tick(tt, *a), flight_foot_torque(terms, a),
+        np.testing.assert_allclose(flight_foot_torque_tick(tt.values, *a),
+                                   flight_foot_torque(terms, a),
                                    rtol=1e-9, atol=1e-9)
 
 
