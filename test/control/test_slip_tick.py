@@ -115,3 +115,14 @@ def test_a_non_finite_input_changes_nothing_and_is_refused(urdf_path):
             assert hit.telemetry.t == clean.telemetry.t          # the last good tick's
         q[1] -= 0.001
         assert hit.update(t, q, v, force).tolist() == clean.update(t, q, v, force).tolist()
+
+
+def test_telemetry_read_after_a_set_point_change_is_the_ticks_own(urdf_path):
+    """The snapshot is built when read; a set-point changed since the tick does not leak in."""
+    ctrl = Controller(urdf_path)
+    assert math.isnan(ctrl.config.target_x)
+    ctrl.update(0.0, np.array([0.0, 1.2, 0.3, -0.6]), np.zeros(4), np.zeros(2))
+    ctrl.set_setpoints(target_x=1.0)
+    assert math.isnan(ctrl.telemetry.target_x) and ctrl.telemetry.t == 0.0
+    ctrl.update(0.001, np.array([0.0, 1.2, 0.3, -0.6]), np.zeros(4), np.zeros(2))
+    assert ctrl.telemetry.target_x == 1.0
