@@ -108,9 +108,9 @@ from .slip.tick import (BAD_INPUT, LAW_DONE, NO_TERMS, O_ACCEL, O_ALPHA, O_ENERG
                         O_LEG_FORCE, O_LENGTH, O_REST, O_SATURATED, O_TARGET, S_ALPHA,
                         S_DECOMPRESSING, S_PREV_PHASE, S_PREV_V, S_REST)
 
-#: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)
+#: RK4 steps of the SLIP stance flow (compiled, ~0.1 us each; a return-map evaluation takes ~100)
 #: the apex solve may run per control tick. The solve (neutral angle, observer prediction:
-#: several return-map evaluations, 1-5 ms in one go) starts at the apex tick and is spread over
+#: several return-map evaluations, 1-5 ms in Python) starts at the apex tick and is spread over
 #: the following ticks, so no tick carries it (a 1 kHz deadline); it is scheduled in ticks, not
 #: wall time, so a run and its replay through the controller compute the same torques.
 APEX_SOLVE_RK4_STEPS_PER_TICK = 20

@@ -14,11 +14,10 @@ Conventions (used throughout dodo_control):
   (docs/control.md).
 
 The stance flow here mirrors the controller's stance law exactly (same touchdown rest length with
-the SLIPic pre-compression, same apex-regulated decompression), so the apex return map it
-produces is what the articulated leg does when its CoG follows the SLIP. The flow is a scalar
-pure-Python RK4 (faster than numpy for a 4-state ODE), so a deadbeat solve (a handful of return
-map evaluations by secant steps) costs a few milliseconds once per hop; the ``*_steps`` forms
-are generators that yield every few RK4 steps, so a controller can spread that over its ticks.
+the SLIPic pre-compression, same apex-regulated decompression: the same functions), so the apex
+return map it produces is what the articulated leg does when its CoG follows the SLIP. The flow
+is a scalar RK4, compiled (numba; the same arithmetic as Python's); the ``*_steps`` forms are
+generators that pause every few RK4 steps, so a controller can spread a solve over its ticks.
 """
 from __future__ import annotations
 
@@ -27,6 +26,7 @@ import math
 
 import numpy as np
 
+from .compiled import compiled, compiled_inline
 from .flight import foot_target
 
 
@@ -109,14 +109,133 @@ def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
     return run_steps(stance_flow_steps(pos, vel, rest_length, spec, None))
 
 
+# the stance flow's parameters and state (float arrays, so the compiled flow can be resumed)
+_K, _M, _GZ, _WEIGHT, _APEX, _LMAX, _REGULATE, _H, _MAX_TIME, _REST = range(10)
+_X, _Z, _VX, _VZ, _T, _DECOMP, _F_PREV, _STEPS, _RESUMED = range(9)
+_LO = 9                     # liftoff: x, z, vx, vz, stance time
+_FLOW_SIZE = 14
+_PAUSED, _LIFTOFF, _NO_LIFTOFF = 0, 1, 2
+
+
+def _rest_now(length, z, vz, decomp, p):
+    """Rest length (m); regulated, never below l: the spring only pushes (liftoff at 0)."""
+    if decomp and p[_REGULATE] != 0.0:
+        return max(_regulated_rest_length(length, z, vz, p[_APEX], p[_K], p[_M], p[_WEIGHT],
+                                          p[_LMAX]), length)
+    return p[_REST]
+
+
+def _force(x, z, vz, decomp, p):
+    """Leg force magnitude along the leg, N (liftoff when it reaches 0 extending)."""
+    length = math.sqrt(x * x + z * z)
+    return p[_K] * (_rest_now(length, z, vz, decomp, p) - length)
+
+
+def _accel(x, z, vz, decomp, p):
+    length = math.sqrt(x * x + z * z)
+    return _slip_acceleration(x, z, length, _rest_now(length, z, vz, decomp, p), p[_K], p[_M],
+                              0.0, p[_GZ])
+
+
+def _rk4(x, z, vx, vz, h, decomp, p):
+    ax1, az1 = _accel(x, z, vz, decomp, p)
+    x2, z2 = x + 0.5 * h * vx, z + 0.5 * h * vz
+    vx2, vz2 = vx + 0.5 * h * ax1, vz + 0.5 * h * az1
+    ax2, az2 = _accel(x2, z2, vz2, decomp, p)
+    x3, z3 = x + 0.5 * h * vx2, z + 0.5 * h * vz2
+    vx3, vz3 = vx + 0.5 * h * ax2, vz + 0.5 * h * az2
+    ax3, az3 = _accel(x3, z3, vz3, decomp, p)
+    x4, z4 = x + h * vx3, z + h * vz3
+    vx4, vz4 = vx + h * ax3, vz + h * az3
+    ax4, az4 = _accel(x4, z4, vz4, decomp, p)
+    return (x + h / 6.0 * (vx + 2.0 * vx2 + 2.0 * vx3 + vx4),
+            z + h / 6.0 * (vz + 2.0 * vz2 + 2.0 * vz3 + vz4),
+            vx + h / 6.0 * (ax1 + 2.0 * ax2 + 2.0 * ax3 + ax4),
+            vz + h / 6.0 * (az1 + 2.0 * az2 + 2.0 * az3 + az4))
+
+
+def _flow(s, p, chunk_steps):
+    """
+    Run the stance flow of state ``s`` on until a pause, the liftoff or the end; compiled.
+
+    A pause comes before the first RK4 step and every ``chunk_steps``-th (0: never), and the
+    next call resumes there. Returns _PAUSED, _LIFTOFF (``s[_LO:]``: x, z, vx, vz, time) or
+    _NO_LIFTOFF (a collapse or the time limit); ``s[_STEPS]`` counts the RK4 steps taken.
+    """
+    x, z, vx, vz, t = s[_X], s[_Z], s[_VX], s[_VZ], s[_T]
+    decomp = s[_DECOMP] != 0.0
+    f_prev = s[_F_PREV]
+    steps = int(s[_STEPS])
+    resumed = s[_RESUMED] != 0.0
+    h, k = p[_H], p[_K]
+    while t < p[_MAX_TIME]:
+        if chunk_steps > 0 and steps % chunk_steps == 0 and not resumed:
+            s[_X], s[_Z], s[_VX], s[_VZ], s[_T] = x, z, vx, vz, t
+            s[_DECOMP] = 1.0 if decomp else 0.0
+            s[_F_PREV] = f_prev
+            s[_STEPS] = steps
+            s[_RESUMED] = 1.0
+            return _PAUSED                        # before the first step and every chunk
+        resumed = False
+        steps += 1
+        nx, nz, nvx, nvz = _rk4(x, z, vx, vz, h, decomp, p)
+        if not decomp:
+            rate0 = x * vx + z * vz
+            rate1 = nx * nvx + nz * nvz
+            if rate1 > 0.0:                       # maximum compression inside this step
+                frac = rate0 / (rate0 - rate1) if rate0 < 0.0 else 0.0
+                if frac > 1e-9:
+                    x, z, vx, vz = _rk4(x, z, vx, vz, frac * h, False, p)
+                    t += frac * h
+                decomp = True
+                f_prev = _force(x, z, vz, decomp, p)
+                continue
+        f_new = _force(nx, nz, nvz, decomp, p)
+        if decomp and f_new <= 0.0:               # liftoff inside this step: secant on the
+            lo, f_lo, hi, f_hi = 0.0, f_prev, h, f_new   # step length, re-integrating from
+            ex, ez, evx, evz = x, z, vx, vz             # the step start each time
+            for _ in range(4):
+                if f_lo <= 0.0:
+                    break
+                mid = lo + (hi - lo) * f_lo / (f_lo - f_hi)
+                ex, ez, evx, evz = _rk4(x, z, vx, vz, mid, True, p)
+                f_mid = _force(ex, ez, evz, True, p)
+                if abs(f_mid) < 1e-9 * k:
+                    lo = mid
+                    break
+                if f_mid > 0.0:
+                    lo, f_lo = mid, f_mid
+                else:
+                    hi, f_hi = mid, f_mid
+            s[_LO], s[_LO + 1], s[_LO + 2], s[_LO + 3], s[_LO + 4] = ex, ez, evx, evz, t + lo
+            s[_STEPS] = steps
+            return _LIFTOFF
+        if nz <= 0.0:
+            break
+        x, z, vx, vz, f_prev = nx, nz, nvx, nvz, f_new
+        t += h
+    s[_STEPS] = steps
+    return _NO_LIFTOFF
+
+
+_slip_acceleration = compiled_inline(slip_acceleration)
+_regulated_rest_length = compiled_inline(regulated_rest_length)
+_rest_now = compiled_inline(_rest_now)
+_force = compiled_inline(_force)
+_accel = compiled_inline(_accel)
+_rk4 = compiled_inline(_rk4)
+_flow = compiled(_flow)
+
+
 def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_steps: int | None):
     """
-    Integrate one SLIP stance from touchdown to liftoff (pure-Python RK4, fixed step).
+    Integrate one SLIP stance from touchdown to liftoff (RK4, fixed step; compiled).
 
     Compression: spring of rest length ``rest_length``; after maximum compression (located inside
     the step by linear interpolation of l̇, the step is split there) either the same spring
     (``spec.regulate`` False) or the apex-regulated decompression. Liftoff when the leg force
-    reaches zero while extending (interpolated inside the step).
+    reaches zero while extending (interpolated inside the step). The integration is a compiled
+    function (:mod:`.compiled`) run on between the generator's pauses.
 
     Inputs:
         pos: CoG relative to the foot at touchdown (x, z), m.
@@ -129,92 +248,24 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
         (CoG reaches the ground) or no liftoff happens within ``spec.max_time_s`` (as the
         generator's ``StopIteration.value``).
     """
-    k, m, gz = spec.stiffness, spec.mass, spec.gravity_z
-    weight = m * abs(gz)
-    apex, lmax = spec.apex_height_rel, spec.max_rest_length
-    regulate = spec.regulate
-    rest = float(rest_length)
-    sqrt = math.sqrt
-
-    def rest_now(length, z, vz, decomp):
-        """Rest length (m); regulated, never below l: the spring only pushes (liftoff at 0)."""
-        if decomp and regulate:
-            return max(regulated_rest_length(length, z, vz, apex, k, m, weight, lmax), length)
-        return rest
-
-    def force(x, z, vz, decomp):
-        """Leg force magnitude along the leg, N (liftoff when it reaches 0 extending)."""
-        length = sqrt(x * x + z * z)
-        return k * (rest_now(length, z, vz, decomp) - length)
-
-    def accel(x, z, vz, decomp):
-        length = sqrt(x * x + z * z)
-        return slip_acceleration(x, z, length, rest_now(length, z, vz, decomp), k, m, 0.0, gz)
-
-    def rk4(x, z, vx, vz, h, decomp):
-        ax1, az1 = accel(x, z, vz, decomp)
-        x2, z2 = x + 0.5 * h * vx, z + 0.5 * h * vz
-        vx2, vz2 = vx + 0.5 * h * ax1, vz + 0.5 * h * az1
-        ax2, az2 = accel(x2, z2, vz2, decomp)
-        x3, z3 = x + 0.5 * h * vx2, z + 0.5 * h * vz2
-        vx3, vz3 = vx + 0.5 * h * ax2, vz + 0.5 * h * az2
-        ax3, az3 = accel(x3, z3, vz3, decomp)
-        x4, z4 = x + h * vx3, z + h * vz3
-        vx4, vz4 = vx + h * ax3, vz + h * az3
-        ax4, az4 = accel(x4, z4, vz4, decomp)
-        return (x + h / 6.0 * (vx + 2.0 * vx2 + 2.0 * vx3 + vx4),
-                z + h / 6.0 * (vz + 2.0 * vz2 + 2.0 * vz3 + vz4),
-                vx + h / 6.0 * (ax1 + 2.0 * ax2 + 2.0 * ax3 + ax4),
-                vz + h / 6.0 * (az1 + 2.0 * az2 + 2.0 * az3 + az4))
-
-    x, z = float(pos[0]), float(pos[1])
-    vx, vz = float(vel[0]), float(vel[1])
-    h = spec.step_s
-    t = 0.0
-    decomp = False
-    f_prev = force(x, z, vz, decomp)
-    steps = 0
-    while t < spec.max_time_s:
-        if chunk_steps is not None and steps % chunk_steps == 0:
-            yield                                 # before the first step and every chunk
-        steps += 1
-        nx, nz, nvx, nvz = rk4(x, z, vx, vz, h, decomp)
-        if not decomp:
-            rate0 = x * vx + z * vz
-            rate1 = nx * nvx + nz * nvz
-            if rate1 > 0.0:                       # maximum compression inside this step
-                frac = rate0 / (rate0 - rate1) if rate0 < 0.0 else 0.0
-                if frac > 1e-9:
-                    x, z, vx, vz = rk4(x, z, vx, vz, frac * h, False)
-                    t += frac * h
-                decomp = True
-                f_prev = force(x, z, vz, decomp)
-                continue
-        f_new = force(nx, nz, nvz, decomp)
-        if decomp and f_new <= 0.0:               # liftoff inside this step: secant on the
-            lo, f_lo, hi, f_hi = 0.0, f_prev, h, f_new   # step length, re-integrating from
-            end = (x, z, vx, vz)                        # the step start each time
-            for _ in range(4):
-                if f_lo <= 0.0:
-                    break
-                mid = lo + (hi - lo) * f_lo / (f_lo - f_hi)
-                end = rk4(x, z, vx, vz, mid, True)
-                f_mid = force(end[0], end[1], end[3], True)
-                if abs(f_mid) < 1e-9 * k:
-                    lo = mid
-                    break
-                if f_mid > 0.0:
-                    lo, f_lo = mid, f_mid
-                else:
-                    hi, f_hi = mid, f_mid
-            else:
-                mid = lo
-            return (np.array([end[0], end[1]]), np.array([end[2], end[3]]), t + lo)
-        if nz <= 0.0:
-            return None
-        x, z, vx, vz, f_prev = nx, nz, nvx, nvz, f_new
-        t += h
-    return None
+    m, gz = float(spec.mass), float(spec.gravity_z)
+    params = np.array([spec.stiffness, m, gz, m * abs(gz), spec.apex_height_rel,
+                       spec.max_rest_length, 1.0 if spec.regulate else 0.0, spec.step_s,
+                       spec.max_time_s, rest_length], dtype=float)
+    state = np.zeros(_FLOW_SIZE)
+    x, z, vz = float(pos[0]), float(pos[1]), float(vel[1])
+    state[_X], state[_Z], state[_VX], state[_VZ] = x, z, float(vel[0]), vz
+    state[_F_PREV] = _force(x, z, vz, False, params)
+    chunk = 0 if chunk_steps is None else int(chunk_steps)
+    while True:
+        status = _flow(state, params, chunk)
+        if status != _PAUSED:
+            break
+        yield
+    if status == _NO_LIFTOFF:
+        return None
+    x, z, vx, vz, duration = state[_LO:_LO + 5].tolist()
+    return np.array([x, z]), np.array([vx, vz]), duration
 
 
 def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
