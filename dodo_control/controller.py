@@ -464,7 +464,7 @@ class Controller:
             self._step_apex_job()
         fused = self.dyn.compiled_buffers
         if fused is not None:
-            if fused is not self._fused:         # the kernel's arguments after the input's
+            if fused is not self._fused:         # its array arguments (use_compiled changes)
                 self._fused = fused
                 self._fused_args = fused + (self._terms, self._phase.state, self._state,
                                             self._params, self._out)
