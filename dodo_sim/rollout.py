@@ -27,6 +27,13 @@ with a ``contact_frames`` attribute (e.g. the biped
 frame it names, in its order, taken from the state's ``contact_forces`` (rows in
 ``sim.contact_frames`` order; [fx, fy, fz], N). A frame the simulator does not simulate is a
 ValueError naming it.
+
+The state argument: by default the simulator's whole ``q`` and ``v``. A policy whose
+``joint_names`` are not the simulator's (``sim.joint_names``) receives ``q`` and ``v`` in its
+``joint_names`` order, the 1-DoF joints only, as the controller node merges them from
+``/joint_states``: the free flyer of a floating base is not among them
+(:class:`dodo_control.joint.JointController` on a quadruped sees its joint encoders only). A
+policy joint the simulator lacks, or one with more than one coordinate, is a ValueError naming it.
 """
 from __future__ import annotations
 
@@ -109,13 +116,19 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     forces = np.empty((steps + 1, n_frames, 3))
     rows = _policy_rows(sim, policy)
     span = _row_span(rows)
-    # the policy reads rows of the record, read-only (no copy, no allocation per tick)
-    q_given, v_given = _read_only(q), _read_only(v)
+    coordinates = _policy_coordinates(sim, policy)
+    # the policy reads rows of the record, read-only (no copy, no allocation per tick); a
+    # policy naming its joints, or force rows in another order, its own rows filled per tick
+    if coordinates is None:
+        q_given, v_given = _read_only(q), _read_only(v)
+    else:
+        q_given = np.empty((steps + 1, len(coordinates[0])))
+        v_given = np.empty((steps + 1, len(coordinates[1])))
     if rows is None:
         sensed = _read_only(force)
     elif span is not None:           # the same rows as a slice (no fancy indexing)
         sensed = _read_only(forces[:, span[0]:span[1]])
-    else:                            # another order: its own rows, filled per tick
+    else:
         sensed = np.empty((steps + 1, len(rows), 3))
     taus = None
     states = []
@@ -140,6 +153,9 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
         if span is None and rows is not None:
             np.take(state.contact_forces, rows, axis=0, out=sensed[k])
         # controller_time(state.t), inlined: the stamp in integer ns, in s
+        if coordinates is not None:
+            np.take(state.q, coordinates[0], out=q_given[k])
+            np.take(state.v, coordinates[1], out=v_given[k])
         tau = np.asarray(update(int(round(state_t * NS_PER_S)) * 1e-9, q_given[k], v_given[k],
                                 sensed[k]), dtype=float)
         if on_tick is not None:
@@ -180,6 +196,30 @@ def _policy_rows(sim, policy):
         raise ValueError(f"policy contact_frames {missing} are not simulated; the simulator's "
                          f'contact_frames are {list(simulated)} (SimConfig.contact_frames)')
     return np.array([simulated.index(f) for f in frames], dtype=int)
+
+
+def _policy_coordinates(sim, policy):
+    """
+    Return the indices of the policy's ``joint_names`` in the simulator's q and v, or None.
+
+    None: the policy takes the whole state (it names no joints, or the simulator's own).
+    """
+    names = getattr(policy, 'joint_names', None)
+    robot = getattr(sim, 'robot', None)
+    if names is None or robot is None or tuple(names) == tuple(robot.joint_names):
+        return None
+    simulated = tuple(robot.joint_names)
+    missing = [n for n in names if n not in simulated]
+    if missing:
+        raise ValueError(f'policy joint_names {missing} are not joints of the simulated robot; '
+                         f'its joints are {list(simulated)}')
+    multi = [n for n in names if (robot.joint_nq[simulated.index(n)],
+                                  robot.joint_nv[simulated.index(n)]) != (1, 1)]
+    if multi:
+        raise ValueError(f'policy joint_names {multi} have more than one coordinate; a policy '
+                         f'reads 1-DoF joints (those of /joint_states)')
+    return (np.array([robot.joint_idx_q[simulated.index(n)] for n in names], dtype=int),
+            np.array([robot.joint_idx_v[simulated.index(n)] for n in names], dtype=int))
 
 
 def _row_span(rows):
