@@ -208,7 +208,8 @@ class RobotDynamics:
 
     #: task frame name (docs/control.md)
     frame = 'planar_xz'
-    _compiled = None
+    #: (floats, ints, armature, raw) of :func:`planar_terms`, None when it is not in use
+    compiled_buffers = None
     joint_names = JOINT_NAMES
     #: [hip, knee] start guess of posture searches (picks the knee branch), rad
     crouch_joints = (0.5, -1.0)
@@ -223,7 +224,7 @@ class RobotDynamics:
         self.weight = self.mass * abs(self.gravity_xz[1])     # m |g|, N
         self.effort_limits = tuple(float(x) for x in leg.effort_limits)  # hip, knee, N*m
         self._zero = np.zeros(self.model.nv)
-        self._compiled = None
+        self.compiled_buffers = None
         self.use_compiled(True)
 
     def use_compiled(self, enabled: bool = True) -> bool:
@@ -236,28 +237,23 @@ class RobotDynamics:
         otherwise pinocchio evaluates the terms. Both give the same terms to rounding
         (unit-tested). Returns whether the compiled kernel is in use.
         """
-        self._compiled = None
+        self.compiled_buffers = None
         # a task frame with its own terms (the boom leg) keeps its own evaluation
         if enabled and type(self).tick_terms_into is RobotDynamics.tick_terms_into:
             buffers = pack_point_terms(self.model, self.leg.foot_frame_id)
             if buffers is not None:
                 # model.armature is a view of the model's own vector: the kernel sees the
                 # controller's armature changes (Controller.reconfigure writes into it)
-                self._compiled = buffers + (self.model.armature,
+                self.compiled_buffers = buffers + (self.model.armature,
                                             np.empty(point_terms_size(self.model.nv)))
                 zero = np.zeros(self.model.nv)    # compile / load now, not in the first tick
-                planar_terms(zero, zero.copy(), *self._compiled, np.empty(TERMS_SIZE))
-        return self._compiled is not None
-
-    @property
-    def compiled_buffers(self) -> tuple | None:
-        """Return (floats, ints, armature, raw) of :func:`planar_terms` or None (compiled off)."""
-        return self._compiled
+                planar_terms(zero, zero.copy(), *self.compiled_buffers, np.empty(TERMS_SIZE))
+        return self.compiled_buffers is not None
 
     @property
     def compiled(self) -> bool:
         """:meth:`tick_terms` runs the compiled kernel (see :meth:`use_compiled`)."""
-        return self._compiled is not None
+        return self.compiled_buffers is not None
 
     def terms(self, q, v) -> Terms:
         model, data, fid = self.model, self.data, self.leg.foot_frame_id
@@ -299,8 +295,8 @@ class RobotDynamics:
         """
         # the kernel's compiled signature: contiguous writable float64 arrays (anything else
         # would compile a new specialisation, seconds, mid-run: it takes the pinocchio path)
-        if self._compiled is not None and _compiled_layout(q) and _compiled_layout(v):
-            floats, ints, armature, raw = self._compiled
+        if self.compiled_buffers is not None and _compiled_layout(q) and _compiled_layout(v):
+            floats, ints, armature, raw = self.compiled_buffers
             if planar_terms(q, v, floats, ints, armature, raw, out):
                 return out
             # M not positive definite (a non-finite state): pinocchio's answer below
