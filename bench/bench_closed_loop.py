@@ -71,9 +71,8 @@ def _walker(integrator: str):
 
 
 def _update_costs(make, duration: float) -> dict:
-    """us per update: median of plain ticks, mean of all (a recorded run's inputs, replayed)."""
+    """Time update in us: median of plain ticks, mean of all (a recorded run's inputs)."""
     from dodo_sim.rollout import rollout
-    import numpy as np
     sim, ctrl = make()
     run = rollout(sim, ctrl, duration_s=duration)
     sim, ctrl = make()
@@ -110,6 +109,8 @@ class _Replay:
 
 
 class _Constant:
+    """A policy that returns one torque."""
+
     def __init__(self, tau, contact_frames):
         self._tau, self.contact_frames = tau, contact_frames
 
@@ -118,7 +119,7 @@ class _Constant:
 
 
 def _loop_cost(make, duration: float) -> float:
-    """us per step of rollout's bookkeeping (a replayed run, a constant policy)."""
+    """Time rollout's own bookkeeping in us per step (a replayed run, a constant policy)."""
     from dodo_sim.rollout import rollout
     sim, ctrl = make()
     run = rollout(sim, ctrl, duration_s=duration, keep_states=True)

@@ -244,8 +244,8 @@ class RobotDynamics:
             if buffers is not None:
                 # model.armature is a view of the model's own vector: the kernel sees the
                 # controller's armature changes (Controller.reconfigure writes into it)
-                self.compiled_buffers = buffers + (self.model.armature,
-                                            np.empty(point_terms_size(self.model.nv)))
+                self.compiled_buffers = buffers + (
+                    self.model.armature, np.empty(point_terms_size(self.model.nv)))
                 zero = np.zeros(self.model.nv)    # compile / load now, not in the first tick
                 planar_terms(zero, zero.copy(), *self.compiled_buffers, np.empty(TERMS_SIZE))
         return self.compiled_buffers is not None
