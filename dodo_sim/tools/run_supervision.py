@@ -35,8 +35,8 @@ from dodo_sim.ros.params import config_defaults, config_from_parameters, node_pa
 from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.tools.run_checks import (check_models, check_new_dir, check_real_bus, one_line,
                                        UsageError)
-from dodo_sim.tools.run_report import (bag_clock, EXIT_FAILED, exit_name, EXIT_OK, RunResult,
-                                       summary_failures)
+from dodo_sim.tools.run_report import (bag_clock, bag_tail_problem, EXIT_FAILED, exit_name,
+                                       EXIT_OK, RunResult, stream_ends, summary_failures)
 from dodo_sim.tools.supervisor import Child, fifo_permitted, ProcessGroup, SignalLatch
 import yaml
 
@@ -472,6 +472,15 @@ class HopRun:
             return line[0], line[1], 'stop_after'
         return None, None, None
 
+    def _check_bag_end(self, end_s: float) -> None:
+        """Fail the run if a recorded stream stops before the simulated end (docs/running.md)."""
+        try:
+            problem = bag_tail_problem(stream_ends(self.bag), end_s)
+        except (OSError, ValueError) as exc:
+            problem = f'cannot read the bag {self.bag}: {one_line(exc)}'
+        if problem:
+            self._fail(problem)
+
     def result(self, outcome: str, signal_name: str | None = None) -> RunResult:
         t, steps, reason = self.simulated_time()
         closed = None
@@ -479,6 +488,8 @@ class HopRun:
             closed = (self.bag / 'metadata.yaml').is_file()
             if not closed and self.bag.exists():
                 self._fail(f'bag {self.bag} was not closed (no metadata.yaml)')
+            elif closed and self.hardware is None and t is not None:
+                self._check_bag_end(t)
         codes = {name: c.proc.returncode for name, c in self.children.items()}
         for message in summary_failures(
                 outcome, t, duration=self.duration, clock=self.clock, hardware=self.hardware,
