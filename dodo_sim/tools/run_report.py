@@ -89,6 +89,19 @@ class RunResult:
             text += (f"; FELL: {m['fall_reason']} at t = {num('fall_time_s', '.3f')} s")
         return text
 
+    def hop_summary(self) -> str | None:
+        """
+        One line on the hopping (the SLIP leg's outcome monitor, dodo_control.slip.outcome).
+
+        Liftoffs and the longest ground contact, from the controller's summary line.
+        """
+        m = self.outcome_monitor
+        if not m or 'liftoffs' not in m:
+            return None
+        longest = m.get('longest_stance_s')
+        longest = f'{longest:.3f}' if isinstance(longest, (int, float)) else '?'
+        return f"hopped: {m['liftoffs']} liftoff(s), longest ground contact {longest} s"
+
     def exchange_summary(self) -> str | None:
         """
         One line on the simulator <-> controller exchange.
@@ -171,7 +184,8 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
     Return the failures the nodes' summary lines and events show, in the order they are told.
 
     Short of the duration, the driver not at stop_after, watchdog trips and stopped motors,
-    the controller lost, command timeouts, foreign commands, a fall.
+    the controller lost, command timeouts, foreign commands, a fall, the hosted controller's
+    task failure (its outcome monitor's ``task_failure``).
     """
     failures = []
     if outcome == 'completed' and sim_time is not None and sim_time + 1e-6 < duration:
@@ -221,6 +235,9 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
         when = controller_summary.get('fall_time_s')
         when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
         failures.append(f'the robot fell: {fall} at t = {when} s (controller)')
+    task = task_failure(controller_summary)
+    if task:
+        failures.append(task)
     return failures
 
 
@@ -244,6 +261,31 @@ def _count(value) -> int:
 def _node_name(value) -> str:
     """Return a summary's node name ('' unless it is a ROS node name)."""
     return value if isinstance(value, str) and value.startswith('/') else ''
+
+
+def task_failure(controller_summary: dict | None) -> str | None:
+    """
+    Return the line saying why the hosted controller's task failed, or None.
+
+    The controller's outcome monitor (``dodo_control.registry``) puts ``task_failure`` (a reason)
+    into the controller's summary line; its class words it (``failure_text``), e.g. the SLIP
+    leg's ``the leg did not hop: on the ground from t = 0.606 s for more than 1 s ...``.
+    """
+    m = controller_summary or {}
+    reason = m.get('task_failure')
+    if not isinstance(reason, str) or not reason:
+        return None
+    text = None
+    try:
+        from dodo_control.registry import controller_entry
+        monitor = controller_entry(str(m.get('controller'))).monitor_class()
+        if monitor is not None and hasattr(monitor, 'failure_text'):
+            text = monitor.failure_text(m)
+    except (ValueError, ImportError):       # a controller this install does not know
+        text = None
+    when = m.get('task_failure_time_s')
+    when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
+    return (text or f'the task failed: {reason} at t = {when} s') + ' (controller)'
 
 
 def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
@@ -393,7 +435,8 @@ def write_report(result: RunResult, bag, plots, out: TextIO, prog: str = 'dodo h
     if log_path is not None and not verbose and Path(log_path).exists():
         out.write(f'{prog}: node logs: {Path(log_path).resolve()}\n')
     out.write(f'{prog}: {result.summary()}\n')
-    for line in (result.walk_summary(), result.exchange_summary(), result.driver_summary()):
+    for line in (result.walk_summary(), result.hop_summary(), result.exchange_summary(),
+                 result.driver_summary()):
         if line:
             out.write(f'{prog}: {line}\n')
     code = result.exit_code

@@ -6,7 +6,8 @@ A run reports its outcome honestly (issue 27 items 6 and 8, no ROS needed).
 
 What ``dodo hop`` says at the end of a run, from the nodes' summary lines and the bag: a bag
 whose streams stop before the simulated end fails the run naming the topics and how much is
-missing; a ``false`` in a summary line never becomes a cause.
+missing; a ``false`` in a summary line never becomes a cause; a hosted controller's task
+failure (the SLIP leg that does not hop) fails the run with its one line.
 """
 import io
 
@@ -117,3 +118,36 @@ def test_a_second_node_with_the_controllers_name_is_named(tmp_path):
     result = completed(hop, foreign=7, duplicate_controller='true')
     assert ('7 command(s) from a second node named /controller (not the one whose commands '
             'were applied) were ignored' in result.summary())
+
+
+def test_a_leg_that_never_leaves_the_ground_fails_the_run_with_one_line(tmp_path):
+    """The hop monitor's verdict, through the controller's summary line, as dodo hop reads it."""
+    from dodo_control.slip.outcome import HopCriteria, HopMonitor
+    monitor = HopMonitor(criteria=HopCriteria(max_stance_s=1.0))
+    for k in range(2001):               # falls from the start, down from t = 0.606 s for good
+        monitor.update(k * STEP_S, None, [[0.0, 0.0, 40.0 if k >= 606 else 0.0]])
+    line = format_summary('controller', {'updates': 2001, 'controller': 'slip_hopper',
+                                         **monitor.summary()})
+    hop = make_hop(tmp_path)
+    hop.controller_summary = parse_summary(f'[INFO] [1.0] [controller]: {line}', 'controller')
+    result = completed(hop)
+    assert result.exit_code == 1
+    assert result.summary() == (
+        'FAILED at t = 2.000 s of 2 s simulated: the leg did not hop: on the ground from '
+        't = 0.606 s for more than 1 s without a liftoff (no_liftoff at t = 1.607 s, after 0 '
+        'liftoff(s)) (controller) (simulator: stop_after)')
+
+
+def test_a_hopping_leg_completes_and_says_how_it_hopped(tmp_path):
+    from dodo_control.slip.outcome import HopMonitor
+    monitor = HopMonitor()
+    for k in range(2000):
+        t = k * STEP_S
+        force = [[0.0, 0.0, 300.0 if (t % 0.7) < 0.14 else 0.0]]
+        monitor.update(t, None, force)
+    line = format_summary('controller', {'controller': 'slip_hopper', **monitor.summary()})
+    hop = make_hop(tmp_path)
+    hop.controller_summary = parse_summary(line, 'controller')
+    result = completed(hop)
+    assert result.exit_code == 0, result.summary()
+    assert result.hop_summary() == 'hopped: 3 liftoff(s), longest ground contact 0.139 s'
