@@ -462,7 +462,13 @@ def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',
     except ImportError as exc:
         out.write(f'{prog}: no plots ({exc})\n')
         return EXIT_FAILED
-    code = plot.main([str(bag), '--out', str(plots)])
+    try:
+        code = plot.main([str(bag), '--out', str(plots)])
+    except OSError as exc:            # a full disk while writing a figure
+        from dodo_sim.tools.write_failures import write_failure
+        what = exc.filename or f'the figures in {Path(plots).resolve()}'
+        out.write(f'{prog}: plots: {write_failure(what, exc)}: not every figure was written\n')
+        return EXIT_FAILED
     if code:
         out.write(f'{prog}: plotting failed (exit code {code})\n')
         return EXIT_FAILED
