@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from dodo_sim.hardware.driver import MOTORS_OFF_PREFIX, WATCHDOG_PREFIX
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.ros import contract, domains, graph
+from dodo_sim.ros.dds_profile import loopback_only
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
 from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.tools.run_checks import (check_models, check_new_dir, check_real_bus, one_line,
@@ -121,6 +122,10 @@ class HopRun:
         self.bag = Path(bag) if bag is not None else None
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        #: the discovery range a user's tools watch the run with (printed by dodo hop)
+        self.discovery_range = self.env['ROS_AUTOMATIC_DISCOVERY_RANGE']
+        #: the nodes bind 127.0.0.1 only (dodo_sim.ros.dds_profile; docs/running.md)
+        self.loopback_only = loopback_only(self.env)
         self.env.setdefault('PYTHONUNBUFFERED', '1')
         self.env.setdefault('RCUTILS_LOGGING_BUFFERED_STREAM', '1')
         self.env.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
