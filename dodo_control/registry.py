@@ -5,7 +5,8 @@
 The controllers the controller node can host: name -> controller class, config dataclass.
 
 One node parameter selects the controller (``controller``, a field of
-:class:`dodo_sim.ros.node_config.ControllerNodeConfig`; default ``slip_hopper``)::
+:class:`dodo_sim.ros.node_config.ControllerNodeConfig`; default ``slip_hopper``; also
+``kneed_walker`` and ``joint_hold``, the joint PD of any robot)::
 
     from dodo_control.registry import controller_entry, controller_names
     entry = controller_entry('kneed_walker')       # unknown name -> ValueError with the known list
@@ -147,6 +148,18 @@ def build_kneed_walker(urdf_xml, config):
     return WalkerController(config)
 
 
+def build_joint_hold(urdf_xml, config):
+    """
+    Return the joint controller of any robot (hold the start pose or track set-points).
+
+    Refuses a robot description without its contact frames (the node subscribes to their
+    topics) or joints (the controller names them).
+    """
+    from dodo_control.joint.controller import JointController
+    check_robot(urdf_xml, 'joint_hold', contact_frames=config.contact_frames)
+    return JointController(urdf_xml, config)
+
+
 def check_robot(urdf_xml, controller: str, *, joints=(), contact_frames=()) -> None:
     """Raise ValueError naming the joints or frames of ``controller`` the robot lacks."""
     from dodo_sim.physics.robot import load_robot
@@ -179,6 +192,13 @@ CONTROLLERS = (
         monitor_configs=('dodo_control.walker.outcome:FallCriteria',
                          'dodo_control.walker.monitor:TerrainConfig'),
         description='Kneed Walker pulse controller (As & Mailhot 2018), docs/walker.md'),
+    ControllerEntry(
+        'joint_hold', 'dodo_control.joint.controller:JointController',
+        'dodo_control.joint.controller:JointControllerConfig',
+        'dodo_control.registry:build_joint_hold', model=('urdf', 'hopper.urdf.xacro'),
+        startup_only=('contact_frames', 'joints'),
+        description='PD hold of the start pose or joint set-points of any robot, gravity '
+                    'compensation, URDF torque limits, docs/joint.md'),
 )
 
 

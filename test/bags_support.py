@@ -143,7 +143,8 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
 
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_urdf_path
-    from dodo_sim.rollout import rollout, stamp_ns
+    from dodo_sim.rollout import rollout
+    from dodo_sim.stamps import stamp_ns
     from dodo_sim.ros.params import (coerce_value, config_from_file, config_from_parameters,
                                      config_to_parameters)
     from dodo_sim.simulator import SimConfig, Simulator

@@ -26,6 +26,7 @@ Also here: the typestore the bags are read and written with (:func:`make_typesto
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 import os
 from pathlib import Path
@@ -137,6 +138,24 @@ def mcap_problem(path: Path) -> str | None:
     return None
 
 
+class BagDamaged(ValueError):
+    """A bag rosbags cannot read (a corrupt chunk, record, index or message): one line."""
+
+
+@contextmanager
+def _damage_reported(bag_dir):
+    """Turn rosbags' read errors (a damaged file) into :class:`BagDamaged` naming the bag."""
+    from rosbags.highlevel import AnyReaderError
+    from rosbags.rosbag2.errors import ReaderError
+    from rosbags.serde import SerdeError
+    try:
+        yield
+    except (AnyReaderError, ReaderError, SerdeError) as exc:
+        raise BagDamaged(f'{bag_dir}: the bag file is damaged and cannot be read ({exc}); '
+                         f'dodo bag recover {bag_dir} --out NEW_BAG rebuilds what it can read '
+                         f'record by record') from None
+
+
 def open_reader(bag_dir: str | os.PathLike):
     """Return a rosbags AnyReader on a closed bag (FileNotFoundError naming what is wrong)."""
     from rosbags.highlevel import AnyReader
@@ -169,8 +188,12 @@ def message_counts(bag_dir: str | os.PathLike) -> dict[str, int]:
 
 def iter_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
                   ) -> Iterator[tuple[str, str, int, object]]:
-    """Yield ``(topic, msgtype, log_time_ns, message)`` in bag-time order."""
-    with open_reader(bag_dir) as reader:
+    """
+    Yield ``(topic, msgtype, log_time_ns, message)`` in bag-time order.
+
+    A damaged file raises :class:`BagDamaged` when the reader reaches the damage.
+    """
+    with _damage_reported(bag_dir), open_reader(bag_dir) as reader:
         keys = _topic_keys(reader)
         for conn, timestamp, raw in reader.messages(connections=_connections(reader, topics)):
             yield keys[conn.topic], conn.msgtype, timestamp, reader.deserialize(raw, conn.msgtype)
@@ -179,7 +202,7 @@ def iter_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None = Non
 def iter_raw_messages(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
                       ) -> Iterator[tuple[str, str, int, bytes]]:
     """Yield ``(topic, msgtype, log_time_ns, serialized CDR bytes)`` in bag-time order."""
-    with open_reader(bag_dir) as reader:
+    with _damage_reported(bag_dir), open_reader(bag_dir) as reader:
         keys = _topic_keys(reader)
         for conn, timestamp, raw in reader.messages(connections=_connections(reader, topics)):
             yield keys[conn.topic], conn.msgtype, timestamp, bytes(raw)

@@ -34,6 +34,7 @@ from dodo_sim.ros.params import field_docs
 SECTIONS = (('simulator', 'simulator', 'slip_hopper'),
             ('controller (controller: slip_hopper, the default)', 'controller', 'slip_hopper'),
             ('controller (controller: kneed_walker)', 'controller', 'kneed_walker'),
+            ('controller (controller: joint_hold)', 'controller', 'joint_hold'),
             (f'{DRIVER_NODE} (hardware)', DRIVER_NODE, 'slip_hopper'))
 
 

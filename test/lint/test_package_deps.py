@@ -42,8 +42,10 @@ ROSDEP_KEY = {
     'rosgraph_msgs': 'rosgraph_msgs',
     'scipy': 'python3-scipy',
     'sensor_msgs': 'sensor_msgs',
+    'simulation_interfaces': 'simulation_interfaces',
     'std_msgs': 'std_msgs',
     'std_srvs': 'std_srvs',
+    'tf2_msgs': 'tf2_msgs',
     'tqdm': 'python3-tqdm',
     'visualization_msgs': 'visualization_msgs',
     'xacro': 'xacro',
@@ -119,7 +121,7 @@ def test_the_controllers_and_the_physics_import_no_ros():
     dodo_sim/physics/ and dodo_sim/hardware/ run without a ROS client library.
     """
     ros_modules = {'rclpy', 'launch', 'launch_ros'} | {m for m in ROSDEP_KEY if m.endswith(
-        '_msgs') or m in ('builtin_interfaces', 'rcl_interfaces')}
+        ('_msgs', '_interfaces'))}
     imports = _imports(('dodo_control', 'dodo_sim/physics', 'dodo_sim/hardware'))
     offenders = {module: sorted(files) for module, files in imports.items()
                  if module in ros_modules}
