@@ -149,7 +149,7 @@ def test_walker_graph_parameters_are_the_same_for_launch_and_dodo_walk():
         from_cli.pop('stop_after', None)
         if spec.robot_description:          # launch passes the xacro output, dodo walk the path
             assert from_cli.pop('robot_description') == robot.model
-        if spec.name == 'recorder':         # no robot_state_publisher: dodo walk's recorder owns /tf
+        if spec.name == 'recorder':   # no robot_state_publisher: dodo walk's recorder owns /tf
             assert from_cli.pop('tf') == 'compute'
         assert from_launch == from_cli, spec.name
     recorder = graph.node_parameters(graph.node('recorder'), launch, values, robot=robot)
