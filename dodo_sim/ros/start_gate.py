@@ -17,8 +17,9 @@ exchange needs, so an external node is waited for exactly as far as it takes par
 
 1. (lockstep) a publisher of the command topic, of the contract's type, with QoS the simulator's
    reader matches, matched;
-2. a node publishing the command topic (the controller) subscribes to the state topic
-   (``/joint_states``, or the convention's);
+2. the controller reads the state topic (``/joint_states``, or the convention's): a node
+   publishing the command topic subscribes to it (or a subscriber beyond the graph's own
+   ``min_subscribers`` does);
 3. on every state topic (``/clock``, ``/joint_states``, each ``/<frame>_contact``) every
    subscription on the graph is matched, and at least ``min_subscribers`` (the graph's own
    nodes: a hosted controller, the recorder) — a topic nobody subscribes to (an external node
@@ -165,20 +166,22 @@ def command_publisher(gate: StartGate, facts: GraphFacts) -> list:
 
 def controller_reads_states(gate: StartGate, facts: GraphFacts) -> list:
     """
-    Rule 2: a node publishing the command topic subscribes to the state topic.
+    Rule 2: the controller reads the state topic.
 
-    That node is the controller; another publisher (a stray tool) is not waited for.
+    Met when a node publishing the command topic subscribes to it, or when it has a subscriber
+    beyond the graph's own ``min_subscribers`` (a controller split into a reading and a
+    publishing node); a stray publisher beside the controller is not waited for.
     """
     controllers = facts.controllers()
     if not facts.states or not controllers:
         return []
     state = facts.states[0]
     readers = {e.node for e in state.endpoints}
-    if readers & set(controllers):
+    if readers & set(controllers) or len(state.endpoints) > gate.min_subscribers:
         return []
-    return [f'a subscriber of {state.name} ({short_type(state.type_name)}) among the nodes '
-            f'publishing {facts.command.name}: {", ".join(controllers)} do(es) not subscribe '
-            f'to it (a controller answers each state)']
+    return [f'a subscriber of {state.name} ({short_type(state.type_name)}) for the '
+            f'controller: {", ".join(controllers)} publish(es) {facts.command.name} but does '
+            f'not subscribe to it (a controller answers each state)']
 
 
 def subscribers_matched(gate: StartGate, facts: GraphFacts) -> list:

@@ -57,8 +57,12 @@ def test_a_topic_the_controller_subscribes_to_waits_until_matched_and_says_who()
 def test_the_controller_must_read_the_state_topic():
     graph = facts(publishers=['/my_ctrl'], states={'/joint_states': (['/recorder'], 1)})
     (missing,) = StartGate(min_subscribers=1).missing(graph)
-    assert missing.startswith('a subscriber of /joint_states (sensor_msgs/JointState) among '
-                              'the nodes publishing /joint_commands: /my_ctrl')
+    assert missing == ('a subscriber of /joint_states (sensor_msgs/JointState) for the '
+                       'controller: /my_ctrl publish(es) /joint_commands but does not '
+                       'subscribe to it (a controller answers each state)')
+    split = facts(publishers=['/my_ctrl'],
+                  states={'/joint_states': (['/recorder', '/my_reader'], 2)})
+    assert StartGate(min_subscribers=1).missing(split) == []      # read by another node
 
 
 def test_a_stray_publisher_beside_the_controller_is_not_waited_for():
