@@ -163,5 +163,32 @@ class ControllerNodeConfig:
         check_fields(self)      # ranges, units and choices: the field metadata
 
 
-__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS',
+@dataclass(frozen=True)
+class ClientConfig:
+    """
+    Parameters of a node built on :class:`dodo_sim.client.ControllerClient` (your controller).
+
+    Fields:
+        contact_frames: the contact frames whose ``/<frame>_contact`` forces the control law
+            reads, one row each (the simulator's ``contact_frames``; the hopper: ``[foot]``;
+            empty: none).
+        contact_pairing: how a contact force is matched to a joint state: 'stamp', 'latest' or
+            'auto' (ControllerNodeConfig.contact_pairing).
+        reliable_states: read /joint_states and the contact topics reliably (lockstep, where a
+            lost state would pause the run for ever); false: best effort, newest first
+            (realtime simulation, hardware).
+        robot_description: the robot as URDF XML text (never a path or a xacro: it is not
+            run); empty: take it from the /robot_description topic.
+    """
+
+    contact_frames: tuple = ('foot',)
+    contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
+    reliable_states: bool = True
+    robot_description: str = ''
+
+    def __post_init__(self):
+        check_fields(self)
+
+
+__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'ClientConfig', 'CONTACT_PAIRINGS',
            'COMMAND_CONVENTIONS']
