@@ -26,7 +26,7 @@ import pytest
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 #: A controller from the contract document alone (no dodo_sim import).
-CONTRACT_ONLY_CONTROLLER = textwrap.dedent('''
+CONTRACT_ONLY_CONTROLLER = textwrap.dedent("""
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
@@ -52,7 +52,7 @@ CONTRACT_ONLY_CONTROLLER = textwrap.dedent('''
         rclpy.spin(node)
     except KeyboardInterrupt:
         pass
-''')
+""")
 
 
 def test_a_contract_only_node_is_the_controller_of_dodo_hop_and_its_bag_is_not_replayed(
@@ -106,3 +106,63 @@ def test_a_contract_only_node_is_the_controller_of_dodo_hop_and_its_bag_is_not_r
         "dodo replay: error: the bag's controller was an external node, /my_pd; it cannot be "
         'replayed through a controller (dodo replay BAG without --through-controller '
         'republishes the bag for your node)']
+
+
+#: A stand-in of ros2_control's topic-based system as the contract describes it (no dodo import):
+#: every joint named, efforts of the actuated ones, stamped with the controller_manager's clock,
+#: which under use_sim_time reads the awaited state's time (docs/ros2_control.md).
+TOPIC_BASED_STAND_IN = textwrap.dedent("""
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    rclpy.init()
+    node = rclpy.create_node('topic_based_ros2_control')
+    commands = node.create_publisher(JointState, 'topic_based_joint_commands',
+                                     QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+
+    def on_state(state):
+        position = dict(zip(state.name, state.position))
+        answer = JointState(name=list(state.name))
+        answer.header.stamp = state.header.stamp
+        answer.effort = [400.0 * (0.3 - position['hip']), 400.0 * (-0.6 - position['knee'])]
+        commands.publish(answer)
+
+    node.create_subscription(JointState, 'topic_based_joint_states', on_state,
+                             QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+""")
+
+
+def test_the_ros2_control_convention_records_its_states_and_commands(tmp_path):
+    """Issue 27 item 9: no dodo controller; a completed run's bag holds the convention's topics."""
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.bag import message_counts
+    params = tmp_path / 'ros2_control.yaml'
+    params.write_text('simulator:\n  ros__parameters: {command_convention: ros2_control}\n')
+    script = tmp_path / 'stand_in.py'
+    script.write_text(TOPIC_BASED_STAND_IN)
+    domain = ros_domain_id()
+    env = ros_env(domain)
+    bag = tmp_path / 'bag'
+    hop = subprocess.Popen(
+        [sys.executable, '-m', 'dodo_sim.tools.cli', 'hop', '--params-file', str(params),
+         '--domain-id', str(domain), '--duration', '0.5', '--bag', str(bag), '--no-plots'],
+        cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    node = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path,
+                            env=dict(env, PYTHONPATH=''), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        output, _ = hop.communicate(timeout=600)
+    finally:
+        for proc in (hop, node):
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGINT)
+                proc.wait(timeout=30)
+    assert hop.returncode == 0, output[-4000:]
+    assert '[controller]' not in output
+    counts = message_counts(bag)
+    assert counts[contract.ROS2_CONTROL_STATES] == counts[contract.ROS2_CONTROL_COMMANDS] == 501
