@@ -74,7 +74,8 @@ from dodo_sim.ros.raw_messages import read_joint_state
 from dodo_sim.ros.ros2_control import topic_based_efforts
 from dodo_sim.ros.runtime import (endpoint_facts, EXIT_DIVERGED, EXIT_OK, publisher_gid,
                                   WarnThrottle, with_message_info)
-from dodo_sim.ros.start_gate import GraphFacts, StartGate, TopicFacts, waiting_text
+from dodo_sim.ros.start_gate import (CONVENTION_NEEDS, GraphFacts, StartGate, TopicFacts,
+                                     waiting_text)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
                                          odometry_message)
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
@@ -263,7 +264,8 @@ class SimulatorNode(Node):
         self._ready_since = None
         # the start gate: what the exchange needs on the graph (dodo_sim.ros.start_gate)
         self._gate = StartGate(min_subscribers=cfg.min_subscribers, lockstep=self._lockstep,
-                               command_reliable=self._lockstep or self._ros2_control)
+                               command_reliable=self._lockstep or self._ros2_control,
+                               needs=CONVENTION_NEEDS[cfg.command_convention])
         self._next_gate_report = self._startup_wall + FIRST_GATE_REPORT_S
         self._gate_timer = self.create_timer(0.01, self._check_start, clock=self._steady)
         if cfg.graph_check_period > 0.0:

@@ -28,8 +28,9 @@ exchange needs, so an external node is waited for exactly as far as it takes par
    publisher's (the bag has every configuration before t = 0).
 
 Each rule is a function ``need(gate, facts) -> [phrase, ...]`` in :data:`NEEDS`; a convention
-that needs more (a controller_manager's started clock) passes its own tuple to
-:class:`StartGate` (``needs=NEEDS + (my_need,)``).
+that needs more (a controller_manager's started clock) has its own tuple in
+:data:`CONVENTION_NEEDS` (``NEEDS + (its_need,)``), which the simulator hands to
+:class:`StartGate`.
 """
 from __future__ import annotations
 
@@ -229,6 +230,10 @@ def configurations_recorded(gate: StartGate, facts: GraphFacts) -> list:
 NEEDS: tuple = (command_publisher, controller_reads_states, subscribers_matched,
                 configurations_recorded)
 
+#: The rules per ``command_convention`` of the simulator (a convention that needs more, e.g. a
+#: controller_manager's started clock, adds its rule to its own entry).
+CONVENTION_NEEDS: dict = {'stamped': NEEDS, 'ros2_control': NEEDS}
+
 #: What a rule is: ``need(gate, facts) -> [phrase, ...]``.
 Need = Callable[[StartGate, GraphFacts], Sequence[str]]
 
@@ -238,6 +243,6 @@ def waiting_text(missing: Sequence[str]) -> str:
     return 'waiting for: ' + '; '.join(missing)
 
 
-__all__ = ['Endpoint', 'TopicFacts', 'GraphFacts', 'StartGate', 'NEEDS', 'Need',
-           'command_publisher', 'controller_reads_states', 'subscribers_matched',
+__all__ = ['Endpoint', 'TopicFacts', 'GraphFacts', 'StartGate', 'NEEDS', 'CONVENTION_NEEDS',
+           'Need', 'command_publisher', 'controller_reads_states', 'subscribers_matched',
            'configurations_recorded', 'short_type', 'waiting_text']

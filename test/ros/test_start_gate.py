@@ -9,8 +9,8 @@ publisher, a controller that reads the state topic, every subscription of a stat
 (a topic the external node never subscribes to is not waited for), and the recorder's copy of
 every configuration.
 """
-from dodo_sim.ros.start_gate import (configurations_recorded, Endpoint, GraphFacts, NEEDS,
-                                     StartGate, TopicFacts, waiting_text)
+from dodo_sim.ros.start_gate import (configurations_recorded, CONVENTION_NEEDS, Endpoint,
+                                     GraphFacts, NEEDS, StartGate, TopicFacts, waiting_text)
 
 JS, CMD, WRENCH, CLOCK = ('sensor_msgs/msg/JointState', 'sensor_msgs/msg/JointState',
                           'geometry_msgs/msg/WrenchStamped', 'rosgraph_msgs/msg/Clock')
@@ -126,3 +126,5 @@ def test_a_convention_adds_its_own_need():
     gate = StartGate(min_subscribers=1, needs=NEEDS + (clock_followed,))
     assert gate.missing(facts(publishers=['/my_ctrl'])) == ['/my_ctrl to subscribe to /clock']
     assert configurations_recorded in NEEDS
+    from dodo_sim.ros.node_config import COMMAND_CONVENTIONS
+    assert set(CONVENTION_NEEDS) == set(COMMAND_CONVENTIONS)      # one entry per convention
