@@ -318,3 +318,12 @@ def test_dodo_hop_checks_an_external_run_without_building_a_controller(monkeypat
     monkeypatch.setattr(registry.ControllerEntry, 'build', refuse)
     hop.check()
     hop.release()
+
+
+def test_dodo_walk_takes_the_controller_option_too(tmp_path):
+    from dodo_sim.tools import walk_runner
+    args = walk_runner.build_parser().parse_args(['--controller', 'external'])
+    assert args.controller == 'external'
+    hop = HopRun(REPO / 'config' / 'walk.yaml', 1.0, controller=args.controller)
+    assert 'controller' not in names(hop.nodes)
+    assert hop.robot.contact_frames == ('left_foot', 'right_foot')      # the walker's robot
