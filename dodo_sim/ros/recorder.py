@@ -475,11 +475,10 @@ def main(args: Sequence[str] | None = None) -> int:
         counts = recorder.counts()
         print(f'dodo recorder: closed {config.bag}: '
               + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
-        ignored = recorder.ignored_announcements()
+        ignored, nodes = recorder.ignored_announcements()
         if ignored:
-            print(f'dodo recorder: ignored {ignored[0]} announcement(s) on '
-                  f'{contract.APPLIED_CONTROLLER} from {", ".join(ignored[1]) or "-"}',
-                  flush=True)
+            print(f'dodo recorder: ignored {ignored} announcement(s) on '
+                  f'{contract.APPLIED_CONTROLLER} from {", ".join(nodes) or "-"}', flush=True)
         executor.shutdown()
         return 0
     finally:

@@ -401,10 +401,11 @@ def test_controller_none_leaves_the_controller_out_and_a_users_node_answers(laun
     try:
         launch.wait_for(r'\[simulator\]: simulation starts', 120.0)
         launch.wait_for(r'\b(?:[1-9]\d{3}|\d{5,}) /joint_states messages so far', 120.0)
+        # the launch first: the controller leaving first is a lost controller (exit 1)
+        assert launch.interrupt() == 0, launch.output[-4000:]
     finally:
         node.proc.send_signal(signal.SIGINT)
         node.proc.wait(timeout=30)
-    assert launch.interrupt() == 0, launch.output[-4000:]
     launch.finished_cleanly('simulator', 'recorder')
     assert not re.search(r'\[controller-\d+\]: process started', launch.output)
     announced = read_bag(bag, [contract.APPLIED_CONTROLLER])[contract.APPLIED_CONTROLLER]
