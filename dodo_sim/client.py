@@ -43,7 +43,8 @@ controller"). What it does for you, as the contract asks:
   ``get_clock().now()`` follow ``/clock``; the start gate waits for its ``/clock`` subscription)
   or not (its clock is the wall clock; the gate does not wait for ``/clock``);
 * exposes the robot model (``self.robot``, from the ``robot_description`` parameter or the
-  ``/robot_description`` topic), read as URDF XML text only: a description is never taken as a
+  ``/robot_description`` topic), read as URDF XML text only
+  (:func:`dodo_sim.physics.robot.urdf_from_untrusted_text`): a description is never taken as a
   path or run as a xacro program.
 
 Torques that are not one finite number per actuated joint are replaced by zeros (warned, at
@@ -62,6 +63,7 @@ import time
 from typing import Callable, Sequence
 
 from dodo_sim import stamps
+from dodo_sim.physics.robot import urdf_from_untrusted_text
 from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.node_config import ClientConfig
@@ -81,24 +83,6 @@ from std_msgs.msg import String
 UpdateFunction = Callable[[float, np.ndarray, np.ndarray, np.ndarray], Sequence[float]]
 #: Wall-clock s without a publisher of /joint_states, after the first answer, that end the node.
 STATES_GONE_S = 1.0
-#: Characters of a robot description read from the topic (an XML bomb's size is bounded too by
-#: the parser; this bounds what is held at all).
-MAX_DESCRIPTION_CHARS = 16_000_000
-
-
-def description_xml(text, source: str) -> str:
-    """
-    Return a robot description received as text, if it is URDF XML text; ValueError otherwise.
-
-    Never a path to open or a xacro to run (docs/ros_contract.md, DESIGN.md section 7).
-    """
-    if not isinstance(text, str) or not text.lstrip().startswith('<'):
-        raise ValueError(f'{source} is not URDF XML text (a description from a topic or a '
-                         f'parameter is never opened as a path or run as a xacro)')
-    if len(text) > MAX_DESCRIPTION_CHARS:
-        raise ValueError(f'{source} holds {len(text)} characters, more than '
-                         f'{MAX_DESCRIPTION_CHARS}')
-    return text
 
 
 class ControllerClient(Node):
@@ -146,8 +130,8 @@ class ControllerClient(Node):
         self.create_timer(STATES_GONE_S / 4, self._check_states_publisher,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         if self.client_config.robot_description:
-            self._setup(description_xml(self.client_config.robot_description,
-                                        'the robot_description parameter'))
+            self._setup(urdf_from_untrusted_text(self.client_config.robot_description,
+                                                 'the robot_description parameter'))
         else:
             self.get_logger().info(f'waiting for the robot model on '
                                    f'{self.resolve_topic_name(contract.ROBOT_DESCRIPTION)}')
@@ -169,9 +153,9 @@ class ControllerClient(Node):
         if self.robot is not None:
             return
         try:
-            self._setup(description_xml(msg.data, self.resolve_topic_name(
+            self._setup(urdf_from_untrusted_text(msg.data, self.resolve_topic_name(
                 contract.ROBOT_DESCRIPTION)))
-        except ValueError as exc:            # ModelError too
+        except ValueError as exc:            # ModelError: not XML, too large, not a robot
             self.get_logger().fatal(f'cannot use the robot description: {exc}')
             self.exit_code = runtime.EXIT_CONFIG
             self.done.set_result(self.exit_code)
@@ -310,4 +294,4 @@ def run(controller, node_name: str = 'controller_client', args=None, **kwargs) -
     return runtime.run_node(factory, node_name, args)
 
 
-__all__ = ['ControllerClient', 'run', 'UpdateFunction', 'description_xml']
+__all__ = ['ControllerClient', 'run', 'UpdateFunction']

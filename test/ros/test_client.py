@@ -14,7 +14,7 @@ import threading
 import time
 
 from conftest import REPO, ros_domain_id
-from dodo_sim.client import ControllerClient, description_xml
+from dodo_sim.client import ControllerClient
 from dodo_sim.ros import contract
 from dodo_sim.ros.node_config import ClientConfig
 import numpy as np
@@ -107,12 +107,15 @@ def test_answers_to_an_offline_run_with_late_contacts_equal_its_rollout_bit_for_
     assert run.contact_forces[:, 0, 2].max() > 0          # it stood on the ground: fz matters
 
 
-def test_a_description_is_xml_text_never_a_path_or_a_program():
-    with pytest.raises(ValueError, match='not URDF XML text'):
-        description_xml(str(REPO / 'urdf' / 'hopper.urdf.xacro'), '/robot_description')
-    with pytest.raises(ValueError, match='not URDF XML text'):
-        description_xml(b'<robot/>', '/robot_description')
-    assert description_xml('  <robot name="x"/>', 'p') == '  <robot name="x"/>'
+def test_a_description_on_the_topic_that_is_not_xml_ends_the_node_with_exit_2(client):
+    """A path (or a xacro) received as the description is never opened or run."""
+    from std_msgs.msg import String
+    bare = ControllerClient('client_bare', update=ContactLaw().update, context=client.context)
+    try:
+        bare._on_description(String(data=str(REPO / 'urdf' / 'hopper.urdf.xacro')))
+        assert bare.done.done() and bare.exit_code == 2 and bare.robot is None
+    finally:
+        bare.destroy_node()
 
 
 def test_a_bad_answer_is_replaced_by_zero_torque(client):
