@@ -13,10 +13,12 @@ once and matches what the ROS nodes do::
     run.t, run.q, run.v, run.tau, run.contact_force     # arrays over control ticks
 
 Per control tick k (state ``s_k`` at time ``t_k``): ``tau_k = policy.update(t, q, v, force)``
-with ``t`` the state's time rounded to integer nanoseconds (the header stamp the controller node
-receives, so an offline run reproduces a ROS run bit for bit), then ``on_tick`` (pushes,
-bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that ``update``
-method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a replayed sequence).
+with ``t = dodo_sim.stamps.controller_time(t_k)``, the state's time rounded to integer
+nanoseconds (the header stamp the controller node receives, by the one stamp rule of
+:mod:`dodo_sim.stamps`, so an offline run reproduces a ROS run bit for bit), then ``on_tick``
+(pushes, bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that
+``update`` method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a
+replayed sequence).
 
 The force argument: by default the state's single-foot ``contact_force`` ([fx, fz], N). A policy
 with a ``contact_frames`` attribute (e.g. the biped
@@ -37,19 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from dodo_sim.stamps import controller_time
 import numpy as np
-
-NS_PER_S = 1_000_000_000
-
-
-def stamp_ns(t_s: float) -> int:
-    """Integer ns of a simulated time, as the simulator node stamps its messages."""
-    return int(round(t_s * NS_PER_S))
-
-
-def controller_time(t_s: float) -> float:
-    """Return the time the controller node passes to ``update``: the stamp in s."""
-    return stamp_ns(t_s) * 1e-9
 
 
 @dataclass
@@ -140,13 +131,12 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
             sensed = np.array(state.contact_forces[span[0]:span[1]], dtype=float)
         else:
             sensed = np.array(state.contact_forces[rows], dtype=float)
-        # controller_time(state.t), inlined: the stamp in integer ns, in s
         if coordinates is None:
             measured_q, measured_v = state_q.copy(), state_v.copy()
         else:                            # fancy indexing copies
             measured_q, measured_v = state_q[coordinates[0]], state_v[coordinates[1]]
-        tau = np.asarray(update(int(round(state_t * NS_PER_S)) * 1e-9, measured_q,
-                                measured_v, sensed), dtype=float)
+        tau = np.asarray(update(controller_time(state_t), measured_q, measured_v, sensed),
+                         dtype=float)
         if on_tick is not None:
             on_tick(k, state, tau)
         append(tau)
@@ -239,4 +229,4 @@ class JointHold:
             - self.kd * np.asarray(v)[self.index]
 
 
-__all__ = ['Rollout', 'rollout', 'JointHold', 'stamp_ns', 'controller_time']
+__all__ = ['Rollout', 'rollout', 'JointHold']

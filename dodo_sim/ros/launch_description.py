@@ -34,7 +34,6 @@ imports launch and launch_ros (only launch files import it).
 """
 from __future__ import annotations
 
-from pathlib import Path
 import shlex
 import sys
 import tempfile
@@ -157,7 +156,8 @@ class NamespacedParamsFile(Substitution):
         full = _full_namespace(context)
         if not full:
             return path
-        sections = yaml.safe_load(Path(path).read_text()) or {}
+        from dodo_sim.safe_yaml import read_yaml_file
+        sections = read_yaml_file(path) or {}
         return _temporary_file('dodo_params_', yaml.safe_dump(
             graph.namespaced_sections(sections, full), sort_keys=False))
 

@@ -33,12 +33,12 @@ import signal
 import sys
 import time
 
+from dodo_sim.stamps import NS_PER_S
+
 #: Process exit codes of the nodes (``dodo hop`` reports them by name).
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_DIVERGED = 0, 1, 2, 3
 EXIT_NAMES = {EXIT_OK: 'ok', EXIT_FAILED: 'failed', EXIT_CONFIG: 'bad configuration',
               EXIT_DIVERGED: 'simulation diverged'}
-
-NS_PER_S = 1_000_000_000
 
 
 class WarnThrottle:
@@ -164,11 +164,16 @@ def format_summary(kind: str, fields: dict) -> str:
             + ' '.join(f'{k}={value_text(v)}' for k, v in fields.items()))
 
 
+#: Summary values written as words (:func:`value_text`) and what they read back as.
+_WORDS = {'-': None, 'true': True, 'false': False}
+
+
 def parse_summary(text: str, kind: str) -> dict | None:
     """
     Return the fields of the last ``dodo <kind>:`` summary in ``text``.
 
-    Numbers come as int or float, ``-`` as None; None if there is no summary.
+    The inverse of :func:`value_text`: numbers come as int or float, ``true`` / ``false`` as
+    bool, ``-`` as None, anything else as str; None if there is no summary.
     """
     head = f'{SUMMARY_PREFIX}{kind}: '
     lines = [line[line.index(head) + len(head):] for line in text.splitlines() if head in line]
@@ -177,8 +182,8 @@ def parse_summary(text: str, kind: str) -> dict | None:
     fields = {}
     for item in lines[-1].split():
         key, _, value = item.partition('=')
-        if value == '-':
-            fields[key] = None
+        if value in _WORDS:
+            fields[key] = _WORDS[value]
             continue
         for kind_ in (int, float):
             try:

@@ -58,7 +58,7 @@ from typing import TextIO
 from dodo_sim.paths import share_dir
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
-from dodo_sim.tools.run_checks import check_new_dir, one_line, UsageError
+from dodo_sim.tools.run_checks import check_new_dir, MAX_DURATION_S, one_line, UsageError
 from dodo_sim.tools.run_report import EXIT_INTERRUPTED, EXIT_USAGE, write_report
 from dodo_sim.tools.run_supervision import HopRun
 
@@ -233,6 +233,9 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
             raise UsageError('--plots and --no-plots exclude each other')
         if args.domain_id is not None:
             domains.parse_domain_id(args.domain_id, '--domain-id')
+        if args.duration > MAX_DURATION_S and math.isfinite(args.duration):
+            raise UsageError(f'--duration {args.duration:g} s is longer than the '
+                             f'{MAX_DURATION_S:.4g} s (104 days) a run can stamp exactly')
         if args.hardware == 'can' and args.params_file is None:
             raise UsageError('--hardware can drives real motors and needs an explicit '
                              '--params-file whose driver: section names the bus (bus_interface, '

@@ -92,7 +92,51 @@ def warm_up() -> None:
             continue
 
 
+#: Exit codes of an interrupted precompile (the shell's 128 + signal number).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+#: The option that runs the compilation in this process (the child :func:`main` starts).
+IN_THIS_PROCESS = '--in-this-process'
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised in the main thread."""
+
+
 def main(argv=None) -> int:
+    """
+    Compile in a child process and wait; Ctrl-C (or SIGTERM) ends it at once.
+
+    numba compiles in LLVM, where Python sees a signal only seconds later and then unwinds a
+    200-line traceback; the child is in its own session (a terminal's Ctrl-C reaches only this
+    process), is killed on SIGINT/SIGTERM, and one line says what is kept: numba writes each
+    kernel's cache file whole, so the kernels compiled before stay cached.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if IN_THIS_PROCESS in argv:
+        return _compile()
+    import signal
+    import subprocess
+
+    def terminated(signum, frame):
+        raise _Terminated
+    previous = signal.signal(signal.SIGTERM, terminated)
+    child = subprocess.Popen([sys.executable, '-m', 'dodo_sim.tools.precompile', IN_THIS_PROCESS],
+                             start_new_session=True)
+    try:
+        return child.wait()
+    except (KeyboardInterrupt, _Terminated) as exc:
+        child.kill()
+        child.wait()
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        print(f'dodo precompile: {"interrupted" if interrupted else "terminated"}; the kernels '
+              f'compiled so far stay in the numba cache, the others compile at their first use '
+              f'(run it again to finish)', file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED if interrupted else EXIT_TERMINATED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _compile() -> int:
     started = time.monotonic()
     with compile_events() as compiled:
         warm_up()

@@ -16,6 +16,7 @@ import math
 import os
 
 from dodo_sim.ros import contract
+from dodo_sim.stamps import stamp_s
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 import numpy as np
@@ -190,7 +191,7 @@ class _Inputs:
                 continue
             if before_update is not None:
                 before_update(k, ns)
-            tau = ctrl.update(ns * 1e-9, self.js.q[row].copy(), self.js.v[row].copy(), contact)
+            tau = ctrl.update(stamp_s(ns), self.js.q[row].copy(), self.js.v[row].copy(), contact)
             replayed.append(np.asarray(tau, dtype=float))
             kept.append(k)
         return replayed, kept, unmatched
@@ -447,7 +448,7 @@ def compare_with_controller(bag_dir: str | os.PathLike,
         compared=len(kept), source=rec.source, max_abs_nm=float(absdiff.max()),
         rms_nm=float(math.sqrt(np.mean(diff ** 2))),
         max_abs_per_joint_nm=tuple(float(x) for x in absdiff.max(axis=0)),
-        t_of_max_s=float(stamps[kept[worst]] * 1e-9), unmatched_states=unmatched,
+        t_of_max_s=stamp_s(int(stamps[kept[worst]])), unmatched_states=unmatched,
         joint_names=tuple(actuated), config_source=setup.source, changes_applied=applied[0],
         controller=setup.entry.name,
         warnings=tuple(warnings))

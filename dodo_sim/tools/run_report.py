@@ -102,8 +102,8 @@ class RunResult:
                 f"{_ms(x, 'age_ms_p50')}/{_ms(x, 'age_ms_p99')}/{_ms(x, 'age_ms_max')} ms, "
                 f"{x.get('stale_steps', 0)} stale step(s), {x.get('timeouts', 0)} timeout(s), "
                 f"{x.get('overruns', 0)} overrun(s), {x.get('zero_torque_steps', 0)} zero-torque "
-                f"step(s), {x.get('rejected', 0)} rejected and {x.get('foreign', 0)} foreign "
-                f'command(s) ignored' + (
+                f"step(s), {x.get('rejected', 0)} rejected, {x.get('foreign', 0)} foreign and "
+                f"{x.get('future', 0)} future command(s) refused" + (
                     f", {x['waits']} wait(s) past command_timeout (longest "
                     f"{x.get('wait_s_max', 0):.2f} s, simulated time paused)"
                     if x.get('waits') else ''))
@@ -132,7 +132,8 @@ class RunResult:
                    and isinstance(x.get('watchdog_s_max'), float) else '') + ', '
                 f"{x.get('estops', 0)} e-stop(s), "
                 f"{x.get('missed_replies', 0)} missed repl(ies), {x.get('rejected', 0)} "
-                f'rejected command(s)'
+                f"rejected, {x.get('foreign', 0)} foreign and {x.get('future', 0)} future "
+                f'command(s) refused'
                 + (f", {x['skipped_steps']} skipped emulator step(s)"
                    if x.get('skipped_steps') is not None else ''))
 
@@ -198,20 +199,34 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
                         f'command_timeout and the simulator applied zero torque on {zero} '
                         f"step(s), so this run does not show the controller's behaviour (a "
                         f'stalled controller or an overloaded machine)')
-    foreign = x.get('foreign') or 0
-    if foreign:
-        # the run itself is the controller's (never shifted), but the graph was not clean
-        who = (f"a second node named {x.get('controller')}"
-               if x.get('duplicate_controller') else 'a second publisher')
-        failures.append(f'{foreign} command(s) from {who} answered states and were ignored: '
-                        f"two controllers on the graph (the applied ones are the bag's "
-                        f'{contract.JOINT_COMMANDS}, the others {contract.IGNORED_COMMANDS})')
+    for consumer, summary in (('simulator', x), ('driver', driver_summary or {})):
+        if summary.get('foreign'):
+            failures.append(foreign_failure(consumer, summary))
     fall = (controller_summary or {}).get('fall_reason')
     if fall:
         when = controller_summary.get('fall_time_s')
         when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
         failures.append(f'the robot fell: {fall} at t = {when} s (controller)')
     return failures
+
+
+def foreign_failure(consumer: str, x: dict) -> str:
+    """
+    Say that a command consumer refused another publisher's commands, naming both nodes.
+
+    The bound controller is the first publisher whose command answered a state (a stray that
+    answered first is it); ``foreign_nodes`` are the refused ones (docs/ros_contract.md).
+    """
+    # the run itself is the bound controller's (never shifted), but the graph was not clean
+    controller = x.get('controller') or 'a controller'
+    if x.get('duplicate_controller'):
+        who = f'a second node named {controller}'
+    else:
+        who = x.get('foreign_nodes') or 'a second publisher'
+    return (f"{x['foreign']} command(s) from {who} refused: the {consumer} applied only the "
+            f'commands of {controller} (the first whose command answered a state); two '
+            f"controllers on the graph (the applied commands are the bag's "
+            f'{contract.JOINT_COMMANDS}, the others {contract.IGNORED_COMMANDS})')
 
 
 def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:

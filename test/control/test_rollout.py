@@ -7,8 +7,9 @@ dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy
 It also checks the compiled controller terms against the pinocchio ones in a closed loop.
 """
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_sim.rollout import rollout, stamp_ns
+from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
+from dodo_sim.stamps import stamp_ns
 import numpy as np
 import pytest
 
