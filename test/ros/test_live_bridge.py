@@ -70,6 +70,18 @@ def run():
         response.success, response.message = True, 'reset'
         return response
     node.create_service(Trigger, 'simulator/reset', reset)
+    steps = []
+    try:       # a service of the simulation standard (built at install: docs/interfaces.md)
+        from simulation_interfaces.srv import StepSimulation
+
+        def step(request, response):
+            steps.append(request.steps)
+            response.result.result = 1          # RESULT_OK
+            return response
+        node.create_service(StepSimulation, 'step_simulation', step)
+        services = ['/t/simulator/reset', '/t/step_simulation']
+    except ImportError:
+        services = ['/t/simulator/reset']
     node.create_subscription(Vector3, 'simulator/push', pushes.append, 10)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
@@ -79,9 +91,9 @@ def run():
     actions = Actions()
     bridge.start(actions)
     try:
-        assert _until(lambda: [s.name for s in actions.services] == ['/t/simulator/reset']
+        assert _until(lambda: sorted(s.name for s in actions.services) == services
                       and bridge.nodes() == ['/t/controller']), (actions.services, bridge.nodes())
-        yield bridge, actions, node, resets, pushes
+        yield bridge, actions, node, resets, pushes, steps
     finally:
         bridge.stop()
         executor.shutdown()
@@ -90,7 +102,7 @@ def run():
 
 
 def test_parameters_are_got_and_set_through_the_nodes_services_with_its_answers(run):
-    bridge, actions, node, _, _ = run
+    bridge, actions, node, _, _, _ = run
     got = bridge.get_parameters('/t/controller', None, 5.0)
     assert got['apex_height'] == (la.DOUBLE, 1.2)
     assert got['gains'] == (la.DOUBLE_ARRAY, [1.0, 2.0])
@@ -119,8 +131,8 @@ def test_parameters_are_got_and_set_through_the_nodes_services_with_its_answers(
 def test_services_are_proxied_with_their_schemas_and_malformed_requests_never_reach_them(run):
     from rclpy.serialization import deserialize_message, serialize_message
     from std_srvs.srv import Trigger
-    bridge, actions, _, resets, _ = run
-    (reset,) = actions.services
+    bridge, actions, _, resets, _, _ = run
+    reset = next(s for s in actions.services if s.name == '/t/simulator/reset')
     assert reset.type_name == 'std_srvs/srv/Trigger'
     assert reset.response_msgdef == 'bool success\nstring message\n'
     request = bytes(serialize_message(Trigger.Request()))
@@ -134,9 +146,25 @@ def test_services_are_proxied_with_their_schemas_and_malformed_requests_never_re
 
 
 def test_client_messages_are_published_on_the_runs_topics(run):
-    bridge, _, _, _, pushes = run
+    bridge, _, _, _, pushes, _ = run
     push = next(t for t in la.CLIENT_TOPICS if t.name == 'simulator/push')
     assert _until(lambda: bridge.node.count_subscribers('simulator/push') > 0)
     bridge.publish(push, (1.0, 0.0, -2.0))
     assert _until(lambda: pushes), 'no push received'
     assert (pushes[0].x, pushes[0].y, pushes[0].z) == (1.0, 0.0, -2.0)
+
+
+def test_a_service_of_the_simulation_standard_is_proxied_without_a_change_here(run):
+    """simulation_interfaces/srv/StepSimulation: found on the graph, nested types in its schema."""
+    pytest.importorskip('simulation_interfaces')
+    from rclpy.serialization import deserialize_message, serialize_message
+    from simulation_interfaces.srv import StepSimulation
+    bridge, actions, _, _, _, steps = run
+    info = next(s for s in actions.services if s.name == '/t/step_simulation')
+    assert info.type_name == 'simulation_interfaces/srv/StepSimulation'
+    assert info.request_msgdef == 'uint64 steps\n'
+    assert 'MSG: simulation_interfaces/Result' in info.response_msgdef
+    answer = deserialize_message(bridge.call_service(
+        '/t/step_simulation', bytes(serialize_message(StepSimulation.Request(steps=100))), 5.0),
+        StepSimulation.Response)
+    assert steps == [100] and answer.result.result == 1
