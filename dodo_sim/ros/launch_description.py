@@ -137,8 +137,9 @@ class GraphParameters(Substitution):
 def _full_namespace(context) -> str:
     """Return the robot's namespace: ``namespace`` under any enclosing PushRosNamespace."""
     namespace = contract.normalize_namespace(LaunchConfiguration('namespace').perform(context))
-    base = context.launch_configurations.get('ros_namespace')   # PushRosNamespace
-    return contract.normalize_namespace('/'.join(filter(None, [base or '', namespace])))
+    base = contract.normalize_namespace(
+        context.launch_configurations.get('ros_namespace'))     # PushRosNamespace
+    return contract.normalize_namespace(base + namespace)
 
 
 class NamespacedParamsFile(Substitution):
@@ -175,13 +176,14 @@ class NamespacedRvizConfig(Substitution):
         return 'NamespacedRvizConfig(rviz_config, namespace)'
 
     def perform(self, context) -> str:
-        from dodo_sim.tools.layouts import namespaced_rviz_config
+        from dodo_sim.safe_yaml import read_yaml_file
+        from dodo_sim.tools.layouts import namespaced_rviz
         path = LaunchConfiguration('rviz_config').perform(context)
         full = _full_namespace(context)
         if not full:
             return path
-        return _temporary_file('dodo_rviz_', namespaced_rviz_config(Path(path).read_text(),
-                                                                    full), suffix='.rviz')
+        return _temporary_file('dodo_rviz_', namespaced_rviz(read_yaml_file(path), full),
+                               suffix='.rviz')
 
 
 #: Launch arguments a node gets through a substitution that follows the namespace.

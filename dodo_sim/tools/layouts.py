@@ -167,7 +167,8 @@ def plotjuggler_layout(namespace: str = '') -> str:
 RVIZ_TOPIC_KEYS = ('Topic', 'Description Topic')
 
 
-def namespaced_rviz_config(text: str, namespace: str) -> str:
+def namespaced_rviz_config(text: str, namespace: str,
+                           source: str = 'RViz configuration') -> str:
     """
     Return the RViz configuration ``text`` for a run in ``namespace``.
 
@@ -175,13 +176,19 @@ def namespaced_rviz_config(text: str, namespace: str) -> str:
     ``/controller/markers``, ``/<frame>_contact``, ...) is moved into the namespace, where a
     namespaced run publishes it; other topics are kept. /tf and /tf_static need no change: the
     launch file remaps them for rviz2 (:data:`dodo_sim.ros.contract.NAMESPACE_REMAPS`). The
-    root namespace returns ``text`` unchanged.
+    root namespace returns ``text`` unchanged. The text is read as YAML at a bounded cost
+    (:mod:`dodo_sim.safe_yaml`; ``source`` names it in errors).
     """
+    from dodo_sim.safe_yaml import load_yaml
+    if not contract.normalize_namespace(namespace):
+        return text
+    return namespaced_rviz(load_yaml(text, source), namespace)
+
+
+def namespaced_rviz(config, namespace: str) -> str:
+    """Return the text of RViz configuration ``config`` (its YAML data) for ``namespace``."""
     import yaml
     ns = contract.normalize_namespace(namespace)
-    if not ns:
-        return text
-    config = yaml.safe_load(text)
 
     def visit(node):
         if isinstance(node, dict):
@@ -214,7 +221,7 @@ def viewer_files(profile: str, namespace: str = '') -> dict:
     if profile == 'hop':
         files['foxglove_layout.json'] = foxglove_layout(namespace) + '\n'
         files['plotjuggler_layout.xml'] = plotjuggler_layout(namespace)
-    files[rviz.name] = namespaced_rviz_config(rviz.read_text(), namespace)
+    files[rviz.name] = namespaced_rviz_config(rviz.read_text(), namespace, str(rviz))
     return files
 
 

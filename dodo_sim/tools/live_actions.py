@@ -51,7 +51,8 @@ from typing import Callable, Protocol
 from dodo_sim.ros import contract
 
 # -- limits (docs/viewing.md, "Acting on a run") ------------------------------------------------
-#: A parameter get or set waits this long for each node's parameter service, s.
+#: A parameter get or set waits at most this long for the nodes' parameter services, s (the
+#: whole request; a set then gets the values afterwards within as long again).
 PARAMETER_TIMEOUT_S = 2.0
 #: A service call waits this long for the node's answer, s (then the client gets a failure).
 SERVICE_TIMEOUT_S = 10.0
@@ -511,13 +512,26 @@ class LiveActions:
                 continue
             wanted.setdefault(node, []).append(name)
         out = []
+        deadline = self.clock() + PARAMETER_TIMEOUT_S      # for the whole request
         for node, node_names in wanted.items():
-            for name, typed in self._call(self.backend.get_parameters, node, node_names,
-                                          PARAMETER_TIMEOUT_S).items():
+            try:       # a node that does not answer costs its own parameters only
+                values = self._call(self.backend.get_parameters, node, node_names,
+                                    self._left(deadline))
+            except LiveActionError as exc:
+                self.log(f'get:{node}', f'get parameters of {node}: {exc}')
+                continue
+            for name, typed in values.items():
                 parameter = foxglove_parameter(parameter_name(node, name), typed)
                 if parameter is not None:
                     out.append(parameter)
         return out
+
+    def _left(self, deadline: float) -> float:
+        """Seconds left before ``deadline``; LiveActionError once it has passed."""
+        left = deadline - self.clock()
+        if left <= 0.0:
+            raise LiveActionError(f'no time left of the request\'s {PARAMETER_TIMEOUT_S:g} s')
+        return left
 
     def set_parameters(self, parameters) -> list:
         """
@@ -558,9 +572,10 @@ class LiveActions:
                 continue
             by_node.setdefault(node, {})[name] = parameter.get_value()
         names = []
+        deadline = self.clock() + PARAMETER_TIMEOUT_S      # the sets; the values after: _get
         for node, values in by_node.items():
             current = self._call(self.backend.get_parameters, node, list(values),
-                                 PARAMETER_TIMEOUT_S)
+                                 self._left(deadline))
             typed = {}
             for name, value in values.items():
                 full = parameter_name(node, name)
@@ -574,7 +589,7 @@ class LiveActions:
                     self.refuse(f'refused:{full}', f'set {exc}')
             if typed:
                 results = self._call(self.backend.set_parameters, node, typed,
-                                     PARAMETER_TIMEOUT_S)
+                                     self._left(deadline))
                 for name, reason in results.items():
                     if reason:
                         full = parameter_name(node, name)

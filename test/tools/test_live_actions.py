@@ -142,11 +142,14 @@ class PlainBackend:
                                           'hops': (la.INTEGER, 3)}}
         self.published = []
         self.calls = []
+        self.silent = set()        # nodes whose parameter services do not answer
 
     def nodes(self):
         return list(self.params)
 
     def get_parameters(self, node, names, timeout_s):
+        if node in self.silent:
+            raise TimeoutError(f'{node}/get_parameters: no answer within {timeout_s:g} s')
         params = self.params[node]
         return {n: params[n] for n in (params if names is None else names) if n in params}
 
@@ -325,3 +328,13 @@ def test_parameter_changes_reach_the_clients_subscribed_to_them(served):
                        and 'id' not in m)
     assert update['parameters'] == [{'name': '/ns/controller.apex_height', 'value': 0.9,
                                      'type': 'float64'}]
+
+
+def test_a_node_that_does_not_answer_costs_only_its_own_parameters(served):
+    _, backend, ws, warnings = served
+    backend.params['/ns/simulator'] = {'dt': (la.DOUBLE, 0.001)}
+    backend.silent.add('/ns/controller')
+    ws.send(json.dumps({'op': 'getParameters', 'parameterNames': [], 'id': 'all'}))
+    got, _ = _until(ws, _op('parameterValues', id='all'))
+    assert [p['name'] for p in got['parameters']] == ['/ns/simulator.dt']
+    assert any('get parameters of /ns/controller: no answer' in w for w in warnings), warnings
