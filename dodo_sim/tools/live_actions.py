@@ -530,7 +530,7 @@ class LiveActions:
         """Seconds left before ``deadline``; LiveActionError once it has passed."""
         left = deadline - self.clock()
         if left <= 0.0:
-            raise LiveActionError(f'no time left of the request\'s {PARAMETER_TIMEOUT_S:g} s')
+            raise LiveActionError(f'no time left of the {PARAMETER_TIMEOUT_S:g} s of the request')
         return left
 
     def set_parameters(self, parameters) -> list:
