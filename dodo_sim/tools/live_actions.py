@@ -434,6 +434,8 @@ class LiveActions:
     def __post_init__(self):
         self.log = ThrottledLog(self.warn, clock=self.clock)
         self._limits = {kind: TokenBucket(rate, self.clock) for kind, rate in LIMITS.items()}
+        self._over = {kind: f'{kind}: over {rate.per_s:g} per second (burst {rate.burst}); '
+                      f'dropped' for kind, rate in LIMITS.items()}
         self._in_flight = threading.BoundedSemaphore(MAX_CALLS_IN_FLIGHT)
         # parameter requests block the server's thread of the client that sent them (the SDK
         # calls its listener there): one at a time, so at most one of its threads waits
@@ -478,9 +480,7 @@ class LiveActions:
         """Return True (and say so, throttled) when ``kind`` is over its rate limit."""
         if self._limits[kind].take():
             return False
-        rate = LIMITS[kind]
-        self.log(f'rate:{kind}', f'{kind}: over {rate.per_s:g} per second (burst {rate.burst}); '
-                 f'dropped')
+        self.log(f'rate:{kind}', self._over[kind])       # a flood's cost: no formatting
         return True
 
     # -- parameters --------------------------------------------------------------------------
