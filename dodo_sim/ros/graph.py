@@ -545,7 +545,7 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
         params['tf'] = 'compute'           # no robot_state_publisher: the recorder owns /tf
     if spec.name == 'controller' and use_sim and robot.terrain:
         from dodo_control import registry
-        if registry.controller_entry(robot.controller).monitor:
+        if registry.controller_entry(robot.controller).monitor_judges_ground():
             params.update(dict(robot.terrain))     # the monitor judges the simulated ground
     if not use_sim:
         for key, value in HARDWARE_PARAMETERS.get(spec.name, {}).items():

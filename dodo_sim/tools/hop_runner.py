@@ -43,8 +43,10 @@ Supervision (:mod:`dodo_sim.tools.run_supervision` on :mod:`dodo_sim.tools.super
 docs/running.md): children die with ``dodo hop``
 (SIGINT, SIGTERM, SIGHUP, even SIGKILL), the bag is closed whenever the recorder gets a chance,
 and the last line says what happened. Exit codes: 0 completed, 1 failed (a process failed or
-ended early, the simulation diverged, the wall-clock limit, the bag not closed), 2 bad input,
-130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
+ended early, the simulation diverged, the wall-clock limit, the bag not closed or short of the
+simulated end, the hosted controller's task failed — the walker fell, the SLIP leg did not hop —,
+a full disk), 2 bad input, 130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
+The nodes listen on 127.0.0.1 only (:mod:`dodo_sim.ros.dds_profile`).
 """
 from __future__ import annotations
 
@@ -125,7 +127,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     domain = hop.domain.domain_id
     out.write(f'{prog}: ROS domain {domain} (private to this run); watch it with '
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
-              f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo '
+              f'{hop.discovery_range} ros2 topic echo '
               f'{contract.resolve(contract.JOINT_STATES, hop.namespace)}\n')
     if hop.namespace and viewer_dir is not None:
         from dodo_sim.tools.layouts import write_viewer_files
@@ -141,7 +143,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     if hardware == 'can':
         out.write(f'{prog}: the driver stays DISABLED until you enable it (after the '
                   f'checklist of docs/hardware.md): ROS_DOMAIN_ID={domain} '
-                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} '
+                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.discovery_range} '
                   f'ros2 service call {contract.DRIVER_ENABLE} std_srvs/srv/Trigger; '
                   f'the run lasts '
                   f'{duration:g} s from then; e-stop: ros2 service call {contract.DRIVER_ESTOP} '
