@@ -10,7 +10,8 @@ Compile the numba kernels once, at install time, so no node compiles on its star
 
 The kernels (``dodo_sim.physics.kernels``: the time-stepping step, the event integrator's
 evaluation, the controller's point terms, the block NCP iteration with the 3-D contact solve,
-the position correction) are ``njit(cache=True)``: compiled at their first call
+the position correction; ``dodo_control.slip.tick``: the SLIP controller's tick) are
+``njit(cache=True)``: compiled at their first call
 and written to numba's cache (``__pycache__`` next to the source, or ``NUMBA_CACHE_DIR``). A first
 call on a fresh install used to be the simulator node's constructor: ~30 s idle, 146 s measured
 on a loaded 2-core machine — long enough for a recorder to give up on the node's parameters.
@@ -56,12 +57,14 @@ def compile_events():
 def warm_up() -> None:
     """Build and step every shipped robot with both integrators and update its controller."""
     from dodo_control.registry import controller_entry
+    from dodo_control.slip import tick as slip_tick
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.kernels import correction, ncp_general
     from dodo_sim.simulator import SimConfig, Simulator
     import numpy as np
     ncp_general.warm_up()     # the 3-D block NCP iteration (no shipped robot solves one)
     correction.warm_up()      # the position correction of more than one row
+    slip_tick.warm_up()       # the SLIP controller's compiled tick (every entry)
     urdf_dir = default_urdf_path().parent
     robots = (('hopper.urdf.xacro', 'slip_hopper', {}),
               ('boom_leg.urdf.xacro', 'slip_hopper', None),
