@@ -32,9 +32,12 @@ class SimulatorNodeConfig:
             path is your own file (a xacro runs as a program); what is received on
             /robot_description is taken as XML only (docs/robots.md).
         publish_robot_description: publish the URDF on /robot_description (transient local);
-            false when robot_state_publisher publishes it.
+            false when robot_state_publisher publishes it. Under command_convention:
+            ros2_control only a URDF whose <ros2_control> hardware is the topic-based system
+            (a controller_manager keeps the first one it gets; docs/ros2_control.md).
         min_subscribers: before the first step, wait until /clock, /joint_states and each
-            contact topic have this many matched subscriptions (and, in lockstep,
+            contact topic (not under command_convention: ros2_control: a controller_manager
+            reads none) have this many matched subscriptions (and, in lockstep,
             /joint_commands a publisher), so no subscriber misses the start.
         startup_timeout: wall-clock s to wait for those matches, and in lockstep for the answer
             to the first state; then start anyway (warning).

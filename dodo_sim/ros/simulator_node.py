@@ -64,14 +64,15 @@ from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.exchange import (ANSWER, LAST, LockstepExchange, LOST, RealtimeExchange,
-                                   WAITING)
+                                   TICK, WAITING)
 from dodo_sim.ros.exchange_reports import ExchangeReports, publisher_node
 from dodo_sim.ros.joint_commands import actuated_efforts, unstamped_efforts
 from dodo_sim.ros.link_contacts import LinkContactWrenches
 from dodo_sim.ros.odometry import BaseOdometer
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.raw_messages import read_joint_state
-from dodo_sim.ros.ros2_control import topic_based_efforts
+from dodo_sim.ros.ros2_control import (CLOCK_TICK_S, description_for_controller_manager,
+                                       topic_based_efforts)
 from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, publisher_gid, WarnThrottle,
                                   with_message_info)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
@@ -248,7 +249,15 @@ class SimulatorNode(Node):
         self._recorded_nodes: set = set()
         self.create_subscription(String, contract.RECORDED_CONFIGURATIONS,
                                  self._on_recorded_configurations, contract.latched_qos())
-        if cfg.publish_robot_description:
+        if cfg.publish_robot_description and self._ros2_control:
+            # a controller_manager keeps the first robot_description it gets (docs/ros2_control.md)
+            publish, why = description_for_controller_manager(self.sim.leg.urdf_xml)
+            if not publish:
+                self.get_logger().info(f'not publishing /robot_description under '
+                                       f'command_convention: ros2_control: {why}')
+        else:
+            publish = cfg.publish_robot_description
+        if publish:
             self._pub_description = self.create_publisher(String, contract.ROBOT_DESCRIPTION,
                                                           contract.latched_qos())
             self._pub_description.publish(String(data=self.sim.leg.urdf_xml))
@@ -282,7 +291,8 @@ class SimulatorNode(Node):
                 lost_timeout_s=cfg.controller_lost_timeout, stop_after_ns=stop_after_ns,
                 events=reports,
                 publisher_present=lambda gid: bool(publisher_node(self, self.command_topics,
-                                                                  gid)))
+                                                                  gid)),
+                clock_tick_s=CLOCK_TICK_S if self._ros2_control else 0.0)
         else:
             exchange = RealtimeExchange(
                 period_ns, command_timeout_s=self.config.command_timeout,
@@ -301,8 +311,10 @@ class SimulatorNode(Node):
     def _ready(self) -> bool:
         need = self.node_config.min_subscribers
         out = self._output
+        # a controller_manager reads no contact topic (its topic-based system reads joints only)
+        contacts = [] if self._ros2_control else out.contacts
         if any(p.get_subscription_count() < need
-               for p in [out.clock, out.joints] + out.contacts):
+               for p in [out.clock, out.joints] + contacts):
             return False
         if self._lockstep and self._sub_joint_commands.get_publisher_count() < 1:
             return False
@@ -373,8 +385,11 @@ class SimulatorNode(Node):
             self._advance(torques)
         elif verdict is LAST:
             self._end_stop_after()
-        elif torques is None:
-            self._warn_rejected(self.command_topics[0], why)
+        else:
+            if torques is None:
+                self._warn_rejected(self.command_topics[0], why)
+            if verdict is TICK:
+                self._tick()
 
     def _on_effort_command(self, msg: Float64MultiArray, info) -> None:
         torques, why = unstamped_efforts(msg.data, self._actuated)
@@ -448,6 +463,13 @@ class SimulatorNode(Node):
             self._warn_waiting(now)
         elif verdict is LOST:
             self._end_controller_lost(self.exchange.lost_reason)
+        elif self.exchange.tick_due(now):
+            self._tick()
+
+    def _tick(self) -> None:
+        """ros2_control in lockstep: the awaited state again, one period later (no step)."""
+        self.exchange.tick()
+        self._publish_state(self.sim.state)
 
     def _warn_waiting(self, now: float) -> None:
         exchange = self.exchange
@@ -459,7 +481,10 @@ class SimulatorNode(Node):
             f'command answering that state for {exchange.waiting_s(now):.2f} s (warning after '
             f'{"command_timeout" if exchange.answered_once else "startup_timeout"} = '
             f'{exchange.warn_after_s:g} s); waiting for {who} (declared lost when it leaves the '
-            f'graph or after controller_lost_timeout = {exchange.lost_timeout_s:g} s)'))
+            f'graph or after controller_lost_timeout = {exchange.lost_timeout_s:g} s)'
+            + (f'; a controller_manager writes once per period of /clock: its update_rate must '
+               f'be {1.0 / self.config.control_period:g} Hz and its hardware component '
+               f'active, with use_sim_time' if self._ros2_control else '')))
 
     def _on_tick(self) -> None:
         """Realtime: take the steps due by now, each with the held command."""
