@@ -10,7 +10,7 @@ import math
 
 from conftest import REPO
 from dodo_sim.ros.ros2_control import (description_for_controller_manager, hardware_plugins,
-                                       TOPIC_BASED_PLUGIN, topic_based_efforts)
+                                       topic_based_efforts, TOPIC_BASED_PLUGIN)
 import pytest
 import xacro
 
