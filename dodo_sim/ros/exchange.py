@@ -53,11 +53,13 @@ The rules (each one a test in ``test/faults/test_exchange_core.py``):
   state is stamped one period (ROS time 0 is a clock that has not started); until the first
   answer, a state for which nothing was written within ``clock_tick_s`` (wall) is published
   again one period later (``tick_due`` / ``tick``: the same state, no step; /clock moves, so
-  the controller_manager starts and runs its loop); a *write for the awaited state* is a
-  command stamped like it, or one period before it when the previous state's write came (the
-  hardware component's node has its own /clock subscription, which may not yet have this
-  state's clock); a valid one answers, a rejected one after the first answer returns
-  :data:`TICK` (the controller_manager writes again only one period later).
+  the controller_manager starts and runs its loop); after it, the same after
+  ``command_timeout`` (a /clock sample the best-effort ClockQoS lost, a missed wake-up: the
+  loop would sleep for ever); a *write for the awaited state* is a command stamped like it, or
+  one period before it when the previous publication's write came (the hardware component's
+  node has its own /clock subscription, which may not yet have this state's clock); a valid
+  one answers, a rejected one after the first answer returns :data:`TICK` (the
+  controller_manager writes again only one period later).
 * Realtime stepping: ``due(now)`` says how many steps a timer tick owes (a late tick makes up
   at most ``catch_up_s`` of steps; the rest is dropped and counted in ``overruns``);
   ``next_command(now)`` gives each step the held command, its age (newest state stamp minus
@@ -335,8 +337,9 @@ class LockstepExchange(_Exchange):
         publisher_present: ``f(publisher id) -> bool``, whether the controller's publisher is
             still in the graph (asked every ``graph_look_s`` while a wait is past its warning).
         clock_tick_s: ros2_control's topic-based convention (> 0): the first state is stamped
-            one period, and until the first answer a state nothing was written for within
-            this many wall s is published again one period later (module docs); 0: never.
+            one period, and a state nothing was written for within this many wall s (after
+            the first answer: ``command_timeout_s``) is published again one period later
+            (module docs); 0: never.
     """
 
     mode = 'lockstep'
@@ -361,7 +364,8 @@ class LockstepExchange(_Exchange):
             self._offset_ns = self.period_ns     # ROS time 0: a clock that has not started
         self._again = False          # the next publication is the awaited state, one period on
         self._ticked_wall = 0.0      # steady s of the awaited state's newest publication
-        self._previous_written = False   # the state before the awaited one had its write
+        self._write_seen = False     # the newest publication's write came (topic-based)
+        self._previous_written = False   # the publication before the newest one had its write
 
     def published(self, stamp_ns: int, now_s: float) -> None:
         """Record a published state: it waits for its answer (a tick: the same state again)."""
@@ -375,6 +379,7 @@ class LockstepExchange(_Exchange):
         else:
             _Exchange.published(self, stamp_ns, now_s)
         self._ticked_wall = now_s
+        self._previous_written, self._write_seen = self._write_seen, False
         self.awaiting = True
 
     def command(self, stamp_ns: int, publisher: bytes, torques, now_s: float) -> str:
@@ -443,7 +448,7 @@ class LockstepExchange(_Exchange):
             or (self._previous_written and stamp_ns == newest - self.period_ns))
         if screened is REJECTED:
             if written and self.answered_once:
-                self._previous_written = True
+                self._write_seen = True
                 return TICK
             return REJECTED
         if not written:
@@ -451,18 +456,21 @@ class LockstepExchange(_Exchange):
                 return self._foreign(publisher, stamp_ns)
             self.counts.late += 1
             return LATE
-        self._previous_written = True
+        self._write_seen = True
         return self._answer(newest, publisher, now_s)
 
     def tick_due(self, now_s: float) -> bool:
         """
         Return whether the awaited state is to be published again one period later.
 
-        Topic-based convention only, before the first answer: nothing answered it within
-        ``clock_tick_s`` of its newest publication (the controller_manager waits for /clock).
+        Topic-based convention only: nothing was written for it within ``clock_tick_s`` of its
+        newest publication before the first answer (the controller_manager waits for /clock
+        to start), ``command_timeout_s`` after it (a lost /clock or wake-up).
         """
-        return (self.clock_tick_s > 0.0 and self.awaiting and not self.answered_once
-                and now_s - self._ticked_wall >= self.clock_tick_s)
+        if self.clock_tick_s <= 0.0 or not self.awaiting or self._write_seen:
+            return False
+        after = self.command_timeout_s if self.answered_once else self.clock_tick_s
+        return now_s - self._ticked_wall >= after
 
     def tick(self) -> None:
         """Make the next publication the awaited state one period later (no step)."""

@@ -459,11 +459,13 @@ class SimulatorNode(Node):
             return
         now = time.monotonic()
         verdict = self.exchange.watch(now)
+        if verdict is LOST:
+            self._end_controller_lost(self.exchange.lost_reason)
+            return
         if verdict is WAITING:
             self._warn_waiting(now)
-        elif verdict is LOST:
-            self._end_controller_lost(self.exchange.lost_reason)
-        elif self.exchange.tick_due(now):
+        # a warned wait still ticks (ros2_control: a lost /clock, docs/ros2_control.md)
+        if self.exchange.tick_due(now):
             self._tick()
 
     def _tick(self) -> None:

@@ -12,7 +12,8 @@ clock of the hardware component's own node — and sleeps until its clock passed
 period. ``ClockDrivenManager`` below is that loop as a function of the /clock values it sees;
 the tests hand the exchange exactly what it would write, with hand-made wall times.
 """
-from dodo_sim.ros.exchange import (ANSWER, FOREIGN, LATE, LockstepExchange, REJECTED, TICK)
+from dodo_sim.ros.exchange import (ANSWER, FOREIGN, LATE, LockstepExchange, REJECTED, TICK,
+                                   WAITING)
 import pytest
 
 PERIOD_NS = 1_000_000
@@ -62,7 +63,11 @@ class ClockDrivenManager:
 
 
 def run(x, cm, states, torques=TAU, lag_at=()):
-    """Publish states (the node's part), feed the manager each /clock; return the verdicts."""
+    """
+    Publish states (the node's part), feed the manager each /clock; return the verdicts.
+
+    Wall time moves 10 ms whenever the manager wrote nothing (0 to 100 s).
+    """
     verdicts, wall = [], 0.0
     stamp = x.state_stamp(0.0)
     x.published(stamp, wall)
@@ -112,8 +117,8 @@ def test_without_the_start_rule_the_controller_manager_never_writes():
     assert not x.tick_due(1000.0)                    # nothing moves the clock: the deadlock
 
 
-def test_ticks_are_paced_by_wall_time_before_the_first_answer_only():
-    x = exchange(clock_tick_s=0.05)
+def test_ticks_are_paced_by_wall_time_then_only_past_command_timeout():
+    x = exchange(clock_tick_s=0.05, command_timeout_s=0.5)
     x.published(x.state_stamp(0.0), 10.0)
     assert not x.tick_due(10.04) and x.tick_due(10.05)
     x.tick()
@@ -122,7 +127,24 @@ def test_ticks_are_paced_by_wall_time_before_the_first_answer_only():
     assert x.waiting_s(10.5) == pytest.approx(0.5)   # the wait goes on: warned as one wait
     assert x.topic_based(2 * PERIOD_NS, CM, TAU, 10.06) is ANSWER
     x.published(x.state_stamp(0.001), 10.06)
-    assert not x.tick_due(1000.0)                    # then only the answers move the clock
+    # then the answers move the clock; a tick only when a write was lost (best-effort /clock)
+    assert not x.tick_due(10.55) and x.tick_due(10.56)
+
+
+def test_a_lost_clock_sample_costs_one_command_timeout_never_the_pairing():
+    """The /clock QoS is best effort, depth 1: a sample the loop never got stops it for ever."""
+    x, cm = exchange(command_timeout_s=0.5), ClockDrivenManager()
+    run(x, cm, states=5)
+    newest = x.newest_ns                              # its /clock is lost: nothing is written
+    assert not x.tick_due(x._ticked_wall + 0.4) and x.tick_due(x._ticked_wall + 0.5)
+    x.tick()
+    x.published(x.state_stamp(0.005), 100.6)          # the same state, one period later
+    assert x.newest_ns == newest + PERIOD_NS and x.counts.steps == 5
+    # a write for the lost clock now is late (strictly the new stamp after a tick without a
+    # write); the loop's write at the new clock answers
+    assert x.topic_based(newest, CM, TAU, 100.7) is LATE
+    (w,) = cm.clock(x.newest_ns)
+    assert x.topic_based(w, CM, TAU, 100.7) is ANSWER
 
 
 def test_a_hardware_clock_one_period_behind_still_answers_and_never_shifts_the_pairing():
@@ -183,9 +205,20 @@ def test_a_strays_rejected_command_never_ticks():
     assert x.awaiting and x.counts.clock_ticks == 1
 
 
-def test_a_manager_at_half_the_rate_waits_and_is_warned():
+def test_a_manager_at_half_the_rate_waits_a_command_timeout_each_step_and_is_warned():
     """update_rate must be 1 / control_period: its loop sleeps its own period on /clock."""
-    x, cm = exchange(), ClockDrivenManager(period_ns=2 * PERIOD_NS)
-    verdicts = run(x, cm, states=5)
-    assert verdicts.count(ANSWER) == 1 and x.counts.steps == 1
-    assert x.watch(100.0 + 61.0) is not None          # the wait is warned (WAITING)
+    x, cm = exchange(command_timeout_s=0.5), ClockDrivenManager(period_ns=2 * PERIOD_NS)
+    x.published(x.state_stamp(0.0), 0.0)
+    wall, answers = 0.0, 0
+    while wall < 3.0:
+        for w in cm.clock(x.newest_ns):
+            if x.topic_based(w, CM, TAU, wall) is ANSWER:
+                answers += 1
+                x.published(x.state_stamp(answers * 0.001), wall)
+        wall += 0.01
+        assert x.watch(wall) in (None, WAITING)
+        if x.tick_due(wall):
+            x.tick()
+            x.published(x.state_stamp(answers * 0.001), wall)
+    # every other state waits command_timeout for a write that comes one period later
+    assert 4 <= answers <= 7 and x.counts.waits >= answers - 2
