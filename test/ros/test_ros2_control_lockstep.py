@@ -29,7 +29,7 @@ from ros2_control_standin import run_recipe  # noqa: E402
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 #: simulated s of lockstep the run must reach, and the wall s it may take once started
-LOCKSTEP_S, WALL_BUDGET_S = 2.0, 30.0
+LOCKSTEP_S, WALL_BUDGET_S = 5.0, 30.0
 
 
 def test_a_controller_manager_on_sim_time_runs_the_recipe_in_lockstep(tmp_path):
