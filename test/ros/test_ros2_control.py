@@ -217,7 +217,7 @@ def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
     import sys
 
     from conftest import ros_env
-    from test_driver_node import commands_flow, TORQUE, torque_applied
+    from driver_support import commands_flow, TORQUE, torque_applied
     probe, start_driver, _, log = graph
     script = tmp_path / 'cm.py'
     script.write_text(CM_FOR_DRIVER)
