@@ -179,7 +179,7 @@ class ControllerManagerStandIn:
     """The controller_manager node, its loop thread and its executor (module docs)."""
 
     def __init__(self, context, controllers_file: str, param_file: str,
-                 activate_after_s: float = 0.3):
+                 activate_after_s: float = 0.3, lose_clock_at_s: float = 0.0):
         config = yaml.safe_load(open(controllers_file).read())
         self.update_rate = int(config['controller_manager']['ros__parameters']['update_rate'])
         self.period_ns = 1_000_000_000 // self.update_rate
@@ -199,6 +199,10 @@ class ControllerManagerStandIn:
         self.iterations = []      # (loop clock ns, read stamp ns, write stamp ns or -1, finite)
         self.efforts = []         # (efforts read, efforts written) of the effort joints
         self.loop_wall = []       # wall s of the first and the last iteration
+        # a fault: the /clock sample of this sim time never wakes the loop (ClockQoS is best
+        # effort, depth 1); 0: none
+        self.lose_clock_ns = round(lose_clock_at_s * 1e9)
+        self.lost_clocks = 0
         self.thread = threading.Thread(target=self._main_loop, daemon=True)
 
     def _on_robot_description(self, msg: String) -> None:
@@ -233,6 +237,9 @@ class ControllerManagerStandIn:
     def _read_update_write(self, clock_ns: int) -> None:
         hardware = self.hardware
         if hardware is None:                   # no resource manager yet: nothing to do
+            return
+        if self.lose_clock_ns and clock_ns == self.lose_clock_ns:
+            self.lost_clocks += 1              # as if asleep through it: no read, no write
             return
         hardware.read()
         joints = self.controller.joints
@@ -271,6 +278,7 @@ class ControllerManagerStandIn:
             'stamped_behind_loop_clock': sum(1 for r in valid if r[2] != r[0]),
             'applied_checked': len(pairs),
             'applied_as_written': sum(1 for written, applied in pairs if written == applied),
+            'lost_clocks': self.lost_clocks,
             'first_clock_ns': rows[0][0] if rows else None,
             'last_clock_ns': rows[-1][0] if rows else None,
             'loop_wall_s': (self.loop_wall[1] - self.loop_wall[0]) if self.loop_wall else 0.0,
@@ -302,7 +310,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def run_recipe(workdir: Path, domain: int, stop_after_s: float, budget_s: float,
-               activate_after_s: float = 0.3, start_timeout_s: float = 60.0) -> dict:
+               activate_after_s: float = 0.3, start_timeout_s: float = 60.0,
+               lose_clock_at_s: float = 0.0) -> dict:
     """
     Run docs/ros2_control.md's recipe until the simulator's stop_after; return what it did.
 
@@ -311,7 +320,8 @@ def run_recipe(workdir: Path, domain: int, stop_after_s: float, budget_s: float,
     robot_state_publisher's part done here (the xacro output with
     ``hardware_plugin:=topic_based`` on ``/robot_description``, transient local). Raises
     TimeoutError when the simulator has not started within ``start_timeout_s`` or not
-    finished ``budget_s`` after it started.
+    finished ``budget_s`` after it started. ``lose_clock_at_s`` > 0: the loop never wakes at
+    that sim time (a lost /clock sample).
     Returns ``{'summary': the simulator's dodo exchange: line, 'controller_manager': the
     stand-in's report, 'wall_s': from "simulation starts" to the simulator's exit,
     'simulator_log': its output}``.
@@ -345,7 +355,8 @@ def run_recipe(workdir: Path, domain: int, stop_after_s: float, budget_s: float,
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, '--controllers', str(controllers),
                  '--param-file', str(controllers), '--report', str(report),
-                 '--activate-after', str(activate_after_s)],
+                 '--activate-after', str(activate_after_s),
+                 '--lose-clock-at', str(lose_clock_at_s)],
                 env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO))
         sim = procs[0]
         deadline = time.monotonic() + start_timeout_s
@@ -379,11 +390,13 @@ def main() -> None:
     parser.add_argument('--report', required=True, help='JSON report written at the end')
     parser.add_argument('--activate-after', type=float, default=0.3,
                         help='wall s from the hardware to the active effort controller')
+    parser.add_argument('--lose-clock-at', type=float, default=0.0,
+                        help='sim s whose /clock never wakes the loop (a fault; 0: none)')
     args = parser.parse_args()
     rclpy.init()
     context = rclpy.get_default_context()
     cm = ControllerManagerStandIn(context, args.controllers, args.param_file,
-                                  args.activate_after)
+                                  args.activate_after, args.lose_clock_at)
     cm.start()
     try:
         cm.executor.spin()

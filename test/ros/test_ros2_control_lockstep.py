@@ -62,3 +62,23 @@ def test_a_controller_manager_on_sim_time_runs_the_recipe_in_lockstep(tmp_path):
     # loop saw; a state read late is not a pair)
     assert result['applied_checked'] >= 0.5 * summary['steps'], result
     assert result['applied_as_written'] == result['applied_checked'], result
+
+
+def test_a_lost_clock_sample_costs_one_command_timeout_not_a_deadlock(tmp_path):
+    """
+    The loop never wakes at t = 1 s (/clock is best effort, depth 1: a sample can be lost).
+
+    It sleeps until t + period on /clock, which the simulator never reaches while it waits for
+    t's write: without the tick after command_timeout (0.5 s) the run would stop there.
+    """
+    run = run_recipe(tmp_path, ros_domain_id(), stop_after_s=1.5, budget_s=WALL_BUDGET_S,
+                     lose_clock_at_s=1.0)
+    summary, result = run['summary'], run['controller_manager']
+    print(f'ros2_control lockstep, a lost /clock: {summary["steps"]} steps in '
+          f'{run["wall_s"]:.1f} s of wall time; {summary}; controller_manager: {result}')
+    assert result['lost_clocks'] == 1
+    assert run['returncode'] == 0, run['simulator_log'][-3000:]
+    assert summary['stop_reason'] == 'stop_after'
+    assert summary['steps'] >= 1400                          # the same state again: no step
+    assert summary['wait_s_max'] >= 0.5                      # the wait cost a command_timeout
+    assert result['applied_as_written'] == result['applied_checked'], result
