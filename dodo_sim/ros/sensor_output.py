@@ -67,7 +67,7 @@ class SensorOutput:
             template = JointState(name=list(joint_names))
             template.position = template.velocity = template.effort = self._effort
             self._writer = JointStateWriter(serialize_message(template), (n, n, n))
-        self.contacts_truth = []
+        self.contacts_truth, self._msg_contacts = [], []
         if not model.contacts_ideal:
             self.contacts_truth = [
                 node.create_publisher(WrenchStamped, contract.ground_truth_topic(
