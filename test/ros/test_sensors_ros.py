@@ -13,6 +13,7 @@ bags: test_cli_sensors.py).
 """
 import numpy as np
 from process_support import hop_params
+import public_robots
 import pytest
 from ros_support import in_process_ros
 
@@ -28,6 +29,7 @@ from dodo_sim.ros.params import config_from_file  # noqa: E402
 from dodo_sim.simulator import SimConfig, Simulator  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from sensor_msgs.msg import Imu, JointState  # noqa: E402
+from test_ros_graph import make_sim, ros  # noqa: E402, F401  (fixture)
 
 pytestmark = pytest.mark.ros
 
@@ -42,14 +44,14 @@ SENSORS = {'mode': 'lockstep', 'command_timeout': 2.0, 'sensor_seed': 7,
 
 
 @pytest.fixture
-def ros(monkeypatch, tmp_path):
+def noisy_ros(monkeypatch, tmp_path):
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     params = tmp_path / 'params.yaml'
     params.write_text(hop_params(simulator={**SENSORS, 'stop_after': DURATION_S},
                                  controller={'target_velocity': 0.0}))
-    with in_process_ros(['--ros-args', '--params-file', str(params)]) as ros:
-        ros.params = params
-        yield ros
+    with in_process_ros(['--ros-args', '--params-file', str(params)]) as graph:
+        graph.params = params
+        yield graph
 
 
 def stamp_ns(msg) -> int:
@@ -69,12 +71,13 @@ def imu_rows(messages) -> np.ndarray:
                      + xyz(m.angular_velocity) + xyz(m.linear_acceleration) for m in messages])
 
 
-def test_the_node_publishes_the_rollouts_readings_and_the_truth_apart(ros):
+def test_the_node_publishes_the_rollouts_readings_and_the_truth_apart(noisy_ros):
     from dodo_sim.ros.controller_node import ControllerNode
     from dodo_sim.ros.simulator_node import SimulatorNode
-    sim = ros.add(SimulatorNode(context=ros.context))
-    ros.add(ControllerNode(context=ros.context))
-    probe = ros.add(rclpy.create_node('probe', context=ros.context))
+    graph = noisy_ros
+    sim = graph.add(SimulatorNode(context=graph.context))
+    graph.add(ControllerNode(context=graph.context))
+    probe = graph.add(rclpy.create_node('probe', context=graph.context))
     got = {}
     topics = {contract.JOINT_STATES: JointState, contract.FOOT_CONTACT: WrenchStamped,
               contract.IMU: Imu, contract.JOINT_COMMANDS: JointState}
@@ -84,15 +87,15 @@ def test_the_node_publishes_the_rollouts_readings_and_the_truth_apart(ros):
         got[topic] = []
         probe.create_subscription(kind, topic, got[topic].append, 10000)
     steps = int(round(DURATION_S / 1e-3))
-    assert ros.spin_until(lambda: sim.done.done(), timeout_s=120.0), 'run did not finish'
-    assert ros.spin_until(lambda: all(len(got[t]) >= steps + 1 for t in got
-                                      if t != contract.JOINT_COMMANDS), 10.0)
+    assert graph.spin_until(lambda: sim.done.done(), timeout_s=120.0), 'run did not finish'
+    assert graph.spin_until(lambda: all(len(got[t]) >= steps + 1 for t in got
+                                        if t != contract.JOINT_COMMANDS), 10.0)
     assert sim.exit_code == 0
 
     reference_sim = Simulator(default_urdf_path(),
-                              config_from_file(SimConfig, ros.params, 'simulator'))
+                              config_from_file(SimConfig, graph.params, 'simulator'))
     controller = Controller(reference_sim.leg.urdf_xml,
-                            config_from_file(ControllerConfig, ros.params, 'controller'))
+                            config_from_file(ControllerConfig, graph.params, 'controller'))
     run = rollout(reference_sim, controller, steps=steps)
 
     states = by_stamp(got[contract.JOINT_STATES])
@@ -121,3 +124,50 @@ def test_the_node_publishes_the_rollouts_readings_and_the_truth_apart(ros):
     # the controller was fed the readings: its commands are the rollout's
     commands = by_stamp(got[contract.JOINT_COMMANDS])[:steps]
     np.testing.assert_array_equal([list(m.effort) for m in commands], run.tau)
+
+
+def test_a_floating_base_publishes_its_exact_imu_and_no_ground_truth(ros):  # noqa: F811
+    """Solo-12 in flight, default sensors: imu at base_link, the rollout's rows, nothing else."""
+    if public_robots.robots_dir() is None:
+        pytest.skip('example-robot-data is not installed')
+    initial_q = [0.0, 0.0, 0.8, 0.0, 0.0, 0.0, 1.0] + list(public_robots.SOLO_STAND_LEGS)
+    initial_v = [0.5, 0.0, 1.0, 0.3, -0.2, 1.0] + [0.0] * 12
+    sim = make_sim(ros, robot_description=public_robots.solo12(),
+                   contact_frames=list(public_robots.SOLO_FEET), initial_q=initial_q,
+                   initial_v=initial_v, min_subscribers=0)
+    probe = ros.add(rclpy.create_node('imu_probe', context=ros.context))
+    imu, states = [], []
+    probe.create_subscription(Imu, contract.IMU, imu.append, 1000)
+    commands = probe.create_publisher(JointState, contract.JOINT_COMMANDS, 100)
+    names = list(sim.sim.actuated_joint_names)
+
+    def answer(state):
+        states.append(state)
+        commands.publish(JointState(header=state.header, name=names,
+                                    effort=[0.0] * len(names)))
+
+    probe.create_subscription(JointState, contract.JOINT_STATES, answer, 1000)
+    count = 40
+    assert ros.spin_until(lambda: len(imu) >= count, 60.0)
+    assert {m.header.frame_id for m in imu} == {'base_link'}
+    assert probe.count_publishers(contract.ground_truth_topic(contract.IMU)) == 0
+    assert probe.count_publishers(contract.ground_truth_topic(contract.JOINT_STATES)) == 0
+    assert list(imu[0].linear_acceleration_covariance) == [0.0] * 9
+
+    reference = Simulator(public_robots.solo12(), sim.config)
+    run = rollout(reference, _ZeroTorque(len(names)), steps=count)
+    rows = imu_rows(by_stamp(imu)[:count])
+    np.testing.assert_array_equal(rows, run.imu[:count])
+    np.testing.assert_array_equal(run.imu, run.imu_truth)
+    # the first state reads gravity's reaction (no motion yet); in flight, nearly free fall
+    np.testing.assert_allclose(rows[0, 7:10], (0.0, 0.0, 9.81), atol=1e-12)
+    assert np.abs(rows[1:, 7:10]).max() < 0.1
+
+
+class _ZeroTorque:
+
+    def __init__(self, n):
+        self.n = n
+
+    def update(self, t, q, v, force):
+        return np.zeros(self.n)
