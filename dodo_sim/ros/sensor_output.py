@@ -77,6 +77,8 @@ class SensorOutput:
 
     def measure(self, state):
         """Return the measured state of ``state`` (kept for :meth:`publish`)."""
+        if self.model.passthrough:          # ideal sensors, no IMU: the state itself
+            return state
         self._sensed = sensed = self.model.measure(state)
         return sensed.state
 
@@ -95,6 +97,8 @@ class SensorOutput:
 
     def publish(self, state, ns: int) -> None:
         """Publish the IMU and the ground truth of ``state`` (the last measured) at ``ns``."""
+        if not self.publishers:
+            return
         sensed = self._sensed
         sec, nanosec = stamps.sec_nanosec(ns)
         if self.joints_truth is not None:
