@@ -17,7 +17,8 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')
-         + glob('config/*_layout.json') + glob('config/*_layout.xml')),
+         + glob('config/*_layout.json') + glob('config/*_layout.xml')
+         + glob('config/fastdds_*.xml')),
         ('share/' + package_name + '/config/ros2_control', glob('config/ros2_control/*.yaml')),
         ('share/' + package_name + '/config/studies', glob('config/studies/*.yaml')),
         ('share/' + package_name + '/urdf', glob('urdf/*.xacro')),

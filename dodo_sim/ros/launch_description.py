@@ -15,7 +15,9 @@ The description is readable and composable (docs/running.md, "Launch"):
 
 * one ``Node`` action per node of :data:`dodo_sim.ros.graph.NODES`, visible to
   ``ros2 launch dodo_sim hop.launch.py --print``, each with its condition (``use_sim``,
-  ``record``, ``rviz``), the ``namespace`` argument and the namespace remaps of /clock, /tf,
+  ``record``, ``rviz``; the controller node: unless ``controller:=none``/``external`` or the
+  params file's ``command_convention: ros2_control``), the ``namespace`` argument and the
+  namespace remaps of /clock, /tf,
   /tf_static, /parameter_events (:data:`dodo_sim.ros.contract.NAMESPACE_REMAPS`);
 * arguments with ``choices`` where they have them;
 * includable: ``IncludeLaunchDescription(..., launch_arguments={'record': 'true'}.items())``
@@ -38,7 +40,7 @@ import sys
 import tempfile
 
 from dodo_sim.ros import contract, graph
-from launch import LaunchDescription, Substitution
+from launch import Condition, LaunchDescription, Substitution
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -71,8 +73,9 @@ class _Evaluated:
                          for name in SWITCHES}
         self.use_sim = self.switches['use_sim']
         self.robot = graph.robot_from_params(self.values['params_file'],
-                                             self.values['model'] or None)
-        self.running = graph.launch_nodes(**self.switches)
+                                             self.values['model'] or None,
+                                             self.values['controller'] or None)
+        self.running = graph.launch_nodes(**self.switches, hosted=not self.robot.external)
 
     @classmethod
     def of(cls, context, profile_name: str) -> '_Evaluated':
@@ -88,7 +91,7 @@ def _check(context, profile_name: str):
     """Name a bad argument before anything starts (the same checks as ``dodo hop``)."""
     values = {arg.name: LaunchConfiguration(arg.name).perform(context)
               for arg in graph.launch_arguments(profile_name)}
-    graph.check_params_file(values['params_file'])
+    graph.check_params_file(values['params_file'], values['controller'] or None)
     contract.normalize_namespace(values['namespace'])
     ev = _Evaluated.of(context, profile_name)
     if not ev.use_sim:      # the driver must stand in for this robot's simulator
@@ -192,7 +195,10 @@ def _robot_xml(model: str) -> str:
     return xacro.process_file(model).toxml()
 
 
-def _condition(spec: graph.NodeSpec):
+def _condition(spec: graph.NodeSpec, profile_name: str):
+    if spec.hosted_controller:       # left out when the controller is external (controller:=none)
+        return Condition(predicate=lambda context: not _Evaluated.of(
+            context, profile_name).robot.external)
     if spec.sim_only:
         return IfCondition(LaunchConfiguration('use_sim'))
     if spec.hardware_only:
@@ -215,7 +221,8 @@ def _node(spec: graph.NodeSpec, profile_name: str) -> Node:
                 namespace=LaunchConfiguration('namespace'), exec_name=spec.executable,
                 output='screen', parameters=parameters, arguments=arguments,
                 remappings=list(contract.NAMESPACE_REMAPS) + list(spec.remappings),
-                prefix=_Prefix(profile_name, spec.name), condition=_condition(spec))
+                prefix=_Prefix(profile_name, spec.name),
+                condition=_condition(spec, profile_name))
 
 
 def launch_description(profile_name: str = 'hop') -> LaunchDescription:

@@ -40,6 +40,11 @@ Behaviour:
   bag (MCAP summary and ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2
   on bad parameters
   (e.g. the bag directory exists).
+* A bag that cannot be written (a full disk, a quota): one line
+  (``dodo recorder: error: bag write failed: disk full while writing <file> ...``,
+  :mod:`dodo_sim.tools.write_failures`), recording stops at once and the bag is left as it is on
+  disk (no summary, no ``metadata.yaml``: ``dodo bag recover`` rebuilds what was written, at most
+  ``flush_period_s`` of it lost); exit 1.
 
 The node's parts: :mod:`~dodo_sim.ros.recorder_subscriptions` (what is subscribed, QoS),
 :mod:`~dodo_sim.ros.recorder_bag` (the bag connections), :mod:`~dodo_sim.ros.recorder_tf` (the
@@ -57,7 +62,7 @@ from typing import Sequence
 
 from dodo_sim.ros import contract
 from dodo_sim.ros.recorder_bag import computed_connection, topic_connection
-from dodo_sim.ros.recorder_commands import CommandRouter
+from dodo_sim.ros.recorder_commands import ACCEPT, AnnouncementFilter, CommandRouter, UNKNOWN
 from dodo_sim.ros.recorder_config import LATCHED_TOPICS, RecorderConfig
 from dodo_sim.ros.recorder_snapshots import ParameterSnapshots, SNAPSHOT_POLL_S
 from dodo_sim.ros.recorder_subscriptions import message_class, RecordedTopic, TopicSubscriptions
@@ -65,6 +70,8 @@ from dodo_sim.ros.recorder_tf import TfWriter
 from dodo_sim.tools.bag import make_typestore
 from dodo_sim.tools.bag_writer import flush_chunk
 from dodo_sim.tools.live_view import clock_ns
+from dodo_sim.tools.write_failures import (DISK_FULL_ERRNOS, RECORDER_WRITE_FAILED,
+                                           write_failure)
 
 
 class Recorder:
@@ -83,6 +90,9 @@ class Recorder:
         self.topics: dict[str, RecordedTopic] = {}
         self.stop_requested = False
         self.drain_aborted = False
+        #: why the bag could not be written (a full disk), None while it can
+        self.write_failure: str | None = None
+        self.writer = None
         self.total = 0
         self.live = None
         if config.live:        # before the bag exists: a taken port leaves nothing behind
@@ -108,8 +118,12 @@ class Recorder:
             self._tf = TfWriter(self)
             if self._tf.computing:
                 self.take_over_tf()
-        # applied or ignored: the consumer's announcement of the publisher it applies decides
+        # applied or ignored: the consumer's announcement of the publisher it applies decides;
+        # only a command consumer's announcement is believed (recorder_commands.py)
         self._commands = CommandRouter(contract.APPLIED_CONTROLLER in config.topics)
+        namespace = node.get_namespace().rstrip('/')
+        self._announcements = AnnouncementFilter(
+            f'{namespace}/{name}' for name in contract.COMMAND_CONSUMER_NODES)
         self._with_snapshots = (config.parameter_snapshots
                                 and contract.PARAMETER_EVENTS in config.topics)
         pub_configurations = None
@@ -119,9 +133,12 @@ class Recorder:
                 String, contract.RECORDED_CONFIGURATIONS, contract.latched_qos())
         self._snapshots = ParameterSnapshots(node, self.typestore, self._write_parameter_event,
                                              pub_configurations)
-        self._subscriptions = TopicSubscriptions(node, config, self.topics, self._write,
-                                                 self._write_command)
+        self._subscriptions = TopicSubscriptions(
+            node, config, self.topics, self._write,
+            {contract.JOINT_COMMANDS: self._write_command,
+             contract.APPLIED_CONTROLLER: self._write_announcement})
         self._ignored: RecordedTopic | None = None
+        self._ignored_announcers: set = set()
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
@@ -144,9 +161,17 @@ class Recorder:
         if self._with_snapshots:
             self._snapshots.discover()
         self._subscriptions.discover(initial)
-        router = self._commands
-        if router.waits and not router.announcer_seen:
-            router.announcer_seen = self.node.count_publishers(contract.APPLIED_CONTROLLER) > 0
+        router, announcements = self._commands, self._announcements
+        if (router.waits and not router.announcer_seen) or announcements.pending:
+            publishers = self._announcers()
+            router.announcer_seen = (router.announcer_seen
+                                     or announcements.consumer_present(publishers))
+            if announcements.pending:
+                accepted, ignored = announcements.again(lambda item: item[3], publishers)
+                for topic, stamp, data, gid in accepted:
+                    self._accept_announcement(topic, stamp, data)
+                if ignored:
+                    self._said_ignored(ignored[-1][3], publishers)
 
     # ---- writing -----------------------------------------------------------------------------
     def _write(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
@@ -165,7 +190,8 @@ class Recorder:
                 return
         if not stamp:
             stamp = time.time_ns()
-        self.writer.write(topic.connection, int(stamp), data)
+        if not self._write_bag(topic.connection, int(stamp), data):
+            return
         topic.count += 1
         self.total += 1
         if self.live is not None:
@@ -175,8 +201,6 @@ class Recorder:
                 self._sim_time_s = clock_ns(data) * 1e-9
             elif topic.name == contract.CONTROLLER_STATE:
                 self._last_state = data        # decoded only when the progress line is due
-        if topic.name == contract.APPLIED_CONTROLLER:
-            self._on_applied_controller(data)
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
@@ -218,6 +242,48 @@ class Recorder:
                 f'{contract.JOINT_COMMANDS} from a publisher the command consumer does not '
                 f'apply: recorded as {contract.IGNORED_COMMANDS}')
         return self._ignored
+
+    def _announcers(self) -> list:
+        """Return ``(node, gid)`` of every publisher of the controller announcement."""
+        from dodo_sim.ros import runtime
+        return [(runtime.endpoint_node(e), runtime.endpoint_gid(e))
+                for e in self.node.get_publishers_info_by_topic(contract.APPLIED_CONTROLLER)]
+
+    def _write_announcement(self, topic: RecordedTopic, stamp: int, data: bytes,
+                            gid: bytes) -> None:
+        """
+        Record the consumer's announcement of the applied controller, and only the consumer's.
+
+        From a simulator or driver node it is written and decides where commands go; from any
+        other publisher it is counted and left out (recorder_commands.AnnouncementFilter); from
+        a publisher not on the graph yet it waits for the next discovery periods.
+        """
+        publishers = self._announcers()
+        verdict = self._announcements.judge(gid, publishers)
+        if verdict is ACCEPT:
+            self._accept_announcement(topic, stamp, data)
+        elif verdict is UNKNOWN:
+            self._announcements.keep((topic, stamp, data, gid))
+        else:
+            self._said_ignored(gid, publishers)
+
+    def _accept_announcement(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
+        self._write(topic, stamp, data)
+        self._on_applied_controller(data)
+
+    def _said_ignored(self, gid: bytes, publishers) -> None:
+        """Warn once per node that its announcement is not believed."""
+        from dodo_sim.ros.recorder_commands import same_publisher
+        node = next((n for n, g in publishers if gid and same_publisher(gid, g)), '')
+        key = node or gid.hex()
+        if key in self._ignored_announcers:
+            return
+        self._ignored_announcers.add(key)
+        self.node.get_logger().warning(
+            f'ignored an announcement on {contract.APPLIED_CONTROLLER} from '
+            f'{node or "a publisher not on the graph"}: only the command consumer '
+            f'({", ".join(sorted(self._announcements.consumers))}) says which controller it '
+            f'applies ({self._announcements.ignored} ignored so far)')
 
     def _on_applied_controller(self, data: bytes) -> None:
         import json
@@ -287,7 +353,8 @@ class Recorder:
         if topic.connection is None:
             topic.connection = computed_connection(self.writer, self.typestore, name,
                                                    self.node.resolve_topic_name(name), type_name)
-        self.writer.write(topic.connection, int(log_ns), data)
+        if not self._write_bag(topic.connection, int(log_ns), data):
+            return
         topic.count += 1
         self.total += 1
         if self.live is not None:
@@ -333,13 +400,47 @@ class Recorder:
         print(f'dodo recorder: progress sim_time_s={"-" if t is None else f"{t:.3f}"} '
               f'joint_states={states.count if states is not None else 0}{hops}', flush=True)
 
+    def _write_bag(self, connection, log_ns: int, data: bytes) -> bool:
+        """Write one message to the bag; False once the bag cannot be written (a full disk)."""
+        if self.writer is None or self.write_failure is not None:
+            return False
+        try:
+            self.writer.write(connection, log_ns, data)
+        except OSError as exc:
+            self._write_failed(exc)
+            return False
+        return True
+
+    def _write_failed(self, exc: OSError) -> None:
+        """
+        Stop recording when the bag cannot be written (docs/running.md, "A full disk").
+
+        One line for ``dodo hop`` (RECORDER_WRITE_FAILED), no drain: what is on disk stays as
+        it is, recoverable with ``dodo bag recover`` (the bag is left without metadata.yaml).
+        """
+        if self.write_failure is not None:
+            return
+        path = getattr(getattr(self.writer, 'storage', None), 'path', None) or self.config.bag
+        self.write_failure = write_failure(path, exc)
+        print(f'{RECORDER_WRITE_FAILED}{self.write_failure}; recording stopped, the bag is '
+              f'incomplete: dodo bag recover {self.config.bag}', flush=True)
+        self.request_stop()
+        self.drain_aborted = True
+
     def flush(self) -> None:
         """
         Close the open MCAP chunk and hand it to the OS.
 
         A SIGKILL then loses only what came after.
         """
-        if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
+        if self.writer is None or self.write_failure is not None:
+            return
+        try:
+            flushed = flush_chunk(self.writer)
+        except OSError as exc:
+            self._write_failed(exc)
+            return
+        if flushed or self._flush_warned:
             return
         self._flush_warned = True
         self.node.get_logger().warning('this rosbags MCAP writer cannot close chunks early: a '
@@ -378,13 +479,30 @@ class Recorder:
         self.close()
 
     def close(self) -> None:
-        if self.writer is not None:
+        """Close the bag (summary, metadata.yaml); after a write failure leave it as it is."""
+        if self.writer is not None and self.write_failure is None:
+            # the commands still waiting for the consumer's announcement (recorder_commands)
             self._write_decided(None, self._commands.close())
-            self.writer.close()
-            self.writer = None
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            try:
+                if self.write_failure is None:
+                    writer.close()
+                else:
+                    writer.abort()
+            except OSError as exc:
+                self._write_failed(exc)
+                try:
+                    writer.abort()       # closes the file (what is on disk stays recoverable)
+                except OSError:
+                    pass
         if self.live is not None:
             self.live.stop()
             self.live = None
+
+    def ignored_announcements(self) -> tuple:
+        """Return (count, nodes) of the announcements not believed (not from a consumer)."""
+        return self._announcements.ignored, list(self._announcements.ignored_nodes)
 
     def counts(self) -> dict[str, int]:
         return {name: t.count for name, t in self.topics.items()
@@ -427,6 +545,13 @@ def main(args: Sequence[str] | None = None) -> int:
         except (ValueError, WriterError) as exc:
             print(f'dodo recorder: error: {exc}', file=sys.stderr)
             return 2
+        except OSError as exc:
+            if exc.errno not in DISK_FULL_ERRNOS:
+                raise
+            # a full disk while creating the bag
+            print(f'{RECORDER_WRITE_FAILED}{write_failure(exc.filename or "the bag", exc)}',
+                  flush=True)
+            return 1
         signal.signal(signal.SIGINT, recorder.request_stop)
         signal.signal(signal.SIGTERM, recorder.request_stop)
         if early_stop:
@@ -443,9 +568,17 @@ def main(args: Sequence[str] | None = None) -> int:
         print(f'dodo recorder: ready {config.bag}', flush=True)
         recorder.run(executor)
         counts = recorder.counts()
+        executor.shutdown()
+        if recorder.write_failure is not None:
+            print(f'dodo recorder: NOT closed {config.bag} ({recorder.write_failure}): '
+                  + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
+            return 1
         print(f'dodo recorder: closed {config.bag}: '
               + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
-        executor.shutdown()
+        ignored, nodes = recorder.ignored_announcements()
+        if ignored:
+            print(f'dodo recorder: ignored {ignored} announcement(s) on '
+                  f'{contract.APPLIED_CONTROLLER} from {", ".join(nodes) or "-"}', flush=True)
         return 0
     finally:
         if recorder is not None:

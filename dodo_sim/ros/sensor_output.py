@@ -82,18 +82,16 @@ class SensorOutput:
         self._sensed = sensed = self.model.measure(state)
         return sensed.state
 
-    def matched(self, node, need: int) -> bool:
+    def type_names(self) -> list:
         """
-        Tell whether the sensor topics have ``need`` subscriptions each, while a recorder runs.
+        Return the message type of each of :attr:`publishers`, in order (``pkg/msg/Name``).
 
-        The start gate's part for these topics: a recorder (on the graph as the publisher of
-        ``recorder/configurations``) records them, so the run starts only once it reads them
-        all, and a bag holds every reading from the first state on (two runs of one seed give
-        the same bag). Without a recorder nothing waits for them.
+        For the start gate's rule on these topics
+        (:func:`dodo_sim.ros.start_gate.sensor_topics_recorded`).
         """
-        if not self.publishers or node.count_publishers(contract.RECORDED_CONFIGURATIONS) == 0:
-            return True
-        return all(p.get_subscription_count() >= need for p in self.publishers)
+        return [contract.IMU_TYPE if pub in (self.imu, self.imu_truth)
+                else contract.CONTACT_TYPE if pub in self.contacts_truth
+                else contract.topic_type(contract.JOINT_STATES) for pub in self.publishers]
 
     def publish(self, state, ns: int) -> None:
         """Publish the IMU and the ground truth of ``state`` (the last measured) at ``ns``."""

@@ -4,10 +4,12 @@
 """
 The contract's sensor topics: imu and ground_truth/* are recorded and never mistaken for others.
 
-No rclpy: the names, the recorder's defaults, the bag readers' namespace and contact-topic rules.
+No rclpy: the names, the recorder's defaults, the bag readers' namespace and contact-topic rules,
+the start gate's rule for the sensor topics.
 """
 from dodo_sim.ros import contract
 from dodo_sim.ros.recorder_config import CONTRACT_TYPES
+from dodo_sim.ros.start_gate import Endpoint, GraphFacts, StartGate, TopicFacts
 from dodo_sim.tools.bag_robot import contact_topics
 
 
@@ -34,3 +36,24 @@ def test_ground_truth_topics_are_no_robot_namespace_and_no_contact_frame():
     assert contract.bag_namespace(['/joint_states', '/ground_truth/joint_states']) == ''
     assert contact_topics(['foot_contact', 'ground_truth/foot_contact']) == {
         'foot': 'foot_contact'}
+
+
+def test_with_a_recorder_the_start_gate_waits_until_it_reads_the_sensor_topics():
+    """The bag holds every reading from the first state on; without a recorder nothing waits."""
+    imu = 'sensor_msgs/msg/Imu'
+    command = TopicFacts('/joint_commands', 'sensor_msgs/msg/JointState',
+                         (Endpoint('/controller', 'sensor_msgs/msg/JointState'),), 1)
+
+    def gate_missing(sensor_topic, recorder):
+        facts = GraphFacts(states=(), command=command, recorder=recorder,
+                           recorded=frozenset({'/simulator', '/controller'}),
+                           sensors=(sensor_topic,))
+        return StartGate(min_subscribers=2).missing(facts)
+
+    unread = TopicFacts('/imu', imu, (), 0)
+    assert gate_missing(unread, recorder=False) == []
+    assert gate_missing(unread, recorder=True) == [
+        '/imu (sensor_msgs/Imu): the recorder to read it (0 of 1 matched; subscribed now: nobody)']
+    # one reader is enough (min_subscribers counts the controller, which never reads the truth)
+    read = TopicFacts('/imu', imu, (Endpoint('/recorder', imu),), 1)
+    assert gate_missing(read, recorder=True) == []
