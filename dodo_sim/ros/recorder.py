@@ -95,17 +95,27 @@ class Recorder:
         self.writer = None
         self.total = 0
         self.live = None
+        self._live_bridge = None
         if config.live:        # before the bag exists: a taken port leaves nothing behind
             from dodo_sim.tools.live_view import LiveView, parse_address, parse_topic_rates
             host, port = parse_address(config.live)
             latched = tuple(node.resolve_topic_name(t) for t in LATCHED_TOPICS)
+            actions = None
+            if config.live_actions:       # parameters, services, client publishing
+                from dodo_sim.ros.live_bridge import start_live_bridge
+                actions, self._live_bridge = start_live_bridge(node, node.get_logger().warning)
             self.live = LiveView(host=host, port=port, max_rate_hz=config.live_max_rate_hz,
                                  topic_rates=parse_topic_rates(config.live_topic_rates),
                                  unlimited=latched + (
                                      node.resolve_topic_name(contract.PARAMETER_EVENTS),),
                                  latched=latched, backlog=config.live_backlog,
-                                 sim_time=contract.CLOCK in config.topics)
-            self.live.start(self._live_topics())
+                                 sim_time=contract.CLOCK in config.topics, actions=actions)
+            try:
+                self.live.start(self._live_topics())
+            except BaseException:
+                self.live = None
+                self._stop_live_bridge()
+                raise
         self._sim_time_s: float | None = None
         self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
@@ -499,6 +509,12 @@ class Recorder:
         if self.live is not None:
             self.live.stop()
             self.live = None
+        self._stop_live_bridge()
+
+    def _stop_live_bridge(self) -> None:
+        if self._live_bridge is not None:
+            self._live_bridge.stop()
+            self._live_bridge = None
 
     def ignored_announcements(self) -> tuple:
         """Return (count, nodes) of the announcements not believed (not from a consumer)."""

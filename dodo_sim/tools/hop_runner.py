@@ -82,7 +82,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
         realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY, live: str = '',
         verbose: bool = True, log_path=None, namespace: str = '',
-        controller: str | None = None) -> int:
+        controller: str | None = None, viewer_dir=None, profile: str = 'hop') -> int:
     """
     Check, run, report; the exit code (see module docs).
 
@@ -90,6 +90,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     (:data:`PLOTTERS`). ``live``: the recorder's live view (PORT or HOST:PORT; docs/viewing.md).
     ``verbose``: stream every node line; else a progress line, the node lines in ``log_path`` and
     only their warnings and errors on the terminal (dodo_sim.tools.run_console).
+    ``viewer_dir``: in a namespace, the viewer configurations of ``profile`` for it are written
+    there (dodo_sim.tools.layouts.write_viewer_files; docs/viewing.md).
     """
     from dodo_sim.tools.live_view import check_port_free, LiveViewError, parse_address
     from dodo_sim.tools.run_console import RunConsole
@@ -137,6 +139,14 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
                   + (f' in namespace {hop.namespace}' if hop.namespace else '')
                   + '; the simulator waits for it (it names what is missing) and its bag '
                   'records it as external (docs/ros_contract.md, "Any controller")\n')
+    if hop.namespace and viewer_dir is not None:
+        from dodo_sim.tools.layouts import write_viewer_files
+        try:
+            written = write_viewer_files(viewer_dir, profile, hop.namespace)
+            out.write(f'{prog}: viewer configurations for namespace {hop.namespace}: '
+                      f'{viewer_dir} ({", ".join(p.name for p in written)})\n')
+        except OSError as exc:       # the run does not need them
+            out.write(f'{prog}: note: viewer configurations not written: {one_line(exc)}\n')
     if hop.domain.foreign_sockets:
         out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
                   f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
@@ -258,9 +268,11 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
         bag = run_dir / 'bag'
         default_plots = run_dir / 'plots'
         log_path = run_dir / 'nodes.log'
+        viewer_dir = run_dir / 'viewer'
     else:
         default_plots = bag.parent / (bag.name + '_plots')
         log_path = bag.parent / (bag.name + '_nodes.log')
+        viewer_dir = bag.parent / (bag.name + '_viewer')
     if plots is None and not args.no_plots:
         plots = default_plots
     params_file = (args.params_file if args.params_file is not None
@@ -272,7 +284,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                    realtime_priority=args.realtime_priority, live=args.live,
                    verbose=(args.verbose if args.verbose is not None
                             else not sys.stdout.isatty()), log_path=log_path,
-                   namespace=args.namespace, controller=args.controller)
+                   namespace=args.namespace, controller=args.controller,
+                   viewer_dir=viewer_dir, profile=profile)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED
