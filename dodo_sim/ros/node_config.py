@@ -83,6 +83,9 @@ class SimulatorNodeConfig:
             on the state stamps, while the link touches the terrain (and its zero once when it
             lets go); 0: every state. Each carries the contact forces of the control period that
             ended at its stamp. Default 0.01 s (a viewer's rate; the feet stay 1 kHz).
+        imu_period: simulated s between two ``imu`` messages (sensor_msgs/Imu, a floating
+            base's or ``imu_link``'s IMU; :mod:`dodo_sim.ros.sensor_output`), on the state
+            stamps; 0 (default): every state. The IMU reads every state whatever the period.
     """
 
     robot_description: str = ''
@@ -103,6 +106,7 @@ class SimulatorNodeConfig:
     command_convention: str = one_of('stamped', COMMAND_CONVENTIONS)
     odom_period: float = bounded(0.01, low=0.0, unit='s')
     link_contact_period: float = bounded(0.01, low=0.0, unit='s')
+    imu_period: float = bounded(0.0, low=0.0, unit='s')
 
     def __post_init__(self):
         check_fields(self)      # ranges, units and choices: the field metadata

@@ -19,7 +19,11 @@ one WrenchStamped per collision link on ``/<link>_contact`` (:mod:`dodo_sim.ros.
 every ``link_contact_period`` while the link touches the terrain, and its zero once when it lets
 go) and then ``/clock``
 (rosgraph_msgs/Clock; last, off the lockstep critical path — the controller works on the header
-stamps). The simulator is the clock source and does not follow ``/clock`` itself:
+stamps). ``/joint_states`` and the contact topics carry what the sensors read (``SimConfig``
+noise, bias, latency, resolution: :mod:`dodo_sim.physics.sensors`, exact by default); ``imu``
+(an IMU's reading) and, for inexact sensors, ``ground_truth/...`` come after ``/joint_states``
+(:mod:`dodo_sim.ros.sensor_output`). The simulator is the clock source and does not follow
+``/clock`` itself:
 ``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
 ``/robot_description`` (std_msgs/String, transient local) once, unless
 ``publish_robot_description`` is false (robot_state_publisher does it). ``/simulator/controller``
@@ -75,6 +79,7 @@ from dodo_sim.ros.ros2_control import (CLOCK_TICK_S, description_for_controller_
                                        topic_based_efforts)
 from dodo_sim.ros.runtime import (endpoint_facts, EXIT_DIVERGED, EXIT_OK, publisher_gid,
                                   WarnThrottle, with_message_info)
+from dodo_sim.ros.sensor_output import SensorOutput
 from dodo_sim.ros.start_gate import (CONVENTION_NEEDS, GraphFacts, StartGate, TopicFacts,
                                      waiting_text)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
@@ -144,8 +149,14 @@ class StateOutput:
         self._odom_every, self._link_every = odom_every, link_contact_every
         self._period_ns = period_ns
 
-    def contacts_and_joints(self, state, ns: int) -> bytes:
-        """Publish the contacts, odom and link contacts of ``state``; return its joint state."""
+    def contacts_and_joints(self, state, ns: int, truth=None) -> bytes:
+        """
+        Publish the contacts, odom and link contacts of ``state``; return its joint state.
+
+        ``state``: what the sensors read; ``truth`` (default: ``state``): the simulator's state,
+        for the ground-truth ``odom`` and the link contacts.
+        """
+        truth = state if truth is None else truth
         sec, nanosec = stamps.sec_nanosec(ns)
         for pub, msg, force in zip(self.contacts, self._msg_contacts, state.contact_forces):
             fill_wrench(msg, sec, nanosec, force)     # messages and stamps are reused
@@ -157,11 +168,11 @@ class StateOutput:
                                     state.v[self._v0:].tolist(), effort)
         tick = ns // self._period_ns                  # odom and link contacts on the stamps
         if tick % self._odom_every == 0:
-            fill_odometry(self._msg_odom, sec, nanosec, self._odometer(state.q, state.v))
+            fill_odometry(self._msg_odom, sec, nanosec, self._odometer(truth.q, truth.v))
             self.odom.publish(self._msg_odom)
         if self.link_contacts and tick % self._link_every == 0:
             # only while a link touches, and its zero once when it lets go (link_contacts.py)
-            for index, force, moment in self._link_wrenches.due(state.q, state.link_contacts):
+            for index, force, moment in self._link_wrenches.due(truth.q, truth.link_contacts):
                 msg = self._msg_link_contacts[index]
                 fill_wrench(msg, sec, nanosec, force, moment)
                 self.link_contacts[index].publish(msg)
@@ -224,6 +235,11 @@ class SimulatorNode(Node):
             max(1, int(round(cfg.odom_period / self.config.control_period))),
             max(1, int(round(cfg.link_contact_period / self.config.control_period))),
             period_ns)
+        # what the sensors read (noise, latency, IMU: dodo_sim.physics.sensors), imu, ground truth
+        self._sensors = SensorOutput(
+            self, self.sim, self.joint_names,
+            contract.ROS2_CONTROL_STATES if self._ros2_control else contract.JOINT_STATES,
+            max(1, int(round(cfg.imu_period / self.config.control_period))), period_ns)
         # which publisher's commands are applied (latched): the recorder keeps them apart
         self._pub_applied = self.create_publisher(String, contract.APPLIED_CONTROLLER,
                                                   contract.latched_qos())
@@ -341,7 +357,14 @@ class SimulatorNode(Node):
                              reader.get_publisher_count())
         return GraphFacts(states=states, command=command, node=self.get_fully_qualified_name(),
                           recorder=self.count_publishers(contract.RECORDED_CONFIGURATIONS) > 0,
-                          recorded=frozenset(self._recorded_nodes))
+                          recorded=frozenset(self._recorded_nodes),
+                          sensors=tuple(
+                              TopicFacts(pub.topic_name, kind, tuple(
+                                  endpoint_facts(e)
+                                  for e in self.get_subscriptions_info_by_topic(pub.topic_name)),
+                                  pub.get_subscription_count())
+                              for pub, kind in zip(self._sensors.publishers,
+                                                   self._sensors.type_names())))
 
     def _on_recorded_configurations(self, msg: String) -> None:
         try:
@@ -536,9 +559,11 @@ class SimulatorNode(Node):
     def _publish_state(self, state) -> None:
         ns = self.exchange.state_stamp(state.t)
         out = self._output
-        joints = out.contacts_and_joints(state, ns)
+        measured = self._sensors.measure(state)
+        joints = out.contacts_and_joints(measured, ns, truth=state)
         self.exchange.published(ns, time.monotonic())
         out.joints.publish(joints)
+        self._sensors.publish(state, ns)            # imu, ground_truth/*
         out.publish_clock(ns)
 
     # -- the end --------------------------------------------------------------------------------

@@ -29,6 +29,9 @@ exchange needs, so an external node is waited for exactly as far as it takes par
    ``min_subscribers``;
 4. when a recorder announces the configurations it holds, it holds this node's and every command
    publisher's (the bag has every configuration before t = 0).
+5. when a recorder runs, the sensor topics the simulator adds (``imu``, ``ground_truth/...``:
+   docs/ros_contract.md "Sensors") have every subscription matched, one at least (the bag holds
+   every reading from the first state on, so two runs of one seed give the same bag).
 
 Each rule is a function ``need(gate, facts) -> [phrase, ...]`` in :data:`NEEDS`; a convention
 that needs more (a controller_manager's started clock) has its own tuple in
@@ -93,6 +96,8 @@ class GraphFacts:
         recorder: a recorder announces the configurations it holds (``/recorder/configurations``
             has a publisher).
         recorded: the full names of the nodes whose configuration the recorder holds.
+        sensors: the sensor topics beyond the states (``imu``, ``ground_truth/...``), written
+            only when the robot has them (rule 5).
     """
 
     states: tuple
@@ -100,6 +105,7 @@ class GraphFacts:
     node: str = '/simulator'
     recorder: bool = False
     recorded: frozenset = frozenset()
+    sensors: tuple = ()
 
     def controllers(self) -> list:
         """Return the nodes publishing the command topic, sorted, each once."""
@@ -231,9 +237,28 @@ def configurations_recorded(gate: StartGate, facts: GraphFacts) -> list:
             f'bag before t = 0)' for node in missing]
 
 
+def sensor_topics_recorded(gate: StartGate, facts: GraphFacts) -> list:
+    """
+    Rule 5: while a recorder runs, every sensor topic's subscriptions are matched, one at least.
+
+    Nothing waits for them without a recorder (a controller reads the states, not the truth).
+    """
+    if not facts.recorder:
+        return []
+    out = []
+    for topic in facts.sensors:
+        compatible = [e for e in topic.endpoints if not e.transient_local]
+        need = max(1, len(compatible))
+        if topic.matched < need:
+            listed = ', '.join(sorted({e.node for e in compatible})) or 'nobody'
+            out.append(f'{topic.name} ({short_type(topic.type_name)}): the recorder to read it '
+                       f'({topic.matched} of {need} matched; subscribed now: {listed})')
+    return out
+
+
 #: The rules of the stamped contract, asked in this order.
 NEEDS: tuple = (command_publisher, controller_reads_states, subscribers_matched,
-                configurations_recorded)
+                configurations_recorded, sensor_topics_recorded)
 
 #: The rules per ``command_convention`` of the simulator (a convention that needs more, e.g. a
 #: controller_manager's started clock, adds its rule to its own entry).
@@ -250,4 +275,4 @@ def waiting_text(missing: Sequence[str]) -> str:
 
 __all__ = ['Endpoint', 'TopicFacts', 'GraphFacts', 'StartGate', 'NEEDS', 'CONVENTION_NEEDS',
            'Need', 'command_publisher', 'controller_reads_states', 'subscribers_matched',
-           'configurations_recorded', 'short_type', 'waiting_text']
+           'configurations_recorded', 'sensor_topics_recorded', 'short_type', 'waiting_text']
