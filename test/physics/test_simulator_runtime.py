@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from conftest import pd_hold, URDF_XACRO
-from dodo_sim.physics.sim_config import RUNTIME_FIELDS, STARTUP_ONLY
+from dodo_sim.physics.sim_config import RUNTIME_FIELDS, SENSOR_PARAMETERS, STARTUP_ONLY
 from dodo_sim.simulator import SimConfig, Simulator
 import numpy as np
 import pytest
@@ -63,6 +63,15 @@ def test_a_field_fixed_for_a_run_is_refused_with_its_reason():
     with pytest.raises(ValueError, match='control_period is fixed for a run: the exchange'):
         sim.reconfigure(dataclasses.replace(config, control_period=0.002, dt=0.001))
     assert sim.config is config
+
+
+def test_the_sensors_are_fixed_for_a_run():
+    # the simulator node builds the sensors' noise and delay lines once (sensor_output)
+    assert set(SENSOR_PARAMETERS) <= set(STARTUP_ONLY)
+    config = SimConfig(initial_q=START_Q)
+    sim = Simulator(URDF_XACRO, config)
+    with pytest.raises(ValueError, match='imu_latency is fixed for a run: the simulator node'):
+        sim.reconfigure(dataclasses.replace(config, imu_latency=3))
 
 
 def test_a_terrain_over_the_robot_changes_nothing():
