@@ -80,23 +80,69 @@ _LWA = pin.LOCAL_WORLD_ALIGNED
 _WORLD = pin.Convention.WORLD
 
 
+#: A 2x2 active-set system with |det| <= this |K_00 K_11| is singular: least squares instead.
+SINGULAR_KKT_RATIO = 1e-12
+
+
 def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
     """
     Return x with K x = r; 1x1 and 2x2 in closed form.
 
     At this size numpy's LAPACK call costs more than the arithmetic. Three rows or more may be
     redundant (two sticking spokes of a rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares
-    solution (the accelerations are unique, the multipliers of redundant constraints are shared).
+    solution (the accelerations are unique, the multipliers of redundant constraints are shared);
+    so is a singular 1x1 or 2x2 system, which divided by zero before.
     """
     n = len(r)
-    if n == 1:
+    if n == 1 and K[0, 0] != 0.0:
         return r / K[0, 0]
     if n == 2:
         (a, b), (c, d) = K.tolist()
         r0, r1 = r.tolist()
         det = a * d - b * c
-        return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
-    return np.linalg.lstsq(K, r, rcond=1e-12)[0]
+        if abs(det) > SINGULAR_KKT_RATIO * abs(a * d):
+            return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
+    # three rows or more, or a singular 1x1 / 2x2 system (both bounds of a joint with
+    # lower = upper, as published URDFs write an unspecified limit; a point that cannot move)
+    return _least_squares(K, r, 1e-12)
+
+
+def _least_squares(A: np.ndarray, r: np.ndarray, rcond=None) -> np.ndarray:
+    """
+    Return the minimum-norm least-squares x of A x = r; FloatingPointError on a non-finite input.
+
+    A NaN handed to LAPACK's least squares prints "DLASCL parameter number 4 had an illegal
+    value" and returns garbage (an RK4 stage of a blown-up state); it is a numerical failure of
+    the step instead (Simulator.step: SimulationDiverged).
+    """
+    if not (math.isfinite(float(A.sum())) and math.isfinite(float(r.sum()))):
+        raise FloatingPointError('a non-finite matrix or vector reached a least-squares solve')
+    return np.linalg.lstsq(A, r, rcond=rcond)[0]
+
+
+#: Most contact points (contact frames + link support points) the event integrator takes on a 3-D
+#: robot (docs/physics.md "Robots the event integrator refuses").
+EVENT_MAX_CONTACTS_3D = 200
+
+
+def check_contact_count(robot, n_contacts: int) -> None:
+    """
+    Refuse a 3-D robot with more than EVENT_MAX_CONTACTS_3D contact points, in one line.
+
+    The event integrator resolves every contact event exactly, each point with its own event
+    function and mode; with hundreds of box corners landing together it spends most steps in
+    accumulations it hands to time-stepping, at minutes of wall time per simulated 0.1 s
+    (example-robot-data's Tiago, 431 points: 0.5 s in 11 min). Raises ValueError naming the
+    count and what to use instead.
+    """
+    if robot.planar or n_contacts <= EVENT_MAX_CONTACTS_3D:
+        return
+    feet = len(robot.contact_frame_ids)
+    raise ValueError(
+        f"integrator 'event' does not take robot '{robot.model.name}': {n_contacts} contact "
+        f'points in 3-D ({feet} contact frames + {n_contacts - feet} link collision support '
+        f'points), more than its {EVENT_MAX_CONTACTS_3D}; use integrator: timestepping, or '
+        f'collisions: feet or collision_exclude_links to keep fewer points')
 
 
 class EventLimitExceeded(RuntimeError):
@@ -193,6 +239,7 @@ class EventDrivenIntegrator:
         self.params = params
         self.n_contacts = len(self.geometry.frame_ids)
         self.dim = robot.contact_dim
+        check_contact_count(robot, self.n_contacts)
         self._zero = np.zeros(robot.model.nv)
         self._no_forces = np.zeros((self.n_contacts, 3))
         bounds = []
@@ -885,7 +932,7 @@ class EventDrivenIntegrator:
         if not slow:
             return None
         # least squares: the closed constraints may be redundant (two spokes of a rigid wheel)
-        delta = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+        delta = _least_squares(G[np.ix_(rows, rows)], -u[rows])
         extra = np.zeros(len(u))
         extra[rows] = delta
         return extra
@@ -996,7 +1043,7 @@ class EventDrivenIntegrator:
         while closed:
             rows = [r for blk in closed for r in range(blk.start, blk.start + blk.size)]
             lam = np.zeros(len(u))
-            lam[rows] = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+            lam[rows] = _least_squares(G[np.ix_(rows, rows)], -u[rows])
             pulling = [blk for blk in closed if lam[blk.start] < 0.0]
             if not pulling:
                 break
@@ -1074,6 +1121,8 @@ __all__ = [
     'EventDrivenIntegrator',
     'EventLimitExceeded',
     'EventParams',
+    'EVENT_MAX_CONTACTS_3D',
+    'check_contact_count',
     'impact_map',
     'FREE',
     'STICK',

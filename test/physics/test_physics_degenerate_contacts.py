@@ -129,3 +129,24 @@ def test_the_compiled_solve_equals_the_python_solve_on_singular_blocks():
             assert contact_3d.solve_contact_3d(g, b, 0.5, out)
             np.testing.assert_allclose(out, contact_solve.solve_contact_3d(g, b, 0.5)[0],
                                        rtol=0, atol=1e-12 * np.abs(out).max())
+
+
+def test_a_singular_small_active_set_system_takes_least_squares():
+    """
+    Both bounds of a joint with lower = upper: rows +e and -e, a singular 2x2 KKT system.
+
+    The double pendulum of example-robot-data writes an unspecified limit so; the event
+    integrator's closed-form 2x2 solve divided by zero (ZeroDivisionError: a divergence).
+    """
+    from dodo_sim.physics.event import _small_solve
+    x = _small_solve(np.array([[2.0, -2.0], [-2.0, 2.0]]), np.array([1.0, -1.0]))
+    np.testing.assert_allclose(x, [0.25, -0.25], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(_small_solve(np.zeros((1, 1)), np.zeros(1)), [0.0])
+
+
+def test_a_non_finite_system_never_reaches_lapack():
+    """LAPACK printed 'DLASCL parameter number 4 had an illegal value' and returned garbage."""
+    from dodo_sim.physics.event import _small_solve
+    with pytest.raises(FloatingPointError, match='non-finite'):
+        _small_solve(np.array([[1.0, 0.0, 0.0], [0.0, np.nan, 0.0], [0.0, 0.0, 1.0]]),
+                     np.ones(3))
