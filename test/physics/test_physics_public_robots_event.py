@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-The event integrator on example-robot-data: it takes a robot and runs it, or refuses it in one line.
+The event integrator on example-robot-data: it runs a robot, or refuses it in one line.
 
 Issue 30 item 3: it diverged on ANYmal-with-arm (its Kinova arm starts outside its joint
 limits at the URDF zero: now refused by ``reset``), on iCub at its first step (a point-mass head
@@ -12,13 +12,12 @@ and link support points) is refused at construction with one line saying why and
 time-stepping (docs/physics.md "Robots the event integrator refuses"); the others run.
 bench/sweep_public_robots.py --integrator event runs every URDF 0.5 s (docs/robots.md).
 """
-import numpy as np
-import public_robots as pr
-import pytest
-
 from dodo_sim.physics.event import EVENT_MAX_CONTACTS_3D
 from dodo_sim.physics.robot import ModelError
 from dodo_sim.simulator import SimConfig, Simulator
+import numpy as np
+import public_robots as pr
+import pytest
 
 pytestmark = pytest.mark.skipif(pr.robots_dir() is None,
                                 reason='example-robot-data is not installed')
