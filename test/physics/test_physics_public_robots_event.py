@@ -10,7 +10,7 @@ on a three-axis neck: a singular mass matrix, refused at load), and ran Talos an
 per simulated 0.1 s. A 3-D robot with more than ``EVENT_MAX_CONTACTS_3D`` contact points (feet
 and link support points) is refused at construction with one line saying why and to use
 time-stepping (docs/physics.md "Robots the event integrator refuses"); the others run.
-bench/sweep_public_robots.py --integrator event runs every URDF 0.5 s (docs/robots.md).
+bench/sweep_public_robots.py --integrator event runs every URDF 0.5 s.
 """
 from dodo_sim.physics.event import EVENT_MAX_CONTACTS_3D
 from dodo_sim.physics.robot import ModelError
@@ -70,3 +70,20 @@ def test_a_robot_it_takes_falls_half_a_second_without_lapack_warnings(urdf, capf
     assert pr.support_gaps(sim, state.q).min() >= -1e-5
     captured = capfd.readouterr()      # LAPACK's xerbla prints to stdout
     assert 'illegal value' not in captured.out + captured.err
+
+
+def test_a_step_that_makes_energy_is_taken_by_time_stepping():
+    """
+    The Allegro hand fell 0.136 s, then one RK4 segment made 843 J: SimulationDiverged.
+
+    Two fingertip points sliding near Painleve's singularity (docs/physics.md "Steps that make
+    energy"); that step now goes to time-stepping and the hand lies on the floor at 0.15 s.
+    """
+    urdf = 'allegro_hand_description/urdf/allegro_left_hand.urdf'
+    sim = Simulator(str(pr.robots_dir() / urdf), SimConfig(contact_frames=(), integrator='event'))
+    state = sim.reset(pr.resting_start(sim))
+    for _ in range(150):
+        state = sim.step(np.zeros(len(sim.robot.actuated_joint_names)))
+    assert state.t == pytest.approx(0.15)
+    assert np.abs(state.v).max() < 10.0       # 361 rad/s in the step that diverged
+    assert pr.support_gaps(sim, state.q).min() >= -1e-5
