@@ -2,33 +2,42 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-ROS benchmark: lockstep graph rate vs the raw rclpy round-trip rate, measured in one run.
+ROS benchmark: the lockstep graph and ``dodo hop`` as ratios to the floor, measured in one run.
 
     .venv/bin/python bench/bench_ros.py [--steps 3000] [--minutes 1] [--no-hog]
 
-Prints (all measured now, on this machine, with rclpy's EventsExecutor on both sides):
+Prints (all measured now, on this machine, in interleaved rounds; the best of each):
 
-* raw round trip: one Float64MultiArray ping -> pong between this process and a second one;
-* raw graph-shaped exchange: per step /clock + /foot_contact + /joint_states out, one
-  Float64MultiArray back (the lockstep message pattern, no physics, no control);
+* the floor of a two-process Python exchange, every variant of ``bench/bench_floor.py``
+  (SingleThreadedExecutor / EventsExecutor with message objects, the EventsExecutor with raw CDR,
+  a wait-set loop with raw CDR in and pre-serialised CDR out — reliable and BEST_EFFORT —, the
+  lean loop on a node with parameters) in its three shapes: ping-pong, graph-shaped (per step
+  /foot_contact + /joint_states + /clock out, /joint_commands + /effort_controller/commands
+  back) and graph-shaped with a third process reading all five topics; the reference of the
+  ratios is the graph-shaped reliable wait-set floor (``--floor-variants`` restricts the
+  references, ``waitset`` must stay);
 * core loop: Simulator.step + Controller.update in one process, no ROS (the compute per step);
 * lockstep graph: the simulator node (here) with the controller node (second process), the
-  stamped exchange (/joint_commands);
-* the bound 1 / (1/round trip + 1/core loop): lockstep is strictly sequential (state -> command
-  -> step), so even with zero ROS overhead the graph cannot beat it; lockstep / bound is the
-  efficiency of the node adapters (goal >= 0.8);
-* ratio lockstep / raw round trip and lockstep / graph-shaped raw;
+  stamped exchange (/joint_commands), no recorder;
+* its ratios: to the graph-shaped floor and to the floor plus compute,
+  1 / (1/floor + 1/core loop) (lockstep is strictly sequential: state -> command -> step, so
+  no implementation can beat it; goal >= 0.8, issue 29);
 * real-time factor of lockstep (simulated s per wall s);
+* with ``--lean-graph`` the same graph with both nodes, unchanged, spun by the lean loop
+  (``dodo_sim/ros/lean_loop.py``) instead of the EventsExecutor;
 * realtime mode at 1 kHz for ``--minutes``, simulator and controller in their own processes
   beside a one-core CPU hog (a busy loop; ``--no-hog`` without): the simulator's ``dodo
   exchange:`` summary (applied command age p50/p99/max — goal p99 <= 3 ms —, round trip, stale
   and zero-torque steps, overruns, tick lateness), the controller's skipped states, whether it
   diverged, and the simulator's resident memory over the run (goal: flat).
 
-* the path users run: ``dodo hop`` (simulator, controller and recorder processes, bag written)
-  and ``dodo walk``, each for two durations (``--hop-durations``); the difference of the two
-  runs removes start-up: marginal wall s and CPU s (all processes of the run) per simulated
-  step, and the real-time factor from them.
+* the path users run: ``dodo hop`` (simulator, controller and recorder processes, bag written),
+  in every round (the median round reported), and ``dodo walk`` once, each for two durations
+  (``--hop-durations``, 2 and 12 s: on a loaded machine start-up varies by seconds); the
+  difference of the two runs removes start-up: marginal wall s and CPU s (all processes of the
+  run) per simulated step, the real-time factor from them, and for ``dodo hop`` the ratio of its
+  lockstep rate to the floor with a third reader plus compute, 1 / (1/floor + 1/core loop)
+  (goal >= 0.6, moonshot 0.8, issue 29).
 
 Uses a private ROS domain with localhost discovery (``DODO_TEST_DOMAINS=lo:hi`` picks it from
 that range; ``dodo hop`` runs take theirs from ``DODO_HOP_DOMAINS``). The load average is
@@ -47,26 +56,9 @@ import tempfile
 import textwrap
 import time
 
+from bench_floor import (best, FLOOR, measure, pick_domain, print_table, process_cpu_s, SHAPES,
+                         VARIANTS)
 import numpy as np
-
-ECHO = textwrap.dedent("""
-    import sys, rclpy
-    from rclpy.experimental import EventsExecutor
-    from std_msgs.msg import Float64MultiArray
-    from sensor_msgs.msg import JointState
-    rclpy.init()
-    node = rclpy.create_node('bench_echo')
-    pong = node.create_publisher(Float64MultiArray, '/bench/pong', 100)
-    reply = Float64MultiArray(data=[0.0, 0.0])
-    node.create_subscription(Float64MultiArray, '/bench/ping', lambda m: pong.publish(reply), 100)
-    node.create_subscription(JointState, '/bench/joint_states', lambda m: pong.publish(reply), 100)
-    ex = EventsExecutor(); ex.add_node(node)
-    print('ready', flush=True)
-    try:
-        ex.spin_until_future_complete(rclpy.task.Future(), timeout_sec=float(sys.argv[1]))
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-""")
 
 #: The controller node under cProfile (CPU time), written at its exit (SIGTERM ends it cleanly).
 PROFILED_CONTROLLER = textwrap.dedent("""
@@ -78,6 +70,16 @@ PROFILED_CONTROLLER = textwrap.dedent("""
         profiler.runcall(main, sys.argv)
     finally:
         profiler.dump_stats(out)
+""")
+
+#: The controller node spun by the lean loop in place of the runtime's executor (the node as is).
+LEAN_CONTROLLER = textwrap.dedent("""
+    import sys
+    from dodo_sim.ros import runtime
+    from dodo_sim.ros.lean_loop import LeanLoop
+    runtime.make_executor = LeanLoop
+    from dodo_sim.ros.controller_node import main
+    sys.exit(main(sys.argv))
 """)
 
 PARAMS = """
@@ -106,66 +108,6 @@ def spin_until(executor, condition, timeout_s):
         executor.spin_once(timeout_sec=0.01)
 
 
-def raw_rates(steps: int, env) -> tuple[float, float]:
-    """(ping-pong round trips/s, graph-shaped exchanges/s) against a second process."""
-    from geometry_msgs.msg import WrenchStamped
-    import rclpy
-    from rclpy.experimental import EventsExecutor
-    from rosgraph_msgs.msg import Clock
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-
-    echo = subprocess.Popen([sys.executable, '-c', ECHO, '300'], env=env, stdout=subprocess.PIPE,
-                            text=True)
-    try:
-        assert echo.stdout.readline().strip() == 'ready'
-        rclpy.init()
-        node = rclpy.create_node('bench_raw')
-        ping = node.create_publisher(Float64MultiArray, '/bench/ping', 100)
-        clock = node.create_publisher(Clock, '/bench/clock', 100)
-        foot = node.create_publisher(WrenchStamped, '/bench/foot_contact', 100)
-        joints = node.create_publisher(JointState, '/bench/joint_states', 100)
-        state = {'n': 0, 'mode': 'ping', 'limit': 0}
-        msg_ping = Float64MultiArray(data=[0.0, 0.0])
-        msg_js = JointState(name=['base_x', 'base_z', 'hip', 'knee'],
-                            position=[0.0] * 4, velocity=[0.0] * 4, effort=[0.0] * 4)
-
-        def send():
-            if state['mode'] == 'ping':
-                ping.publish(msg_ping)
-            else:
-                clock.publish(Clock())
-                foot.publish(WrenchStamped())
-                joints.publish(msg_js)
-
-        def on_pong(_msg):
-            state['n'] += 1
-            if state['n'] < state['limit']:
-                send()
-
-        node.create_subscription(Float64MultiArray, '/bench/pong', on_pong, 100)
-        executor = EventsExecutor()
-        executor.add_node(node)
-        spin_until(executor, lambda: ping.get_subscription_count() > 0
-                   and joints.get_subscription_count() > 0, 60.0)
-        rates = []
-        for mode in ('ping', 'graph'):
-            state.update(n=0, mode=mode, limit=200)          # warm-up
-            send()
-            spin_until(executor, lambda: state['n'] >= 200, 60.0)
-            state.update(n=0, limit=steps)
-            t0 = time.perf_counter()
-            send()
-            spin_until(executor, lambda: state['n'] >= steps, 120.0)
-            rates.append(steps / (time.perf_counter() - t0))
-        node.destroy_node()
-        rclpy.shutdown()
-        return rates[0], rates[1]
-    finally:
-        echo.terminate()
-        echo.wait(10)
-
-
 def core_rate(params: Path, steps: int) -> float:
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_urdf_path
@@ -179,18 +121,24 @@ def core_rate(params: Path, steps: int) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tuple:
+def graph_run(params: Path, env, steps: int, profile: Path | None = None,
+              lean: bool = False) -> tuple:
     """
     Lockstep: simulator node here, controller node in a second process.
 
-    Returns (steps per second, simulator CPU s per step, controller CPU s per step).
+    ``lean``: both nodes, unchanged, spun by dodo_sim.ros.lean_loop.LeanLoop instead of the
+    runtime's executor. Returns (steps per second, simulator CPU s per step, controller CPU s
+    per step).
     """
+    from dodo_sim.ros.lean_loop import LeanLoop
     from dodo_sim.ros.runtime import make_executor
     from dodo_sim.ros.simulator_node import SimulatorNode
     import rclpy
     from rclpy.parameter import Parameter
 
     command = ['-m', 'dodo_sim.ros.controller_node']
+    if lean:
+        command = ['-c', LEAN_CONTROLLER]
     if profile is not None:
         command = ['-c', PROFILED_CONTROLLER, str(profile / 'controller_lockstep.prof')]
     controller = subprocess.Popen(
@@ -199,9 +147,9 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
     try:
         rclpy.init(args=['--ros-args', '--params-file', str(params)])
         sim = SimulatorNode(parameter_overrides=[Parameter('stop_after', value=steps * 0.001)])
-        executor = make_executor()
+        executor = LeanLoop() if lean else make_executor()
         executor.add_node(sim)
-        spin_until(executor, lambda: sim._started, 120.0)
+        spin_until(executor, lambda: sim.exchange.started, 120.0)
         spin_until(executor, lambda: sim.steps >= 1, 120.0)   # the first answer arrived
         first = sim.steps
         profiler = None
@@ -211,7 +159,7 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
             profiler.enable()
         t0 = time.perf_counter()
         cpu0, ctrl_cpu0 = time.process_time(), process_cpu_s(controller.pid)
-        spin_until(executor, sim.done.done, 600.0)
+        executor.spin_until_future_complete(sim.done, 600.0)   # as runtime.run_node spins
         rate = (sim.steps - first) / (time.perf_counter() - t0)
         done = sim.steps - first
         cpu = ((time.process_time() - cpu0) / done, (process_cpu_s(controller.pid) - ctrl_cpu0)
@@ -225,12 +173,6 @@ def graph_run(params: Path, env, steps: int, profile: Path | None = None) -> tup
     finally:
         controller.terminate()
         controller.wait(30)
-
-
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU time of a process so far, s."""
-    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def resident_kib(pid: int) -> int:
@@ -313,54 +255,71 @@ def dodo_run(command: str, duration: float, env) -> tuple[float, float]:
     return wall, cpu
 
 
-def report_dodo_runs(durations: tuple[float, float], env) -> None:
+def dodo_marginal(command: str, durations: tuple[float, float], env) -> dict:
     """
-    Marginal wall and CPU time per simulated step of ``dodo hop`` / ``dodo walk``.
+    Marginal wall and CPU time per simulated step of ``dodo <command>`` (the recorder on).
 
-    It is the difference of a short and a long run, in which start-up cancels.
+    It is the difference of a short and a long run, in which start-up cancels: {'wall', 'cpu'}
+    s per step, the runs' wall s ('walls') and the load average.
     """
     short, long_ = durations
     steps = (long_ - short) / 0.001
-    for command in ('hop', 'walk'):
-        (w0, c0), (w1, c1) = dodo_run(command, short, env), dodo_run(command, long_, env)
-        wall, cpu = (w1 - w0) / steps, (c1 - c0) / steps
-        print(f'dodo {command} (recorder on), {short:g} s and {long_:g} s runs: marginal '
-              f'{wall * 1e6:.0f} us wall and {cpu * 1e6:.0f} us CPU (all processes) per step; '
-              f'real-time factor {1e-3 / wall:.2f} (wall {w0:.1f} s / {w1:.1f} s); load '
-              f'{os.getloadavg()[0]:.1f}')
-        sys.stdout.flush()
+    (w0, c0), (w1, c1) = dodo_run(command, short, env), dodo_run(command, long_, env)
+    return {'wall': (w1 - w0) / steps, 'cpu': (c1 - c0) / steps, 'walls': (w0, w1),
+            'load': os.getloadavg()[0]}
 
 
-def pick_domain() -> int:
-    """Return a ROS domain for the bench: from ``DODO_TEST_DOMAINS=lo:hi`` when set."""
-    text = os.environ.get('DODO_TEST_DOMAINS')
-    if text:
-        low, high = (int(x) for x in text.split(':'))
-        return low + os.getpid() % (high - low + 1)
-    return 1 + os.getpid() % 99
+def report_dodo(command: str, durations, run: dict, floor=None) -> None:
+    """Print a marginal ``dodo`` run; with ``floor`` (steps/s) its ratio to it."""
+    short, long_ = durations
+    rate = 1.0 / run['wall']
+    ratio = f'; ratio to {floor[0]} {rate / floor[1]:.2f}' if floor else ''
+    print(f'dodo {command} (recorder on), {short:g} s and {long_:g} s runs: marginal '
+          f'{run["wall"] * 1e6:.0f} us wall ({rate:.0f} steps/s) and {run["cpu"] * 1e6:.0f} us '
+          f'CPU (all processes) per step; real-time factor {1e-3 / run["wall"]:.2f} (wall '
+          f'{run["walls"][0]:.1f} s / {run["walls"][1]:.1f} s){ratio}; load {run["load"]:.1f}')
+
+
+def floor_round(variants, round_trips: int, env) -> dict:
+    """Measure one round of the floor references (bench_floor.measure) in this process."""
+    import rclpy
+    rclpy.init(args=[])
+    try:
+        return {(v, s): measure(v, s, round_trips, env) for v in variants for s in SHAPES}
+    finally:
+        rclpy.try_shutdown()
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--steps', type=int, default=3000, help='lockstep steps to time')
+    parser.add_argument('--steps', type=int, default=3000,
+                        help='lockstep steps and floor round trips to time')
     parser.add_argument('--rounds', type=int, default=3,
                         help='interleaved measurement rounds; the best of each is reported')
+    parser.add_argument('--floor-variants', nargs='+', choices=list(VARIANTS),
+                        default=list(VARIANTS), help='bench_floor references measured per round')
     parser.add_argument('--minutes', type=float, default=1.0,
                         help='length of the realtime run (0: skip it)')
     parser.add_argument('--no-hog', action='store_true',
                         help='realtime run without the one-core busy loop beside it')
-    parser.add_argument('--hop-durations', type=float, nargs=2, default=(2.0, 6.0),
+    parser.add_argument('--hop-durations', type=float, nargs=2, default=(2.0, 12.0),
                         metavar=('SHORT', 'LONG'),
                         help='simulated s of the two dodo hop / dodo walk runs (0 0: skip)')
+    parser.add_argument('--no-walk', action='store_true', help='skip the dodo walk runs')
+    parser.add_argument('--lean-graph', action='store_true',
+                        help='also the lockstep graph with both nodes spun by the lean loop')
     parser.add_argument('--profile', type=Path, default=None,
                         help='write a cProfile of the simulator node (last lockstep round) here')
     args = parser.parse_args(argv)
+    if FLOOR not in args.floor_variants:
+        parser.error(f'--floor-variants must include {FLOOR} (the reference of the ratios)')
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)     # before minutes of measuring
     domain = pick_domain()
     os.environ['ROS_DOMAIN_ID'] = str(domain)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env = dict(os.environ)
+    hop = args.hop_durations[1] > args.hop_durations[0]
     with tempfile.TemporaryDirectory() as tmp:
         lockstep_params = Path(tmp) / 'lockstep.yaml'
         lockstep_params.write_text(PARAMS.format(mode='lockstep'))
@@ -368,41 +327,80 @@ def main(argv=None) -> int:
         realtime_params.write_text(PARAMS.format(mode='realtime'))
 
         # interleaved rounds, best of each: a shared machine only ever slows a measurement down
-        pings, shapeds, cores, locks, cpus = [], [], [], [], []
+        floors = {(v, s): [] for v in args.floor_variants for s in SHAPES}
+        cores, locks, cpus, hops, leans = [], [], [], [], []
         for round_ in range(args.rounds):
-            ping, shaped = raw_rates(args.steps, env)
-            pings.append(ping)
-            shapeds.append(shaped)
-            cores.append(core_rate(lockstep_params, args.steps))
+            for key, m in floor_round(args.floor_variants, args.steps, env).items():
+                floors[key].append(m)
+            cores.append((core_rate(lockstep_params, args.steps), os.getloadavg()[0]))
             profile = args.profile if round_ == args.rounds - 1 else None
             rate, sim_cpu, ctrl_cpu = graph_run(lockstep_params, env, args.steps, profile)
-            locks.append(rate)
+            locks.append((rate, os.getloadavg()[0]))
             cpus.append((sim_cpu, ctrl_cpu))
-        ping, shaped, core, lock = max(pings), max(shapeds), max(cores), max(locks)
+            if args.lean_graph:
+                leans.append(graph_run(lockstep_params, env, args.steps, lean=True)
+                             + (os.getloadavg()[0],))
+            if hop:
+                hops.append(dodo_marginal('hop', tuple(args.hop_durations), env))
         print(f'machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} (1 min), python '
-              f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps, best of '
-              f'{args.rounds} interleaved rounds')
-        print('all rounds (raw ping-pong / graph-shaped / core / lockstep, per s): ' + '; '.join(
-            f'{a:.0f} / {b:.0f} / {c:.0f} / {d:.0f}' for a, b, c, d in zip(pings, shapeds, cores,
-                                                                           locks)))
-        bound = 1.0 / (1.0 / ping + 1.0 / core)
-        print(f'raw rclpy ping-pong round trip (2 processes)      : {ping:8.0f} /s')
-        print(f'raw graph-shaped exchange (3 out, 1 back)         : {shaped:8.0f} /s')
-        print(f'core loop, no ROS (sim.step + ctrl.update)        : {core:8.0f} /s')
-        print(f'lockstep graph (simulator node + controller node) : {lock:8.0f} steps/s')
-        print(f'bound: 1 / (1/round trip + 1/core loop)           : {bound:8.0f} /s  '
-              f'(zero ROS overhead)')
-        print(f'ratio lockstep / that bound                       : {lock / bound:8.2f}  '
+              f'{sys.version.split()[0]}, ROS domain {domain}, {args.steps} steps / round '
+              f'trips, best of {args.rounds} interleaved rounds; "l" = 1-min load average at '
+              f'the measurement')
+        print(f'the floor (bench/bench_floor.py), round trips/s and ratio to the graph-shaped '
+              f'floor ({VARIANTS[FLOOR]}):')
+        floor = print_table(floors, args.floor_variants, SHAPES)
+        floor_reader = best(floors[(FLOOR, 'graph+reader')])['rate']
+        core, core_load = max(cores)
+        lock, lock_load = max(locks)
+        bound = 1.0 / (1.0 / floor + 1.0 / core)
+        print('all rounds (core / lockstep, per s): ' + '; '.join(
+            f'{c:.0f} / {k:.0f}' for (c, _), (k, _) in zip(cores, locks)))
+        print(f'core loop, no ROS (sim.step + ctrl.update)         : {core:8.0f} /s  '
+              f'({1e6 / core:.0f} us a step; l {core_load:.1f})')
+        print(f'lockstep graph, no recorder (sim node + ctrl node) : {lock:8.0f} steps/s  '
+              f'(l {lock_load:.1f})')
+        print(f'ratio lockstep / graph-shaped floor                : {lock / floor:8.2f}')
+        print(f'floor + compute: 1 / (1/floor + 1/core loop)       : {bound:8.0f} /s')
+        print(f'ratio lockstep / (floor + compute)                 : {lock / bound:8.2f}  '
               f'(goal >= 0.8)')
-        print(f'ratio lockstep / raw round trip                   : {lock / ping:8.2f}')
-        print(f'ratio lockstep / raw graph-shaped exchange        : {lock / shaped:8.2f}')
-        print(f'real-time factor (lockstep, 1 kHz control)        : {lock * 1e-3:8.2f}')
+        print(f'real-time factor (lockstep, 1 kHz control)         : {lock * 1e-3:8.2f}')
+        if leans:
+            lean = max(leans)
+            print(f'lockstep graph, both nodes spun by LeanLoop        : {lean[0]:8.0f} steps/s  '
+                  f'(l {lean[3]:.1f}); ratio to the floor {lean[0] / floor:.2f}, to floor + '
+                  f'compute {lean[0] / bound:.2f}; CPU per step: simulator process '
+                  f'{min(x[1] for x in leans) * 1e6:.0f} us, controller process '
+                  f'{min(x[2] for x in leans) * 1e6:.0f} us; rounds: '
+                  + ' '.join(f'{x[0]:.0f}' for x in leans))
         sim_cpu, ctrl_cpu = min(c[0] for c in cpus), min(c[1] for c in cpus)
-        print(f'CPU per lockstep step (least of the rounds)       : simulator process '
+        print(f'CPU per lockstep step (least of the rounds)        : simulator process '
               f'{sim_cpu * 1e6:.0f} us, controller process {ctrl_cpu * 1e6:.0f} us')
+        if hop:
+            reader_bound = 1.0 / (1.0 / floor_reader + 1.0 / core)
+            # a run's start-up varies by seconds on a loaded machine: a pair whose long run was
+            # not the longer one measured nothing (reported, never picked); the difference of two
+            # noisy runs errs both ways, so the median pair, not the fastest
+            valid = sorted((h for h in hops if h['wall'] > 0), key=lambda h: h['wall'])
+            fastest = valid[(len(valid) - 1) // 2] if valid else None
+            print(f'floor with a third reader + compute: 1 / (1/{floor_reader:.0f} + '
+                  f'1/{core:.0f}) = {reader_bound:.0f} /s')
+            print('dodo hop rounds, steps/s: ' + ' '.join(
+                f'{1 / h["wall"]:.0f}' if h['wall'] > 0 else
+                f'none (walls {h["walls"][0]:.1f} / {h["walls"][1]:.1f} s)' for h in hops))
+            if fastest is None:
+                print('dodo hop: no round measured a marginal step (start-up noise larger than '
+                      'the difference of the runs: longer --hop-durations)')
+            else:
+                report_dodo('hop', args.hop_durations, fastest,
+                            ('the floor with a third reader + compute (goal >= 0.6)',
+                             reader_bound))
+                print(f'ratio dodo hop / graph-shaped floor + compute       : '
+                      f'{1 / fastest["wall"] / bound:8.2f}')
         sys.stdout.flush()
-        if args.hop_durations[1] > args.hop_durations[0]:
-            report_dodo_runs(tuple(args.hop_durations), env)
+        if hop and not args.no_walk:
+            report_dodo('walk', args.hop_durations,
+                        dodo_marginal('walk', tuple(args.hop_durations), env))
+            sys.stdout.flush()
         if args.minutes > 0:
             rt = realtime_run(realtime_params, env, args.minutes, hog=not args.no_hog)
             report_realtime(rt, args.minutes, hog=not args.no_hog)

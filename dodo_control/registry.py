@@ -5,7 +5,8 @@
 The controllers the controller node can host: name -> controller class, config dataclass.
 
 One node parameter selects the controller (``controller``, a field of
-:class:`dodo_sim.ros.node_config.ControllerNodeConfig`; default ``slip_hopper``)::
+:class:`dodo_sim.ros.node_config.ControllerNodeConfig`; default ``slip_hopper``; also
+``kneed_walker`` and ``joint_hold``, the joint PD of any robot)::
 
     from dodo_control.registry import controller_entry, controller_names
     entry = controller_entry('kneed_walker')       # unknown name -> ValueError with the known list
@@ -20,11 +21,14 @@ it drives: ``joint_names`` (order of q, v), ``actuated_joint_names`` (order of t
 topics from these; :meth:`ControllerEntry.build` refuses a builder whose result lacks one.
 
 An entry may name an *outcome monitor* (the walker's:
-:class:`dodo_control.walker.monitor.WalkMonitor`):
-a judge of the run that looks at the measured state only (falls, steps, distance), never at the
-controller's telemetry. Its configuration dataclasses are parameters of the node too. The monitor
-of a walking robot judges the ground the simulator simulates: the graph (``dodo_sim.ros.graph``)
-hands the simulator's :data:`TERRAIN_PARAMETERS` to such a controller node.
+:class:`dodo_control.walker.monitor.WalkMonitor`; the SLIP leg's:
+:class:`dodo_control.slip.outcome.HopMonitor`):
+a judge of the run that looks at the measured state only (falls, steps, distance, liftoffs),
+never at the controller's telemetry; a failure it finds fails a ``dodo hop`` / ``dodo walk`` run.
+Its configuration dataclasses are parameters of the node too. A monitor that judges heights above
+the ground (one of its configs has the fields :data:`TERRAIN_PARAMETERS`) gets the ground the
+simulator simulates: the graph (``dodo_sim.ros.graph``) hands the simulator's values to such a
+controller node (:meth:`ControllerEntry.monitor_judges_ground`).
 
 Pure data and lazy imports (``module:Class`` strings): the graph, the launch files and the
 params-file checks import this module without importing the controllers.
@@ -92,6 +96,11 @@ class ControllerEntry:
     def monitor_config_classes(self) -> tuple:
         return tuple(_load(ref) for ref in self.monitor_configs)
 
+    def monitor_judges_ground(self) -> bool:
+        """Return whether a config of the monitor holds the ground (:data:`TERRAIN_PARAMETERS`)."""
+        return any(set(TERRAIN_PARAMETERS) <= {f.name for f in dataclasses.fields(cls)}
+                   for cls in self.monitor_config_classes())
+
     def parameter_classes(self) -> tuple:
         """
         Config dataclasses whose fields are the node's control parameters.
@@ -139,6 +148,18 @@ def build_kneed_walker(urdf_xml, config):
     return WalkerController(config)
 
 
+def build_joint_hold(urdf_xml, config):
+    """
+    Return the joint controller of any robot (hold the start pose or track set-points).
+
+    Refuses a robot description without its contact frames (the node subscribes to their
+    topics) or joints (the controller names them).
+    """
+    from dodo_control.joint.controller import JointController
+    check_robot(urdf_xml, 'joint_hold', contact_frames=config.contact_frames)
+    return JointController(urdf_xml, config)
+
+
 def check_robot(urdf_xml, controller: str, *, joints=(), contact_frames=()) -> None:
     """Raise ValueError naming the joints or frames of ``controller`` the robot lacks."""
     from dodo_sim.physics.robot import load_robot
@@ -158,6 +179,8 @@ CONTROLLERS = (
         'slip_hopper', 'dodo_control.controller:Controller',
         'dodo_control.slip.config:ControllerConfig', 'dodo_control.registry:build_slip_hopper',
         model=('urdf', 'hopper.urdf.xacro'), startup_only=('control_period',),
+        monitor='dodo_control.slip.outcome:HopMonitor',
+        monitor_configs=('dodo_control.slip.outcome:HopCriteria',),
         description='hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md'),
     ControllerEntry(
         'kneed_walker', 'dodo_control.walker.controller:WalkerController',
@@ -169,6 +192,13 @@ CONTROLLERS = (
         monitor_configs=('dodo_control.walker.outcome:FallCriteria',
                          'dodo_control.walker.monitor:TerrainConfig'),
         description='Kneed Walker pulse controller (As & Mailhot 2018), docs/walker.md'),
+    ControllerEntry(
+        'joint_hold', 'dodo_control.joint.controller:JointController',
+        'dodo_control.joint.controller:JointControllerConfig',
+        'dodo_control.registry:build_joint_hold', model=('urdf', 'hopper.urdf.xacro'),
+        startup_only=('contact_frames', 'joints'),
+        description='PD hold of the start pose or joint set-points of any robot, gravity '
+                    'compensation, URDF torque limits, docs/joint.md'),
 )
 
 

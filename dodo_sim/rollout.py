@@ -13,10 +13,15 @@ once and matches what the ROS nodes do::
     run.t, run.q, run.v, run.tau, run.contact_force     # arrays over control ticks
 
 Per control tick k (state ``s_k`` at time ``t_k``): ``tau_k = policy.update(t, q, v, force)``
-with ``t`` the state's time rounded to integer nanoseconds (the header stamp the controller node
-receives, so an offline run reproduces a ROS run bit for bit), then ``on_tick`` (pushes,
-bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that ``update``
-method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a replayed sequence).
+with ``t = dodo_sim.stamps.controller_time(t_k)``, the state's time rounded to integer
+nanoseconds (the header stamp the controller node receives, by the one stamp rule of
+:mod:`dodo_sim.stamps`, so an offline run reproduces a ROS run bit for bit), then ``on_tick``
+(pushes, bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that
+``update`` method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a
+replayed sequence).
+``q``, ``v`` and ``force`` are read-only float64 rows of the run's record (the loop allocates
+its arrays once, sized from the number of ticks): a policy may keep them, and copies what it
+wants to change.
 
 The force argument: by default the state's single-foot ``contact_force`` ([fx, fz], N). A policy
 with a ``contact_frames`` attribute (e.g. the biped
@@ -24,25 +29,21 @@ with a ``contact_frames`` attribute (e.g. the biped
 frame it names, in its order, taken from the state's ``contact_forces`` (rows in
 ``sim.contact_frames`` order; [fx, fy, fz], N). A frame the simulator does not simulate is a
 ValueError naming it.
+
+The state argument: by default the simulator's whole ``q`` and ``v``. A policy whose
+``joint_names`` are not the simulator's (``sim.joint_names``) receives ``q`` and ``v`` in its
+``joint_names`` order, the 1-DoF joints only, as the controller node merges them from
+``/joint_states``: the free flyer of a floating base is not among them
+(:class:`dodo_control.joint.JointController` on a quadruped sees its joint encoders only). A
+policy joint the simulator lacks, or one with more than one coordinate, is a ValueError naming it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
 
+from dodo_sim.stamps import controller_time
 import numpy as np
-
-NS_PER_S = 1_000_000_000
-
-
-def stamp_ns(t_s: float) -> int:
-    """Integer ns of a simulated time, as the simulator node stamps its messages."""
-    return int(round(t_s * NS_PER_S))
-
-
-def controller_time(t_s: float) -> float:
-    """Return the time the controller node passes to ``update``: the stamp in s."""
-    return stamp_ns(t_s) * 1e-9
 
 
 @dataclass
@@ -106,18 +107,32 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     forces = np.empty((steps + 1, n_frames, 3))
     rows = _policy_rows(sim, policy)
     span = _row_span(rows)
-    taus: list = []
+    coordinates = _policy_coordinates(sim, policy)
+    # the policy reads rows of the record, read-only (no copy, no allocation per tick); a
+    # policy naming its joints, or force rows in another order, its own rows filled per tick
+    if coordinates is None:
+        q_given, v_given = _read_only(q), _read_only(v)
+    else:
+        q_given = np.empty((steps + 1, len(coordinates[0])))
+        v_given = np.empty((steps + 1, len(coordinates[1])))
+    if rows is None:
+        sensed = _read_only(force)
+    elif span is not None:           # the same rows as a slice (no fancy indexing)
+        sensed = _read_only(forces[:, span[0]:span[1]])
+    else:
+        sensed = np.empty((steps + 1, len(rows), 3))
+    taus = None
     states = []
-    update, step, append = policy.update, sim.step, taus.append
+    update, step = policy.update, sim.step
     k = 0
     stopped = False
     while True:
-        state_t, state_q, state_v = state.t, state.q, state.v
+        state_t = state.t
         t[k] = state_t
-        q[k] = state_q
-        v[k] = state_v
+        q[k] = state.q
+        v[k] = state.v
         force[k] = state.contact_force
-        contact[k] = bool(state.in_contact)
+        contact[k] = state.in_contact
         forces[k] = state.contact_forces
         if keep_states:
             states.append(state)
@@ -126,25 +141,32 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
         if stop is not None and stop(state):
             stopped = True
             break
-        if rows is None:
-            sensed = np.array(state.contact_force, dtype=float)
-        elif span is not None:           # the same rows as a slice (no fancy indexing)
-            sensed = np.array(state.contact_forces[span[0]:span[1]], dtype=float)
-        else:
-            sensed = np.array(state.contact_forces[rows], dtype=float)
-        # controller_time(state.t), inlined: the stamp in integer ns, in s
-        tau = np.asarray(update(int(round(state_t * NS_PER_S)) * 1e-9, state_q.copy(),
-                                state_v.copy(), sensed), dtype=float)
+        if span is None and rows is not None:
+            np.take(state.contact_forces, rows, axis=0, out=sensed[k])
+        if coordinates is not None:
+            np.take(state.q, coordinates[0], out=q_given[k])
+            np.take(state.v, coordinates[1], out=v_given[k])
+        tau = np.asarray(update(controller_time(state_t), q_given[k], v_given[k], sensed[k]),
+                         dtype=float)
         if on_tick is not None:
             on_tick(k, state, tau)
-        append(tau)
+        if taus is None:
+            taus = np.empty((steps,) + tau.shape)
+        taus[k] = tau
         state = step(tau)
         k += 1
     n = k + 1
-    tau_rows = np.array(taus) if taus else np.empty((0, len(sim.state.tau_applied)))
+    tau_rows = taus[:k] if taus is not None else np.empty((0, len(sim.state.tau_applied)))
     return Rollout(t=t[:n], q=q[:n], v=v[:n], tau=tau_rows, contact_force=force[:n],
                    in_contact=contact[:n], states=states, stopped_early=stopped,
                    contact_forces=forces[:n])
+
+
+def _read_only(array):
+    """Return a read-only view of ``array`` (its rows are what a policy reads)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _policy_rows(sim, policy):
@@ -164,6 +186,30 @@ def _policy_rows(sim, policy):
         raise ValueError(f"policy contact_frames {missing} are not simulated; the simulator's "
                          f'contact_frames are {list(simulated)} (SimConfig.contact_frames)')
     return np.array([simulated.index(f) for f in frames], dtype=int)
+
+
+def _policy_coordinates(sim, policy):
+    """
+    Return the indices of the policy's ``joint_names`` in the simulator's q and v, or None.
+
+    None: the policy takes the whole state (it names no joints, or the simulator's own).
+    """
+    names = getattr(policy, 'joint_names', None)
+    robot = getattr(sim, 'robot', None)
+    if names is None or robot is None or tuple(names) == tuple(robot.joint_names):
+        return None
+    simulated = tuple(robot.joint_names)
+    missing = [n for n in names if n not in simulated]
+    if missing:
+        raise ValueError(f'policy joint_names {missing} are not joints of the simulated robot; '
+                         f'its joints are {list(simulated)}')
+    multi = [n for n in names if (robot.joint_nq[simulated.index(n)],
+                                  robot.joint_nv[simulated.index(n)]) != (1, 1)]
+    if multi:
+        raise ValueError(f'policy joint_names {multi} have more than one coordinate; a policy '
+                         f'reads 1-DoF joints (those of /joint_states)')
+    return (np.array([robot.joint_idx_q[simulated.index(n)] for n in names], dtype=int),
+            np.array([robot.joint_idx_v[simulated.index(n)] for n in names], dtype=int))
 
 
 def _row_span(rows):
@@ -203,4 +249,4 @@ class JointHold:
             - self.kd * np.asarray(v)[self.index]
 
 
-__all__ = ['Rollout', 'rollout', 'JointHold', 'stamp_ns', 'controller_time']
+__all__ = ['Rollout', 'rollout', 'JointHold']

@@ -143,7 +143,8 @@ def closed_loop(params_file=HOP_PARAMS, duration_s: float = 1.0, change=None):
 
     from dodo_control.controller import Controller, ControllerConfig
     from dodo_sim.paths import default_urdf_path
-    from dodo_sim.rollout import rollout, stamp_ns
+    from dodo_sim.rollout import rollout
+    from dodo_sim.stamps import stamp_ns
     from dodo_sim.ros.params import (coerce_value, config_from_file, config_from_parameters,
                                      config_to_parameters)
     from dodo_sim.simulator import SimConfig, Simulator
@@ -215,3 +216,18 @@ def write_run(path, run, *, parameters=True, changes=True, revision_channel=True
                 w.parameter_change('controller', run['change'][1], t,
                                    log_ns=w.log_offset_ns + ns + 700_000)
     return path
+
+
+def zstd_zeros_frame(zeros: int) -> bytes:
+    """
+    Return a zstd frame of ``zeros`` zero bytes: a few kB that decompress to ``zeros`` bytes.
+
+    The frame header states its content size (what a decompressor allocates).
+    """
+    import zstandard
+    compressor = zstandard.ZstdCompressor(level=3).compressobj(size=zeros)
+    block, parts, left = bytes(1 << 20), [], zeros
+    while left:
+        parts.append(compressor.compress(block[:min(left, len(block))]))
+        left -= min(left, len(block))
+    return b''.join(parts) + compressor.flush()

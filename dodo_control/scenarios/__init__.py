@@ -37,6 +37,7 @@ ROBOTS = {
     'hopper': 'dodo_control.scenarios.hopper',
     'boom': 'dodo_control.scenarios.boom',
     'walker': 'dodo_control.scenarios.walker',
+    'ur5': 'dodo_control.scenarios.ur5',
 }
 
 

@@ -57,6 +57,31 @@ EXIT_WATCHDOG_TRIPPED = 5
 #: The driver's log line for each watchdog trip of a run, repeated just before its summary:
 #: ``dodo driver watchdog tripped: at t = <s> s of driver time, no command for <s> s ...``.
 WATCHDOG_PREFIX = 'dodo driver watchdog tripped: '
+#: A cycle that starts this many control periods after the one before missed its deadline.
+MISSED_DEADLINE_PERIODS = 1.5
+
+
+def watchdog_cause(command_age_s: float, cycle_gap_s: float, command_timeout_s: float,
+                   period_s: float) -> str:
+    """
+    Name why the watchdog tripped: the controller's silence or the driver's own stall.
+
+    ``command_age_s``: s since the last command at the tripping cycle (inf: none since the
+    enable); ``cycle_gap_s``: s since the cycle before it. While the driver does not cycle it
+    publishes no state, so the controller has nothing to answer: a stall of the driver longer
+    than ``command_timeout_s`` trips the watchdog at its next cycle whatever the controller
+    does (issue 27: a 1 s stall of the driver was blamed on the controller).
+    """
+    if cycle_gap_s >= command_timeout_s:
+        before = command_age_s - cycle_gap_s
+        return (f'the driver itself stalled: no cycle for {cycle_gap_s:.3f} s, so no state '
+                f'for the controller to answer'
+                + (f' (its last command came {max(before, 0.0):.3f} s before the stall)'
+                   if math.isfinite(before) else ''))
+    if cycle_gap_s > MISSED_DEADLINE_PERIODS * period_s and math.isfinite(command_age_s):
+        return (f'the controller was silent for {command_age_s - cycle_gap_s:.3f} s and the '
+                f'driver then missed its deadline by {cycle_gap_s - period_s:.3f} s')
+    return 'the controller was silent'
 
 
 class DriverCore:
@@ -163,15 +188,6 @@ class DriverCore:
             return False
         self.safety.command(now, values)
         return True
-
-    def set_named_command(self, now: float, names: Sequence[str],
-                          torques: Sequence[float]) -> bool:
-        """Return a command by joint name (every actuated joint exactly once)."""
-        if len(names) != len(torques) or sorted(names) != sorted(self.actuated_joint_names):
-            self.rejected_commands += 1
-            return False
-        by_name = dict(zip(names, torques))
-        return self.set_command(now, [by_name[j] for j in self.actuated_joint_names])
 
     def enable(self, now: float) -> tuple[bool, str]:
         ok, message = self.safety.enable(now)
@@ -428,4 +444,5 @@ class DriverCore:
             self.backend.close()
 
 
-__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'DriverCore']
+__all__ = ['EXIT_MOTORS_STOPPED', 'MOTORS_OFF_PREFIX', 'MISSED_DEADLINE_PERIODS', 'DriverCore',
+           'watchdog_cause']

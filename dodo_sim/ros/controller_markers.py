@@ -40,7 +40,7 @@ class ControllerMarkers:
         self._joint_names = tuple(joint_names)
         self._weight = weight
         self._cog_path = collections.deque(maxlen=max(2, cog_path_points))
-        self._kinematics = None         # model markers: (pinocchio data, q order)
+        self._kinematics = None         # model markers: (data, q slots, order, q)
         self._stamp_ns = 0              # stamp of the markers being built
 
     def build(self, ns: int, q, telemetry: dict, last_contact, last_forces) -> MarkerArray:
@@ -105,11 +105,18 @@ class ControllerMarkers:
         import pinocchio as pin
         robot = self._robot
         if self._kinematics is None:
-            order = np.array([self._joint_names.index(n) for n in robot.joint_names], dtype=int)
-            self._kinematics = (robot.model.createData(), order)
-        data, order = self._kinematics
+            # the controller's joints are the 1-DoF joints of /joint_states; a floating base's
+            # free flyer is not among them (docs/ros_contract.md, "Odometry"), so the model's
+            # other coordinates stay at its initial state (the base drawn at its start pose)
+            names = [n for n in robot.joint_names if n in self._joint_names]
+            slots = np.array([robot.joint_idx_q[robot.joint_names.index(n)] for n in names],
+                             dtype=int)
+            order = np.array([self._joint_names.index(n) for n in names], dtype=int)
+            self._kinematics = (robot.model.createData(), slots, order,
+                                np.array(robot.default_q, dtype=float))
+        data, slots, order, q_model = self._kinematics
         model = robot.model
-        q_model = np.asarray(q, dtype=float)[order]
+        q_model[slots] = np.asarray(q, dtype=float)[order]
         com = pin.centerOfMass(model, data, q_model)
         pin.updateFramePlacements(model, data)
         feet = [data.oMf[i].translation.copy() for i in robot.contact_frame_ids]

@@ -91,23 +91,26 @@ diagnostic_updater way): status ``controller: tick`` with the tick time p50/p99/
 run and since the last message), updates, skipped states; WARN when the newest ticks' max is
 above the control period or states were skipped since the last message.
 
-The telemetry channels (:mod:`dodo_sim.ros.telemetry_channels`), the markers
+Merging joint states and pairing them with contacts by stamp is
+:class:`dodo_sim.ros.state_merge.StateMerge` (no rclpy; a user's own client can use it too); the
+telemetry channels (:mod:`dodo_sim.ros.telemetry_channels`), the markers
 (:mod:`dodo_sim.ros.controller_markers`) and the raw input reading
-(:mod:`dodo_sim.ros.raw_messages`) are modules of their own. The rest is one unit at this length:
-merging joint states, pairing contacts by stamp and answering each complete state is one
-per-state bookkeeping driven by this node's subscriptions, and its reports read that state.
+(:mod:`dodo_sim.ros.raw_messages`) are modules of their own. This node feeds its subscriptions
+to the merge and answers each state it hands out; it is one unit at this length because the
+model set-up, the update, the reports and the runtime parameters share the hosted controller.
 """
 from __future__ import annotations
 
 import array
-import collections
 import math
 import sys
 import time
 
 from dodo_control import registry
 from dodo_control.interface import HostedController
+from dodo_sim import stamps
 from dodo_sim.model import ModelError
+from dodo_sim.physics.robot import urdf_from_untrusted_text
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.controller_markers import ControllerMarkers
@@ -115,6 +118,7 @@ from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_para
                                  declare_config_parameters)
 from dodo_sim.ros.raw_messages import read_contact, read_contact_frame_id, read_joint_state
 from dodo_sim.ros.runtime import drain, WarnThrottle
+from dodo_sim.ros.state_merge import StateMerge
 from dodo_sim.ros.telemetry_channels import TelemetryChannels
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
@@ -126,13 +130,6 @@ from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from visualization_msgs.msg import MarkerArray
-
-
-#: Complete joint states that found no contact message with their stamp before ``auto`` contact
-#: pairing decides that the contact sensor has its own clock and takes the newest contact.
-AUTO_PAIRING_STATES = 3
-#: Contact messages remembered per frame (to find the one stamped like a joint state).
-CONTACT_HISTORY = 8
 
 
 def robot_names(ctrl) -> tuple:
@@ -178,22 +175,15 @@ class ControllerNode(Node):
         self.exit_code = runtime.EXIT_OK
         self.done = Future()            # set when the node must exit (an unusable robot model)
         self.updates = 0                # commands sent
-        self.skipped_states = 0         # complete states replaced by a newer one unanswered
         # wall ns of the control law's update() per answered state (10 us bins up to 1 s)
         self.tick_ns = runtime.Histogram(10_000, 100_000)
         self._recent_tick_max_ns = 0
         self._diag_skipped = 0
         self.config_revision = 0        # accepted runtime parameter changes
         self.command_publishers = 1     # most publishers seen on /joint_commands
-        self._pending = False           # a complete state waits for its update
-        self._stamp_ns = -1             # stamp of the pending complete state
-        self._partial_ns = -1           # newest stamp of the joints merged since the last one
+        self.merge: StateMerge | None = None    # joint states and contacts (with the model)
         self._answered_ns = None
-        self._states_received = 0
         self._last_command_wall = time.monotonic()
-        self._pairing = self.node_config.contact_pairing
-        self._paired = {'stamp': True, 'latest': False}.get(self._pairing)  # auto: None
-        self._unpaired_states = 0
         self._gate_open = (self.node_config.min_subscribers <= 0
                            and self.node_config.discovery_settle <= 0.0)
         self._next_marker_ns = 0
@@ -222,7 +212,8 @@ class ControllerNode(Node):
         if self.ctrl is not None:
             return
         try:
-            self._setup(msg.data)
+            # any node may publish the topic: XML only, never a path or a xacro to run
+            self._setup(urdf_from_untrusted_text(msg.data, f'/{contract.ROBOT_DESCRIPTION}'))
         except (ModelError, ValueError) as exc:
             # the same outcome as a bad robot_description parameter: one line, exit code 2
             self.get_logger().fatal(f'bad configuration: cannot use '
@@ -244,12 +235,8 @@ class ControllerNode(Node):
         self._weight = robot.total_mass * float(np.linalg.norm(robot.model.gravity.linear))
         self._markers = ControllerMarkers(robot, self.joint_names, self._weight,
                                           self.node_config.cog_path_points)
-        self._joint_list = list(self.joint_names)
-        self._index = {name: i for i, name in enumerate(self.joint_names)}
-        self._q = np.zeros(len(self.joint_names))
-        self._v = np.zeros(len(self.joint_names))
-        self._fresh: set = set()
-        self._contacts = [collections.deque(maxlen=CONTACT_HISTORY) for _ in self.contact_frames]
+        self.merge = StateMerge(self.joint_names, len(self.contact_frames),
+                                self.node_config.contact_pairing, on_pairing=self._on_pairing)
         self._contact_topics = [contract.contact_topic(f) for f in self.contact_frames]
         self._contact_frame_checked = [False] * len(self.contact_frames)
         stream_qos = contract.stream_qos()
@@ -287,8 +274,9 @@ class ControllerNode(Node):
         policy = getattr(self.config, 'flight_policy', None)
         self.get_logger().info(
             f'controller ready ({self.entry.name}; model: {robot.total_mass:.2f} kg; joints '
-            f'{self._joint_list}, actuated {list(self.actuated_joint_names)}, contact topics '
-            f'{self._contact_topics}, contact pairing {self._pairing})'
+            f'{list(self.joint_names)}, actuated {list(self.actuated_joint_names)}, contact '
+            f'topics {self._contact_topics}, contact pairing '
+            f'{self.node_config.contact_pairing})'
             + (f'; flight policy {policy}' if policy is not None else '')
             + ('; outcome monitor on' if self.monitor is not None else ''))
 
@@ -322,61 +310,38 @@ class ControllerNode(Node):
     # -- inputs -------------------------------------------------------------------------------
 
     def _on_joint_states(self, data: bytes) -> None:
+        merge = self.merge
         self._merge(data)
         for newer, _info in drain(self._sub_joints):      # act on the newest state only
             self._merge(newer)
-        if self._pending:
+        if merge.pending:
             self._try_update()
 
     def _merge(self, data: bytes) -> None:
         ns, names, position, velocity, _ = read_joint_state(self._joint_reader, data)
-        if len(position) != len(names) or len(velocity) != len(names):
+        if not self.merge.joint_state(ns, names, position, velocity):
             self._throttle.warn('joint_states', f'ignored {contract.JOINT_STATES} without one '
                                 f'position and one velocity per joint name')
-            return
-        self._states_received += 1
-        if names == self._joint_list:           # one driver for every joint (the simulator)
-            self._q[:] = position
-            self._v[:] = velocity
-            self._partial_ns = max(ns, self._partial_ns)
+
+    def _on_pairing(self, mode: str) -> None:
+        """Say what ``contact_pairing: auto`` decided (StateMerge)."""
+        if mode == 'stamp':
+            self.get_logger().info(f'contact messages carry the {contract.JOINT_STATES} stamps: '
+                                   f'pairing them by stamp (contact_pairing = auto)')
         else:
-            index, fresh = self._index, self._fresh
-            used = False
-            for i, name in enumerate(names):
-                j = index.get(name)
-                if j is not None:
-                    self._q[j] = position[i]
-                    self._v[j] = velocity[i]
-                    fresh.add(name)
-                    used = True
-            if not used:
-                return
-            self._partial_ns = max(ns, self._partial_ns)
-            if len(fresh) < len(index):
-                return
-            fresh.clear()
-        if self._pending:
-            self.skipped_states += 1            # a newer complete state: the older one is dropped
-            if self._paired is None and all(self._contacts):
-                self._unpaired_states += 1
-                if self._unpaired_states >= AUTO_PAIRING_STATES:
-                    self._paired = False
-                    self.get_logger().warning(
-                        f'contact messages carry other stamps than {contract.JOINT_STATES} (a '
-                        f'driver with its own clocks?): using the newest contact force '
-                        f'(contact_pairing = auto)')
-        self._stamp_ns = self._partial_ns
-        self._partial_ns = -1
-        self._pending = True
+            self.get_logger().warning(
+                f'contact messages carry other stamps than {contract.JOINT_STATES} (a driver '
+                f'with its own clocks?): using the newest contact force (contact_pairing = '
+                f'auto)')
 
     def _on_contact(self, index: int, data: bytes) -> None:
         if not self._contact_frame_checked[index] and not self._check_contact_frame(index, data):
             return
-        history = self._contacts[index]
-        history.append(read_contact(data))
+        merge = self.merge
+        merge.contact(index, *read_contact(data))
         for newer, _info in drain(self._sub_contacts[index]):
-            history.append(read_contact(newer))
-        if self._pending:
+            merge.contact(index, *read_contact(newer))
+        if merge.pending:
             self._try_update()
 
     def _check_contact_frame(self, index: int, data: bytes) -> bool:
@@ -401,33 +366,6 @@ class ControllerNode(Node):
             self.done.set_result(self.exit_code)
         return False
 
-    def _contact_input(self):
-        """
-        Return the contact forces for the pending state.
-
-        They come as one world ``[fx, fy, fz]`` row per contact frame of the controller, N; None
-        while it has to wait for them.
-        """
-        rows = []
-        if self._paired is not False:
-            stamp = self._stamp_ns
-            for history in self._contacts:
-                for ns, force in reversed(history):
-                    if ns == stamp:
-                        rows.append(force)
-                        break
-                else:
-                    return None
-            if self._paired is None:
-                self._paired = True
-                self.get_logger().info(f'contact messages carry the {contract.JOINT_STATES} '
-                                       f'stamps: pairing them by stamp (contact_pairing = auto)')
-        else:
-            if not all(self._contacts):
-                return None
-            rows = [history[-1][1] for history in self._contacts]
-        return np.array(rows)
-
     def _check_gate(self) -> None:
         now = time.monotonic()
         need = self.node_config.min_subscribers
@@ -444,7 +382,7 @@ class ControllerNode(Node):
         if now - self._matched_since >= self.node_config.discovery_settle:
             self._gate_open = True
             self._gate_timer.cancel()
-            if self._pending:
+            if self.merge.pending:
                 self._try_update()
 
     # -- the update ---------------------------------------------------------------------------
@@ -452,14 +390,13 @@ class ControllerNode(Node):
     def _try_update(self) -> None:
         if not self._gate_open:
             return
-        contact = self._contact_input()
-        if contact is None:
+        paired = self.merge.take()
+        if paired is None:
             return
-        self._pending = False
-        ns = self._stamp_ns
-        q, v = self._q.copy(), self._v.copy()
+        ns, q, v, contact = paired
+        t = stamps.stamp_s(ns)
         started = time.perf_counter_ns()
-        tau = np.asarray(self.ctrl.update(ns * 1e-9, q, v, contact), dtype=float)
+        tau = np.asarray(self.ctrl.update(t, q, v, contact), dtype=float)
         tick = time.perf_counter_ns() - started
         self.tick_ns.add(tick)
         if tick > self._recent_tick_max_ns:
@@ -479,15 +416,15 @@ class ControllerNode(Node):
         self._last_contact = (contact if contact.ndim == 1
                               else np.array((contact[:, 0].sum(), contact[:, 2].sum())))
         self._last_forces = contact
-        if self.monitor is not None and self.monitor.update(ns * 1e-9, q, contact):
+        if self.monitor is not None and self.monitor.update(t, q, contact):
             self.get_logger().warning(self.monitor.fall_message())
         # telemetry at its own rates, on the state stamps (a run and its replay agree); the
         # first state after a parameter change always carries its config_revision
         if ns >= self._next_state_ns or self.config_revision != self._state_revision:
-            self._next_state_ns = ns + int(round(self.node_config.state_period * 1e9))
+            self._next_state_ns = ns + stamps.stamp_ns(self.node_config.state_period)
             self._publish_state(ns, tau)
         if ns >= self._next_marker_ns:
-            self._next_marker_ns = ns + int(round(self.node_config.marker_period * 1e9))
+            self._next_marker_ns = ns + stamps.stamp_ns(self.node_config.marker_period)
             self._publish_markers(ns, q)
 
     def _publish_state(self, ns: int, tau) -> None:
@@ -502,7 +439,7 @@ class ControllerNode(Node):
                                  + [f'tau_{name}' for name in self.actuated_joint_names]
                                  + ['config_revision'])
             msg.name = self._state_names
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamps.sec_nanosec(ns)
         msg.position = array.array('d', values + monitor + tau.tolist()
                                    + [float(self.config_revision)])
         self._pub_state.publish(msg)
@@ -531,26 +468,28 @@ class ControllerNode(Node):
             return 'gate', (f'{self.node_config.min_subscribers} subscriber(s) on '
                             f'{contract.JOINT_COMMANDS} (matched: '
                             f'{self._pub_joint_command.get_subscription_count()})')
-        if self._states_received == 0:
+        merge = self.merge
+        if merge.states_received == 0:
             return 'joint_states', (f'{contract.JOINT_STATES}: nothing received '
                                     f'({self.count_publishers(contract.JOINT_STATES)} '
                                     f'publisher(s))')
-        if not self._pending and self._fresh:
-            missing = [n for n in self._joint_list if n not in self._fresh]
+        missing = merge.missing_joints()
+        if missing:
             return 'joints', (f'joints {missing} on {contract.JOINT_STATES} (since the last '
-                              f'complete state only {sorted(self._fresh)} came)')
-        if self._pending:
-            stamp = self._stamp_ns * 1e-9
-            for topic, history in zip(self._contact_topics, self._contacts):
-                if not history:
+                              f'complete state only {sorted(merge.fresh)} came)')
+        if merge.pending:
+            newest = merge.newest_contact_stamps()
+            for topic, ns in zip(self._contact_topics, newest):
+                if ns is None:
                     return 'contact', (f'{topic}: nothing received '
                                        f'({self.count_publishers(topic)} publisher(s))')
-            newest = ', '.join(f'{t} {h[-1][0] * 1e-9:.9f} s'
-                               for t, h in zip(self._contact_topics, self._contacts))
-            return 'contact', (f'contact messages stamped {stamp:.9f} s like the pending '
-                               f'{contract.JOINT_STATES} (newest: {newest}; contact_pairing = '
-                               f'{self._pairing})')
-        answered = '-' if self._answered_ns is None else f'{self._answered_ns * 1e-9:.6f} s'
+            listed = ', '.join(f'{t} {stamps.stamp_s(ns):.9f} s'
+                               for t, ns in zip(self._contact_topics, newest))
+            return 'contact', (f'contact messages stamped {stamps.stamp_s(merge.stamp_ns):.9f} '
+                               f's like the pending {contract.JOINT_STATES} (newest: {listed}; '
+                               f'contact_pairing = {merge.requested})')
+        answered = ('-' if self._answered_ns is None
+                    else f'{stamps.stamp_s(self._answered_ns):.6f} s')
         return 'state', f'a new state on {contract.JOINT_STATES} (last answered: {answered})'
 
     def _check_publishers(self) -> None:
@@ -571,8 +510,9 @@ class ControllerNode(Node):
         """Return the 'tick' status on /diagnostics: (level, message, values)."""
         ms = _ms
         recent_max, self._recent_tick_max_ns = self._recent_tick_max_ns, 0
-        skipped, self._diag_skipped = self.skipped_states - self._diag_skipped, self.skipped_states
-        period_ns = int(round(getattr(self.config, 'control_period', 0.001) * 1e9))
+        total = self.skipped_states
+        skipped, self._diag_skipped = total - self._diag_skipped, total
+        period_ns = stamps.stamp_ns(getattr(self.config, 'control_period', 0.001))
         level, problems = diagnostics.OK, []
         if self.ctrl is None:
             problems.append('waiting for the robot model')
@@ -583,7 +523,7 @@ class ControllerNode(Node):
         if skipped:
             level = diagnostics.WARN
             problems.append(f'{skipped} state(s) skipped (it fell behind)')
-        values = {'updates': self.updates, 'skipped_states': self.skipped_states,
+        values = {'updates': self.updates, 'skipped_states': total,
                   'tick_ms_p50': ms(self.tick_ns.percentile(50)),
                   'tick_ms_p99': ms(self.tick_ns.percentile(99)),
                   'tick_ms_max': ms(self.tick_ns.max), 'tick_ms_max_recent': ms(recent_max),
@@ -591,10 +531,16 @@ class ControllerNode(Node):
                   'command_publishers': self.command_publishers}
         return level, '; '.join(problems) or 'ok', values
 
+    @property
+    def skipped_states(self) -> int:
+        """Return the complete states replaced by a newer one unanswered."""
+        return self.merge.skipped if self.merge is not None else 0
+
     def summary(self) -> dict:
-        pairing = {True: 'stamp', False: 'latest', None: 'undecided'}[self._paired]
+        merge = self.merge
         out = {'updates': self.updates, 'skipped_states': self.skipped_states,
-               'config_revision': self.config_revision, 'contact_pairing': pairing,
+               'config_revision': self.config_revision,
+               'contact_pairing': merge.pairing if merge is not None else 'undecided',
                'command_publishers': self.command_publishers, 'controller': self.entry.name,
                'tick_ms_p50': _ms(self.tick_ns.percentile(50)),
                'tick_ms_p99': _ms(self.tick_ns.percentile(99)),

@@ -4,8 +4,9 @@
 """
 The ``driver`` node's ``/diagnostics`` message, built from the driver core (no rclpy).
 
-One status for the safety supervisor, one per actuator (temperature, fault code, missed replies,
-current; ODrive axis state), one for the sensor board and one for the bus
+One status for the safety supervisor, one for the commands (the bound controller, what was
+refused and from whom), one per actuator (temperature, fault code, missed replies, current;
+ODrive axis state), one for the sensor board and one for the bus
 (:mod:`dodo_sim.ros.driver_node`, module docs).
 """
 from __future__ import annotations
@@ -21,13 +22,17 @@ _LEVEL = {'ok': DiagnosticStatus.OK, 'warn': DiagnosticStatus.WARN,
 
 
 def driver_diagnostics(core, cfg: DriverConfig, window: dict, cycles_window: float,
-                       state_age: float, now: float, stamp) -> DiagnosticArray:
+                       state_age: float, now: float, stamp, commands: dict,
+                       new_refused: int) -> DiagnosticArray:
     """
     Return the driver's /diagnostics at monotonic time ``now``, stamped ``stamp``.
 
     ``core``: the :class:`dodo_sim.hardware.driver.DriverCore`; ``window``: its missed replies
     since the last message (``core.take_window()``), over ``cycles_window`` cycles;
-    ``state_age``: s from a state's stamp to the command answering it.
+    ``state_age``: s from a state's stamp to the command answering it; ``commands``: the
+    exchange's accounting (``controller``, ``commands``, ``rejected``, ``foreign``, ``future``,
+    ``late``, ``early``, ``unstamped``, ``foreign_nodes``); ``new_refused``: foreign and future
+    commands since the last message (WARN).
     """
     msg = DiagnosticArray()
     msg.header.stamp = stamp
@@ -46,8 +51,15 @@ def driver_diagnostics(core, cfg: DriverConfig, window: dict, cycles_window: flo
         command_age_s=f'{age:.4f}' if math.isfinite(age) else 'none',
         state_to_command_age_s=f'{state_age:.4f}',
         estop_input=safety.estop_input, faults=safety.faults,
-        conditions='; '.join(safety.conditions) or 'none',
-        rejected_commands=core.rejected_commands, cycles=core.cycles))
+        conditions='; '.join(safety.conditions) or 'none', cycles=core.cycles))
+    refused = ', '.join(f'{commands[k]} {k}' for k in ('foreign', 'future', 'rejected')
+                        if commands.get(k))
+    msg.status.append(_status(
+        'warn' if new_refused else 'ok', 'driver: commands', 'driver',
+        f"controller {commands.get('controller') or '(none yet)'}"
+        + (f'; refused: {refused}' if refused else '')
+        + (f" (from {commands['foreign_nodes']})" if commands.get('foreign_nodes') else ''),
+        **{k: '-' if v is None else v for k, v in commands.items()}))
     for s in core.status:
         a = s.config
         rate = window[a.joint] / cycles_window

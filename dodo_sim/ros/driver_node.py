@@ -19,11 +19,18 @@ watchdog trips). Does not publish ``/clock``; ``use_sim_time`` is forced to fals
 
 Subscribes: ``/joint_commands`` (sensor_msgs/JointState, ``effort`` per actuated joint by
 name; its ``header.stamp`` is the stamp of the state it answers, so the state-to-command age is
-reported) and ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in
-``joints`` order, N*m). A command with the wrong joints/length or a non-finite value is
-rejected, counted and logged (throttled); the previous command is kept. ``/estop``
-(std_msgs/Bool): true latches the e-stop, false releases the input (the driver stays in
-e-stop until ``~/enable``).
+reported), ``/effort_controller/commands`` (std_msgs/Float64MultiArray, actuated joints in
+``joints`` order, N*m; applied only while no stamped command came for ``command_timeout``) and
+ros2_control's ``topic_based_joint_commands`` (docs/ros2_control.md). Which command is applied
+is the realtime exchange core's rule, as in the simulator (:class:`dodo_sim.ros.exchange.
+RealtimeExchange`, docs/ros_contract.md): the driver binds ONE controller — the first publisher
+whose valid command answers a state published at most ``command_timeout`` ago — and refuses,
+counts and names every other publisher (``foreign``, in the log, /diagnostics and the summary;
+``/simulator/controller`` announces the bound one, so a bag keeps the others apart); commands
+stamped ahead of the newest state (``future``), older than the held one (``late``), received
+before the first state (``early``) or malformed (``rejected``, logged throttled) are never
+applied, and the previous command is kept. ``/estop`` (std_msgs/Bool): true latches the e-stop,
+false releases the input (the driver stays in e-stop until ``~/enable``).
 
 Services (std_srvs/Trigger, names in :mod:`dodo_sim.ros.contract`): ``~/enable`` (refused
 while the e-stop input is held or a fault condition is present, with the reason),
@@ -47,8 +54,10 @@ runs. Every parameter comes from :class:`dodo_sim.hardware.config.DriverConfig`.
 
 The driver is built by :func:`dodo_sim.hardware.build.build_driver` and its ``/diagnostics``
 by :mod:`dodo_sim.ros.driver_diagnostics`. The rest is one unit at this length: the start gate,
-the services, the cycle and the run's verdict (watchdog trips, motors stopped, exit code) share
-the per-cycle bookkeeping that the summary line reports.
+the services, the cycle and the run's verdict (watchdog trips named by their cause —
+:func:`dodo_sim.hardware.driver.watchdog_cause`: the controller's silence or the driver's own
+stall —, motors stopped, exit code) share the per-cycle bookkeeping that the summary line
+reports.
 """
 from __future__ import annotations
 
@@ -62,7 +71,8 @@ from diagnostic_msgs.msg import DiagnosticArray
 from dodo_sim.hardware.build import build_driver
 from dodo_sim.hardware.config import DriverConfig
 from dodo_sim.hardware.driver import (EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED,
-                                      MOTORS_OFF_PREFIX, WATCHDOG_PREFIX)
+                                      MISSED_DEADLINE_PERIODS, MOTORS_OFF_PREFIX,
+                                      watchdog_cause, WATCHDOG_PREFIX)
 from dodo_sim.hardware.safety import SafetyState
 from dodo_sim.hardware.state_log import StateLog, StateRing
 from dodo_sim.model import robot_description_xml
@@ -70,11 +80,16 @@ from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.cdr import JointStateWriter
 from dodo_sim.ros.driver_diagnostics import driver_diagnostics
+from dodo_sim.ros.exchange import HELD, RealtimeExchange
+from dodo_sim.ros.exchange_reports import ExchangeReports, hosted_node_name
+from dodo_sim.ros.joint_commands import actuated_efforts, unstamped_efforts
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
-from dodo_sim.ros.runtime import EXIT_DIVERGED, Histogram, WarnThrottle
+from dodo_sim.ros.runtime import (EXIT_DIVERGED, Histogram, publisher_gid, WarnThrottle,
+                                  with_message_info)
 from dodo_sim.ros.state_messages import contact_wrench_message
 from dodo_sim.simulator import SimulationDiverged
+from dodo_sim.stamps import sec_nanosec, stamp_ns, stamp_s, wall_ns
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -89,8 +104,10 @@ from std_srvs.srv import Trigger
 ESTOP_TOPIC = contract.ESTOP
 #: Histogram bin width of the cycle period and the state-to-command age, ns (10 us).
 TIMING_BIN_NS = 10_000
-#: A cycle misses its deadline when it starts this many control periods after the one before.
-MISSED_DEADLINE_PERIODS = 1.5
+#: What is said of a command stamped far ahead of the driver's newest state.
+FAR_AHEAD_HINT = (' — its clock is not the one of the driver (the clock of another machine, '
+                  'or sim time beside hardware? hardware runs on wall time: use_sim_time '
+                  'false)')
 #: s: a watchdog trip still open when a signal stops the driver and begun less than this before
 #: is the controller stopping first (ros2 launch signals every node at once), not a failure
 SHUTDOWN_TRIP_GRACE_S = 0.5
@@ -123,8 +140,7 @@ class DriverNode(Node):
         self.state_to_command = collections.deque(maxlen=60000)
         self._command_wall: float | None = None
         self._state_age = math.nan          # s from a state's stamp to the command answering it
-        self._last_state = None
-        self._last_joint_command_stamp = -1
+        self._cycle_gap = 0.0               # s between the last two cycles
         self._prev_state = self.core.safety.state
         #: monotonic s of the first successful enable: driver time 0 (None: never enabled)
         self.enabled_at: float | None = None
@@ -139,7 +155,7 @@ class DriverNode(Node):
         self._trips_seen = 0                # safety.watchdog_trips already reported
         self._trip_started: float | None = None     # monotonic s of the open trip
         self.watchdog_s_max = 0.0           # longest tripped stretch, s
-        self.commands_received = 0          # valid commands (either topic)
+        self.commands_received = 0          # commands applied (held), any topic
         self._period_ns = Histogram(TIMING_BIN_NS, 100_000)     # up to 1 s
         self._age_ns = Histogram(TIMING_BIN_NS, 100_000)
         self._first_tick = self._last_tick = None     # monotonic s of the first / last tick
@@ -160,12 +176,19 @@ class DriverNode(Node):
             self._pub_contact = self.create_publisher(
                 WrenchStamped, contract.contact_topic(self.config.contact_frame), qos)
         self._pub_diag = self.create_publisher(DiagnosticArray, contract.DIAGNOSTICS, 10)
-        self.create_subscription(JointState, contract.JOINT_COMMANDS, self._on_joint_command, qos)
+        self._pub_applied = self.create_publisher(String, contract.APPLIED_CONTROLLER,
+                                                  contract.latched_qos())
+        self.exchange = self._make_exchange()
+        self._actuated = list(self.core.actuated_joint_names)
+        self._actuated_index = {name: i for i, name in enumerate(self._actuated)}
+        self._diag_refused = 0              # foreign + future at the last /diagnostics
+        self.create_subscription(JointState, contract.JOINT_COMMANDS,
+                                 with_message_info(self._on_joint_command), qos)
         self.create_subscription(Float64MultiArray, contract.EFFORT_COMMANDS,
-                                 self._on_effort_command, qos)
+                                 with_message_info(self._on_effort_command), qos)
         # ros2_control's topic-based system (docs/ros2_control.md): held like the others
         self.create_subscription(JointState, contract.ROS2_CONTROL_COMMANDS,
-                                 self._on_ros2_control_command,
+                                 with_message_info(self._on_ros2_control_command),
                                  contract.ros2_control_command_qos())
         self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop_input, 10)
         handlers = {'enable': self._on_enable, 'disable': self._on_disable,
@@ -212,6 +235,26 @@ class DriverNode(Node):
             + (f'; stops {self.config.stop_after} s after the first enable'
                if self.config.stop_after > 0.0 else ''))
 
+    def _make_exchange(self) -> RealtimeExchange:
+        """Build the realtime exchange core that binds the controller (module docs)."""
+        cfg = self.config
+        reports = ExchangeReports(
+            self, self._throttle, (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
+                                   contract.ROS2_CONTROL_COMMANDS),
+            announce=lambda text: self._pub_applied.publish(String(data=text)),
+            far_ahead_hint=FAR_AHEAD_HINT,
+            hosted_node=hosted_node_name(self, cfg.hosted_controller_node))
+        # a controller_manager's clock (the topic-based convention) is the system clock: it may
+        # run ahead of the newest state by a cycle and its latency, never by command_timeout;
+        # no take-over: one node drives the motors for the whole run
+        exchange = RealtimeExchange(
+            stamp_ns(cfg.control_period), command_timeout_s=cfg.command_timeout,
+            max_command_age_s=cfg.command_timeout, zero=(0.0,) * len(cfg.joints),
+            written_ahead_ns=stamp_ns(cfg.command_timeout), takeover=False,
+            same_node=reports.same_node, events=reports)
+        reports.exchange = exchange
+        return exchange
+
     # -- start gate (enable_on_start, emulated hardware) ---------------------
 
     def _check_gate(self) -> None:
@@ -241,44 +284,42 @@ class DriverNode(Node):
 
     # -- commands --------------------------------------------------------------------------------
 
-    def _accepted(self, ok: bool, what: str) -> None:
-        if ok:
+    def _apply(self, verdict: str, torques, topic: str, why: str) -> bool:
+        """Apply a command the exchange held; say why a malformed one was rejected."""
+        if verdict is HELD:
+            self.core.set_command(time.monotonic(), torques)
             self._command_wall = time.perf_counter()
             self.commands_received += 1
-            return
-        self._throttle.warn('bad_command', f'rejected {what} (need one finite torque per '
-                            f'actuated joint {list(self.core.actuated_joint_names)}); '
-                            f'{self.core.rejected_commands} rejected so far, holding the last')
-
-    def _on_joint_command(self, msg: JointState) -> None:
-        stamp = runtime.stamp_to_ns(msg.header.stamp)
-        if stamp < self._last_joint_command_stamp:
-            return                              # out of order: an older answer
-        ok = self.core.set_named_command(time.monotonic(), list(msg.name), list(msg.effort))
-        if ok:
-            self._last_joint_command_stamp = stamp
-            if stamp > 0:
-                age_ns = self.get_clock().now().nanoseconds - stamp
-                self._state_age = age_ns * 1e-9
-                self.state_to_command.append(self._state_age)
-                if self.enabled_at is not None:
-                    self._age_ns.add(max(age_ns, 0))
-        self._accepted(ok, f'/joint_commands {list(msg.name)} {list(msg.effort)}')
-
-    def _on_ros2_control_command(self, msg: JointState) -> None:
-        torques, why = topic_based_efforts(msg.name, msg.effort, msg.position, msg.velocity,
-                                           self.core.joint_names,
-                                           self.core.actuated_joint_names)
+            return True
         if torques is None:
-            self._throttle.warn('bad_ros2_control', f'rejected {contract.ROS2_CONTROL_COMMANDS} '
-                                f'command: {why}; holding the last')
-            return
-        ok = self.core.set_command(time.monotonic(), torques)
-        self._accepted(ok, f'{contract.ROS2_CONTROL_COMMANDS} {list(torques)}')
+            self._throttle.warn('bad_command', f'rejected {topic} command: {why}; '
+                                f'{self.exchange.counts.rejected} rejected so far, holding '
+                                f'the last')
+        return False
 
-    def _on_effort_command(self, msg: Float64MultiArray) -> None:
-        ok = self.core.set_command(time.monotonic(), msg.data)
-        self._accepted(ok, f'{contract.EFFORT_COMMANDS} {list(msg.data)}')
+    def _on_joint_command(self, msg: JointState, info) -> None:
+        stamp = runtime.stamp_to_ns(msg.header.stamp)
+        torques, why = actuated_efforts(msg.name, msg.effort, self._actuated,
+                                        self._actuated_index)
+        verdict = self.exchange.command(stamp, publisher_gid(info), torques, time.monotonic())
+        if self._apply(verdict, torques, contract.JOINT_COMMANDS, why):
+            age_ns = self.get_clock().now().nanoseconds - stamp
+            self._state_age = stamp_s(age_ns)
+            self.state_to_command.append(self._state_age)
+            if self.enabled_at is not None:
+                self._age_ns.add(max(age_ns, 0))
+
+    def _on_ros2_control_command(self, msg: JointState, info) -> None:
+        torques, why = topic_based_efforts(msg.name, msg.effort, msg.position, msg.velocity,
+                                           self.core.joint_names, self._actuated)
+        verdict = self.exchange.topic_based(runtime.stamp_to_ns(msg.header.stamp),
+                                            publisher_gid(info), torques, time.monotonic())
+        self._apply(verdict, torques, contract.ROS2_CONTROL_COMMANDS, why)
+
+    def _on_effort_command(self, msg: Float64MultiArray, info) -> None:
+        torques, why = unstamped_efforts(msg.data, self._actuated)
+        verdict = self.exchange.unstamped(publisher_gid(info), torques, time.monotonic())
+        self._apply(verdict, torques, contract.EFFORT_COMMANDS, why)
 
     def _on_estop_input(self, msg: Bool) -> None:
         was = self.core.safety.estop_input
@@ -359,8 +400,9 @@ class DriverNode(Node):
         command_wall = self._command_wall
         now = time.monotonic()
         if self._last_tick is not None:
-            self._period_ns.add(int((now - self._last_tick) * 1e9))
-            if now - self._last_tick > MISSED_DEADLINE_PERIODS * self.config.control_period:
+            self._cycle_gap = now - self._last_tick
+            self._period_ns.add(wall_ns(self._cycle_gap))
+            if self._cycle_gap > MISSED_DEADLINE_PERIODS * self.config.control_period:
                 self.missed_deadlines += 1
         else:
             self._first_tick = now
@@ -387,18 +429,19 @@ class DriverNode(Node):
         if command_wall is not None:
             self._command_wall = None
             waited = timing.sent - command_wall
-        stamp_ns = self.get_clock().now().nanoseconds
+        stamp = self.get_clock().now().nanoseconds
         if self._pub_contact is not None:
             c = self._msg_contact
-            c.header.stamp.sec, c.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+            c.header.stamp.sec, c.header.stamp.nanosec = sec_nanosec(stamp)
             c.wrench.force.x = float(sample.contact_force[0])
             c.wrench.force.z = float(sample.contact_force[1])
             self._pub_contact.publish(c)
-        self._pub_joints.publish(self._joints_writer.write(stamp_ns, sample.q, sample.v,
+        self._pub_joints.publish(self._joints_writer.write(stamp, sample.q, sample.v,
                                                            sample.effort))
+        self.exchange.published(stamp, time.monotonic())
         self.published += 1
         if self._state_ring is not None:
-            self._state_ring.append(stamp_ns, sample.q, sample.v, sample.effort)
+            self._state_ring.append(stamp, sample.q, sample.v, sample.effort)
         self.cycle_timing.append((timing.start, waited, timing.received - timing.sent,
                                   time.perf_counter() - timing.received))
         self._report_transitions(sample)
@@ -461,9 +504,11 @@ class DriverNode(Node):
         age = safety.command_age(now)
         silent = (f'no command for {age:.3f} s' if math.isfinite(age)
                   else 'no command since the enable')
+        cause = watchdog_cause(age, self._cycle_gap, self.config.command_timeout,
+                               self.config.control_period)
         event = (f'at t = {self.driver_time(now):.3f} s of driver time, {silent} '
-                 f'(command_timeout = {self.config.command_timeout} s): the controller was '
-                 f'silent; {self.config.watchdog_mode} law until commands returned')
+                 f'(command_timeout = {self.config.command_timeout} s): {cause}; '
+                 f'{self.config.watchdog_mode} law until commands returned')
         self.watchdog_events.append(event)
         # the run's verdict (WATCHDOG_PREFIX lines, exit code) comes at the end: a trip just
         # before a signal stopped the driver is the controller stopping first (trip_verdict)
@@ -510,9 +555,13 @@ class DriverNode(Node):
         window = self.core.take_window()
         span = max(now - self._diag_wall, 1e-9)
         self._diag_wall = now
+        counts = self.exchange.counts
+        refused = counts.foreign + counts.future
+        new_refused, self._diag_refused = refused - self._diag_refused, refused
         return driver_diagnostics(self.core, self.config, window,
                                   span / self.config.control_period, self._state_age, now,
-                                  self.get_clock().now().to_msg())
+                                  self.get_clock().now().to_msg(),
+                                  self._exchange_summary(), new_refused)
 
     # -- the run summary --------------------------------------------------------------------------
 
@@ -543,14 +592,23 @@ class DriverNode(Node):
                'state': safety.state.value,
                'missed_replies': sum(s.missed for s in self.core.status)
                + (self.core.board.missed if self.core.has_board else 0),
-               'rejected': self.core.rejected_commands, 'cpu_s': time.process_time(),
+               'cpu_s': time.process_time(),
                'faults': safety.faults, 'motors_off_events': len(self.motors_off_events),
                'logged': self.states_logged,
                'stop_reason': self.stop_reason}
+        out.update(self._exchange_summary())
         if self.emulator is not None:
             out['emulator_mode'] = self.config.emulator_mode
             out['emulated_time_s'] = self.emulator.steps * self.emulator.period
             out['skipped_steps'] = self.emulator.skipped_steps
+        return out
+
+    def _exchange_summary(self) -> dict:
+        """Return the commands' accounting: the controller, what was refused and from whom."""
+        x = self.exchange.summary()
+        out = {'controller': x['controller'], 'commands': self.commands_received}
+        out.update((k, x[k]) for k in ('rejected', 'foreign', 'future', 'late', 'early',
+                                       'unstamped', 'foreign_nodes'))
         return out
 
     def _log_summary(self) -> None:
@@ -576,13 +634,12 @@ class DriverNode(Node):
             msg = JointState()
             msg.name = list(self.core.joint_names)
             try:
-                for stamp_ns, q, v, effort in ring.rows():
-                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns,
-                                                                            1_000_000_000)
+                for ns, q, v, effort in ring.rows():
+                    msg.header.stamp.sec, msg.header.stamp.nanosec = sec_nanosec(ns)
                     msg.position = array.array('d', q)
                     msg.velocity = array.array('d', v)
                     msg.effort = array.array('d', effort)
-                    log.write(stamp_ns, serialize_message(msg))
+                    log.write(ns, serialize_message(msg))
             finally:
                 log.close()
             self.states_logged = log.logged

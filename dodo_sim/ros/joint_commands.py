@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """
-Check a ``/joint_commands`` JointState against the actuated joints (no rclpy).
+Check a command against the actuated joints (no rclpy).
 
-The simulator node applies a command only when it names every actuated joint once, in any
-order, with one finite effort each (docs/ros_contract.md); what it rejects, it counts and
-reports with the reason returned here.
+The simulator and the driver apply a ``/joint_commands`` JointState only when it names every
+actuated joint once, in any order, with one finite effort each, and an
+``/effort_controller/commands`` array only with one finite value per actuated joint
+(docs/ros_contract.md); what they reject, they count and report with the reason returned here.
 """
 from __future__ import annotations
 
@@ -36,3 +37,14 @@ def actuated_efforts(names: Sequence[str], effort: Sequence[float], actuated: li
         if not math.isfinite(value):
             return None, f'non-finite effort {list(torques)} N*m'
     return torques, ''
+
+
+def unstamped_efforts(data: Sequence[float], actuated: list) -> tuple[tuple | None, str]:
+    """
+    Return the torques of a ``/effort_controller/commands`` command and '', or ``(None, why)``.
+
+    One finite value per actuated joint, in ``actuated`` order (N*m).
+    """
+    if len(data) != len(actuated) or not all(map(math.isfinite, data)):
+        return None, f'{list(data)!r}, need {len(actuated)} finite values {actuated} N*m'
+    return tuple(data), ''

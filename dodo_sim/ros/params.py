@@ -35,7 +35,7 @@ from pathlib import Path
 import re
 from typing import Any, Iterable, Mapping
 
-import yaml
+from dodo_sim.safe_yaml import read_yaml_file, YamlInputError
 
 #: Parameters every rclpy node has (not part of any config dataclass).
 BUILTIN_PARAMETERS = frozenset({'use_sim_time', 'start_type_description_service'})
@@ -56,9 +56,12 @@ def read_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         raise ParamsFileError(f'params file not found: {path}')
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ParamsFileError(f'params file {path} is not valid YAML: {exc}') from exc
+        data = read_yaml_file(path, f'params file {path}')
+    except YamlInputError as exc:    # invalid YAML, an alias bomb, a key given twice
+        raise ParamsFileError(str(exc)) from None
+    except OSError as exc:
+        raise ParamsFileError(f'params file {path}: cannot read it '
+                              f'({exc.strerror or exc})') from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -320,9 +323,13 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
             + (' or NaN' if field.metadata.get(ALLOW_NAN) else ''))
 
 
-def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[str, Any]:
+def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
+                              defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """
     Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
+
+    ``defaults`` (field -> value) replaces the class defaults as the parameters' defaults (a
+    params file or ``--ros-args -p`` still override them).
 
     The descriptor carries the field's docstring (with units), its range and allowed values
     (field metadata, :mod:`dodo_sim.parameter`). Parameters are dynamically typed
@@ -337,6 +344,7 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[
     read_only = set(read_only)
     values = {}
     for name, default in config_defaults(cls).items():
+        default = (defaults or {}).get(name, default)
         if node.has_parameter(name):
             values[name] = node.get_parameter(name).value
             continue

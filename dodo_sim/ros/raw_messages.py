@@ -11,6 +11,7 @@ same result.
 from __future__ import annotations
 
 from dodo_sim.ros.cdr import CdrError, JointStateReader, read_frame_id, read_wrench_stamped
+from dodo_sim.stamps import from_sec_nanosec
 from geometry_msgs.msg import WrenchStamped
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -19,7 +20,7 @@ from sensor_msgs.msg import JointState
 def stamp_ns(msg) -> int:
     """Return the header stamp of a message in ns."""
     stamp = msg.header.stamp
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
+    return from_sec_nanosec(stamp.sec, stamp.nanosec)
 
 
 def read_joint_state(reader: JointStateReader, data: bytes) -> tuple:

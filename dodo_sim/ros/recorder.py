@@ -40,6 +40,11 @@ Behaviour:
   bag (MCAP summary and ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2
   on bad parameters
   (e.g. the bag directory exists).
+* A bag that cannot be written (a full disk, a quota): one line
+  (``dodo recorder: error: bag write failed: disk full while writing <file> ...``,
+  :mod:`dodo_sim.tools.write_failures`), recording stops at once and the bag is left as it is on
+  disk (no summary, no ``metadata.yaml``: ``dodo bag recover`` rebuilds what was written, at most
+  ``flush_period_s`` of it lost); exit 1.
 
 The node's parts: :mod:`~dodo_sim.ros.recorder_subscriptions` (what is subscribed, QoS),
 :mod:`~dodo_sim.ros.recorder_bag` (the bag connections), :mod:`~dodo_sim.ros.recorder_tf` (the
@@ -57,13 +62,16 @@ from typing import Sequence
 
 from dodo_sim.ros import contract
 from dodo_sim.ros.recorder_bag import computed_connection, topic_connection
+from dodo_sim.ros.recorder_commands import ACCEPT, AnnouncementFilter, CommandRouter, UNKNOWN
 from dodo_sim.ros.recorder_config import LATCHED_TOPICS, RecorderConfig
 from dodo_sim.ros.recorder_snapshots import ParameterSnapshots, SNAPSHOT_POLL_S
-from dodo_sim.ros.recorder_subscriptions import RecordedTopic, TopicSubscriptions
+from dodo_sim.ros.recorder_subscriptions import message_class, RecordedTopic, TopicSubscriptions
 from dodo_sim.ros.recorder_tf import TfWriter
 from dodo_sim.tools.bag import make_typestore
 from dodo_sim.tools.bag_writer import flush_chunk
 from dodo_sim.tools.live_view import clock_ns
+from dodo_sim.tools.write_failures import (DISK_FULL_ERRNOS, RECORDER_WRITE_FAILED,
+                                           write_failure)
 
 
 class Recorder:
@@ -82,23 +90,37 @@ class Recorder:
         self.topics: dict[str, RecordedTopic] = {}
         self.stop_requested = False
         self.drain_aborted = False
+        #: why the bag could not be written (a full disk), None while it can
+        self.write_failure: str | None = None
+        self.writer = None
         self.total = 0
         self.live = None
+        self._live_bridge = None
         if config.live:        # before the bag exists: a taken port leaves nothing behind
             from dodo_sim.tools.live_view import LiveView, parse_address, parse_topic_rates
             host, port = parse_address(config.live)
             latched = tuple(node.resolve_topic_name(t) for t in LATCHED_TOPICS)
+            actions = None
+            if config.live_actions:       # parameters, services, client publishing
+                from dodo_sim.ros.live_bridge import start_live_bridge
+                actions, self._live_bridge = start_live_bridge(node, node.get_logger().warning)
             self.live = LiveView(host=host, port=port, max_rate_hz=config.live_max_rate_hz,
                                  topic_rates=parse_topic_rates(config.live_topic_rates),
                                  unlimited=latched + (
                                      node.resolve_topic_name(contract.PARAMETER_EVENTS),),
                                  latched=latched, backlog=config.live_backlog,
-                                 sim_time=contract.CLOCK in config.topics)
-            self.live.start(self._live_topics())
+                                 sim_time=contract.CLOCK in config.topics, actions=actions)
+            try:
+                self.live.start(self._live_topics())
+            except BaseException:
+                self.live = None
+                self._stop_live_bridge()
+                raise
         self._sim_time_s: float | None = None
         self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
+        self._tf_publishers: dict = {}      # the computed /tf and /tf_static, published live
         self._tf = None
         if (config.tf != 'record' and contract.JOINT_STATES in config.topics
                 and contract.ROBOT_DESCRIPTION in config.topics
@@ -106,7 +128,12 @@ class Recorder:
             self._tf = TfWriter(self)
             if self._tf.computing:
                 self.take_over_tf()
-        self._applied_gid = b''         # the publisher of the commands the simulator applies
+        # applied or ignored: the consumer's announcement of the publisher it applies decides;
+        # only a command consumer's announcement is believed (recorder_commands.py)
+        self._commands = CommandRouter(contract.APPLIED_CONTROLLER in config.topics)
+        namespace = node.get_namespace().rstrip('/')
+        self._announcements = AnnouncementFilter(
+            f'{namespace}/{name}' for name in contract.COMMAND_CONSUMER_NODES)
         self._with_snapshots = (config.parameter_snapshots
                                 and contract.PARAMETER_EVENTS in config.topics)
         pub_configurations = None
@@ -116,9 +143,12 @@ class Recorder:
                 String, contract.RECORDED_CONFIGURATIONS, contract.latched_qos())
         self._snapshots = ParameterSnapshots(node, self.typestore, self._write_parameter_event,
                                              pub_configurations)
-        self._subscriptions = TopicSubscriptions(node, config, self.topics, self._write,
-                                                 self._write_command)
+        self._subscriptions = TopicSubscriptions(
+            node, config, self.topics, self._write,
+            {contract.JOINT_COMMANDS: self._write_command,
+             contract.APPLIED_CONTROLLER: self._write_announcement})
         self._ignored: RecordedTopic | None = None
+        self._ignored_announcers: set = set()
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
@@ -141,6 +171,17 @@ class Recorder:
         if self._with_snapshots:
             self._snapshots.discover()
         self._subscriptions.discover(initial)
+        router, announcements = self._commands, self._announcements
+        if (router.waits and not router.announcer_seen) or announcements.pending:
+            publishers = self._announcers()
+            router.announcer_seen = (router.announcer_seen
+                                     or announcements.consumer_present(publishers))
+            if announcements.pending:
+                accepted, ignored = announcements.again(lambda item: item[3], publishers)
+                for topic, stamp, data, gid in accepted:
+                    self._accept_announcement(topic, stamp, data)
+                if ignored:
+                    self._said_ignored(ignored[-1][3], publishers)
 
     # ---- writing -----------------------------------------------------------------------------
     def _write(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
@@ -159,7 +200,8 @@ class Recorder:
                 return
         if not stamp:
             stamp = time.time_ns()
-        self.writer.write(topic.connection, int(stamp), data)
+        if not self._write_bag(topic.connection, int(stamp), data):
+            return
         topic.count += 1
         self.total += 1
         if self.live is not None:
@@ -169,8 +211,6 @@ class Recorder:
                 self._sim_time_s = clock_ns(data) * 1e-9
             elif topic.name == contract.CONTROLLER_STATE:
                 self._last_state = data        # decoded only when the progress line is due
-        if topic.name == contract.APPLIED_CONTROLLER:
-            self._on_applied_controller(data)
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
@@ -183,24 +223,77 @@ class Recorder:
 
     def _write_command(self, topic: RecordedTopic, stamp: int, data: bytes, gid: bytes) -> None:
         """
-        Record a stamped command as applied or ignored.
+        Record a stamped command as applied or ignored (:mod:`dodo_sim.ros.recorder_commands`).
 
-        A stamped command: to JOINT_COMMANDS when it comes from the publisher the simulator applies
-        (APPLIED_CONTROLLER; before its announcement, or without a simulator: every one), else to
-        IGNORED_COMMANDS, so a replay checks the applied commands only.
+        To JOINT_COMMANDS when it comes from the publisher the consumer announced
+        (APPLIED_CONTROLLER), else to IGNORED_COMMANDS, so a replay checks the applied commands
+        only; kept until the first announcement decides.
         """
-        applied = self._applied_gid
-        if applied and gid and gid[:len(applied)] != applied[:len(gid)]:
-            if self._ignored is None:
-                self._ignored = RecordedTopic(contract.IGNORED_COMMANDS, topic.type_name)
-                self._ignored.computed = True
-                self.topics[contract.IGNORED_COMMANDS] = self._ignored
-                self.node.get_logger().warning(
-                    f'{contract.JOINT_COMMANDS} from a publisher the simulator does not apply '
-                    f'({gid.hex()}): recorded as {contract.IGNORED_COMMANDS}')
-            self._write(self._ignored, stamp, data)
-            return
+        applied = self._commands.route(stamp, data, gid)
+        if applied is None:
+            self._write_decided(topic, self._commands.overflow())
+        elif applied:
+            self._write(topic, stamp, data)
+        else:
+            self._write(self._ignored_topic(topic.type_name), stamp, data)
+
+    def _write_decided(self, topic: RecordedTopic | None, decided: list) -> None:
+        """Write commands the router decided: ``[(applied, stamp, data)]``."""
+        topic = topic or self.topics.get(contract.JOINT_COMMANDS)
+        for applied, stamp, data in decided:
+            self._write(topic if applied else self._ignored_topic(topic.type_name), stamp, data)
+
+    def _ignored_topic(self, type_name: str) -> RecordedTopic:
+        if self._ignored is None:
+            self._ignored = RecordedTopic(contract.IGNORED_COMMANDS, type_name)
+            self._ignored.computed = True
+            self.topics[contract.IGNORED_COMMANDS] = self._ignored
+            self.node.get_logger().warning(
+                f'{contract.JOINT_COMMANDS} from a publisher the command consumer does not '
+                f'apply: recorded as {contract.IGNORED_COMMANDS}')
+        return self._ignored
+
+    def _announcers(self) -> list:
+        """Return ``(node, gid)`` of every publisher of the controller announcement."""
+        from dodo_sim.ros import runtime
+        return [(runtime.endpoint_node(e), runtime.endpoint_gid(e))
+                for e in self.node.get_publishers_info_by_topic(contract.APPLIED_CONTROLLER)]
+
+    def _write_announcement(self, topic: RecordedTopic, stamp: int, data: bytes,
+                            gid: bytes) -> None:
+        """
+        Record the consumer's announcement of the applied controller, and only the consumer's.
+
+        From a simulator or driver node it is written and decides where commands go; from any
+        other publisher it is counted and left out (recorder_commands.AnnouncementFilter); from
+        a publisher not on the graph yet it waits for the next discovery periods.
+        """
+        publishers = self._announcers()
+        verdict = self._announcements.judge(gid, publishers)
+        if verdict is ACCEPT:
+            self._accept_announcement(topic, stamp, data)
+        elif verdict is UNKNOWN:
+            self._announcements.keep((topic, stamp, data, gid))
+        else:
+            self._said_ignored(gid, publishers)
+
+    def _accept_announcement(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
         self._write(topic, stamp, data)
+        self._on_applied_controller(data)
+
+    def _said_ignored(self, gid: bytes, publishers) -> None:
+        """Warn once per node that its announcement is not believed."""
+        from dodo_sim.ros.recorder_commands import same_publisher
+        node = next((n for n, g in publishers if gid and same_publisher(gid, g)), '')
+        key = node or gid.hex()
+        if key in self._ignored_announcers:
+            return
+        self._ignored_announcers.add(key)
+        self.node.get_logger().warning(
+            f'ignored an announcement on {contract.APPLIED_CONTROLLER} from '
+            f'{node or "a publisher not on the graph"}: only the command consumer '
+            f'({", ".join(sorted(self._announcements.consumers))}) says which controller it '
+            f'applies ({self._announcements.ignored} ignored so far)')
 
     def _on_applied_controller(self, data: bytes) -> None:
         import json
@@ -209,9 +302,11 @@ class Recorder:
         from std_msgs.msg import String
         try:
             announced = json.loads(deserialize_message(data, String).data)
-            self._applied_gid = bytes.fromhex(announced['gid'])
-        except (ValueError, KeyError, TypeError) as exc:
+            gid = bytes.fromhex(announced['gid'])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             self.node.get_logger().error(f'unreadable {contract.APPLIED_CONTROLLER}: {exc}')
+            return
+        self._write_decided(None, self._commands.announce(gid))
 
     def _write_parameter_event(self, log_ns: int, data: bytes) -> bool:
         """Write a parameter snapshot to /parameter_events; False if that is not recorded."""
@@ -223,7 +318,14 @@ class Recorder:
 
     # ---- what the recorder writes itself ------------------------------------------------------
     def take_over_tf(self) -> None:
-        """/tf and /tf_static are computed here: drop any subscription to them."""
+        """
+        /tf and /tf_static are computed here: drop any subscription to them, publish them live.
+
+        Published as robot_state_publisher would (tf2_ros's QoS: ``contract.tf_qos``, and
+        ``latched_qos`` for /tf_static), so RViz or Foxglove attached over DDS see the robot;
+        without the tf2_msgs Python package (python -m dodo_sim.tools.build_interfaces) they go
+        to the bag and the live view only.
+        """
         for name in (contract.TF, contract.TF_STATIC):
             topic = self.topics.get(name)
             if topic is not None and topic.subscription is not None:
@@ -232,9 +334,27 @@ class Recorder:
                 topic = RecordedTopic(name, TfWriter.TYPE)
                 topic.computed = True
                 self.topics[name] = topic
+        if self._tf_publishers:
+            return
+        try:
+            cls = message_class(TfWriter.TYPE)
+        except ValueError:
+            self.node.get_logger().warning(
+                f'no tf2_msgs Python package: the computed {contract.TF} and '
+                f'{contract.TF_STATIC} go to the bag only, not to DDS (python -m '
+                f'dodo_sim.tools.build_interfaces; docs/interfaces.md)')
+            return
+        self._tf_publishers = {
+            contract.TF: self.node.create_publisher(cls, contract.TF, contract.tf_qos()),
+            contract.TF_STATIC: self.node.create_publisher(cls, contract.TF_STATIC,
+                                                           contract.latched_qos())}
 
     def write_computed(self, name: str, type_name: str, log_ns: int, data: bytes) -> None:
-        """Write a message the recorder made (QoS as robot_state_publisher offers it)."""
+        """
+        Write a message the recorder made (QoS as robot_state_publisher offers it).
+
+        It goes to the bag, the live view and, for /tf and /tf_static, DDS.
+        """
         topic = self.topics.get(name)
         if topic is None or not topic.computed:
             topic = RecordedTopic(name, type_name)
@@ -243,11 +363,15 @@ class Recorder:
         if topic.connection is None:
             topic.connection = computed_connection(self.writer, self.typestore, name,
                                                    self.node.resolve_topic_name(name), type_name)
-        self.writer.write(topic.connection, int(log_ns), data)
+        if not self._write_bag(topic.connection, int(log_ns), data):
+            return
         topic.count += 1
         self.total += 1
         if self.live is not None:
             self._to_live(name, type_name, int(log_ns), data)
+        publisher = self._tf_publishers.get(name)
+        if publisher is not None:
+            publisher.publish(bytes(data))
 
     def _live_topics(self) -> list:
         """Return (resolved topic, type, msgdef) of every recorded contract topic (live view)."""
@@ -286,13 +410,47 @@ class Recorder:
         print(f'dodo recorder: progress sim_time_s={"-" if t is None else f"{t:.3f}"} '
               f'joint_states={states.count if states is not None else 0}{hops}', flush=True)
 
+    def _write_bag(self, connection, log_ns: int, data: bytes) -> bool:
+        """Write one message to the bag; False once the bag cannot be written (a full disk)."""
+        if self.writer is None or self.write_failure is not None:
+            return False
+        try:
+            self.writer.write(connection, log_ns, data)
+        except OSError as exc:
+            self._write_failed(exc)
+            return False
+        return True
+
+    def _write_failed(self, exc: OSError) -> None:
+        """
+        Stop recording when the bag cannot be written (docs/running.md, "A full disk").
+
+        One line for ``dodo hop`` (RECORDER_WRITE_FAILED), no drain: what is on disk stays as
+        it is, recoverable with ``dodo bag recover`` (the bag is left without metadata.yaml).
+        """
+        if self.write_failure is not None:
+            return
+        path = getattr(getattr(self.writer, 'storage', None), 'path', None) or self.config.bag
+        self.write_failure = write_failure(path, exc)
+        print(f'{RECORDER_WRITE_FAILED}{self.write_failure}; recording stopped, the bag is '
+              f'incomplete: dodo bag recover {self.config.bag}', flush=True)
+        self.request_stop()
+        self.drain_aborted = True
+
     def flush(self) -> None:
         """
         Close the open MCAP chunk and hand it to the OS.
 
         A SIGKILL then loses only what came after.
         """
-        if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
+        if self.writer is None or self.write_failure is not None:
+            return
+        try:
+            flushed = flush_chunk(self.writer)
+        except OSError as exc:
+            self._write_failed(exc)
+            return
+        if flushed or self._flush_warned:
             return
         self._flush_warned = True
         self.node.get_logger().warning('this rosbags MCAP writer cannot close chunks early: a '
@@ -331,12 +489,36 @@ class Recorder:
         self.close()
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
+        """Close the bag (summary, metadata.yaml); after a write failure leave it as it is."""
+        if self.writer is not None and self.write_failure is None:
+            # the commands still waiting for the consumer's announcement (recorder_commands)
+            self._write_decided(None, self._commands.close())
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            try:
+                if self.write_failure is None:
+                    writer.close()
+                else:
+                    writer.abort()
+            except OSError as exc:
+                self._write_failed(exc)
+                try:
+                    writer.abort()       # closes the file (what is on disk stays recoverable)
+                except OSError:
+                    pass
         if self.live is not None:
             self.live.stop()
             self.live = None
+        self._stop_live_bridge()
+
+    def _stop_live_bridge(self) -> None:
+        if self._live_bridge is not None:
+            self._live_bridge.stop()
+            self._live_bridge = None
+
+    def ignored_announcements(self) -> tuple:
+        """Return (count, nodes) of the announcements not believed (not from a consumer)."""
+        return self._announcements.ignored, list(self._announcements.ignored_nodes)
 
     def counts(self) -> dict[str, int]:
         return {name: t.count for name, t in self.topics.items()
@@ -379,6 +561,13 @@ def main(args: Sequence[str] | None = None) -> int:
         except (ValueError, WriterError) as exc:
             print(f'dodo recorder: error: {exc}', file=sys.stderr)
             return 2
+        except OSError as exc:
+            if exc.errno not in DISK_FULL_ERRNOS:
+                raise
+            # a full disk while creating the bag
+            print(f'{RECORDER_WRITE_FAILED}{write_failure(exc.filename or "the bag", exc)}',
+                  flush=True)
+            return 1
         signal.signal(signal.SIGINT, recorder.request_stop)
         signal.signal(signal.SIGTERM, recorder.request_stop)
         if early_stop:
@@ -395,9 +584,17 @@ def main(args: Sequence[str] | None = None) -> int:
         print(f'dodo recorder: ready {config.bag}', flush=True)
         recorder.run(executor)
         counts = recorder.counts()
+        executor.shutdown()
+        if recorder.write_failure is not None:
+            print(f'dodo recorder: NOT closed {config.bag} ({recorder.write_failure}): '
+                  + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
+            return 1
         print(f'dodo recorder: closed {config.bag}: '
               + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
-        executor.shutdown()
+        ignored, nodes = recorder.ignored_announcements()
+        if ignored:
+            print(f'dodo recorder: ignored {ignored} announcement(s) on '
+                  f'{contract.APPLIED_CONTROLLER} from {", ".join(nodes) or "-"}', flush=True)
         return 0
     finally:
         if recorder is not None:

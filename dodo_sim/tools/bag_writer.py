@@ -64,6 +64,7 @@ class OfflineBagWriter:
             w.command(t, tau)                        # /effort_controller/commands
             w.controller_state(t, names, values)     # /controller/state (JointState channels)
             w.parameter_change('controller', {'apex_height': 1.2}, t)   # ros2 param set
+            w.odometry(t, BaseOdometer(robot)(q, v))   # ground-truth odom (floating base)
     """
 
     #: topics written with a transient-local (latched) offered QoS
@@ -237,6 +238,33 @@ class OfflineBagWriter:
         It goes into ``changed_parameters``, as after ``ros2 param set``.
         """
         self._parameter_event(node, t, self._log_ns(t, log_ns), changed=values)
+
+    def odometry(self, t: float, odom, log_ns: int | None = None) -> None:
+        """
+        Write ``odom`` (nav_msgs/Odometry) as the simulator does.
+
+        ``odom`` is a :class:`dodo_sim.ros.odometry.BaseOdometry` sample: pose in its
+        ``frame_id``, twist in the base link's axes (``child_frame_id``).
+        """
+        types = self.typestore.types
+        point, quat = types['geometry_msgs/msg/Point'], types['geometry_msgs/msg/Quaternion']
+        vec = types['geometry_msgs/msg/Vector3']
+        x, y, z = (float(c) for c in odom.position)
+        qx, qy, qz, qw = (float(c) for c in odom.orientation_xyzw)
+        pose = types['geometry_msgs/msg/PoseWithCovariance'](
+            pose=types['geometry_msgs/msg/Pose'](position=point(x=x, y=y, z=z),
+                                                 orientation=quat(x=qx, y=qy, z=qz, w=qw)),
+            covariance=np.zeros(36))
+        twist = types['geometry_msgs/msg/TwistWithCovariance'](
+            twist=types['geometry_msgs/msg/Twist'](
+                linear=vec(**{k: float(c) for k, c in zip('xyz', odom.linear)}),
+                angular=vec(**{k: float(c) for k, c in zip('xyz', odom.angular)})),
+            covariance=np.zeros(36))
+        msg = types[contract.ODOM_TYPE](header=self._header(t, odom.frame_id),
+                                        child_frame_id=odom.child_frame_id, pose=pose,
+                                        twist=twist)
+        self.write(contract.ODOM, contract.ODOM_TYPE, msg, self._log_ns(t, log_ns) + (
+            3 if log_ns is None else 0))
 
     def tf_static(self, transforms, log_ns: int | None = None) -> None:
         from dodo_sim.ros.tf_frames import tf_message

@@ -8,14 +8,17 @@
 
     dodo hop [--params-file F] [--model XACRO] [--duration S] [--bag DIR]
              [--plots DIR | --no-plots] [--domain-id N] [--wall-timeout S]
-             [--hardware emulated|can] [--realtime-priority N]
+             [--hardware emulated|can] [--realtime-priority N] [--controller NAME|external]
 
 Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
 ``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
 The params file selects the controller (``controller``: ``slip_hopper``, ``kneed_walker``) and
 with it the default robot description (``--model`` overrides it; dodo_sim.ros.graph.
-robot_from_params). ``dodo walk`` (:mod:`dodo_sim.tools.walk_runner`) is this runner with the
-walker's defaults.
+robot_from_params); ``--controller NAME`` hosts another one, ``--controller external`` (or
+``none``) starts no controller node: the run waits for the user's own node on its ROS domain
+(docs/ros_contract.md, "Any controller"; so does a params file with ``command_convention:
+ros2_control``, answered by a controller_manager). ``dodo walk``
+(:mod:`dodo_sim.tools.walk_runner`) is this runner with the walker's defaults.
 
 Before anything starts, every input is checked (params file, node configurations, the URDF,
 the controller's set-points against what the leg can reach, ``--duration``, the bag and plot
@@ -43,8 +46,10 @@ Supervision (:mod:`dodo_sim.tools.run_supervision` on :mod:`dodo_sim.tools.super
 docs/running.md): children die with ``dodo hop``
 (SIGINT, SIGTERM, SIGHUP, even SIGKILL), the bag is closed whenever the recorder gets a chance,
 and the last line says what happened. Exit codes: 0 completed, 1 failed (a process failed or
-ended early, the simulation diverged, the wall-clock limit, the bag not closed), 2 bad input,
-130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
+ended early, the simulation diverged, the wall-clock limit, the bag not closed or short of the
+simulated end, the hosted controller's task failed — the walker fell, the SLIP leg did not hop —,
+a full disk), 2 bad input, 130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
+The nodes listen on 127.0.0.1 only (:mod:`dodo_sim.ros.dds_profile`).
 """
 from __future__ import annotations
 
@@ -58,7 +63,7 @@ from typing import TextIO
 from dodo_sim.paths import share_dir
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
-from dodo_sim.tools.run_checks import check_new_dir, one_line, UsageError
+from dodo_sim.tools.run_checks import check_new_dir, MAX_DURATION_S, one_line, UsageError
 from dodo_sim.tools.run_report import EXIT_INTERRUPTED, EXIT_USAGE, write_report
 from dodo_sim.tools.run_supervision import HopRun
 
@@ -76,7 +81,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
         plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
         realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY, live: str = '',
-        verbose: bool = True, log_path=None, namespace: str = '') -> int:
+        verbose: bool = True, log_path=None, namespace: str = '',
+        controller: str | None = None, viewer_dir=None, profile: str = 'hop') -> int:
     """
     Check, run, report; the exit code (see module docs).
 
@@ -84,6 +90,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     (:data:`PLOTTERS`). ``live``: the recorder's live view (PORT or HOST:PORT; docs/viewing.md).
     ``verbose``: stream every node line; else a progress line, the node lines in ``log_path`` and
     only their warnings and errors on the terminal (dodo_sim.tools.run_console).
+    ``viewer_dir``: in a namespace, the viewer configurations of ``profile`` for it are written
+    there (dodo_sim.tools.layouts.write_viewer_files; docs/viewing.md).
     """
     from dodo_sim.tools.live_view import check_port_free, LiveViewError, parse_address
     from dodo_sim.tools.run_console import RunConsole
@@ -96,7 +104,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
                      err=console.stream(err), domain_id=domain_id, env=env,
                      model=model, prog=prog, hardware=hardware,
                      realtime_priority=realtime_priority, live=live, console=console,
-                     namespace=namespace)
+                     namespace=namespace, controller=controller)
     except UsageError as exc:
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
@@ -122,15 +130,30 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     domain = hop.domain.domain_id
     out.write(f'{prog}: ROS domain {domain} (private to this run); watch it with '
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
-              f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo '
+              f'{hop.discovery_range} ros2 topic echo '
               f'{contract.resolve(contract.JOINT_STATES, hop.namespace)}\n')
+    if hop.robot.external:
+        env = (f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
+               f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]}')
+        out.write(f'{prog}: the controller is your own node: start it with {env}'
+                  + (f' in namespace {hop.namespace}' if hop.namespace else '')
+                  + '; the simulator waits for it (it names what is missing) and its bag '
+                  'records it as external (docs/ros_contract.md, "Any controller")\n')
+    if hop.namespace and viewer_dir is not None:
+        from dodo_sim.tools.layouts import write_viewer_files
+        try:
+            written = write_viewer_files(viewer_dir, profile, hop.namespace)
+            out.write(f'{prog}: viewer configurations for namespace {hop.namespace}: '
+                      f'{viewer_dir} ({", ".join(p.name for p in written)})\n')
+        except OSError as exc:       # the run does not need them
+            out.write(f'{prog}: note: viewer configurations not written: {one_line(exc)}\n')
     if hop.domain.foreign_sockets:
         out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
                   f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
     if hardware == 'can':
         out.write(f'{prog}: the driver stays DISABLED until you enable it (after the '
                   f'checklist of docs/hardware.md): ROS_DOMAIN_ID={domain} '
-                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} '
+                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.discovery_range} '
                   f'ros2 service call {contract.DRIVER_ENABLE} std_srvs/srv/Trigger; '
                   f'the run lasts '
                   f'{duration:g} s from then; e-stop: ros2 service call {contract.DRIVER_ESTOP} '
@@ -168,6 +191,12 @@ def build_parser(profile: str = 'hop', description: str | None = None,
     parser.add_argument('--duration', type=float, default=10.0,
                         help='simulated time to run, s (default 10); with --hardware: driver '
                              'time from its first enable')
+    parser.add_argument('--controller', default=None, metavar='NAME|external',
+                        help="the controller (default: the params file's controller section): "
+                             'a controller name hosted by the controller node (e.g. '
+                             'slip_hopper, kneed_walker, joint_hold), or external (none): no '
+                             'controller node, your own ROS 2 node answers each state '
+                             '(docs/ros_contract.md, "Any controller")')
     parser.add_argument('--hardware', choices=graph.HARDWARE_KINDS, default=None,
                         help='the hardware driver instead of the simulator: emulated (physics '
                              'behind an in-process virtual CAN bus, enabled once the controller '
@@ -222,6 +251,9 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
             raise UsageError('--plots and --no-plots exclude each other')
         if args.domain_id is not None:
             domains.parse_domain_id(args.domain_id, '--domain-id')
+        if args.duration > MAX_DURATION_S and math.isfinite(args.duration):
+            raise UsageError(f'--duration {args.duration:g} s is longer than the '
+                             f'{MAX_DURATION_S:.4g} s (104 days) a run can stamp exactly')
         if args.hardware == 'can' and args.params_file is None:
             raise UsageError('--hardware can drives real motors and needs an explicit '
                              '--params-file whose driver: section names the bus (bus_interface, '
@@ -236,9 +268,11 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
         bag = run_dir / 'bag'
         default_plots = run_dir / 'plots'
         log_path = run_dir / 'nodes.log'
+        viewer_dir = run_dir / 'viewer'
     else:
         default_plots = bag.parent / (bag.name + '_plots')
         log_path = bag.parent / (bag.name + '_nodes.log')
+        viewer_dir = bag.parent / (bag.name + '_viewer')
     if plots is None and not args.no_plots:
         plots = default_plots
     params_file = (args.params_file if args.params_file is not None
@@ -250,7 +284,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                    realtime_priority=args.realtime_priority, live=args.live,
                    verbose=(args.verbose if args.verbose is not None
                             else not sys.stdout.isatty()), log_path=log_path,
-                   namespace=args.namespace)
+                   namespace=args.namespace, controller=args.controller,
+                   viewer_dir=viewer_dir, profile=profile)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED

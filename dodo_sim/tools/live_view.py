@@ -27,14 +27,19 @@ Rate limits (wall clock, per channel): a viewer needs far less than the 1 kHz of
 (``/diagnostics=2``; 0: no limit). A latched topic's last message is sent again when a client
 subscribes to it, so a viewer that connects mid-run still gets the robot's URDF.
 
+Acting on the run (parameters, services, client publishing) is :mod:`dodo_sim.tools.live_actions`;
+this module only hands the server's requests to it.
+
 This module imports no rclpy.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 import errno
+import logging
 import socket
 import struct
+import sys
 import threading
 import time
 
@@ -53,6 +58,42 @@ RESEND_DELAYS_NS = (50_000_000, 300_000_000, 1_000_000_000, 3_000_000_000)
 #: connected_client.rs ``send_control_msg``): one per /clock (1 kHz) cut off a client that
 #: paused for about one second (measured: a loaded CI run). The app's clock needs display rate.
 TIME_RATE_HZ = 30.0
+
+
+#: Most log lines of the Foxglove SDK shown per second. It logs one line per malformed frame a
+#: client sends (~32k lines/s from one client); the rest are counted and the count is said.
+LOG_LINES_PER_S = 3
+
+
+class ThrottledLog:
+    """
+    A logging filter (any callable is one): at most ``per_second`` records per wall second.
+
+    The records it drops are counted; the next one it lets through says how many
+    (``... (N more log lines suppressed)``), and :attr:`suppressed` holds those not said yet.
+    """
+
+    def __init__(self, per_second: int = LOG_LINES_PER_S, clock=time.monotonic):
+        self.per_second = per_second
+        self.clock = clock
+        self.suppressed = 0
+        self._second = None
+        self._passed = 0
+
+    def __call__(self, record: logging.LogRecord) -> bool:
+        """Return whether ``record`` is shown; a shown one carries the count of the dropped."""
+        second = int(self.clock())
+        if second != self._second:
+            self._second, self._passed = second, 0
+        if self._passed >= self.per_second:
+            self.suppressed += 1
+            return False
+        self._passed += 1
+        if self.suppressed:
+            record.msg = f'{record.getMessage()} ({self.suppressed} more log lines suppressed)'
+            record.args = ()
+            self.suppressed = 0
+        return True
 
 
 class LiveViewError(ValueError):
@@ -157,6 +198,8 @@ class LiveView:
         sim_time: the run has a /clock: every log time is the last /clock's time, 0 before the
             first one (foxglove_bridge with use_sim_time: a ROS clock that has not received
             /clock reads 0); else the bag time.
+        actions: parameters, services and client publishing offered besides the topics
+            (:class:`dodo_sim.tools.live_actions.LiveActions`); None: watch only.
     """
 
     host: str = DEFAULT_HOST
@@ -168,6 +211,7 @@ class LiveView:
     backlog: int = 1024
     name: str = 'dodo_sim'
     sim_time: bool = False
+    actions: object = None
 
     def __post_init__(self):
         self._streams: dict[str, _Stream] = {}
@@ -181,6 +225,34 @@ class LiveView:
         self._next_time_ns = 0          # wall time (monotonic) the next time broadcast may go
         self._server = None
         self._context = None
+        self._log_handler: logging.Handler | None = None
+        self._log_throttle = ThrottledLog()
+
+    def _take_sdk_log(self) -> None:
+        """
+        Show the SDK's log lines (logger ``foxglove``) on stderr, throttled (ThrottledLog).
+
+        Without a handler they reach logging's last resort, one line per malformed frame.
+        """
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter('live view: %(message)s'))
+        handler.addFilter(self._log_throttle)
+        sdk = logging.getLogger('foxglove')
+        sdk.addHandler(handler)
+        sdk.propagate = False
+        self._log_handler = handler
+
+    def _release_sdk_log(self) -> None:
+        if self._log_handler is None:
+            return
+        sdk = logging.getLogger('foxglove')
+        sdk.removeHandler(self._log_handler)
+        sdk.propagate = True
+        if self._log_throttle.suppressed:
+            self._log_handler.stream.write(f'live view: {self._log_throttle.suppressed} more log '
+                                           f'lines of the Foxglove SDK suppressed\n')
+            self._log_throttle.suppressed = 0
+        self._log_handler = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self, topics=()) -> str:
@@ -199,23 +271,31 @@ class LiveView:
         import foxglove
         from foxglove.websocket import Capability
         check_port_free(self.host, self.port)
+        self._take_sdk_log()
         self._context = foxglove.Context()
         for topic, type_name, msgdef in topics:
             self.add_topic(topic, type_name, msgdef)
         try:
             self._server = foxglove.start_server(
                 name=self.name, host=self.host, port=self.port, context=self._context,
-                capabilities=[Capability.Time], supported_encodings=['cdr'],
+                capabilities=[Capability.Time] + self._action_capabilities(),
+                supported_encodings=['cdr'],
                 server_listener=_listener_class()(self), message_backlog_size=self.backlog)
         except RuntimeError as exc:
+            self._release_sdk_log()
             raise LiveViewError(f'live view: cannot listen on {self.host}:{self.port} '
                                 f'({" ".join(str(exc).split())})') from None
         self.port = self._server.port
+        if self.actions is not None:
+            self.actions.attach(self._server)
         self._stopping = False
         self._resend_thread = threading.Thread(target=self._resend_loop, name='live-view-resend',
                                                daemon=True)
         self._resend_thread.start()
         return self.address
+
+    def _action_capabilities(self) -> list:
+        return self.actions.capabilities() if self.actions is not None else []
 
     @property
     def address(self) -> str:
@@ -229,9 +309,12 @@ class LiveView:
         if self._resend_thread is not None:
             self._resend_thread.join()
             self._resend_thread = None
+        if self.actions is not None:
+            self.actions.detach()
         if self._server is not None:
             self._server.stop()
             self._server = None
+        self._release_sdk_log()
 
     # -- messages -------------------------------------------------------------------------
     def add_topic(self, topic: str, type_name: str, msgdef: str) -> None:
@@ -356,13 +439,32 @@ def _listener_class():
     from foxglove.websocket import ServerListener
 
     class Listener(ServerListener):
-        """Only subscriptions matter here (the base class ignores the rest)."""
+        """Subscriptions here; parameters and client messages to the view's actions, if any."""
 
         def __init__(self, view: LiveView):
             self._view = view
+            self._actions = view.actions
 
         def on_subscribe(self, client, channel) -> None:
             self._view._on_subscribe(channel.id)
+
+        def on_get_parameters(self, client, param_names, request_id=None) -> list:
+            return self._actions.get_parameters(param_names) if self._actions else []
+
+        def on_set_parameters(self, client, parameters, request_id=None) -> list:
+            return self._actions.set_parameters(parameters) if self._actions else []
+
+        def on_client_advertise(self, client, channel) -> None:
+            if self._actions:
+                self._actions.on_client_advertise(client.id, channel)
+
+        def on_client_unadvertise(self, client, client_channel_id) -> None:
+            if self._actions:
+                self._actions.on_client_unadvertise(client.id, client_channel_id)
+
+        def on_message_data(self, client, client_channel_id, data) -> None:
+            if self._actions:
+                self._actions.on_message_data(client.id, client_channel_id, data)
 
     return Listener
 

@@ -28,12 +28,14 @@ from typing import Sequence
 from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, RANGE, UNIT
 from dodo_sim.ros import graph
 from dodo_sim.ros.contract import DRIVER_NODE
+from dodo_sim.ros.node_config import ClientConfig
 from dodo_sim.ros.params import field_docs
 
 #: (heading, params-file section, hosted controller) of each table
 SECTIONS = (('simulator', 'simulator', 'slip_hopper'),
             ('controller (controller: slip_hopper, the default)', 'controller', 'slip_hopper'),
             ('controller (controller: kneed_walker)', 'controller', 'kneed_walker'),
+            ('controller (controller: joint_hold)', 'controller', 'joint_hold'),
             (f'{DRIVER_NODE} (hardware)', DRIVER_NODE, 'slip_hopper'))
 
 
@@ -87,6 +89,11 @@ def reference_text() -> str:
         for cls in graph.config_classes(node, controller):
             lines += [f'`{cls.__module__}.{cls.__name__}`', '']
             lines += class_table(cls) + ['']
+    lines += ['## client (your own controller node on `dodo_sim.client`)', '',
+              'Not a node of the graph: the parameters of a node built on',
+              '`dodo_sim.client.ControllerClient` (docs/ros_contract.md, "Any controller").', '',
+              f'`{ClientConfig.__module__}.{ClientConfig.__name__}`', '']
+    lines += class_table(ClientConfig) + ['']
     return '\n'.join(lines).rstrip() + '\n'
 
 

@@ -20,6 +20,9 @@ Figures (PNG) for any robot:
 * ``contact_forces.png``  force per contact frame (world x / y / z, N)
 * ``link_contacts.png``  normal force on each colliding link (bags of ``collisions: links``)
 * ``cog_velocity.png``    ẋ_CoG, ż_CoG (with the ``velocity_setpoint`` channel when recorded)
+* ``base_pose.png`` / ``base_twist.png``   a floating base: the root link's position in ``odom``
+  and roll, pitch, yaw; its linear and angular velocity in its own axes (from ``odom``, else
+  the ``odom`` -> root link transforms of ``/tf``: :func:`dodo_sim.tools.plot_data.base_motion`)
 
 The hopper's SLIP figures (Feng, Lehner & Lutze 2021), written when ``/controller/state`` has
 their channels: ``cog_x.png`` (``target_x``), ``angle_of_attack.png``
@@ -36,10 +39,11 @@ and contact frames are mapped into the same frame, and the animation draws the l
 down (the boom itself would be seen edge-on).
 
 Animation: ``robot.gif`` (PillowWriter) and ``robot.mp4`` (ffmpeg from PATH or the
-``imageio-ffmpeg`` package): the robot seen from the side (x-z projection of the forward
-kinematics): one segment per URDF joint whose parent link has mass (from the parent link's frame
-to the child's: joint origin to joint origin), the base, the contact frames and the CoG with its
-trail.
+``imageio-ffmpeg`` package), from the forward kinematics: one segment per URDF joint whose parent
+link has mass (from the parent link's frame to the child's: joint origin to joint origin), the
+base, the contact frames and the CoG with its trail. A planar robot (the hopper, the Kneed
+Walker) is seen from the side (x-z projection); any other (a quadruped, an arm, the boom leg with
+its boom) in 3-D projection of the world frame.
 
 Python: ``plot_bag(bag_dir, out_dir) -> list[Path]`` (what ``dodo hop`` calls). The bag read into
 arrays and the events the figures mark: :mod:`dodo_sim.tools.plot_data`.
@@ -109,6 +113,7 @@ def _save(fig, path: Path, dpi: int, written: list) -> None:
 def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]:
     written: list[Path] = []
     _general_figures(run, out_dir, config, written)
+    _base_figures(run, out_dir, config, written)
     _slip_figures(run, out_dir, config, written)
     _walker_figures(run, out_dir, config, written)
     return written
@@ -126,7 +131,9 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
     ax.set_ylabel('z (m)')
     ax.set_aspect('equal', adjustable='datalim')
     ax.set_title(f'{run.com_name} and base path'
-                 + (' (boom task frame)' if run.horizontal == 'arc' else ''))
+                 + (' (boom task frame)' if run.horizontal == 'arc' else '')
+                 + (' (base frame: no odom or /tf of the base recorded)'
+                    if run.floating_base and run.base_motion is None else ''))
     ax.legend(loc='best', fontsize='small')
     _save(fig, out_dir / 'trajectory.png', config.dpi, written)
 
@@ -188,6 +195,46 @@ def _general_figures(run: RunData, out_dir: Path, config: PlotConfig, written: l
     ax.set_title(f'{run.com_name} velocity')
     ax.legend(loc='best', fontsize='small')
     _save(fig, out_dir / 'cog_velocity.png', config.dpi, written)
+
+
+def _base_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
+    """
+    Plot a floating base's pose and twist (``odom``, else ``/tf``) when recorded.
+
+    base_pose.png: position in ``odom`` and roll, pitch, yaw (rad, the URDF's fixed-axis
+    x-y-z convention); base_twist.png: linear and angular velocity in the base link's axes.
+    """
+    import pinocchio as pin
+    motion = run.base_motion
+    if motion is None:
+        return
+    rpy = np.array([pin.rpy.matrixToRpy(pin.Quaternion(*q[[3, 0, 1, 2]]).matrix())
+                    for q in motion.orientation_xyzw]).reshape(-1, 3)
+    rpy = np.unwrap(rpy, axis=0) if len(rpy) else rpy
+    fig, axes = _figure(2)
+    for k, axis in enumerate('xyz'):
+        axes[0].plot(motion.t, motion.position[:, k], label=axis)
+        axes[1].plot(motion.t, rpy[:, k], label=('roll', 'pitch', 'yaw')[k])
+    axes[0].set_ylabel('position (m)', fontsize='small')
+    axes[1].set_ylabel('orientation (rad)', fontsize='small')
+    axes[1].set_xlabel('t (s)')
+    axes[0].set_title(f'base pose: {motion.link} in odom (from {motion.source})')
+    for ax in axes:
+        ax.legend(loc='upper right', fontsize='x-small')
+    _save(fig, out_dir / 'base_pose.png', config.dpi, written)
+
+    fig, axes = _figure(2)
+    for k, axis in enumerate('xyz'):
+        axes[0].plot(motion.t, motion.linear[:, k], label=f'v_{axis}')
+        axes[1].plot(motion.t, motion.angular[:, k], label=f'ω_{axis}')
+    axes[0].set_ylabel('linear (m/s)', fontsize='small')
+    axes[1].set_ylabel('angular (rad/s)', fontsize='small')
+    axes[1].set_xlabel('t (s)')
+    source = 'odom' if motion.source == 'odom' else 'differenced /tf poses'
+    axes[0].set_title(f'base twist in {motion.link} axes (from {source})')
+    for ax in axes:
+        ax.legend(loc='upper right', fontsize='x-small')
+    _save(fig, out_dir / 'base_twist.png', config.dpi, written)
 
 
 def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
@@ -266,6 +313,10 @@ def _walker_figures(run: RunData, out_dir: Path, config: PlotConfig, written: li
     _save(fig, out_dir / 'walk.png', config.dpi, written)
 
 
+#: resolution of the animation frames, dots per inch
+ANIMATION_DPI = 80
+
+
 def frame_indices(t: np.ndarray, fps: float, max_frames: int) -> np.ndarray:
     """Rows of ``t`` sampled every 1/fps s of sim time (sparser if that exceeds max_frames)."""
     if len(t) == 0:
@@ -322,15 +373,10 @@ def ffmpeg_path() -> str | None:
         return None
 
 
-def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]:
-    """robot.gif (and robot.mp4 with an ffmpeg): the robot from the side (module docs)."""
-    import matplotlib
-    from matplotlib.animation import FFMpegWriter, PillowWriter
-
-    frames = frame_indices(run.t, config.fps, config.max_frames)
-    dpi = 80
+def _side_scene(run: RunData):
+    """Return the side view (x-z projection) of the animation: (figure, draw(k))."""
     fig, ax = _figure(figsize=(6.0, 4.0), layout=None)  # no layout engine: blitted frames
-    fig.set_dpi(dpi)
+    fig.set_dpi(ANIMATION_DPI)
     fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.97)
     points = [run.base, run.com] + list(run.links.values()) + list(run.contact_pos.values())
     xs = np.concatenate([p[:, 0] for p in points])
@@ -370,6 +416,86 @@ def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Pat
         for artist in artists:
             ax.draw_artist(artist)
 
+    return fig, draw
+
+
+def _box_3d(points: list) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) corners of a box around ``points`` and the ground, equal scale on each axis."""
+    every = np.vstack([p.reshape(-1, 3) for p in points])
+    low = np.minimum(every.min(axis=0), [np.inf, np.inf, 0.0])
+    high = np.maximum(every.max(axis=0), [-np.inf, -np.inf, 0.0])
+    centre, half = (low + high) / 2.0, max(float((high - low).max()) / 2.0, 0.05) + 0.1
+    return centre - half, centre + half
+
+
+def _scene_3d(run: RunData):
+    """
+    Return the 3-D view of the animation: (figure, draw(k)).
+
+    World frame (a task frame's robot in the world: the boom leg with its boom), the ground
+    z = 0 as a square outline, equal scale on the three axes, a fixed camera.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    scene = run.scene
+    fig = Figure(figsize=(6.0, 5.0))
+    FigureCanvasAgg(fig)
+    fig.set_dpi(ANIMATION_DPI)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0), projection='3d')
+    low, high = _box_3d([scene.base, scene.com] + list(scene.links.values())
+                        + list(scene.contact_pos.values()))
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    ax.set_zlim(low[2], high[2])
+    ax.set_box_aspect((1.0, 1.0, 1.0))
+    ax.view_init(elev=20.0, azim=-60.0)
+    ax.plot([low[0], high[0], high[0], low[0], low[0]], [low[1], low[1], high[1], high[1], low[1]],
+            [0.0] * 5, color='0.4', lw=1.0)
+    ax.set_xlabel('x (m)')
+    ax.set_ylabel('y (m)')
+    ax.set_zlabel('z (m)')
+    (trail,) = ax.plot([], [], [], '-', color='C3', lw=0.8, alpha=0.6, animated=True)
+    (links,) = ax.plot([], [], [], '-o', lw=3, color='C0', markersize=3, animated=True)
+    (body,) = ax.plot([], [], [], 's', color='C1', markersize=10, animated=True)
+    (contacts,) = ax.plot([], [], [], 'o', color='C2', markersize=4, animated=True)
+    (com_dot,) = ax.plot([], [], [], 'o', color='C3', markersize=5, animated=True)
+    label = ax.text2D(0.02, 0.95, '', transform=ax.transAxes, va='top', animated=True)
+    artists = (trail, links, body, contacts, com_dot, label)
+    canvas = fig.canvas
+    canvas.draw()                       # also sets the projection the artists use
+    background = canvas.copy_from_bbox(fig.bbox)
+
+    def draw(k):
+        canvas.restore_region(background)
+        xyz = [[], [], []]
+        for parent, child in scene.segments:   # NaN breaks the line between segments
+            a, b = scene.links[parent][k], scene.links[child][k]
+            for i in range(3):
+                xyz[i] += [a[i], b[i], np.nan]
+        links.set_data_3d(*(np.asarray(c, dtype=float) for c in xyz))
+        body.set_data_3d(*scene.base[k:k + 1].T)
+        feet = np.array([p[k] for p in scene.contact_pos.values()]).reshape(-1, 3)
+        contacts.set_data_3d(feet[:, 0], feet[:, 1], feet[:, 2])
+        com_dot.set_data_3d(*scene.com[k:k + 1].T)
+        trail.set_data_3d(*scene.com[:k + 1].T)
+        label.set_text(f't = {run.t[k]:.2f} s')
+        for artist in artists:
+            ax.draw_artist(artist)
+
+    return fig, draw
+
+
+def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]:
+    """
+    robot.gif (and robot.mp4 with an ffmpeg): the robot moving (module docs).
+
+    A planar robot is seen from the side (x-z), any other in 3-D projection.
+    """
+    import matplotlib
+    from matplotlib.animation import FFMpegWriter, PillowWriter
+
+    frames = frame_indices(run.t, config.fps, config.max_frames)
+    fig, draw = (_scene_3d if run.three_d else _side_scene)(run)
     writers = [(out_dir / 'robot.gif', _blit_writer(PillowWriter), None)]
     ffmpeg = ffmpeg_path() if config.mp4 else None
     if ffmpeg is not None:
@@ -379,7 +505,7 @@ def write_animation(run: RunData, out_dir: Path, config: PlotConfig) -> list[Pat
         rc = {'animation.ffmpeg_path': executable} if executable else {}
         with matplotlib.rc_context(rc):
             writer = writer_class(fps=config.fps)
-            with writer.saving(fig, path, dpi):
+            with writer.saving(fig, path, ANIMATION_DPI):
                 for k in frames:
                     draw(k)
                     writer.grab_frame()
@@ -415,9 +541,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="URDF/xacro for the kinematics (default: the bag's "
                              '/robot_description, else the package default)')
     args = parser.parse_args(argv)
+    from rosbags.highlevel import AnyReaderError
+    from rosbags.rosbag2 import ReaderError
     try:
         bagio.topic_types(args.bag)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError, AnyReaderError, ReaderError) as exc:
         print(f'dodo plot: error: {exc}', file=sys.stderr)
         return 2
     from dodo_sim.physics.robot import ModelError

@@ -9,6 +9,15 @@ link's frame origin by pinocchio forward kinematics of the recorded ``/robot_des
 contact forces per frame and per colliding link, the commands and ``/controller/state``; the
 boom-mounted leg in its task frame (:mod:`dodo_sim.tools.plot` explains the figures). Then the
 events the figures mark: :func:`contact_phase`, :func:`apexes`, :func:`touchdowns`.
+
+A floating base (free flyer) is never in ``/joint_states`` (docs/ros_contract.md): its pose and
+twist come from the recorded ground-truth ``odom`` (nav_msgs/Odometry: pose in ``odom``, twist in
+the base link's axes), else from the ``odom`` -> root link transforms on ``/tf`` (pose only)
+(:func:`base_motion`). The kinematics of each joint state use the base pose interpolated at its
+stamp (position and twist linearly, orientation by normalised linear interpolation of the
+quaternions; ``odom`` comes every 10 ms by default); before the first and after the last sample
+the nearest is held. Without either, the robot is drawn with its base at the origin (``base
+frame``).
 """
 from __future__ import annotations
 
@@ -20,6 +29,41 @@ from dodo_sim.ros import contract
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 import numpy as np
+
+
+@dataclass
+class BaseMotion:
+    """
+    Recorded pose (and twist) of a floating base, one row per sample.
+
+    Fields:
+        t: stamps, s.
+        position: (M, 3) root link origin in ``odom``, m.
+        orientation_xyzw: (M, 4) unit quaternions of the root link in ``odom``.
+        linear / angular: (M, 3) twist in the root link's own axes, m/s and rad/s (from ``/tf``:
+            the difference of consecutive poses, SE(3) logarithm over their time step).
+        source: the topic it came from ('odom' or 'tf').
+        link: the root link.
+    """
+
+    t: np.ndarray
+    position: np.ndarray
+    orientation_xyzw: np.ndarray
+    linear: np.ndarray
+    angular: np.ndarray
+    source: str
+    link: str
+
+
+@dataclass
+class Scene:
+    """World-frame geometry of a run for the 3-D animation (rows on the /joint_states times)."""
+
+    links: dict                # link -> (N, 3) frame origin, m
+    segments: tuple            # (parent link, child link)
+    contact_pos: dict          # frame -> (N, 3), m
+    com: np.ndarray            # (N, 3), m
+    base: np.ndarray           # (N, 3), m
 
 
 @dataclass
@@ -62,6 +106,21 @@ class RunData:
     link_force_t: dict = field(default_factory=dict)
     #: link -> (M, 3) resultant contact force x, y, z on the link, N
     link_force: dict = field(default_factory=dict)
+    #: the robot has a free flyer (its base pose is not in /joint_states)
+    floating_base: bool = False
+    #: the floating base's recorded pose and twist (None: fixed base, or nothing recorded)
+    base_motion: BaseMotion | None = None
+    #: the robot moves out of the x-z plane (the animation is drawn in 3-D projection)
+    three_d: bool = False
+    #: world-frame geometry when the positions above are in a task frame (the boom leg)
+    world: Scene | None = None
+
+    @property
+    def scene(self) -> Scene:
+        """World-frame geometry (for the 3-D animation)."""
+        if self.world is not None:
+            return self.world
+        return Scene(self.links, self.segments, self.contact_pos, self.com, self.base)
 
     @property
     def horizontal_label(self) -> str:
@@ -98,14 +157,14 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     recorded_contacts = bag_robot.contact_topics(types)      # frame or link -> /<name>_contact
     wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
               contract.CLOCK, contract.CONTROLLER_STATE, contract.ROBOT_DESCRIPTION,
-              contract.PARAMETER_EVENTS] + list(recorded_contacts.values())
+              contract.PARAMETER_EVENTS, contract.ODOM] + list(recorded_contacts.values())
     data = bagio.read_bag(bag_dir, [t for t in wanted if t in types])
     if contract.JOINT_STATES not in data:
         raise ValueError(f'{bag_dir}: no {contract.JOINT_STATES} recorded, nothing to plot')
     if urdf is None and bag_robot.robot_description(data) is None:
         urdf = default_urdf_path()
     robot = bag_robot.robot_info(data, urdf)
-    model_info = load_robot(robot.urdf_xml, contact_frames=())
+    model_info = load_robot(robot.urdf_xml, contact_frames=(), base=robot.base)
     js = bag_arrays.joint_states(data[contract.JOINT_STATES], robot.joint_names)
     if len(js.t) == 0:
         raise ValueError(f'{bag_dir}: {contract.JOINT_STATES} never held all of the joints '
@@ -129,9 +188,19 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     idx_v = [model_info.joint_idx_v[model_info.joint_names.index(name)]
              for name in robot.joint_names]
     v_full = np.zeros(model.nv)
+    motion, base_q, base_v = None, None, None
+    if model_info.floating_base:
+        if contract.ODOM not in data and contract.TF in types:
+            data.update(bagio.read_bag(bag_dir, [contract.TF]))
+        motion = base_motion(data, model_info.root_link)
+        if motion is not None:
+            base_q, base_v = _base_at(motion, js.t)
     for i in range(n):
         q_full[idx_q] = js.q[i]
         v_full[idx_v] = js.v[i]
+        if base_q is not None:          # the free flyer: first 7 coordinates, 6 velocities
+            q_full[:7] = base_q[i]
+            v_full[:6] = base_v[i]
         pin.framesForwardKinematics(model, pdata, q_full)
         com[i] = pin.centerOfMass(model, pdata, q_full)
         com_vel[i] = pin.jacobianCenterOfMass(model, pdata, q_full) @ v_full
@@ -142,7 +211,9 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
             contact_pos[frame][i] = pdata.oMf[fid].translation
     horizontal, com_name, base_name = 'x', 'CoG', model.frames[base_id].name
     boom = _boom_dynamics(model_info, robot.urdf_xml)
+    world = None
     if boom is not None:
+        world = Scene(links, segments, contact_pos, com.copy(), base.copy())
         com, com_vel, base, links, contact_pos, segments = _boom_task_frame(
             boom, js, links, contact_pos, segments, joints, robot.actuated_joint_names[0])
         horizontal, com_name, base_name = 'arc', 'hip (SLIP point)', 'hip'
@@ -182,7 +253,90 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
                    segments=segments, contact_frames=contact_frames, contact_pos=contact_pos,
                    force_t=force_t, force=force, cmd_t=cmd_t, cmd_names=cmd_names, cmd=cmd,
                    state_t=state_t, state=state, horizontal=horizontal, com_name=com_name,
-                   controller=controller, link_force_t=link_force_t, link_force=link_force)
+                   controller=controller, link_force_t=link_force_t, link_force=link_force,
+                   floating_base=model_info.floating_base, base_motion=motion,
+                   three_d=not model_info.planar, world=world)
+
+
+def base_motion(bag: dict, root_link: str) -> BaseMotion | None:
+    """
+    Return a floating base's recorded pose and twist, or None if the bag has neither source.
+
+    From ``odom`` (nav_msgs/Odometry, the simulator's ground truth) when recorded, else from the
+    ``odom`` -> ``root_link`` transforms of ``/tf`` (the recorder computes them from ``odom``;
+    robot_state_publisher never publishes them). Samples in stamp order, repeated stamps once.
+    """
+    rows = []
+    if contract.ODOM in bag and len(bag[contract.ODOM]):
+        for msg in bag[contract.ODOM].messages:
+            p, o = msg.pose.pose.position, msg.pose.pose.orientation
+            lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+            rows.append((bag_arrays.stamp_ns(msg.header.stamp), (p.x, p.y, p.z),
+                         (o.x, o.y, o.z, o.w), (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z)))
+        source = 'odom'
+    elif contract.TF in bag:
+        for msg in bag[contract.TF].messages:
+            for tf in msg.transforms:
+                if tf.child_frame_id == root_link and tf.header.frame_id == contract.ODOM_FRAME:
+                    p, o = tf.transform.translation, tf.transform.rotation
+                    rows.append((bag_arrays.stamp_ns(tf.header.stamp), (p.x, p.y, p.z),
+                                 (o.x, o.y, o.z, o.w), None, None))
+        source = 'tf'
+    if not rows:
+        return None
+    rows.sort(key=lambda row: row[0])
+    rows = [row for i, row in enumerate(rows) if i == 0 or row[0] != rows[i - 1][0]]
+    quat = np.array([row[2] for row in rows], dtype=float)
+    norms = np.linalg.norm(quat, axis=1)
+    if not (np.isfinite(quat).all() and (norms > 0.0).all()):
+        raise ValueError(f'{source}: the recorded base orientation is not a rotation '
+                         f'(a zero or non-finite quaternion)')
+    t = np.array([row[0] for row in rows], dtype=float) * 1e-9
+    position = np.array([row[1] for row in rows], dtype=float)
+    quat /= norms[:, None]
+    if source == 'odom':
+        linear = np.array([row[3] for row in rows], dtype=float)
+        angular = np.array([row[4] for row in rows], dtype=float)
+    else:
+        linear, angular = _differenced_twist(t, position, quat)
+    return BaseMotion(t=t, position=position, orientation_xyzw=quat, linear=linear,
+                      angular=angular, source=source, link=root_link)
+
+
+def _differenced_twist(t, position, quat) -> tuple[np.ndarray, np.ndarray]:
+    """Twist in the body's axes between consecutive poses: log6(M_k^-1 M_k+1) / dt."""
+    import pinocchio as pin
+    linear, angular = np.zeros((len(t), 3)), np.zeros((len(t), 3))
+    poses = [pin.XYZQUATToSE3(np.concatenate([p, q])) for p, q in zip(position, quat)]
+    for k in range(len(t) - 1):
+        twist = pin.log6(poses[k].actInv(poses[k + 1])) / (t[k + 1] - t[k])
+        linear[k], angular[k] = twist.linear, twist.angular
+    if len(t) > 1:
+        linear[-1], angular[-1] = linear[-2], angular[-2]
+    return linear, angular
+
+
+def _base_at(motion: BaseMotion, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Return the free flyer's q (N, 7) and v (N, 6) at the times ``t``.
+
+    Positions and twist are interpolated linearly, orientations by normalised linear
+    interpolation of the quaternions (the shorter way); the ends are held.
+    """
+    src = motion.t
+    position = np.column_stack([np.interp(t, src, motion.position[:, k]) for k in range(3)])
+    k = np.clip(np.searchsorted(src, t, side='right') - 1, 0, len(src) - 1)
+    k1 = np.minimum(k + 1, len(src) - 1)
+    span = src[k1] - src[k]
+    w = np.where(span > 0.0, (np.clip(t, src[0], src[-1]) - src[k]) / np.where(
+        span > 0.0, span, 1.0), 0.0)[:, None]
+    q0, q1 = motion.orientation_xyzw[k], motion.orientation_xyzw[k1]
+    q1 = np.where(np.sum(q0 * q1, axis=1, keepdims=True) < 0.0, -q1, q1)
+    quat = (1.0 - w) * q0 + w * q1
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    v = np.column_stack([np.interp(t, src, motion.linear[:, i]) for i in range(3)]
+                        + [np.interp(t, src, motion.angular[:, i]) for i in range(3)])
+    return np.hstack([position, quat]), v
 
 
 def _boom_dynamics(model_info, urdf_xml: str):

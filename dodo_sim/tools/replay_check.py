@@ -16,6 +16,7 @@ import math
 import os
 
 from dodo_sim.ros import contract
+from dodo_sim.stamps import stamp_s
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_arrays, bag_parameters, bag_robot
 import numpy as np
@@ -28,6 +29,45 @@ CONTROLLER_NODE = 'controller'
 #: /controller/state channel counting accepted runtime parameter changes
 REVISION_CHANNEL = 'config_revision'
 SOURCES = ('auto', 'joint_commands', 'state', 'commands')
+#: Characters of one recorded /simulator/controller announcement read (a bag is input: bounded).
+MAX_ANNOUNCEMENT_CHARS = 4096
+
+
+def announced_controllers(data: dict) -> list:
+    """
+    Return the recorded announcements of the bound controller (``/simulator/controller``).
+
+    Each is a dict (``node``, ``gid``, ``since_ns``, ``kind``: docs/bags.md); an unreadable or
+    oversized one is left out. Empty for a bag without the topic.
+    """
+    import json
+    out = []
+    for msg in getattr(data.get(contract.APPLIED_CONTROLLER), 'messages', ()):
+        text = getattr(msg, 'data', '')
+        if not isinstance(text, str) or len(text) > MAX_ANNOUNCEMENT_CHARS:
+            continue
+        try:
+            announced = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(announced, dict):
+            out.append(announced)
+    return out
+
+
+def refuse_external_controller(data: dict) -> None:
+    """
+    Raise ValueError when the bag's controller was an external node (``kind: external``).
+
+    Its control law is not in the package: a replay would compare the recorded commands with
+    some other controller (docs/bags.md, "Which controller").
+    """
+    for announced in announced_controllers(data):
+        if announced.get('kind') == 'external':
+            node = str(announced.get('node') or '(unnamed)')[:200]
+            raise ValueError(f"the bag's controller was an external node, {node}; it cannot "
+                             f'be replayed through a controller (dodo replay BAG without '
+                             f'--through-controller republishes the bag for your node)')
 
 
 @dataclass(frozen=True)
@@ -190,7 +230,7 @@ class _Inputs:
                 continue
             if before_update is not None:
                 before_update(k, ns)
-            tau = ctrl.update(ns * 1e-9, self.js.q[row].copy(), self.js.v[row].copy(), contact)
+            tau = ctrl.update(stamp_s(ns), self.js.q[row].copy(), self.js.v[row].copy(), contact)
             replayed.append(np.asarray(tau, dtype=float))
             kept.append(k)
         return replayed, kept, unmatched
@@ -369,6 +409,8 @@ def compare_with_controller(bag_dir: str | os.PathLike,
     ``source``: 'joint_commands', 'state', 'commands' or 'auto' (the first of these recorded).
     """
     types = bagio.topic_types(bag_dir)
+    if contract.APPLIED_CONTROLLER in types:
+        refuse_external_controller(bagio.read_bag(bag_dir, [contract.APPLIED_CONTROLLER]))
     topics = [contract.JOINT_STATES, JOINT_COMMAND_TOPIC, STATE_TOPIC, COMMAND_TOPIC,
               contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS]
     topics += list(bag_robot.contact_topics(types).values())
@@ -447,7 +489,7 @@ def compare_with_controller(bag_dir: str | os.PathLike,
         compared=len(kept), source=rec.source, max_abs_nm=float(absdiff.max()),
         rms_nm=float(math.sqrt(np.mean(diff ** 2))),
         max_abs_per_joint_nm=tuple(float(x) for x in absdiff.max(axis=0)),
-        t_of_max_s=float(stamps[kept[worst]] * 1e-9), unmatched_states=unmatched,
+        t_of_max_s=stamp_s(int(stamps[kept[worst]])), unmatched_states=unmatched,
         joint_names=tuple(actuated), config_source=setup.source, changes_applied=applied[0],
         controller=setup.entry.name,
         warnings=tuple(warnings))

@@ -7,8 +7,9 @@ dodo_sim.rollout against a plain hand-written closed loop over sim.step / policy
 It also checks the compiled controller terms against the pinocchio ones in a closed loop.
 """
 from dodo_control.controller import Controller, ControllerConfig
-from dodo_sim.rollout import rollout, stamp_ns
+from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
+from dodo_sim.stamps import stamp_ns
 import numpy as np
 import pytest
 
@@ -100,3 +101,30 @@ def test_policy_rows_in_order_out_of_order_and_single(frames):
         assert seen.dtype == np.float64 and not np.shares_memory(seen, state.contact_forces)
         np.testing.assert_array_equal(seen, state.contact_forces[index])
     assert policy.seen[-1][:, 2].sum() > 0.0       # standing: the rows carry the weight
+
+
+def test_a_policy_naming_its_joints_gets_them_in_its_order_as_the_node_gives_them(urdf_path):
+    """
+    The policy gets q and v in its ``joint_names`` order, 1-DoF joints only (/joint_states).
+
+    A joint the simulator lacks is refused naming it.
+    """
+    sim = Simulator(urdf_path, SimConfig(initial_q=INITIAL_Q))
+
+    class Recorder:
+        joint_names = ('knee', 'hip', 'base_z')
+        seen = []
+
+        def update(self, t, q, v, contact_force):
+            self.seen.append((q, v))
+            return np.zeros(2)
+
+    policy = Recorder()
+    run = rollout(sim, policy, steps=20, keep_states=True)
+    for (q, v), state in zip(policy.seen, run.states):
+        np.testing.assert_array_equal(q, state.q[[3, 2, 1]])
+        np.testing.assert_array_equal(v, state.v[[3, 2, 1]])
+        assert not np.shares_memory(q, state.q)
+    Recorder.joint_names = ('knee', 'ankle')
+    with pytest.raises(ValueError, match=r"\['ankle'\].*base_x"):
+        rollout(sim, Recorder(), steps=1)

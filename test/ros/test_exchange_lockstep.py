@@ -125,11 +125,11 @@ def test_a_burst_of_stray_commands_on_both_topics_shifts_nothing(graph_factory, 
     # every stray message reached the simulator during the run, and was accounted for
     assert stray.proc.wait(60) == 0, stray.output()
     assert 'acked True' in stray.output(), stray.output()
-    assert sim.foreign_commands == valid, sim.summary()
-    assert sim.rejected_commands == 2 * malformed, sim.summary()
-    assert sim.unstamped_commands >= valid, sim.summary()    # + the controller's own copies
+    assert sim.exchange.counts.foreign == valid, sim.summary()
+    assert sim.exchange.counts.rejected == 2 * malformed, sim.summary()
+    assert sim.exchange.counts.unstamped >= valid, sim.summary()    # + the controller's own copies
     assert sim.command_publishers == 2
-    assert sim.zero_torque_steps == 0 and sim.command_timeouts == 0
+    assert sim.exchange.counts.zero_torque_steps == 0 and sim.exchange.counts.timeouts == 0
     assert len(apex_heights(states)) >= 3           # it hops
     # reported: the stray publisher by name
     err = capfd.readouterr().err
@@ -145,7 +145,8 @@ def assert_unchanged_by_the_stalls(graph) -> None:
     run, zero_steps, mismatches = reference_run(graph.params, states, commands)
     assert mismatches == [] and zero_steps == [], (mismatches[:10], zero_steps[:10])
     assert_same_states(run, states)
-    assert sim.zero_torque_steps == 0 and sim.command_timeouts == 0 and sim.late_commands == 0
+    counts = sim.exchange.counts
+    assert counts.zero_torque_steps == 0 and counts.timeouts == 0 and counts.late == 0
     assert len(commands) == len(states)              # one answer per state, none skipped
 
 
@@ -170,7 +171,7 @@ def test_controller_stalls_longer_than_the_timeout_pause_simulated_time(graph_fa
     assert_unchanged_by_the_stalls(graph)
     sim = graph.sim
     # both stalls were waits past command_timeout (a loaded machine may add waits of its own)
-    assert sim.waits >= 2 and sim.longest_wait_s >= 2.3, sim.summary()
+    assert sim.exchange.counts.waits >= 2 and sim.exchange.counts.wait_s_max >= 2.3, sim.summary()
     assert sim.exit_code == 0 and sim.summary()['stop_reason'] == 'stop_after'
     controller.proc.send_signal(signal.SIGINT)
     controller.proc.wait(20)
@@ -193,7 +194,7 @@ def test_a_second_controller_started_mid_run_is_reported_and_ignored(graph_facto
     second = started['process']
     assert second.proc.poll() is None, second.output()
     # the second controller answered states (its own, different, answers)...
-    assert sim.foreign_commands > 100, (sim.summary(), second.output()[-2000:])
+    assert sim.exchange.counts.foreign > 100, (sim.summary(), second.output()[-2000:])
     # ...none of which was applied: the run is the first controller's, bit for bit (it answered
     # every state; the probe cannot tell its answers from the second one's, both are stamped)
     assert len(commands) > len(states)

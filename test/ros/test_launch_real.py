@@ -78,8 +78,8 @@ def _sourced_env(*scripts: Path, base: dict) -> dict:
     return dict(item.split('=', 1) for item in out.decode().split('\0') if '=' in item)
 
 
-def make_launch_env(tmp_path_factory) -> dict:
-    """Environment with ros2, colcon and the built dodo_sim (install/setup.bash sourced)."""
+def _installed_tooling() -> tuple[Path, dict]:
+    """Install the tooling into this venv once; return its WORK dir and the base environment."""
     tooling = _tooling_dir()
     if tooling is None:
         pytest.skip('ROS 2 launch tooling not found: ../shared/ros2_launch (install.sh) is not '
@@ -91,6 +91,18 @@ def make_launch_env(tmp_path_factory) -> dict:
     base = dict(os.environ)
     base['PATH'] = f'{Path(sys.executable).parent}{os.pathsep}{base.get("PATH", "")}'
     base['VIRTUAL_ENV'] = sys.prefix
+    return work, base
+
+
+def ros2_cli_env() -> dict:
+    """Environment with the real ``ros2`` command line (ros2cli), no colcon build."""
+    work, base = _installed_tooling()
+    return _sourced_env(work / 'env.sh', base=base)
+
+
+def make_launch_env(tmp_path_factory) -> dict:
+    """Environment with ros2, colcon and the built dodo_sim (install/setup.bash sourced)."""
+    work, base = _installed_tooling()
     workspace = tmp_path_factory.mktemp('colcon_ws')
     (workspace / 'src').mkdir()
     (workspace / 'src' / 'dodo_sim').symlink_to(REPO)
@@ -376,3 +388,37 @@ def test_dodo_cli_runs_through_ros2_run_after_colcon_build(launch_env):
                            capture_output=True, text=True, timeout=120)
     assert usage.returncode == 0, usage.stdout + usage.stderr
     assert '--duration' in usage.stdout and '--namespace' in usage.stdout
+
+
+def test_controller_none_leaves_the_controller_out_and_a_users_node_answers(launch_env,
+                                                                            tmp_path):
+    """
+    ``controller:=none record:=true``: no controller process, a node of the user's answers.
+
+    The node is written from the contract alone (test_external_controller.py); the simulator
+    names the missing publisher until it comes, then the run goes on; SIGINT ends every process
+    with code 0 and the bag records the controller as external.
+    """
+    import json
+
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.bag import read_bag
+    from test_external_controller import CONTRACT_ONLY_CONTROLLER
+    bag = tmp_path / 'bag'
+    launch = Launch(launch_env, 'controller:=none', 'record:=true', f'bag:={bag}')
+    launch.wait_for(r'\[simulator\]: waiting for: a publisher of /joint_commands', 300.0)
+    script = tmp_path / 'my_pd.py'
+    script.write_text(CONTRACT_ONLY_CONTROLLER)
+    node = LineProcess([sys.executable, str(script)], env=launch.env, cwd=tmp_path)
+    try:
+        launch.wait_for(r'\[simulator\]: simulation starts', 120.0)
+        launch.wait_for(r'\b(?:[1-9]\d{3}|\d{5,}) /joint_states messages so far', 120.0)
+        # the launch first: the controller leaving first is a lost controller (exit 1)
+        assert launch.interrupt() == 0, launch.output[-4000:]
+    finally:
+        node.proc.send_signal(signal.SIGINT)
+        node.proc.wait(timeout=30)
+    launch.finished_cleanly('simulator', 'recorder')
+    assert not re.search(r'\[controller-\d+\]: process started', launch.output)
+    announced = read_bag(bag, [contract.APPLIED_CONTROLLER])[contract.APPLIED_CONTROLLER]
+    assert [json.loads(m.data)['kind'] for m in announced.messages] == ['external']

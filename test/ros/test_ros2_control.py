@@ -124,8 +124,8 @@ def test_lockstep_applies_the_command_written_at_each_states_time():
     try:
         graph.run(120.0)
         sim, states = graph.sim, graph.cm.states
-        assert sim.steps >= 300 and sim.rejected_commands == 0
-        assert sim.command_timeouts == 0
+        assert sim.steps >= 300 and sim.exchange.counts.rejected == 0
+        assert sim.exchange.counts.timeouts == 0
         # no publisher on joint_states: ros2_control's joint_state_broadcaster owns it
         assert sim.count_publishers(contract.JOINT_STATES) == 0
         names = list(states[0].name)
@@ -151,7 +151,7 @@ def test_realtime_holds_the_newest_command():
     try:
         graph.run(60.0)
         sim, states = graph.sim, graph.cm.states
-        assert sim.rejected_commands == 0 and sim.steps >= 450
+        assert sim.exchange.counts.rejected == 0 and sim.steps >= 450
         names = list(states[0].name)
         hip, knee = names.index('hip'), names.index('knee')
         applied = [(s.effort[hip], s.effort[knee]) for s in states]
@@ -176,6 +176,8 @@ def test_realtime_holds_the_newest_command():
     (('base_x', 'base_z', 'hip', 'knee'), (math.nan, 0.0), (), 'non-finite'),
 ])
 def test_malformed_topic_based_commands_are_rejected(names, effort, position, why):
+    from dodo_sim.ros.ros2_control import topic_based_efforts
+    from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ros_domain_id())
@@ -183,13 +185,18 @@ def test_malformed_topic_based_commands_are_rejected(names, effort, position, wh
     sim = SimulatorNode(context=context, parameter_overrides=[
         Parameter('command_convention', value='ros2_control')])
     try:
+        info = {'publisher_gid': {'data': b'\x01' * 16}}
         msg = JointState(name=list(names), effort=list(effort), position=list(position))
-        assert sim._ros2_control_torques(msg) is None, why
-        assert sim.rejected_commands == 1
+        sim._on_joint_command(serialize_message(msg), info)       # as the subscription does
+        assert sim.exchange.counts.rejected == 1, why
         good = JointState(name=['knee', 'base_x', 'base_z', 'hip'], effort=[-2.0, 1.0])
+        sim._on_joint_command(serialize_message(good), info)
+        assert sim.exchange.counts.rejected == 1       # valid: before the first state, early
+        assert sim.exchange.counts.early == 1
         # efforts follow the order the actuated joints are named in (knee first here); the
         # result is in actuated-joint order (hip, knee)
-        assert sim._ros2_control_torques(good) == (1.0, -2.0)
+        assert topic_based_efforts(good.name, good.effort, (), (), sim.joint_names,
+                                   list(sim.sim.actuated_joint_names)) == ((1.0, -2.0), '')
     finally:
         sim.destroy_node()
         rclpy.try_shutdown(context=context)

@@ -177,7 +177,7 @@ def test_lockstep_reproduces_the_core_loop_and_hops(ros, lockstep_run):
     sim, ctrl, probe, duration = lockstep_run
     steps = int(round(duration / sim.config.control_period))
     assert sim.exit_code == 0 and sim.steps == steps
-    assert sim.command_timeouts == 0
+    assert sim.exchange.counts.timeouts == 0
     stamps = np.array([stamp_ns(m) for m in probe.states])
     assert np.all(np.diff(stamps) == 1_000_000) and stamps[0] == 0
     q = np.array([list(m.position) for m in probe.states])
@@ -195,14 +195,14 @@ def test_lockstep_reproduces_the_core_loop_and_hops(ros, lockstep_run):
 
 def test_bad_commands_are_rejected_without_effect(ros, lockstep_run):
     sim, ctrl, probe, duration = lockstep_run
-    assert sim.rejected_commands >= 40     # 2 x ~100 Hz stray publishers during the whole run
+    assert sim.exchange.counts.rejected >= 40   # 2 x ~100 Hz stray publishers the whole run
     good = [m for m in probe.joint_commands
             if list(m.name) == ['hip', 'knee'] and all(map(math.isfinite, m.effort))]
     assert len(good) == sim.steps + 1
     # effort published = command applied one step later (ideal motors): never a bad value
     efforts = np.array([list(m.effort) for m in probe.states])
     assert np.isfinite(efforts).all()
-    assert sim.command_timeouts == 0 and sim.zero_torque_steps == 0
+    assert sim.exchange.counts.timeouts == 0 and sim.exchange.counts.zero_torque_steps == 0
 
 
 def test_a_silent_controller_pauses_simulated_time_then_the_run_goes_on(ros):
@@ -212,13 +212,13 @@ def test_a_silent_controller_pauses_simulated_time_then_the_run_goes_on(ros):
     assert ros.spin_until(lambda: len(probe.states) >= 50, 30.0)
     answering['on'] = False
     # wait 5 command_timeouts of wall time: not one state more, the newest never answered
-    assert ros.spin_until(lambda: sim.waits == 1, 10.0)
+    assert ros.spin_until(lambda: sim.exchange.counts.waits == 1, 10.0)
     paused_at = len(probe.states)
     steps = sim.steps
-    assert ros.spin_until(lambda: sim.longest_wait_s > 1.0, 10.0)
+    assert ros.spin_until(lambda: sim.exchange.counts.wait_s_max > 1.0, 10.0)
     assert len(probe.states) == paused_at and sim.steps == steps
-    assert sim.waits == 1 and not sim.done.done()
-    assert sim.zero_torque_steps == 0 and sim.command_timeouts == 0
+    assert sim.exchange.counts.waits == 1 and not sim.done.done()
+    assert sim.exchange.counts.zero_torque_steps == 0 and sim.exchange.counts.timeouts == 0
     # the answer to the waiting state, however late, resumes the run where it stopped
     answering['on'] = True
     answering['publisher'].publish(joint_command(probe.states[-1].header.stamp, (2.0, -1.0)))
@@ -226,7 +226,7 @@ def test_a_silent_controller_pauses_simulated_time_then_the_run_goes_on(ros):
     stamps = np.array([stamp_ns(m) for m in probe.states])
     assert np.all(np.diff(stamps) == 1_000_000)          # no step skipped, none at wall rate
     assert all(list(m.effort)[2:] == [2.0, -1.0] for m in probe.states[1:])
-    assert sim.zero_torque_steps == 0 and sim.waits == 1
+    assert sim.exchange.counts.zero_torque_steps == 0 and sim.exchange.counts.waits == 1
     summary = sim.summary()
     assert summary['waits'] == 1 and summary['wait_s_max'] > 0.8
 
@@ -242,7 +242,7 @@ def test_the_controller_lost_after_controller_lost_timeout_ends_the_run(ros):
     summary = sim.summary()
     assert summary['stop_reason'] == 'controller_lost'
     assert summary['controller'] == '/probe' and summary['wait_s_max'] > 0.6
-    assert sim.zero_torque_steps == 0
+    assert sim.exchange.counts.zero_torque_steps == 0
 
 
 def test_the_controller_leaving_the_graph_ends_the_run(ros):
@@ -367,7 +367,7 @@ def test_realtime_mode_holds_the_last_command(ros):
     sim = make_sim(ros, mode='realtime', command_timeout=5.0, min_subscribers=0)
     probe = Probe(ros)
     cmd = probe.publisher(Float64MultiArray, contract.EFFORT_COMMANDS)
-    assert ros.spin_until(lambda: sim._started, 30.0)
+    assert ros.spin_until(lambda: sim.exchange.started, 30.0)
     cmd.publish(Float64MultiArray(data=[1.5, -0.5]))           # sent once, then held
     # (no stamped commands come: the unstamped ros2_control topic is applied)
     assert ros.spin_until(lambda: len(probe.states) >= 300, 30.0)
@@ -375,7 +375,8 @@ def test_realtime_mode_holds_the_last_command(ros):
     np.testing.assert_array_equal(efforts, [[1.5, -0.5]] * 100)
     stamps = np.array([stamp_ns(m) for m in probe.states])
     assert np.all(np.diff(stamps) == 1_000_000)      # one control period per tick
-    assert sim.tick_lateness.count > 0 and sim.steps >= len(probe.states) - 1   # first: no step
+    # the first state is no step
+    assert sim.exchange.tick_lateness.count > 0 and sim.steps >= len(probe.states) - 1
 
 
 def test_controller_merges_joint_states_from_two_drivers_and_changes_setpoints(ros):

@@ -6,7 +6,8 @@
 
 It builds it through ``dodo_control.registry`` (the controller node's ``controller`` parameter): a
 ``dodo walk`` bag (Kneed Walker) and a ``dodo hop --params-file config/boom.yaml`` bag
-(boom-mounted leg) replay with |Δτ| = 0 from the bag alone, over real DDS.
+(boom-mounted leg) replay with |Δτ| = 0 from the bag alone, over real DDS; so does a ``dodo hop
+--params-file config/hold.yaml`` bag (the joint controller of any robot on the hopper).
 """
 from __future__ import annotations
 
@@ -33,14 +34,14 @@ def _dodo(*args, timeout=900):
     return proc.returncode, proc.stdout
 
 
-def _replays_exactly(bag, controller: str, capsys):
+def _replays_exactly(bag, controller: str, capsys, duration_s: float = DURATION_S):
     result = compare_with_controller(bag)
     print('dodo replay:', result.summary())
     assert result.controller == controller, result.summary()
     assert 'recorded' in result.config_source, result.summary()
     assert result.source == 'joint_commands', result.summary()
     assert result.unmatched_states == 0, result.summary()
-    assert result.compared >= DURATION_S / 0.001 - 1, result.summary()
+    assert result.compared >= duration_s / 0.001 - 1, result.summary()
     assert result.max_abs_nm == 0.0, result.summary()
     assert replay_main([str(bag), '--through-controller']) == 0
     out = capsys.readouterr().out
@@ -67,6 +68,24 @@ def test_boom_bag_replays_through_the_slip_controller_exactly(tmp_path, capsys):
                          '--duration', str(DURATION_S), '--bag', str(bag))
     assert code == 0, output[-4000:]
     _replays_exactly(bag, 'slip_hopper', capsys)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_hold_params_file_runs_joint_hold_over_ros_and_its_bag_replays_exactly(tmp_path, capsys):
+    """
+    ``controller: joint_hold`` in a params file: the registry path end to end.
+
+    ``dodo hop --params-file config/hold.yaml`` (the shipped hopper standing under the joint
+    controller of any robot) exits 0; the bag replays through it with |dtau| = 0.
+    """
+    bag = tmp_path / 'hold'
+    duration_s = 0.5
+    code, output = _dodo('hop', '--params-file', str(REPO / 'config' / 'hold.yaml'),
+                         '--duration', str(duration_s), '--bag', str(bag))
+    assert code == 0, output[-4000:]
+    assert 'controller ready (joint_hold' in output, output[-4000:]
+    _replays_exactly(bag, 'joint_hold', capsys, duration_s)
 
 
 def test_a_bag_without_the_controller_parameter_replays_the_slip_hopper():

@@ -184,7 +184,7 @@ def test_a_second_controller_node_is_reported_and_the_bag_replays_exactly(tmp_pa
             second.wait(10)
     out = hop.output()
     exchange = parse_summary(out, 'exchange')
-    assert exchange['foreign'] > 0 and exchange['duplicate_controller'] == 'true', exchange
+    assert exchange['foreign'] > 0 and exchange['duplicate_controller'] is True, exchange
     assert 'a second node named /controller sends commands' in out, out[-4000:]
     assert code == 1, out[-4000:]
     assert 'command(s) from a second node named /controller' in out, out[-4000:]

@@ -121,7 +121,7 @@ def test_commands_of_a_second_controller_are_a_failure(tmp_path):
     hop.sim_summary = {'sim_time_s': 3.0, 'steps': 3000, 'stop_reason': 'stop_after',
                        'mode': 'lockstep', 'timeouts': 0, 'zero_torque_steps': 0,
                        'foreign': 1500, 'controller': '/controller',
-                       'duplicate_controller': 'true'}
+                       'duplicate_controller': True}
     result = hop.result('completed')
     assert result.exit_code == 1
     assert '1500 command(s) from a second node named /controller' in result.summary()
