@@ -34,7 +34,9 @@ class HostedController(Protocol):
     frozen config dataclass; the node changes them at runtime through :meth:`reconfigure` with
     a new config (the registry's ``startup_only`` fields excepted). Optional:
     ``telemetry_labels`` (field -> labels of its entries, or None to leave a field out of the
-    node's named ``/controller/state`` channels).
+    node's named ``/controller/state`` channels) and ``reset()`` (forget everything learnt from
+    past states, keep the config: called when the simulator starts a new episode, a reset or a
+    state set by a client; without it the controller is built anew, :func:`restart`).
     """
 
     @property
@@ -64,3 +66,18 @@ class HostedController(Protocol):
 def missing_members(controller: object) -> list[str]:
     """Return the members of :class:`HostedController` that ``controller`` lacks."""
     return [name for name in REQUIRED_MEMBERS if not hasattr(controller, name)]
+
+
+def restart(controller, rebuild):
+    """
+    Return ``controller`` started afresh for a new episode (docs/simulation_interfaces.md).
+
+    Its ``reset()`` when it has one, else ``rebuild()`` (a new controller of the same config).
+    The controller node and ``dodo replay --through-controller`` both call it, so a replay
+    restarts its controller exactly as the run did.
+    """
+    reset = getattr(controller, 'reset', None)
+    if callable(reset):
+        reset()
+        return controller
+    return rebuild()

@@ -41,6 +41,25 @@ MAX_LATENCY_PERIODS = 1000
 #: for a robot attached to the world), no IMU.
 IMU_AUTO, IMU_NONE = 'auto', 'none'
 
+_MODEL = 'the robot model is built from it at start; a new model is a new run'
+_CLOCK = ('the exchange runs on it from the first state (stamps, bags and replay rely on one '
+          'control period and mode for a run)')
+_METHOD = 'the numerical method is fixed for a run; compare methods in separate runs'
+_INERTIA = ("it is part of the mass matrix (the motors' reflected inertia): changing it while "
+            "running would change the robot's momentum")
+#: The physics' SimConfig fields fixed for a run, with their reasons (:data:`STARTUP_ONLY`).
+_FIXED_PHYSICS = {
+    'integrator': _METHOD, 'dt': _METHOD, 'control_period': _CLOCK, 'mode': _CLOCK,
+    'command_timeout': _CLOCK, 'base': _MODEL, 'contact_frames': _MODEL,
+    'contact_radii': _MODEL, 'collisions': _MODEL, 'collision_exclude_links': _MODEL,
+    'actuated_joints': _MODEL, 'joint_limits': _MODEL, 'solver': _METHOD,
+    'solver_relaxation': _METHOD, 'solver_max_iterations': _METHOD, 'solver_tolerance': _METHOD,
+    'position_correction': _METHOD, 'drift_correction_rate': _METHOD,
+    'event_tolerance_s': _METHOD, 'event_accumulation_speed': _METHOD,
+    'event_accumulation': _METHOD, 'motor_dynamics': _INERTIA, 'motor_gear_ratio': _INERTIA,
+    'motor_rotor_inertia_kgm2': _INERTIA,
+}
+
 
 @dataclass(frozen=True)
 class SimConfig:
@@ -321,3 +340,16 @@ class SimConfig:
 #: The SimConfig fields of the sensors (:mod:`dodo_sim.physics.sensors`), in field order.
 SENSOR_PARAMETERS = tuple(f.name for f in fields(SimConfig) if f.name.startswith(
     ('sensor_', 'joint_position_', 'joint_velocity_', 'joint_state_', 'contact_force_', 'imu_')))
+
+_SENSORS = ("the simulator node builds the sensors' seeded noise, bias and delay lines from it "
+            'at start')
+#: SimConfig fields fixed for a run, with the reason ``ros2 param describe`` shows; every other
+#: field is in :data:`RUNTIME_FIELDS` (docs/simulation_interfaces.md, "Runtime parameters").
+STARTUP_ONLY = {**_FIXED_PHYSICS, **dict.fromkeys(SENSOR_PARAMETERS, _SENSORS)}
+
+#: SimConfig fields a running simulator takes at a step boundary
+#: (:meth:`dodo_sim.physics.simulator.Simulator.reconfigure`): the contact law, the terrain, the
+#: motors' limits and lag, the scheduled pushes, the divergence bound and the start state of
+#: later resets (``initial_q``, ``initial_v``).
+RUNTIME_FIELDS = tuple(name for name in SimConfig.__dataclass_fields__
+                       if name not in STARTUP_ONLY)

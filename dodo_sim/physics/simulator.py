@@ -19,7 +19,10 @@ Example::
 ``step`` runs ``control_period / dt`` physics steps (an integer, checked) with the command held
 (zero-order hold) through the motor model. Pushes act at the origin of the heaviest link (the
 hopper's body) and come from the config schedule or :meth:`Simulator.apply_impulse`; a constant
-external force from :meth:`Simulator.set_external_force`. See ``docs/physics.md``. The
+external force from :meth:`Simulator.set_external_force`. At a step boundary
+:meth:`Simulator.set_state` teleports the robot (time goes on) and :meth:`Simulator.reconfigure`
+takes the parameters that may change while running (contact law, terrain, motors, pushes;
+``sim_config.RUNTIME_FIELDS``). See ``docs/physics.md``. The
 parameters, their units and bounds: :class:`.sim_config.SimConfig`.
 
 Longer than ~500 lines: :class:`Simulator` is one object whose reset, step (substeps, motor
@@ -43,7 +46,7 @@ from .event import EventDrivenIntegrator, EventLimitExceeded, EventParams
 from .kernels.step import step as compiled_step
 from .motor import armature, BackEmfLimit, MotorModel
 from .robot import load_robot, ModelError, RobotModel
-from .sim_config import INTEGRATORS, MODES, SimConfig
+from .sim_config import INTEGRATORS, MODES, SimConfig, STARTUP_ONLY
 from .start_state import check_above_terrain, check_start_sizes, check_within_limits
 from .timestepping import MoreauJeanIntegrator, TimeSteppingParams
 
@@ -143,27 +146,9 @@ class Simulator:
             robot.model.armature[list(robot.actuated_idx_v)] = armature(
                 self._per_joint('motor_gear_ratio'), self._per_joint('motor_rotor_inertia_kgm2'))
         check_start_sizes(self.robot, self.config)
-        self.terrain = cfg.make_terrain()
-        contact = ContactParams(friction=cfg.friction, restitution=cfg.restitution)
-        self._contact = contact
+        (self.terrain, self._contact, self.integrator,
+         self._fast) = self._dynamics(cfg)
         self._accumulation_integrator = None    # event: built at its first accumulation step
-        if cfg.integrator == 'timestepping':
-            self.integrator = self._time_stepping()
-        else:
-            self.integrator = EventDrivenIntegrator(
-                robot, self.terrain, contact,
-                EventParams(drift_correction_rate=cfg.drift_correction_rate,
-                            time_tolerance_s=cfg.event_tolerance_s,
-                            solver_tolerance=cfg.solver_tolerance,
-                            max_iterations=cfg.solver_max_iterations,
-                            accumulation_speed=cfg.event_accumulation_speed),
-                joint_limits=cfg.joint_limits)
-        # the compiled time-stepping step with the motor torques as input (fast lane of step())
-        self._fast = None
-        if cfg.integrator == 'timestepping':
-            buffers = self.integrator.compiled_buffers(robot.actuated_idx_v)
-            if buffers is not None:
-                self._fast = (compiled_step,) + buffers
         self.motor = self._motor_model()
         self._data = robot.model.createData()
         self._actuated = np.array(robot.actuated_idx_v, dtype=int)
@@ -186,34 +171,63 @@ class Simulator:
         # pose with reset(q), which checks it
         self.reset(check_terrain=bool(cfg.initial_q))
 
-    def _per_joint(self, name: str) -> np.ndarray:
+    def _per_joint(self, name: str, cfg: SimConfig | None = None) -> np.ndarray:
         """
-        Return a motor parameter as one value per actuated joint.
+        Return a motor parameter of ``cfg`` (default: the config) as one value per actuated joint.
 
         A bad length raises ValueError naming it.
         """
-        values = getattr(self.config, name)
+        values = getattr(self.config if cfg is None else cfg, name)
         n = len(self.robot.actuated_idx_v)
         if len(values) not in (1, n):
             raise ValueError(f'SimConfig.{name} = {list(values)}: needs one value or one per '
                              f'actuated joint {list(self.robot.actuated_joint_names)}')
         return np.broadcast_to(np.asarray(values, dtype=float), (n,)).copy()
 
-    def _motor_model(self) -> MotorModel:
-        cfg, robot = self.config, self.robot
+    def _motor_model(self, cfg: SimConfig | None = None) -> MotorModel:
+        cfg = self.config if cfg is None else cfg
+        robot = self.robot
         n = len(robot.actuated_idx_v)
-        peak = (self._per_joint('motor_peak_torque_nm') if cfg.motor_peak_torque_nm
+        peak = (self._per_joint('motor_peak_torque_nm', cfg) if cfg.motor_peak_torque_nm
                 else np.asarray(robot.effort_limits, dtype=float))
         back_emf = None
         if cfg.torque_saturation and cfg.motor_supply_voltage_v:
             back_emf = BackEmfLimit(
-                gear_ratio=self._per_joint('motor_gear_ratio'),
-                torque_constant=self._per_joint('motor_torque_constant_nm_per_a'),
-                back_emf_constant=self._per_joint('motor_back_emf_constant_v_s_per_rad'),
-                supply_voltage=self._per_joint('motor_supply_voltage_v'),
-                resistance=self._per_joint('motor_resistance_ohm'), peak_torque=peak)
+                gear_ratio=self._per_joint('motor_gear_ratio', cfg),
+                torque_constant=self._per_joint('motor_torque_constant_nm_per_a', cfg),
+                back_emf_constant=self._per_joint('motor_back_emf_constant_v_s_per_rad', cfg),
+                supply_voltage=self._per_joint('motor_supply_voltage_v', cfg),
+                resistance=self._per_joint('motor_resistance_ohm', cfg), peak_torque=peak)
         return MotorModel(peak if cfg.torque_saturation else None, cfg.motor_time_constant, n,
                           back_emf=back_emf, speed_index=robot.actuated_idx_v)
+
+    def _dynamics(self, cfg: SimConfig) -> tuple:
+        """
+        Build (terrain, contact law, integrator, compiled fast lane) of ``cfg`` for this robot.
+
+        Nothing of the simulator is changed (:meth:`reconfigure` swaps them in).
+        """
+        robot = self.robot
+        terrain = cfg.make_terrain()
+        contact = ContactParams(friction=cfg.friction, restitution=cfg.restitution)
+        if cfg.integrator == 'timestepping':
+            integrator = self._time_stepping(cfg, terrain, contact)
+        else:
+            integrator = EventDrivenIntegrator(
+                robot, terrain, contact,
+                EventParams(drift_correction_rate=cfg.drift_correction_rate,
+                            time_tolerance_s=cfg.event_tolerance_s,
+                            solver_tolerance=cfg.solver_tolerance,
+                            max_iterations=cfg.solver_max_iterations,
+                            accumulation_speed=cfg.event_accumulation_speed),
+                joint_limits=cfg.joint_limits)
+        # the compiled time-stepping step with the motor torques as input (fast lane of step())
+        fast = None
+        if cfg.integrator == 'timestepping':
+            buffers = integrator.compiled_buffers(robot.actuated_idx_v)
+            if buffers is not None:
+                fast = (compiled_step,) + buffers
+        return terrain, contact, integrator, fast
 
     # -- model information --------------------------------------------------------------------
 
@@ -236,6 +250,12 @@ class Simulator:
 
     # -- public API ---------------------------------------------------------------------------
 
+    def start_state(self) -> tuple:
+        """Return the (q, v) a reset starts from: initial_q / initial_v, else the model's."""
+        cfg, robot = self.config, self.robot
+        return (cfg.initial_q if cfg.initial_q else robot.default_q,
+                cfg.initial_v if cfg.initial_v else robot.default_v)
+
     def reset(self, q=None, v=None, *, check_terrain: bool = True) -> State:
         """
         Set the state (defaults: config initial_q / initial_v, else the model's) and time 0.
@@ -247,13 +267,9 @@ class Simulator:
         constructor does for the model's default pose).
         """
         robot = self.robot
-        cfg = self.config
-        if q is None:
-            q = cfg.initial_q if cfg.initial_q else robot.default_q
-        if v is None:
-            v = cfg.initial_v if cfg.initial_v else robot.default_v
-        q = np.array(q, dtype=float)
-        v = np.array(v, dtype=float)
+        start_q, start_v = self.start_state()
+        q = np.array(start_q if q is None else q, dtype=float)
+        v = np.array(start_v if v is None else v, dtype=float)
         if q.shape != (robot.nq,) or v.shape != (robot.nv,) or not (
                 np.isfinite(q).all() and np.isfinite(v).all()):
             raise ValueError(f'reset needs {robot.nq} finite values for q '
@@ -263,7 +279,7 @@ class Simulator:
             q = pin.normalize(robot.model, q)
         if check_terrain:
             self._check_above_terrain(q)
-            if cfg.joint_limits:
+            if self.config.joint_limits:
                 check_within_limits(robot, q)
         self._q, self._v = q, v
         self._steps = 0
@@ -277,6 +293,70 @@ class Simulator:
         n = len(robot.contact_frame_ids)
         self.state = self._make_state(0.0, (False,) * n, np.zeros((n, 3)), 0, 0.0, ())
         return self.state
+
+    def set_state(self, q, v, *, check_terrain: bool = True) -> State:
+        """
+        Put the robot in state (q, v) at the current time (a step boundary).
+
+        As :meth:`reset` (checks, the motors' torque lag and a pending push cleared), but the
+        time, the push schedule and the step counters go on: a teleport, not a restart.
+        """
+        steps, next_push = self._steps, self._next_push
+        unconverged, accumulations = self._unconverged, self._accumulations
+        state = self.reset(q, v, check_terrain=check_terrain)
+        self._steps, self._next_push = steps, next_push
+        self._unconverged, self._accumulations = unconverged, accumulations
+        self.state = state._replace(t=self.time, unconverged_steps=unconverged)
+        return self.state
+
+    def reconfigure(self, config: SimConfig) -> None:
+        """
+        Take ``config`` from the next step on (call it at a step boundary).
+
+        Only :data:`.sim_config.RUNTIME_FIELDS` may differ from the running config: the contact
+        law, the terrain, the motors' limits and lag, the push schedule (pushes at times from
+        now on), ``max_speed`` and the start state of later resets. The state (q, v, time, the
+        motors' applied torques, a pending push, the constant force) is kept. Raises ValueError,
+        changing nothing, for a field fixed at start (naming why), a bad value, or a terrain
+        that would put a contact point under the ground now (or in the start state).
+        """
+        if not isinstance(config, SimConfig):
+            raise TypeError(f'config must be a SimConfig, got {type(config).__name__}')
+        changed = [f.name for f in dataclasses.fields(SimConfig)
+                   if getattr(config, f.name) != getattr(self.config, f.name)]
+        fixed = [name for name in changed if name in STARTUP_ONLY]
+        if fixed:
+            raise ValueError(f'SimConfig.{fixed[0]} is fixed for a run: {STARTUP_ONLY[fixed[0]]}')
+        if not changed:
+            return
+        check_start_sizes(self.robot, config)
+        terrain, contact, integrator, fast = self._dynamics(config)
+        motor = self._motor_model(config)
+        positions = self.contact_positions()
+        try:
+            check_above_terrain(self.robot, integrator.geometry, positions, self._q,
+                                config.terrain, self._data)
+            if config.initial_q:
+                q0 = np.asarray(config.initial_q, dtype=float)
+                if not self.robot.vector_space:
+                    q0 = pin.normalize(self.robot.model, q0)
+                check_above_terrain(self.robot, integrator.geometry,
+                                    self.contact_positions(q0), q0, config.terrain, self._data)
+        except ValueError as exc:
+            raise ValueError(f'SimConfig refused at t = {self.time:.6f} s: '
+                             f'{str(exc).replace("initial state puts", "it puts")}') from None
+        motor.applied = self.motor.applied.copy()
+        self.config = config
+        self.terrain, self._contact, self.integrator = terrain, contact, integrator
+        self._fast = fast
+        self._accumulation_integrator = None
+        self.motor = motor
+        self._max_speed_squared = config.max_speed * config.max_speed
+        self._pushes = sorted(zip(config.push_times, config.push_impulses_x,
+                                  config.push_impulses_z))
+        # pushes before now are past; the ones from now on are due (collected at a step's start)
+        self._next_push = sum(1 for p in self._pushes if p[0] < self.time - 1e-12)
+        integrator.reset(self._q, self._v)
 
     def step(self, tau) -> State:
         """
@@ -463,10 +543,12 @@ class Simulator:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _time_stepping(self) -> MoreauJeanIntegrator:
-        cfg = self.config
+    def _time_stepping(self, cfg: SimConfig | None = None, terrain=None,
+                       contact: ContactParams | None = None) -> MoreauJeanIntegrator:
+        cfg = self.config if cfg is None else cfg
         return MoreauJeanIntegrator(
-            self.robot, self.terrain, self._contact,
+            self.robot, self.terrain if terrain is None else terrain,
+            self._contact if contact is None else contact,
             TimeSteppingParams(solver=cfg.solver, relaxation=cfg.solver_relaxation,
                                max_iterations=cfg.solver_max_iterations,
                                tolerance=cfg.solver_tolerance,

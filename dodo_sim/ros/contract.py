@@ -51,6 +51,9 @@ ground_truth/imu                                                       latency o
 /controller/markers              visualization_msgs/MarkerArray        controller
 /simulator/push                  geometry_msgs/Vector3                 anyone: impulse on the base,
                                                                        x and z in N*s
+/simulator/events                std_msgs/String (JSON, transient      simulator: resets, states
+                                 local)                                set, pauses, parameter
+                                                                       changes, with their stamp
 /simulator/force                 geometry_msgs/Vector3                 anyone: constant force on
 the
                                                                        base until changed, N
@@ -59,6 +62,8 @@ the
 
 Names are relative (``joint_states``) and resolve under the robot's namespace; the table shows
 them for the default, empty namespace. Services (std_srvs/Trigger): ``/simulator/reset``; the
+simulation_interfaces services ``/simulator/reset_simulation`` etc. (:data:`SIM_SERVICES`) and
+the action ``/simulator/simulate_steps``; the
 hardware driver's ``/driver/enable``,
 ``/driver/disable``, ``/driver/estop``, ``/driver/calibrate`` (docs/hardware.md).
 
@@ -97,6 +102,44 @@ CONTROLLER_MARKERS = 'controller/markers'
 PUSH = 'simulator/push'
 FORCE = 'simulator/force'
 RESET_SERVICE = 'simulator/reset'
+#: The simulator's events (std_msgs/String, reliable, transient local, EVENTS_DEPTH kept): one
+#: JSON record per reset, entity or joint state set, pause, play, step request and runtime
+#: parameter change, with the stamp it took effect at and the episode
+#: (:mod:`dodo_sim.ros.sim_events`; docs/simulation_interfaces.md). Controllers start afresh at
+#: a new episode; bags record it.
+SIM_EVENTS = 'simulator/events'
+#: Records of SIM_EVENTS kept for late joiners (transient local), messages.
+EVENTS_DEPTH = 100
+#: The simulation_interfaces services of the simulator and their types (Kilted line 1.6.1), by
+#: name under the simulator node, as Gazebo's ros_gz names them under its node
+#: (``/gzserver/reset_simulation``, ...): ``simulator/reset_simulation``, ...
+SIM_SERVICES = {
+    'get_simulator_features': 'simulation_interfaces/srv/GetSimulatorFeatures',
+    'get_simulation_state': 'simulation_interfaces/srv/GetSimulationState',
+    'set_simulation_state': 'simulation_interfaces/srv/SetSimulationState',
+    'reset_simulation': 'simulation_interfaces/srv/ResetSimulation',
+    'step_simulation': 'simulation_interfaces/srv/StepSimulation',
+    'get_entities': 'simulation_interfaces/srv/GetEntities',
+    'get_entities_states': 'simulation_interfaces/srv/GetEntitiesStates',
+    'get_entity_state': 'simulation_interfaces/srv/GetEntityState',
+    'get_entity_info': 'simulation_interfaces/srv/GetEntityInfo',
+    'set_entity_state': 'simulation_interfaces/srv/SetEntityState',
+}
+#: The SimulateSteps action of the simulator (simulation_interfaces/action/SimulateSteps).
+SIMULATE_STEPS = 'simulator/simulate_steps'
+#: Companion of the standard (which sets no joint state): joint positions and velocities by
+#: name, rcl_interfaces/srv/SetParametersAtomically (each parameter a joint: a double = its
+#: position, a double array = [position] or [position, velocity]).
+SET_JOINT_STATE = 'simulator/set_joint_state'
+
+
+def sim_service(name: str) -> str:
+    """Return the relative name of the simulation_interfaces service ``name`` (SIM_SERVICES)."""
+    if name not in SIM_SERVICES:
+        raise ValueError(f'no simulator service {name!r}; services: {sorted(SIM_SERVICES)}')
+    return f'simulator/{name}'
+
+
 #: The simulator's announcement of the publisher whose commands it applies (std_msgs/String,
 #: latched, JSON ``{"node": ..., "gid": <hex>, "since_ns": <stamp>, "kind": "hosted" |
 #: "external"}``): the recorder uses it to keep the applied commands on JOINT_COMMANDS in the
@@ -312,6 +355,7 @@ TOPIC_TYPES = {
     ROS2_CONTROL_STATES: 'sensor_msgs/msg/JointState',
     FORCE: 'geometry_msgs/msg/Vector3',
     APPLIED_CONTROLLER: 'std_msgs/msg/String',
+    SIM_EVENTS: 'std_msgs/msg/String',
     RECORDED_CONFIGURATIONS: 'std_msgs/msg/String',
     IGNORED_COMMANDS: 'sensor_msgs/msg/JointState',
     ODOM: ODOM_TYPE,
@@ -349,7 +393,8 @@ def recorded_topics(contact_frames=('foot',), command_convention: str = 'stamped
     channels and markers, the robot description, ``/tf`` + ``/tf_static`` (recorded from
     robot_state_publisher, or computed by the recorder from ``/joint_states`` when nothing
     publishes them), every node's parameters (declarations, runtime changes) and the driver's
-    diagnostics. Under ``command_convention: ros2_control`` also the topic-based system's
+    diagnostics, and the simulator's events (resets, states set, runtime parameter changes).
+    Under ``command_convention: ros2_control`` also the topic-based system's
     states and commands (the simulator's states go there, not to ``/joint_states``).
     """
     convention = ((ROS2_CONTROL_STATES, ROS2_CONTROL_COMMANDS)
@@ -357,7 +402,7 @@ def recorded_topics(contact_frames=('foot',), command_convention: str = 'stamped
     return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
             + (JOINT_COMMANDS, EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
                ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS,
-               APPLIED_CONTROLLER, ODOM, IMU) + convention
+               APPLIED_CONTROLLER, ODOM, IMU, SIM_EVENTS) + convention
             + ground_truth_topics(contact_frames))
 
 
@@ -376,12 +421,12 @@ def hardware_recorded_topics(contact_frames=('foot',),
     """
     Topics the recorder writes on hardware (a driver instead of the simulator).
 
-    No /clock and no ground truth (``odom``, ``ground_truth/...``), plus the /estop input (the
-    driver's /diagnostics is recorded everywhere).
+    No /clock, no ground truth (``odom``, ``ground_truth/...``) and no simulator events, plus
+    the /estop input (the driver's /diagnostics is recorded everywhere).
     """
-    truth = (CLOCK, ODOM) + ground_truth_topics(contact_frames)
+    simulator_only = (CLOCK, ODOM, SIM_EVENTS) + ground_truth_topics(contact_frames)
     return tuple(t for t in recorded_topics(contact_frames, command_convention)
-                 if t not in truth) + (ESTOP,)
+                 if t not in simulator_only) + (ESTOP,)
 
 
 #: Topics recorded on hardware by default (the hopper).
@@ -467,6 +512,13 @@ def tf_qos():
     return QoSProfile(depth=TF_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
 
 
+def events_qos():
+    """Reliable, transient local, depth ``EVENTS_DEPTH``: ``simulator/events``."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=EVENTS_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
 def latched_qos():
     """Reliable, transient local, depth 1: /robot_description, /tf_static, configuration."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -480,4 +532,4 @@ __all__ = [name for name in dir() if name.isupper() or name in (
     'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
     'ground_truth_topic', 'ground_truth_topics',
     'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
-    'tf_qos', 'latched_qos')]
+    'tf_qos', 'latched_qos', 'events_qos', 'sim_service')]

@@ -54,7 +54,8 @@ and, in this order:
   ``tau_<joint>`` per actuated joint, then ``config_revision``: 0 at start, +1 each time a
   runtime parameter change is accepted; a message carrying revision r was computed with the
   configuration of the r-th accepted change (a replay applies each change right before the
-  first state whose revision is higher).
+  first state whose revision is higher), then ``episode``: the simulator's episode the command
+  was computed in (the first state of a new episode is always published).
 * ``/controller/markers`` (visualization_msgs/MarkerArray, frame ``world``, every
   ``marker_period`` s of sim time). Controllers reporting a SLIP leg (telemetry
   ``com_position`` and ``foot_position``, the hopper): ``slip_leg`` (line CoG -> foot),
@@ -63,6 +64,13 @@ and, in this order:
   from the robot model's kinematics: ``com`` (sphere at the CoM), ``cog_path``,
   ``stance_foot`` (sphere at the contact frame named by the telemetry's ``stance_frame``, when
   it has one), ``grf`` (one arrow per contact frame, 1 m per body weight).
+
+Episodes (docs/simulation_interfaces.md): the node reads the simulator's events on
+``simulator/events`` (:mod:`dodo_sim.ros.sim_events`). Before it answers the first state of a
+new episode (a reset, a state set by a client) it starts afresh: the controller's ``reset()``
+(``dodo_control.interface.restart``) and a new outcome monitor. The simulator publishes such an
+event and waits for every reader to acknowledge it before it publishes that state, and this
+node's events subscription comes before its state subscriptions, so the event is taken first.
 
 Outcome monitor (controllers that name one; the walker's :class:`dodo_control.walker.monitor.
 WalkMonitor`): judges every answered state from the measured q and contact forces only — falls
@@ -107,7 +115,7 @@ import sys
 import time
 
 from dodo_control import registry
-from dodo_control.interface import HostedController
+from dodo_control.interface import HostedController, restart
 from dodo_sim import stamps
 from dodo_sim.model import ModelError
 from dodo_sim.physics.robot import urdf_from_untrusted_text
@@ -118,6 +126,7 @@ from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_para
                                  declare_config_parameters)
 from dodo_sim.ros.raw_messages import read_contact, read_contact_frame_id, read_joint_state
 from dodo_sim.ros.runtime import drain, WarnThrottle
+from dodo_sim.ros.sim_events import decode, EpisodeFollower
 from dodo_sim.ros.state_merge import StateMerge
 from dodo_sim.ros.telemetry_channels import TelemetryChannels
 from geometry_msgs.msg import WrenchStamped
@@ -194,6 +203,13 @@ class ControllerNode(Node):
         self._last_contact = np.zeros(2)
         self._last_forces = None
         self._sub_description = None
+        # the simulator's events, subscribed before the states: an episode's event is taken
+        # before its first state (sim_events)
+        self.episodes = EpisodeFollower()
+        self._state_episode = None      # episode of the last /controller/state sent
+        self.create_subscription(String, contract.SIM_EVENTS,
+                                 lambda msg: self.episodes.event(decode(msg.data)),
+                                 contract.events_qos())
         self.diagnostics = diagnostics.Updater(self, self.node_config.controller,
                                                self.node_config.diagnostics_period)
         self.diagnostics.add('tick', self._diagnose)
@@ -230,6 +246,7 @@ class ControllerNode(Node):
         if monitor_class is not None:
             self.monitor = monitor_class(urdf_xml, self.joint_names, *self.monitor_configs)
         self.ctrl = ctrl
+        self._urdf_xml = urdf_xml
         self._channels = TelemetryChannels(getattr(ctrl, 'telemetry_labels', None))
         self._robot = robot
         self._weight = robot.total_mass * float(np.linalg.norm(robot.model.gravity.linear))
@@ -394,6 +411,8 @@ class ControllerNode(Node):
         if paired is None:
             return
         ns, q, v, contact = paired
+        if self.episodes.starts(ns):
+            self._start_episode(ns)
         t = stamps.stamp_s(ns)
         started = time.perf_counter_ns()
         tau = np.asarray(self.ctrl.update(t, q, v, contact), dtype=float)
@@ -420,16 +439,27 @@ class ControllerNode(Node):
             self.get_logger().warning(self.monitor.fall_message())
         # telemetry at its own rates, on the state stamps (a run and its replay agree); the
         # first state after a parameter change always carries its config_revision
-        if ns >= self._next_state_ns or self.config_revision != self._state_revision:
+        if (ns >= self._next_state_ns or self.config_revision != self._state_revision
+                or self.episodes.episode != self._state_episode):
             self._next_state_ns = ns + stamps.stamp_ns(self.node_config.state_period)
             self._publish_state(ns, tau)
         if ns >= self._next_marker_ns:
             self._next_marker_ns = ns + stamps.stamp_ns(self.node_config.marker_period)
             self._publish_markers(ns, q)
 
+    def _start_episode(self, ns: int) -> None:
+        """Start afresh before answering the first state of a new episode (module docs)."""
+        self.ctrl = restart(self.ctrl, lambda: self.entry.build(self._urdf_xml, self.config))
+        if self.monitor is not None:
+            self.monitor = type(self.monitor)(self._urdf_xml, self.joint_names,
+                                              *self.monitor_configs)
+        self.get_logger().info(f'episode {self.episodes.episode} starts at t = '
+                               f'{stamps.stamp_s(ns):.6f} s: the controller starts afresh')
+
     def _publish_state(self, ns: int, tau) -> None:
         values = self._channels.values(getattr(self.ctrl, 'telemetry', None))
         self._state_revision = self.config_revision
+        self._state_episode = self.episodes.episode
         monitor = self.monitor.channels() if self.monitor is not None else []
         msg = self._msg_state
         if self._state_names is None:
@@ -437,11 +467,12 @@ class ControllerNode(Node):
                                  + (list(self.monitor.CHANNELS) if self.monitor is not None
                                     else [])
                                  + [f'tau_{name}' for name in self.actuated_joint_names]
-                                 + ['config_revision'])
+                                 + ['config_revision', 'episode'])
             msg.name = self._state_names
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamps.sec_nanosec(ns)
         msg.position = array.array('d', values + monitor + tau.tolist()
-                                   + [float(self.config_revision)])
+                                   + [float(self.config_revision),
+                                      float(self.episodes.episode)])
         self._pub_state.publish(msg)
 
     # -- reports ------------------------------------------------------------------------------

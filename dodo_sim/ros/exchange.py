@@ -207,10 +207,15 @@ class _Exchange:
         """Return the stamp (ns) of the state at simulated time ``t_s`` (the one stamp rule)."""
         return self._offset_ns + stamps.stamp_ns(t_s)
 
-    def reset(self) -> None:
-        """Restart simulated time at 0 one period after the newest state (``/simulator/reset``)."""
+    def reset(self, t_s: float = 0.0) -> None:
+        """
+        Stamp the next state, at simulated time ``t_s``, one period after the newest state.
+
+        A reset (``t_s`` = 0) or any state the simulator publishes without a step (a teleport
+        keeps its time): the published clock never goes back and never repeats a stamp.
+        """
         self._offset_ns = (self.newest_ns if self.newest_ns is not None else -self.period_ns) \
-            + self.period_ns
+            + self.period_ns - stamps.stamp_ns(t_s)
 
     @property
     def started(self) -> bool:

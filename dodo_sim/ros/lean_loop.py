@@ -475,7 +475,9 @@ class LeanLoop:
         if ready:
             by_pointer = self._subs_by_pointer
             for pointer in ready:
-                entry = by_pointer[pointer]
+                entry = by_pointer.get(pointer)
+                if entry is None:   # a waitable's own (an action client's): it takes it
+                    continue
                 if self._dirty and not self._still_there(entry.sub):
                     continue
                 taken = entry.handle.take_message(entry.msg_type, entry.raw)
@@ -494,7 +496,9 @@ class LeanLoop:
         if self._timer_handles:
             ready = wait_set.get_ready_entities('timer')
             for pointer in ready:
-                self._call_timer(self._timers_by_pointer[pointer])
+                entry = self._timers_by_pointer.get(pointer)
+                if entry is not None:       # not a waitable's own
+                    self._call_timer(entry)
         # 3. the node's guard conditions (a wait resets them: a ready one is served now)
         if self._guards_by_pointer:
             for pointer in wait_set.get_ready_entities('guard_condition'):
@@ -574,7 +578,9 @@ class LeanLoop:
 
     def _serve_cold(self, wait_set) -> None:
         for pointer in wait_set.get_ready_entities('service'):
-            service = self._services_by_pointer[pointer]
+            service = self._services_by_pointer.get(pointer)
+            if service is None:     # a waitable's own (an action server's): it serves it
+                continue
             if self._dirty and not self._still_there(service):
                 continue
             request, header = service.handle.service_take_request(service.srv_type.Request)
@@ -586,7 +592,9 @@ class LeanLoop:
             else:
                 service.send_response(response, header)
         for pointer in wait_set.get_ready_entities('client'):
-            client = self._clients_by_pointer[pointer]
+            client = self._clients_by_pointer.get(pointer)
+            if client is None:      # a waitable's own (an action client's): it serves it
+                continue
             header, response = client.handle.take_response(client.srv_type.Response)
             if header is None:
                 continue

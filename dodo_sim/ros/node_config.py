@@ -136,8 +136,9 @@ class ControllerNodeConfig:
             'latest' when three complete joint states found no contact with their stamp).
         marker_period: simulated s between two /controller/markers messages.
         state_period: simulated s between two /controller/state messages (0: one per answered
-            state). The first state answered after a runtime parameter change is always
-            published (its ``config_revision`` tells a replay where the change took effect);
+            state). The first state answered after a runtime parameter change, and the first
+            of a new episode (a reset), is always published (its ``config_revision`` and
+            ``episode`` tell a replay where the change took effect);
             scheduled on the state stamps, never on wall time. Default 0.01 s (100 Hz: enough
             for plots and viewers; the 1 kHz commands are on /joint_commands).
         cog_path_points: number of CoG samples kept for the CoG path marker (one marker holds

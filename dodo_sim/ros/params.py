@@ -324,6 +324,7 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
 
 
 def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
+                              reasons: Mapping[str, str] | None = None,
                               defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """
     Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
@@ -332,7 +333,8 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
     params file or ``--ros-args -p`` still override them).
 
     The descriptor carries the field's docstring (with units), its range and allowed values
-    (field metadata, :mod:`dodo_sim.parameter`). Parameters are dynamically typed
+    (field metadata, :mod:`dodo_sim.parameter`) and, for a ``read_only`` field with an entry in
+    ``reasons``, why it cannot change while running. Parameters are dynamically typed
     so that ``dt: 1`` in YAML works; :func:`coerce_value` checks the type instead. A field the
     node declared already (a name shared by two config classes of one node, e.g. the walker's
     ``pitch_joint`` in its controller and fall-criteria configs) is one parameter: its value is
@@ -348,7 +350,10 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
         if node.has_parameter(name):
             values[name] = node.get_parameter(name).value
             continue
-        descriptor = ParameterDescriptor(description=docs.get(name, ''), dynamic_typing=True,
+        description = docs.get(name, '')
+        if name in read_only and reasons and name in reasons:
+            description += f' Read-only while running: {reasons[name]}.'
+        descriptor = ParameterDescriptor(description=description, dynamic_typing=True,
                                          read_only=name in read_only)
         _constrain(descriptor, descriptor_for[name], default)
         param = node.declare_parameter(

@@ -37,8 +37,15 @@ besides the controller is on it — checked every ``graph_check_period`` — and
 never applied), ``/simulator/push`` (geometry_msgs/Vector3: an impulse on the base, x and z in N*s,
 applied at the start of the next step), ``/simulator/force`` (geometry_msgs/Vector3: a constant
 force on the base, x and z in N, until the next message). Service ``/simulator/reset``
-(std_srvs/Trigger): back to ``initial_q`` / ``initial_v`` at the next step; the published clock
-keeps increasing.
+(std_srvs/Trigger): back to ``initial_q`` / ``initial_v`` at the next step boundary (a full reset,
+as ResetSimulation's SCOPE_ALL); the published clock keeps increasing.
+
+Driving the simulation (docs/simulation_interfaces.md): the simulation_interfaces services and
+action (``simulator/reset_simulation``, ``simulator/step_simulation``, ...), the companion
+``simulator/set_joint_state``, the events on ``simulator/events`` and the runtime parameters are
+:class:`dodo_sim.ros.sim_services.SimulationServices`; their rules (pause, step, reset, set
+state) are :mod:`dodo_sim.ros.sim_control`, asked at every step boundary what to do: step, hold
+(paused), publish a changed state, or end (quitting).
 
 The exchange — which command answers which state, the one controller, what is refused and
 counted, lockstep waits and the lost controller, realtime zero-order hold and catch-up — is
@@ -65,6 +72,7 @@ import time
 
 from dodo_sim import stamps
 from dodo_sim.paths import default_urdf_path
+from dodo_sim.physics.sim_config import STARTUP_ONLY
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.exchange import (ANSWER, LAST, LockstepExchange, LOST, RealtimeExchange,
@@ -80,6 +88,8 @@ from dodo_sim.ros.ros2_control import (CLOCK_TICK_S, description_for_controller_
 from dodo_sim.ros.runtime import (endpoint_facts, EXIT_DIVERGED, EXIT_OK, publisher_gid,
                                   WarnThrottle, with_message_info)
 from dodo_sim.ros.sensor_output import SensorOutput
+from dodo_sim.ros.sim_control import HOLD, PUBLISH, QUIT, SCOPE_ALL
+from dodo_sim.ros.sim_services import SimulationServices
 from dodo_sim.ros.start_gate import (CONVENTION_NEEDS, GraphFacts, StartGate, TopicFacts,
                                      waiting_text)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
@@ -193,11 +203,13 @@ class SimulatorNode(Node):
         if self.get_parameter('use_sim_time').value:
             # the clock source must not wait for (or deserialize) its own /clock
             self.set_parameters([Parameter('use_sim_time', Parameter.Type.BOOL, False)])
-        sim_values = declare_config_parameters(
-            self, SimConfig, read_only=list(SimConfig.__dataclass_fields__))
+        # SimConfig's runtime fields are settable (sim_services); the others say why not
+        sim_values = declare_config_parameters(self, SimConfig, read_only=list(STARTUP_ONLY),
+                                               reasons=STARTUP_ONLY)
+        node_fields = list(node_config.SimulatorNodeConfig.__dataclass_fields__)
         node_values = declare_config_parameters(
-            self, node_config.SimulatorNodeConfig,
-            read_only=list(node_config.SimulatorNodeConfig.__dataclass_fields__))
+            self, node_config.SimulatorNodeConfig, read_only=node_fields,
+            reasons=dict.fromkeys(node_fields, 'a setting of the simulator node, read at start'))
         # ValueError / ModelError here name the bad parameter; main() turns them into exit 2
         self.config: SimConfig = config_from_parameters(SimConfig, sim_values)
         cfg = self.node_config = config_from_parameters(node_config.SimulatorNodeConfig,
@@ -221,7 +233,7 @@ class SimulatorNode(Node):
                                else (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS))
         self.command_publishers = 0     # most publishers seen on one command topic
         self.rejected_disturbances = 0  # malformed pushes and forces
-        self._reset_requested = False
+        self._restart_clock = False     # realtime: the wall clock restarts after a pause
         self._stop_reason = 'shutdown'  # why the run ended: stop_after, diverged,
         # controller_lost or shutdown (a signal / the node destroyed)
         self._summary_logged = False
@@ -246,6 +258,11 @@ class SimulatorNode(Node):
         self.diagnostics = diagnostics.Updater(self, 'simulation', cfg.diagnostics_period)
         self.diagnostics.add('exchange', self._diagnose)
         self.exchange = self._make_exchange(period_ns)
+        # pause, step, reset, set state, runtime parameters: simulation_interfaces
+        self.sim_services = SimulationServices(
+            self, self.sim, self.exchange, lockstep=self._lockstep, act_now=self._act_now,
+            ack_timeout_s=self.config.command_timeout)
+        self.control = self.sim_services.control
 
         command_qos = contract.command_qos() if self._lockstep else contract.input_qos()
         if self._ros2_control:
@@ -482,7 +499,11 @@ class SimulatorNode(Node):
         self.get_logger().info(f'constant force on the base: [{msg.x}, {msg.z}] N')
 
     def _on_reset(self, request, response):
-        self._reset_requested = True
+        outcome = self.control.reset(SCOPE_ALL, cause='reset').outcome
+        if outcome is not None:         # refused (quitting)
+            response.success, response.message = False, outcome[1]
+            return response
+        self._act_now()
         response.success = True
         response.message = 'the robot is put back to initial_q/initial_v at the next step'
         return response
@@ -528,33 +549,63 @@ class SimulatorNode(Node):
         """Realtime: take the steps due by now, each with the held command."""
         exchange = self.exchange
         now = time.monotonic()
+        if not self.control.running:       # paused: no steps; the wall clock restarts on resume
+            self._restart_clock = True
+            self._act_now()
+            return
+        if self._restart_clock:
+            self._restart_clock = False
+            exchange.start(now)
         for _ in range(exchange.due(now)):
             if exchange.finished:           # the run ends here: no step, no command accounted
                 self._end_stop_after()
                 return
-            self._advance(exchange.next_command(now))
-            if self.done.done():
+            if self._advance(None, now) is HOLD or self.done.done():
                 return
 
-    def _advance(self, tau) -> None:
-        if self.done.done():
+    def _act_now(self) -> None:
+        """Act on a new request now when the step boundary is in hand (paused)."""
+        control = self.control
+        if self.done.done() or not self.exchange.started:
             return
-        if self._reset_requested:
-            self._reset_requested = False
-            self.exchange.reset()
-            state = self.sim.reset()
-            self.get_logger().info('reset to the initial state')
-        else:
-            try:
-                state = self.sim.step(tau)
-            except SimulationDiverged as exc:
-                last = exc.last_good_state
-                self.get_logger().error(
-                    f'{exc}; stopping. Last good state: q = {last.q.tolist()}, '
-                    f'v = {last.v.tolist()}')
-                self._end('diverged', EXIT_DIVERGED)
-                return
+        if self._lockstep:
+            if control.held is not None:
+                self._advance(None)
+        elif not control.running:
+            while control.waiting and not self.done.done():
+                self._advance(None, time.monotonic())
+
+    def _advance(self, answer, now: float | None = None):
+        """
+        At a step boundary: step, hold (paused), publish a changed state or end (quitting).
+
+        Lockstep: ``answer`` is the controller's answer to the newest state (None: the one held
+        while paused); realtime: None, and the step takes the exchange's command at ``now``.
+        Returns what the simulation control said.
+        """
+        if self.done.done():
+            return HOLD
+        action, tau = self.control.boundary(answer)
+        if action is HOLD:
+            return action
+        if action is QUIT:
+            self.get_logger().info('the simulation was set quitting: the run ends')
+            self._end('quit', EXIT_OK)
+            return action
+        if action is PUBLISH:
+            self._publish_state(tau)
+            return action
+        try:
+            state = self.sim.step(tau if self._lockstep else self.exchange.next_command(now))
+        except SimulationDiverged as exc:
+            last = exc.last_good_state
+            self.get_logger().error(
+                f'{exc}; stopping. Last good state: q = {last.q.tolist()}, '
+                f'v = {last.v.tolist()}')
+            self._end('diverged', EXIT_DIVERGED)
+            return HOLD
         self._publish_state(state)
+        return action
 
     def _publish_state(self, state) -> None:
         ns = self.exchange.state_stamp(state.t)
@@ -565,6 +616,7 @@ class SimulatorNode(Node):
         out.joints.publish(joints)
         self._sensors.publish(state, ns)            # imu, ground_truth/*
         out.publish_clock(ns)
+        self.control.published()
 
     # -- the end --------------------------------------------------------------------------------
 
@@ -588,6 +640,7 @@ class SimulatorNode(Node):
     def _end(self, reason: str, code: int) -> None:
         self._stop_reason = reason
         self.exit_code = code
+        self.control.ended(reason)
         self.diagnostics.force_update()
         self._log_summary()
         if not self.done.done():
@@ -646,6 +699,7 @@ class SimulatorNode(Node):
         # time-stepping at an accumulation of events (SimConfig.event_accumulation)
         out['unconverged_steps'] = self.sim.unconverged_steps
         out['accumulation_steps'] = self.sim.accumulation_steps
+        out['episodes'] = self.control.episode      # resets and states set (sim_control)
         return out
 
     def _log_summary(self) -> None:

@@ -26,6 +26,7 @@ import sys
 from typing import Sequence
 
 from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, RANGE, UNIT
+from dodo_sim.physics.sim_config import RUNTIME_FIELDS, SimConfig
 from dodo_sim.ros import graph
 from dodo_sim.ros.contract import DRIVER_NODE
 from dodo_sim.ros.node_config import ClientConfig
@@ -89,6 +90,13 @@ def reference_text() -> str:
         for cls in graph.config_classes(node, controller):
             lines += [f'`{cls.__module__}.{cls.__name__}`', '']
             lines += class_table(cls) + ['']
+            if cls is SimConfig:
+                lines += ['Settable while the simulator runs (`ros2 param set /simulator '
+                          'friction 0.5`; applied at the next step boundary, recorded; '
+                          'docs/simulation_interfaces.md): '
+                          + ', '.join(f'`{name}`' for name in RUNTIME_FIELDS)
+                          + '. The others are read-only while running; `ros2 param describe` '
+                          'says why.', '']
     lines += ['## client (your own controller node on `dodo_sim.client`)', '',
               'Not a node of the graph: the parameters of a node built on',
               '`dodo_sim.client.ControllerClient` (docs/ros_contract.md, "Any controller").', '',

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import math
 import os
 
+from dodo_control.interface import restart
 from dodo_sim.ros import contract
 from dodo_sim.stamps import stamp_s
 from dodo_sim.tools import bag as bagio
@@ -28,6 +29,8 @@ JOINT_COMMAND_TOPIC = contract.JOINT_COMMANDS
 CONTROLLER_NODE = 'controller'
 #: /controller/state channel counting accepted runtime parameter changes
 REVISION_CHANNEL = 'config_revision'
+#: /controller/state channel: the simulator's episode the command was computed in
+EPISODE_CHANNEL = 'episode'
 SOURCES = ('auto', 'joint_commands', 'state', 'commands')
 #: Characters of one recorded /simulator/controller announcement read (a bag is input: bounded).
 MAX_ANNOUNCEMENT_CHARS = 4096
@@ -86,15 +89,27 @@ class ControllerComparison:
     changes_applied: int = 0   # runtime parameter changes replayed
     warnings: tuple = ()
     controller: str = 'slip_hopper'   # registry name of the replayed controller
+    restarts: int = 0          # episodes the controller started afresh at (resets, states set)
+    #: the simulator's events recorded on simulator/events (sim_events records, in order)
+    simulator_events: tuple = ()
 
     def summary(self) -> str:
         per_joint = ', '.join(f'{name} {value:.3e}' for name, value in
                               zip(self.joint_names, self.max_abs_per_joint_nm))
-        return (f'compared {self.compared} commands (from {self.source}): '
+        text = (f'compared {self.compared} commands (from {self.source}): '
                 f'max |dtau| = {self.max_abs_nm:.3e} N*m ({per_joint}) at '
                 f't = {self.t_of_max_s:.3f} s, RMS = {self.rms_nm:.3e} N*m; controller '
                 f'{self.controller}, configuration: '
                 f'{self.config_source}, {self.changes_applied} runtime change(s) applied')
+        if self.restarts or self.simulator_events:
+            text += f', restarted for {self.restarts} new episode(s)'
+        changes = [f"{', '.join(f'{k}={v}' for k, v in e['values'].items())} at "
+                   f"t = {stamp_s(e['stamp_ns']):.3f} s" for e in self.simulator_events
+                   if e['event'] == 'parameters' and e.get('stamp_ns') is not None
+                   and isinstance(e.get('values'), dict)]
+        if changes:
+            text += '; simulator parameters changed: ' + '; '.join(changes)
+        return text
 
 
 #: commands-only bags: the state answered by the first command is searched among this many
@@ -218,7 +233,8 @@ class _Inputs:
         """
         Feed ``ctrl`` like the controller node does: (torques, indices into stamps, skipped).
 
-        ``before_update(k, ns)`` runs before the update of the k-th stamp (config changes).
+        ``before_update(k, ns)`` runs before the update of the k-th stamp (config changes, a
+        new episode); a controller it returns replaces ``ctrl``.
         """
         replayed, kept, unmatched = [], [], 0
         for k, ns in enumerate(stamps):
@@ -229,7 +245,7 @@ class _Inputs:
                 unmatched += 1
                 continue
             if before_update is not None:
-                before_update(k, ns)
+                ctrl = before_update(k, ns) or ctrl
             tau = ctrl.update(stamp_s(ns), self.js.q[row].copy(), self.js.v[row].copy(), contact)
             replayed.append(np.asarray(tau, dtype=float))
             kept.append(k)
@@ -366,18 +382,32 @@ def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
     return setup
 
 
-def _revisions(data: dict) -> dict | None:
-    """State stamp (ns) -> config_revision from /controller/state (None without the channel)."""
+def _revisions(data: dict, channel: str = REVISION_CHANNEL) -> dict | None:
+    """
+    State stamp (ns) -> the value of ``channel`` in /controller/state (None without it).
+
+    ``config_revision`` (the default) or ``episode``.
+    """
     state = data.get(STATE_TOPIC)
     if state is None or state.msgtype != 'sensor_msgs/msg/JointState':
         return None
     out = {}
     for msg in state.messages:
         names = list(msg.name)
-        if REVISION_CHANNEL in names:
+        if channel in names:
             out[bag_arrays.stamp_ns(msg.header.stamp)] = int(round(msg.position[
-                names.index(REVISION_CHANNEL)]))
+                names.index(channel)]))
     return out or None
+
+
+def simulator_events(data: dict) -> tuple:
+    """Return the simulator's event records of the bag (simulator/events), in order."""
+    from dodo_sim.ros.sim_events import decode
+    topic = data.get(contract.SIM_EVENTS)
+    if topic is None:
+        return ()
+    records = [decode(getattr(msg, 'data', None)) for msg in topic.messages]
+    return tuple(sorted((r for r in records if r is not None), key=lambda r: r['seq']))
 
 
 def controller_names(ctrl, robot: bag_robot.RobotInfo) -> tuple:
@@ -412,7 +442,7 @@ def compare_with_controller(bag_dir: str | os.PathLike,
     if contract.APPLIED_CONTROLLER in types:
         refuse_external_controller(bagio.read_bag(bag_dir, [contract.APPLIED_CONTROLLER]))
     topics = [contract.JOINT_STATES, JOINT_COMMAND_TOPIC, STATE_TOPIC, COMMAND_TOPIC,
-              contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS]
+              contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS, contract.SIM_EVENTS]
     topics += list(bag_robot.contact_topics(types).values())
     data = bagio.read_bag(bag_dir, [t for t in topics if t in types])
     if contract.JOINT_STATES not in data:
@@ -447,6 +477,8 @@ def compare_with_controller(bag_dir: str | os.PathLike,
 
     ctrl = make_controller()
     revisions = _revisions(data)
+    episodes = _revisions(data, EPISODE_CHANNEL) or {}
+    episode = [None, 0]        # the replayed controller's episode, restarts
     applied = [0]
     if setup.changes and revisions is None:
         warnings.append(f'{STATE_TOPIC} has no {REVISION_CHANNEL} channel: runtime changes '
@@ -467,17 +499,32 @@ def compare_with_controller(bag_dir: str | os.PathLike,
                    and setup.changes[target][0].log_time_ns <= log_ns):
                 target += 1
         target = min(target, len(setup.changes))
+        controller = None
         while current[0] < target:
             record, config = setup.changes[current[0]]
             try:
-                ctrl.reconfigure(config)
+                live[0].reconfigure(config)
+                live_config[0] = config
             except ValueError as exc:
                 raise ValueError(f'recorded change {record.values} of {record.node} (bag time '
                                  f'{record.log_time_ns}) is refused by the controller: {exc}; '
                                  f'the bag is inconsistent') from exc
             current[0] += 1
             applied[0] += 1
+        # a new episode: restarted as the controller node restarted it, after the changes
+        # made before the state (dodo_control.interface.restart)
+        number = episodes.get(ns, episode[0])
+        if episode[0] is None:
+            episode[0] = number
+        elif number is not None and number > episode[0]:
+            episode[0] = number
+            episode[1] += 1
+            controller = restart(live[0],
+                                 lambda: setup.entry.build(leg_xml, live_config[0]))
+            live[0] = controller
+        return controller
 
+    live, live_config = [ctrl], [setup.config]
     replayed, kept, unmatched = inputs.run(ctrl, stamps, before_update)
     if not replayed:
         raise ValueError(f'{bag_dir}: no recorded command could be paired with a recorded state '
@@ -491,5 +538,5 @@ def compare_with_controller(bag_dir: str | os.PathLike,
         max_abs_per_joint_nm=tuple(float(x) for x in absdiff.max(axis=0)),
         t_of_max_s=stamp_s(int(stamps[kept[worst]])), unmatched_states=unmatched,
         joint_names=tuple(actuated), config_source=setup.source, changes_applied=applied[0],
-        controller=setup.entry.name,
-        warnings=tuple(warnings))
+        controller=setup.entry.name, restarts=episode[1],
+        simulator_events=simulator_events(data), warnings=tuple(warnings))

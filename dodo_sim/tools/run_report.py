@@ -189,7 +189,10 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
     task failure (its outcome monitor's ``task_failure``).
     """
     failures = []
-    if outcome == 'completed' and sim_time is not None and sim_time + 1e-6 < duration:
+    x = sim_summary or {}
+    # a client that set the simulation quitting (SetSimulationState) ended it: not short
+    if (outcome == 'completed' and sim_time is not None and sim_time + 1e-6 < duration
+            and x.get('stop_reason') != 'quit'):
         failures.append(f'the {clock} stopped at t = {sim_time:.3f} s, before {duration:g} s')
     if (outcome == 'completed' and hardware is not None
             and (driver_summary or {}).get('stop_reason') != 'stop_after'):
@@ -203,7 +206,6 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
     for event in motors_off_events:
         # a fault, e-stop or ~/disable stopped the motors: the run failed (issue 16 item 0)
         failures.append(f'the driver stopped the motors: {event}')
-    x = sim_summary or {}
     if x.get('stop_reason') == 'controller_lost':
         wait = x.get('wait_s_max')
         wait = f'{wait:.1f}' if isinstance(wait, (int, float)) else '?'

@@ -181,6 +181,17 @@ def test_reset_restarts_simulated_time_one_period_after_the_newest_stamp():
     assert x.state_stamp(0.001) == 6 * PERIOD_NS
 
 
+def test_a_state_published_without_a_step_keeps_its_time_and_gets_the_next_stamp():
+    """A teleport (simulation_interfaces SetEntityState) keeps the simulation's own time."""
+    x, _ = lockstep()
+    x.published(0, 0.0)
+    x.published(x.state_stamp(0.002), 0.0)
+    x.reset(0.002)                                   # same simulated time, a new state
+    assert x.state_stamp(0.002) == 3 * PERIOD_NS
+    x.published(x.state_stamp(0.002), 0.0)
+    assert x.state_stamp(0.003) == 4 * PERIOD_NS     # the steps go on one period apart
+
+
 def test_lockstep_waits_are_warned_after_startup_then_command_timeout_and_resume():
     x, events = lockstep(command_timeout_s=0.5, startup_timeout_s=5.0)
     x.published(0, 100.0)

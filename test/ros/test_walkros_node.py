@@ -126,8 +126,8 @@ def test_node_answers_with_the_walker_core_and_names_its_channels(ros):
                     'foot_loaded_right_foot', 'role_torque_nm_stance_hip', 'pulses_on_swing_hip_1',
                     'stance_frame', 'fallen', 'fall_reason', 'steps', 'distance_m', 'speed_m_s'):
         assert channel in names, channel
-    assert names[-5:] == ['tau_left_hip', 'tau_left_knee', 'tau_right_hip', 'tau_right_knee',
-                          'config_revision']
+    assert names[-6:] == ['tau_left_hip', 'tau_left_knee', 'tau_right_hip', 'tau_right_knee',
+                          'config_revision', 'episode']
     assert values['stance_frame'] == 0.0 and values['foot_loaded_left_foot'] == 1.0
     assert values['foot_loaded_right_foot'] == 0.0
     assert values['fallen'] == 0.0 and values['fall_reason'] == -1.0
