@@ -112,7 +112,12 @@ _ZERO_XZ = (0.0, 0.0)
 
 
 class Controller:
-    """Hybrid SLIP controller; see the module docstring for the API."""
+    """Hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md."""
+
+    # how the controller node hosts it (dodo_control.registry, entry point slip_hopper)
+    config_class = ControllerConfig
+    startup_only = ('control_period',)
+    default_model = 'package://dodo_sim/urdf/hopper.urdf.xacro'
 
     def __init__(self, urdf_xml_or_path, config: ControllerConfig | None = None,
                  xacro_args: Mapping[str, object] | None = None):

@@ -299,12 +299,12 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
 
     It holds the controller section's ``controller`` (default ``slip_hopper``); the model:
     ``model`` if given, else the simulator section's ``robot_description`` (a path or URDF XML) if
-    set, else the controller's default model in the package share directory; and the simulator's
+    set, else the controller class's ``default_model`` (dodo_control.registry); and the simulator's
     ``contact_frames`` and terrain parameters. ValueError (ParamsFileError) naming a bad file or an
     unknown controller.
     """
     from dodo_control import registry
-    from dodo_sim.paths import resolve_package_uri, share_dir
+    from dodo_sim.paths import resolve_package_uri
     from dodo_sim.ros.params import node_parameters as file_parameters
     controller = file_parameters(params_file, 'controller').get(
         'controller', registry.DEFAULT_CONTROLLER)
@@ -322,7 +322,7 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
     terrain = tuple((name, sim[name]) for name in registry.TERRAIN_PARAMETERS
                     if name in sim and sim[name] != [])
     path = resolve_package_uri(str(model) if model else str(sim.get('robot_description') or '')
-                               or str(share_dir().joinpath(*entry.model)))
+                               or entry.model)
     return Robot(controller=entry.name, model=path,
                  contact_frames=tuple(str(f) for f in frames), terrain=terrain,
                  sim_mode=str(sim.get('mode', 'lockstep')))
