@@ -28,10 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, contact_topic, CONTROLLER_MARKERS, DRIVER_NODE,
-                                   EFFORT_COMMANDS, ESTOP, FORCE, hardware_recorded_topics,
-                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
-                                   recorded_topics, ROBOT_DESCRIPTION)
+from dodo_sim.ros.contract import (CLOCK, contact_topic, CONTROLLER_IDENTITY,
+                                   CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS, ESTOP, FORCE,
+                                   hardware_recorded_topics, JOINT_COMMANDS, JOINT_STATES,
+                                   PACKAGE, PUSH, RECORDED_TOPICS, recorded_topics,
+                                   ROBOT_DESCRIPTION)
 
 #: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
 #: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
@@ -375,6 +376,10 @@ def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
         for cls in config_classes(spec.name, controller):
             names |= {f.name for f in dataclasses.fields(cls)}
         names |= set(spec.parameters) | set(spec.launch_parameters)
+        if spec.name == 'controller':
+            # read-only, set by the node (a params file's value, e.g. from ros2 param dump, is
+            # ignored): docs/bags.md "Which controller ran"
+            names.add(CONTROLLER_IDENTITY)
         known[spec.name] = names
     return known
 

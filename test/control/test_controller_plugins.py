@@ -29,7 +29,7 @@ import pytest
 EXAMPLE = REPO / 'examples' / 'plugin_controller'
 PLUGIN_CLASS = 'dodo_hopper_pd.controller:HopperPD'
 #: the test distribution's entry point name (not the example's own ``hopper_pd``: that one may
-#: be pip-installed by test/tools/test_plugin_example.py at the same time)
+#: be pip-installed by test/ros/test_plugin_example.py at the same time)
 PLUGIN = 'hopper_pd_test'
 
 
@@ -340,14 +340,16 @@ def test_a_recorded_identity_is_read_as_bounded_data(plugin_installed, tmp_path,
 # -- the controller node's record -----------------------------------------------------------
 
 def test_the_controller_node_declares_its_identity_read_only(plugin_installed, tmp_path):
-    """``controller_identity``: set by the node; a params file cannot set it."""
+    """``controller_identity``: set by the node; a params file's (``ros2 param dump``) ignored."""
     import rclpy
     from rclpy.parameter import Parameter
 
+    from dodo_sim.ros import graph
     from dodo_sim.ros.controller_node import ControllerNode
     params = tmp_path / 'p.yaml'
     params.write_text(f'controller:\n  ros__parameters:\n    controller: {PLUGIN}\n'
                       f'    controller_identity: forged\n')
+    assert graph.check_params_file(params).controller == PLUGIN      # a dump passes the checks
     context = rclpy.Context()
     rclpy.init(context=context, args=['--ros-args', '--params-file', str(params)])
     try:

@@ -90,7 +90,7 @@ def test_walker_build_refuses_a_robot_without_its_joints(urdf_path):
 def test_known_parameters_follow_the_selected_controller():
     walker = graph.known_parameters('kneed_walker')['controller']
     hopper = graph.known_parameters('slip_hopper')['controller']
-    node = fields(node_config.ControllerNodeConfig)
+    node = fields(node_config.ControllerNodeConfig) | {contract.CONTROLLER_IDENTITY}
     assert walker == fields(WalkerConfig) | fields(FallCriteria) | fields(TerrainConfig) | node
     assert hopper == fields(ControllerConfig) | node
     assert graph.known_parameters('kneed_walker')['simulator'] == graph.known_parameters()[
