@@ -17,11 +17,16 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')
-         + glob('config/*_layout.json') + glob('config/*_layout.xml')),
+         + glob('config/*_layout.json') + glob('config/*_layout.xml')
+         + glob('config/fastdds_*.xml')),
         ('share/' + package_name + '/config/ros2_control', glob('config/ros2_control/*.yaml')),
         ('share/' + package_name + '/config/studies', glob('config/studies/*.yaml')),
         ('share/' + package_name + '/urdf', glob('urdf/*.xacro')),
-    ],
+        # the interface packages dodo_sim.tools.build_interfaces builds (docs/interfaces.md)
+        ('share/' + package_name + '/interfaces', glob('interfaces/*.cmake')
+         + ['interfaces/COLCON_IGNORE']),
+    ] + [('share/' + package_name + '/' + folder.rstrip('/'), glob(folder + '*.*'))
+         for folder in sorted(glob('interfaces/*/') + glob('interfaces/*/*/'))],
     # ROS packages (rclpy, messages) come from rosdep or from requirements.txt, never from here.
     install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml', 'python-can', 'cantools'],
     package_data={'dodo_sim.hardware': ['*.dbc']},

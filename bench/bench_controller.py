@@ -98,7 +98,7 @@ class _Timed:
         stance = tel.phase == 'stance'
         t0 = time.perf_counter()
         tt = dyn.tick_terms(q, v)
-        (slip_torque_tick if stance else flight_foot_torque_tick)(tt, *accel)
+        (slip_torque_tick if stance else flight_foot_torque_tick)(tt.values, *accel)
         t1 = time.perf_counter()
         terms = dyn.terms(q, v)
         (slip_torque if stance else flight_foot_torque)(terms, np.array(accel))

@@ -64,6 +64,8 @@ around on every tick. Its parts:
   horizon of the hop model; its integral survives target changes (docs/control.md, "Position
   precision"). Every tick an exact-model posture controller drives the foot to the SLIP
   touchdown point relative to the CoG.
+* :mod:`.tick` — the tick's per-tick work (terms, contact, phase, law, limits), compiled; on
+  the hopper one call (docs/control.md, "Per-tick cost").
 * :mod:`.slip` — SLIP template, stance flow, apex return map, deadbeat solver (a few ms once
   per hop: the neutral-angle solve and the observer's prediction, spread over the ticks after
   the apex in chunks of ``APEX_SOLVE_RK4_STEPS_PER_TICK`` RK4 steps, docs/control.md "Bounded
@@ -87,37 +89,64 @@ from typing import Mapping
 
 import numpy as np
 
+from .slip import tick
 from .slip.apex_range import apex_range, check_apex_height
 from .slip.bezier import adapt_scale, bezier_torque, bezier_value, stance_phase
 from .slip.config import APEX_RANGE_FIELDS, ControllerConfig, gains_changed, same_value
+from .slip.dynamics import COM, COM_VEL, FOOT, JF
 from .slip.flight import critically_damped_lead, PositionLoop, raibert_angle, VelocityLoop
 from .slip.hop_memory import HopMemory
-from .slip.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
+from .slip.outcome import HopMonitor
+from .slip.phase import (APEX, EVENT_NAMES, FLIGHT, IN_FLIGHT, IN_STANCE, LIFTOFF, PHASE,
+                         PhaseMachine, PhaseParams, TOUCHDOWN)
 from .slip.posture_table import posture_table_steps
-from .slip.stance import (flight_foot_torque_tick, impact_energy_loss, slip_torque_tick,
-                          support_projection)
+from .slip.stance import impact_energy_loss, support_projection
 from .slip.task_frame import load_dynamics
 from .slip.telemetry import ControllerTelemetry
 from .slip.template import (apex_return_map, apex_return_map_steps, deadbeat_angle,
-                            deadbeat_angle_steps, precompression, run_steps, StanceSpec)
+                            deadbeat_angle_steps, run_steps, StanceSpec, touchdown_rest_length)
+from .slip.tick import (BAD_INPUT, LAW_DONE, NO_TERMS, O_ACCEL, O_ALPHA, O_ENERGY_INJECTED,
+                        O_LEG_FORCE, O_LENGTH, O_REST, O_SATURATED, O_TARGET, S_ALPHA,
+                        S_DECOMPRESSING, S_PREV_PHASE, S_PREV_V, S_REST)
 
-#: RK4 steps of the SLIP stance flow (~3 us each in Python; a return-map evaluation takes ~100)
+#: RK4 steps of the SLIP stance flow (compiled, ~0.1 us each; a return-map evaluation takes ~100)
 #: the apex solve may run per control tick. The solve (neutral angle, observer prediction:
-#: several return-map evaluations, 1-5 ms in one go) starts at the apex tick and is spread over
+#: several return-map evaluations, 1-5 ms in Python) starts at the apex tick and is spread over
 #: the following ticks, so no tick carries it (a 1 kHz deadline); it is scheduled in ticks, not
 #: wall time, so a run and its replay through the controller compute the same torques.
 APEX_SOLVE_RK4_STEPS_PER_TICK = 20
-_NAN_XZ = (math.nan, math.nan)
-_ZERO_XZ = (0.0, 0.0)
+_Q_SHAPE = (4,)
+#: foot force shapes ``update`` reads without reshaping: [fx, fz] or one [fx, fy, fz] row
+_FORCE_SHAPES = ((2,), (1, 3), (3,))
+
+
+def _parse_inputs(q, v, foot_force):
+    """Parse ``update``'s inputs: q (4), v (4) float arrays and (fx, fz); ValueError on shapes."""
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    force = np.asarray(foot_force, dtype=float)
+    if q.ndim != 1 or v.ndim != 1:
+        q, v = q.reshape(-1), v.reshape(-1)
+    if force.shape in ((1, 3), (3,)):
+        force = force.reshape(3)[0::2]
+    elif force.ndim != 1:
+        force = force.reshape(-1)
+    if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
+        raise ValueError(f'update needs q (4), v (4), foot_force ([fx, fz] or one [fx, fy, '
+                         f'fz] row); got shapes {q.shape}, {v.shape}, {np.shape(foot_force)}')
+    fx, fz = force.tolist()
+    return q, v, (fx, fz)
 
 
 class Controller:
     """Hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md."""
 
-    # how the controller node hosts it (dodo_control.registry, entry point slip_hopper)
+    # how the controller node hosts it (dodo_control.registry, entry point slip_hopper); the hop
+    # monitor judges whether the leg hops
     config_class = ControllerConfig
     startup_only = ('control_period',)
     default_model = 'package://dodo_sim/urdf/hopper.urdf.xacro'
+    monitor = HopMonitor
 
     def __init__(self, urdf_xml_or_path, config: ControllerConfig | None = None,
                  xacro_args: Mapping[str, object] | None = None):
@@ -129,6 +158,13 @@ class Controller:
         self.map_sensitivity = None
         self._table = None
         self._config = None
+        self._telemetry = None
+        self._tick = None               # (t, event bits, config) of the last tick, telemetry's
+        # the tick's arrays (.slip.tick): terms, state, parameters, outputs; the inputs' copies
+        self._terms, _, self._state, self._params, self._out = tick.new_arrays()
+        self._q_in, self._v_in = np.empty(4), np.empty(4)
+        self._fused = self._fused_args = None
+        self._phase = PhaseMachine(PhaseParams())
         self.reconfigure(config if config is not None else ControllerConfig())
         self.reset()
 
@@ -166,6 +202,7 @@ class Controller:
         """Use a new config from the next tick on (phase and hop history are kept)."""
         if not isinstance(config, ControllerConfig):
             raise TypeError(f'config must be a ControllerConfig, got {type(config).__name__}')
+        self.telemetry                  # the last tick's snapshot, before anything changes
         cfg = config
         rest_length, max_rest_length = cfg.rest_lengths(self.stretched_length)
         if rest_length >= max_rest_length:
@@ -217,10 +254,15 @@ class Controller:
         elif (new_gains or old.apex_height != cfg.apex_height) and self._table is not None:
             # without a posture table (before the first update) the first update calibrates
             self._calibrate_map_sensitivity()
-        self._phase_params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
+        self._phase.params = PhaseParams(cfg.min_flight_time_s, cfg.min_stance_time_s,
                                          int(cfg.liftoff_samples))
-        if hasattr(self, '_phase'):
-            self._phase.params = self._phase_params
+        tick.write_params(self._params, cfg, self.dyn, self.rest_length, self.max_rest_length)
+        if hasattr(self, '_hop_memory'):
+            self._sync_apex_target()
+
+    def _sync_apex_target(self) -> None:
+        """Give the compiled tick the apex target of the regulation (after what changes it)."""
+        self._state[tick.S_APEX_TARGET] = self._apex_target_rel()
 
     def set_setpoints(self, *, target_x: float | None = None,
                       target_velocity: float | None = None, apex_height: float | None = None,
@@ -320,31 +362,66 @@ class Controller:
 
     def reset(self) -> None:
         """Forget phase, loop integrators and hop history (config is kept)."""
-        self._phase = PhaseMachine(self._phase_params)
+        self._phase.reset()
         self._position.reset()
         self._velocity.reset()
-        self._prev_v = None
-        self._prev_rel_vz = None
-        self._prev_phase = None
-        self._rest = self.rest_length
-        self._decompressing = False
-        self._alpha = 0.0
+        _, _, state, _, _ = tick.new_arrays()
+        self._state[:] = state          # no previous tick, no foothold
+        self._state[S_REST] = self.rest_length
         self._v_set = 0.0
         self._hop_memory = HopMemory(
             ground=self._config.ground_height_guess_m,
             stance_time=math.pi * math.sqrt(self.mass / self._config.leg_stiffness))
+        self._sync_apex_target()
         self._telemetry = None
-        self._telemetry_args = None
+        self._tick = None
         self._apex_job = None           # the apex solve under way (a step generator)
         self.apex_solve_ticks = 0       # ticks the last apex solve was spread over
         self.apex_solves_forced = 0     # solves finished in one go (a touchdown came first)
 
+    # the tick state the Python event code reads and writes (the compiled tick's array)
+    @property
+    def _rest(self) -> float:
+        return float(self._state[S_REST])
+
+    @_rest.setter
+    def _rest(self, value: float) -> None:
+        self._state[S_REST] = value
+
+    @property
+    def _alpha(self) -> float:
+        return float(self._state[S_ALPHA])
+
+    @_alpha.setter
+    def _alpha(self, value: float) -> None:
+        self._state[S_ALPHA] = value
+
     @property
     def telemetry(self) -> ControllerTelemetry | None:
         """Snapshot of the last update (None before the first one)."""
-        if self._telemetry is None and self._telemetry_args is not None:
-            self._telemetry = ControllerTelemetry.from_tick(self._telemetry_args)
+        if self._telemetry is None and self._tick is not None:
+            self._telemetry = self._snapshot()
         return self._telemetry
+
+    def _snapshot(self) -> ControllerTelemetry:
+        """
+        Build the telemetry of the last tick from the tick's arrays and the hop memory.
+
+        Built when read; nothing it reads changes before the next update (``reconfigure`` takes
+        the snapshot first).
+        """
+        t, bits, cfg = self._tick
+        out, terms = self._out.tolist(), self._terms.tolist()
+        memory = self._hop_memory
+        phase = self._phase.phase
+        return ControllerTelemetry.from_tick((
+            float(t), phase, memory.hops, EVENT_NAMES[bits & 7], out[O_LENGTH], out[O_REST],
+            out[O_ALPHA] if phase == FLIGHT else float(memory.td_alpha),
+            cfg.target_x, cfg.target_velocity, cfg.apex_height, float(self._v_set),
+            float(memory.last_apex_h), float(memory.last_apex_vx), out[O_ENERGY_INJECTED],
+            float(memory.impact_loss), terms[COM:COM + 2], terms[COM_VEL:COM_VEL + 2],
+            terms[FOOT:FOOT + 2], out[O_TARGET:O_TARGET + 2], out[O_ACCEL:O_ACCEL + 2],
+            out[O_LEG_FORCE:O_LEG_FORCE + 2], out[O_SATURATED] != 0.0))
 
     @property
     def busy(self) -> bool:
@@ -369,161 +446,139 @@ class Controller:
         row ``[[fx, fy, fz]]`` of :attr:`contact_frames` as the controller node and
         :func:`dodo_sim.rollout.rollout` pass it (y is not used: the hopper is planar; the boom
         leg's contact detection reads only the vertical fz).
+
+        On the hopper a tick without a hop event is one compiled call (:func:`.slip.tick.
+        hopper_tick`); event ticks, the boom leg and the Bézier stance run the hop events and
+        the terms in Python and the law compiled (docs/control.md, "Per-tick cost").
         """
-        memory = self._hop_memory
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
-        force = np.asarray(foot_force, dtype=float)
-        if q.ndim != 1 or v.ndim != 1:
-            q, v = q.reshape(-1), v.reshape(-1)
-        if force.shape in ((1, 3), (3,)):
-            force = force.reshape(3)[0::2]
-        elif force.ndim != 1:
-            force = force.reshape(-1)
-        if q.shape != (4,) or v.shape != (4,) or force.shape != (2,):
-            raise ValueError(f'update needs q (4), v (4), foot_force ([fx, fz] or one [fx, fy, '
-                             f'fz] row); got shapes {q.shape}, {v.shape}, '
-                             f'{np.shape(foot_force)}')
-        fx, fz = force.tolist()
-        # a NaN or inf anywhere makes the sum non-finite
-        if not math.isfinite(sum(q.tolist()) + sum(v.tolist()) + fx + fz + t):
-            raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, f={force}')
-        cfg = self._config
+        q_in, v_in = self._q_in, self._v_in
+        if (type(q) is np.ndarray and type(v) is np.ndarray and type(foot_force) is np.ndarray
+                and q.shape == _Q_SHAPE and v.shape == _Q_SHAPE
+                and foot_force.shape in _FORCE_SHAPES):
+            q_in[:] = q
+            v_in[:] = v
+            fx, fz = float(foot_force.item(0)), float(foot_force.item(-1))
+        else:
+            q_in[:], v_in[:], (fx, fz) = _parse_inputs(q, v, foot_force)
+        t = float(t)
         if self._table is None and self._apex_job is None:
             # posture table and return-map calibration, spread over the first ticks (they are
             # needed at the first touchdown or apex, which finish them if they come sooner)
-            self._apex_job = self._startup_steps(q)
+            self._check_finite(t, q_in, v_in, fx, fz)
+            self._apex_job = self._startup_steps(q_in)
             self.apex_solve_ticks = 0
         if self._apex_job is not None:
+            self._check_finite(t, q_in, v_in, fx, fz)
             self._step_apex_job()
-        tt = self.dyn.tick_terms(q, v)
-        (cx, cz), (vx, vz), (px, pz), (pvx, pvz) = tt.com, tt.com_vel, tt.foot, tt.foot_vel
-        dx, dz = cx - px, cz - pz
-        length = math.hypot(dx, dz)
-        length_rate = (dx * (vx - pvx) + dz * (vz - pvz)) / length
-        rel_vz = pvz - vz
-
-        phase = self._phase
-        contact = self._contact(fz, pvx, pvz, vz, rel_vz)
-        in_stance = phase.phase == STANCE
-        if cfg.stance_policy == 'bezier':         # the profile's nominal stance time is over
-            released = in_stance and t - memory.touchdown_t >= cfg.bezier_stance_time_s - 1e-9
+        fused = self.dyn.compiled_buffers
+        if fused is not None:
+            if fused is not self._fused:         # its array arguments (use_compiled changes)
+                self._fused = fused
+                self._fused_args = fused + (self._terms, self._phase.state, self._state,
+                                            self._params, self._out)
+            bits = tick.hopper_tick(q_in, v_in, t, fx, fz, *self._fused_args)
+            if bits & BAD_INPUT:
+                self._check_finite(t, q_in, v_in, fx, fz)
         else:
-            if in_stance and self._decompressing:
-                self._rest = self._decompression_rest(length, cz, vz)
-            released = (in_stance and self._decompressing and length >= self._rest - 1e-12
-                        and length_rate > 0.0)
-        events = phase.update(t, contact, released, vz)
-        for event in events:
-            if event == 'touchdown':
-                if self._apex_job is not None:  # needs the table and the angle: finish now
-                    self.apex_solves_forced += 1    # not expected: a fall lasts ~200 ticks
-                    self._finish_apex_job()
-                self._on_touchdown(t, q, v, length, tt)
-            elif event == 'liftoff':
-                memory.stance_time = max(t - memory.touchdown_t, cfg.min_stance_time_s)
-            elif event == 'apex':
-                com, vcom = tuple(tt.com), tuple(tt.com_vel)
-                if self._apex_job is None:
-                    self._start_apex_job(self._on_apex(t, q, com, vcom))
-                else:   # the start-up work (the first tick of a drop is an apex): after it
-                    self._apex_job = self._after(self._apex_job, t, q.copy(), com, vcom)
-
-        mass = self.mass
-        if phase.phase == STANCE and cfg.stance_policy == 'bezier':
-            scale = memory.bezier_scale
-            sp = stance_phase(t, memory.touchdown_t, cfg.bezier_stance_time_s)
-            fx = scale * bezier_value(cfg.bezier_force_x_n, sp)
-            fz = scale * bezier_value(cfg.bezier_force_z_n, sp)
-            if cfg.bezier_force_frame == 'leg':      # axial along foot -> SLIP point, x normal
-                ux, uz = dx / length, dz / length
-                fx, fz = fz * ux + fx * uz, fz * uz - fx * ux
-            qa, va = q.tolist(), v.tolist()
-            tau0, tau1 = bezier_torque(tt.Jf, fx, fz, qa[2:], va[2:], memory.bezier_target,
-                                       cfg.bezier_joint_kp, cfg.bezier_joint_kd)
-            accel = _NAN_XZ
-            leg_force = (fx, fz)
-            target = memory.foothold
-            memory.energy_injected = self._cog_energy(cz, vx, vz) - memory.energy_td
-        elif phase.phase == STANCE:
-            if not self._decompressing and length_rate > 0.0:
-                self._decompressing = True       # maximum compression passed
-                self._rest = self._decompression_rest(length, cz, vz)
-            # SLIP: a = F_leg/m + g, F_leg = k (l0 - l) (r - p_f) / l (slip.slip_acceleration)
-            scale = cfg.leg_stiffness * (self._rest - length) / (length * mass)
-            gx, gz = self.dyn.gravity_xz
-            ax, az = scale * dx + gx, scale * dz + gz
-            tau0, tau1 = slip_torque_tick(tt, ax, az)
-            accel = (ax, az)
-            leg_force = (mass * (ax - gx), mass * (az - gz))
-            target = memory.foothold
-            memory.energy_injected = self._cog_energy(cz, vx, vz) - memory.energy_td
-        else:
-            # posture: PD on the foot relative to the CoG towards the SLIP touchdown point
-            tx = self.rest_length * math.sin(self._alpha)     # flight.foot_target
-            tz = -self.rest_length * math.cos(self._alpha)
-            kp, kd = cfg.posture_kp, cfg.posture_kd
-            tau0, tau1 = flight_foot_torque_tick(tt, kp * (tx - (px - cx)) - kd * (pvx - vx),
-                                                 kp * (tz - (pz - cz)) - kd * (pvz - vz))
-            accel = _NAN_XZ
-            leg_force = _ZERO_XZ
-            target = (cx + tx, cz + tz)
-        saturated = False
-        if cfg.saturate_torque:
-            lim0, lim1 = self.dyn.effort_limits
-            if abs(tau0) > lim0:
-                tau0, saturated = math.copysign(lim0, tau0), True
-            if abs(tau1) > lim1:
-                tau1, saturated = math.copysign(lim1, tau1), True
-        self._prev_v = v.copy()
-        self._prev_rel_vz = rel_vz
-        self._prev_phase = phase.phase
-        # telemetry is assembled lazily (only when read): positional in field order
+            bits = NO_TERMS
+        if not bits & LAW_DONE:
+            self._telemetry, self._tick = None, None     # a failed tick leaves none
+            bits = self._slow_tick(t, q_in, v_in, fx, fz, bits)
         self._telemetry = None
-        self._telemetry_args = (
-            float(t), phase.phase, memory.hops, events, length, float(self._rest),
-            float(self._alpha if phase.phase == FLIGHT else memory.td_alpha),
-            cfg.target_x, cfg.target_velocity, cfg.apex_height, float(self._v_set),
-            float(memory.last_apex_h), float(memory.last_apex_vx), float(memory.energy_injected),
-            float(memory.impact_loss), tt.com, tt.com_vel, tt.foot, target, accel, leg_force,
-            saturated)
-        return np.array((tau0, tau1))
+        self._tick = (t, bits, self._config)
+        return self._out[0:2].copy()
+
+    def _check_finite(self, t, q, v, fx, fz) -> None:
+        if not tick.finite_inputs(t, q, v, fx, fz):
+            raise ValueError(f'non-finite controller input at t={t}: q={q}, v={v}, '
+                             f'f={np.array([fx, fz])}')
+
+    def _slow_tick(self, t, q, v, fx, fz, bits) -> int:
+        """
+        Run the tick's Python part: hop events, the terms of a task frame, the Bézier law.
+
+        ``bits`` from :func:`.slip.tick.hopper_tick` (the terms and events done) or
+        :data:`.slip.tick.NO_TERMS` (nothing done). Returns the event bits.
+        """
+        cfg = self._config
+        memory = self._hop_memory
+        terms, phase, state, params, out = (self._terms, self._phase.state, self._state,
+                                            self._params, self._out)
+        if bits & NO_TERMS:
+            self._check_finite(t, q, v, fx, fz)
+            self.dyn.tick_terms_into(q, v, terms)
+            bits = tick.tick_begin(t, fz, terms, phase, state, params, out)
+        tt = self._terms.tolist()
+        length = float(out[O_LENGTH])
+        if bits & TOUCHDOWN:
+            if self._apex_job is not None:  # needs the table and the angle: finish now
+                self.apex_solves_forced += 1    # not expected: a fall lasts ~200 ticks
+                self._finish_apex_job()
+            self._on_touchdown(t, q, v, length, tt)
+        if bits & LIFTOFF:
+            memory.stance_time = max(t - memory.touchdown_t, cfg.min_stance_time_s)
+        if bits & APEX:
+            com, vcom = (tt[COM], tt[COM + 1]), (tt[COM_VEL], tt[COM_VEL + 1])
+            if self._apex_job is None:
+                self._start_apex_job(self._on_apex(t, q, com, vcom))
+            else:   # the start-up work (the first tick of a drop is an apex): after it
+                self._apex_job = self._after(self._apex_job, t, q.copy(), com, vcom)
+        if phase[PHASE] == IN_STANCE and cfg.stance_policy == 'bezier':
+            tau0, tau1 = self._bezier_law(t, q, v, length, tt)
+        else:
+            tau0, tau1 = tick.tick_law(terms, phase, state, params, out)
+        tick.tick_end(v, tau0, tau1, phase, state, params, out)
+        return bits
+
+    def _bezier_law(self, t, q, v, length, tt) -> tuple[float, float]:
+        """Ding & Ramos' Bézier stance: the force profile through the foot jacobian."""
+        cfg = self._config
+        memory = self._hop_memory
+        scale = memory.bezier_scale
+        sp = stance_phase(t, memory.touchdown_t, cfg.bezier_stance_time_s)
+        fx = scale * bezier_value(cfg.bezier_force_x_n, sp)
+        fz = scale * bezier_value(cfg.bezier_force_z_n, sp)
+        if cfg.bezier_force_frame == 'leg':      # axial along foot -> SLIP point, x normal
+            ux = (tt[COM] - tt[FOOT]) / length
+            uz = (tt[COM + 1] - tt[FOOT + 1]) / length
+            fx, fz = fz * ux + fx * uz, fz * uz - fx * ux
+        qa, va = q.tolist(), v.tolist()
+        tau0, tau1 = bezier_torque([tt[JF:JF + 4], tt[JF + 4:JF + 8]], fx, fz, qa[2:], va[2:],
+                                   memory.bezier_target, cfg.bezier_joint_kp,
+                                   cfg.bezier_joint_kd)
+        out, state = self._out, self._state
+        out[O_ACCEL:O_ACCEL + 2] = math.nan
+        out[O_LEG_FORCE], out[O_LEG_FORCE + 1] = fx, fz
+        out[O_TARGET], out[O_TARGET + 1] = memory.foothold
+        state[tick.S_ENERGY_INJECTED] = tick.cog_energy(
+            tt[COM + 1], tt[COM_VEL], tt[COM_VEL + 1], state, self._params) - memory.energy_td
+        return tau0, tau1
 
     # -- pieces ----------------------------------------------------------------------------
 
-    def _contact(self, force_z, foot_vx, foot_vz, com_vz, rel_vz) -> bool:
-        cfg = self._config
-        if cfg.use_foot_sensor:
-            return force_z > cfg.contact_force_threshold_n
-        # kinematic fallback (no sensor): the foot stops dead at a plastic impact
-        if self._phase.phase == STANCE:
-            return foot_vz < 0.05 and abs(foot_vx) < 0.05
-        if self._phase.phase is None or self._prev_rel_vz is None:
-            return False  # no history yet: start in flight
-        sink = -com_vz
-        return sink > 0.1 and rel_vz - self._prev_rel_vz > cfg.kinematic_touchdown_ratio * sink
-
     def _on_touchdown(self, t, q, v, length, tt) -> None:
         cfg = self._config
-        memory = self._hop_memory
+        memory, state = self._hop_memory, self._state
         memory.hops += 1
-        memory.touchdown_t = t
-        foot, com = tt.foot, tt.com
+        memory.touchdown_t = state[tick.S_TOUCHDOWN_T] = t
+        foot, com = (tt[FOOT], tt[FOOT + 1]), (tt[COM], tt[COM + 1])
         memory.foothold = foot
+        state[tick.S_FOOTHOLD_X], state[tick.S_FOOTHOLD_Z] = foot
         memory.ground = foot[1]
-        self._decompressing = False
+        state[S_DECOMPRESSING] = 0.0
         memory.td_alpha = math.atan2(foot[0] - com[0], com[1] - foot[1])
-        v_minus = self._prev_v if (self._prev_v is not None and self._prev_phase == FLIGHT) else v
+        v_minus = state[S_PREV_V:S_PREV_V + 4].copy() if state[S_PREV_PHASE] == IN_FLIGHT else v
         loss = 0.0
         if cfg.impact_compensation:
             terms = self.dyn.terms(q, v)            # once per hop: the full terms
             loss = impact_energy_loss(terms, v_minus, self.mass, support_projection(terms))
         memory.impact_loss = loss
-        dl = precompression(loss, cfg.leg_stiffness)
-        self._rest = min(length + dl, self.max_rest_length)
-        memory.energy_td = self._cog_energy(com[1], tt.com_vel[0], tt.com_vel[1])
-        memory.energy_injected = 0.0
+        self._rest = touchdown_rest_length(length, loss, cfg.leg_stiffness, self.max_rest_length)
+        memory.energy_td = state[tick.S_ENERGY_TD] = tick.cog_energy(
+            com[1], tt[COM_VEL], tt[COM_VEL + 1], state, self._params)
+        state[tick.S_ENERGY_INJECTED] = 0.0
         memory.apex_offset_pred = self._table.posture_offset(self._alpha)
+        self._sync_apex_target()
         if cfg.stance_policy == 'bezier':
             memory.bezier_target = (cfg.bezier_joint_target_rad
                                     or (float(q[2]), float(q[3])))
@@ -535,28 +590,6 @@ class Controller:
         if offset is None:
             offset = memory.apex_offset if memory.apex_offset is not None else 0.0
         return self._config.apex_height + offset + memory.apex_correction
-
-    def _cog_energy(self, com_z, com_vx, com_vz) -> float:
-        """Return the CoG energy ½ m |ṙ|² + m |g| (z − z_foothold), J."""
-        memory = self._hop_memory
-        height = com_z - (memory.foothold[1] if memory.foothold is not None else 0.0)
-        return 0.5 * self.mass * (com_vx * com_vx + com_vz * com_vz) + self.dyn.weight * height
-
-    def _decompression_rest(self, length, com_z, com_vz) -> float:
-        """
-        Rest length after maximum compression: constant, or apex-regulated.
-
-        The regulated one is :func:`.slip.regulated_force`, here in scalar form.
-        """
-        cfg = self._config
-        if not cfg.apex_regulation:
-            return self._rest
-        # ½ k (l0' − l)² = m |g| (z_apex − z) − ½ m ż², l0' <= max rest length
-        foothold_z = self._hop_memory.foothold[1]
-        e_v = self.dyn.weight * (self._apex_target_rel() - (com_z - foothold_z)) \
-            - 0.5 * self.mass * com_vz * com_vz
-        stretch = math.sqrt(2.0 * e_v / cfg.leg_stiffness) if e_v > 0.0 else 0.0
-        return min(length + stretch, self.max_rest_length)
 
     def _on_apex(self, t, q, com, vcom):
         """
@@ -578,6 +611,7 @@ class Controller:
             memory.apex_correction = float(np.clip(
                 memory.apex_correction + cfg.apex_integral_gain * err,
                 -cfg.max_apex_correction_m, cfg.max_apex_correction_m))
+        self._sync_apex_target()
         dt_hop = 0.0 if memory.last_apex_t is None else t - memory.last_apex_t
         memory.last_apex_t = t
         memory.last_apex_h = apex_h

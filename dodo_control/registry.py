@@ -33,10 +33,19 @@ What the class declares (docs/control.md, "Your own controller"): ``config_class
 optionally ``startup_only`` (config fields fixed while the node runs, e.g. joint names that sized
 its topics), ``default_model`` (the robot description ``dodo hop`` and launch load without
 ``--model``: a path or ``package://dodo_sim/...``; default the hopper), ``monitor`` (an outcome
-monitor class with ``config_classes``: the walker's) and ``for_robot(robot_description, config)``
-(a classmethod building it; default ``Class(robot_description, config)``). The class is checked
-when it is selected (``update`` and ``reconfigure`` methods, the config dataclass's fields) and the
+monitor class with ``config_classes``) and ``for_robot(robot_description, config)`` (a
+classmethod building it; default ``Class(robot_description, config)``). The class is checked when
+it is selected (``update`` and ``reconfigure`` methods, the config dataclass's fields) and the
 built controller again (its joint and frame names, which the robot must have).
+
+An *outcome monitor* (the walker's :class:`dodo_control.walker.monitor.WalkMonitor`; the SLIP
+leg's :class:`dodo_control.slip.outcome.HopMonitor`) is a judge of the run that looks at the
+measured state only (falls, steps, distance, liftoffs), never at the controller's telemetry; a
+failure it finds fails a ``dodo hop`` / ``dodo walk`` run. Its configuration dataclasses are
+parameters of the node too. A monitor that judges heights above the ground (one of its configs
+has the fields :data:`TERRAIN_PARAMETERS`) gets the ground the simulator simulates: the graph
+(``dodo_sim.ros.graph``) hands the simulator's values to such a controller node
+(:meth:`ControllerEntry.monitor_judges_ground`).
 """
 from __future__ import annotations
 
@@ -219,6 +228,11 @@ class ControllerEntry:
     def monitor_config_classes(self) -> tuple:
         monitor = self.monitor_class()
         return tuple(getattr(monitor, 'config_classes', ())) if monitor is not None else ()
+
+    def monitor_judges_ground(self) -> bool:
+        """Return whether a config of the monitor holds the ground (:data:`TERRAIN_PARAMETERS`)."""
+        return any(set(TERRAIN_PARAMETERS) <= {f.name for f in dataclasses.fields(cls)}
+                   for cls in self.monitor_config_classes())
 
     def parameter_classes(self) -> tuple:
         """

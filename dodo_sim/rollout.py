@@ -19,6 +19,9 @@ nanoseconds (the header stamp the controller node receives, by the one stamp rul
 (pushes, bookkeeping), then ``s_{k+1} = sim.step(tau_k)``. ``policy`` is anything with that
 ``update`` method (the SLIP :class:`dodo_control.controller.Controller`, a PD hold, a
 replayed sequence).
+``q``, ``v`` and ``force`` are read-only float64 rows of the run's record (the loop allocates
+its arrays once, sized from the number of ticks): a policy may keep them, and copies what it
+wants to change.
 
 The force argument: by default the state's single-foot ``contact_force`` ([fx, fz], N). A policy
 with a ``contact_frames`` attribute (e.g. the biped
@@ -105,18 +108,31 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     rows = _policy_rows(sim, policy)
     span = _row_span(rows)
     coordinates = _policy_coordinates(sim, policy)
-    taus: list = []
+    # the policy reads rows of the record, read-only (no copy, no allocation per tick); a
+    # policy naming its joints, or force rows in another order, its own rows filled per tick
+    if coordinates is None:
+        q_given, v_given = _read_only(q), _read_only(v)
+    else:
+        q_given = np.empty((steps + 1, len(coordinates[0])))
+        v_given = np.empty((steps + 1, len(coordinates[1])))
+    if rows is None:
+        sensed = _read_only(force)
+    elif span is not None:           # the same rows as a slice (no fancy indexing)
+        sensed = _read_only(forces[:, span[0]:span[1]])
+    else:
+        sensed = np.empty((steps + 1, len(rows), 3))
+    taus = None
     states = []
-    update, step, append = policy.update, sim.step, taus.append
+    update, step = policy.update, sim.step
     k = 0
     stopped = False
     while True:
-        state_t, state_q, state_v = state.t, state.q, state.v
+        state_t = state.t
         t[k] = state_t
-        q[k] = state_q
-        v[k] = state_v
+        q[k] = state.q
+        v[k] = state.v
         force[k] = state.contact_force
-        contact[k] = bool(state.in_contact)
+        contact[k] = state.in_contact
         forces[k] = state.contact_forces
         if keep_states:
             states.append(state)
@@ -125,28 +141,32 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
         if stop is not None and stop(state):
             stopped = True
             break
-        if rows is None:
-            sensed = np.array(state.contact_force, dtype=float)
-        elif span is not None:           # the same rows as a slice (no fancy indexing)
-            sensed = np.array(state.contact_forces[span[0]:span[1]], dtype=float)
-        else:
-            sensed = np.array(state.contact_forces[rows], dtype=float)
-        if coordinates is None:
-            measured_q, measured_v = state_q.copy(), state_v.copy()
-        else:                            # fancy indexing copies
-            measured_q, measured_v = state_q[coordinates[0]], state_v[coordinates[1]]
-        tau = np.asarray(update(controller_time(state_t), measured_q, measured_v, sensed),
+        if span is None and rows is not None:
+            np.take(state.contact_forces, rows, axis=0, out=sensed[k])
+        if coordinates is not None:
+            np.take(state.q, coordinates[0], out=q_given[k])
+            np.take(state.v, coordinates[1], out=v_given[k])
+        tau = np.asarray(update(controller_time(state_t), q_given[k], v_given[k], sensed[k]),
                          dtype=float)
         if on_tick is not None:
             on_tick(k, state, tau)
-        append(tau)
+        if taus is None:
+            taus = np.empty((steps,) + tau.shape)
+        taus[k] = tau
         state = step(tau)
         k += 1
     n = k + 1
-    tau_rows = np.array(taus) if taus else np.empty((0, len(sim.state.tau_applied)))
+    tau_rows = taus[:k] if taus is not None else np.empty((0, len(sim.state.tau_applied)))
     return Rollout(t=t[:n], q=q[:n], v=v[:n], tau=tau_rows, contact_force=force[:n],
                    in_contact=contact[:n], states=states, stopped_early=stopped,
                    contact_forces=forces[:n])
+
+
+def _read_only(array):
+    """Return a read-only view of ``array`` (its rows are what a policy reads)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _policy_rows(sim, policy):

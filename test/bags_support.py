@@ -216,3 +216,18 @@ def write_run(path, run, *, parameters=True, changes=True, revision_channel=True
                 w.parameter_change('controller', run['change'][1], t,
                                    log_ns=w.log_offset_ns + ns + 700_000)
     return path
+
+
+def zstd_zeros_frame(zeros: int) -> bytes:
+    """
+    Return a zstd frame of ``zeros`` zero bytes: a few kB that decompress to ``zeros`` bytes.
+
+    The frame header states its content size (what a decompressor allocates).
+    """
+    import zstandard
+    compressor = zstandard.ZstdCompressor(level=3).compressobj(size=zeros)
+    block, parts, left = bytes(1 << 20), [], zeros
+    while left:
+        parts.append(compressor.compress(block[:min(left, len(block))]))
+        left -= min(left, len(block))
+    return b''.join(parts) + compressor.flush()

@@ -5,12 +5,34 @@
 from __future__ import annotations
 
 from pathlib import Path
+import shutil
+import tempfile
 import textwrap
 
 from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize_run import open_study
 from dodo_sim.tools.optimize_study import load_study
 import pytest
+
+
+def postgres_server():
+    """Yield a PostgreSQL server of the pgserver wheel on a unix socket in a temp directory."""
+    pgserver = pytest.importorskip('pgserver')
+    # as root, pgserver runs the server as its own user, which must reach the data directory
+    # (pytest's temporary directories are private to root)
+    data = Path(tempfile.mkdtemp(prefix='dodo-optimize-pg-'))
+    data.chmod(0o755)
+    server = pgserver.get_server(data, cleanup_mode='stop')
+    yield server
+    server.cleanup()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def postgres_url(server, database: str) -> str:
+    """Create ``database`` on ``server``; return its SQLAlchemy URL (psycopg 3)."""
+    server.psql(f'CREATE DATABASE {database};')
+    uri = server.get_uri(database)                        # postgresql://postgres:@/db?host=/dir
+    return uri.replace('postgresql://', 'postgresql+psycopg://', 1)
 
 
 def write(tmp_path: Path, text: str, name: str = 'study.yaml') -> Path:

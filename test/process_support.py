@@ -6,14 +6,17 @@ Processes the tests start and watch: output read line by line, process trees fro
 
 Shared by the launch tests (``ros2 launch`` in its own session) and the run-cleanup tests
 (``dodo hop`` in its own session); only the processes a test started are looked at or killed.
-:func:`hop_params` is the params file the ``dodo hop`` and node-graph tests run.
+:func:`hop_params` is the params file the ``dodo hop`` and node-graph tests run;
+:func:`deadline` cuts a call that would hang (a test then fails instead).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from pathlib import Path
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -102,3 +105,17 @@ def gone_within(pids, timeout: float) -> set[int]:
     while alive(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     return alive(pids)
+
+
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """Fail (TimeoutError) a call in this process's main thread that takes over ``seconds``."""
+    def expired(*_):
+        raise TimeoutError(f'still running after {seconds} s')
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

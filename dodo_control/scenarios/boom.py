@@ -17,7 +17,9 @@ perturbation's xacro args (:class:`~dodo_control.scenarios.slip_run.SlipRun`), r
   distance from the yaw axis at q = 0, i.e. ``boom_radius_m``);
 * apexes: local maxima of the hip height in flight, after the first contact;
 * the run fails (:class:`ScenarioFailed`) if the simulation diverges, the controller refuses its
-  configuration, the knee passes through the stretched-leg singularity or the hip falls below
+  configuration, the leg does not hop (on the ground for more than a second without a liftoff:
+  :mod:`dodo_control.slip.outcome`, the rule ``dodo hop`` fails a run with), the knee passes
+  through the stretched-leg singularity or the hip falls below
   ``min_hip_height_m``.
 
 Kinds (options and defaults in :data:`SCENARIOS`):
@@ -38,7 +40,7 @@ from dodo_control.controller import ControllerConfig
 from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
                                     Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
-from dodo_control.scenarios.slip_run import check_knee_stays_bent, SlipRun
+from dodo_control.scenarios.slip_run import check_hops, check_knee_stays_bent, SlipRun
 from dodo_sim.simulator import SimConfig
 import numpy as np
 import pinocchio as pin
@@ -92,6 +94,7 @@ class _Run(SlipRun):
             pin.forwardKinematics(self.model, self.data, qi)
             hip = self.data.oMi[self.hip_joint].translation
             heights[i] = hip[2] - terrain.height(float(hip[0]))   # ground under the hip
+        check_hops(result)
         check_knee_stays_bent(q[:, 3])
         if heights.min() < min_hip_height_m:
             raise ScenarioFailed(f'the hip fell to {heights.min():.3f} m')

@@ -16,7 +16,9 @@ perturbation's xacro args, runs :func:`dodo_sim.rollout.rollout` and measures on
   apexes, counted from the target change in ``target_step``), so one objective can take the
   worst case over several scenarios;
 * the run fails (:class:`ScenarioFailed`) if the simulation diverges, the controller refuses its
-  configuration, the knee passes through the stretched-leg singularity or the base falls below
+  configuration, the leg does not hop (on the ground for more than a second without a liftoff:
+  :mod:`dodo_control.slip.outcome`, the rule ``dodo hop`` fails a run with), the knee passes
+  through the stretched-leg singularity or the base falls below
   ``min_base_height_m``.
 
 Kinds (options and defaults in :data:`SCENARIOS`):
@@ -43,7 +45,7 @@ from dodo_control.controller import ControllerConfig
 from dodo_control.scenarios import (check_xacro_args, config_fields, max_abs, Perturbation,
                                     Scenario, ScenarioFailed, settle_hop)
 from dodo_control.scenarios import xacro_arg_names as shared_xacro_arg_names
-from dodo_control.scenarios.slip_run import check_knee_stays_bent, SlipRun
+from dodo_control.scenarios.slip_run import check_hops, check_knee_stays_bent, SlipRun
 from dodo_sim.simulator import SimConfig
 import numpy as np
 import pinocchio as pin
@@ -97,6 +99,7 @@ class _Run(SlipRun):
             com[i] = c[0], c[2]
             vc = data.vcom[0]
             com_vel[i] = vc[0], vc[2]
+        check_hops(result)
         check_knee_stays_bent(q[:, 3])
         if q[:, 1].min() < min_base_height_m:
             raise ScenarioFailed(f'the base fell to {q[:, 1].min():.3f} m')

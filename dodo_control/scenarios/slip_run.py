@@ -8,7 +8,8 @@ One closed-loop run of a SLIP-controlled leg, shared by the hopper's and the boo
 controller's model is exact, as on a robot with an identified model), runs them through
 :func:`dodo_sim.rollout.rollout` and turns what makes a run unusable into
 :class:`~dodo_control.scenarios.ScenarioFailed` with its reason
-(:mod:`dodo_control.scenarios.failures`). Each robot's module subclasses it
+(:mod:`dodo_control.scenarios.failures`; a leg that does not hop: :func:`check_hops`, the rule of
+:mod:`dodo_control.slip.outcome`). Each robot's module subclasses it
 with what it measures (the hopper: its CoG; the boom leg: its hip over the ground and its arc).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from dodo_control.controller import Controller
 from dodo_control.scenarios import Perturbation, ScenarioFailed
 from dodo_control.scenarios.failures import configuration_refused, run_failures
+from dodo_control.slip.outcome import judge_rollout
 from dodo_sim.model import robot_description_xml
 from dodo_sim.rollout import rollout
 from dodo_sim.simulator import SimConfig, Simulator
@@ -33,6 +35,18 @@ def check_knee_stays_bent(knee) -> None:
     knee = np.asarray(knee, dtype=float)
     if not np.all(np.sign(knee) == np.sign(knee[0])) or np.min(np.abs(knee)) < STRETCHED_KNEE_RAD:
         raise ScenarioFailed('the knee passed through the stretched-leg singularity')
+
+
+def check_hops(result) -> None:
+    """
+    Raise ScenarioFailed when the leg of a rollout does not hop.
+
+    The rule a ``dodo hop`` run fails with (:mod:`dodo_control.slip.outcome`, ``HopCriteria``
+    defaults): on the ground longer than ``max_stance_s`` without a liftoff.
+    """
+    judge = judge_rollout(result)
+    if judge.failure is not None:
+        raise ScenarioFailed(judge.message())
 
 
 class SlipRun:
@@ -63,4 +77,4 @@ class SlipRun:
         return on_tick
 
 
-__all__ = ['STRETCHED_KNEE_RAD', 'SlipRun', 'check_knee_stays_bent']
+__all__ = ['STRETCHED_KNEE_RAD', 'SlipRun', 'check_hops', 'check_knee_stays_bent']

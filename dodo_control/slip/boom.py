@@ -47,7 +47,7 @@ from dodo_sim.physics.robot import ModelError, RobotModel
 import numpy as np
 import pinocchio as pin
 
-from .dynamics import inv2, RobotDynamics, Terms, TickTerms
+from .dynamics import inv2, pack_terms, RobotDynamics, Terms
 
 _LWA = pin.LOCAL_WORLD_ALIGNED
 
@@ -170,12 +170,12 @@ class BoomDynamics(RobotDynamics):
         return ((pos_s, pos[2]), [vel_s, vz], [row_s, list(jz)], (drift_s, acc[2]),
                 [world_t, list(jz)], (drift_t, acc[2]))
 
-    def tick_terms(self, q, v) -> TickTerms:
+    def tick_terms_into(self, q, v, out):
         """
-        :class:`TickTerms` in the boom's task frame.
+        Write the tick terms in the boom's task frame into ``out`` (:data:`.dynamics.TERMS_SIZE`).
 
-        ``com`` is the hip, ``Js`` the foot's support rows (world tangential, vertical), ``Jf`` its
-        task rows.
+        The SLIP point (``COM``) is the hip, ``JS`` the foot's support rows (world tangential,
+        vertical), ``JF`` its task rows. Returns ``out``.
         """
         (hp, hj, ha), (fp, fj, fa) = self._kinematics(q, v)
         model, data = self.model, self.data
@@ -191,8 +191,8 @@ class BoomDynamics(RobotDynamics):
         com, com_vel, jc, djc, _, _ = self._task_point(hp, hj, ha, psi, c, s, vs)
         foot, foot_vel, jf, djf, js, djs = self._task_point(fp, fj, fa, psi, c, s, vs)
         minv_h = [r[0] * h[0] + r[1] * h[1] + r[2] * h[2] + r[3] * h[3] for r in minv]
-        return TickTerms(com, com_vel, foot, foot_vel, jc, js, minv, minv_h, djc, djs,
-                         Jf=jf, dJf_v=djf)
+        return pack_terms(com, com_vel, foot, foot_vel, jc, js, minv, minv_h, djc, djs, jf, djf,
+                          out)
 
     def terms(self, q, v) -> Terms:
         q = np.array(q, dtype=float)

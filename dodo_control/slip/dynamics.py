@@ -30,8 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dodo_sim.model import JOINT_NAMES, LegModel
+from dodo_sim.physics.kernels.point_terms import pack_point_terms, point_terms, point_terms_size
 import numpy as np
 import pinocchio as pin
+
+from .compiled import compiled
 
 #: Actuator selection matrix S (hip, knee are coordinates 2 and 3 of q).
 SELECTION = np.array([[0.0, 0.0, 1.0, 0.0],
@@ -112,26 +115,81 @@ class Terms:
         return self.dJs_v if self.dJf_v is None else self.dJf_v
 
 
+#: The tick terms: one float64 array in the task frame (the layout the compiled tick reads).
+#: Offsets of the SLIP point (``COM``: hopper CoG, boom leg hip) and foot positions (m) and
+#: velocities (m/s), 2 each; J_c, J_s, J_f (2x4 row-major); M⁻¹ (4x4 row-major, symmetric);
+#: M⁻¹ h (4); the drifts J̇_c q̇, J̇_s q̇, J̇_f q̇ (2 each, m/s^2).
+COM, COM_VEL, FOOT, FOOT_VEL = 0, 2, 4, 6
+JC, JS, JF = 8, 16, 24
+MINV, MINV_H = 32, 48
+DJC, DJS, DJF = 52, 54, 56
+TERMS_SIZE = 58
+
+
+def planar_terms(q, v, floats, ints, armature, raw, terms) -> bool:
+    """
+    Write the hopper's tick terms, from the compiled point terms, into ``terms``.
+
+    ``raw`` receives :func:`dodo_sim.physics.kernels.point_terms.point_terms` (world x-y-z, nv =
+    4), of which the x and z rows are the planar task frame's; J_f and J̇_f q̇ are J_s and J̇_s q̇.
+    Returns False (``terms`` unchanged) if M is not positive definite.
+    """
+    if not point_terms(q, v, floats, ints, armature, raw):
+        return False
+    terms[COM], terms[COM + 1] = raw[0], raw[2]
+    terms[COM_VEL], terms[COM_VEL + 1] = raw[3], raw[5]
+    terms[DJC], terms[DJC + 1] = raw[6], raw[8]
+    terms[FOOT], terms[FOOT + 1] = raw[9], raw[11]
+    terms[FOOT_VEL], terms[FOOT_VEL + 1] = raw[12], raw[14]
+    terms[DJS], terms[DJS + 1] = raw[15], raw[17]
+    terms[DJF], terms[DJF + 1] = raw[15], raw[17]
+    for c in range(4):
+        terms[JC + c], terms[JC + 4 + c] = raw[18 + c], raw[26 + c]
+        terms[JS + c], terms[JS + 4 + c] = raw[30 + c], raw[38 + c]
+        terms[JF + c], terms[JF + 4 + c] = raw[30 + c], raw[38 + c]
+        terms[MINV_H + c] = raw[58 + c]
+    for k in range(16):
+        terms[MINV + k] = raw[42 + k]
+    return True
+
+
+planar_terms = compiled(planar_terms)
+
+
+def pack_terms(com, com_vel, foot, foot_vel, Jc, Js, Minv, Minv_h, dJc_v, dJs_v, Jf, dJf_v,
+               out):
+    """Write task-frame terms given as floats and rows (lists) into ``out`` (the layout)."""
+    out[:] = [*com, *com_vel, *foot, *foot_vel, *Jc[0], *Jc[1], *Js[0], *Js[1], *Jf[0], *Jf[1],
+              *Minv[0], *Minv[1], *Minv[2], *Minv[3], *Minv_h, *dJc_v, *dJs_v, *dJf_v]
+    return out
+
+
 class TickTerms:
     """
-    The per-tick subset of :class:`Terms` as plain Python floats (rows as lists).
+    The tick terms as plain Python floats (rows as lists), for reading.
 
-    They serve the control law's 2x2 / 4x4 algebra in scalar arithmetic: at this size numpy's
-    per-call overhead (~1 us) costs far more than the arithmetic. Same quantities and notation as
-    :class:`Terms`; ``Minv_h = M⁻¹ h`` replaces ``h`` (the law needs only that product). ``Jf`` /
-    ``dJf_v`` default to ``Js`` / ``dJs_v`` (the same objects).
+    The per-tick subset of :class:`Terms` (same quantities and notation; ``Minv_h = M⁻¹ h``
+    replaces ``h``, the law needs only that product; ``Jf`` / ``dJf_v`` equal ``Js`` /
+    ``dJs_v`` when the task frame does not turn with the robot). ``values`` is the array the
+    control tick reads (:data:`TERMS_SIZE`, offsets :data:`COM` ...).
     """
 
-    __slots__ = ('com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Minv', 'Minv_h', 'dJc_v',
-                 'dJs_v', 'Jf', 'dJf_v')
+    __slots__ = ('values', 'com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Jf', 'Minv',
+                 'Minv_h', 'dJc_v', 'dJs_v', 'dJf_v')
 
-    def __init__(self, com, com_vel, foot, foot_vel, Jc, Js, Minv, Minv_h, dJc_v, dJs_v,
-                 Jf=None, dJf_v=None):
-        self.com, self.com_vel, self.foot, self.foot_vel = com, com_vel, foot, foot_vel
-        self.Jc, self.Js, self.Minv, self.Minv_h = Jc, Js, Minv, Minv_h
-        self.dJc_v, self.dJs_v = dJc_v, dJs_v
-        self.Jf = Js if Jf is None else Jf
-        self.dJf_v = dJs_v if dJf_v is None else dJf_v
+    def __init__(self, values):
+        self.values = values
+        x = values.tolist()
+        self.com, self.com_vel = (x[COM], x[COM + 1]), [x[COM_VEL], x[COM_VEL + 1]]
+        self.foot, self.foot_vel = (x[FOOT], x[FOOT + 1]), [x[FOOT_VEL], x[FOOT_VEL + 1]]
+        self.Jc = [x[JC:JC + 4], x[JC + 4:JC + 8]]
+        self.Js = [x[JS:JS + 4], x[JS + 4:JS + 8]]
+        self.Jf = [x[JF:JF + 4], x[JF + 4:JF + 8]]
+        self.Minv = [x[MINV + 4 * r:MINV + 4 * r + 4] for r in range(4)]
+        self.Minv_h = x[MINV_H:MINV_H + 4]
+        self.dJc_v = (x[DJC], x[DJC + 1])
+        self.dJs_v = (x[DJS], x[DJS + 1])
+        self.dJf_v = (x[DJF], x[DJF + 1])
 
 
 class RobotDynamics:
@@ -142,14 +200,16 @@ class RobotDynamics:
     mass and world gravity.
 
     The task-frame interface (also of :class:`dodo_control.slip.boom.BoomDynamics`): ``terms``,
-    ``tick_terms``, ``com_and_foot``, ``posture_for_foot``, ``base_height``, ``table_q``,
+    ``tick_terms_into`` (``tick_terms``), ``com_and_foot``, ``posture_for_foot``, ``base_height``,
+    ``table_q``,
     ``posture_offset``, ``impact_map``, ``mass`` / ``gravity`` / ``gravity_xz`` / ``weight`` (the
     SLIP template's), ``joint_names``, ``effort_limits``.
     """
 
     #: task frame name (docs/control.md)
     frame = 'planar_xz'
-    _compiled = None
+    #: (floats, ints, armature, raw) of :func:`planar_terms`, None when it is not in use
+    compiled_buffers = None
     joint_names = JOINT_NAMES
     #: [hip, knee] start guess of posture searches (picks the knee branch), rad
     crouch_joints = (0.5, -1.0)
@@ -164,36 +224,36 @@ class RobotDynamics:
         self.weight = self.mass * abs(self.gravity_xz[1])     # m |g|, N
         self.effort_limits = tuple(float(x) for x in leg.effort_limits)  # hip, knee, N*m
         self._zero = np.zeros(self.model.nv)
-        self._compiled = None
+        self.compiled_buffers = None
         self.use_compiled(True)
 
     def use_compiled(self, enabled: bool = True) -> bool:
         """
-        Evaluate :meth:`tick_terms` with the compiled kernel.
+        Evaluate :meth:`tick_terms_into` with the compiled kernel.
 
-        The kernel (:func:`dodo_sim.physics.kernels.point_terms.point_terms`) makes one call
-        instead of seven pinocchio calls and the list algebra. It is used when ``enabled`` and the
-        model qualifies (numba installed, every joint 1-DoF); otherwise pinocchio evaluates the
-        terms. Both give the same terms to rounding (unit-tested). Returns whether the compiled
-        kernel is in use.
+        The kernel (:func:`planar_terms` on :func:`dodo_sim.physics.kernels.point_terms.
+        point_terms`) makes one call instead of seven pinocchio calls and the list algebra. It is
+        used when ``enabled`` and the model qualifies (numba installed, every joint 1-DoF);
+        otherwise pinocchio evaluates the terms. Both give the same terms to rounding
+        (unit-tested). Returns whether the compiled kernel is in use.
         """
-        self._compiled = None
-        # a task frame with its own tick_terms (the boom leg) keeps its own evaluation
-        if enabled and type(self).tick_terms is RobotDynamics.tick_terms:
-            from dodo_sim.physics.kernels.point_terms import (pack_point_terms, point_terms,
-                                                              point_terms_size)
+        self.compiled_buffers = None
+        # a task frame with its own terms (the boom leg) keeps its own evaluation
+        if enabled and type(self).tick_terms_into is RobotDynamics.tick_terms_into:
             buffers = pack_point_terms(self.model, self.leg.foot_frame_id)
             if buffers is not None:
                 # model.armature is a view of the model's own vector: the kernel sees the
                 # controller's armature changes (Controller.reconfigure writes into it)
-                self._compiled = (point_terms,) + buffers + (
+                self.compiled_buffers = buffers + (
                     self.model.armature, np.empty(point_terms_size(self.model.nv)))
-        return self._compiled is not None
+                zero = np.zeros(self.model.nv)    # compile / load now, not in the first tick
+                planar_terms(zero, zero.copy(), *self.compiled_buffers, np.empty(TERMS_SIZE))
+        return self.compiled_buffers is not None
 
     @property
     def compiled(self) -> bool:
         """:meth:`tick_terms` runs the compiled kernel (see :meth:`use_compiled`)."""
-        return self._compiled is not None
+        return self.compiled_buffers is not None
 
     def terms(self, q, v) -> Terms:
         model, data, fid = self.model, self.data, self.leg.foot_frame_id
@@ -221,22 +281,24 @@ class RobotDynamics:
                      dJs_v=dJs_v, dJc_v=dJc_v, foot=foot, com=com, com_vel=com_vel)
 
     def tick_terms(self, q, v) -> TickTerms:
-        """
-        :class:`TickTerms` at (q, v), the control tick's fast path.
+        """:class:`TickTerms` at (q, v) (:meth:`tick_terms_into` a new array)."""
+        return TickTerms(self.tick_terms_into(np.asarray(q, float), np.asarray(v, float),
+                                              np.empty(TERMS_SIZE)))
 
-        It is one compiled call (:meth:`use_compiled`), else seven pinocchio calls and scalar
-        algebra; equal to :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays.
+    def tick_terms_into(self, q, v, out):
+        """
+        Write the tick terms at (q, v) into ``out`` (:data:`TERMS_SIZE` floats), the tick's path.
+
+        One compiled call (:meth:`use_compiled`), else seven pinocchio calls and scalar algebra;
+        equal to :meth:`terms` up to rounding (unit-tested). ``q`` / ``v``: float arrays.
+        Returns ``out``.
         """
         # the kernel's compiled signature: contiguous writable float64 arrays (anything else
         # would compile a new specialisation, seconds, mid-run: it takes the pinocchio path)
-        if self._compiled is not None and _compiled_layout(q) and _compiled_layout(v):
-            kernel, floats, ints, armature, out = self._compiled
-            if kernel(q, v, floats, ints, armature, out):
-                x = out.tolist()      # layout: kernels.point_terms.point_terms, nv = 4
-                return TickTerms((x[0], x[2]), [x[3], x[5]], (x[9], x[11]), [x[12], x[14]],
-                                 [x[18:22], x[26:30]], [x[30:34], x[38:42]],
-                                 [x[42:46], x[46:50], x[50:54], x[54:58]], x[58:62],
-                                 (x[6], x[8]), (x[15], x[17]))
+        if self.compiled_buffers is not None and _compiled_layout(q) and _compiled_layout(v):
+            floats, ints, armature, raw = self.compiled_buffers
+            if planar_terms(q, v, floats, ints, armature, raw, out):
+                return out
             # M not positive definite (a non-finite state): pinocchio's answer below
         model, data, fid = self.model, self.data, self.leg.foot_frame_id
         # kinematics with zero acceleration: data.a holds the velocity-product (drift) terms
@@ -259,8 +321,9 @@ class RobotDynamics:
         Minv_h = [r[0] * h[0] + r[1] * h[1] + r[2] * h[2] + r[3] * h[3] for r in minv]
         com_vel = [r[0] * v0 + r[1] * v1 + r[2] * v2 + r[3] * v3 for r in Jc]
         foot_vel = [r[0] * v0 + r[1] * v1 + r[2] * v2 + r[3] * v3 for r in Js]
-        return TickTerms((com[0], com[2]), com_vel, (foot[0], foot[2]), foot_vel, Jc, Js, minv,
-                         Minv_h, (acom[0], acom[2]), (dJs[0], dJs[2]))
+        dJs_v = (dJs[0], dJs[2])
+        return pack_terms((com[0], com[2]), com_vel, (foot[0], foot[2]), foot_vel, Jc, Js, minv,
+                          Minv_h, (acom[0], acom[2]), dJs_v, Js, dJs_v, out)
 
     def base_height(self, q) -> float:
         """Height of the base above world z = 0 (hopper: the ``base_z`` coordinate), m."""

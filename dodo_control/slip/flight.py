@@ -109,11 +109,24 @@ def raibert_angle(velocity: float, velocity_set: float, stance_time_s: float,
     return math.asin(s)
 
 
-def foot_target(alpha: float, touchdown_length: float) -> np.ndarray:
-    """Foot position relative to the CoG for angle of attack α and leg length l (m)."""
-    return touchdown_length * np.array([math.sin(alpha), -math.cos(alpha)])
+def foot_target(alpha: float, touchdown_length: float) -> tuple[float, float]:
+    """
+    Foot position relative to the SLIP point at touchdown, (x, z) in m.
+
+    The foot is ``touchdown_length`` l from the SLIP point at angle of attack α (rad): l (sin α,
+    −cos α). The flight posture aims at it; the return map starts its stance from it.
+    """
+    return touchdown_length * math.sin(alpha), -touchdown_length * math.cos(alpha)
 
 
-def posture_acceleration(rel_pos, rel_vel, rel_target, kp: float, kd: float) -> np.ndarray:
-    """PD law on the foot position relative to the CoG: desired relative acceleration (m/s^2)."""
-    return kp * (np.asarray(rel_target) - rel_pos) - kd * np.asarray(rel_vel)
+def posture_acceleration(rel_x: float, rel_z: float, rel_vx: float, rel_vz: float,
+                         target_x: float, target_z: float, kp: float,
+                         kd: float) -> tuple[float, float]:
+    """
+    Flight posture PD on the foot relative to the SLIP point: desired relative acceleration.
+
+    a = K_p (p_target − p_rel) − K_d ṗ_rel (m/s^2) with the foot's position ``rel_x``, ``rel_z``
+    (m) and velocity ``rel_vx``, ``rel_vz`` (m/s) relative to the SLIP point, the target
+    :func:`foot_target` (m), ``kp`` (1/s^2) and ``kd`` (1/s). The control tick calls it.
+    """
+    return (kp * (target_x - rel_x) - kd * rel_vx, kp * (target_z - rel_z) - kd * rel_vz)

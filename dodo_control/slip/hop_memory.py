@@ -33,7 +33,6 @@ class HopMemory:
     foothold: object = None         # world x-z of the last foothold, m (None before the first)
     td_alpha: float = 0.0           # leg angle at the last touchdown, rad
     energy_td: float = 0.0          # CoG energy at the last touchdown, J
-    energy_injected: float = 0.0    # energy put into the spring in this / the last stance, J
     impact_loss: float = 0.0        # predicted CoG energy lost at the last touchdown, J
     last_apex_t: float | None = None   # time of the last apex, s
     last_apex_h: float = math.nan   # base height above the ground at the last apex, m

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import inv2, SELECTION, solve2, Terms, TickTerms
+from .compiled import compiled, compiled_inline
+from .dynamics import (DJC, DJF, DJS, inv2, JC, JF, JS, MINV, MINV_H, SELECTION, solve2,
+                       Terms)
 
 _EYE4 = np.eye(4)
 _EYE4.flags.writeable = False
@@ -120,7 +122,7 @@ def flight_foot_torque(terms: Terms, rel_accel_des) -> np.ndarray:
     return solve2(A, np.asarray(rel_accel_des, dtype=float) - c)
 
 
-# -- the control tick's fast path: the same laws on TickTerms, in scalar arithmetic ------------
+# -- the control tick's fast path: the same laws on the tick terms, in scalar arithmetic ------
 
 def _solve2(a00, a01, a10, a11, b0, b1) -> tuple[float, float]:
     det = a00 * a11 - a01 * a10
@@ -129,20 +131,32 @@ def _solve2(a00, a01, a10, a11, b0, b1) -> tuple[float, float]:
     return (a11 * b0 - a01 * b1) / det, (a00 * b1 - a10 * b0) / det
 
 
-def slip_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]:
-    """
-    :func:`slip_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m.
+_solve2 = compiled_inline(_solve2)
 
-    With W = M⁻¹ J_sᵀ and Λ_s = (J_s W)⁻¹: A = J_c M⁻¹ (S N_s)ᵀ = J_c M⁻¹ Sᵀ − (J_c W) Λ_s (S W)ᵀ
-    and c = J̇_c q̇ + J_c q̈₀ with the zero-torque support-consistent acceleration
-    q̈₀ = −M⁻¹ h − W Λ_s (J_s (−M⁻¹ h) + J̇_s q̇).
+
+def slip_torque_tick(terms, ax: float, az: float) -> tuple[float, float]:
     """
-    (c0, c1, c2, c3), (d0, d1, d2, d3) = tt.Jc
-    (s0, s1, s2, s3), (t0, t1, t2, t3) = tt.Js
-    mi = tt.Minv
-    w = [(r[0] * s0 + r[1] * s1 + r[2] * s2 + r[3] * s3,
-          r[0] * t0 + r[1] * t1 + r[2] * t2 + r[3] * t3) for r in mi]   # W, 4x2
-    (w00, w01), (w10, w11), (w20, w21), (w30, w31) = w
+    :func:`slip_torque` on the tick terms (same law, scalar arithmetic), N*m.
+
+    ``terms``: the float array of :data:`.dynamics.TERMS_SIZE` (:meth:`.dynamics.RobotDynamics.
+    tick_terms_into`; ``TickTerms.values``). With W = M⁻¹ J_sᵀ and Λ_s = (J_s W)⁻¹:
+    A = J_c M⁻¹ (S N_s)ᵀ = J_c M⁻¹ Sᵀ − (J_c W) Λ_s (S W)ᵀ and c = J̇_c q̇ + J_c q̈₀ with the
+    zero-torque support-consistent acceleration q̈₀ = −M⁻¹ h − W Λ_s (J_s (−M⁻¹ h) + J̇_s q̇).
+    Compiled (the control tick calls it).
+    """
+    c0, c1, c2, c3 = terms[JC], terms[JC + 1], terms[JC + 2], terms[JC + 3]
+    d0, d1, d2, d3 = terms[JC + 4], terms[JC + 5], terms[JC + 6], terms[JC + 7]
+    s0, s1, s2, s3 = terms[JS], terms[JS + 1], terms[JS + 2], terms[JS + 3]
+    t0, t1, t2, t3 = terms[JS + 4], terms[JS + 5], terms[JS + 6], terms[JS + 7]
+    m00, m01, m02, m03 = terms[MINV], terms[MINV + 1], terms[MINV + 2], terms[MINV + 3]
+    m10, m11, m12, m13 = terms[MINV + 4], terms[MINV + 5], terms[MINV + 6], terms[MINV + 7]
+    m20, m21, m22, m23 = terms[MINV + 8], terms[MINV + 9], terms[MINV + 10], terms[MINV + 11]
+    m30, m31, m32, m33 = terms[MINV + 12], terms[MINV + 13], terms[MINV + 14], terms[MINV + 15]
+    # W = M⁻¹ J_sᵀ, 4x2
+    w00, w01 = m00 * s0 + m01 * s1 + m02 * s2 + m03 * s3, m00 * t0 + m01 * t1 + m02 * t2 + m03 * t3
+    w10, w11 = m10 * s0 + m11 * s1 + m12 * s2 + m13 * s3, m10 * t0 + m11 * t1 + m12 * t2 + m13 * t3
+    w20, w21 = m20 * s0 + m21 * s1 + m22 * s2 + m23 * s3, m20 * t0 + m21 * t1 + m22 * t2 + m23 * t3
+    w30, w31 = m30 * s0 + m31 * s1 + m32 * s2 + m33 * s3, m30 * t0 + m31 * t1 + m32 * t2 + m33 * t3
     g00 = s0 * w00 + s1 * w10 + s2 * w20 + s3 * w30
     g01 = s0 * w01 + s1 * w11 + s2 * w21 + s3 * w31
     g10 = t0 * w00 + t1 * w10 + t2 * w20 + t3 * w30
@@ -156,11 +170,10 @@ def slip_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]
     cw01 = c0 * w01 + c1 * w11 + c2 * w21 + c3 * w31
     cw10 = d0 * w00 + d1 * w10 + d2 * w20 + d3 * w30
     cw11 = d0 * w01 + d1 * w11 + d2 * w21 + d3 * w31
-    m0, m1, m2, m3 = mi
-    cm00 = c0 * m0[2] + c1 * m1[2] + c2 * m2[2] + c3 * m3[2]
-    cm01 = c0 * m0[3] + c1 * m1[3] + c2 * m2[3] + c3 * m3[3]
-    cm10 = d0 * m0[2] + d1 * m1[2] + d2 * m2[2] + d3 * m3[2]
-    cm11 = d0 * m0[3] + d1 * m1[3] + d2 * m2[3] + d3 * m3[3]
+    cm00 = c0 * m02 + c1 * m12 + c2 * m22 + c3 * m32
+    cm01 = c0 * m03 + c1 * m13 + c2 * m23 + c3 * m33
+    cm10 = d0 * m02 + d1 * m12 + d2 * m22 + d3 * m32
+    cm11 = d0 * m03 + d1 * m13 + d2 * m23 + d3 * m33
     # (J_c W) Λ_s
     p00, p01 = cw00 * l00 + cw01 * l10, cw00 * l01 + cw01 * l11
     p10, p11 = cw10 * l00 + cw11 * l10, cw10 * l01 + cw11 * l11
@@ -169,26 +182,39 @@ def slip_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]
     a01 = cm01 - (p00 * w30 + p01 * w31)
     a10 = cm10 - (p10 * w20 + p11 * w21)
     a11 = cm11 - (p10 * w30 + p11 * w31)
-    f0, f1, f2, f3 = tt.Minv_h                  # q̈_free = −M⁻¹ h
-    js0 = -(s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3) + tt.dJs_v[0]
-    js1 = -(t0 * f0 + t1 * f1 + t2 * f2 + t3 * f3) + tt.dJs_v[1]
+    f0, f1, f2, f3 = (terms[MINV_H], terms[MINV_H + 1], terms[MINV_H + 2],
+                      terms[MINV_H + 3])                # q̈_free = −M⁻¹ h
+    js0 = -(s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3) + terms[DJS]
+    js1 = -(t0 * f0 + t1 * f1 + t2 * f2 + t3 * f3) + terms[DJS + 1]
     e0 = -(c0 * f0 + c1 * f1 + c2 * f2 + c3 * f3) - (p00 * js0 + p01 * js1)
     e1 = -(d0 * f0 + d1 * f1 + d2 * f2 + d3 * f3) - (p10 * js0 + p11 * js1)
-    return _solve2(a00, a01, a10, a11, ax - tt.dJc_v[0] - e0, az - tt.dJc_v[1] - e1)
+    return _solve2(a00, a01, a10, a11, ax - terms[DJC] - e0, az - terms[DJC + 1] - e1)
 
 
-def flight_foot_torque_tick(tt: TickTerms, ax: float, az: float) -> tuple[float, float]:
-    """:func:`flight_foot_torque` on :class:`TickTerms` (same law, scalar arithmetic), N*m."""
-    (c0, c1, c2, c3), (d0, d1, d2, d3) = tt.Jc
-    (s0, s1, s2, s3), (t0, t1, t2, t3) = tt.Jf
+slip_torque_tick = compiled(slip_torque_tick)
+
+
+def flight_foot_torque_tick(terms, ax: float, az: float) -> tuple[float, float]:
+    """:func:`flight_foot_torque` on the tick terms (same law in scalars), N*m; compiled."""
+    c0, c1, c2, c3 = terms[JC], terms[JC + 1], terms[JC + 2], terms[JC + 3]
+    d0, d1, d2, d3 = terms[JC + 4], terms[JC + 5], terms[JC + 6], terms[JC + 7]
+    s0, s1, s2, s3 = terms[JF], terms[JF + 1], terms[JF + 2], terms[JF + 3]
+    t0, t1, t2, t3 = terms[JF + 4], terms[JF + 5], terms[JF + 6], terms[JF + 7]
     r0, r1, r2, r3 = s0 - c0, s1 - c1, s2 - c2, s3 - c3      # J_r = J_f − J_c
     u0, u1, u2, u3 = t0 - d0, t1 - d1, t2 - d2, t3 - d3
-    m0, m1, m2, m3 = tt.Minv
-    a00 = r0 * m0[2] + r1 * m1[2] + r2 * m2[2] + r3 * m3[2]
-    a01 = r0 * m0[3] + r1 * m1[3] + r2 * m2[3] + r3 * m3[3]
-    a10 = u0 * m0[2] + u1 * m1[2] + u2 * m2[2] + u3 * m3[2]
-    a11 = u0 * m0[3] + u1 * m1[3] + u2 * m2[3] + u3 * m3[3]
-    f0, f1, f2, f3 = tt.Minv_h
-    b0 = ax - (tt.dJf_v[0] - tt.dJc_v[0] - (r0 * f0 + r1 * f1 + r2 * f2 + r3 * f3))
-    b1 = az - (tt.dJf_v[1] - tt.dJc_v[1] - (u0 * f0 + u1 * f1 + u2 * f2 + u3 * f3))
+    m02, m03 = terms[MINV + 2], terms[MINV + 3]
+    m12, m13 = terms[MINV + 6], terms[MINV + 7]
+    m22, m23 = terms[MINV + 10], terms[MINV + 11]
+    m32, m33 = terms[MINV + 14], terms[MINV + 15]
+    a00 = r0 * m02 + r1 * m12 + r2 * m22 + r3 * m32
+    a01 = r0 * m03 + r1 * m13 + r2 * m23 + r3 * m33
+    a10 = u0 * m02 + u1 * m12 + u2 * m22 + u3 * m32
+    a11 = u0 * m03 + u1 * m13 + u2 * m23 + u3 * m33
+    f0, f1, f2, f3 = (terms[MINV_H], terms[MINV_H + 1], terms[MINV_H + 2],
+                      terms[MINV_H + 3])
+    b0 = ax - (terms[DJF] - terms[DJC] - (r0 * f0 + r1 * f1 + r2 * f2 + r3 * f3))
+    b1 = az - (terms[DJF + 1] - terms[DJC + 1] - (u0 * f0 + u1 * f1 + u2 * f2 + u3 * f3))
     return _solve2(a00, a01, a10, a11, b0, b1)
+
+
+flight_foot_torque_tick = compiled(flight_foot_torque_tick)

@@ -14,11 +14,10 @@ Conventions (used throughout dodo_control):
   (docs/control.md).
 
 The stance flow here mirrors the controller's stance law exactly (same touchdown rest length with
-the SLIPic pre-compression, same apex-regulated decompression), so the apex return map it
-produces is what the articulated leg does when its CoG follows the SLIP. The flow is a scalar
-pure-Python RK4 (faster than numpy for a 4-state ODE), so a deadbeat solve (a handful of return
-map evaluations by secant steps) costs a few milliseconds once per hop; the ``*_steps`` forms
-are generators that yield every few RK4 steps, so a controller can spread that over its ticks.
+the SLIPic pre-compression, same apex-regulated decompression: the same functions), so the apex
+return map it produces is what the articulated leg does when its CoG follows the SLIP. The flow
+is a scalar RK4, compiled (numba; the same arithmetic as Python's); the ``*_steps`` forms are
+generators that pause every few RK4 steps, so a controller can spread a solve over its ticks.
 """
 from __future__ import annotations
 
@@ -27,22 +26,23 @@ import math
 
 import numpy as np
 
-
-def leg_force(com, foot, rest_length: float, stiffness: float) -> np.ndarray:
-    """SLIP spring force on the CoG, world x-z (N)."""
-    dx, dz = float(com[0]) - float(foot[0]), float(com[1]) - float(foot[1])
-    length = math.hypot(dx, dz)
-    scale = stiffness * (rest_length - length) / length
-    return np.array([scale * dx, scale * dz])
+from .compiled import compiled, compiled_inline
+from .flight import foot_target
 
 
-def slip_acceleration(com, foot, rest_length: float, stiffness: float, mass: float,
-                      gravity) -> np.ndarray:
-    """Desired CoG acceleration a = F_leg/m + g⃗ (m/s^2)."""
-    dx, dz = float(com[0]) - float(foot[0]), float(com[1]) - float(foot[1])
-    length = math.hypot(dx, dz)
+def slip_acceleration(dx: float, dz: float, length: float, rest_length: float,
+                      stiffness: float, mass: float, gravity_x: float,
+                      gravity_z: float) -> tuple[float, float]:
+    """
+    SLIP point acceleration a = F_leg/m + g⃗, F_leg = k (l₀ − l)(r − p_f)/l (m/s^2).
+
+    ``dx``, ``dz``: r − p_f, the foot-to-SLIP-point vector (m) of length ``length`` (m);
+    ``rest_length`` l₀ (m), ``stiffness`` k (N/m), ``mass`` m (kg), gravity g⃗ (m/s^2).
+    Returns (a_x, a_z). The one definition of the SLIP law: the stance flow of the return map
+    (:func:`stance_flow_steps`) and the control tick (:mod:`.tick`, compiled) call it.
+    """
     scale = stiffness * (rest_length - length) / (length * mass)
-    return np.array([scale * dx + float(gravity[0]), scale * dz + float(gravity[1])])
+    return scale * dx + gravity_x, scale * dz + gravity_z
 
 
 def precompression(energy_loss_j: float, stiffness: float) -> float:
@@ -50,21 +50,34 @@ def precompression(energy_loss_j: float, stiffness: float) -> float:
     return float(np.sqrt(2.0 * max(energy_loss_j, 0.0) / stiffness))
 
 
-def regulated_force(length, vz, height, *, stiffness: float, mass: float, gravity_z: float,
-                    apex_height_rel, max_rest_length: float):
+def touchdown_rest_length(length: float, energy_loss_j: float, stiffness: float,
+                          max_rest_length: float) -> float:
     """
-    Leg force magnitude (N) and rest length (m) of the apex-regulated decompression.
+    Rest length at touchdown (m): the leg length plus the SLIPic pre-compression.
 
-    After maximum compression the rest length l₀' is re-chosen every instant so that the spring
-    holds exactly the vertical energy still missing for the apex:
-    ½ k (l₀' − l)² = E_v = m |g| (z_apex − z) − ½ m ż²  (z from the foothold, m).
-    Then at liftoff (l = l₀', E_v = 0) the CoG leaves with z + ż²/(2|g|) = z_apex exactly, whatever
-    the horizontal speed. l₀' never exceeds ``max_rest_length``. Vectorised.
+    It is never longer than ``max_rest_length``; ``energy_loss_j`` 0 leaves the leg length (no
+    compensation). The return map and the controller's touchdown call it.
     """
-    e_v = mass * abs(gravity_z) * (apex_height_rel - height) - 0.5 * mass * np.square(vz)
-    stretch = np.sqrt(2.0 * np.maximum(e_v, 0.0) / stiffness)
-    rest = np.minimum(length + stretch, max_rest_length)
-    return stiffness * np.maximum(rest - length, 0.0), rest
+    return min(length + precompression(energy_loss_j, stiffness), max_rest_length)
+
+
+def regulated_rest_length(length: float, height: float, vz: float, apex_height_rel: float,
+                          stiffness: float, mass: float, weight: float,
+                          max_rest_length: float) -> float:
+    """
+    Rest length l₀' (m) of the apex-regulated decompression.
+
+    After maximum compression the rest length is re-chosen every instant so that the spring
+    holds exactly the vertical energy still missing for the apex:
+    ½ k (l₀' − l)² = E_v = m |g| (z_apex − z) − ½ m ż²  (``height`` z and ``apex_height_rel``
+    z_apex above the foothold, m; ``vz`` ż, m/s; ``weight`` m |g|, N; E_v < 0 counts as 0). Then
+    at liftoff (l = l₀', E_v = 0) the SLIP point leaves with z + ż²/(2|g|) = z_apex exactly,
+    whatever the horizontal speed. l₀' never exceeds ``max_rest_length``. The one definition:
+    the return map's stance flow and the control tick (:mod:`.tick`) call it.
+    """
+    e_v = weight * (apex_height_rel - height) - 0.5 * mass * vz * vz
+    stretch = math.sqrt(2.0 * e_v / stiffness) if e_v > 0.0 else 0.0
+    return min(length + stretch, max_rest_length)
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,8 @@ class StanceSpec:
 
     Fields:
         stiffness: k, N/m.  mass: m, kg.  gravity_z: m/s^2 (negative).
-        regulate: apex-regulated decompression (:func:`regulated_force`) after max compression.
+        regulate: apex-regulated decompression (:func:`regulated_rest_length`) after max
+            compression.
         apex_height_rel: CoG apex target above the foothold, m (used when ``regulate``).
         max_rest_length: longest rest length allowed, m.
         step_s: RK4 step of the flow, s.  max_time_s: give up after this stance time, s.
@@ -95,14 +109,133 @@ def stance_flow(pos, vel, rest_length: float, spec: StanceSpec):
     return run_steps(stance_flow_steps(pos, vel, rest_length, spec, None))
 
 
+# the stance flow's parameters and state (float arrays, so the compiled flow can be resumed)
+_K, _M, _GZ, _WEIGHT, _APEX, _LMAX, _REGULATE, _H, _MAX_TIME, _REST = range(10)
+_X, _Z, _VX, _VZ, _T, _DECOMP, _F_PREV, _STEPS, _RESUMED = range(9)
+_LO = 9                     # liftoff: x, z, vx, vz, stance time
+_FLOW_SIZE = 14
+_PAUSED, _LIFTOFF, _NO_LIFTOFF = 0, 1, 2
+
+
+def _rest_now(length, z, vz, decomp, p):
+    """Rest length (m); regulated, never below l: the spring only pushes (liftoff at 0)."""
+    if decomp and p[_REGULATE] != 0.0:
+        return max(_regulated_rest_length(length, z, vz, p[_APEX], p[_K], p[_M], p[_WEIGHT],
+                                          p[_LMAX]), length)
+    return p[_REST]
+
+
+def _force(x, z, vz, decomp, p):
+    """Leg force magnitude along the leg, N (liftoff when it reaches 0 extending)."""
+    length = math.sqrt(x * x + z * z)
+    return p[_K] * (_rest_now(length, z, vz, decomp, p) - length)
+
+
+def _accel(x, z, vz, decomp, p):
+    length = math.sqrt(x * x + z * z)
+    return _slip_acceleration(x, z, length, _rest_now(length, z, vz, decomp, p), p[_K], p[_M],
+                              0.0, p[_GZ])
+
+
+def _rk4(x, z, vx, vz, h, decomp, p):
+    ax1, az1 = _accel(x, z, vz, decomp, p)
+    x2, z2 = x + 0.5 * h * vx, z + 0.5 * h * vz
+    vx2, vz2 = vx + 0.5 * h * ax1, vz + 0.5 * h * az1
+    ax2, az2 = _accel(x2, z2, vz2, decomp, p)
+    x3, z3 = x + 0.5 * h * vx2, z + 0.5 * h * vz2
+    vx3, vz3 = vx + 0.5 * h * ax2, vz + 0.5 * h * az2
+    ax3, az3 = _accel(x3, z3, vz3, decomp, p)
+    x4, z4 = x + h * vx3, z + h * vz3
+    vx4, vz4 = vx + h * ax3, vz + h * az3
+    ax4, az4 = _accel(x4, z4, vz4, decomp, p)
+    return (x + h / 6.0 * (vx + 2.0 * vx2 + 2.0 * vx3 + vx4),
+            z + h / 6.0 * (vz + 2.0 * vz2 + 2.0 * vz3 + vz4),
+            vx + h / 6.0 * (ax1 + 2.0 * ax2 + 2.0 * ax3 + ax4),
+            vz + h / 6.0 * (az1 + 2.0 * az2 + 2.0 * az3 + az4))
+
+
+def _flow(s, p, chunk_steps):
+    """
+    Run the stance flow of state ``s`` on until a pause, the liftoff or the end; compiled.
+
+    A pause comes before the first RK4 step and every ``chunk_steps``-th (0: never), and the
+    next call resumes there. Returns _PAUSED, _LIFTOFF (``s[_LO:]``: x, z, vx, vz, time) or
+    _NO_LIFTOFF (a collapse or the time limit); ``s[_STEPS]`` counts the RK4 steps taken.
+    """
+    x, z, vx, vz, t = s[_X], s[_Z], s[_VX], s[_VZ], s[_T]
+    decomp = s[_DECOMP] != 0.0
+    f_prev = s[_F_PREV]
+    steps = int(s[_STEPS])
+    resumed = s[_RESUMED] != 0.0
+    h, k = p[_H], p[_K]
+    while t < p[_MAX_TIME]:
+        if chunk_steps > 0 and steps % chunk_steps == 0 and not resumed:
+            s[_X], s[_Z], s[_VX], s[_VZ], s[_T] = x, z, vx, vz, t
+            s[_DECOMP] = 1.0 if decomp else 0.0
+            s[_F_PREV] = f_prev
+            s[_STEPS] = steps
+            s[_RESUMED] = 1.0
+            return _PAUSED                        # before the first step and every chunk
+        resumed = False
+        steps += 1
+        nx, nz, nvx, nvz = _rk4(x, z, vx, vz, h, decomp, p)
+        if not decomp:
+            rate0 = x * vx + z * vz
+            rate1 = nx * nvx + nz * nvz
+            if rate1 > 0.0:                       # maximum compression inside this step
+                frac = rate0 / (rate0 - rate1) if rate0 < 0.0 else 0.0
+                if frac > 1e-9:
+                    x, z, vx, vz = _rk4(x, z, vx, vz, frac * h, False, p)
+                    t += frac * h
+                decomp = True
+                f_prev = _force(x, z, vz, decomp, p)
+                continue
+        f_new = _force(nx, nz, nvz, decomp, p)
+        if decomp and f_new <= 0.0:               # liftoff inside this step: secant on the
+            lo, f_lo, hi, f_hi = 0.0, f_prev, h, f_new   # step length, re-integrating from
+            ex, ez, evx, evz = x, z, vx, vz             # the step start each time
+            for _ in range(4):
+                if f_lo <= 0.0:
+                    break
+                mid = lo + (hi - lo) * f_lo / (f_lo - f_hi)
+                ex, ez, evx, evz = _rk4(x, z, vx, vz, mid, True, p)
+                f_mid = _force(ex, ez, evz, True, p)
+                if abs(f_mid) < 1e-9 * k:
+                    lo = mid
+                    break
+                if f_mid > 0.0:
+                    lo, f_lo = mid, f_mid
+                else:
+                    hi, f_hi = mid, f_mid
+            s[_LO], s[_LO + 1], s[_LO + 2], s[_LO + 3], s[_LO + 4] = ex, ez, evx, evz, t + lo
+            s[_STEPS] = steps
+            return _LIFTOFF
+        if nz <= 0.0:
+            break
+        x, z, vx, vz, f_prev = nx, nz, nvx, nvz, f_new
+        t += h
+    s[_STEPS] = steps
+    return _NO_LIFTOFF
+
+
+_slip_acceleration = compiled_inline(slip_acceleration)
+_regulated_rest_length = compiled_inline(regulated_rest_length)
+_rest_now = compiled_inline(_rest_now)
+_force = compiled_inline(_force)
+_accel = compiled_inline(_accel)
+_rk4 = compiled_inline(_rk4)
+_flow = compiled(_flow)
+
+
 def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_steps: int | None):
     """
-    Integrate one SLIP stance from touchdown to liftoff (pure-Python RK4, fixed step).
+    Integrate one SLIP stance from touchdown to liftoff (RK4, fixed step; compiled).
 
     Compression: spring of rest length ``rest_length``; after maximum compression (located inside
     the step by linear interpolation of l̇, the step is split there) either the same spring
     (``spec.regulate`` False) or the apex-regulated decompression. Liftoff when the leg force
-    reaches zero while extending (interpolated inside the step).
+    reaches zero while extending (interpolated inside the step). The integration is a compiled
+    function (:mod:`.compiled`) run on between the generator's pauses.
 
     Inputs:
         pos: CoG relative to the foot at touchdown (x, z), m.
@@ -115,92 +248,24 @@ def stance_flow_steps(pos, vel, rest_length: float, spec: StanceSpec, chunk_step
         (CoG reaches the ground) or no liftoff happens within ``spec.max_time_s`` (as the
         generator's ``StopIteration.value``).
     """
-    k, m, gz = spec.stiffness, spec.mass, spec.gravity_z
-    g = abs(gz)
-    apex, lmax = spec.apex_height_rel, spec.max_rest_length
-    regulate = spec.regulate
-    rest = float(rest_length)
-    sqrt = math.sqrt
-
-    def force(x, z, vz, decomp):
-        """Leg force magnitude along the leg (N) and force/(m l) (1/s^2)."""
-        length = sqrt(x * x + z * z)
-        if decomp and regulate:
-            e_v = m * (g * (apex - z) - 0.5 * vz * vz)
-            stretch = sqrt(2.0 * e_v / k) if e_v > 0.0 else 0.0
-            f = k * max(min(length + stretch, lmax) - length, 0.0)
-        else:
-            f = k * (rest - length)
-        return f, f / (m * length)
-
-    def rk4(x, z, vx, vz, h, decomp):
-        _, c1 = force(x, z, vz, decomp)
-        ax1, az1 = c1 * x, c1 * z + gz
-        x2, z2 = x + 0.5 * h * vx, z + 0.5 * h * vz
-        vx2, vz2 = vx + 0.5 * h * ax1, vz + 0.5 * h * az1
-        _, c2 = force(x2, z2, vz2, decomp)
-        ax2, az2 = c2 * x2, c2 * z2 + gz
-        x3, z3 = x + 0.5 * h * vx2, z + 0.5 * h * vz2
-        vx3, vz3 = vx + 0.5 * h * ax2, vz + 0.5 * h * az2
-        _, c3 = force(x3, z3, vz3, decomp)
-        ax3, az3 = c3 * x3, c3 * z3 + gz
-        x4, z4 = x + h * vx3, z + h * vz3
-        vx4, vz4 = vx + h * ax3, vz + h * az3
-        _, c4 = force(x4, z4, vz4, decomp)
-        ax4, az4 = c4 * x4, c4 * z4 + gz
-        return (x + h / 6.0 * (vx + 2.0 * vx2 + 2.0 * vx3 + vx4),
-                z + h / 6.0 * (vz + 2.0 * vz2 + 2.0 * vz3 + vz4),
-                vx + h / 6.0 * (ax1 + 2.0 * ax2 + 2.0 * ax3 + ax4),
-                vz + h / 6.0 * (az1 + 2.0 * az2 + 2.0 * az3 + az4))
-
-    x, z = float(pos[0]), float(pos[1])
-    vx, vz = float(vel[0]), float(vel[1])
-    h = spec.step_s
-    t = 0.0
-    decomp = False
-    f_prev, _ = force(x, z, vz, decomp)
-    steps = 0
-    while t < spec.max_time_s:
-        if chunk_steps is not None and steps % chunk_steps == 0:
-            yield                                 # before the first step and every chunk
-        steps += 1
-        nx, nz, nvx, nvz = rk4(x, z, vx, vz, h, decomp)
-        if not decomp:
-            rate0 = x * vx + z * vz
-            rate1 = nx * nvx + nz * nvz
-            if rate1 > 0.0:                       # maximum compression inside this step
-                frac = rate0 / (rate0 - rate1) if rate0 < 0.0 else 0.0
-                if frac > 1e-9:
-                    x, z, vx, vz = rk4(x, z, vx, vz, frac * h, False)
-                    t += frac * h
-                decomp = True
-                f_prev, _ = force(x, z, vz, decomp)
-                continue
-        f_new, _ = force(nx, nz, nvz, decomp)
-        if decomp and f_new <= 0.0:               # liftoff inside this step: secant on the
-            lo, f_lo, hi, f_hi = 0.0, f_prev, h, f_new   # step length, re-integrating from
-            end = (x, z, vx, vz)                        # the step start each time
-            for _ in range(4):
-                if f_lo <= 0.0:
-                    break
-                mid = lo + (hi - lo) * f_lo / (f_lo - f_hi)
-                end = rk4(x, z, vx, vz, mid, True)
-                f_mid, _ = force(end[0], end[1], end[3], True)
-                if abs(f_mid) < 1e-9 * k:
-                    lo = mid
-                    break
-                if f_mid > 0.0:
-                    lo, f_lo = mid, f_mid
-                else:
-                    hi, f_hi = mid, f_mid
-            else:
-                mid = lo
-            return (np.array([end[0], end[1]]), np.array([end[2], end[3]]), t + lo)
-        if nz <= 0.0:
-            return None
-        x, z, vx, vz, f_prev = nx, nz, nvx, nvz, f_new
-        t += h
-    return None
+    m, gz = float(spec.mass), float(spec.gravity_z)
+    params = np.array([spec.stiffness, m, gz, m * abs(gz), spec.apex_height_rel,
+                       spec.max_rest_length, 1.0 if spec.regulate else 0.0, spec.step_s,
+                       spec.max_time_s, rest_length], dtype=float)
+    state = np.zeros(_FLOW_SIZE)
+    x, z, vz = float(pos[0]), float(pos[1]), float(vel[1])
+    state[_X], state[_Z], state[_VX], state[_VZ] = x, z, float(vel[0]), vz
+    state[_F_PREV] = _force(x, z, vz, False, params)
+    chunk = 0 if chunk_steps is None else int(chunk_steps)
+    while True:
+        status = _flow(state, params, chunk)
+        if status != _PAUSED:
+            break
+        yield
+    if status == _NO_LIFTOFF:
+        return None
+    x, z, vx, vz, duration = state[_LO:_LO + 5].tolist()
+    return np.array([x, z]), np.array([vx, vz]), duration
 
 
 def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
@@ -211,8 +276,9 @@ def touchdown_state(alpha: float, apex_height_rel: float, apex_vx: float,
     The CoG falls ballistically from its apex (``apex_height_rel`` above the foothold level) until
     the foot, held at ``touchdown_length`` and angle α, reaches the ground.
     """
-    z_td = touchdown_length * math.cos(alpha)
-    pos = np.array([-touchdown_length * math.sin(alpha), z_td])
+    foot_x, foot_z = foot_target(alpha, touchdown_length)
+    z_td = -foot_z
+    pos = np.array([-foot_x, z_td])
     drop = max(apex_height_rel - z_td, 0.0)
     vel = np.array([apex_vx, -math.sqrt(2.0 * abs(gravity_z) * drop)])
     return pos, vel
@@ -249,12 +315,11 @@ def apex_return_map_steps(alpha: float, apex_height_rel: float, apex_vx: float,
     pos, vel_minus = touchdown_state(alpha, apex_height_rel, apex_vx, touchdown_length,
                                      spec.gravity_z)
     vel_plus = _impact_at(impact_matrix, alpha) @ vel_minus
-    rest = touchdown_length
+    loss = 0.0
     if precompress:
         loss = 0.5 * spec.mass * (float(vel_minus @ vel_minus) - float(vel_plus @ vel_plus))
-        rest += precompression(loss, spec.stiffness)
-    out = yield from stance_flow_steps(pos, vel_plus, min(rest, spec.max_rest_length), spec,
-                                       chunk_steps)
+    rest = touchdown_rest_length(touchdown_length, loss, spec.stiffness, spec.max_rest_length)
+    out = yield from stance_flow_steps(pos, vel_plus, rest, spec, chunk_steps)
     if out is None:
         return math.nan, math.nan
     pos_lo, vel_lo, _ = out

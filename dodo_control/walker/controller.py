@@ -339,6 +339,8 @@ class WalkerController:
         if not isinstance(config, WalkerConfig):
             raise TypeError(f'config must be a WalkerConfig, got {type(config).__name__}')
         old = getattr(self, '_config', None)
+        if old is not None:
+            self.telemetry                  # the last tick's snapshot, with the old config
         self._config = config
         cfg = config
         index = {name: i for i, name in enumerate(cfg.joint_names)}
@@ -350,6 +352,7 @@ class WalkerController:
         self._hip_out = [act[j] for j in cfg.hip_joints]
         self._knee_out = [act[j] for j in cfg.knee_joints]
         self._generators = {role: PulseGenerator(cfg.pulses(role)) for role in ROLES}
+        self._role_generators = tuple(self._generators[role] for role in ROLES)
         self._min_step_s = cfg.min_step_fraction * cfg.nominal_step_time_s
         same_layout = old is not None and all(
             getattr(old, name) == getattr(cfg, name)
@@ -370,12 +373,15 @@ class WalkerController:
         """Forget the step history; the next update starts step 0 on the initial stance foot."""
         self._detector.reset(self._config.contact_frames.index(self._config.initial_stance_frame))
         self._telemetry = None
+        self._tick = None
         self._speed = math.nan
         self._last_t = math.nan
 
     @property
     def telemetry(self) -> WalkerTelemetry | None:
         """Snapshot of the last update (None before the first)."""
+        if self._telemetry is None and self._tick is not None:
+            self._telemetry = self._snapshot()
         return self._telemetry
 
     @property
@@ -402,7 +408,7 @@ class WalkerController:
         Swing-leg placement PD torque, N*m.
 
         The swing thigh's angle ahead of the vertical is driven to swing_leg_angle + velocity and
-        stance-angle feedback.
+        stance-angle feedback. ``q``, ``v``: lists of floats.
         """
         cfg = self._config
         pitch, pitch_rate = q[self._pitch], v[self._pitch]
@@ -418,57 +424,71 @@ class WalkerController:
                  - cfg.swing_leg_kd_nms_per_rad * swing_rate)
 
     def update(self, t: float, q, v, contact_forces) -> np.ndarray:
-        """One control tick: torques for ``actuated_joints``, N*m."""
+        """
+        One control tick: torques for ``actuated_joints``, N*m.
+
+        Scalar Python on the inputs' floats (numpy's per-call overhead is larger than the
+        arithmetic of a tick); the telemetry is built when read.
+        """
         cfg = self._config
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
+        q = np.asarray(q, dtype=float).tolist()
+        v = np.asarray(v, dtype=float).tolist()
         detector = self._detector
         touchdown = detector.update(t, contact_forces)
-        stance, swing = detector.stance, detector.swing
+        stance = detector.stance
+        swing = detector.swing
         time_in_step = detector.time_in_step(t)
         phase = cfg.step_frequency_hz * time_in_step
-        gens = self._generators
+        stance_hip_pulses, swing_hip_pulses, stance_knee_pulses, swing_knee_pulses = (
+            self._role_generators)
         limit = cfg.max_torque_nm
 
-        speed = self._filter_speed(t, float(v[self._forward]))
+        speed = self._filter_speed(t, v[self._forward])
         pitch_ref = cfg.torso_pitch_ref_rad - cfg.torso_pitch_speed_gain_rad_s_per_m * (
             speed - cfg.speed_target_m_s)
         pitch_ref = min(max(pitch_ref, -0.5), 0.5)
-        pitch, pitch_rate = float(q[self._pitch]), float(v[self._pitch])
+        pitch, pitch_rate = q[self._pitch], v[self._pitch]
         torso = torso_pd_torque(pitch, pitch_rate, pitch_ref,
                                 cfg.torso_kp_nm_per_rad, cfg.torso_kd_nms_per_rad)
-        swing_hip = gens['swing_hip'].torque(phase)
+        swing_hip = swing_hip_pulses.torque(phase)
         if cfg.swing_leg_kp_nm_per_rad or cfg.swing_leg_kd_nms_per_rad:
             if phase >= cfg.swing_leg_feedback_phase:
                 swing_hip += self._placement(q, v, stance, swing)
         swing_hip = _clip(swing_hip, limit)
-        swing_knee = gens['swing_knee'].torque(phase)
+        swing_knee = swing_knee_pulses.torque(phase)
         if cfg.swing_knee_kp_nm_per_rad and phase >= cfg.swing_knee_extend_phase:
             knee = self._knee_q[swing]
             swing_knee -= (cfg.swing_knee_kp_nm_per_rad * q[knee]
                            + cfg.swing_knee_kd_nms_per_rad * v[knee])
         swing_knee = _clip(swing_knee, limit)
-        stance_knee = _clip(gens['stance_knee'].torque(phase) + cfg.stance_knee_lock_nm, limit)
-        stance_hip = _clip(gens['stance_hip'].torque(phase) - torso - swing_hip, limit)
+        stance_knee = _clip(stance_knee_pulses.torque(phase) + cfg.stance_knee_lock_nm, limit)
+        stance_hip = _clip(stance_hip_pulses.torque(phase) - torso - swing_hip, limit)
 
-        tau = np.zeros(len(cfg.actuated_joints))
+        tau = [0.0] * len(cfg.actuated_joints)
         tau[self._hip_out[stance]] = stance_hip
         tau[self._hip_out[swing]] = swing_hip
         tau[self._knee_out[stance]] = stance_knee
         tau[self._knee_out[swing]] = swing_knee
+        # the telemetry's values, built into a WalkerTelemetry when read
+        self._telemetry = None
+        self._tick = (float(t), phase, time_in_step, stance, swing, detector.step_count,
+                      touchdown, tuple(detector.loaded), pitch, pitch_rate, pitch_ref, speed,
+                      torso, (stance_hip, swing_hip, stance_knee, swing_knee), tuple(tau))
+        return np.array(tau)
 
-        frames = cfg.contact_frames
-        self._telemetry = WalkerTelemetry(
-            t=float(t), phase=phase, time_in_step_s=time_in_step,
-            stance_frame=frames[stance], swing_frame=frames[swing],
-            step_count=detector.step_count, touchdown=touchdown,
-            foot_loaded=tuple(detector.loaded), torso_pitch_rad=pitch,
+    def _snapshot(self) -> WalkerTelemetry:
+        """Build the telemetry of the last tick (its config: ``reconfigure`` takes it first)."""
+        (t, phase, time_in_step, stance, swing, steps, touchdown, loaded, pitch, pitch_rate,
+         pitch_ref, speed, torso, roles, tau) = self._tick
+        frames, gens = self._config.contact_frames, self._generators
+        return WalkerTelemetry(
+            t=t, phase=phase, time_in_step_s=time_in_step,
+            stance_frame=frames[stance], swing_frame=frames[swing], step_count=steps,
+            touchdown=touchdown, foot_loaded=loaded, torso_pitch_rad=pitch,
             torso_pitch_rate_rad_s=pitch_rate, torso_pitch_ref_rad=pitch_ref,
             hip_speed_m_s=speed, torso_torque_nm=torso,
             pulses_on=sum((gens[role].states(phase) for role in ROLES), ()),
-            role_torque_nm=(stance_hip, swing_hip, stance_knee, swing_knee),
-            tau=tuple(float(x) for x in tau))
-        return tau
+            role_torque_nm=roles, tau=tau)
 
 
 def _clip(value: float, limit: float) -> float:

@@ -63,13 +63,15 @@ class PulseGenerator:
 
     def __init__(self, pulses: Sequence[Pulse]):
         self.pulses = tuple(pulses)
+        # (start, end, amplitude) of each pulse: the window of Pulse.is_on, once
+        self._windows = tuple((p.start, p.start + p.width, p.amplitude_nm) for p in self.pulses)
 
     def torque(self, phase: float) -> float:
         """Sum of the pulses that are on at ``phase``, N*m."""
         total = 0.0
-        for pulse in self.pulses:
-            if pulse.start <= phase < pulse.start + pulse.width:
-                total += pulse.amplitude_nm
+        for start, end, amplitude in self._windows:
+            if start <= phase < end:
+                total += amplitude
         return total
 
     def states(self, phase: float) -> tuple:

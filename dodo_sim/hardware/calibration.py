@@ -15,7 +15,6 @@ import datetime
 import math
 import os
 from pathlib import Path
-import tempfile
 from typing import Mapping
 
 import yaml
@@ -42,10 +41,8 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     if not path.is_file():
         raise ValueError(f"calibration file not found: {path} (run the driver's ~/calibrate "
                          f'service with the robot in the calibration pose)')
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ValueError(f'calibration file {path} is not valid YAML: {exc}') from exc
+    from dodo_sim.safe_yaml import read_yaml_file
+    data = read_yaml_file(path, f'calibration file {path}')   # YamlInputError is a ValueError
     if not isinstance(data, dict) or data.get('format') != CALIBRATION_FORMAT:
         raise ValueError(f'calibration file {path}: expected format: {CALIBRATION_FORMAT}')
     try:
@@ -79,15 +76,6 @@ def save_calibration(path: str | os.PathLike, calibration: Calibration,
                  'pitch_zero_counts': int(calibration.boom_zero_counts[1])},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix='.tmp', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'w') as f:
-            f.write('# dodo_sim hardware calibration, written by the driver (~/calibrate)\n')
-            yaml.safe_dump(data, f, sort_keys=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from dodo_sim.safe_files import write_atomic
+    write_atomic(path, '# dodo_sim hardware calibration, written by the driver (~/calibrate)\n'
+                 + yaml.safe_dump(data, sort_keys=False))

@@ -43,6 +43,15 @@ EMULATOR_MODES = ('realtime', 'lockstep')
 EMULATOR_STANDS = ('until_enable', 'clamped', 'none')
 
 
+#: Longest watchdog delay, s: a hopper's leg falls from standing in ~0.3 s
+#: (sqrt(2 x 0.5 m / g)); a watchdog that trips seconds later protects nothing.
+MAX_COMMAND_TIMEOUT_S = 1.0
+#: Highest temperature limit, degC: the top of the MIT reply's signed temperature byte
+#: (protocol.py clamps there, and an unreadable temperature is reported as it), so a higher
+#: limit could never trip.
+MAX_TEMPERATURE_DEGC = 127.0
+
+
 @dataclass(frozen=True)
 class DriverConfig:
     """
@@ -68,11 +77,11 @@ class DriverConfig:
         directions: +1 or -1 per joint: sign between actuator and joint rotation.
         gear_ratios: external transmission ratio per joint (actuator turns per joint turn), -.
         torque_constants: output torque per ampere of each actuator, N*m/A (reports current).
-        max_torques: joint-side torque clamp per joint, N*m; empty: min(URDF effort, model
-            torque range x gear ratio).
+        max_torques: joint-side torque clamp per joint, N*m, at most the model's torque range
+            x gear ratio; empty: min(URDF effort, model torque range x gear ratio).
         damping: joint damping of the watchdog / e-stop damping mode per joint, N*m*s/rad.
         command_timeout: no valid command for this long while enabled: zero torque plus
-            damping until commands return, s.
+            damping until commands return, s (<= 1 s: a leg falls in ~0.3 s).
         estop_mode: 'disable' (motors off, joints free) or 'damping' (motors on, zero torque
             plus damping) while the e-stop is active.
         watchdog_mode: what the actuators get while the watchdog is tripped: 'land' (hold the
@@ -156,7 +165,8 @@ class DriverConfig:
     torque_constants: tuple = bounded((1.44, 1.44), low=0.0, low_open=True, unit='N*m/A')
     max_torques: tuple = bounded((), low=0.0, low_open=True, unit='N*m')
     damping: tuple = bounded((4.0, 4.0), low=0.0, unit='N*m*s/rad')
-    command_timeout: float = bounded(0.05, low=0.0, low_open=True, unit='s')
+    command_timeout: float = bounded(0.05, low=0.0, high=MAX_COMMAND_TIMEOUT_S, low_open=True,
+                                     unit='s')
     estop_mode: str = one_of('disable', ESTOP_MODES)
     watchdog_mode: str = one_of('land', WATCHDOG_MODES)
     fallback_stiffness: tuple = bounded((300.0, 300.0), low=0.0, unit='N*m/rad')
@@ -167,10 +177,10 @@ class DriverConfig:
     soft_limit_margin: float = bounded(0.15, low=0.0, unit='rad')
     soft_limit_stiffness: float = bounded(1000.0, low=0.0, unit='N*m/rad')
     soft_limit_damping: float = bounded(20.0, low=0.0, unit='N*m*s/rad')
-    max_consecutive_missed: int = bounded(10, low=1, unit='cycles')
-    temperature_warn: float = bounded(70.0, unit='degC')
-    temperature_limit: float = bounded(85.0, unit='degC')
-    stuck_reading_time: float = bounded(0.2, low=0.0, unit='s')
+    max_consecutive_missed: int = bounded(10, low=1, high=1000, unit='cycles')
+    temperature_warn: float = bounded(70.0, high=MAX_TEMPERATURE_DEGC, unit='degC')
+    temperature_limit: float = bounded(85.0, high=MAX_TEMPERATURE_DEGC, unit='degC')
+    stuck_reading_time: float = bounded(0.2, low=0.0, high=10.0, unit='s')
     calibration_file: str = ''
     calibration_pose: tuple = bounded((), unit='m, rad')
     boom_joints: tuple = ('base_x', 'base_z')
@@ -251,9 +261,13 @@ class DriverConfig:
             bad('can_ids', 'must be unique 11-bit ids in 1..0x7F (0 is the reply id)')
         for k, model in enumerate(self.models):
             try:
-                protocol_model_ranges(self.actuator_protocol(k), model)
+                ranges = protocol_model_ranges(self.actuator_protocol(k), model)
             except ValueError as exc:
                 bad('models', str(exc))
+            if self.max_torques and self.max_torques[k] > ranges.max_torque * self.gear_ratios[k]:
+                bad('max_torques', f'{self.joints[k]}: above what a {model} through gear ratio '
+                                   f'{self.gear_ratios[k]:g} gives, '
+                                   f'{ranges.max_torque * self.gear_ratios[k]:g} N*m')
         for name in ('directions', 'boom_directions'):
             if any(d not in (1, -1) for d in getattr(self, name)):
                 bad(name, 'entries must be +1 or -1')

@@ -58,6 +58,16 @@ def heated(temperature: float, output: float, dt: float, ecfg) -> float:
         -dt / ecfg.thermal_time_constant))
 
 
+#: What a firmware reports for a temperature that is not a number: the top of the reply's
+#: signed temperature byte (protocol.py), which is over every temperature limit.
+UNREADABLE_TEMPERATURE = 127
+
+
+def reported_temperature(degc: float) -> int:
+    """Return the temperature an actuator reply carries, degC (a NaN reading: the byte's top)."""
+    return int(round(degc)) if math.isfinite(degc) else UNREADABLE_TEMPERATURE
+
+
 class EmulatedActuator:
     """
     The firmware of one MIT-mode actuator (see module docs).
@@ -143,7 +153,10 @@ class EmulatedActuator:
         self.check_temperature()
 
     def check_temperature(self) -> None:
-        if self.temperature >= self.ecfg.firmware_temperature_limit and self.error_code == 0:
+        # a reading that is not a number (a broken thermistor) counts as too hot: the firmware
+        # cannot tell it is cool, so it rests and reports error 1 (over temperature)
+        if (not self.temperature < self.ecfg.firmware_temperature_limit
+                and self.error_code == 0):
             self.error_code = 1
         if self.error_code:
             self.motor_mode = False
@@ -165,7 +178,8 @@ class EmulatedActuator:
         else:
             self.frozen_counts = None
         return self.wire.encode_reply_counts(self.config.can_id, *counts,
-                                             temperature=int(round(self.temperature)),
+                                             temperature=reported_temperature(
+                                                 self.temperature),
                                              error_code=self.error_code)
 
 

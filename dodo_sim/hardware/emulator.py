@@ -114,6 +114,12 @@ class EmulatorConfig:
             raise ValueError(f"EmulatorConfig.mode = {self.mode!r}: 'lockstep' or 'realtime'")
         if self.stand not in STANDS:
             raise ValueError(f'EmulatorConfig.stand = {self.stand!r}: one of {STANDS}')
+        for name in ('ambient_temperature', 'firmware_temperature_limit', 'thermal_rise'):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f'EmulatorConfig.{name} = {getattr(self, name)}: must be finite')
+        if not self.thermal_time_constant > 0.0:
+            raise ValueError(f'EmulatorConfig.thermal_time_constant = '
+                             f'{self.thermal_time_constant}: must be > 0 s')
 
 
 class Emulator:

@@ -346,7 +346,11 @@ class EmulatedOdriveAxis:
 
     def heat(self, dt: float) -> None:
         self.temperature = heated(self.temperature, self.output, dt, self.ecfg)
-        if self.temperature >= self.ecfg.firmware_temperature_limit:
+        self.check_temperature()
+
+    def check_temperature(self) -> None:
+        # not a number (a broken thermistor) counts as too hot, as on the MIT-mode firmware
+        if not self.temperature < self.ecfg.firmware_temperature_limit:
             self.set_error(MOTOR_OVER_TEMP)
 
     def encoder_estimates(self, q: float, v: float) -> bytes:

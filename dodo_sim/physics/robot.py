@@ -27,6 +27,7 @@ import logging
 import math
 import os
 from pathlib import Path
+import re
 from typing import Mapping, NamedTuple, Sequence
 import xml.etree.ElementTree as ET
 
@@ -57,11 +58,18 @@ def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
     """
     Return URDF XML from an XML string, a ``.urdf`` file or a ``.xacro`` file.
 
+    For the user's own descriptions only (a path on the command line, in a params file or in a
+    study file): a path is opened and a ``.xacro`` file is run through xacro, whose ``${}``
+    expressions are Python. A description received from outside (a bag, a topic) goes through
+    :func:`urdf_from_untrusted_text` instead (docs/robots.md, "Where a description may come
+    from").
+
     A file is given as a path or as ``package://dodo_sim/urdf/...``
     (:func:`dodo_sim.paths.resolve_package_uri`).
 
     ``xacro_args`` (e.g. ``{'body_mass': 8.0}``) are passed as xacro arguments; they are only
-    allowed with a ``.xacro`` file.
+    allowed with a ``.xacro`` file, and each value must be a plain literal
+    (:data:`XACRO_ARG_VALUE`).
     """
     from dodo_sim.paths import resolve_package_uri
     text = resolve_package_uri(os.fspath(urdf_xml_or_path))
@@ -74,7 +82,7 @@ def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
         raise ModelError(f'robot description file not found: {path}')
     if path.suffix == '.xacro':
         import xacro  # imported here: only xacro files need it
-        mappings = {str(k): str(v) for k, v in (xacro_args or {}).items()}
+        mappings = _xacro_mappings(xacro_args or {})
         try:
             return xacro.process_file(str(path), mappings=mappings).toprettyxml(indent='  ')
         except Exception as exc:  # xacro raises many unrelated types; name the file once
@@ -82,6 +90,51 @@ def robot_description_xml(urdf_xml_or_path: str | os.PathLike,
     if xacro_args:
         raise ModelError(f'xacro arguments were given but {path} is not a .xacro file')
     return path.read_text()
+
+
+#: What a xacro argument value may be: a number, a word or a dotted name. xacro substitutes
+#: ``$(arg name)`` as text, also inside ``${...}``, which it evaluates as Python; no call, index,
+#: quote or operator can get in through an argument (docs/robots.md, "Passing args").
+XACRO_ARG_VALUE = re.compile(r'[A-Za-z0-9_.+-]{1,64}')
+
+
+def _xacro_mappings(xacro_args: Mapping[str, object]) -> dict[str, str]:
+    """Return the xacro mappings of ``xacro_args`` (ModelError names a value not a literal)."""
+    mappings = {}
+    for name, value in xacro_args.items():
+        text = str(value)
+        if not XACRO_ARG_VALUE.fullmatch(text):
+            raise ModelError(f'xacro argument {name} = {text[:60]!r}: a value must be a number '
+                             f'or a plain word (letters, digits, _ . + -)')
+        mappings[str(name)] = text
+    return mappings
+
+
+#: Largest robot description taken from a bag or a topic, characters (the published robots of
+#: example-robot-data are < 0.2 MB; a description is one std_msgs/String message).
+MAX_UNTRUSTED_DESCRIPTION_CHARS = 16 * 2**20
+
+
+def urdf_from_untrusted_text(text: object, source: str = 'the robot description') -> str:
+    """
+    Return ``text`` if it is URDF XML; for a description received from a bag or a topic.
+
+    Such a description is data: never a path to open, never xacro to run (a xacro file's
+    ``${}`` is Python, and its sandbox can be escaped). Text that does not start with ``<`` is
+    refused with a :class:`ModelError` naming ``source``; so is anything larger than
+    :data:`MAX_UNTRUSTED_DESCRIPTION_CHARS`. The result starts with ``<``, so
+    :func:`robot_description_xml` and :func:`load_robot` take it as XML as it is.
+    """
+    if not isinstance(text, str):
+        raise ModelError(f'{source} is not text (a {type(text).__name__})')
+    if len(text) > MAX_UNTRUSTED_DESCRIPTION_CHARS:
+        raise ModelError(f'{source} is {len(text)} characters long, more than the '
+                         f'{MAX_UNTRUSTED_DESCRIPTION_CHARS} accepted')
+    if not text.lstrip().startswith('<'):
+        head = text.strip()[:60]
+        raise ModelError(f'{source} is not URDF XML ({head!r}): a description from a bag or a '
+                         f'topic is XML text, never a file to open or a xacro to run')
+    return text
 
 
 class JointLimit(NamedTuple):
@@ -397,4 +450,5 @@ def _initial_state(model, xml, names, idx_q, idx_v, nqs):
 
 
 __all__ = ['RobotModel', 'JointLimit', 'ModelError', 'AUTO', 'BASES', 'WORLD_LINK',
-           'FLOATING_BASE_JOINT', 'load_robot', 'is_planar', 'robot_description_xml', 'root_link']
+           'FLOATING_BASE_JOINT', 'load_robot', 'is_planar', 'robot_description_xml', 'root_link',
+           'urdf_from_untrusted_text', 'MAX_UNTRUSTED_DESCRIPTION_CHARS', 'XACRO_ARG_VALUE']

@@ -35,8 +35,7 @@ odom                             nav_msgs/Odometry                     simulator
                                                                        (ros2_control convention)
 /robot_description               std_msgs/String (transient local)     robot_state_publisher or sim
 /tf, /tf_static                  tf2_msgs/TFMessage                    robot_state_publisher, or
-the
-                                                                       plain-machine tf publisher
+                                                                       the recorder (plain machine)
 /diagnostics                     diagnostic_msgs/DiagnosticArray       hardware driver
 /estop                           std_msgs/Bool                         anyone: true latches the
                                                                        driver's e-stop
@@ -416,6 +415,16 @@ def ros2_control_command_qos():
     return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 
 
+#: Writer history of /tf, messages: tf2_ros's DynamicBroadcasterQoS (robot_state_publisher's).
+TF_DEPTH = 100
+
+
+def tf_qos():
+    """Reliable, volatile, keep-last ``TF_DEPTH``: /tf as tf2_ros's broadcaster offers it."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=TF_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+
+
 def latched_qos():
     """Reliable, transient local, depth 1: /robot_description, /tf_static, configuration."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -428,4 +437,4 @@ __all__ = [name for name in dir() if name.isupper() or name in (
     'normalize_namespace', 'resolve', 'remap_arguments',
     'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
     'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
-    'latched_qos')]
+    'tf_qos', 'latched_qos')]

@@ -112,6 +112,7 @@ from dodo_control import registry
 from dodo_control.interface import HostedController
 from dodo_sim import stamps
 from dodo_sim.model import ModelError
+from dodo_sim.physics.robot import urdf_from_untrusted_text
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.controller_markers import ControllerMarkers
@@ -230,7 +231,8 @@ class ControllerNode(Node):
         if self.ctrl is not None:
             return
         try:
-            self._setup(msg.data)
+            # any node may publish the topic: XML only, never a path or a xacro to run
+            self._setup(urdf_from_untrusted_text(msg.data, f'/{contract.ROBOT_DESCRIPTION}'))
         except (ModelError, ValueError) as exc:
             # the same outcome as a bad robot_description parameter: one line, exit code 2
             self.get_logger().fatal(f'bad configuration: cannot use '

@@ -6,7 +6,11 @@ A private ROS 2 domain per ``dodo hop`` run, so that two runs on one machine nev
 
 A run holds an exclusive ``flock`` on ``<lock dir>/domain-<id>.lock`` for its whole life (the
 lock dies with the process, even on SIGKILL; the file stays and is reused). The lock directory is
-``$XDG_RUNTIME_DIR/dodo_sim`` if that is set, else ``<temp dir>/dodo_sim-<uid>``.
+``$XDG_RUNTIME_DIR/dodo_sim`` if that is set, else ``<temp dir>/dodo_sim-<uid>``; it is private
+(:func:`dodo_sim.safe_files.private_dir`: created 0700, refused when it is a symlink, another
+user's or writable by others, since in a shared ``/tmp`` another user could create it first) and
+a lock file is opened without following a symlink (``O_NOFOLLOW``) and written only when it is a
+regular file of this user: a planted symlink never makes a run overwrite the file it points to.
 
 * No explicit domain: the first id of the range (``DODO_HOP_DOMAINS=lo:hi``, default
   :data:`DEFAULT_RANGE`) that no other ``dodo hop`` holds *and* on which no DDS participant of
@@ -33,6 +37,8 @@ import os
 from pathlib import Path
 import tempfile
 
+from dodo_sim.safe_files import open_private_file, private_dir, UnsafePathError
+
 #: Domain ids tried when none is given: 0 (everybody's default) is left out; above ~101 the
 #: RTPS ports of a domain reach the ephemeral port range of Linux.
 DEFAULT_RANGE = (1, 101)
@@ -49,14 +55,20 @@ class DomainUnavailable(ValueError):
 
 
 def lock_dir() -> Path:
-    """Directory of the per-domain lock files (created on demand, private to the user)."""
+    """
+    Directory of the per-domain lock files (created on demand, private to the user).
+
+    :class:`DomainUnavailable` if it is not safe (a symlink, another user's, writable by others).
+    """
     runtime = os.environ.get('XDG_RUNTIME_DIR')
     if runtime and Path(runtime).is_dir():
         path = Path(runtime) / 'dodo_sim'
     else:
         path = Path(tempfile.gettempdir()) / f'dodo_sim-{os.getuid()}'
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
+    try:
+        return private_dir(path)
+    except UnsafePathError as exc:
+        raise DomainUnavailable(f'lock directory {exc}') from None
 
 
 def parse_domain_id(text: str, source: str) -> int:
@@ -153,7 +165,10 @@ def _try_lock(domain_id: int, directory: Path, shared: bool = False, suffix: str
     Returns (fd, path), or (None, text naming the holder).
     """
     path = directory / f'domain-{domain_id}{suffix}.lock'
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = open_private_file(path)        # never through a symlink, only a file of ours
+    except UnsafePathError as exc:
+        raise DomainUnavailable(f'lock file {exc}') from None
     try:
         fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except OSError as exc:

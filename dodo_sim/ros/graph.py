@@ -233,6 +233,11 @@ NODE_CONFIGS = {
     DRIVER_NODE: ('dodo_sim.hardware.config:DriverConfig',),
 }
 
+#: The node that publishes /tf and /tf_static on a ROS install. Where the node set has none
+#: (``dodo hop``, ``dodo walk``: it needs a ROS install) the recorder computes them and publishes
+#: them live (its parameter ``tf``: ``compute``; docs/bags.md).
+TF_PUBLISHER = 'robot_state_publisher'
+
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, CONTACT_TOPICS)
 #: What the hardware driver publishes every cycle (no /clock: wall time).
 DRIVER_STATE_TOPICS = (JOINT_STATES, CONTACT_TOPICS)
@@ -519,7 +524,8 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     (:func:`min_subscribers`), the node's :class:`Arg` parameters taken from ``values`` (launch
     arguments / ``dodo hop`` options by name) and :class:`FromRobot` ones from ``robot``, the
     hardware parameters without simulator (:data:`HARDWARE_PARAMETERS`, and
-    :data:`EMULATED_PARAMETERS` when ``values['hardware']`` is 'emulated'), the simulator's terrain
+    :data:`EMULATED_PARAMETERS` when ``values['hardware']`` is 'emulated'), the recorder's ``tf``
+    (``compute`` when no :data:`TF_PUBLISHER` runs), the simulator's terrain
     for a controller whose monitor judges the ground and, with ``launch``, the launch-only ones.
     Plain Python values (typed: a string stays a string).
     """
@@ -540,9 +546,11 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     if spec.name == 'controller':
         # lockstep: every state waits for its answer, so none may be lost (reliable reader)
         params['reliable_states'] = use_sim and robot.sim_mode == 'lockstep'
+    if spec.name == 'recorder' and all(s.name != TF_PUBLISHER for s in running):
+        params['tf'] = 'compute'           # no robot_state_publisher: the recorder owns /tf
     if spec.name == 'controller' and use_sim and robot.terrain:
         from dodo_control import registry
-        if registry.controller_entry(robot.controller).monitor:
+        if registry.controller_entry(robot.controller).monitor_judges_ground():
             params.update(dict(robot.terrain))     # the monitor judges the simulated ground
     if not use_sim:
         for key, value in HARDWARE_PARAMETERS.get(spec.name, {}).items():

@@ -33,7 +33,6 @@ imports launch and launch_ros (only launch files import it).
 """
 from __future__ import annotations
 
-from pathlib import Path
 import shlex
 import sys
 import tempfile
@@ -152,7 +151,8 @@ class NamespacedParamsFile(Substitution):
         full = contract.normalize_namespace('/'.join(filter(None, [base or '', namespace])))
         if not full:
             return path
-        sections = yaml.safe_load(Path(path).read_text()) or {}
+        from dodo_sim.safe_yaml import read_yaml_file
+        sections = read_yaml_file(path) or {}
         return _temporary_file('dodo_params_', yaml.safe_dump(
             graph.namespaced_sections(sections, full), sort_keys=False))
 

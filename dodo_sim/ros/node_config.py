@@ -28,7 +28,9 @@ class SimulatorNodeConfig:
     Fields:
         robot_description: the robot: URDF XML, or a .urdf / .xacro path (absolute, relative
             to the working directory, or package://dodo_sim/urdf/...); empty: the package's
-            urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model.
+            urdf/hopper.urdf.xacro. The launch file passes the xacro output of its model. A
+            path is your own file (a xacro runs as a program); what is received on
+            /robot_description is taken as XML only (docs/robots.md).
         publish_robot_description: publish the URDF on /robot_description (transient local);
             false when robot_state_publisher publishes it.
         min_subscribers: before the first step, wait until /clock, /joint_states and each
@@ -105,7 +107,8 @@ class ControllerNodeConfig:
             plugin package's) or ``module:Class`` of an importable class (docs/control.md,
             "Your own controller"); its config dataclass's fields are the node's other
             parameters.
-        robot_description: URDF XML; empty: take it from the /robot_description topic.
+        robot_description: URDF XML; empty: take it from the /robot_description topic (XML
+            only there, never a path or a xacro to run: docs/robots.md).
         min_subscribers: hold the first command until /joint_commands has this many matched
             subscriptions (the simulator or driver, plus a recorder), so none misses it.
         startup_timeout: wall-clock s to wait for those matches; then send anyway (warning).
@@ -121,7 +124,8 @@ class ControllerNodeConfig:
             published (its ``config_revision`` tells a replay where the change took effect);
             scheduled on the state stamps, never on wall time. Default 0.01 s (100 Hz: enough
             for plots and viewers; the 1 kHz commands are on /joint_commands).
-        cog_path_points: number of CoG samples kept for the CoG path marker.
+        cog_path_points: number of CoG samples kept for the CoG path marker (one marker holds
+            them all: at most 100000).
         warn_period: wall-clock s between repeated warnings of the same kind (throttling).
         wait_report_after: wall-clock s without a command after which the controller logs what
             it is waiting for (robot model, subscribers, joints, a contact stamp), then again
@@ -142,7 +146,7 @@ class ControllerNodeConfig:
     contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
     marker_period: float = bounded(0.02, low=0.0, unit='s')
     state_period: float = bounded(0.01, low=0.0, unit='s')
-    cog_path_points: int = bounded(500, low=1, unit='points')
+    cog_path_points: int = bounded(500, low=1, high=100_000, unit='points')
     warn_period: float = bounded(1.0, low=0.0, unit='s')
     wait_report_after: float = bounded(1.0, low=0.0, unit='s')
     diagnostics_period: float = bounded(1.0, low=0.0, unit='s')

@@ -35,7 +35,7 @@ from pathlib import Path
 import re
 from typing import Any, Iterable, Mapping
 
-import yaml
+from dodo_sim.safe_yaml import read_yaml_file, YamlInputError
 
 #: Parameters every rclpy node has (not part of any config dataclass).
 BUILTIN_PARAMETERS = frozenset({'use_sim_time', 'start_type_description_service'})
@@ -56,9 +56,12 @@ def read_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         raise ParamsFileError(f'params file not found: {path}')
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ParamsFileError(f'params file {path} is not valid YAML: {exc}') from exc
+        data = read_yaml_file(path, f'params file {path}')
+    except YamlInputError as exc:    # invalid YAML, an alias bomb, a key given twice
+        raise ParamsFileError(str(exc)) from None
+    except OSError as exc:
+        raise ParamsFileError(f'params file {path}: cannot read it '
+                              f'({exc.strerror or exc})') from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -40,6 +40,11 @@ Behaviour:
   bag (MCAP summary and ``metadata.yaml`` written), prints the message counts and exits 0.  Exit 2
   on bad parameters
   (e.g. the bag directory exists).
+* A bag that cannot be written (a full disk, a quota): one line
+  (``dodo recorder: error: bag write failed: disk full while writing <file> ...``,
+  :mod:`dodo_sim.tools.write_failures`), recording stops at once and the bag is left as it is on
+  disk (no summary, no ``metadata.yaml``: ``dodo bag recover`` rebuilds what was written, at most
+  ``flush_period_s`` of it lost); exit 1.
 
 The node's parts: :mod:`~dodo_sim.ros.recorder_subscriptions` (what is subscribed, QoS),
 :mod:`~dodo_sim.ros.recorder_bag` (the bag connections), :mod:`~dodo_sim.ros.recorder_tf` (the
@@ -60,11 +65,13 @@ from dodo_sim.ros.recorder_bag import computed_connection, topic_connection
 from dodo_sim.ros.recorder_commands import CommandRouter
 from dodo_sim.ros.recorder_config import LATCHED_TOPICS, RecorderConfig
 from dodo_sim.ros.recorder_snapshots import ParameterSnapshots, SNAPSHOT_POLL_S
-from dodo_sim.ros.recorder_subscriptions import RecordedTopic, TopicSubscriptions
+from dodo_sim.ros.recorder_subscriptions import message_class, RecordedTopic, TopicSubscriptions
 from dodo_sim.ros.recorder_tf import TfWriter
 from dodo_sim.tools.bag import make_typestore
 from dodo_sim.tools.bag_writer import flush_chunk
 from dodo_sim.tools.live_view import clock_ns
+from dodo_sim.tools.write_failures import (DISK_FULL_ERRNOS, RECORDER_WRITE_FAILED,
+                                           write_failure)
 
 
 class Recorder:
@@ -83,6 +90,9 @@ class Recorder:
         self.topics: dict[str, RecordedTopic] = {}
         self.stop_requested = False
         self.drain_aborted = False
+        #: why the bag could not be written (a full disk), None while it can
+        self.write_failure: str | None = None
+        self.writer = None
         self.total = 0
         self.live = None
         if config.live:        # before the bag exists: a taken port leaves nothing behind
@@ -100,6 +110,7 @@ class Recorder:
         self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
+        self._tf_publishers: dict = {}      # the computed /tf and /tf_static, published live
         self._tf = None
         if (config.tf != 'record' and contract.JOINT_STATES in config.topics
                 and contract.ROBOT_DESCRIPTION in config.topics
@@ -164,7 +175,8 @@ class Recorder:
                 return
         if not stamp:
             stamp = time.time_ns()
-        self.writer.write(topic.connection, int(stamp), data)
+        if not self._write_bag(topic.connection, int(stamp), data):
+            return
         topic.count += 1
         self.total += 1
         if self.live is not None:
@@ -241,7 +253,14 @@ class Recorder:
 
     # ---- what the recorder writes itself ------------------------------------------------------
     def take_over_tf(self) -> None:
-        """/tf and /tf_static are computed here: drop any subscription to them."""
+        """
+        /tf and /tf_static are computed here: drop any subscription to them, publish them live.
+
+        Published as robot_state_publisher would (tf2_ros's QoS: ``contract.tf_qos``, and
+        ``latched_qos`` for /tf_static), so RViz or Foxglove attached over DDS see the robot;
+        without the tf2_msgs Python package (python -m dodo_sim.tools.build_interfaces) they go
+        to the bag and the live view only.
+        """
         for name in (contract.TF, contract.TF_STATIC):
             topic = self.topics.get(name)
             if topic is not None and topic.subscription is not None:
@@ -250,9 +269,27 @@ class Recorder:
                 topic = RecordedTopic(name, TfWriter.TYPE)
                 topic.computed = True
                 self.topics[name] = topic
+        if self._tf_publishers:
+            return
+        try:
+            cls = message_class(TfWriter.TYPE)
+        except ValueError:
+            self.node.get_logger().warning(
+                f'no tf2_msgs Python package: the computed {contract.TF} and '
+                f'{contract.TF_STATIC} go to the bag only, not to DDS (python -m '
+                f'dodo_sim.tools.build_interfaces; docs/interfaces.md)')
+            return
+        self._tf_publishers = {
+            contract.TF: self.node.create_publisher(cls, contract.TF, contract.tf_qos()),
+            contract.TF_STATIC: self.node.create_publisher(cls, contract.TF_STATIC,
+                                                           contract.latched_qos())}
 
     def write_computed(self, name: str, type_name: str, log_ns: int, data: bytes) -> None:
-        """Write a message the recorder made (QoS as robot_state_publisher offers it)."""
+        """
+        Write a message the recorder made (QoS as robot_state_publisher offers it).
+
+        It goes to the bag, the live view and, for /tf and /tf_static, DDS.
+        """
         topic = self.topics.get(name)
         if topic is None or not topic.computed:
             topic = RecordedTopic(name, type_name)
@@ -261,11 +298,15 @@ class Recorder:
         if topic.connection is None:
             topic.connection = computed_connection(self.writer, self.typestore, name,
                                                    self.node.resolve_topic_name(name), type_name)
-        self.writer.write(topic.connection, int(log_ns), data)
+        if not self._write_bag(topic.connection, int(log_ns), data):
+            return
         topic.count += 1
         self.total += 1
         if self.live is not None:
             self._to_live(name, type_name, int(log_ns), data)
+        publisher = self._tf_publishers.get(name)
+        if publisher is not None:
+            publisher.publish(bytes(data))
 
     def _live_topics(self) -> list:
         """Return (resolved topic, type, msgdef) of every recorded contract topic (live view)."""
@@ -304,13 +345,47 @@ class Recorder:
         print(f'dodo recorder: progress sim_time_s={"-" if t is None else f"{t:.3f}"} '
               f'joint_states={states.count if states is not None else 0}{hops}', flush=True)
 
+    def _write_bag(self, connection, log_ns: int, data: bytes) -> bool:
+        """Write one message to the bag; False once the bag cannot be written (a full disk)."""
+        if self.writer is None or self.write_failure is not None:
+            return False
+        try:
+            self.writer.write(connection, log_ns, data)
+        except OSError as exc:
+            self._write_failed(exc)
+            return False
+        return True
+
+    def _write_failed(self, exc: OSError) -> None:
+        """
+        Stop recording when the bag cannot be written (docs/running.md, "A full disk").
+
+        One line for ``dodo hop`` (RECORDER_WRITE_FAILED), no drain: what is on disk stays as
+        it is, recoverable with ``dodo bag recover`` (the bag is left without metadata.yaml).
+        """
+        if self.write_failure is not None:
+            return
+        path = getattr(getattr(self.writer, 'storage', None), 'path', None) or self.config.bag
+        self.write_failure = write_failure(path, exc)
+        print(f'{RECORDER_WRITE_FAILED}{self.write_failure}; recording stopped, the bag is '
+              f'incomplete: dodo bag recover {self.config.bag}', flush=True)
+        self.request_stop()
+        self.drain_aborted = True
+
     def flush(self) -> None:
         """
         Close the open MCAP chunk and hand it to the OS.
 
         A SIGKILL then loses only what came after.
         """
-        if self.writer is None or flush_chunk(self.writer) or self._flush_warned:
+        if self.writer is None or self.write_failure is not None:
+            return
+        try:
+            flushed = flush_chunk(self.writer)
+        except OSError as exc:
+            self._write_failed(exc)
+            return
+        if flushed or self._flush_warned:
             return
         self._flush_warned = True
         self.node.get_logger().warning('this rosbags MCAP writer cannot close chunks early: a '
@@ -349,10 +424,23 @@ class Recorder:
         self.close()
 
     def close(self) -> None:
-        if self.writer is not None:
+        """Close the bag (summary, metadata.yaml); after a write failure leave it as it is."""
+        if self.writer is not None and self.write_failure is None:
+            # the commands still waiting for the consumer's announcement (recorder_commands)
             self._write_decided(None, self._commands.close())
-            self.writer.close()
-            self.writer = None
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            try:
+                if self.write_failure is None:
+                    writer.close()
+                else:
+                    writer.abort()
+            except OSError as exc:
+                self._write_failed(exc)
+                try:
+                    writer.abort()       # closes the file (what is on disk stays recoverable)
+                except OSError:
+                    pass
         if self.live is not None:
             self.live.stop()
             self.live = None
@@ -398,6 +486,13 @@ def main(args: Sequence[str] | None = None) -> int:
         except (ValueError, WriterError) as exc:
             print(f'dodo recorder: error: {exc}', file=sys.stderr)
             return 2
+        except OSError as exc:
+            if exc.errno not in DISK_FULL_ERRNOS:
+                raise
+            # a full disk while creating the bag
+            print(f'{RECORDER_WRITE_FAILED}{write_failure(exc.filename or "the bag", exc)}',
+                  flush=True)
+            return 1
         signal.signal(signal.SIGINT, recorder.request_stop)
         signal.signal(signal.SIGTERM, recorder.request_stop)
         if early_stop:
@@ -414,9 +509,13 @@ def main(args: Sequence[str] | None = None) -> int:
         print(f'dodo recorder: ready {config.bag}', flush=True)
         recorder.run(executor)
         counts = recorder.counts()
+        executor.shutdown()
+        if recorder.write_failure is not None:
+            print(f'dodo recorder: NOT closed {config.bag} ({recorder.write_failure}): '
+                  + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
+            return 1
         print(f'dodo recorder: closed {config.bag}: '
               + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
-        executor.shutdown()
         return 0
     finally:
         if recorder is not None:

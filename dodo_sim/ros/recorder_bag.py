@@ -70,12 +70,8 @@ def computed_connection(writer, typestore, name: str, resolved_name: str, type_n
     ``name``: the contract name, ``resolved_name``: the one in the bag; QoS as
     robot_state_publisher offers it.
     """
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    latched = name in LATCHED_TOPICS
-    offered = QoSProfile(depth=1 if latched else 100,
-                         reliability=ReliabilityPolicy.RELIABLE,
-                         durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
-                                     else DurabilityPolicy.VOLATILE))
+    from dodo_sim.ros import contract
+    offered = contract.latched_qos() if name in LATCHED_TOPICS else contract.tf_qos()
     msgdef, _ = typestore.generate_msgdef(type_name, ros_version=2)
     return writer.add_connection(resolved_name, type_name, msgdef=msgdef,
                                  rihs01=typestore.hash_rihs01(type_name),

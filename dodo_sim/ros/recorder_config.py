@@ -13,11 +13,13 @@ ROS parameters of the same names override the defaults:
   ``/controller/markers``, ``/robot_description``, ``/tf``, ``/tf_static``,
   ``/parameter_events``, ``/diagnostics``). Missing topics are fine.
 * ``tf`` (``auto`` | ``compute`` | ``record``): where ``/tf`` and ``/tf_static`` come from.
-  ``compute``: the recorder writes them itself from ``/joint_states`` and ``/robot_description``
-  (:mod:`dodo_sim.ros.tf_frames`, robot_state_publisher's frames); ``record``: only what other
-  nodes publish; ``auto`` (default): ``compute`` unless a ``/tf`` publisher (e.g.
-  robot_state_publisher) is on the graph when the first joint state with a known robot
-  description arrives.
+  ``compute``: the recorder computes them from ``/joint_states`` and ``/robot_description``
+  (:mod:`dodo_sim.ros.tf_frames`, robot_state_publisher's frames), writes them to the bag and
+  publishes them live on DDS; ``record``: only what other nodes publish; ``auto`` (default):
+  ``compute`` unless a ``/tf`` publisher (e.g. robot_state_publisher) is on the graph when the
+  first joint state with a known robot description arrives. ``dodo hop`` and ``dodo walk``, whose
+  node set has no robot_state_publisher, give ``compute``
+  (:func:`dodo_sim.ros.graph.node_parameters`).
 * ``tf_max_jump_s`` (double, s): a joint state stamped further ahead of the last ``/tf`` is a stray
   left out of ``/tf`` unless the next one continues from it.
 * ``tf_period_s`` (double, s of sim time): at most one computed ``/tf`` message per period of the
@@ -70,7 +72,8 @@ class RecorderConfig:
     executor: str = 'events'
     #: with executor 'single': 'send' (publisher source timestamp) or 'receive' (DDS reception)
     timestamp: str = 'send'
-    #: source of /tf and /tf_static: 'auto', 'compute' (from /joint_states) or 'record'
+    #: source of /tf and /tf_static: 'auto', 'compute' (from /joint_states, also published
+    #: live) or 'record'
     tf: str = 'auto'
     #: at most one computed /tf message per this period of joint-state stamps, s (0: every one)
     tf_period_s: float = 0.01

@@ -130,8 +130,8 @@ class TopicSubscriptions:
             if types:
                 self.subscribe(name, types[0])
             elif initial and name in CONTRACT_TYPES and importable(CONTRACT_TYPES[name]):
-                # a type without a Python message package here (tf2_msgs, diagnostic_msgs on a
-                # plain machine) is subscribed when a publisher shows up with it
+                # a type without a Python message package here (e.g. tf2_msgs before
+                # build_interfaces ran) is subscribed when a publisher shows up with it
                 self.subscribe(name, CONTRACT_TYPES[name])
 
     def _publisher_qos(self, name: str):

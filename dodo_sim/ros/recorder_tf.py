@@ -55,13 +55,14 @@ class TfWriter:
         self.positions_by_stamp: dict = {}
 
     def on_description(self, log_ns: int, data: bytes) -> None:
-        from dodo_sim.physics.robot import ModelError
+        from dodo_sim.physics.robot import ModelError, urdf_from_untrusted_text
         from dodo_sim.ros.tf_frames import TfTree
         from rclpy.serialization import deserialize_message
         from std_msgs.msg import String
         xml = deserialize_message(data, String).data
         try:
-            self.tree = TfTree(xml)
+            # any node may publish the topic: XML only, never a path or a xacro to run
+            self.tree = TfTree(urdf_from_untrusted_text(xml, f'/{contract.ROBOT_DESCRIPTION}'))
         except (ModelError, ValueError) as exc:
             self.tree = None
             self.log.error(f'no {contract.TF} from the recorder: cannot use the robot '

@@ -4,8 +4,8 @@
 """
 ``/tf`` and ``/tf_static`` of a URDF from joint positions, as robot_state_publisher makes them.
 
-No rclpy: the recorder uses it to write TF into a bag when no robot_state_publisher runs (a plain
-machine has no ``tf2_msgs`` message package, see ``docs/bags.md``), and the tests use it to
+No rclpy: the recorder uses it to compute TF (into the bag and live on DDS) when no
+robot_state_publisher runs, as on a plain machine (``docs/bags.md``), and the tests use it to
 check the recorded transforms. Conventions of robot_state_publisher:
 
 * one transform per URDF joint, ``header.frame_id`` = the joint's parent link,

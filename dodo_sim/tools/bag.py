@@ -115,6 +115,54 @@ class TopicData:
 
 #: the MCAP magic bytes, at the start of a file and after its footer (MCAP specification)
 MCAP_MAGIC = b'\x89MCAP0\r\n'
+#: Largest chunk read, bytes once decompressed. Recorders write ~1 MiB chunks (rosbags,
+#: rosbag2's 768 KiB); a chunk holding one large message is as large as it. A 65 kB zstd frame
+#: can declare gigabytes: every reader checks a chunk's sizes against this before decompressing.
+MAX_CHUNK_BYTES = 256 * 2**20
+# offset of a chunk's compressed records from its start: opcode 1, length 8, start and end time
+# 16, uncompressed size 8, CRC 4, compression string 4 + n, records length 8 (MCAP spec)
+_CHUNK_DATA_OFFSET = 1 + 8 + 16 + 8 + 4 + 4 + 8
+
+
+def check_chunk_size(compression: str, declared: int, head: bytes, where: str) -> None:
+    """
+    Refuse a chunk that would decompress to more than it declares or :data:`MAX_CHUNK_BYTES`.
+
+    ``head``: the first bytes of its compressed data (a zstd frame header states the size the
+    decompressor allocates, whatever the chunk declares). ValueError names ``where``.
+    """
+    if declared > MAX_CHUNK_BYTES:
+        raise ValueError(f'{where}: a chunk declares {declared} bytes once decompressed, more '
+                         f'than the {MAX_CHUNK_BYTES} read (a damaged or hostile file)')
+    if compression == 'zstd':
+        import zstandard
+        try:
+            content = zstandard.frame_content_size(head)
+        except zstandard.ZstdError:
+            raise ValueError(f'{where}: a chunk is not a zstd frame') from None
+        if content > declared:
+            raise ValueError(f'{where}: a zstd chunk holds {content} bytes but declares '
+                             f'{declared} (a damaged or hostile file)')
+
+
+def check_chunks(path: Path) -> None:
+    """
+    Check every chunk of a closed MCAP file against :func:`check_chunk_size` (ValueError).
+
+    From its summary's chunk index and the first bytes of each chunk's data; nothing is
+    decompressed.
+    """
+    from mcap.exceptions import McapError
+    from mcap.reader import make_reader
+    with path.open('rb') as fh:
+        try:
+            summary = make_reader(fh).get_summary()
+        except (McapError, ValueError, EOFError) as exc:
+            raise ValueError(f'{path}: unreadable MCAP summary ({exc})') from None
+        for chunk in (summary.chunk_indexes if summary is not None else ()):
+            fh.seek(chunk.chunk_start_offset + _CHUNK_DATA_OFFSET + len(chunk.compression))
+            check_chunk_size(chunk.compression, chunk.uncompressed_size, fh.read(18),
+                             f'{path} (chunk at byte {chunk.chunk_start_offset})')
 
 
 def mcap_problem(path: Path) -> str | None:
@@ -157,7 +205,11 @@ def _damage_reported(bag_dir):
 
 
 def open_reader(bag_dir: str | os.PathLike):
-    """Return a rosbags AnyReader on a closed bag (FileNotFoundError naming what is wrong)."""
+    """
+    Return a rosbags AnyReader on a closed bag (FileNotFoundError naming what is wrong).
+
+    That includes a chunk too large to decompress (:func:`check_chunks`).
+    """
     from rosbags.highlevel import AnyReader
     path = Path(bag_dir)
     if not (path / 'metadata.yaml').is_file():
@@ -173,6 +225,10 @@ def open_reader(bag_dir: str | os.PathLike):
             hint = (f'; rebuild it with: dodo bag recover {path}'
                     if 'truncated' in problem else '')
             raise FileNotFoundError(problem + hint)
+        try:
+            check_chunks(mcap_file)      # the readers decompress without a bound: check first
+        except ValueError as exc:
+            raise FileNotFoundError(str(exc)) from None
     return AnyReader([path], default_typestore=make_typestore())
 
 
@@ -234,16 +290,37 @@ def _connections(reader, topics: Iterable[str] | None) -> list:
     return [c for c in reader.connections if keys[c.topic] in wanted]
 
 
-def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None
-             ) -> dict[str, TopicData]:
-    """Read (all or the given) topics into :class:`TopicData`, one per topic."""
+def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None,
+             max_messages: int | None = None) -> dict[str, TopicData]:
+    """
+    Read (all or the given) topics into :class:`TopicData`, one per topic.
+
+    ``max_messages``: keep only the first that many messages of each topic, read topic by topic
+    (a topic's reading stops there, the others' messages are not visited), so memory and time
+    are bounded whatever the bag holds.
+    """
     times: dict[str, list[int]] = {}
     msgs: dict[str, list] = {}
     types: dict[str, str] = {}
-    for topic, msgtype, timestamp, msg in iter_messages(bag_dir, topics):
-        times.setdefault(topic, []).append(timestamp)
-        msgs.setdefault(topic, []).append(msg)
-        types[topic] = msgtype
+    with open_reader(bag_dir) as reader:
+        keys = _topic_keys(reader)
+        connections = _connections(reader, topics)
+        if max_messages is None:
+            groups = [connections]
+        else:
+            by_topic: dict[str, list] = {}
+            for conn in connections:
+                by_topic.setdefault(keys[conn.topic], []).append(conn)
+            groups = list(by_topic.values())
+        for group in groups:
+            for conn, timestamp, raw in reader.messages(connections=group):
+                topic = keys[conn.topic]
+                kept = msgs.setdefault(topic, [])
+                if max_messages is not None and len(kept) >= max_messages:
+                    break
+                times.setdefault(topic, []).append(timestamp)
+                kept.append(reader.deserialize(raw, conn.msgtype))
+                types[topic] = conn.msgtype
     return {topic: TopicData(topic, types[topic], np.asarray(times[topic], dtype=np.int64),
                              msgs[topic]) for topic in msgs}
 

@@ -108,7 +108,7 @@ def _bag_times(missing: list, taken: list) -> list:
 
 
 def _check_complete(bag: Path, log_path: Path) -> None:
-    from dodo_sim.tools.bag import mcap_problem
+    from dodo_sim.tools.bag import check_chunks, mcap_problem
     if not (bag / 'metadata.yaml').is_file():
         raise ValueError(f'{bag} has no metadata.yaml: close or recover the bag first '
                          f'(dodo bag recover {bag})')
@@ -116,6 +116,7 @@ def _check_complete(bag: Path, log_path: Path) -> None:
         problem = mcap_problem(path)
         if problem is not None:
             raise ValueError(problem)
+        check_chunks(path)       # the mcap reader decompresses a chunk to whatever it says
 
 
 def merge_state_log(bag_dir: str | os.PathLike, log_path: str | os.PathLike,

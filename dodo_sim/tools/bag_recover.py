@@ -161,12 +161,12 @@ def recorded_metadata(bag: Path) -> tuple[dict, int | None] | None:
 
     None when there is none or it cannot be read.
     """
-    import yaml
-    try:
-        info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    from dodo_sim.safe_yaml import read_yaml_file
+    try:   # the bag's file: read at a bounded cost (dodo_sim.safe_yaml)
+        info = read_yaml_file(bag / 'metadata.yaml')['rosbag2_bagfile_information']
         counts = {t['topic_metadata']['name']: int(t['message_count'])
                   for t in info['topics_with_message_count']}
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError):
+    except (OSError, KeyError, TypeError, ValueError):
         return None
     try:
         end = int(info['starting_time']['nanoseconds_since_epoch']) + int(
@@ -251,6 +251,44 @@ class _Rebuild:
         self.writer.close()
 
 
+def decompress_chunk(chunk) -> bytes:
+    """
+    Return the records of an MCAP chunk, decompressed within its declared size.
+
+    The size is checked first (:func:`dodo_sim.tools.bag.check_chunk_size`): a zstd frame of
+    65 kB can stand for gigabytes (the ``mcap`` library decompresses to whatever the frame
+    says). CRC checked. ValueError on a bad chunk.
+    """
+    import zlib
+
+    from dodo_sim.tools.bag import check_chunk_size
+    declared = chunk.uncompressed_size
+    data = bytes(chunk.data)
+    check_chunk_size(chunk.compression, declared, data[:18], 'chunk')
+    if chunk.compression == 'zstd':
+        import zstandard
+        try:
+            data = zstandard.ZstdDecompressor().decompress(data, max_output_size=declared)
+        except zstandard.ZstdError as exc:
+            raise ValueError(f'chunk: zstd: {exc}') from None
+    elif chunk.compression == 'lz4':
+        import lz4.frame
+        decompressor = lz4.frame.LZ4FrameDecompressor()
+        try:
+            data = decompressor.decompress(data, max_length=declared)
+        except RuntimeError as exc:
+            raise ValueError(f'chunk: lz4: {exc}') from None
+        if not decompressor.eof:
+            raise ValueError(f'chunk: lz4 data longer than the {declared} bytes declared')
+    elif chunk.compression:
+        raise ValueError(f'chunk: unknown compression {chunk.compression!r}')
+    if len(data) != declared:
+        raise ValueError(f'chunk holds {len(data)} of {declared} bytes')
+    if chunk.uncompressed_crc and zlib.crc32(data) != chunk.uncompressed_crc:
+        raise ValueError('chunk CRC mismatch')
+    return data
+
+
 def chunk_records(chunk) -> list:
     """
     Yield the Schema, Channel and Message records of an MCAP chunk.
@@ -264,12 +302,9 @@ def chunk_records(chunk) -> list:
     from mcap.data_stream import ReadDataStream
     from mcap.opcode import Opcode
     from mcap.records import Channel, Message, Schema
-    from mcap.stream_reader import get_chunk_data_stream
 
-    stream, length = get_chunk_data_stream(chunk, validate_crc=True)
-    data = stream.read(length)
-    if len(data) != length:
-        raise ValueError(f'chunk holds {len(data)} of {length} bytes')
+    data = decompress_chunk(chunk)
+    length = len(data)
     records, pos = [], 0
     while pos < length:
         if pos + 9 > length:

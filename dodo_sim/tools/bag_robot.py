@@ -20,7 +20,12 @@ from dodo_sim.tools.bag_parameters import node_parameters
 
 
 def robot_description(bag: dict[str, TopicData]) -> str | None:
-    """Return the last recorded /robot_description URDF, or None."""
+    """
+    Return the last recorded /robot_description as recorded, or None.
+
+    It is the bag's text, not yet checked: :func:`robot_info` takes it as URDF XML only
+    (:func:`dodo_sim.physics.robot.urdf_from_untrusted_text`).
+    """
     data = bag.get(contract.ROBOT_DESCRIPTION)
     if data is None or not len(data):
         return None
@@ -79,8 +84,11 @@ def robot_info(bag: dict[str, TopicData], urdf: str | os.PathLike | None = None)
     """
     Joints, actuated joints and contact frames of the recorded robot.
 
-    See :class:`RobotInfo`.
+    See :class:`RobotInfo`. ``urdf``: the user's own description (a path, xacro allowed) instead
+    of the recorded one. The recorded ``/robot_description`` is hostile input: it is used as
+    URDF XML only, never as a path or a xacro (ModelError naming the topic otherwise).
     """
+    from dodo_sim.physics.robot import load_robot, ModelError
     xml = None
     model = None
     simulator = node_parameters(bag, 'simulator')
@@ -88,11 +96,17 @@ def robot_info(bag: dict[str, TopicData], urdf: str | os.PathLike | None = None)
     if urdf is not None:
         from dodo_sim.physics.robot import robot_description_xml
         xml = robot_description_xml(urdf)
+        model = load_robot(xml, contact_frames=(), base=base)
     else:
         xml = robot_description(bag)
-    if xml is not None:
-        from dodo_sim.physics.robot import load_robot
-        model = load_robot(xml, contact_frames=(), base=base)
+    if xml is not None and model is None:
+        from dodo_sim.physics.robot import urdf_from_untrusted_text
+        source = f'the recorded /{contract.ROBOT_DESCRIPTION}'
+        xml = urdf_from_untrusted_text(xml, source)
+        try:
+            model = load_robot(xml, contact_frames=(), base=base)
+        except ModelError as exc:
+            raise ModelError(f'{source}: {exc}') from None
     if model is not None:
         joints = tuple(name for name, nq, nv in zip(model.joint_names, model.joint_nq,
                                                     model.joint_nv) if (nq, nv) == (1, 1))

@@ -17,7 +17,15 @@ import sys
 from typing import Sequence
 
 
+#: Messages of each topic ``dodo bag info`` reads for the robot and the configuration: joint
+#: names come from the first states and commands, the configuration from the parameter events
+#: (the counts come from the metadata); the memory stays bounded whatever the bag holds.
+INFO_MESSAGES_PER_TOPIC = 1000
+
+
 def _info(args) -> int:
+    from dodo_sim.physics.robot import ModelError
+    from dodo_sim.ros import contract
     from dodo_sim.tools import bag as bagio
     from dodo_sim.tools import bag_parameters, bag_robot
     from rosbags.highlevel import AnyReaderError
@@ -25,24 +33,37 @@ def _info(args) -> int:
     try:
         types = bagio.topic_types(args.bag)
         counts = bagio.message_counts(args.bag)
-    except (FileNotFoundError, NotADirectoryError, AnyReaderError, ReaderError) as exc:
+        wanted = [t for t in (contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS,
+                              contract.JOINT_STATES, contract.JOINT_COMMANDS) if t in types]
+        data = bagio.read_bag(args.bag, wanted, max_messages=INFO_MESSAGES_PER_TOPIC)
+    except (OSError, ValueError, AnyReaderError, ReaderError) as exc:
         print(f'dodo bag: error: {exc}', file=sys.stderr)
         return 2
     width = max((len(t) for t in types), default=5)
     print(f'{args.bag}:')
     for topic in sorted(types):
         print(f'  {topic:<{width}} {counts.get(topic, 0):>8}  {types[topic]}')
-    from dodo_sim.ros import contract
-    wanted = [t for t in (contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS,
-                          contract.JOINT_STATES, contract.JOINT_COMMANDS) if t in types]
-    data = bagio.read_bag(args.bag, wanted)
-    robot = bag_robot.robot_info(data)
+    problem = None
+    try:
+        robot = bag_robot.robot_info(data)
+    except (ModelError, ValueError) as exc:
+        # the description is unusable (not XML, not a URDF pinocchio loads): say what the other
+        # topics tell, then fail with the reason
+        problem = f'{args.bag}: {exc}'
+        data.pop(contract.ROBOT_DESCRIPTION, None)
+        robot = bag_robot.robot_info(data)
     print(f'robot: joints {list(robot.joint_names)}, actuated {list(robot.actuated_joint_names)}'
           f', contact frames {list(robot.contact_frames)}'
-          + ('' if robot.urdf_xml else ' (no /robot_description recorded)'))
+          + ('' if robot.urdf_xml else
+             ' (from the recorded topics: /robot_description unusable)' if problem else
+             ' (no /robot_description recorded)'))
     nodes = bag_parameters.recorded_nodes(data)
     if not nodes:
         print('configuration: none recorded (no /parameter_events)')
+    events = len(data.get(contract.PARAMETER_EVENTS, ()))
+    if events < counts.get(contract.PARAMETER_EVENTS, 0):
+        print(f'configuration: from the first {events} of '
+              f'{counts[contract.PARAMETER_EVENTS]} /parameter_events')
     for node in nodes:
         params = bag_parameters.node_parameters(data, node)
         print(f'configuration of {node}: {len(params.initial)} parameters, '
@@ -55,6 +76,9 @@ def _info(args) -> int:
         for change in params.changes:
             print(f'    t = {change.stamp_ns * 1e-9:.3f} s (bag time {change.log_time_ns}): '
                   f'{change.kind} {change.values}')
+    if problem is not None:
+        print(f'dodo bag: error: {problem}', file=sys.stderr)
+        return 2
     return 0
 
 

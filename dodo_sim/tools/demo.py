@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+import math
 from pathlib import Path
+import sys
 import time
 
 from dodo_sim.model import Kinematics
@@ -109,6 +111,11 @@ def main(argv=None) -> int:
     parser.add_argument('--duration', type=float, default=3.0, help='simulated seconds per run')
     parser.add_argument('--plot', type=Path, help='write a PNG figure of the runs here')
     args = parser.parse_args(argv)
+    from dodo_sim.tools.run_checks import MAX_DURATION_S
+    if not 0.0 < args.duration <= MAX_DURATION_S or not math.isfinite(args.height):
+        print(f'dodo demo: error: --duration must be in (0, {MAX_DURATION_S:.4g}] s and '
+              f'--height finite, got {args.duration:g} and {args.height:g}', file=sys.stderr)
+        return 2
     results = [run_drop(args.urdf, integrator, held, args.height, args.duration)
                for integrator in INTEGRATORS for held in (False, True)]
     print('\n'.join(summary_lines(results)))

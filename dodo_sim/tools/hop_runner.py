@@ -43,8 +43,10 @@ Supervision (:mod:`dodo_sim.tools.run_supervision` on :mod:`dodo_sim.tools.super
 docs/running.md): children die with ``dodo hop``
 (SIGINT, SIGTERM, SIGHUP, even SIGKILL), the bag is closed whenever the recorder gets a chance,
 and the last line says what happened. Exit codes: 0 completed, 1 failed (a process failed or
-ended early, the simulation diverged, the wall-clock limit, the bag not closed), 2 bad input,
-130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
+ended early, the simulation diverged, the wall-clock limit, the bag not closed or short of the
+simulated end, the hosted controller's task failed — the walker fell, the SLIP leg did not hop —,
+a full disk), 2 bad input, 130 interrupted (Ctrl-C), 143 / 129 terminated (SIGTERM / SIGHUP).
+The nodes listen on 127.0.0.1 only (:mod:`dodo_sim.ros.dds_profile`).
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ from typing import TextIO
 from dodo_sim.paths import share_dir
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
-from dodo_sim.tools.run_checks import check_new_dir, one_line, UsageError
+from dodo_sim.tools.run_checks import check_new_dir, MAX_DURATION_S, one_line, UsageError
 from dodo_sim.tools.run_report import EXIT_INTERRUPTED, EXIT_USAGE, write_report
 from dodo_sim.tools.run_supervision import HopRun
 
@@ -122,7 +124,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     domain = hop.domain.domain_id
     out.write(f'{prog}: ROS domain {domain} (private to this run); watch it with '
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
-              f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} ros2 topic echo '
+              f'{hop.discovery_range} ros2 topic echo '
               f'{contract.resolve(contract.JOINT_STATES, hop.namespace)}\n')
     if hop.domain.foreign_sockets:
         out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
@@ -130,7 +132,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     if hardware == 'can':
         out.write(f'{prog}: the driver stays DISABLED until you enable it (after the '
                   f'checklist of docs/hardware.md): ROS_DOMAIN_ID={domain} '
-                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]} '
+                  f'ROS_AUTOMATIC_DISCOVERY_RANGE={hop.discovery_range} '
                   f'ros2 service call {contract.DRIVER_ENABLE} std_srvs/srv/Trigger; '
                   f'the run lasts '
                   f'{duration:g} s from then; e-stop: ros2 service call {contract.DRIVER_ESTOP} '
@@ -222,6 +224,9 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
             raise UsageError('--plots and --no-plots exclude each other')
         if args.domain_id is not None:
             domains.parse_domain_id(args.domain_id, '--domain-id')
+        if args.duration > MAX_DURATION_S and math.isfinite(args.duration):
+            raise UsageError(f'--duration {args.duration:g} s is longer than the '
+                             f'{MAX_DURATION_S:.4g} s (104 days) a run can stamp exactly')
         if args.hardware == 'can' and args.params_file is None:
             raise UsageError('--hardware can drives real motors and needs an explicit '
                              '--params-file whose driver: section names the bus (bus_interface, '

@@ -28,20 +28,22 @@ from pathlib import Path
 import sys
 from xml.sax.saxutils import quoteattr
 
+from dodo_control.slip.outcome import HopMonitor
 from dodo_sim.ros import contract
 
 #: /joint_states names of the hopper (urdf/hopper.urdf.xacro: planar base, hip, knee).
 HOPPER_JOINTS = ('base_x', 'base_z', 'hip', 'knee')
 #: /controller/state names of the SLIP hopper controller, in message order (the layouts index
-#: by position: a Foxglove message path cannot pick an array element by a sibling's name).
+#: by position: a Foxglove message path cannot pick an array element by a sibling's name): its
+#: telemetry, its outcome monitor's channels (dodo_control.slip.outcome), the torques.
 HOPPER_STATE = ('t', 'phase', 'hops', 'slip_leg_length_m', 'slip_rest_length_m',
                 'angle_of_attack_rad', 'target_x', 'target_velocity', 'apex_height',
                 'velocity_setpoint', 'last_apex_height_m', 'last_apex_velocity_mps',
                 'energy_injected_j', 'impact_loss_j', 'com_position_x', 'com_position_z',
                 'com_velocity_x', 'com_velocity_z', 'foot_position_x', 'foot_position_z',
                 'foot_target_x', 'foot_target_z', 'slip_acceleration_x', 'slip_acceleration_z',
-                'leg_force_n_x', 'leg_force_n_z', 'torque_saturated', 'tau_hip', 'tau_knee',
-                'config_revision')
+                'leg_force_n_x', 'leg_force_n_z', 'torque_saturated',
+                *HopMonitor.CHANNELS, 'tau_hip', 'tau_knee', 'config_revision')
 FOOT_CONTACT = contract.resolve(contract.contact_topic('foot'))
 JOINT_STATES_TOPIC = contract.resolve(contract.JOINT_STATES)
 CONTROLLER_STATE_TOPIC = contract.resolve(contract.CONTROLLER_STATE)

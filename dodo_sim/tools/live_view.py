@@ -33,8 +33,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import errno
+import logging
 import socket
 import struct
+import sys
 import threading
 import time
 
@@ -53,6 +55,42 @@ RESEND_DELAYS_NS = (50_000_000, 300_000_000, 1_000_000_000, 3_000_000_000)
 #: connected_client.rs ``send_control_msg``): one per /clock (1 kHz) cut off a client that
 #: paused for about one second (measured: a loaded CI run). The app's clock needs display rate.
 TIME_RATE_HZ = 30.0
+
+
+#: Most log lines of the Foxglove SDK shown per second. It logs one line per malformed frame a
+#: client sends (~32k lines/s from one client); the rest are counted and the count is said.
+LOG_LINES_PER_S = 3
+
+
+class ThrottledLog:
+    """
+    A logging filter (any callable is one): at most ``per_second`` records per wall second.
+
+    The records it drops are counted; the next one it lets through says how many
+    (``... (N more log lines suppressed)``), and :attr:`suppressed` holds those not said yet.
+    """
+
+    def __init__(self, per_second: int = LOG_LINES_PER_S, clock=time.monotonic):
+        self.per_second = per_second
+        self.clock = clock
+        self.suppressed = 0
+        self._second = None
+        self._passed = 0
+
+    def __call__(self, record: logging.LogRecord) -> bool:
+        """Return whether ``record`` is shown; a shown one carries the count of the dropped."""
+        second = int(self.clock())
+        if second != self._second:
+            self._second, self._passed = second, 0
+        if self._passed >= self.per_second:
+            self.suppressed += 1
+            return False
+        self._passed += 1
+        if self.suppressed:
+            record.msg = f'{record.getMessage()} ({self.suppressed} more log lines suppressed)'
+            record.args = ()
+            self.suppressed = 0
+        return True
 
 
 class LiveViewError(ValueError):
@@ -181,6 +219,34 @@ class LiveView:
         self._next_time_ns = 0          # wall time (monotonic) the next time broadcast may go
         self._server = None
         self._context = None
+        self._log_handler: logging.Handler | None = None
+        self._log_throttle = ThrottledLog()
+
+    def _take_sdk_log(self) -> None:
+        """
+        Show the SDK's log lines (logger ``foxglove``) on stderr, throttled (ThrottledLog).
+
+        Without a handler they reach logging's last resort, one line per malformed frame.
+        """
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter('live view: %(message)s'))
+        handler.addFilter(self._log_throttle)
+        sdk = logging.getLogger('foxglove')
+        sdk.addHandler(handler)
+        sdk.propagate = False
+        self._log_handler = handler
+
+    def _release_sdk_log(self) -> None:
+        if self._log_handler is None:
+            return
+        sdk = logging.getLogger('foxglove')
+        sdk.removeHandler(self._log_handler)
+        sdk.propagate = True
+        if self._log_throttle.suppressed:
+            self._log_handler.stream.write(f'live view: {self._log_throttle.suppressed} more log '
+                                           f'lines of the Foxglove SDK suppressed\n')
+            self._log_throttle.suppressed = 0
+        self._log_handler = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self, topics=()) -> str:
@@ -199,6 +265,7 @@ class LiveView:
         import foxglove
         from foxglove.websocket import Capability
         check_port_free(self.host, self.port)
+        self._take_sdk_log()
         self._context = foxglove.Context()
         for topic, type_name, msgdef in topics:
             self.add_topic(topic, type_name, msgdef)
@@ -208,6 +275,7 @@ class LiveView:
                 capabilities=[Capability.Time], supported_encodings=['cdr'],
                 server_listener=_listener_class()(self), message_backlog_size=self.backlog)
         except RuntimeError as exc:
+            self._release_sdk_log()
             raise LiveViewError(f'live view: cannot listen on {self.host}:{self.port} '
                                 f'({" ".join(str(exc).split())})') from None
         self.port = self._server.port
@@ -232,6 +300,7 @@ class LiveView:
         if self._server is not None:
             self._server.stop()
             self._server = None
+        self._release_sdk_log()
 
     # -- messages -------------------------------------------------------------------------
     def add_topic(self, topic: str, type_name: str, msgdef: str) -> None:

@@ -6,8 +6,8 @@
 
 ::
 
-    dodo optimize STUDY.yaml [--workers N] [--storage URL] [--trials N] [--out DIR]
-                             [--report-only] [--no-progress]
+    dodo optimize STUDY.yaml [--workers N [--oversubscribe]] [--storage URL] [--trials N]
+                             [--out DIR] [--report-only] [--no-progress]
 
 A study file (docs/optimize.md; example ``config/studies/hop_precision.yaml``) names the robot
 (its scenario module, :mod:`dodo_control.scenarios`), the parameters with their ranges (fields of
@@ -38,18 +38,33 @@ and :mod:`~dodo_sim.tools.optimize_results` writes the results.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 import signal
 import sys
 import time
 
+from dodo_sim.redact import redact
 from dodo_sim.tools.optimize_results import write_results
 from dodo_sim.tools.optimize_run import (EXIT_INTERRUPTED, EXIT_TERMINATED, open_study,
                                          raise_terminated, run_study, Terminated)
-from dodo_sim.tools.optimize_storage import check_storage_url, Liveness, StorageError
+from dodo_sim.tools.optimize_storage import (check_storage_url, Liveness, storage_failure,
+                                             StorageError, StorageFailed)
 from dodo_sim.tools.optimize_study import load_study, StudyError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: Most worker processes per core without ``--oversubscribe``: each one runs simulations flat
+#: out, so more only adds memory and context switches (1000 workers on 2 cores: load 43 for
+#: minutes).
+WORKERS_PER_CORE = 4
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def _check_out_dir(out: Path) -> None:
@@ -69,7 +84,10 @@ def main(argv=None) -> int:
         'scenarios (Optuna). See docs/optimize.md.')
     parser.add_argument('study', help='study file (YAML), e.g. config/studies/hop_precision.yaml')
     parser.add_argument('--workers', type=int, default=1,
-                        help='worker processes on this machine (default 1)')
+                        help='worker processes on this machine (default 1; at most '
+                             f'{WORKERS_PER_CORE} per core without --oversubscribe)')
+    parser.add_argument('--oversubscribe', action='store_true',
+                        help=f'allow more than {WORKERS_PER_CORE} worker processes per core')
     parser.add_argument('--storage', default=None,
                         help='shared Optuna storage: a journal file path (journal:PATH) or an '
                              'RDB URL (sqlite:///study.db, postgresql+psycopg://...); default: '
@@ -90,6 +108,11 @@ def main(argv=None) -> int:
         study = load_study(args.study)
         if args.workers < 1:
             raise StudyError(f'--workers must be >= 1, got {args.workers}')
+        cores = usable_cores()
+        if args.workers > WORKERS_PER_CORE * cores and not args.oversubscribe:
+            raise StudyError(f'--workers {args.workers} is more than {WORKERS_PER_CORE} per core '
+                             f'({cores} core(s) here: at most {WORKERS_PER_CORE * cores}); more '
+                             f'machines join with the same --storage, or pass --oversubscribe')
         trials = study.trials if args.trials is None else args.trials
         if trials < 1:
             raise StudyError(f'--trials must be >= 1, got {trials}')
@@ -97,7 +120,8 @@ def main(argv=None) -> int:
             raise StudyError(f'--heartbeat-s must be >= 1, got {args.heartbeat_s}')
         out = Path(args.out) if args.out else Path('runs') / (
             f'optimize-{study.name}-{time.strftime("%Y%m%d-%H%M%S")}')
-        storage_url = check_storage_url(args.storage or f'journal:{out / "study.journal"}')
+        storage_url = check_storage_url(args.storage or f'journal:{out / "study.journal"}',
+                                        write=not args.report_only)
         _check_out_dir(out)
     except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
@@ -107,8 +131,9 @@ def main(argv=None) -> int:
     print(f"dodo optimize: study '{study.name}': {len(study.parameters)} parameter(s), "
           f'{len(study.scenarios)} scenario(s) x {len(study.perturbations)} perturbation(s) = '
           f'{study.runs_per_trial} runs per trial, {trials} trials, sampler {study.sampler}, '
-          f'{args.workers} worker(s), storage {storage_url}\n'
-          f'  live view: optuna-dashboard {_dashboard_arg(storage_url)}', flush=True)
+          f'{args.workers} worker(s), storage {redact(storage_url)}\n'
+          f'  live view: optuna-dashboard {redact(_dashboard_arg(storage_url))}'
+          + (' (with your password)' if redact(storage_url) != storage_url else ''), flush=True)
     start = time.perf_counter()
     previous = signal.signal(signal.SIGTERM, raise_terminated)
     code = EXIT_OK
@@ -121,6 +146,9 @@ def main(argv=None) -> int:
     except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
         return EXIT_USAGE
+    except StorageFailed as exc:           # the storage failed under a worker process
+        print(f'dodo optimize: {exc}', file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt as exc:        # SIGINT, or SIGTERM as Terminated
         code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
         print(f'dodo optimize: {"interrupted" if code == EXIT_INTERRUPTED else "terminated"}; '
@@ -129,15 +157,28 @@ def main(argv=None) -> int:
     except RuntimeError as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
         code = EXIT_FAILED
+    except Exception as exc:          # the storage failed: one line naming it, no traceback
+        failure = storage_failure(exc, storage_url)
+        if failure is None:
+            raise
+        print(f'dodo optimize: {failure}', file=sys.stderr)
+        return EXIT_FAILED
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if code != EXIT_OK:
-        try:
-            opt = open_study(study, storage_url, create=False, liveness=liveness)
-        except (StudyError, StorageError) as exc:     # stopped before the study was created
-            print(f'dodo optimize: no results: {exc}', file=sys.stderr)
-            return code
-    print(write_results(study, opt, out, args.workers, time.perf_counter() - start))
+    try:
+        if code != EXIT_OK:
+            try:
+                opt = open_study(study, storage_url, create=False, liveness=liveness)
+            except (StudyError, StorageError) as exc:     # stopped before the study was created
+                print(f'dodo optimize: no results: {exc}', file=sys.stderr)
+                return code
+        print(write_results(study, opt, out, args.workers, time.perf_counter() - start))
+    except Exception as exc:          # the storage failed while the results were read
+        failure = storage_failure(exc, storage_url)
+        if failure is None:
+            raise
+        print(f'dodo optimize: no results: {failure}', file=sys.stderr)
+        return EXIT_FAILED
     from optuna.trial import TrialState
     if code == EXIT_OK and not opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         print('dodo optimize: no trial succeeded (see the failures in trials.csv and '

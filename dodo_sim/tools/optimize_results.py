@@ -10,9 +10,11 @@ Results of ``dodo optimize``: what the storage holds about a study, written to `
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
+from dodo_sim.safe_files import write_atomic
 from dodo_sim.tools.optimize_study import Study
 import yaml
 
@@ -91,21 +93,22 @@ def plot_history(study: Study, trials: list, path: Path) -> None:
 
 
 def write_trials_csv(study: Study, trials: list, path: Path) -> None:
-    with open(path, 'w', newline='') as fh:
-        writer = csv.writer(fh)
-        writer.writerow(['trial', 'state', *[o.name for o in study.objectives],
-                         *[p.key for p in study.parameters], 'wall_s', 'worker',
-                         'sampler_seed', 'host', 'failure'])
-        for t in trials:
-            values = list(t.values) if t.values is not None else [''] * len(study.objectives)
-            failure = t.user_attrs.get('failure', '')
-            if t.state.name == 'FAIL' and not failure:
-                failure = 'worker stopped or died during the trial (retried)'
-            writer.writerow([t.number, t.state.name, *values,
-                             *[t.params.get(p.key, '') for p in study.parameters],
-                             t.user_attrs.get('wall_s', ''), t.user_attrs.get('worker', ''),
-                             t.user_attrs.get('sampler_seed', ''), t.user_attrs.get('host', ''),
-                             failure])
+    rows = io.StringIO(newline='')
+    writer = csv.writer(rows)
+    writer.writerow(['trial', 'state', *[o.name for o in study.objectives],
+                     *[p.key for p in study.parameters], 'wall_s', 'worker',
+                     'sampler_seed', 'host', 'failure'])
+    for t in trials:
+        values = list(t.values) if t.values is not None else [''] * len(study.objectives)
+        failure = t.user_attrs.get('failure', '')
+        if t.state.name == 'FAIL' and not failure:
+            failure = 'worker stopped or died during the trial (retried)'
+        writer.writerow([t.number, t.state.name, *values,
+                         *[t.params.get(p.key, '') for p in study.parameters],
+                         t.user_attrs.get('wall_s', ''), t.user_attrs.get('worker', ''),
+                         t.user_attrs.get('sampler_seed', ''), t.user_attrs.get('host', ''),
+                         failure])
+    write_atomic(path, rows.getvalue())
 
 
 def summary_text(study: Study, opt, workers: int, wall_s: float, out: Path) -> str:
@@ -165,9 +168,10 @@ def write_results(study: Study, opt, out: Path, workers: int, wall_s: float) -> 
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
     if complete:
         base = next((t for t in complete if t.number == 0), None)
-        (out / 'best.yaml').write_text(params_file_text(study, best_trial(opt, study), base))
+        # atomic: dodo hop --params-file trusts it later, a torn one could still parse
+        write_atomic(out / 'best.yaml', params_file_text(study, best_trial(opt, study), base))
         plot_history(study, trials, out / 'history.png')
     write_trials_csv(study, trials, out / 'trials.csv')
     text = summary_text(study, opt, workers, wall_s, out)
-    (out / 'summary.txt').write_text(text + '\n')
+    write_atomic(out / 'summary.txt', text + '\n')
     return text

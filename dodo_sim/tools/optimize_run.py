@@ -25,7 +25,10 @@ from typing import Any, Mapping
 import warnings
 
 from dodo_control.scenarios import build_configs, ScenarioFailed
-from dodo_sim.tools.optimize_storage import join_study, Liveness, make_storage, sampler_seed
+from dodo_sim.redact import redact
+from dodo_sim.tools.optimize_storage import (EXIT_STORAGE_FAILED, join_study, Liveness,
+                                             make_storage, quiet_storage_failures_in_optuna_logs,
+                                             sampler_seed, storage_failure, StorageFailed)
 from dodo_sim.tools.optimize_study import load_study, make_sampler, Parameter, Study, StudyError
 
 #: exit codes of a worker process (and of ``dodo optimize``) stopped by SIGINT / SIGTERM
@@ -192,19 +195,20 @@ def open_study(study: Study, storage_url: str, create: bool, liveness: Liveness 
     """Create (``create``) or load the Optuna study of ``study`` in ``storage_url``."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    report = report or (lambda text: print(f'dodo optimize: {text}', file=sys.stderr))
     storage = make_storage(storage_url, liveness, report)
     directions = [o.direction for o in study.objectives]
     if create:
         opt = optuna.create_study(storage=storage, study_name=study.name, load_if_exists=True,
                                   directions=directions)
         if [d.name.lower() for d in opt.directions] != directions:
-            raise StudyError(f"storage {storage_url} holds a study '{study.name}' with other "
-                             f'objectives; choose another name or storage')
+            raise StudyError(f"storage {redact(storage_url)} holds a study '{study.name}' with "
+                             f'other objectives; choose another name or storage')
         return opt
     try:
         return optuna.load_study(storage=storage, study_name=study.name)
     except KeyError:
-        raise StudyError(f"no study '{study.name}' in {storage_url}") from None
+        raise StudyError(f"no study '{study.name}' in {redact(storage_url)}") from None
 
 
 def _counted(trial) -> bool:
@@ -239,6 +243,7 @@ def run_worker(study_path: str, storage_url: str, trials: int, liveness: Livenes
     # heartbeats and the stale-trial retry are "experimental" in Optuna (since 2.8): as documented
     warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)
     from optuna.storages import fail_stale_trials
+    quiet_storage_failures_in_optuna_logs(storage_url)     # one line says it, not Optuna's log
     study = load_study(study_path)
     opt = open_study(study, storage_url, create=False, liveness=liveness)
     number = join_study(opt._storage, study.name)
@@ -285,12 +290,20 @@ def _wait_for_baseline(opt, study: Study, liveness: Liveness) -> None:
         time.sleep(0.05)       # polling the storage (it has no notification)
 
 
-def _worker_process(study_path, storage_url, trials, liveness, local_index):  # pragma: no cover
+def _worker_process(study_path, storage_url, trials, liveness, local_index,
+                    failures):  # pragma: no cover
+    """Run a worker in its process; a failing storage goes to ``failures`` (a queue), one line."""
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
         run_worker(study_path, storage_url, trials, liveness, local_index=local_index)
     except KeyboardInterrupt as exc:
         sys.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
+    except Exception as exc:          # a failing storage: one line, not a worker's traceback
+        failure = storage_failure(exc, storage_url)
+        if failure is None:
+            raise
+        failures.put(str(failure))       # the main process says it once
+        sys.exit(EXIT_STORAGE_FAILED)
 
 
 # -- the workers of this machine ------------------------------------------------------------
@@ -399,8 +412,9 @@ def _run_workers(opt, study, storage_url, workers, trials, liveness, bar) -> Non
                    on_trial=bar.update if bar else None)
         return
     ctx = multiprocessing.get_context('spawn')
+    failures = ctx.SimpleQueue()
     procs = [ctx.Process(target=_worker_process, name=f'dodo-optimize-{i}',
-                         args=(str(study.path), storage_url, trials, liveness, i))
+                         args=(str(study.path), storage_url, trials, liveness, i, failures))
              for i in range(workers)]
     for proc in procs:
         proc.start()
@@ -424,6 +438,8 @@ def _run_workers(opt, study, storage_url, workers, trials, liveness, bar) -> Non
         fail_running_trials_of(opt, {proc.pid for proc in procs})
         raise
     bad = [p for p in procs if p.exitcode != 0]
+    if bad and all(p.exitcode == EXIT_STORAGE_FAILED for p in bad):
+        raise StorageFailed(failures.get())     # the first worker's line; the others say the same
     if bad:
         raise RuntimeError('worker(s) ' + ', '.join(f'{p.name} (exit {p.exitcode})'
                                                     for p in bad) + ' failed')

@@ -24,7 +24,6 @@ from typing import Any, Mapping
 
 from dodo_control.scenarios import (bound_module, build_configs, HOSTED, Perturbation,
                                     robot_module)
-import yaml
 
 #: seeds of numpy/Optuna samplers are unsigned 32-bit integers
 SEED_LIMIT = 2 ** 32
@@ -415,24 +414,23 @@ def _parse_objectives(raw, scenarios: tuple, module) -> tuple:
 
 def load_study(path: str | os.PathLike) -> Study:
     """Read and check a study file completely; raise :class:`StudyError` naming the problem."""
+    from dodo_sim.safe_yaml import read_yaml_file, YamlInputError
     path = Path(path)
+    if not path.is_file():
+        raise StudyError(f'study file {path}: file not found')
     try:
-        return _load_study(path)
+        raw = read_yaml_file(path, f'study file {path}')   # no alias bomb, no key given twice
+    except YamlInputError as exc:
+        raise StudyError(str(exc)) from None
+    except OSError as exc:
+        raise StudyError(f'study file {path}: cannot read it: {exc.strerror or exc}') from None
+    try:
+        return _load_study(path, raw)
     except StudyError as exc:
         raise StudyError(f'study file {path}: {exc}') from None
 
 
-def _load_study(path: Path) -> Study:
-    if not path.is_file():
-        raise StudyError('file not found')
-    try:
-        raw = yaml.safe_load(path.read_text(encoding='utf-8'))
-    except UnicodeDecodeError:
-        raise StudyError('not a text file (not UTF-8): a study file is YAML') from None
-    except OSError as exc:
-        raise StudyError(f'cannot read it: {exc.strerror or exc}') from None
-    except yaml.YAMLError as exc:
-        raise StudyError(f'not valid YAML: {" ".join(str(exc).split())}') from None
+def _load_study(path: Path, raw) -> Study:
     raw = _mapping(raw, 'the top level')
     for key in raw:
         if key not in TOP_LEVEL_KEYS:

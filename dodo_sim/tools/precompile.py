@@ -10,7 +10,8 @@ Compile the numba kernels once, at install time, so no node compiles on its star
 
 The kernels (``dodo_sim.physics.kernels``: the time-stepping step, the event integrator's
 evaluation, the controller's point terms, the block NCP iteration with the 3-D contact solve,
-the position correction) are ``njit(cache=True)``: compiled at their first call
+the position correction; ``dodo_control.slip.tick``: the SLIP controller's tick) are
+``njit(cache=True)``: compiled at their first call
 and written to numba's cache (``__pycache__`` next to the source, or ``NUMBA_CACHE_DIR``). A first
 call on a fresh install used to be the simulator node's constructor: ~30 s idle, 146 s measured
 on a loaded 2-core machine — long enough for a recorder to give up on the node's parameters.
@@ -56,12 +57,14 @@ def compile_events():
 def warm_up() -> None:
     """Build and step every shipped robot with both integrators and update its controller."""
     from dodo_control.registry import controller_entry
+    from dodo_control.slip import tick as slip_tick
     from dodo_sim.paths import default_urdf_path
     from dodo_sim.physics.kernels import correction, ncp_general
     from dodo_sim.simulator import SimConfig, Simulator
     import numpy as np
     ncp_general.warm_up()     # the 3-D block NCP iteration (no shipped robot solves one)
     correction.warm_up()      # the position correction of more than one row
+    slip_tick.warm_up()       # the SLIP controller's compiled tick (every entry)
     urdf_dir = default_urdf_path().parent
     robots = (('hopper.urdf.xacro', 'slip_hopper', {}),
               ('boom_leg.urdf.xacro', 'slip_hopper', None),
@@ -92,7 +95,51 @@ def warm_up() -> None:
             continue
 
 
+#: Exit codes of an interrupted precompile (the shell's 128 + signal number).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+#: The option that runs the compilation in this process (the child :func:`main` starts).
+IN_THIS_PROCESS = '--in-this-process'
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised in the main thread."""
+
+
 def main(argv=None) -> int:
+    """
+    Compile in a child process and wait; Ctrl-C (or SIGTERM) ends it at once.
+
+    numba compiles in LLVM, where Python sees a signal only seconds later and then unwinds a
+    200-line traceback; the child is in its own session (a terminal's Ctrl-C reaches only this
+    process), is killed on SIGINT/SIGTERM, and one line says what is kept: numba writes each
+    kernel's cache file whole, so the kernels compiled before stay cached.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if IN_THIS_PROCESS in argv:
+        return _compile()
+    import signal
+    import subprocess
+
+    def terminated(signum, frame):
+        raise _Terminated
+    previous = signal.signal(signal.SIGTERM, terminated)
+    child = subprocess.Popen([sys.executable, '-m', 'dodo_sim.tools.precompile', IN_THIS_PROCESS],
+                             start_new_session=True)
+    try:
+        return child.wait()
+    except (KeyboardInterrupt, _Terminated) as exc:
+        child.kill()
+        child.wait()
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        print(f'dodo precompile: {"interrupted" if interrupted else "terminated"}; the kernels '
+              f'compiled so far stay in the numba cache, the others compile at their first use '
+              f'(run it again to finish)', file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED if interrupted else EXIT_TERMINATED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _compile() -> int:
     started = time.monotonic()
     with compile_events() as compiled:
         warm_up()

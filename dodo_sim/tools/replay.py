@@ -69,8 +69,9 @@ def replay_over_dds(bag_dir: str | os.PathLike, rate: float = 1.0,
     """
     Republish the bag; returns the number of messages published.
 
-    Topics whose message type has no Python package here (tf2_msgs, diagnostic_msgs on a plain
-    machine) are skipped with a warning on stderr. ``on_progress(bag_s, span_s, published)``,
+    Topics whose message type has no Python package here (e.g. tf2_msgs on a plain machine
+    before ``python -m dodo_sim.tools.build_interfaces`` ran) are skipped with a warning on
+    stderr. ``on_progress(bag_s, span_s, published)``,
     if given, is called from the first message on every ``progress_period_s`` of wall time and
     once at the end: bag time replayed and the bag's span (first to last message), s.
     """

@@ -22,6 +22,9 @@ from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import graph
 from dodo_sim.ros.params import node_parameters
 
+#: Longest ``--duration``, s: 2^53 ns (104 days). Simulated time is stamped in ns and carried
+#: as float64 seconds, exact up to 2^53 ns; past it stamps stop pairing exactly.
+MAX_DURATION_S = 2**53 * 1e-9
 #: Driver parameters a real-bus params file must set itself (nothing taken from defaults).
 CAN_REQUIRED = ('bus_interface', 'bus_channel', 'calibration_file')
 

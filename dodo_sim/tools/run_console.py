@@ -13,7 +13,8 @@ Not the nodes' logs.
 * The children's lines (``[node] text``) go to a log file in the run directory
   (``nodes.log``); ``verbose`` streams them as well, as before (``dodo hop``'s default when
   its output is not a terminal: CI logs and the tools that read a run's output keep every
-  line).
+  line). A log that cannot be written (a full disk) is closed and :attr:`RunConsole.write_failure`
+  says why (``disk full while writing <path>``); ``dodo hop`` then ends the run.
 * What must not wait for the end reaches the terminal at once even without ``verbose``: a
   child's warnings, errors and tracebacks (rcutils ``[WARN]``, ``[ERROR]``, ``[FATAL]``,
   ``error:``/``warning:`` lines, Python tracebacks with what follows them), and the runner's own
@@ -32,6 +33,8 @@ from pathlib import Path
 import re
 import time
 from typing import TextIO
+
+from dodo_sim.tools.write_failures import write_failure
 
 #: The recorder's progress line (dodo_sim.ros.recorder.Recorder.print_progress).
 PROGRESS_RE = re.compile(r'^dodo recorder: progress sim_time_s=(\S+) joint_states=(\d+)'
@@ -92,6 +95,9 @@ class RunConsole:
         self.steps = 0
         self.hops: int | None = None          # the hopper's hop count, when it reports one
         self.live_address: str | None = None
+        #: why the node log could not be written (a full disk), None while it can
+        #: (dodo_sim.tools.write_failures; dodo hop ends the run on it)
+        self.write_failure: str | None = None
 
     # -- streams for the runner's own lines --------------------------------------------------
     def stream(self, target: TextIO) -> _Stream:
@@ -113,12 +119,7 @@ class RunConsole:
             self.hops = int(match.group(3)) if match.group(3) is not None else None
             self.progress(match.group(1), int(match.group(2)))
             return
-        if self._log is None and self.log_path is not None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_path, 'a', encoding='utf-8')
-        if self._log is not None:
-            self._log.write(f'[{name}] {text}\n')
-            self._log.flush()
+        self._log_line(f'[{name}] {text}\n')
         live = LIVE_RE.match(text)
         if live:
             self.live_address = live.group(1)
@@ -132,6 +133,29 @@ class RunConsole:
             self._traceback_in.add(name)
         if name in self._traceback_in or URGENT_RE.search(text):
             self._write(self._err, f'[{name}] {text}\n')
+
+    def _log_line(self, line: str) -> None:
+        """Append a line to the node log; on a full disk stop logging and say so once."""
+        if self.log_path is None or self.write_failure is not None:
+            return
+        try:
+            if self._log is None:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log = open(self.log_path, 'a', encoding='utf-8')
+            self._log.write(line)
+            self._log.flush()
+        except OSError as exc:
+            self._log_failed(exc)
+
+    def _log_failed(self, exc: OSError) -> None:
+        """Close the node log after a failed write (what is written stays); remember why."""
+        self.write_failure = write_failure(self.log_path, exc)
+        log, self._log = self._log, None
+        if log is not None:
+            try:
+                log.close()
+            except OSError:
+                pass
 
     # -- progress ----------------------------------------------------------------------------
     def progress(self, sim_time: str | float, steps: int) -> None:
@@ -204,9 +228,12 @@ class RunConsole:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        log, self._log = self._log, None
+        if log is not None:
+            try:
+                log.close()
+            except OSError as exc:           # the last lines could not be written
+                self.write_failure = self.write_failure or write_failure(self.log_path, exc)
 
 
 __all__ = ['RunConsole', 'PROGRESS_RE', 'PROGRESS_PERIOD_S']

@@ -16,6 +16,7 @@ import math
 import os
 from pathlib import Path
 import signal
+import struct
 from typing import TextIO
 
 from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED
@@ -87,6 +88,19 @@ class RunResult:
         if m.get('fall_reason'):
             text += (f"; FELL: {m['fall_reason']} at t = {num('fall_time_s', '.3f')} s")
         return text
+
+    def hop_summary(self) -> str | None:
+        """
+        One line on the hopping (the SLIP leg's outcome monitor, dodo_control.slip.outcome).
+
+        Liftoffs and the longest ground contact, from the controller's summary line.
+        """
+        m = self.outcome_monitor
+        if not m or 'liftoffs' not in m:
+            return None
+        longest = m.get('longest_stance_s')
+        longest = f'{longest:.3f}' if isinstance(longest, (int, float)) else '?'
+        return f"hopped: {m['liftoffs']} liftoff(s), longest ground contact {longest} s"
 
     def exchange_summary(self) -> str | None:
         """
@@ -171,15 +185,18 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
     Return the failures the nodes' summary lines and events show, in the order they are told.
 
     Short of the duration, the driver not at stop_after, watchdog trips and stopped motors,
-    the controller lost, command timeouts, foreign commands, a fall.
+    the controller lost, command timeouts, foreign commands, a fall, the hosted controller's
+    task failure (its outcome monitor's ``task_failure``).
     """
     failures = []
     if outcome == 'completed' and sim_time is not None and sim_time + 1e-6 < duration:
         failures.append(f'the {clock} stopped at t = {sim_time:.3f} s, before {duration:g} s')
     if (outcome == 'completed' and hardware is not None
             and (driver_summary or {}).get('stop_reason') != 'stop_after'):
-        failures.append(f'the driver did not report reaching stop_after '
-                        f'(summary: {driver_summary})')
+        reason = (driver_summary or {}).get('stop_reason')
+        failures.append('the driver did not report reaching stop_after ('
+                        + (f'it stopped for {reason}' if isinstance(reason, str) and reason
+                           else 'no summary line from it') + ')')
     for event in watchdog_events:
         # the controller was silent: the run does not show it (DESIGN.md section 7)
         failures.append(f"the driver's watchdog tripped {event}")
@@ -188,25 +205,32 @@ def summary_failures(outcome: str, sim_time: float | None, *, duration: float, c
         failures.append(f'the driver stopped the motors: {event}')
     x = sim_summary or {}
     if x.get('stop_reason') == 'controller_lost':
-        failures.append(f"controller lost: the simulator waited {x.get('wait_s_max', 0):.1f} s "
-                        f"for {x.get('controller') or 'a controller'} to answer a state and "
-                        f'ended the run (its log says why)')
-    timeouts = x.get('timeouts') or 0
+        wait = x.get('wait_s_max')
+        wait = f'{wait:.1f}' if isinstance(wait, (int, float)) else '?'
+        who = _node_name(x.get('controller')) or 'a controller'
+        failures.append(f'controller lost: the simulator waited {wait} s for {who} to answer a '
+                        f'state and ended the run (its log says why)')
+    timeouts = _count(x.get('timeouts'))
     if timeouts:
         # zero torque replaced the controller's answer: the run does not show the controller
         zero = x.get('zero_torque_steps', '?')
-        failures.append(f'{timeouts} command timeout(s): the controller did not answer within '
+        controller = _node_name(x.get('controller'))
+        failures.append(f'{timeouts} command timeout(s): the controller'
+                        + (f' {controller}' if controller else '') + ' did not answer within '
                         f'command_timeout and the simulator applied zero torque on {zero} '
                         f"step(s), so this run does not show the controller's behaviour (a "
                         f'stalled controller or an overloaded machine)')
     for consumer, summary in (('simulator', x), ('driver', driver_summary or {})):
-        if summary.get('foreign'):
+        if _count(summary.get('foreign')):
             failures.append(foreign_failure(consumer, summary))
     fall = (controller_summary or {}).get('fall_reason')
-    if fall:
+    if isinstance(fall, str) and fall:
         when = controller_summary.get('fall_time_s')
         when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
         failures.append(f'the robot fell: {fall} at t = {when} s (controller)')
+    task = task_failure(controller_summary)
+    if task:
+        failures.append(task)
     return failures
 
 
@@ -218,15 +242,63 @@ def foreign_failure(consumer: str, x: dict) -> str:
     answered first is it); ``foreign_nodes`` are the refused ones (docs/ros_contract.md).
     """
     # the run itself is the bound controller's (never shifted), but the graph was not clean
-    controller = x.get('controller') or 'a controller'
-    if x.get('duplicate_controller'):
+    controller = _node_name(x.get('controller')) or 'a controller'
+    if summary_flag(x.get('duplicate_controller')) and _node_name(x.get('controller')):
         who = f'a second node named {controller}'
     else:
-        who = x.get('foreign_nodes') or 'a second publisher'
-    return (f"{x['foreign']} command(s) from {who} refused: the {consumer} applied only the "
-            f'commands of {controller} (the first whose command answered a state); two '
+        nodes = x.get('foreign_nodes')
+        who = nodes if isinstance(nodes, str) and nodes else 'a second publisher'
+    return (f"{_count(x.get('foreign'))} command(s) from {who} refused: the {consumer} applied "
+            f'only the commands of {controller} (the first whose command answered a state); two '
             f"controllers on the graph (the applied commands are the bag's "
             f'{contract.JOINT_COMMANDS}, the others {contract.IGNORED_COMMANDS})')
+
+
+def summary_flag(value) -> bool:
+    """
+    Read a true/false field of a node's summary line, whatever type its parser gave it.
+
+    True for ``True``, ``1`` and the text ``true``; everything else (``False``, ``'false'``,
+    ``0``, ``None``, a missing field) is false: the report never turns a ``false`` into a cause.
+    """
+    if isinstance(value, str):
+        return value.strip().lower() == 'true'
+    return value is True or (isinstance(value, int) and value == 1)
+
+
+def _count(value) -> int:
+    """Return a summary's count (0 for anything that is not a whole number >= 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _node_name(value) -> str:
+    """Return a summary's node name ('' unless it is a ROS node name)."""
+    return value if isinstance(value, str) and value.startswith('/') else ''
+
+
+def task_failure(controller_summary: dict | None) -> str | None:
+    """
+    Return the line saying why the hosted controller's task failed, or None.
+
+    The controller's outcome monitor (``dodo_control.registry``) puts ``task_failure`` (a reason)
+    into the controller's summary line; its class words it (``failure_text``), e.g. the SLIP
+    leg's ``the leg did not hop: on the ground from t = 0.606 s for more than 1 s ...``.
+    """
+    m = controller_summary or {}
+    reason = m.get('task_failure')
+    if not isinstance(reason, str) or not reason:
+        return None
+    text = None
+    try:
+        from dodo_control.registry import controller_entry
+        monitor = controller_entry(str(m.get('controller'))).monitor_class()
+        if monitor is not None and hasattr(monitor, 'failure_text'):
+            text = monitor.failure_text(m)
+    except (ValueError, ImportError):       # a controller this install does not know
+        text = None
+    when = m.get('task_failure_time_s')
+    when = f'{when:.3f}' if isinstance(when, (int, float)) else '?'
+    return (text or f'the task failed: {reason} at t = {when} s') + ' (controller)'
 
 
 def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
@@ -254,6 +326,68 @@ def bag_clock(bag: Path, domain: str = '?') -> tuple[float | None, str | None]:
                    f'{times[i]:.3f} s back to {times[i + 1]:.3f} s (another simulator in ROS '
                    f'domain {domain}?)')
     return float(times.max()), problem
+
+
+#: Recorded streams whose messages carry their stamp first (a std_msgs/Header, or the Clock's
+#: time): the simulator's and the controller's streams, judged by :func:`bag_tail_problem`.
+STAMPED_STREAM_TYPES = ('rosgraph_msgs/msg/Clock', 'sensor_msgs/msg/JointState',
+                        'geometry_msgs/msg/WrenchStamped', 'nav_msgs/msg/Odometry')
+
+
+def _first_stamp_ns(cdr: bytes) -> int:
+    """
+    Return the time a CDR message starts with, ns.
+
+    int32 sec and uint32 nanosec after the 4-byte encapsulation header.
+    """
+    sec, nanosec = struct.unpack_from('<iI' if cdr[1] == 1 else '>iI', cdr, 4)
+    return sec * 1_000_000_000 + nanosec
+
+
+def stream_ends(bag) -> dict[str, tuple[float, float]]:
+    """
+    Return topic -> (newest stamp, period) of every stamped stream of a closed bag, in s.
+
+    Streams: the topics of :data:`STAMPED_STREAM_TYPES` with at least 3 messages, except the
+    ignored commands of a second controller; the period is the median step between their sorted
+    distinct stamps. Stamps are read from the serialized bytes (nothing is deserialized).
+    """
+    import numpy as np
+
+    from dodo_sim.tools.bag import iter_raw_messages, topic_types
+    topics = [t for t, kind in topic_types(bag).items()
+              if kind in STAMPED_STREAM_TYPES and t != contract.IGNORED_COMMANDS]
+    stamps: dict[str, list] = {}
+    for topic, _, _, data in iter_raw_messages(bag, topics):
+        if len(data) >= 12:
+            stamps.setdefault(topic, []).append(_first_stamp_ns(data))
+    ends = {}
+    for topic, values in stamps.items():
+        distinct = np.unique(np.asarray(values, dtype=np.int64))
+        if len(distinct) >= 3:
+            ends[topic] = (distinct[-1] * 1e-9, float(np.median(np.diff(distinct))) * 1e-9)
+    return ends
+
+
+def bag_tail_problem(ends: dict[str, tuple[float, float]], end_s: float) -> str | None:
+    """
+    Say which streams of the bag stop before the simulated end ``end_s``, and by how much.
+
+    A stream may end up to 1.5 of its periods before the end (odom every 10 ms, the last command
+    answering the state before the last); anything shorter lost its tail, e.g. a recorder whose
+    DDS readers had not received the last samples when the simulator exited (issue 27 item 8).
+    None when every stream reaches the end.
+    """
+    short = sorted((last, topic, period) for topic, (last, period) in ends.items()
+                   if end_s - last > 1.5 * period + 1e-6)
+    if not short:
+        return None
+    first = short[0][0]
+    ended = ', '.join(f'/{topic} at {last:.3f} s' for last, topic, _ in short)
+    complete = sorted(set(ends) - {topic for _, topic, _ in short})
+    return (f'the bag lost the end of the run: {ended} instead of {end_s:.3f} s (up to '
+            f'{end_s - first:.3f} s missing'
+            + (f'; {", ".join("/" + t for t in complete)} complete)' if complete else ')'))
 
 
 def recorded_states_note(bag, driver: dict) -> str:
@@ -314,7 +448,8 @@ def write_report(result: RunResult, bag, plots, out: TextIO, prog: str = 'dodo h
     if log_path is not None and not verbose and Path(log_path).exists():
         out.write(f'{prog}: node logs: {Path(log_path).resolve()}\n')
     out.write(f'{prog}: {result.summary()}\n')
-    for line in (result.walk_summary(), result.exchange_summary(), result.driver_summary()):
+    for line in (result.walk_summary(), result.hop_summary(), result.exchange_summary(),
+                 result.driver_summary()):
         if line:
             out.write(f'{prog}: {line}\n')
     code = result.exit_code
@@ -340,7 +475,13 @@ def make_plots(bag, plots, out: TextIO, prog: str = 'dodo hop',
     except ImportError as exc:
         out.write(f'{prog}: no plots ({exc})\n')
         return EXIT_FAILED
-    code = plot.main([str(bag), '--out', str(plots)])
+    try:
+        code = plot.main([str(bag), '--out', str(plots)])
+    except OSError as exc:            # a full disk while writing a figure
+        from dodo_sim.tools.write_failures import write_failure
+        what = exc.filename or f'the figures in {Path(plots).resolve()}'
+        out.write(f'{prog}: plots: {write_failure(what, exc)}: not every figure was written\n')
+        return EXIT_FAILED
     if code:
         out.write(f'{prog}: plotting failed (exit code {code})\n')
         return EXIT_FAILED

@@ -31,13 +31,15 @@ from typing import Any, TextIO
 from dodo_sim.hardware.driver import MOTORS_OFF_PREFIX, WATCHDOG_PREFIX
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.ros import contract, domains, graph
+from dodo_sim.ros.dds_profile import loopback_only
 from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
 from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.tools.run_checks import (check_models, check_new_dir, check_real_bus, one_line,
                                        UsageError)
-from dodo_sim.tools.run_report import (bag_clock, EXIT_FAILED, exit_name, EXIT_OK, RunResult,
-                                       summary_failures)
+from dodo_sim.tools.run_report import (bag_clock, bag_tail_problem, EXIT_FAILED, exit_name,
+                                       EXIT_OK, RunResult, stream_ends, summary_failures)
 from dodo_sim.tools.supervisor import Child, fifo_permitted, ProcessGroup, SignalLatch
+from dodo_sim.tools.write_failures import incomplete_bag, RECORDER_WRITE_FAILED
 import yaml
 
 RECORDER_READY = 'dodo recorder: ready'
@@ -120,6 +122,10 @@ class HopRun:
         self.bag = Path(bag) if bag is not None else None
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        #: the discovery range a user's tools watch the run with (printed by dodo hop)
+        self.discovery_range = self.env['ROS_AUTOMATIC_DISCOVERY_RANGE']
+        #: the nodes bind 127.0.0.1 only (dodo_sim.ros.dds_profile; docs/running.md)
+        self.loopback_only = loopback_only(self.env)
         self.env.setdefault('PYTHONUNBUFFERED', '1')
         self.env.setdefault('RCUTILS_LOGGING_BUFFERED_STREAM', '1')
         self.env.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
@@ -144,6 +150,9 @@ class HopRun:
         self._started_at: float | None = None
         self._recorder_ready = False
         self._reported: set[str] = set()    # children whose exit is reported already
+        #: a file of the run that could not be written (the recorder's bag, the node log): the
+        #: run ends and says so (docs/running.md, "A full disk")
+        self.write_failure: str | None = None
         #: the recorder's live view ('' off, 'PORT' or 'HOST:PORT'; dodo_sim.tools.live_view)
         self.live = live
         #: dodo_sim.tools.run_console.RunConsole: progress line and node logs (None: stream
@@ -272,6 +281,9 @@ class HopRun:
                     self.watchdog_events.append(event)
         elif child.name == 'recorder' and text.startswith(RECORDER_READY):
             self._recorder_ready = True
+        elif child.name == 'recorder' and text.startswith(RECORDER_WRITE_FAILED):
+            self._reported.add(child.name)     # its exit code 1 is this, said once
+            self._write_failed(text[len(RECORDER_WRITE_FAILED):].split('; recording stopped')[0])
         elif child.name == 'controller':
             summary = parse_summary(text, 'controller')
             if summary is not None:
@@ -284,6 +296,20 @@ class HopRun:
             self.out.flush()
         except (BrokenPipeError, ValueError):   # e.g. `dodo hop | head` ended: keep running
             self.out = open(os.devnull, 'w')
+
+    def _write_failed(self, failure: str) -> None:
+        """Note that a file of the run cannot be written (a full disk): said once; the run ends."""
+        if self.write_failure is None:
+            self.write_failure = failure
+            self.err.write(f'{self.prog}: {failure}: stopping the run\n')
+            self.err.flush()
+
+    def _check_writes(self) -> bool:
+        """Return True once a file of the run could not be written (the bag or the node log)."""
+        failure = getattr(self.console, 'write_failure', None)
+        if failure is not None:
+            self._write_failed(failure)
+        return self.write_failure is not None
 
     def _parse_simulator_line(self, text: str) -> None:
         summary = parse_summary(text, SIMULATOR_SUMMARY)
@@ -324,6 +350,9 @@ class HopRun:
                 if child.proc.poll() is not None or time.monotonic() > deadline:
                     self.group.drain(child)
                     self._reported.add(name)
+                    if self.write_failure is not None:
+                        raise RuntimeError(f'the recorder could not create the bag: '
+                                           f'{self.write_failure}')
                     raise RuntimeError(f'recorder did not get ready (exit code '
                                        f'{child.proc.poll()})')
                 self.group.pump(0.05)
@@ -352,11 +381,15 @@ class HopRun:
                 return True
             if latch is not None and latch.received:
                 return False
+            if self._check_writes():
+                return False
             for name, child in self.children.items():
                 if (child is not sim and name not in self._reported
                         and child.proc.poll() is not None):
                     self._reported.add(name)
                     self.group.drain(child)
+                    if self._check_writes():     # the recorder stopped on a full disk
+                        return False
                     code = child.proc.returncode
                     if name == 'controller' and self.hardware is None:
                         # lockstep would wait for its answer for ever (simulated time pauses):
@@ -472,13 +505,39 @@ class HopRun:
             return line[0], line[1], 'stop_after'
         return None, None, None
 
+    def _bag_whole(self, closed: bool) -> bool:
+        """Return whether the bag is closed and every MCAP file of it ends with its footer."""
+        from dodo_sim.tools.bag import mcap_problem
+        try:
+            return closed and not any(mcap_problem(f) for f in self.bag.glob('*.mcap'))
+        except OSError:
+            return False
+
+    def _check_bag_end(self, end_s: float) -> None:
+        """Fail the run if a recorded stream stops before the simulated end (docs/running.md)."""
+        try:
+            problem = bag_tail_problem(stream_ends(self.bag), end_s)
+        except (OSError, ValueError) as exc:
+            problem = f'cannot read the bag {self.bag}: {one_line(exc)}'
+        if problem:
+            self._fail(problem)
+
     def result(self, outcome: str, signal_name: str | None = None) -> RunResult:
         t, steps, reason = self.simulated_time()
         closed = None
+        self._check_writes()
         if self.bag is not None:
             closed = (self.bag / 'metadata.yaml').is_file()
-            if not closed and self.bag.exists():
+            if self.write_failure is not None:
+                self._fail(f'{self.write_failure}: ' + (
+                    'the run was stopped there; the bag is closed' if self._bag_whole(closed)
+                    else incomplete_bag(self.bag)))
+            elif not closed and self.bag.exists():
                 self._fail(f'bag {self.bag} was not closed (no metadata.yaml)')
+            elif closed and self.hardware is None and t is not None:
+                self._check_bag_end(t)
+        elif self.write_failure is not None:
+            self._fail(f'{self.write_failure}: the run was stopped there')
         codes = {name: c.proc.returncode for name, c in self.children.items()}
         for message in summary_failures(
                 outcome, t, duration=self.duration, clock=self.clock, hardware=self.hardware,

@@ -120,8 +120,10 @@ def test_boom_tick_terms_equal_the_full_terms(boom):
                                        rtol=1e-12, atol=1e-12, err_msg=name)
         np.testing.assert_allclose(tt.Minv_h, terms.Minv @ terms.h, rtol=1e-12, atol=1e-12)
         a = np.array([1.5, 20.0])
-        np.testing.assert_allclose(slip_torque_tick(tt, *a), slip_torque(terms, a), atol=1e-9)
-        np.testing.assert_allclose(flight_foot_torque_tick(tt, *a), flight_foot_torque(terms, a),
+        np.testing.assert_allclose(slip_torque_tick(tt.values, *a), slip_torque(terms, a),
+                                   atol=1e-9)
+        np.testing.assert_allclose(flight_foot_torque_tick(tt.values, *a),
+                                   flight_foot_torque(terms, a),
                                    atol=1e-9)
 
 
@@ -172,7 +174,7 @@ def test_boom_stance_law_gives_the_commanded_hip_acceleration(boom):
         v = support_projection(terms).N_s @ v           # foot at rest in the support rows
         terms = boom.terms(q, v)
         a = rng.normal(scale=15.0, size=2)
-        tau = np.array(slip_torque_tick(boom.tick_terms(q, v), *a))
+        tau = np.array(slip_torque_tick(boom.tick_terms(q, v).values, *a))
         qdd = _kkt(terms, tau)
         np.testing.assert_allclose(terms.Jc @ qdd + terms.dJc_v, a, atol=1e-9)
 
@@ -182,7 +184,7 @@ def test_boom_flight_law_gives_the_commanded_relative_foot_acceleration(boom):
     for q, v in _boom_states(6, seed=7):
         terms = boom.terms(q, v)
         a = rng.normal(scale=50.0, size=2)
-        tau = np.array(flight_foot_torque_tick(boom.tick_terms(q, v), *a))
+        tau = np.array(flight_foot_torque_tick(boom.tick_terms(q, v).values, *a))
         qdd = terms.Minv @ (SELECTION.T @ tau - terms.h)
         rel = (terms.Jf - terms.Jc) @ qdd + terms.dJf_v - terms.dJc_v
         np.testing.assert_allclose(rel, a, atol=1e-9)
@@ -251,8 +253,8 @@ def test_hopper_torques_are_unchanged_by_the_task_frame(urdf_path, xacro_args):
     for q, v in _hopper_states(10, seed=9):
         a, b = rng.normal(scale=20.0, size=2), rng.normal(scale=20.0, size=2)
         tt = dyn.tick_terms(q, v)
-        stance = np.array(slip_torque_tick(tt, *a))
-        flight = np.array(flight_foot_torque_tick(tt, *b))
+        stance = np.array(slip_torque_tick(tt.values, *a))
+        flight = np.array(flight_foot_torque_tick(tt.values, *b))
         ref_stance, ref_flight = _reference_hopper_torques(leg.model, q, v, a, b)
         np.testing.assert_allclose(stance, ref_stance, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(flight, ref_flight, rtol=1e-9, atol=1e-9)
@@ -261,4 +263,4 @@ def test_hopper_torques_are_unchanged_by_the_task_frame(urdf_path, xacro_args):
         for name in ('com', 'com_vel', 'foot', 'foot_vel', 'Jc', 'Js', 'Minv', 'Minv_h',
                      'dJc_v', 'dJs_v'):
             assert getattr(tt, name) == getattr(ref, name), name
-        assert tt.Jf is tt.Js and tt.dJf_v is tt.dJs_v
+        assert tt.Jf == tt.Js and tt.dJf_v == tt.dJs_v      # the foot task rows: J_s

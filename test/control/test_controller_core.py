@@ -13,14 +13,15 @@ from dodo_control.controller import Controller
 from dodo_control.slip.config import ControllerConfig, FLIGHT_POLICIES
 from dodo_control.slip.dynamics import RobotDynamics, SELECTION
 from dodo_control.slip.flight import (critically_damped_lead, foot_target, PositionLoop,
-                                      raibert_angle, VelocityLoop)
+                                      posture_acceleration, raibert_angle, VelocityLoop)
 from dodo_control.slip.phase import FLIGHT, PhaseMachine, PhaseParams, STANCE
 from dodo_control.slip.stance import (flight_foot_torque, flight_foot_torque_tick,
                                       impact_energy_loss, impact_velocity, slip_torque,
                                       slip_torque_osc, slip_torque_tick,
                                       support_consistent_acceleration, support_projection)
-from dodo_control.slip.template import (apex_return_map, deadbeat_angle, leg_force, precompression,
-                                        slip_acceleration, stance_flow, StanceSpec)
+from dodo_control.slip.template import (apex_return_map, deadbeat_angle, precompression,
+                                        regulated_rest_length, slip_acceleration, stance_flow,
+                                        StanceSpec, touchdown_rest_length)
 from dodo_sim.model import load_leg_model
 import numpy as np
 import pinocchio as pin
@@ -195,9 +196,10 @@ def test_tick_torques_equal_the_matrix_forms(dyn):
     for q, v in _random_states(8, seed=13):
         terms, tt = dyn.terms(q, v), dyn.tick_terms(q, v)
         a = rng.normal(scale=20.0, size=2)
-        np.testing.assert_allclose(slip_torque_tick(tt, *a), slip_torque(terms, a),
+        np.testing.assert_allclose(slip_torque_tick(tt.values, *a), slip_torque(terms, a),
                                    rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(flight_foot_torque_tick(tt, *a), flight_foot_torque(terms, a),
+        np.testing.assert_allclose(flight_foot_torque_tick(tt.values, *a),
+                                   flight_foot_torque(terms, a),
                                    rtol=1e-9, atol=1e-9)
 
 
@@ -217,9 +219,9 @@ def test_identity_cog_acceleration_equals_slip_acceleration(dyn):
     worst = 0.0
     for q, v in _random_states(8, seed=4, stance=True, dyn=dyn):
         terms = dyn.terms(q, v)
-        a = slip_acceleration(terms.com, terms.foot, rest_length=0.9 * np.linalg.norm(
-            terms.com - terms.foot) + 0.05, stiffness=5000.0, mass=dyn.mass,
-            gravity=dyn.gravity)
+        (dx, dz), length = terms.com - terms.foot, float(np.linalg.norm(terms.com - terms.foot))
+        a = np.array(slip_acceleration(dx, dz, length, 0.9 * length + 0.05, 5000.0, dyn.mass,
+                                       *dyn.gravity))
         tau = slip_torque(terms, a)
         qdd = _kkt_acceleration(terms, tau)
         # CoG acceleration from pinocchio's own forward kinematics at (q, v, q̈)
@@ -238,16 +240,48 @@ def test_operational_space_form_equals_direct_solve(dyn):
                                    rtol=1e-8, atol=1e-8)
 
 
-def test_leg_force_points_along_the_leg_and_vanishes_at_rest_length():
-    com, foot = np.array([0.3, 0.8]), np.array([0.1, 0.0])
-    length = float(np.linalg.norm(com - foot))
-    f = leg_force(com, foot, length + 0.1, 4000.0)
-    assert f @ (com - foot) == pytest.approx(4000.0 * 0.1 * length, rel=1e-12)
-    d = com - foot
-    assert abs(f[0] * d[1] - f[1] * d[0]) < 1e-9
-    np.testing.assert_allclose(leg_force(com, foot, length, 4000.0), 0.0, atol=1e-12)
-    a = slip_acceleration(com, foot, length, 4000.0, 12.0, [0.0, -9.81])
-    np.testing.assert_allclose(a, [0.0, -9.81], atol=1e-12)
+def test_slip_acceleration_is_the_spring_along_the_leg_plus_gravity():
+    dx, dz = 0.2, 0.8                                   # r − p_f
+    length = math.hypot(dx, dz)
+    ax, az = slip_acceleration(dx, dz, length, length + 0.1, 4000.0, 12.0, 0.0, -9.81)
+    # F_leg = k (l0 − l) along the leg, a = F_leg / m + g
+    spring = np.array([ax, az + 9.81]) * 12.0
+    assert spring @ np.array([dx, dz]) == pytest.approx(4000.0 * 0.1 * length, rel=1e-12)
+    assert abs(spring[0] * dz - spring[1] * dx) < 1e-9     # parallel to the leg
+    assert slip_acceleration(dx, dz, length, length, 4000.0, 12.0, 0.5, -9.81) == (0.5, -9.81)
+    ax, az = slip_acceleration(dx, dz, length, length - 0.05, 4000.0, 12.0, 0.0, 0.0)
+    assert ax < 0.0 and az < 0.0                        # stretched beyond rest: pulls
+
+
+def test_regulated_rest_length_stores_the_missing_vertical_energy():
+    k, m, g, lmax = 5000.0, 12.0, 9.81, 0.95
+    length, height, vz, apex = 0.7, 0.6, 1.0, 0.8
+    rest = regulated_rest_length(length, height, vz, apex, k, m, m * g, lmax)
+    missing = m * g * (apex - height) - 0.5 * m * vz * vz            # E_v, J
+    assert 0.5 * k * (rest - length) ** 2 == pytest.approx(missing, rel=1e-12)
+    # at liftoff (l = l0') the spring is empty: z + ż²/2g = z_apex, the apex is met exactly
+    vz_lo = math.sqrt(2.0 * g * (apex - height))
+    assert regulated_rest_length(length, height, vz_lo, apex, k, m, m * g, lmax) == \
+        pytest.approx(length, abs=1e-9)
+    # more energy than needed: no stretch; never beyond the longest rest length
+    assert regulated_rest_length(length, height, 3.0, apex, k, m, m * g, lmax) == length
+    assert regulated_rest_length(length, 0.0, 0.0, 2.0, k, m, m * g, lmax) == lmax
+
+
+def test_touchdown_rest_length_precompresses_by_the_impact_loss():
+    rest = touchdown_rest_length(0.7, 7.5, 5000.0, 0.95)
+    assert 0.5 * 5000.0 * (rest - 0.7) ** 2 == pytest.approx(7.5, rel=1e-12)
+    assert touchdown_rest_length(0.7, 0.0, 5000.0, 0.95) == 0.7
+    assert touchdown_rest_length(0.7, 1e4, 5000.0, 0.95) == 0.95
+
+
+def test_posture_law_aims_the_foot_at_the_touchdown_point():
+    tx, tz = foot_target(0.3, 0.8)                       # foot ahead of and below the CoG
+    assert (tx, tz) == pytest.approx((0.8 * math.sin(0.3), -0.8 * math.cos(0.3)), rel=1e-15)
+    assert math.atan2(tx, -tz) == pytest.approx(0.3, rel=1e-12)
+    assert posture_acceleration(tx, tz, 0.0, 0.0, tx, tz, 400.0, 40.0) == (0.0, 0.0)
+    ax, az = posture_acceleration(0.1, -0.7, 0.5, -1.0, 0.2, -0.8, 400.0, 40.0)
+    assert (ax, az) == pytest.approx((400.0 * 0.1 - 40.0 * 0.5, -400.0 * 0.1 + 40.0 * 1.0))
 
 
 # -- impact projection ------------------------------------------------------------------------

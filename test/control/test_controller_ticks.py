@@ -85,19 +85,17 @@ def test_no_tick_runs_more_than_one_chunk_of_the_apex_solve(policy, monkeypatch)
 
 
 def test_a_tick_runs_at_most_a_chunk_of_rk4_steps(monkeypatch):
-    """
-    The RK4 steps themselves: the flow reads ``spec.max_time_s`` once per step (its loop test).
+    """The RK4 steps themselves: the compiled flow counts them in its state (``_STEPS``)."""
+    steps = [0]
+    real_flow = slip._flow
 
-    A spec that counts those reads therefore counts the steps.
-    """
-    calls = [0]
-    real_flow = slip.stance_flow_steps
+    def counting_flow(state, params, chunk_steps):
+        before = state[slip._STEPS]
+        status = real_flow(state, params, chunk_steps)
+        steps[0] += int(state[slip._STEPS] - before)
+        return status
 
-    def counting_flow(pos, vel, rest_length, spec, chunk_steps):
-        return (yield from real_flow(pos, vel, rest_length, _CountingSpec(spec, calls),
-                                     chunk_steps))
-
-    monkeypatch.setattr(slip, 'stance_flow_steps', counting_flow)
+    monkeypatch.setattr(slip, '_flow', counting_flow)
     urdf = default_urdf_path()
     sim = Simulator(urdf, SimConfig(initial_q=(0.0, 1.2, 0.3, -0.6)))
     ctrl = Controller(urdf, ControllerConfig(target_velocity=0.3))
@@ -105,36 +103,17 @@ def test_a_tick_runs_at_most_a_chunk_of_rk4_steps(monkeypatch):
     update = ctrl.update
 
     def counted_update(t, q, v, force):
-        before = calls[0]
+        before = steps[0]
         tau = update(t, q, v, force)
-        per_tick.append(calls[0] - before)
+        per_tick.append(steps[0] - before)
         return tau
 
     ctrl.update = counted_update
     rollout(sim, ctrl, duration_s=2.0)
     per_tick = np.array(per_tick)
     assert per_tick.sum() > 500                  # the solves integrated hundreds of steps
-    # a chunk, and the loop test that ends a flow / starts the next one
+    # a chunk; the flow that ends in a tick and the next one's first step
     assert per_tick.max() <= APEX_SOLVE_RK4_STEPS_PER_TICK + 2, per_tick.max()
-
-
-class _CountingSpec:
-    """
-    A StanceSpec whose ``max_time_s`` (read once per RK4 step by the flow's loop test) is.
-
-    counted: the number of RK4 steps the flow runs.
-    """
-
-    def __init__(self, spec, calls):
-        self._spec, self._calls = spec, calls
-
-    def __getattr__(self, name):
-        return getattr(self._spec, name)
-
-    @property
-    def max_time_s(self):
-        self._calls[0] += 1
-        return self._spec.max_time_s
 
 
 def test_the_spread_solve_gives_the_one_call_angle(monkeypatch):

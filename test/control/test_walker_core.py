@@ -348,3 +348,16 @@ def test_placement_pd_swings_a_trailing_leg_forward():
     tau = ctrl.update(0.0, q, np.zeros(7), [FREE, LOADED])
     assert tau[0] == pytest.approx(-10.0 * 0.45)   # negative hip torque swings it forward
     assert -(tau[0] + tau[2]) == pytest.approx(0.0)   # the stance hip takes the reaction
+
+
+def test_telemetry_read_after_a_reconfigure_is_the_ticks_own():
+    """The snapshot is built when read; a new config since the tick does not leak into it."""
+    cfg = _role_config()
+    ctrl = WalkerController(cfg)
+    ctrl.update(0.0, Q_STAND, np.zeros(7), [FREE, LOADED])
+    before = ctrl.telemetry.pulses_on
+    assert any(before)
+    ctrl.reconfigure(dataclasses.replace(cfg, pulse_period=(0.0,) * 8))   # every pulse off
+    assert ctrl.telemetry.pulses_on == before
+    ctrl.update(0.001, Q_STAND, np.zeros(7), [FREE, LOADED])
+    assert not any(ctrl.telemetry.pulses_on)

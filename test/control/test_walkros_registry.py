@@ -13,6 +13,7 @@ import dataclasses
 from conftest import REPO
 from dodo_control import registry
 from dodo_control.controller import Controller, ControllerConfig
+from dodo_control.slip.outcome import HopCriteria
 from dodo_control.walker.controller import WalkerConfig, WalkerController
 from dodo_control.walker.monitor import TerrainConfig
 from dodo_control.walker.outcome import FallCriteria
@@ -37,7 +38,7 @@ def test_registry_selects_the_controller_and_config_class():
     assert walker.parameter_classes() == (WalkerConfig, FallCriteria, TerrainConfig)
     hopper = registry.controller_entry('slip_hopper')
     assert hopper.controller_class() is Controller and hopper.config_class() is ControllerConfig
-    assert hopper.parameter_classes() == (ControllerConfig,)
+    assert hopper.parameter_classes() == (ControllerConfig, HopCriteria)
     assert registry.DEFAULT_CONTROLLER == node_config.ControllerNodeConfig().controller
 
 
@@ -92,7 +93,7 @@ def test_known_parameters_follow_the_selected_controller():
     hopper = graph.known_parameters('slip_hopper')['controller']
     node = fields(node_config.ControllerNodeConfig) | {contract.CONTROLLER_IDENTITY}
     assert walker == fields(WalkerConfig) | fields(FallCriteria) | fields(TerrainConfig) | node
-    assert hopper == fields(ControllerConfig) | node
+    assert hopper == fields(ControllerConfig) | fields(HopCriteria) | node
     assert graph.known_parameters('kneed_walker')['simulator'] == graph.known_parameters()[
         'simulator']
 
@@ -148,6 +149,8 @@ def test_walker_graph_parameters_are_the_same_for_launch_and_dodo_walk():
         from_cli.pop('stop_after', None)
         if spec.robot_description:          # launch passes the xacro output, dodo walk the path
             assert from_cli.pop('robot_description') == robot.model
+        if spec.name == 'recorder':   # no robot_state_publisher: dodo walk's recorder owns /tf
+            assert from_cli.pop('tf') == 'compute'
         assert from_launch == from_cli, spec.name
     recorder = graph.node_parameters(graph.node('recorder'), launch, values, robot=robot)
     assert 'left_foot_contact' in recorder['topics'] and 'right_foot_contact' in recorder[

@@ -29,6 +29,7 @@ ROSDEP_KEY = {
     'geometry_msgs': 'geometry_msgs',
     'launch': 'launch',
     'launch_ros': 'launch_ros',
+    'lz4': 'mcap-ros2-support',          # a dependency of mcap (bounded chunk decompression)
     'matplotlib': 'python3-matplotlib',
     'mcap': 'mcap-ros2-support',
     'nav_msgs': 'nav_msgs',
@@ -42,12 +43,15 @@ ROSDEP_KEY = {
     'rosgraph_msgs': 'rosgraph_msgs',
     'scipy': 'python3-scipy',
     'sensor_msgs': 'sensor_msgs',
+    'simulation_interfaces': 'simulation_interfaces',
     'std_msgs': 'std_msgs',
     'std_srvs': 'std_srvs',
+    'tf2_msgs': 'tf2_msgs',
     'tqdm': 'python3-tqdm',
     'visualization_msgs': 'visualization_msgs',
     'xacro': 'xacro',
     'yaml': 'python3-yaml',
+    'zstandard': 'mcap-ros2-support',    # a dependency of mcap (bounded chunk decompression)
 }
 # a fallback whose primary is a declared key: the ffmpeg binary on PATH (key ffmpeg)
 FALLBACK_OF = {'imageio_ffmpeg': 'ffmpeg'}
@@ -119,7 +123,7 @@ def test_the_controllers_and_the_physics_import_no_ros():
     dodo_sim/physics/ and dodo_sim/hardware/ run without a ROS client library.
     """
     ros_modules = {'rclpy', 'launch', 'launch_ros'} | {m for m in ROSDEP_KEY if m.endswith(
-        '_msgs') or m in ('builtin_interfaces', 'rcl_interfaces')}
+        ('_msgs', '_interfaces'))}
     imports = _imports(('dodo_control', 'dodo_sim/physics', 'dodo_sim/hardware'))
     offenders = {module: sorted(files) for module, files in imports.items()
                  if module in ros_modules}

@@ -78,8 +78,8 @@ def _sourced_env(*scripts: Path, base: dict) -> dict:
     return dict(item.split('=', 1) for item in out.decode().split('\0') if '=' in item)
 
 
-def make_launch_env(tmp_path_factory) -> dict:
-    """Environment with ros2, colcon and the built dodo_sim (install/setup.bash sourced)."""
+def _installed_tooling() -> tuple[Path, dict]:
+    """Install the tooling into this venv once; return its WORK dir and the base environment."""
     tooling = _tooling_dir()
     if tooling is None:
         pytest.skip('ROS 2 launch tooling not found: ../shared/ros2_launch (install.sh) is not '
@@ -91,6 +91,18 @@ def make_launch_env(tmp_path_factory) -> dict:
     base = dict(os.environ)
     base['PATH'] = f'{Path(sys.executable).parent}{os.pathsep}{base.get("PATH", "")}'
     base['VIRTUAL_ENV'] = sys.prefix
+    return work, base
+
+
+def ros2_cli_env() -> dict:
+    """Environment with the real ``ros2`` command line (ros2cli), no colcon build."""
+    work, base = _installed_tooling()
+    return _sourced_env(work / 'env.sh', base=base)
+
+
+def make_launch_env(tmp_path_factory) -> dict:
+    """Environment with ros2, colcon and the built dodo_sim (install/setup.bash sourced)."""
+    work, base = _installed_tooling()
     workspace = tmp_path_factory.mktemp('colcon_ws')
     (workspace / 'src').mkdir()
     (workspace / 'src' / 'dodo_sim').symlink_to(REPO)

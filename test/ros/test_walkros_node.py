@@ -213,11 +213,13 @@ def test_monitor_judges_the_terrain_it_is_given(ros):
 
 def test_hopper_node_is_unchanged_by_the_registry(ros, urdf_xml):
     from dodo_control.slip.config import ControllerConfig
+    from dodo_control.slip.outcome import HopMonitor
     from dodo_sim.ros.controller_node import ControllerNode
     node = ros.add(ControllerNode(context=ros.context, parameter_overrides=[
         Parameter('robot_description', value=urdf_xml)]))
     declared = set(node._parameters) - {'use_sim_time', 'start_type_description_service'}
     assert declared == graph.known_parameters('slip_hopper')['controller']
-    assert node.monitor is None and isinstance(node.config, ControllerConfig)
+    # the hop judge (docs/control.md, "Outcome") is the SLIP controller's outcome monitor
+    assert isinstance(node.monitor, HopMonitor) and isinstance(node.config, ControllerConfig)
     assert node.node_config == node_config.ControllerNodeConfig(robot_description=urdf_xml)
     assert not math.isnan(node._weight)

@@ -14,11 +14,9 @@ import csv
 import datetime
 import os
 from pathlib import Path
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 
@@ -26,6 +24,7 @@ from dodo_sim.tools import optimize
 from dodo_sim.tools.optimize_run import fail_running_trials_of, open_study, run_worker
 from dodo_sim.tools.optimize_storage import sampler_seed
 from dodo_sim.tools.optimize_study import load_study, StudyError
+from optimize_support import postgres_server, postgres_url
 import pytest
 import yaml
 
@@ -119,23 +118,9 @@ def test_workers_started_together_on_a_fresh_sqlite_database_join_one_study(tmp_
 # -- 2/3. PostgreSQL, a SIGKILLed worker, heartbeats ------------------------------------------
 
 @pytest.fixture(scope='module')
-def postgres(tmp_path_factory):
-    """Yield a PostgreSQL server of the pgserver wheel on a unix socket in a temp directory."""
-    pgserver = pytest.importorskip('pgserver')
-    # as root, pgserver runs the server as its own user, which must reach the data directory
-    # (pytest's temporary directories are private to root)
-    data = Path(tempfile.mkdtemp(prefix='dodo-optimize-pg-'))
-    data.chmod(0o755)
-    server = pgserver.get_server(data, cleanup_mode='stop')
-    yield server
-    server.cleanup()
-    shutil.rmtree(data, ignore_errors=True)
-
-
-def postgres_url(server, database: str) -> str:
-    server.psql(f'CREATE DATABASE {database};')
-    uri = server.get_uri(database)                        # postgresql://postgres:@/db?host=/dir
-    return uri.replace('postgresql://', 'postgresql+psycopg://', 1)
+def postgres():
+    """Yield a PostgreSQL server of the pgserver wheel (:func:`postgres_server`)."""
+    yield from postgres_server()
 
 
 def wait_for(predicate, timeout_s: float, what: str):

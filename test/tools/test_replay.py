@@ -237,7 +237,8 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
     out_bag = tmp_path / 'out'
     recorder = subprocess.Popen(
         [sys.executable, '-m', 'dodo_sim.ros.recorder', '--ros-args', '-p', f'bag:={out_bag}',
-         '-p', "topics:=['joint_states', 'clock', 'foot_contact', 'robot_description']"],
+         '-p', "topics:=['joint_states', 'clock', 'foot_contact', 'robot_description', "
+         "'tf_static']", '-p', 'tf:=record'],
         env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -249,12 +250,8 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
              '--min-subscribers', '1', '--start-delay', '0.5'],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
         assert replay.returncode == 0, replay.stderr
-        import importlib.util
-        if importlib.util.find_spec('tf2_msgs'):    # a ROS install: /tf_static is replayed too
-            assert f'published {3 * n + 2} messages' in replay.stdout
-        else:                     # plain machine: no tf2_msgs package, /tf_static is skipped
-            assert 'not replaying /tf_static' in replay.stderr
-            assert f'published {3 * n + 1} messages' in replay.stdout
+        # /tf_static too: tf2_msgs is built at install on a plain machine (docs/interfaces.md)
+        assert f'published {3 * n + 2} messages' in replay.stdout
         recorder.send_signal(signal.SIGINT)
         _, err = recorder.communicate(timeout=30)
         assert recorder.returncode == 0, err
@@ -264,7 +261,7 @@ def test_replay_republishes_every_message_with_scaled_timing(tmp_path):
             recorder.wait(timeout=10)
     counts = message_counts(out_bag)
     assert counts == {'joint_states': n, 'clock': n, 'foot_contact': n,
-                      'robot_description': 1}
+                      'robot_description': 1, 'tf_static': 1}
     data = read_bag(out_bag, ['joint_states'])
     js = joint_states(data['joint_states'])
     np.testing.assert_array_equal(js.q[:, 0], np.arange(n, dtype=float))

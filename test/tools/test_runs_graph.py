@@ -74,6 +74,8 @@ def test_launch_and_dodo_hop_give_the_same_parameters():
         for key in spec.launch_parameters:       # e.g. robot_state_publisher publishes the URDF
             from_launch.pop(key)
         from_hop.pop('stop_after', None)
+        if spec.name == 'recorder':   # no robot_state_publisher in dodo hop: the recorder owns /tf
+            assert from_hop.pop('tf') == 'compute'
         assert from_launch == from_hop, spec.name
 
 
@@ -150,6 +152,27 @@ def test_ros_reads_strings_from_the_generated_file_as_strings(tmp_path):
     for proc, name in zip(procs, bags):
         assert proc.returncode == 0, proc.stdout.read()
         assert (tmp_path / name / 'metadata.yaml').is_file(), name
+
+
+def test_the_recorder_owns_tf_where_no_robot_state_publisher_runs():
+    """
+    ``dodo hop`` has no robot_state_publisher: its recorder computes and publishes /tf.
+
+    A launch file starts robot_state_publisher: its recorder records /tf (``auto``, the default).
+    """
+    recorder = graph.node('recorder')
+    for hardware in (None, 'emulated'):
+        running = graph.hop_nodes(record=True, hardware=hardware)
+        assert graph.TF_PUBLISHER not in [s.name for s in running]
+        params = graph.node_parameters(recorder, running, {'bag': 'b', 'hardware': hardware},
+                                       use_sim=hardware is None)
+        assert params['tf'] == 'compute', hardware
+    for use_sim in (True, False):
+        running = graph.launch_nodes(use_sim=use_sim, record=True, rviz=False)
+        assert graph.TF_PUBLISHER in [s.name for s in running]
+        params = graph.node_parameters(recorder, running, {'bag': 'b'}, use_sim=use_sim,
+                                       launch=True)
+        assert 'tf' not in params
 
 
 def test_on_hardware_the_recorder_records_the_robots_contact_topics_and_diagnostics():

@@ -28,6 +28,8 @@ except ImportError:  # the generic step runs without numba
     njit = None
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+#: the kernels' folder (a package compiling functions that call them depends on it)
+KERNELS_DIR = _PACKAGE_DIR
 _FINGERPRINT_FILE = 'kernel-sources.sha256'
 
 
@@ -56,25 +58,33 @@ def c_contiguous(array):
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
-def source_fingerprint(package_dir: Path = _PACKAGE_DIR) -> str:
-    """Return the SHA-256 of the kernel modules' sources (file names and contents, sorted)."""
+def source_fingerprint(package_dir: Path = _PACKAGE_DIR, depends_on=()) -> str:
+    """
+    Return the SHA-256 of the kernel modules' sources (file names and contents, sorted).
+
+    ``depends_on``: further folders whose modules the package's kernels call (compiled into them),
+    fingerprinted after it.
+    """
     digest = hashlib.sha256()
-    for path in sorted(package_dir.glob('*.py')):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+    for folder in (package_dir, *depends_on):
+        for path in sorted(Path(folder).glob('*.py')):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def drop_stale_cache(package_dir: Path = _PACKAGE_DIR) -> bool:
+def drop_stale_cache(package_dir: Path = _PACKAGE_DIR, depends_on=()) -> bool:
     """
     Delete the package's numba cache files if the kernel sources changed since they were written.
 
-    Returns True when it deleted them. A cache folder that cannot be written is left alone
-    (numba then caches elsewhere, keyed by each installed file's own stamp).
+    The sources are the package's modules and those of the folders in ``depends_on`` (a package
+    whose compiled functions call this package's kernels lists this folder there). Returns True
+    when it deleted them. A cache folder that cannot be written is left alone (numba then caches
+    elsewhere, keyed by each installed file's own stamp).
     """
     cache_dir = package_dir / '__pycache__'
     stamp = cache_dir / _FINGERPRINT_FILE
-    fingerprint = source_fingerprint(package_dir)
+    fingerprint = source_fingerprint(package_dir, depends_on)
     try:
         if stamp.read_text() == fingerprint:
             return False
