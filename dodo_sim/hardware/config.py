@@ -27,6 +27,7 @@ from typing import Mapping
 import xml.etree.ElementTree as ET
 
 from dodo_sim.parameter import bounded, check_fields, one_of
+from dodo_sim.ros.contract import HOSTED_CONTROLLER_NODE
 
 from .odrive_protocol import odrive_error_name, odrive_model
 from .protocol import error_name, MitRanges, model_ranges
@@ -147,6 +148,10 @@ class DriverConfig:
             to when it stops (a ring buffer in memory during the run: lossless whatever the
             recorder keeps; hardware/state_log.py); empty: none. ``dodo hop --bag B`` sets
             ``B.driver.mcap``.
+        hosted_controller_node: name of the controller node the graph started ('' when the
+            controller is the user's own node): the bound controller is announced on
+            /simulator/controller as ``hosted`` when it is this node, else ``external``
+            (SimulatorNodeConfig.hosted_controller_node).
     """
 
     hardware: str = one_of('can', HARDWARE_KINDS)
@@ -205,6 +210,7 @@ class DriverConfig:
     stop_after: float = bounded(0.0, low=0.0, unit='s')
     publish_robot_description: bool = True
     state_log: str = ''
+    hosted_controller_node: str = HOSTED_CONTROLLER_NODE
 
     def __post_init__(self):
         for name in ('joints', 'models', 'boom_joints', 'boom_kinds', 'protocols'):

@@ -92,8 +92,9 @@ PUSH = 'simulator/push'
 FORCE = 'simulator/force'
 RESET_SERVICE = 'simulator/reset'
 #: The simulator's announcement of the publisher whose commands it applies (std_msgs/String,
-#: latched, JSON ``{"node": ..., "gid": <hex>, "since_ns": <stamp>}``): the recorder uses it to
-#: keep the applied commands on JOINT_COMMANDS in the bag (docs/bags.md).
+#: latched, JSON ``{"node": ..., "gid": <hex>, "since_ns": <stamp>, "kind": "hosted" |
+#: "external"}``): the recorder uses it to keep the applied commands on JOINT_COMMANDS in the
+#: bag, replay to refuse an external controller (docs/bags.md).
 APPLIED_CONTROLLER = 'simulator/controller'
 #: The recorder's list of the nodes whose configuration (parameter snapshot) is in the bag
 #: (std_msgs/String, latched, JSON list of full node names): the simulator starts only when it
@@ -207,6 +208,15 @@ def driver_service(name: str, node: str = DRIVER_NODE) -> str:
     return f'{node}/{name}'
 
 
+#: Node name of the controller node the graph starts (a hosted controller, dodo_control.registry).
+HOSTED_CONTROLLER_NODE = 'controller'
+#: Names of the nodes that consume commands and announce the controller they bound on
+#: APPLIED_CONTROLLER (the recorder believes these only, in its own namespace).
+COMMAND_CONSUMER_NODES = ('simulator', DRIVER_NODE)
+#: ``kind`` of the bound controller in the APPLIED_CONTROLLER announcement: the controller node
+#: of the graph (replayable through its controller) or any other node (docs/bags.md).
+CONTROLLER_KINDS = ('hosted', 'external')
+
 DRIVER_ENABLE = driver_service('enable')
 DRIVER_DISABLE = driver_service('disable')
 DRIVER_ESTOP = driver_service('estop')
@@ -311,7 +321,7 @@ def topic_type(topic: str) -> str | None:
 SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES)
 
 
-def recorded_topics(contact_frames=('foot',)) -> tuple:
+def recorded_topics(contact_frames=('foot',), command_convention: str = 'stamped') -> tuple:
     """
     Topics the recorder writes to a bag for a robot with these contact frames.
 
@@ -320,26 +330,31 @@ def recorded_topics(contact_frames=('foot',)) -> tuple:
     channels and markers, the robot description, ``/tf`` + ``/tf_static`` (recorded from
     robot_state_publisher, or computed by the recorder from ``/joint_states`` when nothing
     publishes them), every node's parameters (declarations, runtime changes) and the driver's
-    diagnostics.
+    diagnostics. Under ``command_convention: ros2_control`` also the topic-based system's
+    states and commands (the simulator's states go there, not to ``/joint_states``).
     """
+    convention = ((ROS2_CONTROL_STATES, ROS2_CONTROL_COMMANDS)
+                  if command_convention == 'ros2_control' else ())
     return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
             + (JOINT_COMMANDS, EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
                ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS,
-               APPLIED_CONTROLLER, ODOM))
+               APPLIED_CONTROLLER, ODOM) + convention)
 
 
 #: Topics recorded by default (the hopper).
 RECORDED_TOPICS = recorded_topics()
 
 
-def hardware_recorded_topics(contact_frames=('foot',)) -> tuple:
+def hardware_recorded_topics(contact_frames=('foot',),
+                             command_convention: str = 'stamped') -> tuple:
     """
     Topics the recorder writes on hardware (a driver instead of the simulator).
 
     No /clock and no ground-truth ``odom``, plus the /estop input (the driver's /diagnostics is
     recorded everywhere).
     """
-    return tuple(t for t in recorded_topics(contact_frames) if t not in (CLOCK, ODOM)) + (ESTOP,)
+    return tuple(t for t in recorded_topics(contact_frames, command_convention)
+                 if t not in (CLOCK, ODOM)) + (ESTOP,)
 
 
 #: Topics recorded on hardware by default (the hopper).

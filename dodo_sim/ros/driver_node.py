@@ -81,7 +81,7 @@ from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.cdr import JointStateWriter
 from dodo_sim.ros.driver_diagnostics import driver_diagnostics
 from dodo_sim.ros.exchange import HELD, RealtimeExchange
-from dodo_sim.ros.exchange_reports import ExchangeReports
+from dodo_sim.ros.exchange_reports import ExchangeReports, hosted_node_name
 from dodo_sim.ros.joint_commands import actuated_efforts, unstamped_efforts
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.ros2_control import topic_based_efforts
@@ -242,7 +242,8 @@ class DriverNode(Node):
             self, self._throttle, (contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
                                    contract.ROS2_CONTROL_COMMANDS),
             announce=lambda text: self._pub_applied.publish(String(data=text)),
-            far_ahead_hint=FAR_AHEAD_HINT)
+            far_ahead_hint=FAR_AHEAD_HINT,
+            hosted_node=hosted_node_name(self, cfg.hosted_controller_node))
         # a controller_manager's clock (the topic-based convention) is the system clock: it may
         # run ahead of the newest state by a cycle and its latency, never by command_timeout;
         # no take-over: one node drives the motors for the whole run

@@ -28,9 +28,21 @@ def publisher_node(node, topics, publisher: bytes) -> str:
     return ''
 
 
-def announcement(node_name: str, publisher: bytes, since_ns: int) -> str:
-    """Return the JSON the ``/simulator/controller`` topic carries (docs/ros_contract.md)."""
-    return json.dumps({'node': node_name, 'gid': publisher.hex(), 'since_ns': since_ns})
+def announcement(node_name: str, publisher: bytes, since_ns: int, hosted_node: str = '') -> str:
+    """
+    Return the JSON the ``/simulator/controller`` topic carries (docs/ros_contract.md).
+
+    ``kind`` is ``hosted`` when the bound node is ``hosted_node`` (the full name of the graph's
+    controller node; '' none), else ``external`` (docs/bags.md: replay refuses it).
+    """
+    kind = 'hosted' if hosted_node and node_name == hosted_node else 'external'
+    return json.dumps({'node': node_name, 'gid': publisher.hex(), 'since_ns': since_ns,
+                       'kind': kind})
+
+
+def hosted_node_name(node, name: str) -> str:
+    """Return the full name of the graph's controller node ``name`` beside ``node`` ('' none)."""
+    return f'{node.get_namespace().rstrip("/")}/{name}' if name else ''
 
 
 class ExchangeReports(ExchangeEvents):
@@ -44,10 +56,12 @@ class ExchangeReports(ExchangeEvents):
         announce: ``f(text)`` publishing the announcement of a binding (None: not announced).
         far_ahead_hint: said after a refused command stamped far ahead (another clock).
         on_change: called when /diagnostics should show a change at once (None: nothing).
+        hosted_node: full name of the graph's controller node ('' none): the announcement's
+            ``kind``.
     """
 
     def __init__(self, node, throttle, command_topics, *, announce=None, far_ahead_hint='',
-                 on_change=None):
+                 on_change=None, hosted_node: str = ''):
         self.node = node
         self.exchange = None            # set by the node once the exchange is built
         self._log = node.get_logger()
@@ -56,6 +70,7 @@ class ExchangeReports(ExchangeEvents):
         self._announce = announce
         self._far_hint = far_ahead_hint
         self._on_change = on_change
+        self._hosted_node = hosted_node
         self._early_said = False
         self._nodes: dict = {}          # publisher id -> node name ('' not in the graph)
 
@@ -98,7 +113,7 @@ class ExchangeReports(ExchangeEvents):
             self._log.info(f'controller: {self.who(publisher)} (the first publisher whose '
                            f'command answered a state; commands of any other are refused)')
         if self._announce is not None:
-            self._announce(announcement(name, publisher, stamp_ns))
+            self._announce(announcement(name, publisher, stamp_ns, self._hosted_node))
         self._changed()
 
     def foreign(self, publisher, stamp_ns, first) -> None:
@@ -160,4 +175,4 @@ class ExchangeReports(ExchangeEvents):
                             f'step(s) so far')
 
 
-__all__ = ['ExchangeReports', 'announcement', 'publisher_node']
+__all__ = ['ExchangeReports', 'announcement', 'hosted_node_name', 'publisher_node']

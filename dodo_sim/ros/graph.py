@@ -12,7 +12,9 @@ run both for real (docs/running.md). This module is pure data and functions (no 
 launch imports).
 
 The robot comes from the params file (:func:`robot_from_params`): the controller the
-controller node hosts (its ``controller`` parameter, ``dodo_control.registry``), the robot
+controller node hosts (its ``controller`` parameter, ``dodo_control.registry``; the ``controller``
+launch argument / ``dodo hop --controller`` overrides it, and ``external`` or ``none`` leaves the
+controller node out: the user's own node answers, docs/ros_contract.md "Any controller"), the robot
 description (the ``model`` launch argument / ``--model``; empty: that controller's default
 model) and the contact frames (the simulator's ``contact_frames``), which name the contact
 topics the controller and the recorder subscribe to.
@@ -28,11 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dodo_sim.ros.contract import (CLOCK, contact_topic, CONTROLLER_IDENTITY,
-                                   CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS, ESTOP, FORCE,
-                                   hardware_recorded_topics, JOINT_COMMANDS, JOINT_STATES,
-                                   PACKAGE, PUSH, RECORDED_TOPICS, recorded_topics,
-                                   ROBOT_DESCRIPTION)
+from dodo_sim.ros.contract import (CLOCK, COMMAND_CONSUMER_NODES, contact_topic,
+                                   CONTROLLER_IDENTITY, CONTROLLER_MARKERS, DRIVER_NODE,
+                                   EFFORT_COMMANDS, ESTOP, FORCE, hardware_recorded_topics,
+                                   HOSTED_CONTROLLER_NODE, JOINT_COMMANDS, JOINT_STATES, PACKAGE,
+                                   PUSH, RECORDED_TOPICS, recorded_topics, ROBOT_DESCRIPTION)
 
 #: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
 #: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
@@ -106,6 +108,10 @@ def profile(name: str) -> LaunchProfile:
     raise KeyError(f'no launch profile {name!r}; profiles: {[p.name for p in PROFILES]}')
 
 
+#: Values of the ``controller`` launch argument / ``dodo hop --controller`` that leave the
+#: controller node out: the controller is the user's own node (docs/ros_contract.md).
+EXTERNAL_CONTROLLERS = ('external', 'none')
+
 #: Values of the ``hardware`` launch argument / ``dodo hop --hardware``.
 HARDWARE_KINDS = ('emulated', 'can')
 #: Values of the on/off launch arguments (use_sim, record, rviz).
@@ -124,6 +130,12 @@ def launch_arguments(profile_name: str = 'hop') -> tuple:
                   'package://dodo_sim/urdf/boom_leg.urdf.xacro), else the default model of its '
                   'controller (slip_hopper: urdf/hopper.urdf.xacro, kneed_walker: '
                   'urdf/kneed_walker.urdf.xacro)'),
+        LaunchArg('controller', 'The controller: empty: the one the params file selects '
+                  "(its controller section's controller parameter); a controller name (e.g. "
+                  'slip_hopper, kneed_walker, joint_hold): the controller node hosts it; '
+                  f'{" or ".join(EXTERNAL_CONTROLLERS)}: no controller node, your own node '
+                  'answers (docs/ros_contract.md, "Any controller"); the simulator waits for it '
+                  'and names what is missing', default=''),
         LaunchArg('use_sim', 'Start the simulator and use simulated time; false: the hardware '
                   'driver instead (params file driver: section), no /clock, every node on wall '
                   'time', default='true', choices=SWITCH_CHOICES),
@@ -173,6 +185,8 @@ class NodeSpec:
         hardware_only: only without simulation (launch: ``use_sim:=false``).
         condition: launch argument that enables the node (None: always); ``dodo hop`` enables
             'record' when ``--bag`` is given and never starts nodes with module None.
+        hosted_controller: the node hosting the run's controller: left out when the controller
+            is external (:data:`EXTERNAL_CONTROLLERS`, ``command_convention: ros2_control``).
         params_file: the node reads the params file.
         robot_description: launch passes the xacro output as its robot_description parameter.
         parameters: extra parameters (values may be :class:`Arg`), launch and ``dodo hop``.
@@ -190,6 +204,7 @@ class NodeSpec:
     sim_only: bool = False
     hardware_only: bool = False
     condition: str | None = None
+    hosted_controller: bool = False
     params_file: bool = True
     robot_description: bool = False
     parameters: dict = field(default_factory=dict)
@@ -208,7 +223,8 @@ NODES = (
              robot_description=True, parameters={'hardware': Arg('hardware')},
              launch_parameters={'publish_robot_description': False},
              subscribes=(JOINT_COMMANDS, EFFORT_COMMANDS, ESTOP)),
-    NodeSpec('controller', PACKAGE, 'controller', 'dodo_sim.ros.controller_node',
+    NodeSpec(HOSTED_CONTROLLER_NODE, PACKAGE, 'controller', 'dodo_sim.ros.controller_node',
+             hosted_controller=True,
              subscribes=(JOINT_STATES, CONTACT_TOPICS, ROBOT_DESCRIPTION, CLOCK)),
     # a robot_state_publisher publishing the absolute /robot_description (the plain-machine
     # stand-in) lands in the robot's namespace too; the real one publishes the relative name
@@ -243,7 +259,7 @@ SIMULATOR_STATE_TOPICS = (CLOCK, JOINT_STATES, CONTACT_TOPICS)
 DRIVER_STATE_TOPICS = (JOINT_STATES, CONTACT_TOPICS)
 #: The node that owns the run's time and ends it (``dodo hop`` waits for it): the simulator, or
 #: without simulation the driver.
-CLOCK_NODES = ('simulator', DRIVER_NODE)
+CLOCK_NODES = COMMAND_CONSUMER_NODES
 
 
 @dataclass(frozen=True)
@@ -260,6 +276,11 @@ class Robot:
             are reliable in lockstep.
         terrain: the simulator's terrain parameters from the params file (name -> value), for
             a controller whose outcome monitor judges heights above the ground.
+        external: the controller is not the graph's controller node but the user's own node
+            (``external``/``none``, or a controller_manager under ``command_convention:
+            ros2_control``): the graph leaves the controller node out.
+        command_convention: the simulator's ``command_convention`` (its command and state
+            topics; the recorder records the convention's).
     """
 
     controller: str = 'slip_hopper'
@@ -267,6 +288,8 @@ class Robot:
     contact_frames: tuple = ('foot',)
     terrain: tuple = ()            # ((name, value), ...) : hashable, frozen
     sim_mode: str = 'lockstep'     # the simulator's mode (the controller's state QoS follows it)
+    external: bool = False
+    command_convention: str = 'stamped'
 
     @property
     def contact_topics(self) -> tuple:
@@ -274,7 +297,7 @@ class Robot:
 
     @property
     def recorded_topics(self) -> list:
-        return list(recorded_topics(self.contact_frames))
+        return list(recorded_topics(self.contact_frames, self.command_convention))
 
     @property
     def hardware_recorded_topics(self) -> list:
@@ -283,7 +306,7 @@ class Robot:
 
         The driver's /diagnostics and the /estop input.
         """
-        return list(hardware_recorded_topics(self.contact_frames))
+        return list(hardware_recorded_topics(self.contact_frames, self.command_convention))
 
 
 def namespaced_sections(sections: dict, namespace: str) -> dict:
@@ -299,23 +322,39 @@ def namespaced_sections(sections: dict, namespace: str) -> dict:
             for key, value in sections.items()}
 
 
-def robot_from_params(params_file, model: str | None = None) -> Robot:
+def robot_from_params(params_file, model: str | None = None,
+                      controller: str | None = None) -> Robot:
     """
     Return the :class:`Robot` of a params file.
 
-    It holds the controller section's ``controller`` (default ``slip_hopper``); the model:
-    ``model`` if given, else the simulator section's ``robot_description`` (a path or URDF XML) if
-    set, else the controller class's ``default_model`` (dodo_control.registry); and the simulator's
-    ``contact_frames`` and terrain parameters. ValueError (ParamsFileError) naming a bad file or an
-    unknown controller.
+    It holds the controller: ``controller`` if given (a controller name, validated by
+    ``dodo_control.registry``; :data:`EXTERNAL_CONTROLLERS`: the user's own node), else the
+    controller section's ``controller`` (default ``slip_hopper``); the model: ``model`` if given,
+    else the simulator section's ``robot_description`` (a path or URDF XML) if set, else the
+    ``default_model`` of that controller's class (dodo_control.registry); and the
+    simulator's ``contact_frames``, terrain parameters, ``mode`` and ``command_convention``. A
+    simulator reading ros2_control's topics (``command_convention: ros2_control``) is answered
+    by the user's controller_manager: external. ValueError (ParamsFileError) naming a bad file,
+    an unknown controller or a hosted controller under the ros2_control convention.
     """
     from dodo_control import registry
     from dodo_sim.paths import resolve_package_uri
     from dodo_sim.ros.params import node_parameters as file_parameters
-    controller = file_parameters(params_file, 'controller').get(
-        'controller', registry.DEFAULT_CONTROLLER)
-    entry = registry.controller_entry(str(controller))
+    file_controller = str(file_parameters(params_file, 'controller').get(
+        'controller', registry.DEFAULT_CONTROLLER))
+    chosen = str(controller or '').strip()
+    external = chosen in EXTERNAL_CONTROLLERS
+    entry = registry.controller_entry(chosen if chosen and not external else file_controller)
     sim = file_parameters(params_file, 'simulator')
+    convention = str(sim.get('command_convention', 'stamped'))
+    if convention == 'ros2_control':
+        if chosen and not external:
+            raise ValueError(f'controller {chosen!r}: the simulator of {params_file} reads '
+                             f"ros2_control's topics (command_convention: ros2_control), which "
+                             f'a controller_manager answers, not the dodo controller node; '
+                             f'choose external (your controller_manager) or the stamped '
+                             f'convention')
+        external = True
     frames = sim.get('contact_frames')
     if frames is None:
         import dataclasses
@@ -331,7 +370,8 @@ def robot_from_params(params_file, model: str | None = None) -> Robot:
                                or entry.model)
     return Robot(controller=entry.name, model=path,
                  contact_frames=tuple(str(f) for f in frames), terrain=terrain,
-                 sim_mode=str(sim.get('mode', 'lockstep')))
+                 sim_mode=str(sim.get('mode', 'lockstep')), external=external,
+                 command_convention=convention)
 
 
 def robot_model(params_file, model: str = '') -> str:
@@ -389,16 +429,16 @@ def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
     return known
 
 
-def check_params_file(params_file) -> Robot:
+def check_params_file(params_file, controller: str | None = None) -> Robot:
     """
     Check a params file against the parameters of the nodes.
 
-    The nodes are those for the controller the file selects. An unknown section or key (e.g. a
-    hopper key in a walker file) raises ParamsFileError naming it. Returns the file's
-    :class:`Robot` (default model).
+    The nodes are those for the controller the file selects (or ``controller``, as in
+    :func:`robot_from_params`). An unknown section or key (e.g. a hopper key in a walker file)
+    raises ParamsFileError naming it. Returns the file's :class:`Robot` (default model).
     """
     from dodo_sim.ros import params
-    robot = robot_from_params(params_file)
+    robot = robot_from_params(params_file, controller=controller)
     params.check_params_file(params_file, known_parameters(robot.controller))
     return robot
 
@@ -429,19 +469,21 @@ def check_hardware(params_file, robot: Robot, hardware: str) -> None:
             f'its simulator')
 
 
-def launch_nodes(*, use_sim: bool, record: bool, rviz: bool) -> tuple:
+def launch_nodes(*, use_sim: bool, record: bool, rviz: bool, hosted: bool = True) -> tuple:
     """
     Nodes ``hop.launch.py`` starts for these launch arguments (a ROS 2 install).
 
-    That is the simulator with ``use_sim``, else the hardware driver in its place.
+    That is the simulator with ``use_sim``, else the hardware driver in its place; the controller
+    node unless the controller is external (``hosted`` False: :attr:`Robot.external`).
     """
     enabled = {'record': record, 'rviz': rviz}
     return tuple(spec for spec in NODES
                  if (use_sim or not spec.sim_only) and (not use_sim or not spec.hardware_only)
+                 and (hosted or not spec.hosted_controller)
                  and (spec.condition is None or enabled.get(spec.condition, False)))
 
 
-def hop_nodes(record: bool, hardware: str | None = None) -> tuple:
+def hop_nodes(record: bool, hardware: str | None = None, hosted: bool = True) -> tuple:
     """
     Nodes ``dodo hop`` starts on a plain machine.
 
@@ -449,7 +491,7 @@ def hop_nodes(record: bool, hardware: str | None = None) -> tuple:
     (``hardware`` 'emulated' or 'can') minus the nodes that need a ROS install (module None).
     """
     return tuple(spec for spec in launch_nodes(use_sim=hardware is None, record=record,
-                                               rviz=False)
+                                               rviz=False, hosted=hosted)
                  if spec.module is not None)
 
 
@@ -486,14 +528,16 @@ def min_subscribers(name: str, running: tuple, *, use_sim: bool = True) -> int |
 
     simulator: every state topic (/clock, /joint_states, each contact topic) must have as many
     matched subscriptions as the running nodes that subscribe to the least subscribed of them
-    (controller + recorder when recording), so no subscriber misses the first state.
+    (controller + recorder when recording), so no subscriber misses the first state; 0 when
+    none of the graph's nodes does (an external controller without a recorder: the start gate
+    waits for what the controller node itself subscribes to, dodo_sim.ros.start_gate).
     driver (hardware): the same for its state topics (/joint_states, /foot_contact); the gate
     of its ``enable_on_start`` (emulated hardware), so the bag holds the run from the enable.
     controller: the command topic must reach every running subscriber (simulator or driver,
     recorder). At least 1 either way.
     """
     if name == 'simulator':
-        return max(1, min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS))
+        return min(subscriber_count(t, running) for t in SIMULATOR_STATE_TOPICS)
     if name == DRIVER_NODE:
         return max(1, min(subscriber_count(t, running) for t in DRIVER_STATE_TOPICS))
     if name == 'controller':
@@ -543,6 +587,12 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
     gate = min_subscribers(spec.name, running, use_sim=use_sim)
     if gate is not None:
         params['min_subscribers'] = gate
+    if spec.name in CLOCK_NODES:
+        # the announcement's kind: the graph's controller node, or none (an external one)
+        params['hosted_controller_node'] = next(
+            (s.name for s in running if s.hosted_controller), '')
+    if spec.hosted_controller:
+        params['controller'] = robot.controller
     if spec.name == 'controller':
         # lockstep: every state waits for its answer, so none may be lost (reliable reader)
         params['reliable_states'] = use_sim and robot.sim_mode == 'lockstep'
@@ -587,5 +637,6 @@ __all__ = ['NODES', 'LAUNCH_ARGUMENTS', 'RECORDED_TOPICS', 'CONTACT_TOPICS', 'No
            'launch_arguments', 'robot_from_params', 'check_params_file', 'node',
            'launch_nodes', 'hop_nodes', 'clock_node', 'min_subscribers', 'node_parameters',
            'hop_parameters', 'HARDWARE_PARAMETERS', 'EMULATED_PARAMETERS', 'HARDWARE_KINDS',
-           'CLOCK_NODES', 'REALTIME_NODES', 'realtime_priority', 'DEFAULT_REALTIME_PRIORITY',
+           'CLOCK_NODES', 'REALTIME_NODES', 'EXTERNAL_CONTROLLERS', 'realtime_priority',
+           'DEFAULT_REALTIME_PRIORITY',
            'check_hardware', 'known_parameters', 'config_classes', 'robot_model']

@@ -15,7 +15,9 @@ The description is readable and composable (docs/running.md, "Launch"):
 
 * one ``Node`` action per node of :data:`dodo_sim.ros.graph.NODES`, visible to
   ``ros2 launch dodo_sim hop.launch.py --print``, each with its condition (``use_sim``,
-  ``record``, ``rviz``), the ``namespace`` argument and the namespace remaps of /clock, /tf,
+  ``record``, ``rviz``; the controller node: unless ``controller:=none``/``external`` or the
+  params file's ``command_convention: ros2_control``), the ``namespace`` argument and the
+  namespace remaps of /clock, /tf,
   /tf_static, /parameter_events (:data:`dodo_sim.ros.contract.NAMESPACE_REMAPS`);
 * arguments with ``choices`` where they have them;
 * includable: ``IncludeLaunchDescription(..., launch_arguments={'record': 'true'}.items())``
@@ -27,7 +29,8 @@ hardware parameters, the robot description (xacro of the ``model`` argument, emp
 controller's default model) — is computed at launch time by :class:`GraphParameters`, a
 substitution that writes each node's graph parameters to a params file (``/**`` section: it
 matches the node in any namespace). The user's params file is namespaced the same way
-(:class:`NamespacedParamsFile`). The arguments are checked (params file keys, hardware kind,
+(:class:`NamespacedParamsFile`), and so is the rviz2 configuration (:class:`NamespacedRvizConfig`:
+its topics moved into the namespace). The arguments are checked (params file keys, hardware kind,
 the robot for ``use_sim:=false``) by an action that runs before the nodes start. This module
 imports launch and launch_ros (only launch files import it).
 """
@@ -38,7 +41,7 @@ import sys
 import tempfile
 
 from dodo_sim.ros import contract, graph
-from launch import LaunchDescription, Substitution
+from launch import Condition, LaunchDescription, Substitution
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition, UnlessCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -71,8 +74,9 @@ class _Evaluated:
                          for name in SWITCHES}
         self.use_sim = self.switches['use_sim']
         self.robot = graph.robot_from_params(self.values['params_file'],
-                                             self.values['model'] or None)
-        self.running = graph.launch_nodes(**self.switches)
+                                             self.values['model'] or None,
+                                             self.values['controller'] or None)
+        self.running = graph.launch_nodes(**self.switches, hosted=not self.robot.external)
 
     @classmethod
     def of(cls, context, profile_name: str) -> '_Evaluated':
@@ -88,7 +92,7 @@ def _check(context, profile_name: str):
     """Name a bad argument before anything starts (the same checks as ``dodo hop``)."""
     values = {arg.name: LaunchConfiguration(arg.name).perform(context)
               for arg in graph.launch_arguments(profile_name)}
-    graph.check_params_file(values['params_file'])
+    graph.check_params_file(values['params_file'], values['controller'] or None)
     contract.normalize_namespace(values['namespace'])
     ev = _Evaluated.of(context, profile_name)
     if not ev.use_sim:      # the driver must stand in for this robot's simulator
@@ -96,8 +100,8 @@ def _check(context, profile_name: str):
     return []
 
 
-def _temporary_file(prefix: str, text: str) -> str:
-    handle = tempfile.NamedTemporaryFile('w', prefix=prefix, suffix='.yaml', delete=False)
+def _temporary_file(prefix: str, text: str, suffix: str = '.yaml') -> str:
+    handle = tempfile.NamedTemporaryFile('w', prefix=prefix, suffix=suffix, delete=False)
     with handle:
         handle.write(text)
     return handle.name
@@ -133,6 +137,14 @@ class GraphParameters(Substitution):
             {'/**': {'ros__parameters': params}}, default_flow_style=False, sort_keys=False))
 
 
+def _full_namespace(context) -> str:
+    """Return the robot's namespace: ``namespace`` under any enclosing PushRosNamespace."""
+    namespace = contract.normalize_namespace(LaunchConfiguration('namespace').perform(context))
+    base = contract.normalize_namespace(
+        context.launch_configurations.get('ros_namespace'))     # PushRosNamespace
+    return contract.normalize_namespace(base + namespace)
+
+
 class NamespacedParamsFile(Substitution):
     """
     The ``params_file`` argument; in a namespace, a copy whose node sections are moved into it.
@@ -145,16 +157,40 @@ class NamespacedParamsFile(Substitution):
 
     def perform(self, context) -> str:
         path = LaunchConfiguration('params_file').perform(context)
-        namespace = contract.normalize_namespace(
-            LaunchConfiguration('namespace').perform(context))
-        base = context.launch_configurations.get('ros_namespace')   # PushRosNamespace
-        full = contract.normalize_namespace('/'.join(filter(None, [base or '', namespace])))
+        full = _full_namespace(context)
         if not full:
             return path
         from dodo_sim.safe_yaml import read_yaml_file
         sections = read_yaml_file(path) or {}
         return _temporary_file('dodo_params_', yaml.safe_dump(
             graph.namespaced_sections(sections, full), sort_keys=False))
+
+
+class NamespacedRvizConfig(Substitution):
+    """
+    The ``rviz_config`` argument; in a namespace, a copy naming the namespaced topics.
+
+    RViz subscribes to the absolute topics its configuration names (``/robot_description``,
+    ``/controller/markers``, ``/foot_contact``); a namespaced robot publishes them under its
+    namespace (:func:`dodo_sim.tools.layouts.namespaced_rviz_config`, docs/viewing.md).
+    """
+
+    def describe(self) -> str:
+        return 'NamespacedRvizConfig(rviz_config, namespace)'
+
+    def perform(self, context) -> str:
+        from dodo_sim.safe_yaml import read_yaml_file
+        from dodo_sim.tools.layouts import namespaced_rviz
+        path = LaunchConfiguration('rviz_config').perform(context)
+        full = _full_namespace(context)
+        if not full:
+            return path
+        return _temporary_file('dodo_rviz_', namespaced_rviz(read_yaml_file(path), full),
+                               suffix='.rviz')
+
+
+#: Launch arguments a node gets through a substitution that follows the namespace.
+NAMESPACED_ARGUMENTS = {'rviz_config': NamespacedRvizConfig}
 
 
 class _Prefix(Substitution):
@@ -192,7 +228,10 @@ def _robot_xml(model: str) -> str:
     return xacro.process_file(model).toxml()
 
 
-def _condition(spec: graph.NodeSpec):
+def _condition(spec: graph.NodeSpec, profile_name: str):
+    if spec.hosted_controller:       # left out when the controller is external (controller:=none)
+        return Condition(predicate=lambda context: not _Evaluated.of(
+            context, profile_name).robot.external)
     if spec.sim_only:
         return IfCondition(LaunchConfiguration('use_sim'))
     if spec.hardware_only:
@@ -208,14 +247,16 @@ def _node(spec: graph.NodeSpec, profile_name: str) -> Node:
     arguments = []
     for a in spec.arguments:
         if isinstance(a, graph.Arg):
-            a = LaunchConfiguration(a.name)
+            a = (NAMESPACED_ARGUMENTS[a.name]() if a.name in NAMESPACED_ARGUMENTS
+                 else LaunchConfiguration(a.name))
         arguments.append(_share_path(a) if isinstance(a, tuple) else a)
     # exec_name: the process label stays the executable's under the SCHED_FIFO prefix
     return Node(package=spec.package, executable=spec.executable, name=spec.name,
                 namespace=LaunchConfiguration('namespace'), exec_name=spec.executable,
                 output='screen', parameters=parameters, arguments=arguments,
                 remappings=list(contract.NAMESPACE_REMAPS) + list(spec.remappings),
-                prefix=_Prefix(profile_name, spec.name), condition=_condition(spec))
+                prefix=_Prefix(profile_name, spec.name),
+                condition=_condition(spec, profile_name))
 
 
 def launch_description(profile_name: str = 'hop') -> LaunchDescription:
@@ -226,4 +267,5 @@ def launch_description(profile_name: str = 'hop') -> LaunchDescription:
         + [_node(spec, profile_name) for spec in graph.NODES])
 
 
-__all__ = ['launch_description', 'SWITCHES', 'GraphParameters', 'NamespacedParamsFile']
+__all__ = ['launch_description', 'SWITCHES', 'GraphParameters', 'NamespacedParamsFile',
+           'NamespacedRvizConfig']

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dodo_sim.parameter import bounded, check_fields, one_of
+from dodo_sim.ros.contract import HOSTED_CONTROLLER_NODE
 
 #: Values of ControllerNodeConfig.contact_pairing.
 CONTACT_PAIRINGS = ('auto', 'stamp', 'latest')
@@ -34,10 +35,19 @@ class SimulatorNodeConfig:
         publish_robot_description: publish the URDF on /robot_description (transient local);
             false when robot_state_publisher publishes it.
         min_subscribers: before the first step, wait until /clock, /joint_states and each
-            contact topic have this many matched subscriptions (and, in lockstep,
-            /joint_commands a publisher), so no subscriber misses the start.
-        startup_timeout: wall-clock s to wait for those matches, and in lockstep for the answer
+            contact topic have at least this many matched subscriptions (the graph's own
+            nodes), besides every subscription on the graph matched and, in lockstep, a
+            command publisher that reads the state topic (the start gate,
+            :mod:`dodo_sim.ros.start_gate`), so no subscriber misses the start.
+        startup_timeout: wall-clock s to wait for the start gate, and in lockstep for the answer
             to the first state; then start anyway (warning).
+        start_report_period: wall-clock s between two log lines naming what the start gate
+            waits for (the first one 1 s after the node is up).
+        hosted_controller_node: name of the controller node the graph started (relative to the
+            simulator's namespace; '' when the controller is the user's own node, ``dodo hop
+            --controller external``): the bound controller is announced on
+            /simulator/controller as ``hosted`` when it is this node, else ``external`` (a bag
+            of an external controller cannot be replayed through it).
         discovery_settle: wall-clock s the matches must have lasted before the first state is
             published (a subscriber completes discovery a little after the publisher sees it;
             samples sent in between would be lost).
@@ -76,6 +86,8 @@ class SimulatorNodeConfig:
     publish_robot_description: bool = True
     min_subscribers: int = bounded(1, low=0, unit='subscriptions')
     startup_timeout: float = bounded(60.0, low=0.0, unit='s')
+    start_report_period: float = bounded(3.0, low=0.0, low_open=True, unit='s')
+    hosted_controller_node: str = HOSTED_CONTROLLER_NODE
     discovery_settle: float = bounded(0.5, low=0.0, unit='s')
     stop_after: float = bounded(0.0, low=0.0, unit='s')
     warn_period: float = bounded(1.0, low=0.0, unit='s')
@@ -158,5 +170,32 @@ class ControllerNodeConfig:
         check_fields(self)      # ranges, units and choices: the field metadata
 
 
-__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'CONTACT_PAIRINGS',
+@dataclass(frozen=True)
+class ClientConfig:
+    """
+    Parameters of a node built on :class:`dodo_sim.client.ControllerClient` (your controller).
+
+    Fields:
+        contact_frames: the contact frames whose ``/<frame>_contact`` forces the control law
+            reads, one row each (the simulator's ``contact_frames``; the hopper: ``[foot]``;
+            empty: none).
+        contact_pairing: how a contact force is matched to a joint state: 'stamp', 'latest' or
+            'auto' (ControllerNodeConfig.contact_pairing).
+        reliable_states: read /joint_states and the contact topics reliably (lockstep, where a
+            lost state would pause the run for ever); false: best effort, newest first
+            (realtime simulation, hardware).
+        robot_description: the robot as URDF XML text (never a path or a xacro: it is not
+            run); empty: take it from the /robot_description topic.
+    """
+
+    contact_frames: tuple = ('foot',)
+    contact_pairing: str = one_of('auto', CONTACT_PAIRINGS)
+    reliable_states: bool = True
+    robot_description: str = ''
+
+    def __post_init__(self):
+        check_fields(self)
+
+
+__all__ = ['SimulatorNodeConfig', 'ControllerNodeConfig', 'ClientConfig', 'CONTACT_PAIRINGS',
            'COMMAND_CONVENTIONS']

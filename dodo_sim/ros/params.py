@@ -327,9 +327,13 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
             + (' or NaN' if field.metadata.get(ALLOW_NAN) else ''))
 
 
-def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[str, Any]:
+def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
+                              defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """
     Declare every field of ``cls`` as a ROS parameter of ``node``; return their values.
+
+    ``defaults`` (field -> value) replaces the class defaults as the parameters' defaults (a
+    params file or ``--ros-args -p`` still override them).
 
     The descriptor carries the field's docstring (with units), its range and allowed values
     (field metadata, :mod:`dodo_sim.parameter`). Parameters are dynamically typed
@@ -344,6 +348,7 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = ()) -> dict[
     read_only = set(read_only)
     values = {}
     for name, default in config_defaults(cls).items():
+        default = (defaults or {}).get(name, default)
         if node.has_parameter(name):
             values[name] = node.get_parameter(name).value
             continue

@@ -62,7 +62,7 @@ from typing import Sequence
 
 from dodo_sim.ros import contract
 from dodo_sim.ros.recorder_bag import computed_connection, topic_connection
-from dodo_sim.ros.recorder_commands import CommandRouter
+from dodo_sim.ros.recorder_commands import ACCEPT, AnnouncementFilter, CommandRouter, UNKNOWN
 from dodo_sim.ros.recorder_config import LATCHED_TOPICS, RecorderConfig
 from dodo_sim.ros.recorder_snapshots import ParameterSnapshots, SNAPSHOT_POLL_S
 from dodo_sim.ros.recorder_subscriptions import message_class, RecordedTopic, TopicSubscriptions
@@ -95,17 +95,27 @@ class Recorder:
         self.writer = None
         self.total = 0
         self.live = None
+        self._live_bridge = None
         if config.live:        # before the bag exists: a taken port leaves nothing behind
             from dodo_sim.tools.live_view import LiveView, parse_address, parse_topic_rates
             host, port = parse_address(config.live)
             latched = tuple(node.resolve_topic_name(t) for t in LATCHED_TOPICS)
+            actions = None
+            if config.live_actions:       # parameters, services, client publishing
+                from dodo_sim.ros.live_bridge import start_live_bridge
+                actions, self._live_bridge = start_live_bridge(node, node.get_logger().warning)
             self.live = LiveView(host=host, port=port, max_rate_hz=config.live_max_rate_hz,
                                  topic_rates=parse_topic_rates(config.live_topic_rates),
                                  unlimited=latched + (
                                      node.resolve_topic_name(contract.PARAMETER_EVENTS),),
                                  latched=latched, backlog=config.live_backlog,
-                                 sim_time=contract.CLOCK in config.topics)
-            self.live.start(self._live_topics())
+                                 sim_time=contract.CLOCK in config.topics, actions=actions)
+            try:
+                self.live.start(self._live_topics())
+            except BaseException:
+                self.live = None
+                self._stop_live_bridge()
+                raise
         self._sim_time_s: float | None = None
         self._last_state: bytes | None = None
         self.writer = Writer(Path(config.bag), version=9, storage_plugin=StoragePlugin.MCAP)
@@ -118,8 +128,12 @@ class Recorder:
             self._tf = TfWriter(self)
             if self._tf.computing:
                 self.take_over_tf()
-        # applied or ignored: the consumer's announcement of the publisher it applies decides
+        # applied or ignored: the consumer's announcement of the publisher it applies decides;
+        # only a command consumer's announcement is believed (recorder_commands.py)
         self._commands = CommandRouter(contract.APPLIED_CONTROLLER in config.topics)
+        namespace = node.get_namespace().rstrip('/')
+        self._announcements = AnnouncementFilter(
+            f'{namespace}/{name}' for name in contract.COMMAND_CONSUMER_NODES)
         self._with_snapshots = (config.parameter_snapshots
                                 and contract.PARAMETER_EVENTS in config.topics)
         pub_configurations = None
@@ -129,9 +143,12 @@ class Recorder:
                 String, contract.RECORDED_CONFIGURATIONS, contract.latched_qos())
         self._snapshots = ParameterSnapshots(node, self.typestore, self._write_parameter_event,
                                              pub_configurations)
-        self._subscriptions = TopicSubscriptions(node, config, self.topics, self._write,
-                                                 self._write_command)
+        self._subscriptions = TopicSubscriptions(
+            node, config, self.topics, self._write,
+            {contract.JOINT_COMMANDS: self._write_command,
+             contract.APPLIED_CONTROLLER: self._write_announcement})
         self._ignored: RecordedTopic | None = None
+        self._ignored_announcers: set = set()
         self._flush_warned = False
         self._discover(initial=True)
         from rclpy.clock import Clock, ClockType
@@ -154,9 +171,17 @@ class Recorder:
         if self._with_snapshots:
             self._snapshots.discover()
         self._subscriptions.discover(initial)
-        router = self._commands
-        if router.waits and not router.announcer_seen:
-            router.announcer_seen = self.node.count_publishers(contract.APPLIED_CONTROLLER) > 0
+        router, announcements = self._commands, self._announcements
+        if (router.waits and not router.announcer_seen) or announcements.pending:
+            publishers = self._announcers()
+            router.announcer_seen = (router.announcer_seen
+                                     or announcements.consumer_present(publishers))
+            if announcements.pending:
+                accepted, ignored = announcements.again(lambda item: item[3], publishers)
+                for topic, stamp, data, gid in accepted:
+                    self._accept_announcement(topic, stamp, data)
+                if ignored:
+                    self._said_ignored(ignored[-1][3], publishers)
 
     # ---- writing -----------------------------------------------------------------------------
     def _write(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
@@ -186,8 +211,6 @@ class Recorder:
                 self._sim_time_s = clock_ns(data) * 1e-9
             elif topic.name == contract.CONTROLLER_STATE:
                 self._last_state = data        # decoded only when the progress line is due
-        if topic.name == contract.APPLIED_CONTROLLER:
-            self._on_applied_controller(data)
         if self._tf is not None:
             if topic.name == contract.JOINT_STATES:
                 self._tf.on_joint_state(int(stamp), data)
@@ -229,6 +252,48 @@ class Recorder:
                 f'{contract.JOINT_COMMANDS} from a publisher the command consumer does not '
                 f'apply: recorded as {contract.IGNORED_COMMANDS}')
         return self._ignored
+
+    def _announcers(self) -> list:
+        """Return ``(node, gid)`` of every publisher of the controller announcement."""
+        from dodo_sim.ros import runtime
+        return [(runtime.endpoint_node(e), runtime.endpoint_gid(e))
+                for e in self.node.get_publishers_info_by_topic(contract.APPLIED_CONTROLLER)]
+
+    def _write_announcement(self, topic: RecordedTopic, stamp: int, data: bytes,
+                            gid: bytes) -> None:
+        """
+        Record the consumer's announcement of the applied controller, and only the consumer's.
+
+        From a simulator or driver node it is written and decides where commands go; from any
+        other publisher it is counted and left out (recorder_commands.AnnouncementFilter); from
+        a publisher not on the graph yet it waits for the next discovery periods.
+        """
+        publishers = self._announcers()
+        verdict = self._announcements.judge(gid, publishers)
+        if verdict is ACCEPT:
+            self._accept_announcement(topic, stamp, data)
+        elif verdict is UNKNOWN:
+            self._announcements.keep((topic, stamp, data, gid))
+        else:
+            self._said_ignored(gid, publishers)
+
+    def _accept_announcement(self, topic: RecordedTopic, stamp: int, data: bytes) -> None:
+        self._write(topic, stamp, data)
+        self._on_applied_controller(data)
+
+    def _said_ignored(self, gid: bytes, publishers) -> None:
+        """Warn once per node that its announcement is not believed."""
+        from dodo_sim.ros.recorder_commands import same_publisher
+        node = next((n for n, g in publishers if gid and same_publisher(gid, g)), '')
+        key = node or gid.hex()
+        if key in self._ignored_announcers:
+            return
+        self._ignored_announcers.add(key)
+        self.node.get_logger().warning(
+            f'ignored an announcement on {contract.APPLIED_CONTROLLER} from '
+            f'{node or "a publisher not on the graph"}: only the command consumer '
+            f'({", ".join(sorted(self._announcements.consumers))}) says which controller it '
+            f'applies ({self._announcements.ignored} ignored so far)')
 
     def _on_applied_controller(self, data: bytes) -> None:
         import json
@@ -444,6 +509,16 @@ class Recorder:
         if self.live is not None:
             self.live.stop()
             self.live = None
+        self._stop_live_bridge()
+
+    def _stop_live_bridge(self) -> None:
+        if self._live_bridge is not None:
+            self._live_bridge.stop()
+            self._live_bridge = None
+
+    def ignored_announcements(self) -> tuple:
+        """Return (count, nodes) of the announcements not believed (not from a consumer)."""
+        return self._announcements.ignored, list(self._announcements.ignored_nodes)
 
     def counts(self) -> dict[str, int]:
         return {name: t.count for name, t in self.topics.items()
@@ -516,6 +591,10 @@ def main(args: Sequence[str] | None = None) -> int:
             return 1
         print(f'dodo recorder: closed {config.bag}: '
               + ', '.join(f'{k}={v}' for k, v in counts.items()), flush=True)
+        ignored, nodes = recorder.ignored_announcements()
+        if ignored:
+            print(f'dodo recorder: ignored {ignored} announcement(s) on '
+                  f'{contract.APPLIED_CONTROLLER} from {", ".join(nodes) or "-"}', flush=True)
         return 0
     finally:
         if recorder is not None:

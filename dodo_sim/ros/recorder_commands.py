@@ -18,6 +18,13 @@ the bag, still undecided ones go to ``/joint_commands`` only if no announcer was
 (a recorder beside some other graph: every command is applied there as far as it knows), else
 to the ignored topic (an announcer that announced nothing applied nothing). Past ``limit``, the
 oldest kept command is decided the same way at once.
+
+Only the consumer is believed (:class:`AnnouncementFilter`): anyone can publish on
+``/simulator/controller``, so the recorder takes an announcement only from a publisher that the
+graph shows on a command consumer node (``simulator`` or ``driver`` in the recorder's
+namespace, ``contract.COMMAND_CONSUMER_NODES``); any other is counted, named once and left out
+of the bag (a stray's announcement would otherwise route its own commands to
+``/joint_commands``, or mark a bag as the work of an external controller).
 """
 from __future__ import annotations
 
@@ -82,4 +89,79 @@ class CommandRouter:
         return out
 
 
-__all__ = ['PENDING_LIMIT', 'CommandRouter', 'same_publisher']
+ACCEPT, IGNORE, UNKNOWN = 'accept', 'ignore', 'unknown'
+#: Discovery periods an announcement whose publisher is not on the graph yet is kept before it
+#: is ignored (the graph lists a publisher at the latest when its messages match).
+UNKNOWN_PERIODS = 25
+#: Announcements kept while their publisher is not on the graph yet.
+UNKNOWN_LIMIT = 16
+
+
+class AnnouncementFilter:
+    """
+    Believe an announcement of the applied controller only from a command consumer node.
+
+    Inputs:
+        consumers: full names of the nodes whose announcements count (``/simulator``,
+            ``/driver`` in the recorder's namespace).
+    """
+
+    def __init__(self, consumers, unknown_periods: int = UNKNOWN_PERIODS,
+                 unknown_limit: int = UNKNOWN_LIMIT):
+        self.consumers = frozenset(consumers)
+        self.ignored = 0                        # announcements not believed
+        self.ignored_nodes: list = []           # their nodes, each once (at most 16)
+        self.pending: collections.deque = collections.deque(maxlen=unknown_limit)
+        self._unknown_periods = unknown_periods
+
+    def judge(self, gid: bytes, publishers) -> str:
+        """
+        Return ACCEPT, IGNORE or UNKNOWN for an announcement from publisher ``gid``.
+
+        ``publishers``: ``(node, gid)`` of every publisher of the announcement topic on the
+        graph. UNKNOWN: its publisher is not on the graph (yet).
+        """
+        for node, endpoint_gid in publishers:
+            if gid and same_publisher(gid, endpoint_gid):
+                if node in self.consumers:
+                    return ACCEPT
+                self.ignored += 1
+                if node not in self.ignored_nodes and len(self.ignored_nodes) < 16:
+                    self.ignored_nodes.append(node)
+                return IGNORE
+        return UNKNOWN
+
+    def keep(self, item) -> None:
+        """Keep an UNKNOWN announcement (any object) to judge again later."""
+        self.pending.append([self._unknown_periods, item])
+
+    def again(self, gid_of, publishers) -> tuple:
+        """
+        Judge the kept announcements once more: one discovery period passed.
+
+        Returns ``(accepted, ignored)`` items in arrival order; ``gid_of`` gives the publisher
+        of an item. One kept past its periods is ignored (counted).
+        """
+        accepted, ignored, kept = [], [], collections.deque(maxlen=self.pending.maxlen)
+        for entry in self.pending:
+            verdict = self.judge(gid_of(entry[1]), publishers)
+            entry[0] -= 1
+            if verdict is ACCEPT:
+                accepted.append(entry[1])
+            elif verdict is IGNORE:
+                ignored.append(entry[1])
+            elif entry[0] <= 0:
+                self.ignored += 1
+                ignored.append(entry[1])
+            else:
+                kept.append(entry)
+        self.pending = kept
+        return accepted, ignored
+
+    def consumer_present(self, publishers) -> bool:
+        """Return whether a command consumer publishes announcements on the graph."""
+        return any(node in self.consumers for node, _ in publishers)
+
+
+__all__ = ['PENDING_LIMIT', 'CommandRouter', 'same_publisher', 'AnnouncementFilter', 'ACCEPT',
+           'IGNORE', 'UNKNOWN', 'UNKNOWN_PERIODS']

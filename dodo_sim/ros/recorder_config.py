@@ -96,6 +96,9 @@ class RecorderConfig:
     live_topic_rates: tuple[str, ...] = ('/diagnostics=5', '/controller/markers=30')
     #: live view: messages queued per client before its oldest are dropped
     live_backlog: int = 1024
+    #: live view: also offer the run's parameters and services and accept client messages on
+    #: simulator/push, simulator/force and estop (dodo_sim.tools.live_actions); false: watch only
+    live_actions: bool = True
     #: print 'dodo recorder: progress sim_time_s=... joint_states=...' this often, s (wall
     #: clock; 0: never); dodo hop reads it for its progress line
     progress_period_s: float = 0.0

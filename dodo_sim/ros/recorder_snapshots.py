@@ -9,6 +9,13 @@ the recorder calls each node's ``list_parameters`` and ``get_parameters`` servic
 param dump`` does) and writes the answer as a ``ParameterEvent`` with ``new_parameters`` on
 ``/parameter_events`` (docs/bags.md). The nodes whose configuration is in the bag are published,
 latched, on ``RECORDED_CONFIGURATIONS`` (the simulator's start gate).
+
+A node that offers no parameter services (a foreign node, e.g. an external controller created
+with ``start_parameter_services=False`` or a C++ node without them) has no configuration to ask
+for: once the graph has listed its services for :data:`NO_SERVICES_PERIODS` discovery periods
+without ``list_parameters``, the recorder writes an empty snapshot for it (the bag says it had
+none) and lists it, so the simulator's start gate does not wait for it in vain. Should the
+services show up later, it is asked as any other node.
 """
 from __future__ import annotations
 
@@ -18,6 +25,9 @@ import time
 MAX_SNAPSHOT_ATTEMPTS = 50
 #: period at which parameter snapshots in progress are advanced, s
 SNAPSHOT_POLL_S = 0.01
+#: discovery periods a node is seen without parameter services before it is recorded as having
+#: none (services are discovered with their node; this only absorbs discovery's spread)
+NO_SERVICES_PERIODS = 5
 
 
 def copy_parameter_value(cls, value):
@@ -42,12 +52,14 @@ class Snapshot:
 
     def __init__(self, fqn: str):
         self.fqn = fqn
-        self.state = 'waiting'       # waiting -> listing -> getting -> done | failed
+        self.state = 'waiting'       # waiting -> listing -> getting -> done | failed;
+        #                              waiting -> none (no parameter services) -> waiting
         self.list_client = None
         self.get_client = None
         self.future = None
         self.names: list = []
         self.attempts = 0
+        self.without_services = 0    # discovery periods seen without parameter services
 
 
 class ParameterSnapshots:
@@ -76,18 +88,24 @@ class ParameterSnapshots:
             if fqn == own or name.startswith('_'):
                 continue
             present.add(fqn)
-            if fqn not in self._snapshots:
+            snap = self._snapshots.get(fqn)
+            if snap is None:
                 snap = Snapshot(fqn)
+                self._snapshots[fqn] = snap
+            if snap.state == 'none' and self._offers_parameters(name, namespace, fqn):
+                snap.state = 'waiting'          # its services showed up after all
+            if snap.state == 'waiting' and snap.list_client is None:
                 snap.list_client = self.node.create_client(ListParameters,
                                                            f'{fqn}/list_parameters')
                 snap.get_client = self.node.create_client(GetParameters, f'{fqn}/get_parameters')
-                self._snapshots[fqn] = snap
+            if snap.state == 'waiting' and not snap.list_client.service_is_ready():
+                self._look_for_services(snap, name, namespace)
         for fqn, snap in list(self._snapshots.items()):
-            if fqn not in present and snap.state not in ('done', 'failed'):
+            if fqn not in present and snap.state not in ('done', 'failed', 'none'):
                 self.node.get_logger().warning(f'{fqn} left the graph before answering: its '
                                                f'parameters are not in the bag')
                 self._finish(snap, 'failed')
-            if snap.state in ('done', 'failed'):
+            if snap.state in ('done', 'failed', 'none'):
                 if fqn not in present:        # gone: a node of that name later is new
                     del self._snapshots[fqn]
                 continue
@@ -99,6 +117,29 @@ class ParameterSnapshots:
                     f'{snap.fqn}: no answer from its parameter services yet; still asking '
                     f'(its parameters are not in the bag until it answers)')
         self.advance()
+
+    def _offers_parameters(self, name: str, namespace: str, fqn: str) -> bool:
+        """Return whether the graph lists the node's ``list_parameters`` service."""
+        from rclpy._rclpy_pybind11 import NodeNameNonExistentError
+        try:
+            services = self.node.get_service_names_and_types_by_node(name, namespace)
+        except NodeNameNonExistentError:
+            return True         # the node just left or is not fully known: assume it offers
+        return any(service == f'{fqn}/list_parameters' for service, _ in services)
+
+    def _look_for_services(self, snap: Snapshot, name: str, namespace: str) -> None:
+        """Count the periods a node shows no parameter services; then record it has none."""
+        if self._offers_parameters(name, namespace, snap.fqn):
+            snap.without_services = 0
+            return
+        snap.without_services += 1
+        if snap.without_services < NO_SERVICES_PERIODS:
+            return
+        self._write(snap, [])
+        self._finish(snap, 'none')
+        self.node.get_logger().info(f'{snap.fqn} offers no parameter services: the bag holds '
+                                    f'no configuration of it')
+        self._publish_configurations()
 
     def advance(self) -> None:
         """Take the next step of every snapshot in progress (a service answered)."""
@@ -136,7 +177,7 @@ class ParameterSnapshots:
         import json
 
         from std_msgs.msg import String
-        done = sorted(f for f, s in self._snapshots.items() if s.state == 'done')
+        done = sorted(f for f, s in self._snapshots.items() if s.state in ('done', 'none'))
         if self._pub_configurations is not None:
             self._pub_configurations.publish(String(data=json.dumps(done)))
 
@@ -144,7 +185,8 @@ class ParameterSnapshots:
         snap.state = state
         snap.future = None
         for client in (snap.list_client, snap.get_client):
-            self.node.destroy_client(client)
+            if client is not None:
+                self.node.destroy_client(client)
         snap.list_client = snap.get_client = None
 
     def _write(self, snap: Snapshot, values) -> None:
@@ -162,4 +204,5 @@ class ParameterSnapshots:
         if not self._write_event(time.time_ns(), bytes(
                 store.serialize_cdr(event, 'rcl_interfaces/msg/ParameterEvent'))):
             return
-        self.node.get_logger().info(f'parameters of {snap.fqn} recorded ({len(params)})')
+        if params:
+            self.node.get_logger().info(f'parameters of {snap.fqn} recorded ({len(params)})')

@@ -66,17 +66,18 @@ def importable(type_name: str) -> bool:
 class TopicSubscriptions:
     """The recorder's subscriptions, one per recorded topic in ``topics`` (shared with it)."""
 
-    def __init__(self, node, config, topics: dict, write, write_command):
+    def __init__(self, node, config, topics: dict, write, by_publisher: dict):
         """
         Subscribe through ``node``; messages go to ``write(topic, stamp, data)``.
 
-        Stamped commands go to ``write_command(topic, stamp, data, publisher gid)``.
+        Messages of the topics in ``by_publisher`` (stamped commands, the controller
+        announcement) go to ``by_publisher[name](topic, stamp, data, publisher gid)``.
         """
         self.node = node
         self.config = config
         self.topics = topics
         self._write = write
-        self._write_command = write_command
+        self._by_publisher = dict(by_publisher)
 
     def discover(self, initial: bool = False) -> None:
         """Subscribe to what showed up, again to what must be; the initial contract topics."""
@@ -160,16 +161,18 @@ class TopicSubscriptions:
         qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=self.config.queue_depth,
                          reliability=reliability, durability=durability)
         topic = topic or RecordedTopic(name, type_name)
-        if name == contract.JOINT_COMMANDS:
-            # the publisher of each command decides where it goes (the applied controller's:
-            # JOINT_COMMANDS; any other's: IGNORED_COMMANDS)
+        if name in self._by_publisher:
+            # the publisher of each message decides where it goes (a command: the applied
+            # controller's to JOINT_COMMANDS, any other's to IGNORED_COMMANDS; an announcement:
+            # only the command consumer's is believed)
             events = self.config.executor == 'events'
+            write = self._by_publisher[name]
 
-            def command(data, info, topic=topic):
+            def with_publisher(data, info, topic=topic, write=write):
                 stamp = (time.time_ns() if events else info['source_timestamp']
                          if self.config.timestamp == 'send' else info['received_timestamp'])
-                self._write_command(topic, stamp, data, runtime.publisher_gid(info))
-            callback = runtime.with_message_info(command)
+                write(topic, stamp, data, runtime.publisher_gid(info))
+            callback = runtime.with_message_info(with_publisher)
         elif self.config.executor == 'events':
             # rclpy 9.1 EventsExecutor cannot call back with MessageInfo: time taken here
             def callback(data, topic=topic):

@@ -266,6 +266,20 @@ def endpoint_node(endpoint) -> str:
     return f'{endpoint.node_namespace.rstrip("/")}/{endpoint.node_name}'
 
 
+def endpoint_facts(endpoint):
+    """
+    Return a graph endpoint as the start gate reads it (:class:`dodo_sim.ros.start_gate.Endpoint`).
+
+    Its node, type and the reliability and durability it offers or asks for.
+    """
+    from dodo_sim.ros.start_gate import Endpoint
+    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+    qos = endpoint.qos_profile
+    return Endpoint(endpoint_node(endpoint), endpoint.topic_type,
+                    reliable=qos.reliability == ReliabilityPolicy.RELIABLE,
+                    transient_local=qos.durability == DurabilityPolicy.TRANSIENT_LOCAL)
+
+
 def publisher_nodes(node, topic: str) -> list:
     """Return the full names of the nodes publishing on ``topic``, sorted, once per publisher."""
     return sorted(endpoint_node(e) for e in node.get_publishers_info_by_topic(topic))
@@ -389,5 +403,5 @@ def run_node(factory, name: str, args=None) -> int:
 __all__ = ['EXIT_OK', 'EXIT_FAILED', 'EXIT_CONFIG', 'EXIT_DIVERGED', 'EXIT_NAMES', 'WarnThrottle',
            'stamp_from_ns', 'stamp_to_ns', 'Histogram', 'nearest_rank', 'SUMMARY_PREFIX',
            'format_summary', 'parse_summary', 'with_message_info', 'drain', 'publisher_gid',
-           'endpoint_gid', 'make_executor', 'init_ros', 'spin_until', 'run_node', 'ACK_WAIT_S',
-           'wait_for_acks']
+           'endpoint_gid', 'endpoint_facts', 'make_executor', 'init_ros', 'spin_until',
+           'run_node', 'ACK_WAIT_S', 'wait_for_acks']

@@ -65,15 +65,17 @@ from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.exchange import (ANSWER, LAST, LockstepExchange, LOST, RealtimeExchange,
                                    WAITING)
-from dodo_sim.ros.exchange_reports import ExchangeReports, publisher_node
+from dodo_sim.ros.exchange_reports import ExchangeReports, hosted_node_name, publisher_node
 from dodo_sim.ros.joint_commands import actuated_efforts, unstamped_efforts
 from dodo_sim.ros.link_contacts import LinkContactWrenches
 from dodo_sim.ros.odometry import BaseOdometer
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.raw_messages import read_joint_state
 from dodo_sim.ros.ros2_control import topic_based_efforts
-from dodo_sim.ros.runtime import (EXIT_DIVERGED, EXIT_OK, publisher_gid, WarnThrottle,
-                                  with_message_info)
+from dodo_sim.ros.runtime import (endpoint_facts, EXIT_DIVERGED, EXIT_OK, publisher_gid,
+                                  WarnThrottle, with_message_info)
+from dodo_sim.ros.start_gate import (CONVENTION_NEEDS, GraphFacts, StartGate, TopicFacts,
+                                     waiting_text)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
                                          odometry_message)
 from dodo_sim.simulator import SimConfig, SimulationDiverged, Simulator
@@ -89,6 +91,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
+#: Wall-clock s after the node is up before the start gate first names what it waits for:
+#: discovery on one machine completes well within it, so the first line is not noise.
+FIRST_GATE_REPORT_S = 1.0
 #: What a silent controller is told to check when its commands are stamped far ahead of the
 #: simulated time (a controller, or a controller_manager, on the system clock).
 FAR_AHEAD_HINT = (' — stamped with the system clock? A controller (a controller_manager too) '
@@ -257,6 +262,11 @@ class SimulatorNode(Node):
         self._diag_counts = (0, 0)                    # (rejected, foreign) at the last one
         self._startup_wall = time.monotonic()
         self._ready_since = None
+        # the start gate: what the exchange needs on the graph (dodo_sim.ros.start_gate)
+        self._gate = StartGate(min_subscribers=cfg.min_subscribers, lockstep=self._lockstep,
+                               command_reliable=self._lockstep or self._ros2_control,
+                               needs=CONVENTION_NEEDS[cfg.command_convention])
+        self._next_gate_report = self._startup_wall + FIRST_GATE_REPORT_S
         self._gate_timer = self.create_timer(0.01, self._check_start, clock=self._steady)
         if cfg.graph_check_period > 0.0:
             self.create_timer(cfg.graph_check_period, self._check_publishers, clock=self._steady)
@@ -265,7 +275,9 @@ class SimulatorNode(Node):
             f'control period = {self.config.control_period} s, mode = {self.config.mode}; '
             f'joints {list(self.joint_names)}, actuated {self._actuated}, contact frames '
             f'{list(self.sim.contact_frames)}; waiting for {cfg.min_subscribers} '
-            f'subscriber(s) per state topic')
+            f'subscriber(s) per state topic'
+            + (' and a controller publishing ' + self._sub_joint_commands.topic_name
+               if self._lockstep else ''))
 
     def _make_exchange(self, period_ns: int):
         """Build the exchange core of the mode, its events said by this node's log."""
@@ -273,7 +285,8 @@ class SimulatorNode(Node):
         reports = ExchangeReports(
             self, self._throttle, self.command_topics,
             announce=lambda text: self._pub_applied.publish(String(data=text)),
-            far_ahead_hint=FAR_AHEAD_HINT, on_change=self.diagnostics.force_update)
+            far_ahead_hint=FAR_AHEAD_HINT, on_change=self.diagnostics.force_update,
+            hosted_node=hosted_node_name(self, cfg.hosted_controller_node))
         stop_after_ns = stamps.stamp_ns(cfg.stop_after) if cfg.stop_after > 0.0 else 0
         if self._lockstep:
             exchange = LockstepExchange(
@@ -298,53 +311,53 @@ class SimulatorNode(Node):
 
     # -- start-up -----------------------------------------------------------------------------
 
-    def _ready(self) -> bool:
-        need = self.node_config.min_subscribers
+    def _graph_facts(self) -> GraphFacts:
+        """Look the graph up for the start gate (:mod:`dodo_sim.ros.start_gate`)."""
         out = self._output
-        if any(p.get_subscription_count() < need
-               for p in [out.clock, out.joints] + out.contacts):
-            return False
-        if self._lockstep and self._sub_joint_commands.get_publisher_count() < 1:
-            return False
-        return self._configurations_recorded()
+        writers = [(out.joints, contract.JOINT_STATES), (out.clock, contract.CLOCK)] + [
+            (pub, contract.contact_topic(frame))
+            for pub, frame in zip(out.contacts, self.sim.contact_frames)]
+        states = tuple(
+            TopicFacts(pub.topic_name, contract.topic_type(topic), tuple(
+                endpoint_facts(e) for e in self.get_subscriptions_info_by_topic(pub.topic_name)),
+                pub.get_subscription_count())
+            for pub, topic in writers)
+        reader = self._sub_joint_commands
+        command = TopicFacts(reader.topic_name, contract.topic_type(self.command_topics[0]),
+                             tuple(endpoint_facts(e) for e in
+                                   self.get_publishers_info_by_topic(reader.topic_name)),
+                             reader.get_publisher_count())
+        return GraphFacts(states=states, command=command, node=self.get_fully_qualified_name(),
+                          recorder=self.count_publishers(contract.RECORDED_CONFIGURATIONS) > 0,
+                          recorded=frozenset(self._recorded_nodes))
 
     def _on_recorded_configurations(self, msg: String) -> None:
         try:
-            self._recorded_nodes = set(json.loads(msg.data))
+            nodes = json.loads(msg.data)
+            self._recorded_nodes = {str(n) for n in nodes} if isinstance(nodes, list) else set()
         except ValueError:
             self._recorded_nodes = set()
-
-    def _configurations_recorded(self) -> bool:
-        """
-        Check that a recorder holds the run's configuration.
-
-        A recorder on the graph holds this node's and the command publishers' parameters (or no
-        recorder announces them): the bag cannot miss the run's configuration.
-        """
-        if self.count_publishers(contract.RECORDED_CONFIGURATIONS) == 0:
-            return True
-        need = {self.get_fully_qualified_name()} | set(
-            runtime.publisher_nodes(self, contract.JOINT_COMMANDS))
-        return need <= self._recorded_nodes
 
     def _check_start(self) -> None:
         if self.exchange.started:
             return
         now = time.monotonic()
         waited = now - self._startup_wall
-        ready = self._ready()
-        if ready and self._ready_since is None:
+        missing = self._gate.missing(self._graph_facts())
+        if not missing and self._ready_since is None:
             self._ready_since = now
-        elif not ready:
+        elif missing:
             self._ready_since = None
-        settled = ready and now - self._ready_since >= self.node_config.discovery_settle
+        settled = not missing and now - self._ready_since >= self.node_config.discovery_settle
         if not settled:
             if waited < self.node_config.startup_timeout:
+                if missing and now >= self._next_gate_report:
+                    # at once (after discovery had its first second), then every few seconds
+                    self._next_gate_report = now + self.node_config.start_report_period
+                    self.get_logger().warning(f'{waiting_text(missing)} ({waited:.1f} s)')
                 return
             self.get_logger().warning(
-                f'starting after {waited:.1f} s without all subscribers/controller matched'
-                + ('' if self._configurations_recorded() else
-                   " and before the recorder held every node's configuration"))
+                f'starting after {waited:.1f} s without: ' + '; '.join(missing or ['settling']))
         self._gate_timer.cancel()
         self.get_logger().info(f'simulation starts (matched after {waited:.2f} s)')
         self._publish_state(self.sim.state)

@@ -302,7 +302,7 @@ def read_bag(bag_dir: str | os.PathLike, topics: Iterable[str] | None = None,
     times: dict[str, list[int]] = {}
     msgs: dict[str, list] = {}
     types: dict[str, str] = {}
-    with open_reader(bag_dir) as reader:
+    with _damage_reported(bag_dir), open_reader(bag_dir) as reader:
         keys = _topic_keys(reader)
         connections = _connections(reader, topics)
         if max_messages is None:

@@ -8,14 +8,17 @@
 
     dodo hop [--params-file F] [--model XACRO] [--duration S] [--bag DIR]
              [--plots DIR | --no-plots] [--domain-id N] [--wall-timeout S]
-             [--hardware emulated|can] [--realtime-priority N]
+             [--hardware emulated|can] [--realtime-priority N] [--controller NAME|external]
 
 Defaults: the package's ``config/hop.yaml``, 10 s, and a new run directory
 ``runs/hop-<date>-<time>/`` (``--runs-dir``) holding ``bag/`` (rosbag2 MCAP) and ``plots/``.
 The params file selects the controller (``controller``: ``slip_hopper``, ``kneed_walker``) and
 with it the default robot description (``--model`` overrides it; dodo_sim.ros.graph.
-robot_from_params). ``dodo walk`` (:mod:`dodo_sim.tools.walk_runner`) is this runner with the
-walker's defaults.
+robot_from_params); ``--controller NAME`` hosts another one, ``--controller external`` (or
+``none``) starts no controller node: the run waits for the user's own node on its ROS domain
+(docs/ros_contract.md, "Any controller"; so does a params file with ``command_convention:
+ros2_control``, answered by a controller_manager). ``dodo walk``
+(:mod:`dodo_sim.tools.walk_runner`) is this runner with the walker's defaults.
 
 Before anything starts, every input is checked (params file, node configurations, the URDF,
 the controller's set-points against what the leg can reach, ``--duration``, the bag and plot
@@ -78,7 +81,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         domain_id: int | None = None, env=None, model=None, prog: str = 'dodo hop',
         plotter: str = 'dodo_sim.tools.plot', hardware: str | None = None,
         realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY, live: str = '',
-        verbose: bool = True, log_path=None, namespace: str = '') -> int:
+        verbose: bool = True, log_path=None, namespace: str = '',
+        controller: str | None = None, viewer_dir=None, profile: str = 'hop') -> int:
     """
     Check, run, report; the exit code (see module docs).
 
@@ -86,6 +90,8 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     (:data:`PLOTTERS`). ``live``: the recorder's live view (PORT or HOST:PORT; docs/viewing.md).
     ``verbose``: stream every node line; else a progress line, the node lines in ``log_path`` and
     only their warnings and errors on the terminal (dodo_sim.tools.run_console).
+    ``viewer_dir``: in a namespace, the viewer configurations of ``profile`` for it are written
+    there (dodo_sim.tools.layouts.write_viewer_files; docs/viewing.md).
     """
     from dodo_sim.tools.live_view import check_port_free, LiveViewError, parse_address
     from dodo_sim.tools.run_console import RunConsole
@@ -98,7 +104,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
                      err=console.stream(err), domain_id=domain_id, env=env,
                      model=model, prog=prog, hardware=hardware,
                      realtime_priority=realtime_priority, live=live, console=console,
-                     namespace=namespace)
+                     namespace=namespace, controller=controller)
     except UsageError as exc:
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
@@ -126,6 +132,21 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
               f'{hop.discovery_range} ros2 topic echo '
               f'{contract.resolve(contract.JOINT_STATES, hop.namespace)}\n')
+    if hop.robot.external:
+        env = (f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
+               f'{hop.env["ROS_AUTOMATIC_DISCOVERY_RANGE"]}')
+        out.write(f'{prog}: the controller is your own node: start it with {env}'
+                  + (f' in namespace {hop.namespace}' if hop.namespace else '')
+                  + '; the simulator waits for it (it names what is missing) and its bag '
+                  'records it as external (docs/ros_contract.md, "Any controller")\n')
+    if hop.namespace and viewer_dir is not None:
+        from dodo_sim.tools.layouts import write_viewer_files
+        try:
+            written = write_viewer_files(viewer_dir, profile, hop.namespace)
+            out.write(f'{prog}: viewer configurations for namespace {hop.namespace}: '
+                      f'{viewer_dir} ({", ".join(p.name for p in written)})\n')
+        except OSError as exc:       # the run does not need them
+            out.write(f'{prog}: note: viewer configurations not written: {one_line(exc)}\n')
     if hop.domain.foreign_sockets:
         out.write(f'{prog}: note: domain {domain} already has DDS participants on this '
                   f'machine (ROS_DOMAIN_ID was given); they will see this run\n')
@@ -170,6 +191,12 @@ def build_parser(profile: str = 'hop', description: str | None = None,
     parser.add_argument('--duration', type=float, default=10.0,
                         help='simulated time to run, s (default 10); with --hardware: driver '
                              'time from its first enable')
+    parser.add_argument('--controller', default=None, metavar='NAME|external',
+                        help="the controller (default: the params file's controller section): "
+                             'a controller name hosted by the controller node (e.g. '
+                             'slip_hopper, kneed_walker, joint_hold), or external (none): no '
+                             'controller node, your own ROS 2 node answers each state '
+                             '(docs/ros_contract.md, "Any controller")')
     parser.add_argument('--hardware', choices=graph.HARDWARE_KINDS, default=None,
                         help='the hardware driver instead of the simulator: emulated (physics '
                              'behind an in-process virtual CAN bus, enabled once the controller '
@@ -241,9 +268,11 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
         bag = run_dir / 'bag'
         default_plots = run_dir / 'plots'
         log_path = run_dir / 'nodes.log'
+        viewer_dir = run_dir / 'viewer'
     else:
         default_plots = bag.parent / (bag.name + '_plots')
         log_path = bag.parent / (bag.name + '_nodes.log')
+        viewer_dir = bag.parent / (bag.name + '_viewer')
     if plots is None and not args.no_plots:
         plots = default_plots
     params_file = (args.params_file if args.params_file is not None
@@ -255,7 +284,8 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                    realtime_priority=args.realtime_priority, live=args.live,
                    verbose=(args.verbose if args.verbose is not None
                             else not sys.stdout.isatty()), log_path=log_path,
-                   namespace=args.namespace)
+                   namespace=args.namespace, controller=args.controller,
+                   viewer_dir=viewer_dir, profile=profile)
     except KeyboardInterrupt:        # Ctrl-C during the checks or the plots (no child runs)
         print(f'{prog}: interrupted (SIGINT)', file=sys.stderr)
         return EXIT_INTERRUPTED

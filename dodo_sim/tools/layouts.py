@@ -44,11 +44,7 @@ HOPPER_STATE = ('t', 'phase', 'hops', 'slip_leg_length_m', 'slip_rest_length_m',
                 'foot_target_x', 'foot_target_z', 'slip_acceleration_x', 'slip_acceleration_z',
                 'leg_force_n_x', 'leg_force_n_z', 'torque_saturated',
                 *HopMonitor.CHANNELS, 'tau_hip', 'tau_knee', 'config_revision')
-FOOT_CONTACT = contract.resolve(contract.contact_topic('foot'))
-JOINT_STATES_TOPIC = contract.resolve(contract.JOINT_STATES)
-CONTROLLER_STATE_TOPIC = contract.resolve(contract.CONTROLLER_STATE)
-ROBOT_DESCRIPTION_TOPIC = contract.resolve(contract.ROBOT_DESCRIPTION)
-CONTROLLER_MARKERS_TOPIC = contract.resolve(contract.CONTROLLER_MARKERS)
+FOOT_CONTACT = contract.contact_topic('foot')
 
 
 @dataclass(frozen=True)
@@ -56,7 +52,8 @@ class Series:
     """
     One plotted signal: a JointState entry (``topic``, ``name``, ``field``) or a plain field path.
 
-    A plain field path has ``field`` with dots and ``name`` empty.
+    ``topic`` is the contract (relative) name; a plain field path has ``field`` with dots and
+    ``name`` empty.
     """
 
     label: str
@@ -65,52 +62,56 @@ class Series:
     name: str = ''
 
     def names(self) -> tuple:
-        return HOPPER_JOINTS if self.topic == JOINT_STATES_TOPIC else HOPPER_STATE
+        return HOPPER_JOINTS if self.topic == contract.JOINT_STATES else HOPPER_STATE
 
-    def foxglove_path(self) -> str:
+    def foxglove_path(self, namespace: str = '') -> str:
+        topic = contract.resolve(self.topic, namespace)
         if self.name:
-            return f'{self.topic}.{self.field}[{self.names().index(self.name)}]'
-        return f'{self.topic}.{self.field}'
+            return f'{topic}.{self.field}[{self.names().index(self.name)}]'
+        return f'{topic}.{self.field}'
 
-    def plotjuggler_curve(self) -> str:
+    def plotjuggler_curve(self, namespace: str = '') -> str:
         """Return the name a JointState entry gets in PlotJuggler (``/topic/<name>/<field>``)."""
+        topic = contract.resolve(self.topic, namespace)
         if self.name:
-            return f'{self.topic}/{self.name}/{self.field}'
-        return f'{self.topic}/{self.field.replace(".", "/")}'
+            return f'{topic}/{self.name}/{self.field}'
+        return f'{topic}/{self.field.replace(".", "/")}'
 
 
 #: Plot panels: title -> series.
 PLOTS = {
     'base height and apex, m': (
-        Series('base z', JOINT_STATES_TOPIC, 'position', 'base_z'),
-        Series('last apex', CONTROLLER_STATE_TOPIC, 'position', 'last_apex_height_m'),
-        Series('apex set-point', CONTROLLER_STATE_TOPIC, 'position', 'apex_height')),
+        Series('base z', contract.JOINT_STATES, 'position', 'base_z'),
+        Series('last apex', contract.CONTROLLER_STATE, 'position', 'last_apex_height_m'),
+        Series('apex set-point', contract.CONTROLLER_STATE, 'position', 'apex_height')),
     'joint torques, N m': (
-        Series('hip', JOINT_STATES_TOPIC, 'effort', 'hip'),
-        Series('knee', JOINT_STATES_TOPIC, 'effort', 'knee')),
+        Series('hip', contract.JOINT_STATES, 'effort', 'hip'),
+        Series('knee', contract.JOINT_STATES, 'effort', 'knee')),
     'foot contact force, N': (
         Series('normal (z)', FOOT_CONTACT, 'wrench.force.z'),
         Series('tangential (x)', FOOT_CONTACT, 'wrench.force.x')),
     'phase and hops': (
-        Series('phase', CONTROLLER_STATE_TOPIC, 'position', 'phase'),
-        Series('hops', CONTROLLER_STATE_TOPIC, 'position', 'hops')),
+        Series('phase', contract.CONTROLLER_STATE, 'position', 'phase'),
+        Series('hops', contract.CONTROLLER_STATE, 'position', 'hops')),
 }
 
 
-def foxglove_layout() -> str:
-    """Return the Foxglove layout (JSON, foxglove-sdk's layout format)."""
+def foxglove_layout(namespace: str = '') -> str:
+    """Return the Foxglove layout (JSON, foxglove-sdk's format) of a run in ``namespace``."""
     import foxglove.layouts as fl
     three_d = fl.ThreeDeePanel(title='hopper', config=fl.ThreeDeeConfig(
         follow_tf='body', fixed_frame='world', follow_mode='follow-position',
         layers={'grid': fl.BaseRendererGridLayerSettings(),
                 'urdf': fl.BaseRendererUrdfLayerSettings(
-                    source_type='topic', topic=ROBOT_DESCRIPTION_TOPIC, label='hopper')},
-        topics={CONTROLLER_MARKERS_TOPIC: fl.BaseRendererRosMarkerTopicSettings(
-            visible=True)}))
+                    source_type='topic', topic=contract.resolve(contract.ROBOT_DESCRIPTION,
+                                                                namespace),
+                    label='hopper')},
+        topics={contract.resolve(contract.CONTROLLER_MARKERS, namespace):
+                fl.BaseRendererRosMarkerTopicSettings(visible=True)}))
 
     def plot(title, series):
         return fl.PlotPanel(title=title, config=fl.PlotConfig(show_legend=True, paths=[
-            fl.PlotSeries(value=s.foxglove_path(), label=s.label, enabled=True)
+            fl.PlotSeries(value=s.foxglove_path(namespace), label=s.label, enabled=True)
             for s in series]))
 
     plots = [fl.SplitItem(proportion=1, content=plot(title, series))
@@ -124,16 +125,16 @@ def foxglove_layout() -> str:
     return layout.to_json()
 
 
-def plotjuggler_layout() -> str:
+def plotjuggler_layout(namespace: str = '') -> str:
     """
-    Return the PlotJuggler layout (XML): one tab, a plot per :data:`PLOTS` entry.
+    Return the PlotJuggler layout (XML) of a run in ``namespace``: a plot per :data:`PLOTS` entry.
 
-    The ROS 2 topic subscriber and the MCAP loader preselected.
+    One tab; the ROS 2 topic subscriber and the MCAP loader preselected.
     """
     colors = ('#1f77b4', '#d62728', '#2ca02c', '#ff7f0e')
     areas = []
     for title, series in PLOTS.items():
-        curves = ''.join(f'       <curve name={quoteattr(s.plotjuggler_curve())} '
+        curves = ''.join(f'       <curve name={quoteattr(s.plotjuggler_curve(namespace))} '
                          f'color="{colors[i % len(colors)]}"/>\n'
                          for i, s in enumerate(series))
         areas.append(f'     <DockArea name={quoteattr(title)}>\n'
@@ -141,7 +142,8 @@ def plotjuggler_layout() -> str:
                      f'flip_y="false">\n'
                      f'       <range left="0" right="1" top="1" bottom="0"/>\n'
                      f'       <limitY/>\n{curves}      </plot>\n     </DockArea>\n')
-    topics = sorted({s.topic for series in PLOTS.values() for s in series})
+    topics = sorted({contract.resolve(s.topic, namespace)
+                     for series in PLOTS.values() for s in series})
     sizes = ';'.join([f'{1 / len(areas):.6f}'] * len(areas))
     return ("<?xml version='1.0' encoding='UTF-8'?>\n<root>\n"
             ' <tabbed_widget name="Main Window" parent="main_window">\n'
@@ -162,12 +164,85 @@ def plotjuggler_layout() -> str:
             ' <customMathEquations/>\n <snippets/>\n</root>\n')
 
 
+#: The RViz properties that name a topic (a display's ``Topic``, RobotModel's ``Description
+#: Topic``), each a mapping whose ``Value`` is the topic name.
+RVIZ_TOPIC_KEYS = ('Topic', 'Description Topic')
+
+
+def namespaced_rviz_config(text: str, namespace: str,
+                           source: str = 'RViz configuration') -> str:
+    """
+    Return the RViz configuration ``text`` for a run in ``namespace``.
+
+    Every absolute topic of the ROS contract it names (``/robot_description``,
+    ``/controller/markers``, ``/<frame>_contact``, ...) is moved into the namespace, where a
+    namespaced run publishes it; other topics are kept. /tf and /tf_static need no change: the
+    launch file remaps them for rviz2 (:data:`dodo_sim.ros.contract.NAMESPACE_REMAPS`). The
+    root namespace returns ``text`` unchanged. The text is read as YAML at a bounded cost
+    (:mod:`dodo_sim.safe_yaml`; ``source`` names it in errors).
+    """
+    from dodo_sim.safe_yaml import load_yaml
+    if not contract.normalize_namespace(namespace):
+        return text
+    return namespaced_rviz(load_yaml(text, source), namespace)
+
+
+def namespaced_rviz(config, namespace: str) -> str:
+    """Return the text of RViz configuration ``config`` (its YAML data) for ``namespace``."""
+    import yaml
+    ns = contract.normalize_namespace(namespace)
+
+    def visit(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                topic = value.get('Value') if isinstance(value, dict) else None
+                if key in RVIZ_TOPIC_KEYS and isinstance(topic, str):
+                    if topic.startswith('/') and contract.topic_type(topic[1:]) is not None:
+                        value['Value'] = contract.resolve(topic[1:], ns)
+                else:
+                    visit(value)
+        elif isinstance(node, list):
+            for item in node:
+                visit(item)
+    visit(config)
+    return (f'# generated by dodo_sim.tools.layouts for a run in namespace {ns}\n'
+            + yaml.safe_dump(config, sort_keys=False, default_flow_style=False))
+
+
+def viewer_files(profile: str, namespace: str = '') -> dict:
+    """
+    File name -> text of the viewer configurations of a ``dodo <profile>`` run in ``namespace``.
+
+    Every profile: its RViz configuration (graph.PROFILES, ``hop.rviz``, ``walk.rviz``); the
+    hopper's also the Foxglove and PlotJuggler layouts (their plots are the hopper's).
+    """
+    from dodo_sim.paths import share_dir
+    from dodo_sim.ros import graph
+    rviz = share_dir().joinpath(*graph.profile(profile).rviz_config)
+    files = {}
+    if profile == 'hop':
+        files['foxglove_layout.json'] = foxglove_layout(namespace) + '\n'
+        files['plotjuggler_layout.xml'] = plotjuggler_layout(namespace)
+    files[rviz.name] = namespaced_rviz_config(rviz.read_text(), namespace, str(rviz))
+    return files
+
+
+def write_viewer_files(directory, profile: str, namespace: str) -> list:
+    """Write :func:`viewer_files` into ``directory`` (created); return the paths written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in viewer_files(profile, namespace).items():
+        (directory / name).write_text(text)
+        written.append(directory / name)
+    return written
+
+
 def series_values(bag, series: Series):
     """(Time s, values) of one series in a bag (the stamps of the messages)."""
     from dodo_sim.tools.bag import read_bag
     import numpy as np
-    topic = contract.relative_name(series.topic)       # the bag readers' key
-    data = read_bag(bag, [topic])[topic]
+    data = read_bag(bag, [series.topic])[series.topic]      # keyed by contract names
     t, v = [], []
     for msg in data.messages:
         stamp = msg.header.stamp
@@ -215,13 +290,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog='python -m dodo_sim.tools.layouts',
                                      description=__doc__.split('\n\n')[0])
     parser.add_argument('--out', type=Path, help='write both layouts into this directory')
+    parser.add_argument('--namespace', default='',
+                        help='with --out: the layouts of a run in this ROS namespace')
     parser.add_argument('--preview', type=Path, metavar='BAG', help='draw the plots of a bag')
     parser.add_argument('--png', type=Path, default=Path('layout_preview.png'))
     args = parser.parse_args(argv)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / 'foxglove_layout.json').write_text(foxglove_layout() + '\n')
-        (args.out / 'plotjuggler_layout.xml').write_text(plotjuggler_layout())
+        (args.out / 'foxglove_layout.json').write_text(foxglove_layout(args.namespace) + '\n')
+        (args.out / 'plotjuggler_layout.xml').write_text(plotjuggler_layout(args.namespace))
     if args.preview:
         print(preview(args.preview, args.png))
     return 0

@@ -27,6 +27,9 @@ Rate limits (wall clock, per channel): a viewer needs far less than the 1 kHz of
 (``/diagnostics=2``; 0: no limit). A latched topic's last message is sent again when a client
 subscribes to it, so a viewer that connects mid-run still gets the robot's URDF.
 
+Acting on the run (parameters, services, client publishing) is :mod:`dodo_sim.tools.live_actions`;
+this module only hands the server's requests to it.
+
 This module imports no rclpy.
 """
 from __future__ import annotations
@@ -195,6 +198,8 @@ class LiveView:
         sim_time: the run has a /clock: every log time is the last /clock's time, 0 before the
             first one (foxglove_bridge with use_sim_time: a ROS clock that has not received
             /clock reads 0); else the bag time.
+        actions: parameters, services and client publishing offered besides the topics
+            (:class:`dodo_sim.tools.live_actions.LiveActions`); None: watch only.
     """
 
     host: str = DEFAULT_HOST
@@ -206,6 +211,7 @@ class LiveView:
     backlog: int = 1024
     name: str = 'dodo_sim'
     sim_time: bool = False
+    actions: object = None
 
     def __post_init__(self):
         self._streams: dict[str, _Stream] = {}
@@ -272,18 +278,24 @@ class LiveView:
         try:
             self._server = foxglove.start_server(
                 name=self.name, host=self.host, port=self.port, context=self._context,
-                capabilities=[Capability.Time], supported_encodings=['cdr'],
+                capabilities=[Capability.Time] + self._action_capabilities(),
+                supported_encodings=['cdr'],
                 server_listener=_listener_class()(self), message_backlog_size=self.backlog)
         except RuntimeError as exc:
             self._release_sdk_log()
             raise LiveViewError(f'live view: cannot listen on {self.host}:{self.port} '
                                 f'({" ".join(str(exc).split())})') from None
         self.port = self._server.port
+        if self.actions is not None:
+            self.actions.attach(self._server)
         self._stopping = False
         self._resend_thread = threading.Thread(target=self._resend_loop, name='live-view-resend',
                                                daemon=True)
         self._resend_thread.start()
         return self.address
+
+    def _action_capabilities(self) -> list:
+        return self.actions.capabilities() if self.actions is not None else []
 
     @property
     def address(self) -> str:
@@ -297,6 +309,8 @@ class LiveView:
         if self._resend_thread is not None:
             self._resend_thread.join()
             self._resend_thread = None
+        if self.actions is not None:
+            self.actions.detach()
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -425,13 +439,32 @@ def _listener_class():
     from foxglove.websocket import ServerListener
 
     class Listener(ServerListener):
-        """Only subscriptions matter here (the base class ignores the rest)."""
+        """Subscriptions here; parameters and client messages to the view's actions, if any."""
 
         def __init__(self, view: LiveView):
             self._view = view
+            self._actions = view.actions
 
         def on_subscribe(self, client, channel) -> None:
             self._view._on_subscribe(channel.id)
+
+        def on_get_parameters(self, client, param_names, request_id=None) -> list:
+            return self._actions.get_parameters(param_names) if self._actions else []
+
+        def on_set_parameters(self, client, parameters, request_id=None) -> list:
+            return self._actions.set_parameters(parameters) if self._actions else []
+
+        def on_client_advertise(self, client, channel) -> None:
+            if self._actions:
+                self._actions.on_client_advertise(client.id, channel)
+
+        def on_client_unadvertise(self, client, client_channel_id) -> None:
+            if self._actions:
+                self._actions.on_client_unadvertise(client.id, client_channel_id)
+
+        def on_message_data(self, client, client_channel_id, data) -> None:
+            if self._actions:
+                self._actions.on_message_data(client.id, client_channel_id, data)
 
     return Listener
 

@@ -28,6 +28,7 @@ from typing import Sequence
 from dodo_sim.parameter import ALLOW_NAN, CHOICES, describe_range, RANGE, UNIT
 from dodo_sim.ros import graph
 from dodo_sim.ros.contract import DRIVER_NODE
+from dodo_sim.ros.node_config import ClientConfig
 from dodo_sim.ros.params import field_docs
 
 #: (heading, params-file section, hosted controller) of each table
@@ -88,6 +89,11 @@ def reference_text() -> str:
         for cls in graph.config_classes(node, controller):
             lines += [f'`{cls.__module__}.{cls.__name__}`', '']
             lines += class_table(cls) + ['']
+    lines += ['## client (your own controller node on `dodo_sim.client`)', '',
+              'Not a node of the graph: the parameters of a node built on',
+              '`dodo_sim.client.ControllerClient` (docs/ros_contract.md, "Any controller").', '',
+              f'`{ClientConfig.__module__}.{ClientConfig.__name__}`', '']
+    lines += class_table(ClientConfig) + ['']
     return '\n'.join(lines).rstrip() + '\n'
 
 

@@ -29,6 +29,45 @@ CONTROLLER_NODE = 'controller'
 #: /controller/state channel counting accepted runtime parameter changes
 REVISION_CHANNEL = 'config_revision'
 SOURCES = ('auto', 'joint_commands', 'state', 'commands')
+#: Characters of one recorded /simulator/controller announcement read (a bag is input: bounded).
+MAX_ANNOUNCEMENT_CHARS = 4096
+
+
+def announced_controllers(data: dict) -> list:
+    """
+    Return the recorded announcements of the bound controller (``/simulator/controller``).
+
+    Each is a dict (``node``, ``gid``, ``since_ns``, ``kind``: docs/bags.md); an unreadable or
+    oversized one is left out. Empty for a bag without the topic.
+    """
+    import json
+    out = []
+    for msg in getattr(data.get(contract.APPLIED_CONTROLLER), 'messages', ()):
+        text = getattr(msg, 'data', '')
+        if not isinstance(text, str) or len(text) > MAX_ANNOUNCEMENT_CHARS:
+            continue
+        try:
+            announced = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(announced, dict):
+            out.append(announced)
+    return out
+
+
+def refuse_external_controller(data: dict) -> None:
+    """
+    Raise ValueError when the bag's controller was an external node (``kind: external``).
+
+    Its control law is not in the package: a replay would compare the recorded commands with
+    some other controller (docs/bags.md, "Which controller").
+    """
+    for announced in announced_controllers(data):
+        if announced.get('kind') == 'external':
+            node = str(announced.get('node') or '(unnamed)')[:200]
+            raise ValueError(f"the bag's controller was an external node, {node}; it cannot "
+                             f'be replayed through a controller (dodo replay BAG without '
+                             f'--through-controller republishes the bag for your node)')
 
 
 @dataclass(frozen=True)
@@ -436,6 +475,8 @@ def compare_with_controller(bag_dir: str | os.PathLike,
     ``source``: 'joint_commands', 'state', 'commands' or 'auto' (the first of these recorded).
     """
     types = bagio.topic_types(bag_dir)
+    if contract.APPLIED_CONTROLLER in types:
+        refuse_external_controller(bagio.read_bag(bag_dir, [contract.APPLIED_CONTROLLER]))
     topics = [contract.JOINT_STATES, JOINT_COMMAND_TOPIC, STATE_TOPIC, COMMAND_TOPIC,
               contract.ROBOT_DESCRIPTION, contract.PARAMETER_EVENTS]
     topics += list(bag_robot.contact_topics(types).values())

@@ -81,14 +81,15 @@ def check_models(configs: dict, robot: graph.Robot) -> None:
 
     The simulator (or the driver's emulated hardware) builds its model and the driver its
     actuators on it; the controller (and its outcome monitor) accepts its configuration on that
-    robot (the hopper: its set-points on that leg).
+    robot (the hopper: its set-points on that leg) — when the graph hosts it (``configs`` has a
+    controller: not for an external one).
 
     What the URDF parser (C++) prints on stderr is kept out of the terminal and added to
     the one error line.
     """
     from dodo_control.registry import controller_entry
     from dodo_sim.simulator import Simulator
-    ctrl = configs['controller']
+    ctrl = configs.get('controller')
     entry = controller_entry(robot.controller)
     with tempfile.TemporaryFile(mode='w+b') as native:
         sys.stderr.flush()
@@ -102,12 +103,13 @@ def check_models(configs: dict, robot: graph.Robot) -> None:
                 leg_xml = Simulator(urdf, sim['SimConfig']).leg.urdf_xml
             else:
                 leg_xml = check_driver(configs[graph.DRIVER_NODE]['DriverConfig'])
-            xml = ctrl['ControllerNodeConfig'].robot_description or leg_xml
-            built = entry.build(xml, ctrl[entry.config_class().__name__])
-            monitor = entry.monitor_class()
-            if monitor is not None:
-                monitor(xml, built.joint_names, *(
-                    ctrl[cls.__name__] for cls in entry.monitor_config_classes()))
+            if ctrl is not None:        # none for an external controller (the user's node)
+                xml = ctrl['ControllerNodeConfig'].robot_description or leg_xml
+                built = entry.build(xml, ctrl[entry.config_class().__name__])
+                monitor = entry.monitor_class()
+                if monitor is not None:
+                    monitor(xml, built.joint_names, *(
+                        ctrl[cls.__name__] for cls in entry.monitor_config_classes()))
         except ValueError as exc:
             native.seek(0)
             said = ' '.join(native.read().decode(errors='replace').split())

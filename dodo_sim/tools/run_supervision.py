@@ -102,7 +102,8 @@ class HopRun:
                  keep_lines: bool = False, domain_id: int | None = None,
                  model=None, prog: str = 'dodo hop', hardware: str | None = None,
                  realtime_priority: int = graph.DEFAULT_REALTIME_PRIORITY,
-                 live: str = '', console=None, namespace: str = ''):
+                 live: str = '', console=None, namespace: str = '',
+                 controller: str | None = None):
         try:
             #: the robot's namespace ('' or '/left'): DESIGN.md section 3
             self.namespace = contract.normalize_namespace(namespace)
@@ -115,6 +116,8 @@ class HopRun:
         self.realtime_priority = int(realtime_priority)
         self.params_file = Path(params_file)
         self.model = str(model) if model else None
+        #: the controller chosen on the command line (None: the params file's; 'external')
+        self.controller = controller
         self.prog = prog
         self._robot: graph.Robot | None = None
         self.controller_summary: dict | None = None
@@ -134,9 +137,8 @@ class HopRun:
         self.keep_lines = keep_lines
         self.explicit_domain = domain_id
         self.domain: domains.DomainLease | None = None
-        self.nodes = graph.hop_nodes(record=self.bag is not None, hardware=hardware)
         #: the node that owns the run's time: simulator, or driver on hardware
-        self.clock = graph.clock_node(self.nodes).name
+        self.clock = graph.clock_node(graph.hop_nodes(record=False, hardware=hardware)).name
         self.group = ProcessGroup(self.env)
         self.failures: list[str] = []
         self.sim_summary: dict | None = None
@@ -167,8 +169,14 @@ class HopRun:
     def robot(self) -> graph.Robot:
         """Return the robot of the run: controller, model, contact frames (params file)."""
         if self._robot is None:
-            self._robot = graph.robot_from_params(self.params_file, self.model)
+            self._robot = graph.robot_from_params(self.params_file, self.model, self.controller)
         return self._robot
+
+    @property
+    def nodes(self) -> tuple:
+        """Return the nodes of the run (graph.hop_nodes; no controller node when external)."""
+        return graph.hop_nodes(record=self.bag is not None, hardware=self.hardware,
+                               hosted=not self.robot.external)
 
     # -- checks (nothing runs before they pass) -------------------------------------------------
 
@@ -178,7 +186,7 @@ class HopRun:
             raise UsageError(f'--duration must be a finite number of simulated seconds > 0, '
                              f'got {self.duration}')
         try:
-            graph.check_params_file(self.params_file)
+            graph.check_params_file(self.params_file, self.controller)
             if self.hardware is not None:
                 graph.check_hardware(self.params_file, self.robot, self.hardware)
             if self.hardware == 'can':

@@ -322,7 +322,10 @@ def test_the_live_view_throttles_the_sdk_log_of_malformed_frames(capfd):
     view.start([('/joint_states', 'sensor_msgs/msg/JointState', 'string x\n')])
     started = time.monotonic()
     try:
-        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10) as ws:
+        # the server answers each malformed frame with a status message: read them all (no
+        # client queue bound), else the server drops this client as a slow reader mid-send
+        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10,
+                     max_queue=None) as ws:
             for _ in range(3000):
                 ws.send('{not json')              # one SDK log line each, on main
             ws.send(json.dumps({'op': 'unsubscribe', 'subscriptionIds': []}))

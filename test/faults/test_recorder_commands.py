@@ -61,3 +61,33 @@ def test_kept_commands_are_bounded():
         router.route(k, b'x', STRAY)
     assert router.overflow() == [(False, 0, b'x'), (False, 1, b'x')]
     assert len(router.pending) == 3
+
+
+# -- whose announcement is believed (issue 28: any node could publish on /simulator/controller)
+
+def test_only_a_command_consumer_nodes_announcement_is_believed():
+    from dodo_sim.ros.recorder_commands import ACCEPT, AnnouncementFilter, IGNORE, UNKNOWN
+    simulator_gid = b'\x03' * 16
+    announcers = [('/simulator', simulator_gid), ('/stray', STRAY)]
+    announcements = AnnouncementFilter({'/simulator', '/driver'})
+    assert announcements.judge(simulator_gid, announcers) is ACCEPT
+    assert announcements.judge(STRAY, announcers) is IGNORE
+    assert announcements.judge(STRAY, announcers) is IGNORE
+    assert announcements.ignored == 2 and announcements.ignored_nodes == ['/stray']
+    assert announcements.judge(b'\x04' * 16, announcers) is UNKNOWN     # not on the graph yet
+    assert announcements.consumer_present(announcers)
+    assert not announcements.consumer_present([('/stray', STRAY)])
+
+
+def test_an_announcement_from_a_publisher_not_on_the_graph_yet_is_judged_again_then_dropped():
+    from dodo_sim.ros.recorder_commands import AnnouncementFilter
+    late = b'\x05' * 16
+    announcements = AnnouncementFilter({'/simulator'}, unknown_periods=2)
+    announcements.keep(('announced', late))
+    assert announcements.again(lambda item: item[1], []) == ([], [])
+    assert announcements.again(lambda item: item[1], [('/simulator', late)]) == (
+        [('announced', late)], [])
+    announcements.keep(('forged', STRAY))
+    assert announcements.again(lambda item: item[1], []) == ([], [])
+    assert announcements.again(lambda item: item[1], []) == ([], [('forged', STRAY)])
+    assert announcements.ignored == 1 and not announcements.pending

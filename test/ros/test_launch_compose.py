@@ -6,9 +6,11 @@ Check the shipped launch file under the real ROS 2 launch tooling.
 
 The tooling is ../shared/ros2_launch, with the fixtures of test_launch_real.py. The file must be
 readable and composable: ``--print`` shows one node action per node, and a launch file of the
-user's includes ``hop.launch.py`` and overrides one argument (``namespace``): the robot runs under
-it and hops, and SIGINT ends everything with code 0.
+user's includes ``hop.launch.py`` and overrides the ``namespace`` argument: the robot runs under
+it and hops, rviz2 gets a configuration naming the namespaced topics (docs/viewing.md), and SIGINT
+ends everything with code 0.
 """
+from pathlib import Path
 import subprocess
 import textwrap
 import threading
@@ -18,6 +20,7 @@ import pytest
 # stop_leftover_launches: test_launch_real.py's autouse fixture, imported to apply here too (F401)
 from test_launch_real import (Launch, Listener, stop_leftover_launches,  # noqa: F401
                               until)
+import yaml
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -59,7 +62,7 @@ def generate_launch_description():
     return LaunchDescription([IncludeLaunchDescription(
         PythonLaunchDescriptionSource(PathJoinSubstitution(
             [FindPackageShare('dodo_sim'), 'launch', 'hop.launch.py'])),
-        launch_arguments={'namespace': 'robot1'}.items())])
+        launch_arguments={'namespace': 'robot1', 'rviz': 'true'}.items())])
 """
 
 
@@ -83,6 +86,14 @@ def test_an_including_launch_file_overrides_the_namespace(launch_env, tmp_path):
         assert max(heights) - min(heights) > 0.05   # it moves (hops): a controller answers
     finally:
         listener.close()
+    # rviz2 (../shared/ros2_launch's stand-in) gets hop.rviz with the topics in the namespace
+    path = launch.wait_for(r'\[STAND-IN rviz2\] -d (\S+) exists=True').group(1)
+    rviz = yaml.safe_load(Path(path).read_text())['Visualization Manager']['Displays']
+    topics = {d[key]['Value'] for d in rviz for key in ('Topic', 'Description Topic')
+              if key in d}
+    assert topics == {'/robot1/robot_description', '/robot1/controller/markers',
+                      '/robot1/foot_contact'}, topics
+    assert 'rviz_default_plugins/Wrench' in {d['Class'] for d in rviz}
     # launch ends with 0 (each node's clean exit on SIGINT: test_launch_real.py; under heavy
     # load launch may escalate a slow node to SIGTERM after its 5 s)
     assert launch.interrupt() == 0, launch.output[-4000:]

@@ -388,3 +388,37 @@ def test_dodo_cli_runs_through_ros2_run_after_colcon_build(launch_env):
                            capture_output=True, text=True, timeout=120)
     assert usage.returncode == 0, usage.stdout + usage.stderr
     assert '--duration' in usage.stdout and '--namespace' in usage.stdout
+
+
+def test_controller_none_leaves_the_controller_out_and_a_users_node_answers(launch_env,
+                                                                            tmp_path):
+    """
+    ``controller:=none record:=true``: no controller process, a node of the user's answers.
+
+    The node is written from the contract alone (test_external_controller.py); the simulator
+    names the missing publisher until it comes, then the run goes on; SIGINT ends every process
+    with code 0 and the bag records the controller as external.
+    """
+    import json
+
+    from dodo_sim.ros import contract
+    from dodo_sim.tools.bag import read_bag
+    from test_external_controller import CONTRACT_ONLY_CONTROLLER
+    bag = tmp_path / 'bag'
+    launch = Launch(launch_env, 'controller:=none', 'record:=true', f'bag:={bag}')
+    launch.wait_for(r'\[simulator\]: waiting for: a publisher of /joint_commands', 300.0)
+    script = tmp_path / 'my_pd.py'
+    script.write_text(CONTRACT_ONLY_CONTROLLER)
+    node = LineProcess([sys.executable, str(script)], env=launch.env, cwd=tmp_path)
+    try:
+        launch.wait_for(r'\[simulator\]: simulation starts', 120.0)
+        launch.wait_for(r'\b(?:[1-9]\d{3}|\d{5,}) /joint_states messages so far', 120.0)
+        # the launch first: the controller leaving first is a lost controller (exit 1)
+        assert launch.interrupt() == 0, launch.output[-4000:]
+    finally:
+        node.proc.send_signal(signal.SIGINT)
+        node.proc.wait(timeout=30)
+    launch.finished_cleanly('simulator', 'recorder')
+    assert not re.search(r'\[controller-\d+\]: process started', launch.output)
+    announced = read_bag(bag, [contract.APPLIED_CONTROLLER])[contract.APPLIED_CONTROLLER]
+    assert [json.loads(m.data)['kind'] for m in announced.messages] == ['external']

@@ -34,7 +34,7 @@ def _run(ros, sim, count=STEPS):  # noqa: F811
     odoms, states = [], []
     node.create_subscription(Odometry, contract.ODOM, odoms.append, 1000)
     pub = node.create_publisher(JointState, contract.JOINT_COMMANDS, 100)
-    names = list(sim.actuated_joint_names)
+    names = list(sim.sim.actuated_joint_names)
 
     def answer(state):
         states.append(state)

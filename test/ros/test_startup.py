@@ -33,7 +33,7 @@ with compile_events() as compiled:
     for integrator in ('timestepping', 'event'):
         node = SimulatorNode(parameter_overrides=[Parameter('integrator', value=integrator)])
         for _ in range(3):
-            state = node.sim.step(np.zeros(len(node.actuated_joint_names)))
+            state = node.sim.step(np.zeros(len(node.sim.actuated_joint_names)))
         urdf = node.sim.leg.urdf_xml
         node.destroy_node()
     ctrl = ControllerNode(parameter_overrides=[Parameter('robot_description', value=urdf)])

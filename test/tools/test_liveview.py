@@ -18,7 +18,6 @@ missing or the registry cannot be reached.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -33,6 +32,7 @@ import time
 from conftest import REPO, ros_domain_id
 from dodo_sim.ros import contract
 from foxglove_client import free_port
+from foxglove_npm import npm_client, start_npm_client
 import numpy as np
 import pytest
 
@@ -43,62 +43,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 DURATION_S = 1.5
 STATE_TYPE = 'sensor_msgs/msg/JointState'
-
-
-#: the real client's npm packages, pinned (test/foxglove_npm_client.js)
-NPM_PACKAGES = ('@foxglove/ws-protocol@0.8.0', '@foxglove/rosmsg@5.0.5',
-                '@foxglove/rosmsg2-serialization@3.1.0', 'ws@8.23.0')
-#: npm error codes that mean "no registry here", the only reason to skip the real client
-NPM_OFFLINE_RE = re.compile(r'\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|'
-                            r'ENETUNREACH|EHOSTUNREACH)\b')
-
-
-def _npm_client() -> tuple[Path | None, str]:
-    """
-    Install the real client's npm packages once (cached); (node_modules dir, '') or (None, why).
-
-    Installed into a fresh directory renamed into place when complete, so a run interrupted
-    mid-install or two test runs at once never leave a half-installed cache.
-    """
-    import shutil
-    node, npm = shutil.which('node'), shutil.which('npm')
-    if node is None or npm is None:
-        return None, 'node/npm not installed: the npm Foxglove client cannot run'
-    cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'dodo_sim'
-    key = hashlib.sha256(' '.join(NPM_PACKAGES).encode()).hexdigest()[:12]
-    target = cache / f'npm-foxglove-{key}'
-    if (target / 'installed').exists():
-        return target / 'node_modules', ''
-    partial = cache / f'npm-foxglove-{key}.partial-{os.getpid()}'
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    proc = subprocess.run(
-        [npm, 'install', '--no-audit', '--no-fund', '--no-save', '--prefix', str(partial),
-         '--fetch-retries=1', '--fetch-timeout=30000', *NPM_PACKAGES],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
-        offline = NPM_OFFLINE_RE.search(proc.stdout + proc.stderr)
-        if offline:
-            return None, (f'npm registry unreachable ({offline.group(1)}): cannot install '
-                          f'the real Foxglove client {" ".join(NPM_PACKAGES)}')
-        raise RuntimeError(f'npm install {NPM_PACKAGES} failed:\n{proc.stdout}{proc.stderr}')
-    (partial / 'installed').write_text(' '.join(NPM_PACKAGES) + '\n')
-    try:
-        partial.rename(target)
-    except OSError:                      # another run installed it first
-        shutil.rmtree(partial, ignore_errors=True)
-    return target / 'node_modules', ''
-
-
-def _start_npm_client(node_modules: Path, url: str, topics) -> subprocess.Popen:
-    """Start the real client (test/foxglove_npm_client.js) on ``url``; it prints JSON."""
-    env = dict(os.environ, NODE_PATH=str(node_modules))
-    script = Path(__file__).resolve().parents[1] / 'foxglove_npm_client.js'
-    return subprocess.Popen(
-        ['node', str(script), url, ','.join(topics), '120', '280'],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env=env, text=True)
 
 
 def _listeners(port: int) -> list[str]:
@@ -176,7 +120,7 @@ def _output(proc: subprocess.Popen) -> str:
 def runs(tmp_path_factory):
     from foxglove_client import watch
     tmp = tmp_path_factory.mktemp('live')
-    node_modules, npm_skip = _npm_client()
+    node_modules, npm_skip = npm_client()
     plain = _dodo_hop(tmp / 'plain', terminal=True)
     plain_out = _output(plain)
     port = free_port()
@@ -195,7 +139,8 @@ def runs(tmp_path_factory):
     threads = [threading.Thread(target=normal), threading.Thread(target=slow)]
     for t in threads:
         t.start()
-    npm = None if node_modules is None else _start_npm_client(node_modules, url, sorted(topics))
+    npm = (None if node_modules is None else start_npm_client(
+        node_modules, 'foxglove_npm_client.js', url, ','.join(sorted(topics)), '120', '280'))
     deadline = time.monotonic() + 120.0
     while not listening and time.monotonic() < deadline and live.poll() is None:
         listening = _listeners(port)

@@ -248,3 +248,107 @@ def test_a_motors_off_line_of_the_driver_fails_the_run_naming_joint_and_cause(tm
     assert result.outcome == 'failed' and result.exit_code == 1
     assert result.failures == [f'the driver stopped the motors: {reason}']
     assert result.summary().startswith('FAILED') and reason in result.summary()
+
+
+# -- any controller: the controller node left out (issue 28) ---------------------------------
+
+def test_an_external_controller_leaves_the_controller_node_out_of_launch_and_dodo_hop():
+    for record in (False, True):
+        launch = graph.launch_nodes(use_sim=True, record=record, rviz=False, hosted=False)
+        assert 'controller' not in names(launch) and 'simulator' in names(launch)
+        assert graph.hop_nodes(record, hosted=False) == tuple(
+            s for s in launch if s.module is not None)
+
+
+@pytest.mark.parametrize('choice', graph.EXTERNAL_CONTROLLERS)
+def test_the_controller_choice_external_or_none_makes_the_robot_external(choice):
+    params = REPO / 'config' / 'hop.yaml'
+    robot = graph.robot_from_params(params, controller=choice)
+    assert robot.external and robot.controller == 'slip_hopper'     # its default model
+    assert robot.model.endswith('hopper.urdf.xacro')
+    assert not graph.robot_from_params(params).external
+
+
+def test_a_controller_name_is_hosted_and_validated_by_the_registry():
+    robot = graph.robot_from_params(REPO / 'config' / 'hop.yaml', controller='joint_hold')
+    assert robot.controller == 'joint_hold' and not robot.external
+    running = graph.hop_nodes(False)
+    params = graph.hop_parameters(graph.node('controller'), running, {}, robot)
+    assert params['controller'] == 'joint_hold'
+    with pytest.raises(ValueError, match='no_such_controller'):
+        graph.robot_from_params(REPO / 'config' / 'hop.yaml', controller='no_such_controller')
+
+
+def test_launch_and_dodo_hop_give_the_same_parameters_with_an_external_controller():
+    """The agreement above, for the graph without a controller node (one source: graph.py)."""
+    robot = graph.robot_from_params(REPO / 'config' / 'hop.yaml', controller='external')
+    values = {'bag': 'b'}
+    launch = graph.launch_nodes(use_sim=True, record=True, rviz=False, hosted=False)
+    hop = graph.hop_nodes(True, hosted=False)
+    for spec in hop:
+        from_launch = graph.node_parameters(spec, launch, values, launch=True, robot=robot)
+        from_hop = graph.hop_parameters(spec, hop, {**values, 'stop_after': 2.0}, robot)
+        for key in spec.launch_parameters:
+            from_launch.pop(key)
+        from_hop.pop('stop_after', None)
+        from_hop.pop('robot_description', None)       # launch passes the xacro output
+        if spec.name == 'recorder':   # no robot_state_publisher in dodo hop: the recorder owns /tf
+            assert from_hop.pop('tf') == 'compute'
+        assert from_launch == from_hop, spec.name
+
+
+@pytest.mark.parametrize('record, gate', [(False, 0), (True, 1)])
+def test_without_a_controller_node_the_simulator_gate_counts_the_graphs_own_subscribers(
+        record, gate):
+    """The external node is waited for by the start gate's rule (start_gate.py), not counted."""
+    running = graph.hop_nodes(record, hosted=False)
+    params = graph.node_parameters(graph.node('simulator'), running, {'bag': 'b'})
+    assert params['min_subscribers'] == gate
+    assert params['hosted_controller_node'] == ''          # announced as external
+    hosted = graph.node_parameters(graph.node('simulator'), graph.hop_nodes(record), {'bag': 'b'})
+    assert hosted['hosted_controller_node'] == 'controller'
+
+
+def test_the_ros2_control_convention_starts_no_dodo_controller_and_records_its_topics(tmp_path):
+    """Issue 27 item 9: the controller_manager answers; the bag holds the convention's topics."""
+    params = tmp_path / 'ros2_control.yaml'
+    params.write_text('simulator:\n  ros__parameters: {command_convention: ros2_control}\n')
+    hop = HopRun(params, 1.0, bag=tmp_path / 'bag')
+    assert hop.robot.external and 'controller' not in names(hop.nodes)
+    commands = hop.commands(tmp_path)
+    assert sorted(commands) == ['recorder', 'simulator']
+    topics = yaml.safe_load(open(tmp_path / 'dodo_hop.params.yaml'))['recorder'][
+        'ros__parameters']['topics']
+    assert contract.ROS2_CONTROL_STATES in topics and contract.ROS2_CONTROL_COMMANDS in topics
+    with pytest.raises(ValueError, match='ros2_control'):
+        graph.robot_from_params(params, controller='slip_hopper')
+
+
+def test_dodo_hop_controller_external_starts_no_controller_node(tmp_path):
+    params = REPO / 'config' / 'hop.yaml'
+    hop = HopRun(params, 1.0, bag=tmp_path / 'bag', controller='external')
+    assert sorted(hop.commands(tmp_path)) == ['recorder', 'simulator']
+    generated = yaml.safe_load(open(tmp_path / 'dodo_hop.params.yaml'))
+    assert generated['simulator']['ros__parameters']['hosted_controller_node'] == ''
+    assert 'controller' not in generated
+
+
+def test_dodo_hop_checks_an_external_run_without_building_a_controller(monkeypatch, no_start):
+    from dodo_control import registry
+    hop = HopRun(REPO / 'config' / 'hop.yaml', 1.0, controller='external',
+                 out=io.StringIO(), err=io.StringIO())
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('an external run built the hosted controller')
+    monkeypatch.setattr(registry.ControllerEntry, 'build', refuse)
+    hop.check()
+    hop.release()
+
+
+def test_dodo_walk_takes_the_controller_option_too(tmp_path):
+    from dodo_sim.tools import walk_runner
+    args = walk_runner.build_parser().parse_args(['--controller', 'external'])
+    assert args.controller == 'external'
+    hop = HopRun(REPO / 'config' / 'walk.yaml', 1.0, controller=args.controller)
+    assert 'controller' not in names(hop.nodes)
+    assert hop.robot.contact_frames == ('left_foot', 'right_foot')      # the walker's robot
