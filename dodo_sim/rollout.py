@@ -30,6 +30,14 @@ frame it names, in its order, taken from the state's ``contact_forces`` (rows in
 ``sim.contact_frames`` order; [fx, fy, fz], N). A frame the simulator does not simulate is a
 ValueError naming it.
 
+Sensors: the policy is given what the robot's sensors read
+(:class:`dodo_sim.physics.sensors.SensorModel` of the simulator's ``SimConfig``: encoder and
+force-sensor noise, bias, latency, quantisation; ideal by default), exactly as the simulator
+node publishes it on ``/joint_states`` and the contact topics; the run's ``q``, ``v`` and
+forces are the ground truth, the readings are in ``measured_*`` (and an IMU's in ``imu``). Pass
+``sensors=`` to continue a model's noise streams over several rollouts of one simulator (each
+rollout otherwise starts them at step 0).
+
 The state argument: by default the simulator's whole ``q`` and ``v``. A policy whose
 ``joint_names`` are not the simulator's (``sim.joint_names``) receives ``q`` and ``v`` in its
 ``joint_names`` order, the 1-DoF joints only, as the controller node merges them from
@@ -61,6 +69,12 @@ class Rollout:
             (``sim.contact_frames`` order), N; shape (n + 1, n_contacts, 3).
         states: the State objects (only with ``keep_states=True``).
         stopped_early: ``stop`` ended the run before the requested length.
+        measured_q / measured_v / measured_contact_forces: what the sensors read at each state
+            (the policy's input; see the module docs), or the same arrays as q, v,
+            contact_forces when the sensors are ideal.
+        imu / imu_truth: the IMU's reading and the exact IMU quantities at each state, one row
+            of orientation xyzw, angular velocity (rad/s), specific force (m/s^2) in the IMU
+            link's axes; None without an IMU.
     """
 
     t: np.ndarray
@@ -72,6 +86,11 @@ class Rollout:
     states: list = field(default_factory=list)
     stopped_early: bool = False
     contact_forces: np.ndarray | None = None
+    measured_q: np.ndarray | None = None
+    measured_v: np.ndarray | None = None
+    measured_contact_forces: np.ndarray | None = None
+    imu: np.ndarray | None = None
+    imu_truth: np.ndarray | None = None
 
     @property
     def ticks(self) -> int:
@@ -80,7 +99,7 @@ class Rollout:
 
 def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None = None,
             on_tick: Callable | None = None, stop: Callable | None = None,
-            keep_states: bool = False) -> Rollout:
+            keep_states: bool = False, sensors=None) -> Rollout:
     """
     Run ``policy`` on ``sim`` from its current state for ``steps`` control ticks.
 
@@ -88,7 +107,8 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
 
     ``on_tick(k, state, tau)`` is called after the command of tick k is computed and before the
     step (it may push the base with ``sim.apply_impulse``). ``stop(state) -> bool`` ends the run
-    early after a state is recorded.
+    early after a state is recorded. ``sensors``: the :class:`SensorModel` to read the states
+    with (default: a new one of ``sim``'s robot and config).
     """
     if (duration_s is None) == (steps is None):
         raise ValueError('give exactly one of duration_s and steps')
@@ -105,20 +125,32 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     contact = np.empty(steps + 1, dtype=bool)
     n_frames = len(sim.contact_frames)
     forces = np.empty((steps + 1, n_frames, 3))
+    if sensors is None:
+        sensors = _sensor_model(sim)
+    if sensors is not None and sensors.passthrough:
+        sensors = None
+    # what the sensors read: the policy's input (the truth itself with ideal sensors)
+    seen_q, seen_v, seen_force, seen_forces = q, v, force, forces
+    imu = imu_truth = None
+    if sensors is not None:
+        seen_q, seen_v = np.empty_like(q), np.empty_like(v)
+        seen_force, seen_forces = np.empty_like(force), np.empty_like(forces)
+        if sensors.imu_link is not None:
+            imu, imu_truth = np.empty((steps + 1, 10)), np.empty((steps + 1, 10))
     rows = _policy_rows(sim, policy)
     span = _row_span(rows)
     coordinates = _policy_coordinates(sim, policy)
     # the policy reads rows of the record, read-only (no copy, no allocation per tick); a
     # policy naming its joints, or force rows in another order, its own rows filled per tick
     if coordinates is None:
-        q_given, v_given = _read_only(q), _read_only(v)
+        q_given, v_given = _read_only(seen_q), _read_only(seen_v)
     else:
         q_given = np.empty((steps + 1, len(coordinates[0])))
         v_given = np.empty((steps + 1, len(coordinates[1])))
     if rows is None:
-        sensed = _read_only(force)
+        sensed = _read_only(seen_force)
     elif span is not None:           # the same rows as a slice (no fancy indexing)
-        sensed = _read_only(forces[:, span[0]:span[1]])
+        sensed = _read_only(seen_forces[:, span[0]:span[1]])
     else:
         sensed = np.empty((steps + 1, len(rows), 3))
     taus = None
@@ -134,6 +166,17 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
         force[k] = state.contact_force
         contact[k] = state.in_contact
         forces[k] = state.contact_forces
+        seen = state
+        if sensors is not None:
+            reading = sensors.measure(state)
+            seen = reading.state
+            seen_q[k] = seen.q
+            seen_v[k] = seen.v
+            seen_force[k] = seen.contact_force
+            seen_forces[k] = seen.contact_forces
+            if imu is not None:
+                imu[k] = reading.imu.row()
+                imu_truth[k] = reading.imu_truth.row()
         if keep_states:
             states.append(state)
         if k == steps:
@@ -142,10 +185,10 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
             stopped = True
             break
         if span is None and rows is not None:
-            np.take(state.contact_forces, rows, axis=0, out=sensed[k])
+            np.take(seen.contact_forces, rows, axis=0, out=sensed[k])
         if coordinates is not None:
-            np.take(state.q, coordinates[0], out=q_given[k])
-            np.take(state.v, coordinates[1], out=v_given[k])
+            np.take(seen.q, coordinates[0], out=q_given[k])
+            np.take(seen.v, coordinates[1], out=v_given[k])
         tau = np.asarray(update(controller_time(state_t), q_given[k], v_given[k], sensed[k]),
                          dtype=float)
         if on_tick is not None:
@@ -159,7 +202,24 @@ def rollout(sim, policy, *, duration_s: float | None = None, steps: int | None =
     tau_rows = taus[:k] if taus is not None else np.empty((0, len(sim.state.tau_applied)))
     return Rollout(t=t[:n], q=q[:n], v=v[:n], tau=tau_rows, contact_force=force[:n],
                    in_contact=contact[:n], states=states, stopped_early=stopped,
-                   contact_forces=forces[:n])
+                   contact_forces=forces[:n], measured_q=seen_q[:n], measured_v=seen_v[:n],
+                   measured_contact_forces=seen_forces[:n],
+                   imu=None if imu is None else imu[:n],
+                   imu_truth=None if imu_truth is None else imu_truth[:n])
+
+
+def _sensor_model(sim):
+    """
+    Return the sensor model of ``sim`` (a Simulator), or None.
+
+    None: ``sim`` is something else (an emulated rig, a replay): its states are what it measured.
+    """
+    from dodo_sim.physics.sensors import SensorModel
+    from dodo_sim.simulator import SimConfig
+    config = getattr(sim, 'config', None)
+    if getattr(sim, 'robot', None) is None or not isinstance(config, SimConfig):
+        return None
+    return SensorModel.of(sim)
 
 
 def _read_only(array):

@@ -94,8 +94,8 @@ def launch_env(tmp_path_factory) -> dict:
 
 @pytest.fixture
 def graph(tmp_path):
-    """Yield the emulated driver and a probe node (test_driver_node.py)."""
-    from test_driver_node import driver_graph
+    """Yield the emulated driver and a probe node (driver_support.py)."""
+    from driver_support import driver_graph
     yield from driver_graph(tmp_path)
 
 

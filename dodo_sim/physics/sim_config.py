@@ -10,7 +10,7 @@ the params files' ``simulator:`` section all read it; the public import is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Mapping
 
 from dodo_sim.parameter import bounded, check_fields, config_from_dict, one_of
@@ -32,6 +32,14 @@ MOTOR_PARAMETERS = ('motor_gear_ratio', 'motor_rotor_inertia_kgm2', 'motor_suppl
                     'motor_resistance_ohm', 'motor_torque_constant_nm_per_a',
                     'motor_back_emf_constant_v_s_per_rad', 'motor_peak_torque_nm')
 MODES = ('lockstep', 'realtime')
+#: SimConfig fields of the joint encoders (none, one value each, or one per 1-DoF joint).
+JOINT_SENSOR_PARAMETERS = tuple(f'joint_{quantity}_{part}' for quantity in ('position', 'velocity')
+                                for part in ('noise', 'bias', 'bias_walk', 'resolution'))
+#: Largest sensor latency, control periods (bounds the memory of a sensor's delay line).
+MAX_LATENCY_PERIODS = 1000
+#: SimConfig.imu_link values that are not link names: the root link of a floating base (none
+#: for a robot attached to the world), no IMU.
+IMU_AUTO, IMU_NONE = 'auto', 'none'
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,48 @@ class SimConfig:
         push_times: times of scheduled pushes on the base, s.
         push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
         max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
+
+        Sensors (:mod:`dodo_sim.physics.sensors`, docs/ros_contract.md "Sensors"): what the
+        controller is given, on /joint_states, /<frame>_contact and imu and in ``rollout``; the
+        truth stays on ground_truth/* and in the rollout's q, v. Every default is an ideal sensor.
+        A reading is truth + bias + bias random walk + white noise, rounded to the resolution,
+        and reported ``*_latency`` control periods later.
+        sensor_seed: seed of every sensor's noise stream (a run is a function of it).
+        joint_position_noise: white noise sigma of the encoders (1-DoF joints' positions), rad
+            (m for a prismatic joint); every joint_* field: empty = 0, one value = every joint,
+            else one per joint in /joint_states order.
+        joint_position_bias: constant bias of the joint positions, rad (m).
+        joint_position_bias_walk: bias random walk of the joint positions, rad (m) per sqrt(s).
+        joint_position_resolution: least significant bit of the joint positions, rad (m): 2 pi /
+            counts per revolution of a rotary encoder; 0: continuous.
+        joint_velocity_noise: white noise sigma of the joint velocities, rad/s (m/s).
+        joint_velocity_bias: constant bias of the joint velocities, rad/s (m/s).
+        joint_velocity_bias_walk: bias random walk of the joint velocities, rad/s (m/s) per
+            sqrt(s).
+        joint_velocity_resolution: least significant bit of the joint velocities, rad/s (m/s).
+        joint_state_latency: /joint_states reports the reading of this many control periods ago.
+        contact_force_noise: white noise sigma of each component of every contact force (the
+            foot force sensor), N.
+        contact_force_bias: constant bias of each contact force component, N.
+        contact_force_bias_walk: bias random walk of each contact force component, N per sqrt(s).
+        contact_force_resolution: least significant bit of the contact forces, N.
+        contact_force_latency: the contact topics report the force of this many periods ago.
+        imu_link: link whose frame carries the IMU (sensor_msgs/Imu on imu); 'auto': the root
+            link of a floating base, none for a robot attached to the world; 'none': no IMU.
+        imu_angular_velocity_noise: white noise sigma of the gyroscope, rad/s per axis.
+        imu_angular_velocity_bias: constant gyroscope bias, rad/s per axis.
+        imu_angular_velocity_bias_walk: gyroscope bias random walk, rad/s per sqrt(s).
+        imu_angular_velocity_resolution: least significant bit of the gyroscope, rad/s.
+        imu_linear_acceleration_noise: white noise sigma of the accelerometer (specific force),
+            m/s^2 per axis.
+        imu_linear_acceleration_bias: constant accelerometer bias, m/s^2 per axis.
+        imu_linear_acceleration_bias_walk: accelerometer bias random walk, m/s^2 per sqrt(s).
+        imu_linear_acceleration_resolution: least significant bit of the accelerometer, m/s^2.
+        imu_orientation_noise: white noise sigma of the orientation error (a rotation vector in
+            the IMU's axes), rad per axis.
+        imu_orientation_bias: constant orientation error (misalignment), rad per axis.
+        imu_orientation_bias_walk: orientation drift, a random walk, rad per sqrt(s).
+        imu_latency: imu reports the reading of this many control periods ago.
     """
 
     integrator: str = one_of('timestepping', INTEGRATORS)
@@ -175,6 +225,35 @@ class SimConfig:
     push_impulses_x: tuple = bounded((), unit='N*s')
     push_impulses_z: tuple = bounded((), unit='N*s')
     max_speed: float = bounded(1.0e3, low=0.0, low_open=True, unit='m/s or rad/s')
+    # sensors (dodo_sim.physics.sensors): every default an ideal sensor
+    sensor_seed: int = bounded(0, low=0, high=2 ** 63 - 1, unit='-')
+    joint_position_noise: tuple = bounded((), low=0.0, unit='rad or m')
+    joint_position_bias: tuple = bounded((), unit='rad or m')
+    joint_position_bias_walk: tuple = bounded((), low=0.0, unit='rad/sqrt(s) or m/sqrt(s)')
+    joint_position_resolution: tuple = bounded((), low=0.0, unit='rad or m')
+    joint_velocity_noise: tuple = bounded((), low=0.0, unit='rad/s or m/s')
+    joint_velocity_bias: tuple = bounded((), unit='rad/s or m/s')
+    joint_velocity_bias_walk: tuple = bounded((), low=0.0, unit='rad/s/sqrt(s) or m/s/sqrt(s)')
+    joint_velocity_resolution: tuple = bounded((), low=0.0, unit='rad/s or m/s')
+    joint_state_latency: int = bounded(0, low=0, high=MAX_LATENCY_PERIODS, unit='periods')
+    contact_force_noise: float = bounded(0.0, low=0.0, unit='N')
+    contact_force_bias: float = bounded(0.0, unit='N')
+    contact_force_bias_walk: float = bounded(0.0, low=0.0, unit='N/sqrt(s)')
+    contact_force_resolution: float = bounded(0.0, low=0.0, unit='N')
+    contact_force_latency: int = bounded(0, low=0, high=MAX_LATENCY_PERIODS, unit='periods')
+    imu_link: str = IMU_AUTO
+    imu_angular_velocity_noise: float = bounded(0.0, low=0.0, unit='rad/s')
+    imu_angular_velocity_bias: float = bounded(0.0, unit='rad/s')
+    imu_angular_velocity_bias_walk: float = bounded(0.0, low=0.0, unit='rad/s/sqrt(s)')
+    imu_angular_velocity_resolution: float = bounded(0.0, low=0.0, unit='rad/s')
+    imu_linear_acceleration_noise: float = bounded(0.0, low=0.0, unit='m/s^2')
+    imu_linear_acceleration_bias: float = bounded(0.0, unit='m/s^2')
+    imu_linear_acceleration_bias_walk: float = bounded(0.0, low=0.0, unit='m/s^2/sqrt(s)')
+    imu_linear_acceleration_resolution: float = bounded(0.0, low=0.0, unit='m/s^2')
+    imu_orientation_noise: float = bounded(0.0, low=0.0, unit='rad')
+    imu_orientation_bias: float = bounded(0.0, unit='rad')
+    imu_orientation_bias_walk: float = bounded(0.0, low=0.0, unit='rad/sqrt(s)')
+    imu_latency: int = bounded(0, low=0, high=MAX_LATENCY_PERIODS, unit='periods')
 
     @property
     def excluded_collision_links(self) -> tuple:
@@ -184,7 +263,7 @@ class SimConfig:
     def __post_init__(self):
         for name in ('initial_q', 'initial_v', 'contact_radii', 'step_edges_x_m',
                      'step_rises_m', 'push_times', 'push_impulses_x', 'push_impulses_z') \
-                + MOTOR_PARAMETERS:
+                + MOTOR_PARAMETERS + JOINT_SENSOR_PARAMETERS:
             object.__setattr__(self, name, tuple(float(x) for x in getattr(self, name)))
         for name in ('contact_frames', 'actuated_joints'):
             value = getattr(self, name)
@@ -237,3 +316,8 @@ class SimConfig:
     def from_dict(cls, values: Mapping[str, object]) -> 'SimConfig':
         """Build from a parameter mapping; unknown keys raise ValueError naming them."""
         return config_from_dict(cls, values, 'simulator')
+
+
+#: The SimConfig fields of the sensors (:mod:`dodo_sim.physics.sensors`), in field order.
+SENSOR_PARAMETERS = tuple(f.name for f in fields(SimConfig) if f.name.startswith(
+    ('sensor_', 'joint_position_', 'joint_velocity_', 'joint_state_', 'contact_force_', 'imu_')))

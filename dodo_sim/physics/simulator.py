@@ -404,7 +404,7 @@ class Simulator:
         if len(flags) > nf:
             links = self._link_contacts(flags, forces, positions)
             forces, positions = forces[:nf], positions[:nf]
-        total, foot = _total_force_and_foot(forces, positions)
+        total, foot = total_force_and_foot(forces, positions)
         self.state = state = State(t, q, v, True in in_contacts, total, foot, self.motor.applied,
                                    'timestepping', iterations, (), in_contacts, forces,
                                    positions, residual, self._unconverged, links)
@@ -551,14 +551,14 @@ class Simulator:
             links = self._link_contacts(in_contacts, forces)
             in_contacts, forces = in_contacts[:nf], forces[:nf]
         in_contacts = tuple(bool(c) for c in in_contacts)
-        total, foot = _total_force_and_foot(forces, positions)
+        total, foot = total_force_and_foot(forces, positions)
         # q and v are fresh arrays from the integrator and never modified in place: no copies
         return State(t, self._q, self._v, any(in_contacts), total, foot,
                      self.motor.applied, self.config.integrator, iterations, events,
                      in_contacts, forces, positions, residual, self._unconverged, links)
 
 
-def _total_force_and_foot(forces, positions):
+def total_force_and_foot(forces, positions):
     """Return State.contact_force and foot_position from the feet's world [x, y, z] rows."""
     n = len(forces)
     if n == 1:

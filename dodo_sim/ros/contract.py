@@ -25,6 +25,12 @@ on
                                                                        hopper: /foot_contact)
 odom                             nav_msgs/Odometry                     simulator: ground truth of
                                                                        the base (REP-105)
+imu                              sensor_msgs/Imu                       simulator: the IMU at its
+                                                                       link (floating base, or
+                                                                       SimConfig.imu_link)
+ground_truth/joint_states,       as the sensor topic                   simulator: exact values of
+ground_truth/<frame>_contact,                                          a sensor with noise, bias,
+ground_truth/imu                                                       latency or quantisation
 /joint_commands                  sensor_msgs/JointState                controller: ``effort`` per
                                                                        actuated joint (``name``),
                                                                        header.stamp = stamp of the
@@ -175,7 +181,9 @@ def bag_namespace(topics) -> str:
     ``''`` if there is none or it is the root namespace.
     """
     suffix = '/' + JOINT_STATES
-    prefixes = {t[:-len(suffix)] for t in topics if t.endswith(suffix)}
+    truth = '/' + GROUND_TRUTH
+    prefixes = {t[:-len(suffix)] for t in topics
+                if t.endswith(suffix) and not t[:-len(suffix)].endswith(truth)}
     return prefixes.pop() if len(prefixes) == 1 else ''
 
 
@@ -276,6 +284,19 @@ ODOM_FRAME = 'odom'
 #: Ground-truth odometry of the robot's base (nav_msgs/Odometry, REP-105).
 ODOM = 'odom'
 ODOM_TYPE = 'nav_msgs/msg/Odometry'
+#: The IMU (sensor_msgs/Imu, ``frame_id`` = its link): what it measures, at ``imu_period``.
+IMU = 'imu'
+IMU_TYPE = 'sensor_msgs/msg/Imu'
+#: Namespace of the ground truth of a sensor whose readings are not exact (noise, bias,
+#: latency, quantisation: docs/ros_contract.md "Sensors"): ``ground_truth/joint_states``,
+#: ``ground_truth/<frame>_contact``, ``ground_truth/imu``, the exact values at the same stamps.
+GROUND_TRUTH = 'ground_truth'
+
+
+def ground_truth_topic(topic: str) -> str:
+    """Return the topic of the ground truth of sensor topic ``topic`` (``ground_truth/...``)."""
+    return f'{GROUND_TRUTH}/{topic}'
+
 
 #: Message type of each fixed topic (contact topics: :data:`CONTACT_TYPE`).
 TOPIC_TYPES = {
@@ -299,6 +320,9 @@ TOPIC_TYPES = {
     RECORDED_CONFIGURATIONS: 'std_msgs/msg/String',
     IGNORED_COMMANDS: 'sensor_msgs/msg/JointState',
     ODOM: ODOM_TYPE,
+    IMU: IMU_TYPE,
+    GROUND_TRUTH + '/' + JOINT_STATES: 'sensor_msgs/msg/JointState',
+    GROUND_TRUTH + '/' + IMU: IMU_TYPE,
 }
 CONTACT_TYPE = 'geometry_msgs/msg/WrenchStamped'
 
@@ -338,7 +362,14 @@ def recorded_topics(contact_frames=('foot',), command_convention: str = 'stamped
     return ((CLOCK, JOINT_STATES) + tuple(contact_topic(f) for f in contact_frames)
             + (JOINT_COMMANDS, EFFORT_COMMANDS, CONTROLLER_STATE, CONTROLLER_MARKERS,
                ROBOT_DESCRIPTION, TF, TF_STATIC, PARAMETER_EVENTS, DIAGNOSTICS,
-               APPLIED_CONTROLLER, ODOM) + convention)
+               APPLIED_CONTROLLER, ODOM, IMU) + convention
+            + ground_truth_topics(contact_frames))
+
+
+def ground_truth_topics(contact_frames=('foot',)) -> tuple:
+    """Return the ground-truth topics of a robot with these contact frames (when published)."""
+    return tuple(ground_truth_topic(t) for t in (JOINT_STATES, IMU) + tuple(
+        contact_topic(f) for f in contact_frames))
 
 
 #: Topics recorded by default (the hopper).
@@ -350,11 +381,12 @@ def hardware_recorded_topics(contact_frames=('foot',),
     """
     Topics the recorder writes on hardware (a driver instead of the simulator).
 
-    No /clock and no ground-truth ``odom``, plus the /estop input (the driver's /diagnostics is
-    recorded everywhere).
+    No /clock and no ground truth (``odom``, ``ground_truth/...``), plus the /estop input (the
+    driver's /diagnostics is recorded everywhere).
     """
+    truth = (CLOCK, ODOM) + ground_truth_topics(contact_frames)
     return tuple(t for t in recorded_topics(contact_frames, command_convention)
-                 if t not in (CLOCK, ODOM)) + (ESTOP,)
+                 if t not in truth) + (ESTOP,)
 
 
 #: Topics recorded on hardware by default (the hopper).
@@ -451,5 +483,6 @@ __all__ = [name for name in dir() if name.isupper() or name in (
     'contact_topic', 'contact_frame_id', 'world_aligned_frame', 'topic_type',
     'normalize_namespace', 'resolve', 'remap_arguments',
     'bag_namespace', 'relative_name', 'recorded_topics', 'hardware_recorded_topics',
+    'ground_truth_topic', 'ground_truth_topics',
     'driver_service', 'stream_qos', 'input_qos', 'command_qos', 'ros2_control_command_qos',
     'tf_qos', 'latched_qos')]

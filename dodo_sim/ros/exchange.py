@@ -47,6 +47,19 @@ The rules (each one a test in ``test/faults/test_exchange_core.py``):
   the ``publisher_present`` callable every ``graph_look_s`` while waiting).
 * ``stop_after``: the state stamped at or after it is still answered (:data:`LAST`), then the
   run ends without a step.
+* ros2_control's topic-based convention in lockstep (``topic_based``; ``clock_tick_s`` > 0; the
+  controller_manager's loop, ``ros2_control_node.cpp``, writes once per period of /clock and
+  sleeps until its clock passed one more period — docs/ros2_control.md, "Lockstep"): the first
+  state is stamped one period (ROS time 0 is a clock that has not started); until the first
+  answer, a state for which nothing was written within ``clock_tick_s`` (wall) is published
+  again one period later (``tick_due`` / ``tick``: the same state, no step; /clock moves, so
+  the controller_manager starts and runs its loop); after it, the same after
+  ``command_timeout`` (a /clock sample the best-effort ClockQoS lost, a missed wake-up: the
+  loop would sleep for ever); a *write for the awaited state* is a command stamped like it, or
+  one period before it when the previous publication's write came (the hardware component's
+  node has its own /clock subscription, which may not yet have this state's clock); a valid
+  one answers, a rejected one after the first answer returns :data:`TICK` (the
+  controller_manager writes again only one period later).
 * Realtime stepping: ``due(now)`` says how many steps a timer tick owes (a late tick makes up
   at most ``catch_up_s`` of steps; the rest is dropped and counted in ``overruns``);
   ``next_command(now)`` gives each step the held command, its age (newest state stamp minus
@@ -77,6 +90,7 @@ FOREIGN = 'foreign'      # valid, from a publisher other than the controller
 FUTURE = 'future'        # stamped ahead of the newest published state
 LATE = 'late'            # the controller's, answering no awaited (or newer) state
 UNSTAMPED = 'unstamped'  # a valid unstamped command not applied
+TICK = 'tick'            # lockstep, topic-based: rejected write for the awaited state: tick
 
 #: Results of :meth:`LockstepExchange.watch`.
 WAITING = 'waiting'      # past command_timeout (or startup_timeout) without an answer
@@ -136,7 +150,7 @@ class ExchangeCounts:
 
     __slots__ = ('steps', 'rejected', 'early', 'foreign', 'future', 'late', 'unstamped',
                  'zero_torque_steps', 'timeouts', 'stale_steps', 'overruns', 'waits',
-                 'wait_s_max')
+                 'wait_s_max', 'clock_ticks')
 
     def __init__(self):
         self.steps = 0               # states published after the first (steps and resets)
@@ -152,6 +166,7 @@ class ExchangeCounts:
         self.overruns = 0            # realtime: ticks that dropped steps
         self.waits = 0               # lockstep: waits past command_timeout
         self.wait_s_max = 0.0        # lockstep: the longest wait for an answer, wall s
+        self.clock_ticks = 0         # lockstep, topic-based: a state published again, no step
 
 
 class _Exchange:
@@ -304,6 +319,7 @@ class _Exchange:
             'round_trip_ms_p99': ms(self.round_trip, 99),
             'round_trip_ms_max': ms(self.round_trip),
             'overruns': c.overruns, 'tick_late_ms_p99': None, 'tick_late_ms_max': None,
+            'clock_ticks': c.clock_ticks,
         }
 
 
@@ -320,6 +336,10 @@ class LockstepExchange(_Exchange):
         events: what the node is told (:class:`ExchangeEvents`).
         publisher_present: ``f(publisher id) -> bool``, whether the controller's publisher is
             still in the graph (asked every ``graph_look_s`` while a wait is past its warning).
+        clock_tick_s: ros2_control's topic-based convention (> 0): the first state is stamped
+            one period, and a state nothing was written for within this many wall s (after
+            the first answer: ``command_timeout_s``) is published again one period later
+            (module docs); 0: never.
     """
 
     mode = 'lockstep'
@@ -328,7 +348,7 @@ class LockstepExchange(_Exchange):
                  lost_timeout_s: float = math.inf, stop_after_ns: int = 0,
                  events: ExchangeEvents | None = None,
                  publisher_present: Callable[[bytes], bool] | None = None,
-                 graph_look_s: float = 0.2):
+                 graph_look_s: float = 0.2, clock_tick_s: float = 0.0):
         super().__init__(period_ns, command_timeout_s, stop_after_ns, events)
         self.startup_timeout_s = float(startup_timeout_s)
         self.lost_timeout_s = float(lost_timeout_s)
@@ -339,10 +359,27 @@ class LockstepExchange(_Exchange):
         self.waiting_long = False    # this wait passed its warning time
         self._next_graph_look = 0.0
         self.lost_reason = ''
+        self.clock_tick_s = float(clock_tick_s)
+        if self.clock_tick_s > 0.0:
+            self._offset_ns = self.period_ns     # ROS time 0: a clock that has not started
+        self._again = False          # the next publication is the awaited state, one period on
+        self._ticked_wall = 0.0      # steady s of the awaited state's newest publication
+        self._write_seen = False     # the newest publication's write came (topic-based)
+        self._previous_written = False   # the publication before the newest one had its write
 
     def published(self, stamp_ns: int, now_s: float) -> None:
-        """Record a published state: it waits for its answer."""
-        _Exchange.published(self, stamp_ns, now_s)
+        """Record a published state: it waits for its answer (a tick: the same state again)."""
+        if self._again:
+            # the awaited state one period later: no step, its wait goes on (module docs)
+            self._again = False
+            self.counts.clock_ticks += 1
+            wall, steps = self.published_wall, self.counts.steps
+            _Exchange.published(self, stamp_ns, now_s)
+            self.published_wall, self.counts.steps = wall, steps
+        else:
+            _Exchange.published(self, stamp_ns, now_s)
+        self._ticked_wall = now_s
+        self._previous_written, self._write_seen = self._write_seen, False
         self.awaiting = True
 
     def command(self, stamp_ns: int, publisher: bytes, torques, now_s: float) -> str:
@@ -366,7 +403,11 @@ class LockstepExchange(_Exchange):
                 return self._foreign(publisher, stamp_ns)
             self.counts.late += 1
             return LATE
-        if bound is None:
+        return self._answer(stamp_ns, publisher, now_s)
+
+    def _answer(self, stamp_ns: int, publisher: bytes, now_s: float) -> str:
+        """Take the command of ``publisher`` as the answer to the awaited state (``stamp_ns``)."""
+        if self.controller is None:
             self._bind(publisher, stamp_ns)
         self._round_trip(stamp_ns, now_s)
         self.awaiting = False
@@ -379,10 +420,64 @@ class LockstepExchange(_Exchange):
         self.command_age.add(0)         # it answers the state it is applied to: age 0
         return ANSWER
 
-    #: ros2_control's topic-based convention (``header.stamp`` = the controller_manager's clock,
-    #: which is the simulator's /clock under use_sim_time): in lockstep the same rule — the
-    #: command written at the awaited state's time answers it, earlier is late, later future.
-    topic_based = command
+    def topic_based(self, stamp_ns: int, publisher: bytes, torques, now_s: float) -> str:
+        """
+        Judge a ros2_control topic-based command (stamp = the hardware component's clock).
+
+        The controller_manager writes once per period of /clock (module docs): its write for
+        the awaited state t is stamped t, or t - period when the previous state's write came
+        (its node's clock may not have this /clock yet). A valid write answers
+        (:data:`ANSWER` / :data:`LAST`); a rejected one after the first answer returns
+        :data:`TICK`: publish the awaited state again one period later (:meth:`tick`).
+        """
+        screened = self._screen(publisher, torques)
+        newest = self.newest_ns
+        if newest is None:              # early (or malformed before the first state)
+            return screened
+        bound = self.controller
+        if bound is not None and publisher != bound:
+            if screened is REJECTED:
+                return REJECTED
+            return self._foreign(publisher, stamp_ns)
+        if stamp_ns > newest:
+            if screened is REJECTED:
+                return REJECTED
+            return self._future(publisher, stamp_ns)
+        written = self.awaiting and (
+            stamp_ns == newest
+            or (self._previous_written and stamp_ns == newest - self.period_ns))
+        if screened is REJECTED:
+            if written and self.answered_once:
+                self._write_seen = True
+                return TICK
+            return REJECTED
+        if not written:
+            if bound is None:
+                return self._foreign(publisher, stamp_ns)
+            self.counts.late += 1
+            return LATE
+        self._write_seen = True
+        return self._answer(newest, publisher, now_s)
+
+    def tick_due(self, now_s: float) -> bool:
+        """
+        Return whether the awaited state is to be published again one period later.
+
+        Topic-based convention only: nothing was written for it within ``clock_tick_s`` of its
+        newest publication before the first answer (the controller_manager waits for /clock
+        to start), ``command_timeout_s`` after it (a lost /clock or wake-up).
+        """
+        if self.clock_tick_s <= 0.0 or not self.awaiting or self._write_seen:
+            return False
+        after = self.command_timeout_s if self.answered_once else self.clock_tick_s
+        return now_s - self._ticked_wall >= after
+
+    def tick(self) -> None:
+        """Make the next publication the awaited state one period later (no step)."""
+        if not self.awaiting:
+            raise RuntimeError('tick: no state awaits its answer')
+        self._offset_ns += self.period_ns
+        self._again = True
 
     def unstamped(self, publisher: bytes, torques, now_s: float) -> str:
         """Judge an unstamped command: lockstep pairs by stamp, so it never answers a state."""
@@ -630,5 +725,5 @@ class RealtimeExchange(_Exchange):
 
 
 __all__ = ['ANSWER', 'LAST', 'HELD', 'REJECTED', 'EARLY', 'FOREIGN', 'FUTURE', 'LATE',
-           'UNSTAMPED', 'WAITING', 'LOST', 'FAR_AHEAD_NS', 'ExchangeEvents', 'ExchangeCounts',
-           'LockstepExchange', 'RealtimeExchange']
+           'UNSTAMPED', 'TICK', 'WAITING', 'LOST', 'FAR_AHEAD_NS', 'ExchangeEvents',
+           'ExchangeCounts', 'LockstepExchange', 'RealtimeExchange']

@@ -237,7 +237,7 @@ NODES = (
     NodeSpec('recorder', PACKAGE, 'recorder', 'dodo_sim.ros.recorder', condition='record',
              params_file=False,
              parameters={'bag': Arg('bag'), 'topics': FromRobot('recorded_topics')},
-             subscribes=tuple(CONTACT_TOPICS if t.endswith('_contact') else t
+             subscribes=tuple(CONTACT_TOPICS if t.endswith('_contact') and '/' not in t else t
                               for t in RECORDED_TOPICS)),
 )
 

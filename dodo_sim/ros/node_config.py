@@ -33,11 +33,14 @@ class SimulatorNodeConfig:
             path is your own file (a xacro runs as a program); what is received on
             /robot_description is taken as XML only (docs/robots.md).
         publish_robot_description: publish the URDF on /robot_description (transient local);
-            false when robot_state_publisher publishes it.
+            false when robot_state_publisher publishes it. Under command_convention:
+            ros2_control only a URDF whose <ros2_control> hardware is the topic-based system
+            (a controller_manager keeps the first one it gets; docs/ros2_control.md).
         min_subscribers: before the first step, wait until /clock, /joint_states and each
-            contact topic have at least this many matched subscriptions (the graph's own
-            nodes), besides every subscription on the graph matched and, in lockstep, a
-            command publisher that reads the state topic (the start gate,
+            contact topic (under command_convention: ros2_control not the contact topics: a
+            controller_manager reads none) have at least this many matched subscriptions (the
+            graph's own nodes), besides every subscription on the graph matched and, in
+            lockstep, a command publisher that reads the state topic (the start gate,
             :mod:`dodo_sim.ros.start_gate`), so no subscriber misses the start.
         startup_timeout: wall-clock s to wait for the start gate, and in lockstep for the answer
             to the first state; then start anyway (warning).
@@ -80,6 +83,9 @@ class SimulatorNodeConfig:
             on the state stamps, while the link touches the terrain (and its zero once when it
             lets go); 0: every state. Each carries the contact forces of the control period that
             ended at its stamp. Default 0.01 s (a viewer's rate; the feet stay 1 kHz).
+        imu_period: simulated s between two ``imu`` messages (sensor_msgs/Imu, a floating
+            base's or ``imu_link``'s IMU; :mod:`dodo_sim.ros.sensor_output`), on the state
+            stamps; 0 (default): every state. The IMU reads every state whatever the period.
     """
 
     robot_description: str = ''
@@ -100,6 +106,7 @@ class SimulatorNodeConfig:
     command_convention: str = one_of('stamped', COMMAND_CONVENTIONS)
     odom_period: float = bounded(0.01, low=0.0, unit='s')
     link_contact_period: float = bounded(0.01, low=0.0, unit='s')
+    imu_period: float = bounded(0.0, low=0.0, unit='s')
 
     def __post_init__(self):
         check_fields(self)      # ranges, units and choices: the field metadata

@@ -51,8 +51,10 @@ from dodo_sim.ros import contract
 #: Topics recorded by default (the ROS contract, :mod:`dodo_sim.ros.contract`).
 DEFAULT_TOPICS = contract.RECORDED_TOPICS
 
-#: Message types fixed by the ROS graph contract.
-CONTRACT_TYPES = {topic: contract.topic_type(topic) for topic in DEFAULT_TOPICS}
+#: Message types fixed by the ROS graph contract (a ground-truth contact topic has none: it is
+#: recorded once it shows up on the graph).
+CONTRACT_TYPES = {topic: contract.topic_type(topic) for topic in DEFAULT_TOPICS
+                  if contract.topic_type(topic) is not None}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,11 @@ one WrenchStamped per collision link on ``/<link>_contact`` (:mod:`dodo_sim.ros.
 every ``link_contact_period`` while the link touches the terrain, and its zero once when it lets
 go) and then ``/clock``
 (rosgraph_msgs/Clock; last, off the lockstep critical path — the controller works on the header
-stamps). The simulator is the clock source and does not follow ``/clock`` itself:
+stamps). ``/joint_states`` and the contact topics carry what the sensors read (``SimConfig``
+noise, bias, latency, resolution: :mod:`dodo_sim.physics.sensors`, exact by default); ``imu``
+(an IMU's reading) and, for inexact sensors, ``ground_truth/...`` come after ``/joint_states``
+(:mod:`dodo_sim.ros.sensor_output`). The simulator is the clock source and does not follow
+``/clock`` itself:
 ``use_sim_time`` is forced to false for this node (it only uses steady wall-clock timers).
 ``/robot_description`` (std_msgs/String, transient local) once, unless
 ``publish_robot_description`` is false (robot_state_publisher does it). ``/simulator/controller``
@@ -64,16 +68,18 @@ from dodo_sim.paths import default_urdf_path
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.exchange import (ANSWER, LAST, LockstepExchange, LOST, RealtimeExchange,
-                                   WAITING)
+                                   TICK, WAITING)
 from dodo_sim.ros.exchange_reports import ExchangeReports, hosted_node_name, publisher_node
 from dodo_sim.ros.joint_commands import actuated_efforts, unstamped_efforts
 from dodo_sim.ros.link_contacts import LinkContactWrenches
 from dodo_sim.ros.odometry import BaseOdometer
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.raw_messages import read_joint_state
-from dodo_sim.ros.ros2_control import topic_based_efforts
+from dodo_sim.ros.ros2_control import (CLOCK_TICK_S, description_for_controller_manager,
+                                       topic_based_efforts)
 from dodo_sim.ros.runtime import (endpoint_facts, EXIT_DIVERGED, EXIT_OK, publisher_gid,
                                   WarnThrottle, with_message_info)
+from dodo_sim.ros.sensor_output import SensorOutput
 from dodo_sim.ros.start_gate import (CONVENTION_NEEDS, GraphFacts, StartGate, TopicFacts,
                                      waiting_text)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,
@@ -143,8 +149,14 @@ class StateOutput:
         self._odom_every, self._link_every = odom_every, link_contact_every
         self._period_ns = period_ns
 
-    def contacts_and_joints(self, state, ns: int) -> bytes:
-        """Publish the contacts, odom and link contacts of ``state``; return its joint state."""
+    def contacts_and_joints(self, state, ns: int, truth=None) -> bytes:
+        """
+        Publish the contacts, odom and link contacts of ``state``; return its joint state.
+
+        ``state``: what the sensors read; ``truth`` (default: ``state``): the simulator's state,
+        for the ground-truth ``odom`` and the link contacts.
+        """
+        truth = state if truth is None else truth
         sec, nanosec = stamps.sec_nanosec(ns)
         for pub, msg, force in zip(self.contacts, self._msg_contacts, state.contact_forces):
             fill_wrench(msg, sec, nanosec, force)     # messages and stamps are reused
@@ -156,11 +168,11 @@ class StateOutput:
                                     state.v[self._v0:].tolist(), effort)
         tick = ns // self._period_ns                  # odom and link contacts on the stamps
         if tick % self._odom_every == 0:
-            fill_odometry(self._msg_odom, sec, nanosec, self._odometer(state.q, state.v))
+            fill_odometry(self._msg_odom, sec, nanosec, self._odometer(truth.q, truth.v))
             self.odom.publish(self._msg_odom)
         if self.link_contacts and tick % self._link_every == 0:
             # only while a link touches, and its zero once when it lets go (link_contacts.py)
-            for index, force, moment in self._link_wrenches.due(state.q, state.link_contacts):
+            for index, force, moment in self._link_wrenches.due(truth.q, truth.link_contacts):
                 msg = self._msg_link_contacts[index]
                 fill_wrench(msg, sec, nanosec, force, moment)
                 self.link_contacts[index].publish(msg)
@@ -223,6 +235,11 @@ class SimulatorNode(Node):
             max(1, int(round(cfg.odom_period / self.config.control_period))),
             max(1, int(round(cfg.link_contact_period / self.config.control_period))),
             period_ns)
+        # what the sensors read (noise, latency, IMU: dodo_sim.physics.sensors), imu, ground truth
+        self._sensors = SensorOutput(
+            self, self.sim, self.joint_names,
+            contract.ROS2_CONTROL_STATES if self._ros2_control else contract.JOINT_STATES,
+            max(1, int(round(cfg.imu_period / self.config.control_period))), period_ns)
         # which publisher's commands are applied (latched): the recorder keeps them apart
         self._pub_applied = self.create_publisher(String, contract.APPLIED_CONTROLLER,
                                                   contract.latched_qos())
@@ -253,7 +270,15 @@ class SimulatorNode(Node):
         self._recorded_nodes: set = set()
         self.create_subscription(String, contract.RECORDED_CONFIGURATIONS,
                                  self._on_recorded_configurations, contract.latched_qos())
-        if cfg.publish_robot_description:
+        if cfg.publish_robot_description and self._ros2_control:
+            # a controller_manager keeps the first robot_description it gets (docs/ros2_control.md)
+            publish, why = description_for_controller_manager(self.sim.leg.urdf_xml)
+            if not publish:
+                self.get_logger().info(f'not publishing /robot_description under '
+                                       f'command_convention: ros2_control: {why}')
+        else:
+            publish = cfg.publish_robot_description
+        if publish:
             self._pub_description = self.create_publisher(String, contract.ROBOT_DESCRIPTION,
                                                           contract.latched_qos())
             self._pub_description.publish(String(data=self.sim.leg.urdf_xml))
@@ -295,7 +320,8 @@ class SimulatorNode(Node):
                 lost_timeout_s=cfg.controller_lost_timeout, stop_after_ns=stop_after_ns,
                 events=reports,
                 publisher_present=lambda gid: bool(publisher_node(self, self.command_topics,
-                                                                  gid)))
+                                                                  gid)),
+                clock_tick_s=CLOCK_TICK_S if self._ros2_control else 0.0)
         else:
             exchange = RealtimeExchange(
                 period_ns, command_timeout_s=self.config.command_timeout,
@@ -314,14 +340,16 @@ class SimulatorNode(Node):
     def _graph_facts(self) -> GraphFacts:
         """Look the graph up for the start gate (:mod:`dodo_sim.ros.start_gate`)."""
         out = self._output
-        writers = [(out.joints, contract.JOINT_STATES), (out.clock, contract.CLOCK)] + [
-            (pub, contract.contact_topic(frame))
+        # a controller_manager reads no contact topic (its topic-based system reads joints only)
+        writers = [(out.joints, contract.JOINT_STATES, False),
+                   (out.clock, contract.CLOCK, False)] + [
+            (pub, contract.contact_topic(frame), self._ros2_control)
             for pub, frame in zip(out.contacts, self.sim.contact_frames)]
         states = tuple(
             TopicFacts(pub.topic_name, contract.topic_type(topic), tuple(
                 endpoint_facts(e) for e in self.get_subscriptions_info_by_topic(pub.topic_name)),
-                pub.get_subscription_count())
-            for pub, topic in writers)
+                pub.get_subscription_count(), optional=optional)
+            for pub, topic, optional in writers)
         reader = self._sub_joint_commands
         command = TopicFacts(reader.topic_name, contract.topic_type(self.command_topics[0]),
                              tuple(endpoint_facts(e) for e in
@@ -329,7 +357,14 @@ class SimulatorNode(Node):
                              reader.get_publisher_count())
         return GraphFacts(states=states, command=command, node=self.get_fully_qualified_name(),
                           recorder=self.count_publishers(contract.RECORDED_CONFIGURATIONS) > 0,
-                          recorded=frozenset(self._recorded_nodes))
+                          recorded=frozenset(self._recorded_nodes),
+                          sensors=tuple(
+                              TopicFacts(pub.topic_name, kind, tuple(
+                                  endpoint_facts(e)
+                                  for e in self.get_subscriptions_info_by_topic(pub.topic_name)),
+                                  pub.get_subscription_count())
+                              for pub, kind in zip(self._sensors.publishers,
+                                                   self._sensors.type_names())))
 
     def _on_recorded_configurations(self, msg: String) -> None:
         try:
@@ -386,8 +421,11 @@ class SimulatorNode(Node):
             self._advance(torques)
         elif verdict is LAST:
             self._end_stop_after()
-        elif torques is None:
-            self._warn_rejected(self.command_topics[0], why)
+        else:
+            if torques is None:
+                self._warn_rejected(self.command_topics[0], why)
+            if verdict is TICK:
+                self._tick()
 
     def _on_effort_command(self, msg: Float64MultiArray, info) -> None:
         torques, why = unstamped_efforts(msg.data, self._actuated)
@@ -457,10 +495,19 @@ class SimulatorNode(Node):
             return
         now = time.monotonic()
         verdict = self.exchange.watch(now)
+        if verdict is LOST:
+            self._end_controller_lost(self.exchange.lost_reason)
+            return
         if verdict is WAITING:
             self._warn_waiting(now)
-        elif verdict is LOST:
-            self._end_controller_lost(self.exchange.lost_reason)
+        # a warned wait still ticks (ros2_control: a lost /clock, docs/ros2_control.md)
+        if self.exchange.tick_due(now):
+            self._tick()
+
+    def _tick(self) -> None:
+        """ros2_control in lockstep: the awaited state again, one period later (no step)."""
+        self.exchange.tick()
+        self._publish_state(self.sim.state)
 
     def _warn_waiting(self, now: float) -> None:
         exchange = self.exchange
@@ -472,7 +519,10 @@ class SimulatorNode(Node):
             f'command answering that state for {exchange.waiting_s(now):.2f} s (warning after '
             f'{"command_timeout" if exchange.answered_once else "startup_timeout"} = '
             f'{exchange.warn_after_s:g} s); waiting for {who} (declared lost when it leaves the '
-            f'graph or after controller_lost_timeout = {exchange.lost_timeout_s:g} s)'))
+            f'graph or after controller_lost_timeout = {exchange.lost_timeout_s:g} s)'
+            + (f'; a controller_manager writes once per period of /clock: its update_rate must '
+               f'be {1.0 / self.config.control_period:g} Hz and its hardware component '
+               f'active, with use_sim_time' if self._ros2_control else '')))
 
     def _on_tick(self) -> None:
         """Realtime: take the steps due by now, each with the held command."""
@@ -509,9 +559,11 @@ class SimulatorNode(Node):
     def _publish_state(self, state) -> None:
         ns = self.exchange.state_stamp(state.t)
         out = self._output
-        joints = out.contacts_and_joints(state, ns)
+        measured = self._sensors.measure(state)
+        joints = out.contacts_and_joints(measured, ns, truth=state)
         self.exchange.published(ns, time.monotonic())
         out.joints.publish(joints)
+        self._sensors.publish(state, ns)            # imu, ground_truth/*
         out.publish_clock(ns)
 
     # -- the end --------------------------------------------------------------------------------

@@ -23,9 +23,15 @@ exchange needs, so an external node is waited for exactly as far as it takes par
 3. on every state topic (``/clock``, ``/joint_states``, each ``/<frame>_contact``) every
    subscription on the graph is matched, and at least ``min_subscribers`` (the graph's own
    nodes: a hosted controller, the recorder) — a topic nobody subscribes to (an external node
-   that does not follow ``/clock`` or never reads the foot force) is not waited for;
+   that does not follow ``/clock`` or never reads the foot force) is not waited for; an
+   *optional* topic (a contact topic beside a controller_manager, whose topic-based system reads
+   joints only: docs/ros2_control.md) waits only for the subscriptions it has, never for
+   ``min_subscribers``;
 4. when a recorder announces the configurations it holds, it holds this node's and every command
    publisher's (the bag has every configuration before t = 0).
+5. when a recorder runs, the sensor topics the simulator adds (``imu``, ``ground_truth/...``:
+   docs/ros_contract.md "Sensors") have every subscription matched, one at least (the bag holds
+   every reading from the first state on, so two runs of one seed give the same bag).
 
 Each rule is a function ``need(gate, facts) -> [phrase, ...]`` in :data:`NEEDS`; a convention
 that needs more (a controller_manager's started clock) has its own tuple in
@@ -67,12 +73,14 @@ class TopicFacts:
         endpoints: the other side on the graph: subscriptions of a state topic the simulator
             writes, publishers of the command topic it reads.
         matched: how many of them the simulator's own writer (reader) is matched with.
+        optional: a state topic no reader is needed for (rule 3 without ``min_subscribers``).
     """
 
     name: str
     type_name: str
     endpoints: tuple = ()
     matched: int = 0
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ class GraphFacts:
         recorder: a recorder announces the configurations it holds (``/recorder/configurations``
             has a publisher).
         recorded: the full names of the nodes whose configuration the recorder holds.
+        sensors: the sensor topics beyond the states (``imu``, ``ground_truth/...``), written
+            only when the robot has them (rule 5).
     """
 
     states: tuple
@@ -95,6 +105,7 @@ class GraphFacts:
     node: str = '/simulator'
     recorder: bool = False
     recorded: frozenset = frozenset()
+    sensors: tuple = ()
 
     def controllers(self) -> list:
         """Return the nodes publishing the command topic, sorted, each once."""
@@ -201,7 +212,7 @@ def subscribers_matched(gate: StartGate, facts: GraphFacts) -> list:
             if e.transient_local and e.node in controllers:
                 out.append(f'{topic.name} ({kind}): {e.node} subscribes with transient-local '
                            f"durability, which the simulator's volatile writer never matches")
-        need = max(gate.min_subscribers, len(compatible))
+        need = max(0 if topic.optional else gate.min_subscribers, len(compatible))
         if topic.matched >= need:
             continue
         nodes = sorted({e.node for e in compatible})
@@ -226,9 +237,28 @@ def configurations_recorded(gate: StartGate, facts: GraphFacts) -> list:
             f'bag before t = 0)' for node in missing]
 
 
+def sensor_topics_recorded(gate: StartGate, facts: GraphFacts) -> list:
+    """
+    Rule 5: while a recorder runs, every sensor topic's subscriptions are matched, one at least.
+
+    Nothing waits for them without a recorder (a controller reads the states, not the truth).
+    """
+    if not facts.recorder:
+        return []
+    out = []
+    for topic in facts.sensors:
+        compatible = [e for e in topic.endpoints if not e.transient_local]
+        need = max(1, len(compatible))
+        if topic.matched < need:
+            listed = ', '.join(sorted({e.node for e in compatible})) or 'nobody'
+            out.append(f'{topic.name} ({short_type(topic.type_name)}): the recorder to read it '
+                       f'({topic.matched} of {need} matched; subscribed now: {listed})')
+    return out
+
+
 #: The rules of the stamped contract, asked in this order.
 NEEDS: tuple = (command_publisher, controller_reads_states, subscribers_matched,
-                configurations_recorded)
+                configurations_recorded, sensor_topics_recorded)
 
 #: The rules per ``command_convention`` of the simulator (a convention that needs more, e.g. a
 #: controller_manager's started clock, adds its rule to its own entry).
@@ -245,4 +275,4 @@ def waiting_text(missing: Sequence[str]) -> str:
 
 __all__ = ['Endpoint', 'TopicFacts', 'GraphFacts', 'StartGate', 'NEEDS', 'CONVENTION_NEEDS',
            'Need', 'command_publisher', 'controller_reads_states', 'subscribers_matched',
-           'configurations_recorded', 'short_type', 'waiting_text']
+           'configurations_recorded', 'sensor_topics_recorded', 'short_type', 'waiting_text']

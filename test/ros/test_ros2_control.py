@@ -14,12 +14,14 @@ joint_state_topic_hardware_interface/src/joint_state_topic_hardware_interface.cp
 * ``write()``: ``name`` = every joint of the <ros2_control> block (hopper: base_x, base_z, hip,
   knee), ``effort`` = one value per effort command interface (hip, knee), ``position`` and
   ``velocity`` empty, ``header.stamp = get_node()->now()`` (sim time: use_sim_time);
-* the controller_manager's update loop runs on the wall clock, at its own rate (here 1 kHz),
-  whether or not a new state came in (``trigger_joint_command_threshold: -1``: every update
-  publishes, as the shipped xacro configures it).
+* here the writer runs on the wall clock at 1 kHz, whether or not a new state came in
+  (``trigger_joint_command_threshold: -1``: every update publishes, as the shipped xacro
+  configures it): realtime mode holds the newest command whatever the writer's loop.
 
 The command effort encodes the controller_manager's clock (hip = k * t, knee = -k * t), so the
-state after each step tells which command was applied to it.
+state after each step tells which command was applied to it. Lockstep with the loop a
+controller_manager really runs on sim time (one write per period of /clock):
+test/ros/test_ros2_control_lockstep.py.
 """
 from __future__ import annotations
 
@@ -119,33 +121,6 @@ def _stamp_s(msg) -> float:
     return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
 
-def test_lockstep_applies_the_command_written_at_each_states_time():
-    graph = Graph('lockstep', stop_after=0.3)
-    try:
-        graph.run(120.0)
-        sim, states = graph.sim, graph.cm.states
-        assert sim.steps >= 300 and sim.exchange.counts.rejected == 0
-        assert sim.exchange.counts.timeouts == 0
-        # no publisher on joint_states: ros2_control's joint_state_broadcaster owns it
-        assert sim.count_publishers(contract.JOINT_STATES) == 0
-        names = list(states[0].name)
-        hip, knee = names.index('hip'), names.index('knee')
-        # the state after step k carries the torque applied in it: the command stamped t_k
-        period = sim.config.control_period
-        checked = 0
-        for before, after in zip(states, states[1:]):
-            t_k = _stamp_s(before)
-            if abs(_stamp_s(after) - t_k - period) > 1e-9:
-                continue                      # a state lost by the best-effort reader
-            expected = effort_of(round(t_k * 1e9) * 1e-9)
-            assert after.effort[hip] == pytest.approx(expected[0], abs=1e-12), t_k
-            assert after.effort[knee] == pytest.approx(expected[1], abs=1e-12), t_k
-            checked += 1
-        assert checked >= 0.9 * sim.steps, (checked, sim.steps)
-    finally:
-        graph.close()
-
-
 def test_realtime_holds_the_newest_command():
     graph = Graph('realtime', stop_after=0.5)
     try:
@@ -242,7 +217,7 @@ def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
     import sys
 
     from conftest import ros_env
-    from test_driver_node import commands_flow, TORQUE, torque_applied
+    from driver_support import commands_flow, TORQUE, torque_applied
     probe, start_driver, _, log = graph
     script = tmp_path / 'cm.py'
     script.write_text(CM_FOR_DRIVER)
@@ -263,3 +238,30 @@ def test_hardware_driver_applies_topic_based_commands(graph, tmp_path):
         except subprocess.TimeoutExpired:
             cm.kill()
             cm.wait()
+
+
+@pytest.mark.parametrize('plugin, published', [('mock', False), ('topic_based', True)])
+def test_the_simulator_publishes_only_a_topic_based_robot_description(plugin, published):
+    """
+    No race with robot_state_publisher's URDF: a controller_manager keeps the first one.
+
+    Under command_convention: ros2_control the simulator's default URDF (the mock plugin) is
+    not published; a URDF with the topic-based system is (it commands this simulator).
+    """
+    import xacro
+    from conftest import REPO
+    urdf = xacro.process_file(str(REPO / 'urdf' / 'hopper.urdf.xacro'),
+                              mappings={'hardware_plugin': plugin}).toxml()
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain_id())
+    from dodo_sim.ros.simulator_node import SimulatorNode
+    sim = SimulatorNode(context=context, parameter_overrides=[
+        Parameter('command_convention', value='ros2_control'),
+        Parameter('robot_description', value=urdf)])
+    try:
+        own = [e for e in sim.get_publishers_info_by_topic('/' + contract.ROBOT_DESCRIPTION)
+               if e.node_name == 'simulator']
+        assert bool(own) is published
+    finally:
+        sim.destroy_node()
+        rclpy.try_shutdown(context=context)

@@ -128,3 +128,18 @@ def test_a_convention_adds_its_own_need():
     assert configurations_recorded in NEEDS
     from dodo_sim.ros.node_config import COMMAND_CONVENTIONS
     assert set(CONVENTION_NEEDS) == set(COMMAND_CONVENTIONS)      # one entry per convention
+
+
+def test_an_optional_contact_topic_waits_only_for_its_own_subscriptions():
+    """ros2_control: a controller_manager reads no contact topic (docs/ros2_control.md)."""
+    def graph(contact_nodes, matched):
+        plain = facts(publishers=['/my_ctrl'], states={'/foot_contact': (contact_nodes, matched)})
+        states = tuple(TopicFacts(t.name, t.type_name, t.endpoints, t.matched,
+                                  optional=t.name == '/foot_contact') for t in plain.states)
+        return GraphFacts(states=states, command=plain.command)
+    gate = StartGate(min_subscribers=1)
+    assert gate.missing(graph([], 0)) == []                   # nobody reads it: not waited for
+    assert gate.missing(graph(['/recorder'], 0)) == [         # a reader it has: matched first
+        '/foot_contact (geometry_msgs/WrenchStamped): /recorder subscribes, not matched yet '
+        '(0 of 1 matched)']
+    assert gate.missing(graph(['/recorder'], 1)) == []
