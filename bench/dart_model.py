@@ -113,7 +113,7 @@ def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float =
                      friction: float = 0.8, timestep_s: float = 1e-3,
                      detector: str = 'dart', floating: bool = False,
                      link_collisions: bool = False, gravity=(0.0, 0.0, -9.81),
-                     urdf_dir=None) -> DartRobot:
+                     urdf_dir=None, joint_limits: bool = False) -> DartRobot:
     """
     Build the world (see module docs).
 
@@ -123,6 +123,9 @@ def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float =
     and touch the ground too (dodo_sim's ``collisions='links'``; no self-collision; a mesh as
     the bounding box dodo_sim gives it, its file looked up from ``urdf_dir``).
     ``gravity``: world vector, m/s^2 (tilted, it makes the flat ground a slope).
+    ``joint_limits``: enforce the URDF position limits (DART's ``setLimitEnforcement``, off by
+    default in DART, with the velocity limits it would enforce too lifted; dodo_sim and MuJoCo
+    enforce position limits only).
     """
     import dartpy as dart
 
@@ -136,6 +139,13 @@ def build_dart_robot(urdf_xml: str, contact_frames, *, contact_radius_m: float =
     skeleton = loader.parseSkeletonString(xml, '')
     if skeleton is None:
         raise ValueError('DartLoader could not parse the robot description')
+    if joint_limits:   # position limits only: DART's enforcement also caps the URDF velocities
+        for i in range(skeleton.getNumJoints()):
+            joint = skeleton.getJoint(i)
+            joint.setLimitEnforcement(True)
+            for k in range(joint.getNumDofs()):
+                joint.setVelocityLowerLimit(k, -np.inf)
+                joint.setVelocityUpperLimit(k, np.inf)
     zero_inertia = dart.dynamics.Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
     for i in range(skeleton.getNumBodyNodes()):
         body = skeleton.getBodyNode(i)

@@ -36,7 +36,10 @@ def mesh_as_box(link, collision, urdf_dir) -> None:
     rotation = (_rotation(2, yaw) @ _rotation(1, pitch) @ _rotation(0, roll))
     origin.set('xyz', ' '.join(repr(float(x)) for x in xyz + rotation @ (0.5 * (lower + upper))))
     geometry.remove(mesh)
-    ET.SubElement(geometry, 'box', {'size': ' '.join(repr(float(x)) for x in upper - lower)})
+    # a mirrored mesh (negative scale) has lower > upper; a flat one a zero side, which MuJoCo
+    # refuses ("size must be positive"): 1 um instead
+    size = np.maximum(np.abs(upper - lower), 1e-6)
+    ET.SubElement(geometry, 'box', {'size': ' '.join(repr(float(x)) for x in size)})
 
 
 def _rotation(axis: int, angle: float) -> np.ndarray:

@@ -80,23 +80,74 @@ _LWA = pin.LOCAL_WORLD_ALIGNED
 _WORLD = pin.Convention.WORLD
 
 
+#: A 2x2 active-set system with |det| <= this |K_00 K_11| is singular: least squares instead.
+SINGULAR_KKT_RATIO = 1e-12
+
+
 def _small_solve(K: np.ndarray, r: np.ndarray) -> np.ndarray:
     """
     Return x with K x = r; 1x1 and 2x2 in closed form.
 
     At this size numpy's LAPACK call costs more than the arithmetic. Three rows or more may be
     redundant (two sticking spokes of a rigid wheel: 4 rows, 3 DoF): the minimum-norm least-squares
-    solution (the accelerations are unique, the multipliers of redundant constraints are shared).
+    solution (the accelerations are unique, the multipliers of redundant constraints are shared);
+    so is a singular 1x1 or 2x2 system, which divided by zero before.
     """
     n = len(r)
-    if n == 1:
+    if n == 1 and K[0, 0] != 0.0:
         return r / K[0, 0]
     if n == 2:
         (a, b), (c, d) = K.tolist()
         r0, r1 = r.tolist()
         det = a * d - b * c
-        return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
-    return np.linalg.lstsq(K, r, rcond=1e-12)[0]
+        if abs(det) > SINGULAR_KKT_RATIO * abs(a * d):
+            return np.array(((d * r0 - b * r1) / det, (a * r1 - c * r0) / det))
+    # three rows or more, or a singular 1x1 / 2x2 system (both bounds of a joint with
+    # lower = upper, as published URDFs write an unspecified limit; a point that cannot move)
+    return _least_squares(K, r, 1e-12)
+
+
+def _least_squares(A: np.ndarray, r: np.ndarray, rcond=None) -> np.ndarray:
+    """
+    Return the minimum-norm least-squares x of A x = r; FloatingPointError on a non-finite input.
+
+    A NaN handed to LAPACK's least squares prints "DLASCL parameter number 4 had an illegal
+    value" and returns garbage (an RK4 stage of a blown-up state); it is a numerical failure of
+    the step instead (Simulator.step: SimulationDiverged).
+    """
+    if not (math.isfinite(float(A.sum())) and math.isfinite(float(r.sum()))):
+        raise FloatingPointError('a non-finite matrix or vector reached a least-squares solve')
+    return np.linalg.lstsq(A, r, rcond=rcond)[0]
+
+
+#: A generic (3-D) event step may gain at most ENERGY_GAIN_FLOOR_J + ENERGY_GAIN_RATIO (T0 + |W|)
+#: of mechanical energy beyond the applied work W (T0: kinetic energy at its start); beyond, the
+#: step is taken by time-stepping (EventDrivenIntegrator._check_energy).
+ENERGY_GAIN_FLOOR_J = 1e-4
+ENERGY_GAIN_RATIO = 0.01
+#: Most contact points (contact frames + link support points) the event integrator takes on a 3-D
+#: robot (docs/physics.md "Robots the event integrator refuses").
+EVENT_MAX_CONTACTS_3D = 200
+
+
+def check_contact_count(robot, n_contacts: int) -> None:
+    """
+    Refuse a 3-D robot with more than EVENT_MAX_CONTACTS_3D contact points, in one line.
+
+    The event integrator resolves every contact event exactly, each point with its own event
+    function and mode; with hundreds of box corners landing together it spends most steps in
+    accumulations it hands to time-stepping, at minutes of wall time per simulated 0.1 s
+    (example-robot-data's Tiago, 431 points: 0.5 s in 11 min). Raises ValueError naming the
+    count and what to use instead.
+    """
+    if robot.planar or n_contacts <= EVENT_MAX_CONTACTS_3D:
+        return
+    feet = len(robot.contact_frame_ids)
+    raise ValueError(
+        f"integrator 'event' does not take robot '{robot.model.name}': {n_contacts} contact "
+        f'points in 3-D ({feet} contact frames + {n_contacts - feet} link collision support '
+        f'points), more than its {EVENT_MAX_CONTACTS_3D}; use integrator: timestepping, or '
+        f'collisions: feet or collision_exclude_links to keep fewer points')
 
 
 class EventLimitExceeded(RuntimeError):
@@ -188,11 +239,13 @@ class EventDrivenIntegrator:
         self.robot = robot
         self.model = robot.model
         self.data = robot.model.createData()
+        self._energy_data = robot.model.createData()
         self.geometry = ConstraintGeometry(robot, terrain, joint_limits)
         self.contact = contact
         self.params = params
         self.n_contacts = len(self.geometry.frame_ids)
         self.dim = robot.contact_dim
+        check_contact_count(robot, self.n_contacts)
         self._zero = np.zeros(robot.model.nv)
         self._no_forces = np.zeros((self.n_contacts, 3))
         bounds = []
@@ -243,6 +296,7 @@ class EventDrivenIntegrator:
         """
         self._force = generalized_force
         self._stats = [0, 0.0, True]
+        q_start, v_start = q, v
         remaining = dt
         impulses = np.zeros((self.n_contacts, 3))
         events = []
@@ -306,10 +360,36 @@ class EventDrivenIntegrator:
             raise EventLimitExceeded(
                 f'more than {self.params.max_events_per_step} contact events in one physics step '
                 f'of {dt} s (Zeno behaviour?)')
+        if self._kernel is None:
+            self._check_energy(q_start, v_start, q, v, generalized_force)
         in_contact = tuple(m != FREE for m in self.mode)
         iterations, residual, converged = self._stats
         return q, v, StepReport(impulses, in_contact, iterations, residual, converged,
                                 tuple(events))
+
+    def _check_energy(self, q0, v0, q1, v1, generalized_force) -> None:
+        """
+        Refuse a physics step that made mechanical energy (docs/physics.md).
+
+        Contacts, friction, impacts and joint stops only dissipate: T + V may grow by the work
+        of the applied forces (constant over the step: f . (q1 - q0)) and by the drift
+        control's rounding-level share (<= 2e-8 J a step on the published robots), not more. A
+        slide near Painleve's singularity can blow an RK4 segment up instead (the Allegro hand
+        of example-robot-data gained 843 J in one 1 ms step from 1e-4 J of kinetic energy and
+        left the speed bound); such a step raises EventLimitExceeded, so Simulator.step takes it
+        by time-stepping like an accumulation of events.
+        """
+        model, data = self.model, self._energy_data
+        kinetic = pin.computeKineticEnergy(model, data, q0, v0)
+        before = kinetic + pin.computePotentialEnergy(model, data, q0)
+        after = (pin.computeKineticEnergy(model, data, q1, v1)
+                 + pin.computePotentialEnergy(model, data, q1))
+        work = float(generalized_force.dot(pin.difference(model, q0, q1)))
+        allowed = ENERGY_GAIN_FLOOR_J + ENERGY_GAIN_RATIO * (kinetic + abs(work))
+        if not after - before - work <= allowed:
+            raise EventLimitExceeded(
+                f'the event step made {after - before - work:.3g} J of mechanical energy '
+                f'(kinetic energy at its start {kinetic:.3g} J; contacts only dissipate)')
 
     def _start_segment(self, q, v, impulses, events):
         """
@@ -885,7 +965,7 @@ class EventDrivenIntegrator:
         if not slow:
             return None
         # least squares: the closed constraints may be redundant (two spokes of a rigid wheel)
-        delta = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+        delta = _least_squares(G[np.ix_(rows, rows)], -u[rows])
         extra = np.zeros(len(u))
         extra[rows] = delta
         return extra
@@ -996,7 +1076,7 @@ class EventDrivenIntegrator:
         while closed:
             rows = [r for blk in closed for r in range(blk.start, blk.start + blk.size)]
             lam = np.zeros(len(u))
-            lam[rows] = np.linalg.lstsq(G[np.ix_(rows, rows)], -u[rows], rcond=None)[0]
+            lam[rows] = _least_squares(G[np.ix_(rows, rows)], -u[rows])
             pulling = [blk for blk in closed if lam[blk.start] < 0.0]
             if not pulling:
                 break
@@ -1074,6 +1154,8 @@ __all__ = [
     'EventDrivenIntegrator',
     'EventLimitExceeded',
     'EventParams',
+    'EVENT_MAX_CONTACTS_3D',
+    'check_contact_count',
     'impact_map',
     'FREE',
     'STICK',

@@ -34,6 +34,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pinocchio as pin
 
+from .urdf_check import check_mass_matrix, check_urdf_numbers
+
 #: Value of ``actuated_joints`` that selects the joints with a URDF effort limit > 0.
 AUTO = 'auto'
 #: Base conventions: 'auto' floats the root link unless it is a link named ``world`` (the
@@ -262,6 +264,7 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
     xml = robot_description_xml(urdf_xml_or_path, xacro_args)
     parse_xml, continuous = _continuous_as_revolute(xml)
     root = root_link(xml)
+    check_urdf_numbers(_parse(xml))   # before urdfdom, which loads a NaN mass as 0
     floating = base == 'floating' or (base == AUTO and root != WORLD_LINK)
     try:
         if floating:
@@ -277,6 +280,7 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
                                          " is not attached to a link named 'world'"))
     if model.njoints < 2:
         raise ModelError('the URDF has no movable joint')
+    check_mass_matrix(model)
     for name in continuous:
         joint = model.joints[model.getJointId(name)]
         model.lowerPositionLimit[joint.idx_q] = -math.inf
@@ -331,12 +335,17 @@ def load_robot(urdf_xml_or_path: str | os.PathLike, *,
                       root_link=root)
 
 
-def root_link(xml: str) -> str:
-    """Name of the URDF's root link: the one link that is no joint's child."""
+def _parse(xml: str) -> ET.Element:
+    """Return the root element of URDF text; ModelError if it is not XML."""
     try:
-        tree = ET.fromstring(xml.encode() if xml.lstrip().startswith('<?xml') else xml)
+        return ET.fromstring(xml.encode() if xml.lstrip().startswith('<?xml') else xml)
     except ET.ParseError as exc:
         raise ModelError(f'invalid URDF: {exc}') from exc
+
+
+def root_link(xml: str) -> str:
+    """Name of the URDF's root link: the one link that is no joint's child."""
+    tree = _parse(xml)
     children = {child.get('link') for joint in tree.iter('joint')
                 for child in joint.findall('child')}
     roots = [link.get('name') for link in tree.findall('link') if link.get('name') not in children]

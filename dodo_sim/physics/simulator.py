@@ -44,7 +44,7 @@ from .kernels.step import step as compiled_step
 from .motor import armature, BackEmfLimit, MotorModel
 from .robot import load_robot, ModelError, RobotModel
 from .sim_config import INTEGRATORS, MODES, SimConfig
-from .start_state import check_above_terrain, check_start_sizes
+from .start_state import check_above_terrain, check_start_sizes, check_within_limits
 from .timestepping import MoreauJeanIntegrator, TimeSteppingParams
 
 
@@ -242,8 +242,9 @@ class Simulator:
 
         Raises ValueError for a state with a contact point more than
         ``start_state.INITIAL_PENETRATION_TOLERANCE_M`` under the terrain (the message names the
-        contact frame, its depth and how far to raise the robot); ``check_terrain=False`` skips
-        that check (the constructor does for the model's default pose).
+        contact frame, its depth and how far to raise the robot), and (with ``joint_limits``) for
+        a joint outside its URDF limits; ``check_terrain=False`` skips both checks (the
+        constructor does for the model's default pose).
         """
         robot = self.robot
         cfg = self.config
@@ -262,6 +263,8 @@ class Simulator:
             q = pin.normalize(robot.model, q)
         if check_terrain:
             self._check_above_terrain(q)
+            if cfg.joint_limits:
+                check_within_limits(robot, q)
         self._q, self._v = q, v
         self._steps = 0
         self._next_push = 0

@@ -7,7 +7,8 @@ Checks of a simulator's start state, with messages that say how to fix it.
 :func:`check_start_sizes` refuses ``SimConfig.initial_q`` / ``initial_v`` of the wrong length for
 the model (naming its coordinates); :func:`check_above_terrain` refuses a configuration with a
 contact point under the terrain (naming the deepest contact frame, its depth and the
-coordinate that lifts the robot). :class:`dodo_sim.physics.simulator.Simulator` runs them at
+coordinate that lifts the robot); :func:`check_within_limits` refuses a joint outside its URDF
+limits. :class:`dodo_sim.physics.simulator.Simulator` runs them at
 construction and at every reset (``docs/physics.md``, bad-input rules of DESIGN.md §7).
 """
 from __future__ import annotations
@@ -18,6 +19,9 @@ import pinocchio as pin
 #: A contact point at most this deep under the terrain in an initial state is accepted (a foot
 #: resting on the ground, up to rounding of hand-written poses), m.
 INITIAL_PENETRATION_TOLERANCE_M = 1e-6
+#: A joint at most this far outside its URDF limits in an initial state is accepted (a joint
+#: resting on its stop, up to rounding), m or rad.
+INITIAL_LIMIT_TOLERANCE = 1e-6
 
 
 def check_start_sizes(robot, config) -> None:
@@ -64,6 +68,26 @@ def check_above_terrain(robot, geometry, positions, q, terrain: str, data) -> No
     raise ValueError(message + ' or change the joint angles')
 
 
+def check_within_limits(robot, q) -> None:
+    """
+    Refuse a configuration with a joint outside its URDF position limits.
+
+    A joint more than ``INITIAL_LIMIT_TOLERANCE`` (m or rad) outside [lower, upper] raises
+    ValueError naming it, its value and its limits. Without the check a published arm started at
+    its URDF zero, outside its limits (the Kinova arm of ANYmal-with-arm: joints 2 and 3), hits
+    its stops at once: the event integrator's drift control pulled a 0.8 rad violation back at
+    200^2 rad/s^2 per rad and the arm left the speed bound in 0.09 s.
+    """
+    values = np.asarray(q, float)
+    for limit in robot.limits:
+        value = float(values[limit.idx_q])
+        if limit.lower - INITIAL_LIMIT_TOLERANCE <= value <= limit.upper + INITIAL_LIMIT_TOLERANCE:
+            continue
+        raise ValueError(f"initial state puts joint '{limit.name}' at {value:.6g}, outside its "
+                         f'URDF limits [{limit.lower:.6g}, {limit.upper:.6g}] (m or rad); move it '
+                         f'inside them, or set joint_limits: false')
+
+
 def vertical_coordinate(robot, data, q):
     """
     Return the coordinate that moves every contact frame straight up, or None.
@@ -88,5 +112,5 @@ def vertical_coordinate(robot, data, q):
     return None
 
 
-__all__ = ['INITIAL_PENETRATION_TOLERANCE_M', 'check_above_terrain', 'check_start_sizes',
-           'vertical_coordinate']
+__all__ = ['INITIAL_PENETRATION_TOLERANCE_M', 'INITIAL_LIMIT_TOLERANCE', 'check_above_terrain',
+           'check_start_sizes', 'check_within_limits', 'vertical_coordinate']

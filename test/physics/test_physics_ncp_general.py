@@ -82,15 +82,20 @@ def test_kernel_equals_the_python_iteration_with_relaxation():
                     ncp._solve_general_python(G, b, blocks, relaxation=relaxation))
 
 
-def test_a_singular_contact_block_goes_to_the_python_path():
-    """The kernel hands a singular 3x3 contact block back; the Python path raises as before."""
+def test_a_singular_contact_block_is_solved_alike_by_both_paths():
+    """
+    A point that moves along its normal only: both paths push it out, neither raises.
+
+    (The Python path raised LinAlgError on this block before; docs/physics.md "Degenerate
+    contacts".)
+    """
     G = np.zeros((4, 4))
     G[0, 0] = G[3, 3] = 1.0
-    b = np.array([-1.0, 0.2, 0.0, -1.0])
+    b = np.array([-1.0, 0.0, 0.0, -1.0])
     blocks = [ncp.Block(0, 3, 0.5), ncp.Block(3, 1)]
-    assert ncp_general.solve_general(G, b, blocks, 1e-10, 100, False, 1.0) is None
-    with pytest.raises(np.linalg.LinAlgError):
-        ncp.solve(G, b, blocks)
+    kernel = ncp.Solution(*ncp_general.solve_general(G, b, blocks, 1e-10, 100, False, 1.0))
+    assert_same(kernel, ncp._solve_general_python(G, b, blocks))
+    np.testing.assert_allclose(kernel.lam, [1.0, 0.0, 0.0, 1.0], rtol=0, atol=1e-15)
 
 
 def solo12_run(integrator, steps, use_kernel, monkeypatch):

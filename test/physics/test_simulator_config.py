@@ -248,3 +248,18 @@ def test_a_foot_resting_on_the_ground_is_accepted(urdf_path, foot_z_m):
     q = hopper_pose_with_foot_at(sim, foot_z_m)
     state = sim.reset(q, np.zeros(4))
     assert state.foot_position[1] == pytest.approx(foot_z_m, abs=1e-12)
+
+
+@pytest.mark.parametrize('integrator', ['timestepping', 'event'])
+def test_reset_refuses_a_joint_outside_its_limits_and_names_it(urdf_path, integrator):
+    """A published arm at its URDF zero sat outside its limits and hit its stops at once."""
+    sim = Simulator(urdf_path, SimConfig(integrator=integrator))
+    q = hopper_pose_with_foot_at(sim, 0.1)
+    q[3] = -3.0                                   # the knee's limits are +-2.8 rad
+    with pytest.raises(ValueError, match=r"joint 'knee' at -3, outside its URDF limits "
+                                         r'\[-2.8, 2.8\]'):
+        sim.reset(q, np.zeros(4))
+    Simulator(urdf_path, SimConfig(integrator=integrator, joint_limits=False)).reset(
+        q, np.zeros(4))
+    q[3] = 2.8 + 0.9e-6                           # on its stop up to rounding: accepted
+    sim.reset(q, np.zeros(4))

@@ -6,9 +6,10 @@ The exact solve of one 3-D point contact with an isotropic Coulomb cone, compile
 
 :func:`dodo_sim.physics.contact_solve.solve_contact_3d` on arrays: stick, else the sliding
 direction by a fixed-point iteration, else by bracketing its angle on 48 intervals and Brent's
-method (scipy.optimize.brentq's algorithm). Cases it hands back to the Python path (it returns
-False): an exactly singular block, a Brent search that does not converge, or no sliding solution
-at the root (:mod:`.ncp_general` module docs).
+method (scipy.optimize.brentq's algorithm). A singular block (rank < 3) sticks
+with its least-norm impulse in the cone (contact_solve.minimum_norm_stick_3d) or slides. Cases it
+hands back to the Python path (it returns False): a Brent search that does not converge, or no
+sliding solution at the root (:mod:`.ncp_general` module docs).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from .jit import compiled
 from .linalg import lu_solve
+from ..contact_solve import NULL_EIGENVALUE_RATIO, SINGULAR_CONTACT_RATIO
 
 
 def _slip_cross(g, b, mu, phi):
@@ -114,10 +116,11 @@ _brentq = compiled(_brentq)
 _BRENT_RTOL = 4.0 * np.finfo(np.float64).eps
 
 
-def _slip_3d_bracketed(g, b, mu, out):
+def _slip_3d_bracketed(g, b, mu, stick, out):
     """
     contact_solve._slip_3d_bracketed into ``out``: bracket the angle on 48 intervals, then Brent.
 
+    ``stick``: the stick impulse tried first, projected on the cone when nothing else is found.
     Returns False when the Python path must solve it (Brent unconverged, or no slip solution at
     the root: the Python path raises there).
     """
@@ -160,9 +163,7 @@ def _slip_3d_bracketed(g, b, mu, out):
             have_best = True
     if have_best:
         return True
-    lam, ok = lu_solve(g, -b)
-    if not ok:
-        return False
+    lam = stick.copy()
     lam[0] = max(lam[0], 0.0)
     norm = math.hypot(lam[1], lam[2])
     if norm > mu * lam[0]:
@@ -177,26 +178,132 @@ def _slip_3d_bracketed(g, b, mu, out):
 _slip_3d_bracketed = compiled(_slip_3d_bracketed)
 
 
+def singular_contact_3d(g):
+    """contact_solve.singular_contact_3d: det(G) <= SINGULAR_CONTACT_RATIO G_NN G_T1T1 G_T2T2."""
+    det = (g[0, 0] * (g[1, 1] * g[2, 2] - g[1, 2] * g[2, 1])
+           - g[0, 1] * (g[1, 0] * g[2, 2] - g[1, 2] * g[2, 0])
+           + g[0, 2] * (g[1, 0] * g[2, 1] - g[1, 1] * g[2, 0]))
+    return det <= SINGULAR_CONTACT_RATIO * g[0, 0] * g[1, 1] * g[2, 2]
+
+
+singular_contact_3d = compiled(singular_contact_3d)
+
+
+def _on_cone(lam, mu):
+    """contact_solve._on_cone: the tangential part scaled onto the cone's surface."""
+    out = np.empty(3)
+    out[0] = max(lam[0], 0.0)
+    out[1] = lam[1]
+    out[2] = lam[2]
+    norm = math.hypot(out[1], out[2])
+    if norm > mu * out[0]:
+        out[1] *= mu * out[0] / norm
+        out[2] *= mu * out[0] / norm
+    return out
+
+
+_on_cone = compiled(_on_cone)
+
+
+def minimum_norm_stick_3d(g, b, mu):
+    """Return the least-norm stick impulse of a singular block (contact_solve's, same name)."""
+    moments, modes = np.linalg.eigh(np.ascontiguousarray(g))
+    top = moments[2]
+    lam = np.zeros(3)
+    if not top > 0.0:
+        return lam, True
+    ranked = 0
+    for i in (1, 2):
+        if moments[i] > NULL_EIGENVALUE_RATIO * top:
+            ranked += 1
+            along = (modes[0, i] * b[0] + modes[1, i] * b[1] + modes[2, i] * b[2]) / moments[i]
+            for r in range(3):
+                lam[r] -= along * modes[r, i]
+    if lam[0] >= 0.0 and math.hypot(lam[1], lam[2]) <= mu * lam[0]:
+        return lam, True
+    if ranked == 2:        # one null direction n: where the line lam + t n enters the cone
+        n = modes[:, 0]
+        a = mu * mu * n[0] * n[0] - n[1] * n[1] - n[2] * n[2]
+        half_b = mu * mu * lam[0] * n[0] - lam[1] * n[1] - lam[2] * n[2]
+        c = mu * mu * lam[0] * lam[0] - lam[1] * lam[1] - lam[2] * lam[2]
+        roots = np.empty(2)
+        count = 0
+        if abs(a) <= 1e-12 * (mu * mu + 1.0):
+            if half_b != 0.0:
+                roots[0] = -c / (2.0 * half_b)
+                count = 1
+        else:
+            disc = half_b * half_b - a * c
+            if disc >= 0.0:
+                root = math.sqrt(disc)
+                roots[0] = (-half_b - root) / a
+                roots[1] = (-half_b + root) / a
+                count = 2
+        have = False
+        best = 0.0
+        for k in range(count):
+            t = roots[k]
+            if lam[0] + t * n[0] >= 0.0 and (not have or abs(t) < abs(best)):
+                best = t
+                have = True
+        if have:
+            return _on_cone(lam + best * n, mu), True
+        return lam, False
+    # two null directions: the point moves along the line a only, a . lambda = c
+    a0 = modes[0, 2]
+    a1 = modes[1, 2]
+    a2 = modes[2, 2]
+    c = a0 * lam[0] + a1 * lam[1] + a2 * lam[2]
+    if c < 0.0:
+        a0, a1, a2, c = -a0, -a1, -a2, -c
+    across = math.hypot(a1, a2)
+    den = a0 + mu * across
+    if not den > 0.0:
+        return lam, False
+    lam_n = c / den
+    out = np.empty(3)
+    out[0] = lam_n
+    if across == 0.0:
+        out[1] = 0.0
+        out[2] = 0.0
+    else:
+        out[1] = mu * lam_n * a1 / across
+        out[2] = mu * lam_n * a2 / across
+    return out, True
+
+
+minimum_norm_stick_3d = compiled(minimum_norm_stick_3d)
+
+
 def solve_contact_3d(g, b, mu, out):
     """
     contact_solve.solve_contact_3d into ``out`` (3,): stick, else the fixed-point slip direction.
 
-    Returns False when the Python path must solve it (a singular block, or a case of
-    :func:`_slip_3d_bracketed`).
+    A singular block sticks with its least-norm impulse in the cone (:func:`minimum_norm_stick_3d`)
+    or slides. Returns False when the Python path must solve it (an exactly singular LU pivot of
+    a block the singular test passed, or a case of :func:`_slip_3d_bracketed`).
     """
-    if b[0] >= 0.0:
+    if b[0] >= 0.0 or not g[0, 0] > 0.0:
         out[0] = 0.0
         out[1] = 0.0
         out[2] = 0.0
         return True
-    lam, ok = lu_solve(g, -b)
-    if not ok:
-        return False
-    if lam[0] >= 0.0 and math.hypot(lam[1], lam[2]) <= mu * lam[0]:
-        out[0] = lam[0]
-        out[1] = lam[1]
-        out[2] = lam[2]
-        return True
+    if singular_contact_3d(g):
+        lam, inside = minimum_norm_stick_3d(g, b, mu)
+        if inside:
+            out[0] = lam[0]
+            out[1] = lam[1]
+            out[2] = lam[2]
+            return True
+    else:
+        lam, ok = lu_solve(g, -b)
+        if not ok:
+            return False
+        if lam[0] >= 0.0 and math.hypot(lam[1], lam[2]) <= mu * lam[0]:
+            out[0] = lam[0]
+            out[1] = lam[1]
+            out[2] = lam[2]
+            return True
     if mu == 0.0:
         out[0] = -b[0] / g[0, 0]
         out[1] = 0.0
@@ -229,7 +336,7 @@ def solve_contact_3d(g, b, mu, out):
             out[2] = t1
             return True
         d0, d1 = e0, e1
-    return _slip_3d_bracketed(g, b, mu, out)
+    return _slip_3d_bracketed(g, b, mu, lam, out)
 
 
 solve_contact_3d = compiled(solve_contact_3d)

@@ -12,11 +12,12 @@ relaxation. It is the same algorithm step for step; only the floating-point summ
 differs (explicit loops instead of BLAS and LAPACK), so results agree to rounding
 (test_physics_ncp_general.py checks <= 1e-12).
 
-One case is not compiled: a 3-D contact whose sliding direction the fixed-point iteration does
-not find in 30 steps (a strongly anisotropic block; the Python path then brackets the angle with
-scipy's Brent method), and an exactly singular 3x3 contact block (the Python path raises). The
-kernel then returns ``status`` 1 and :func:`solve_general` gives the problem to the Python path,
-which solves it from the start: the result is the Python path's, always.
+One case is not compiled: a 3-D contact whose sliding direction neither the fixed-point iteration
+(30 steps) nor the compiled bracketing finds (a Brent search that does not converge, or no
+sliding solution at its root). The kernel then returns ``status`` 1 and :func:`solve_general`
+gives the problem to the Python path, which solves it from the start: the result is the Python
+path's, always. A singular 3x3 contact block is solved here as in the Python path
+(contact_solve.minimum_norm_stick_3d).
 
 Every kernel is ``njit(cache=True)`` and compiled at install time by
 :mod:`dodo_sim.tools.precompile` (:func:`warm_up` here).
