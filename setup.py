@@ -44,5 +44,12 @@ setup(
             'recorder = dodo_sim.ros.recorder:main',
             'driver = dodo_sim.ros.driver_node:main',
         ],
+        # the controllers the controller node can host (dodo_control/registry.py): the shipped
+        # ones exactly as a plugin package declares its own (docs/control.md)
+        'dodo_sim.controllers': [
+            'slip_hopper = dodo_control.controller:Controller',
+            'kneed_walker = dodo_control.walker.controller:WalkerController',
+            'joint_hold = dodo_control.joint.controller:JointController',
+        ],
     },
 )

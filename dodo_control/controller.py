@@ -96,6 +96,7 @@ from .slip.config import APEX_RANGE_FIELDS, ControllerConfig, gains_changed, sam
 from .slip.dynamics import COM, COM_VEL, FOOT, JF
 from .slip.flight import critically_damped_lead, PositionLoop, raibert_angle, VelocityLoop
 from .slip.hop_memory import HopMemory
+from .slip.outcome import HopMonitor
 from .slip.phase import (APEX, EVENT_NAMES, FLIGHT, IN_FLIGHT, IN_STANCE, LIFTOFF, PHASE,
                          PhaseMachine, PhaseParams, TOUCHDOWN)
 from .slip.posture_table import posture_table_steps
@@ -138,7 +139,14 @@ def _parse_inputs(q, v, foot_force):
 
 
 class Controller:
-    """Hybrid SLIP controller; see the module docstring for the API."""
+    """Hybrid SLIP hopping controller (Hutter et al. 2010), docs/control.md."""
+
+    # how the controller node hosts it (dodo_control.registry, entry point slip_hopper); the hop
+    # monitor judges whether the leg hops
+    config_class = ControllerConfig
+    startup_only = ('control_period',)
+    default_model = 'package://dodo_sim/urdf/hopper.urdf.xacro'
+    monitor = HopMonitor
 
     def __init__(self, urdf_xml_or_path, config: ControllerConfig | None = None,
                  xacro_args: Mapping[str, object] | None = None):

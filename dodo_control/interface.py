@@ -5,10 +5,17 @@
 The interface a controller offers the controller node, ``rollout`` and ``dodo replay``.
 
 Written down as a :class:`typing.Protocol` so that a new controller family knows what to provide
-and the registry can refuse a builder that returns something else (``ControllerEntry.build``).
-The SLIP hopper (:class:`dodo_control.controller.Controller`) and the Kneed Walker
-(:class:`dodo_control.walker.controller.WalkerController`) implement it; neither inherits from
-it (structural typing, as the rest of the package's cores).
+and the registry (:mod:`dodo_control.registry`) can refuse a class or a built controller that
+lacks something, naming it. The SLIP hopper (:class:`dodo_control.controller.Controller`), the
+Kneed Walker (:class:`dodo_control.walker.controller.WalkerController`), the joint controller
+(:class:`dodo_control.joint.controller.JointController`) and any plugin's class implement it;
+none inherits from it (structural typing, as the rest of the package's cores).
+
+Besides the members below, the *class* states how to host it (read by the registry before
+anything is built): ``config_class``, the frozen config dataclass whose fields are the node's
+parameters (required), and optionally ``startup_only``, ``default_model``, ``monitor`` and the
+classmethod ``for_robot(robot_description, config)`` (default: ``Class(robot_description,
+config)``); :mod:`dodo_control.registry` says what each means.
 
 Units: ``t`` s; ``q``, ``v`` in ``joint_names`` order (m, rad, m/s, rad/s); ``contact_forces``
 one world-axes force row (N) per ``contact_frames`` entry; the returned torques N*m (or N for
@@ -23,6 +30,9 @@ import numpy as np
 #: the members ``ControllerEntry.build`` checks on what a builder returns (the Protocol's own)
 REQUIRED_MEMBERS = ('joint_names', 'actuated_joint_names', 'contact_frames', 'telemetry',
                     'update', 'reconfigure')
+#: the methods the registry checks on the class itself, before building it (the properties may
+#: be set by ``__init__``)
+CLASS_METHODS = ('update', 'reconfigure')
 
 
 @runtime_checkable

@@ -32,12 +32,14 @@ def measured_joints(robot) -> tuple:
 
 
 def write_rollout_bag(path, sim, run, *, controller: str = 'joint_hold', controller_config=None,
-                      odom_period_s: float = 0.01, base_source: str | None = 'odom'):
+                      odom_period_s: float = 0.01, base_source: str | None = 'odom',
+                      controller_parameters=None):
     """
     Write ``run`` (a rollout of ``sim``) as a bag at ``path``; return ``path``.
 
     ``base_source``: 'odom' (the simulator's ground truth), 'tf' (only ``odom`` -> root link on
-    ``/tf``, a floating base) or None (neither, as on hardware).
+    ``/tf``, a floating base) or None (neither, as on hardware). ``controller_parameters``: more
+    recorded parameters of the controller node (e.g. its ``controller_identity``).
     """
     robot = sim.robot
     names, iq, iv = measured_joints(robot)
@@ -52,6 +54,7 @@ def write_rollout_bag(path, sim, run, *, controller: str = 'joint_hold', control
         values = {'controller': controller}
         if controller_config is not None:
             values.update(config_to_parameters(controller_config))
+        values.update(controller_parameters or {})
         w.parameters('controller', values)
         next_odom = -1.0
         for k, t in enumerate(run.t):

@@ -196,7 +196,12 @@ def model_gains(inertia_block: np.ndarray, bandwidth_hz: float, damping_ratio: f
 
 
 class JointController:
-    """PD per joint with gravity compensation and URDF torque limits (module docs)."""
+    """PD hold of the start pose or joint set-points of any robot, docs/joint.md."""
+
+    # how the controller node hosts it (dodo_control.registry, entry point joint_hold)
+    config_class = JointControllerConfig
+    startup_only = ('contact_frames', 'joints')
+    default_model = 'package://dodo_sim/urdf/hopper.urdf.xacro'
 
     def __init__(self, urdf_xml_or_path, config: JointControllerConfig | None = None):
         from dodo_sim.physics.robot import FLOATING_BASE_JOINT, load_robot

@@ -22,7 +22,10 @@ hopper); a module plugs in by defining:
     optional: raise ValueError naming what the robot cannot use (e.g. unknown xacro args).
 
 :func:`robot_module` resolves a robot name: a key of :data:`ROBOTS` or a dotted module path
-(``mypackage.my_robot_scenarios``), so a new robot needs no edit here.
+(``mypackage.my_robot_scenarios``), so a new robot needs no edit here. A module may instead
+define ``for_controller(controller, model)`` returning such a module bound to any hosted
+controller (:mod:`dodo_control.scenarios.hosted`, :func:`bound_module`): the scenarios of a
+plugin controller's study.
 """
 from __future__ import annotations
 
@@ -38,7 +41,10 @@ ROBOTS = {
     'boom': 'dodo_control.scenarios.boom',
     'walker': 'dodo_control.scenarios.walker',
     'ur5': 'dodo_control.scenarios.ur5',
+    'hosted': 'dodo_control.scenarios.hosted',
 }
+#: the robot module of a study that names a controller (``controller:``) and no robot
+HOSTED = 'hosted'
 
 
 class ScenarioFailed(RuntimeError):
@@ -98,10 +104,31 @@ def robot_module(name: str) -> ModuleType:
     except ImportError as exc:
         raise ValueError(f"unknown robot '{name}': not one of {sorted(ROBOTS)} and no importable "
                          f'module of that name ({exc})') from None
+    if hasattr(module, 'for_controller'):
+        return module            # bound to a controller by the study (bound_module)
     for attr in ('SECTIONS', 'SCENARIOS'):
         if not hasattr(module, attr):
             raise ValueError(f"robot module '{path}' has no {attr} (see dodo_control.scenarios)")
     return module
+
+
+def bound_module(module, controller: str | None, model: str | None):
+    """
+    Return the scenario module a study runs: ``module``, or it bound to ``controller``.
+
+    A module with ``for_controller(controller, model)`` (:mod:`dodo_control.scenarios.hosted`)
+    runs any hosted controller and needs one; any other module has its own controller and takes
+    neither. ValueError names what is wrong.
+    """
+    binds = hasattr(module, 'for_controller')
+    if binds and not controller:
+        raise ValueError(f"robot module '{module.__name__}' runs the study's controller: give "
+                         f'controller: <entry point name or module:Class>')
+    if not binds and (controller or model):
+        key = 'controller' if controller else 'model'
+        raise ValueError(f"{key}: robot module '{module.__name__}' has its own controller and "
+                         f'robot; {key}: goes with robot: {HOSTED} (or no robot:)')
+    return module.for_controller(str(controller), str(model or '')) if binds else module
 
 
 def build_configs(sections: Mapping[str, type], values: Mapping[str, Mapping],
@@ -179,4 +206,4 @@ def max_abs(values) -> float:
 
 __all__ = ['ROBOTS', 'Perturbation', 'Scenario', 'ScenarioFailed', 'robot_module',
            'xacro_arg_names', 'check_xacro_args', 'config_fields', 'settle_hop', 'max_abs',
-           'build_configs']
+           'build_configs', 'bound_module', 'HOSTED']

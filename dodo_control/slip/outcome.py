@@ -74,6 +74,9 @@ class HopMonitor:
     #: Channel names of :meth:`channels`, in order (``/controller/state``; ``hops`` is the
     #: controller's own telemetry, hence ``liftoffs``).
     CHANNELS = ('hop_failed', 'liftoffs', 'on_ground_s')
+    #: Its configuration (read-only parameters of the controller node), in the order
+    #: ``__init__`` takes them after ``joint_names``.
+    config_classes = (HopCriteria,)
 
     def __init__(self, urdf_xml=None, joint_names=(), criteria: HopCriteria | None = None):
         self.criteria = criteria if criteria is not None else HopCriteria()

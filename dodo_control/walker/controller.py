@@ -53,6 +53,7 @@ from typing import Mapping
 from dodo_sim.parameter import bounded, check_fields, config_from_dict
 import numpy as np
 
+from .monitor import WalkMonitor
 from .phase import StepPhaseDetector
 from .pulses import Pulse, PulseGenerator
 
@@ -271,10 +272,28 @@ class WalkerTelemetry:
 
 
 class WalkerController:
-    """Two pulses per step and motor plus a torso PD (module docs)."""
+    """Kneed Walker pulse controller (As & Mailhot 2018), docs/walker.md."""
+
+    # how the controller node hosts it (dodo_control.registry, entry point kneed_walker): its
+    # joints and frames size the node's topics; the walk monitor judges the run
+    config_class = WalkerConfig
+    startup_only = ('contact_frames', 'joint_names', 'pitch_joint', 'forward_joint',
+                    'hip_joints', 'knee_joints', 'actuated_joints', 'initial_stance_frame')
+    default_model = 'package://dodo_sim/urdf/kneed_walker.urdf.xacro'
+    monitor = WalkMonitor
 
     def __init__(self, config: WalkerConfig | None = None):
         self.reconfigure(config if config is not None else WalkerConfig())
+
+    @classmethod
+    def for_robot(cls, urdf_xml, config: WalkerConfig) -> 'WalkerController':
+        """
+        Return the controller for a robot description (the host's constructor).
+
+        The walker reads no model: its joints and feet are named in ``config`` (the registry
+        checks the robot has them).
+        """
+        return cls(config)
 
     @property
     def config(self) -> WalkerConfig:

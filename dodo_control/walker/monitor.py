@@ -98,6 +98,9 @@ class WalkMonitor:
 
     #: Channel names of :meth:`channels`, in order.
     CHANNELS = ('fallen', 'fall_reason', 'steps', 'distance_m', 'speed_m_s')
+    #: Its configuration (read-only parameters of the controller node), in the order
+    #: ``__init__`` takes them after ``joint_names``.
+    config_classes = (FallCriteria, TerrainConfig)
 
     def __init__(self, urdf_xml, joint_names, criteria: FallCriteria | None = None,
                  terrain=None, forward_joint: str = 'base_x', settle_steps: int = 4):

@@ -149,6 +149,11 @@ APPLIED_CONTROLLER = 'simulator/controller'
 #: (std_msgs/String, latched, JSON list of full node names): the simulator starts only when it
 #: holds the simulator's and the controller's (docs/bags.md).
 RECORDED_CONFIGURATIONS = 'recorder/configurations'
+#: The controller node's read-only parameter saying which controller runs (JSON ``{"name": ...,
+#: "class": "module:Class", "distribution": ..., "version": ...}``,
+#: ``dodo_control.registry.ControllerEntry.identity``); in the bag through the recorder's
+#: parameter snapshot, checked by ``dodo replay --through-controller`` (docs/bags.md).
+CONTROLLER_IDENTITY = 'controller_identity'
 #: Bag-only topic: valid stamped commands of other publishers (never applied), as recorded.
 IGNORED_COMMANDS = JOINT_COMMANDS + '/ignored'
 #: The hardware driver's e-stop input (std_msgs/Bool; true latches the e-stop).

@@ -4,13 +4,15 @@
 """
 ``controller`` ROS 2 node: a thin adapter around any controller of :mod:`dodo_control.registry`.
 
-The parameter ``controller`` selects it: ``slip_hopper`` (default,
-:class:`dodo_control.controller.Controller`) or ``kneed_walker``
-(:class:`dodo_control.walker.controller.WalkerController`). The node declares exactly the fields of
-:class:`~dodo_sim.ros.node_config.ControllerNodeConfig`, of the selected controller's config
-dataclass and of its outcome monitor's configs as ROS parameters. Robot-agnostic: joints,
-actuated joints and contact frames come from the controller (``joint_names``,
-``actuated_joint_names``, ``contact_frames``); nothing here knows the hopper or the walker.
+The parameter ``controller`` selects it: an installed entry point of ``dodo_sim.controllers``
+(``slip_hopper``, the default, :class:`dodo_control.controller.Controller`; ``kneed_walker``;
+``joint_hold``; any plugin package's) or ``module:Class`` of an importable class. The node
+declares exactly the fields of :class:`~dodo_sim.ros.node_config.ControllerNodeConfig`, of the
+selected controller's config dataclass and of its outcome monitor's configs as ROS parameters,
+plus the read-only ``controller_identity`` (which controller runs: entry point, ``module:Class``,
+distribution and version, JSON; the bag records it). Robot-agnostic: joints, actuated joints and
+contact frames come from the controller (``joint_names``, ``actuated_joint_names``,
+``contact_frames``); nothing here knows the hopper or the walker.
 
 Inputs (what a boom-mounted leg measures, nothing else):
 
@@ -163,6 +165,7 @@ class ControllerNode(Node):
         self.node_config: node_config.ControllerNodeConfig = config_from_parameters(
             node_config.ControllerNodeConfig, node_values)
         self.entry = registry.controller_entry(self.node_config.controller)
+        self._declare_identity()
         self._config_class = self.entry.config_class()
         runtime_names = set(self.entry.runtime_parameters())
         ctrl_values = declare_config_parameters(
@@ -221,6 +224,22 @@ class ControllerNode(Node):
             self.get_logger().info(f'waiting for the robot model on {contract.ROBOT_DESCRIPTION}')
             self._sub_description = self.create_subscription(
                 String, contract.ROBOT_DESCRIPTION, self._on_description, contract.latched_qos())
+
+    def _declare_identity(self) -> None:
+        """
+        Say which controller runs: the read-only parameter ``controller_identity``.
+
+        JSON of :meth:`dodo_control.registry.ControllerEntry.identity` (entry point name,
+        ``module:Class``, distribution, version); the recorder's parameter snapshot puts it in
+        the bag, and ``dodo replay --through-controller`` checks it (docs/bags.md). A params
+        file cannot set it (``ignore_override``).
+        """
+        from rcl_interfaces.msg import ParameterDescriptor
+        self.declare_parameter(
+            contract.CONTROLLER_IDENTITY, registry.identity_text(self.entry.identity()),
+            ParameterDescriptor(description='which controller runs (JSON: name, class, '
+                                            'distribution, version); set by the node',
+                                read_only=True), ignore_override=True)
 
     # -- model --------------------------------------------------------------------------------
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dodo_sim.ros.contract import (CLOCK, COMMAND_CONSUMER_NODES, contact_topic,
-                                   CONTROLLER_MARKERS, DRIVER_NODE, EFFORT_COMMANDS, ESTOP, FORCE,
-                                   hardware_recorded_topics, HOSTED_CONTROLLER_NODE,
-                                   JOINT_COMMANDS, JOINT_STATES, PACKAGE, PUSH, RECORDED_TOPICS,
-                                   recorded_topics, ROBOT_DESCRIPTION)
+                                   CONTROLLER_IDENTITY, CONTROLLER_MARKERS, DRIVER_NODE,
+                                   EFFORT_COMMANDS, ESTOP, FORCE, hardware_recorded_topics,
+                                   HOSTED_CONTROLLER_NODE, JOINT_COMMANDS, JOINT_STATES, PACKAGE,
+                                   PUSH, RECORDED_TOPICS, recorded_topics, ROBOT_DESCRIPTION)
 
 #: Stands for every contact topic of the robot (``/<frame>_contact`` per contact frame) in
 #: :attr:`NodeSpec.subscribes`: the controller and the recorder subscribe to all of them.
@@ -331,14 +331,14 @@ def robot_from_params(params_file, model: str | None = None,
     ``dodo_control.registry``; :data:`EXTERNAL_CONTROLLERS`: the user's own node), else the
     controller section's ``controller`` (default ``slip_hopper``); the model: ``model`` if given,
     else the simulator section's ``robot_description`` (a path or URDF XML) if set, else the
-    default model of the params file's controller in the package share directory; and the
+    ``default_model`` of that controller's class (dodo_control.registry); and the
     simulator's ``contact_frames``, terrain parameters, ``mode`` and ``command_convention``. A
     simulator reading ros2_control's topics (``command_convention: ros2_control``) is answered
     by the user's controller_manager: external. ValueError (ParamsFileError) naming a bad file,
     an unknown controller or a hosted controller under the ros2_control convention.
     """
     from dodo_control import registry
-    from dodo_sim.paths import resolve_package_uri, share_dir
+    from dodo_sim.paths import resolve_package_uri
     from dodo_sim.ros.params import node_parameters as file_parameters
     file_controller = str(file_parameters(params_file, 'controller').get(
         'controller', registry.DEFAULT_CONTROLLER))
@@ -367,7 +367,7 @@ def robot_from_params(params_file, model: str | None = None,
     terrain = tuple((name, sim[name]) for name in registry.TERRAIN_PARAMETERS
                     if name in sim and sim[name] != [])
     path = resolve_package_uri(str(model) if model else str(sim.get('robot_description') or '')
-                               or str(share_dir().joinpath(*entry.model)))
+                               or entry.model)
     return Robot(controller=entry.name, model=path,
                  contact_frames=tuple(str(f) for f in frames), terrain=terrain,
                  sim_mode=str(sim.get('mode', 'lockstep')), external=external,
@@ -421,6 +421,10 @@ def known_parameters(controller: str = 'slip_hopper') -> dict[str, set]:
         for cls in config_classes(spec.name, controller):
             names |= {f.name for f in dataclasses.fields(cls)}
         names |= set(spec.parameters) | set(spec.launch_parameters)
+        if spec.name == 'controller':
+            # read-only, set by the node (a params file's value, e.g. from ros2 param dump, is
+            # ignored): docs/bags.md "Which controller ran"
+            names.add(CONTROLLER_IDENTITY)
         known[spec.name] = names
     return known
 

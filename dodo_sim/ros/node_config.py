@@ -120,9 +120,12 @@ class ControllerNodeConfig:
     The selected controller's config dataclass holds those.
 
     Fields:
-        controller: the controller the node hosts, a name of ``dodo_control.registry``
-            ('slip_hopper': the SLIP hopping controller, 'kneed_walker': the Kneed Walker); its
-            config dataclass's fields are the node's other parameters.
+        controller: the controller the node hosts: an installed entry point of
+            ``dodo_sim.controllers`` ('slip_hopper': the SLIP hopping controller,
+            'kneed_walker': the Kneed Walker, 'joint_hold': the joint PD of any robot, or a
+            plugin package's) or ``module:Class`` of an importable class (docs/control.md,
+            "Your own controller"); its config dataclass's fields are the node's other
+            parameters.
         robot_description: URDF XML; empty: take it from the /robot_description topic (XML
             only there, never a path or a xacro to run: docs/robots.md).
         min_subscribers: hold the first command until /joint_commands has this many matched
@@ -171,7 +174,7 @@ class ControllerNodeConfig:
 
     def __post_init__(self):
         from dodo_control.registry import controller_entry
-        controller_entry(self.controller)      # ValueError naming the known controllers
+        controller_entry(self.controller)      # ValueError naming the installed controllers
         check_fields(self)      # ranges, units and choices: the field metadata
 
 

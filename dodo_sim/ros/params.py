@@ -161,8 +161,12 @@ def field_docs(cls) -> dict[str, str]:
     return docs
 
 
-def _kind(default: Any) -> str:
-    """Parameter kind of a field from its default value."""
+def parameter_kind(default: Any) -> str:
+    """
+    Return the parameter kind of a field from its default value.
+
+    TypeError for a default no ROS parameter can hold.
+    """
     if isinstance(default, bool):
         return 'bool'
     if isinstance(default, int):
@@ -204,7 +208,7 @@ def coerce_value(cls, name: str, value: Any, default: Any = None) -> Any:
     """
     if default is None:
         default = config_defaults(cls)[name]
-    kind = _kind(default)
+    kind = parameter_kind(default)
 
     def bad():
         return ValueError(f'{cls.__name__}.{name}: expected {kind.replace("_", " ")}, '
@@ -299,7 +303,7 @@ def _constrain(descriptor, field: dataclasses.Field, default: Any) -> None:
         # no ROS range: an unbounded one says nothing, and rclpy's range check refuses NaN
         # (a field's "unset" value) and inf ("never"); the core's validation checks the field
         bounds = None
-    kind = _kind(default)
+    kind = parameter_kind(default)
     if bounds is not None and kind == 'float':
         low, high = bounds
         descriptor.floating_point_range = [FloatingPointRange(
@@ -363,6 +367,6 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
 
 
 __all__ = ['ParamsFileError', 'read_params_file', 'node_parameters', 'check_params_file',
-           'field_docs', 'config_defaults', 'coerce_value', 'config_from_parameters',
-           'config_to_parameters', 'config_from_file', 'declare_config_parameters',
-           'BUILTIN_PARAMETERS']
+           'field_docs', 'config_defaults', 'parameter_kind', 'coerce_value',
+           'config_from_parameters', 'config_to_parameters', 'config_from_file',
+           'declare_config_parameters', 'BUILTIN_PARAMETERS']

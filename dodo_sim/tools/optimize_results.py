@@ -30,7 +30,9 @@ def best_trial(opt, study: Study):
 def params_file_text(study: Study, trial, baseline_trial=None) -> str:
     """Return a params file: the study's fixed values and the trial's parameters per section."""
     values = study.values({p.key: trial.params[p.key] for p in study.parameters})
-    lines = [f'# dodo optimize: study {study.name} ({study.path.name}), robot {study.robot}',
+    controller = f', controller {study.controller}' if study.controller else ''
+    lines = [f'# dodo optimize: study {study.name} ({study.path.name}), robot {study.robot}'
+             f'{controller}',
              f'# best trial {trial.number}: '
              + ', '.join(f'{o.name} = {v:.6g}' for o, v in zip(study.objectives, trial.values))]
     if baseline_trial is not None and baseline_trial.values is not None:
@@ -40,6 +42,9 @@ def params_file_text(study: Study, trial, baseline_trial=None) -> str:
     lines.append(getattr(study.module, 'PARAMS_FILE_USE',
                          '# Use: dodo hop --params-file <this file>  |  ros2 launch dodo_sim '
                          'hop.launch.py params_file:=<this file>'))
+    # what the module adds for the nodes (a hosted controller's name, the robot description)
+    for section, extra in getattr(study.module, 'PARAMS_FILE_EXTRA', {}).items():
+        values[section] = {**extra, **values.get(section, {})}
     doc = {section: {'ros__parameters': {k: (list(v) if isinstance(v, tuple) else v)
                                          for k, v in params.items()}}
            for section, params in values.items() if params}

@@ -22,7 +22,8 @@ from pathlib import Path
 import re
 from typing import Any, Mapping
 
-from dodo_control.scenarios import build_configs, Perturbation, robot_module
+from dodo_control.scenarios import (bound_module, build_configs, HOSTED, Perturbation,
+                                    robot_module)
 
 #: seeds of numpy/Optuna samplers are unsigned 32-bit integers
 SEED_LIMIT = 2 ** 32
@@ -31,8 +32,8 @@ SAMPLERS = ('cmaes', 'tpe', 'nsga2', 'random')
 MULTI_OBJECTIVE_SAMPLERS = ('tpe', 'nsga2', 'random')
 AGGREGATES = ('max', 'mean', 'min', 'sum')
 DIRECTIONS = ('minimize', 'maximize')
-TOP_LEVEL_KEYS = ('name', 'robot', 'sampler', 'seed', 'trials', 'parameters', 'fixed',
-                  'scenarios', 'perturbations', 'objectives')
+TOP_LEVEL_KEYS = ('name', 'robot', 'controller', 'model', 'sampler', 'seed', 'trials',
+                  'parameters', 'fixed', 'scenarios', 'perturbations', 'objectives')
 
 
 #: a parameter name: a config field, or one element of a tuple-valued field (``pulse_phase[3]``)
@@ -115,6 +116,7 @@ class Study:
     perturbations: tuple
     objectives: tuple
     module: Any = field(repr=False, compare=False, default=None)
+    controller: str = ''           # the controller of a robot: hosted study, '' otherwise
 
     @property
     def runs_per_trial(self) -> int:
@@ -433,11 +435,16 @@ def _load_study(path: Path, raw) -> Study:
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
             raise StudyError(_unknown('key', key, TOP_LEVEL_KEYS))
-    robot = raw.get('robot')
+    controller, model = raw.get('controller'), raw.get('model')
+    for key, value in (('controller', controller), ('model', model)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise StudyError(f'{key}: must be a name, got {value!r}')
+    robot = raw.get('robot', HOSTED if controller is not None else None)
     if not isinstance(robot, str):
-        raise StudyError('robot: must name the robot scenario module (e.g. hopper)')
+        raise StudyError('robot: must name the robot scenario module (e.g. hopper), or '
+                         'controller: name the controller (robot: hosted)')
     try:
-        module = robot_module(robot)
+        module = bound_module(robot_module(robot), controller, model)
     except ValueError as exc:
         raise StudyError(str(exc)) from None
     sections = module.SECTIONS
@@ -516,7 +523,8 @@ def _load_study(path: Path, raw) -> Study:
     if seed >= SEED_LIMIT:
         raise StudyError(f'seed must be below 2**32 = {SEED_LIMIT}, got {seed}')
     name = str(raw.get('name', path.stem))
-    return Study(path=path, name=name, robot=robot, sampler=sampler,
+    return Study(path=path, name=name, robot=robot, controller=controller or '',
+                 sampler=sampler,
                  sampler_options=sampler_options, seed=seed, trials=trials,
                  parameters=tuple(parameters), fixed=fixed, scenarios=scenarios,
                  perturbations=perturbations, objectives=objectives, module=module)

@@ -13,12 +13,14 @@
   on a terminal, a plain line every 5 s otherwise; ``--no-progress``: none.
 * ``--through-controller``: offline regression check from the bag alone, no DDS
   (``docs/bags.md``).  A fresh controller is built from what the bag recorded, as the controller
-  node builds it: through :mod:`dodo_control.registry` from the node's ``controller`` parameter
-  (``slip_hopper`` or ``kneed_walker``; ``slip_hopper`` for bags recorded before the registry),
-  with the URDF of ``/robot_description`` and the controller node's configuration
-  from ``/parameter_events`` (its parameters at start, then every accepted runtime change, applied
-  right before the first answered state whose ``config_revision`` channel on
-  ``/controller/state`` counts it — where the controller applied it).  It is fed the recorded
+  node builds it: through :mod:`dodo_control.registry` from the node's ``controller`` parameter,
+  resolved through installed entry points only (``slip_hopper`` for bags recorded before the
+  registry; ``--controller module:Class`` names a class the bag's entry point does not provide),
+  refused when the bag's recorded ``controller_identity`` names another class, with the URDF
+  of ``/robot_description`` and the controller node's configuration from ``/parameter_events``
+  (its parameters at start, then every accepted runtime change, applied right before the first
+  answered state whose ``config_revision`` channel on ``/controller/state`` counts it — where
+  the controller applied it).  It is fed the recorded
   ``/joint_states`` and contact topics (``/<frame>_contact``) exactly as the controller node
   feeds its core: one ``update(t, q, v, contact)`` per answered state, ``t`` = the state's stamp
   in s from integer ns (:mod:`dodo_sim.rollout`), ``q``/``v`` in the controller's
@@ -178,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help='offline: feed the recorded states to a fresh controller built '
                              'from the bag (URDF, recorded parameters and their runtime '
                              'changes) and compare its torques with the recorded commands')
+    parser.add_argument('--controller', default=None,
+                        help='with --through-controller: the controller to build, an installed '
+                             'entry point name or module:Class (default: the one the bag '
+                             'recorded, resolved through installed entry points only: a bag '
+                             'never makes replay import a module; docs/bags.md)')
     parser.add_argument('--params-file', default=None,
                         help='override the controller configuration recorded in the bag with '
                              "this params file's controller: section")
@@ -203,12 +210,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f'dodo replay: error: {exc}', file=sys.stderr)
         return 2
+    if args.controller is not None and not args.through_controller:
+        print('dodo replay: error: --controller chooses the controller of --through-controller',
+              file=sys.stderr)
+        return 2
     if args.through_controller:
         try:
             result = compare_with_controller(
                 args.bag, args.params_file, args.urdf,
                 sync_foot_contact=False if args.latest_foot_contact else None,
-                source=args.compare_with)
+                source=args.compare_with, controller=args.controller)
         except (ValueError, FileNotFoundError) as exc:
             print(f'dodo replay: error: {exc}', file=sys.stderr)
             return 2

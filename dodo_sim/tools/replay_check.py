@@ -88,7 +88,8 @@ class ControllerComparison:
     config_source: str = ''    # where the controller configuration came from
     changes_applied: int = 0   # runtime parameter changes replayed
     warnings: tuple = ()
-    controller: str = 'slip_hopper'   # registry name of the replayed controller
+    controller: str = 'slip_hopper'   # name of the replayed controller (entry point)
+    controller_source: str = ''       # its module:Class, distribution and version
     restarts: int = 0          # episodes the controller started afresh at (resets, states set)
     #: the simulator's events recorded on simulator/events (sim_events records, in order)
     simulator_events: tuple = ()
@@ -96,10 +97,11 @@ class ControllerComparison:
     def summary(self) -> str:
         per_joint = ', '.join(f'{name} {value:.3e}' for name, value in
                               zip(self.joint_names, self.max_abs_per_joint_nm))
+        source = f' ({self.controller_source})' if self.controller_source else ''
         text = (f'compared {self.compared} commands (from {self.source}): '
                 f'max |dtau| = {self.max_abs_nm:.3e} N*m ({per_joint}) at '
                 f't = {self.t_of_max_s:.3f} s, RMS = {self.rms_nm:.3e} N*m; controller '
-                f'{self.controller}, configuration: '
+                f'{self.controller}{source}, configuration: '
                 f'{self.config_source}, {self.changes_applied} runtime change(s) applied')
         if self.restarts or self.simulator_events:
             text += f', restarted for {self.restarts} new episode(s)'
@@ -292,22 +294,84 @@ def _config_values(cls, values: dict) -> dict:
     return {k: v for k, v in values.items() if k in fields}
 
 
-def controller_name(recorded, params_file=None, node: str = CONTROLLER_NODE) -> str:
+def _bag_entry(recorded):
     """
-    Return the registry name of the run's controller.
+    Return the entry of the controller a bag names, through installed entry points only.
 
-    It is the params file's ``controller`` parameter (an override), else the recorded one, else
-    ``slip_hopper`` (bags recorded before the controller node hosted several controllers).
+    A bag is outside input: its ``controller`` parameter (and the class of its recorded
+    ``controller_identity``) selects an installed entry point of ``dodo_sim.controllers`` or
+    nothing; no module it names is imported (docs/bags.md, "Which controller ran").
     """
-    from dodo_control.registry import DEFAULT_CONTROLLER
+    from dodo_control import registry
+    if recorded is None or recorded.initial.get('controller') is None:
+        return registry.controller_entry(registry.DEFAULT_CONTROLLER, class_references=False)
+    name = str(recorded.initial['controller'])
+    identity = recorded_identity(recorded)
+    if name in registry.controller_names():
+        return registry.controller_entry(name, class_references=False)
+    reference = identity['class'] if identity is not None else name
+    installed = registry.entry_point_of_class(reference)
+    if installed is not None:
+        return registry.controller_entry(installed, class_references=False)
+    package = (f'{identity["distribution"]} {identity["version"]}'.strip()
+               if identity is not None and identity['distribution'] else '')
+    source = (f' ({reference} of {package})' if package
+              else f' ({reference})' if reference != name else '')
+    remedies = [f'install {package}' if package else 'install the package that provides it']
+    if registry.is_class_reference(reference):
+        remedies.append(f'name its class on the command line: --controller {reference}')
+    hint = ' or '.join(remedies)
+    raise ValueError(f"the bag's controller {name!r}{source} is not installed here (entry "
+                     f'points of {registry.GROUP}: {registry.installed_text()}); a bag selects '
+                     f'installed entry points only: {hint}')
+
+
+def recorded_identity(recorded) -> dict | None:
+    """Return the controller identity the bag recorded (``controller_identity``), or None."""
+    from dodo_control.registry import parse_identity
+    if recorded is None or recorded.initial.get(contract.CONTROLLER_IDENTITY) is None:
+        return None
+    return parse_identity(recorded.initial[contract.CONTROLLER_IDENTITY])
+
+
+def _package_text(distribution: str, version: str) -> str:
+    return f'{distribution} {version}'.strip() or 'no installed distribution'
+
+
+def replayed_entry(recorded, params_file=None, controller: str | None = None,
+                   node: str = CONTROLLER_NODE) -> tuple:
+    """
+    Return (entry, warnings): the controller a replay builds, checked against the bag's record.
+
+    The controller is ``controller`` (the user's ``--controller``: an entry point name or
+    ``module:Class``), else the params file's ``controller`` parameter (an override), else what
+    the bag recorded, resolved through installed entry points only (:func:`_bag_entry`), else
+    ``slip_hopper`` (bags recorded before the controller node hosted several controllers).
+    When the bag recorded which controller ran (``controller_identity``), a different class is
+    refused (ValueError: never compared against another controller) and another distribution
+    or version is a warning.
+    """
+    from dodo_control import registry
     from dodo_sim.ros.params import node_parameters
-    if params_file is not None:
-        name = node_parameters(params_file, node).get('controller')
-        if name is not None:
-            return str(name)
-    if recorded is not None and recorded.initial.get('controller') is not None:
-        return str(recorded.initial['controller'])
-    return DEFAULT_CONTROLLER
+    chosen = controller
+    if chosen is None and params_file is not None:
+        chosen = node_parameters(params_file, node).get('controller')
+    entry = (registry.controller_entry(str(chosen)) if chosen is not None
+             else _bag_entry(recorded))
+    identity = recorded_identity(recorded)
+    warnings = []
+    if identity is not None:
+        if identity['class'] != entry.controller:
+            raise ValueError(f"the bag recorded controller {identity['name']!r} = "
+                             f"{identity['class']}; {entry.name!r} is {entry.controller}, a "
+                             f'different controller: not compared')
+        recorded_package = (identity['distribution'], identity['version'])
+        if recorded_package != (entry.distribution, entry.version):
+            ran = _package_text(identity['distribution'], identity['version'])
+            here = _package_text(entry.distribution, entry.version)
+            warnings.append(f"the bag's controller {identity['class']} ran from {ran}; here it "
+                            f'comes from {here}: torques may differ')
+    return entry, warnings
 
 
 def _package_default_configures(name: str) -> bool:
@@ -319,23 +383,22 @@ def _package_default_configures(name: str) -> bool:
         'controller', DEFAULT_CONTROLLER) == name
 
 
-def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE
-                     ) -> ControllerSetup:
+def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE,
+                     controller: str | None = None) -> ControllerSetup:
     """
-    Return the controller of a run (:func:`controller_name`) and its configuration.
+    Return the controller of a run (:func:`replayed_entry`) and its configuration.
 
     The configuration is the recorded start values and runtime changes (or ``params_file``, an
     override); the controller's contact pairing is returned with them.
     """
-    from dodo_control.registry import controller_entry
     from dodo_sim.paths import default_params_path
     from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_file,
                                      config_from_parameters)
 
     recorded = bag_parameters.node_parameters(data, node)
-    entry = controller_entry(controller_name(recorded, params_file, node))
+    entry, warnings = replayed_entry(recorded, params_file, controller, node)
     ControllerConfig = entry.config_class()
-    setup = ControllerSetup(config=None, entry=entry)
+    setup = ControllerSetup(config=None, entry=entry, warnings=warnings)
     if params_file is not None:
         setup.config = config_from_file(ControllerConfig, params_file, node)
         setup.source = f'params file {params_file}'
@@ -427,11 +490,14 @@ def compare_with_controller(bag_dir: str | os.PathLike,
                             params_file: str | os.PathLike | None = None,
                             urdf: str | os.PathLike | None = None,
                             sync_foot_contact: bool | None = None,
-                            source: str = 'auto') -> ControllerComparison:
+                            source: str = 'auto',
+                            controller: str | None = None) -> ControllerComparison:
     """
     Feed the recorded states to a fresh controller built from the bag.
 
-    Its torques are then compared with the recorded ones (module docs).
+    Its torques are then compared with the recorded ones (module docs). ``controller``: the
+    user's choice of the controller (an entry point name or ``module:Class``; the bag's own is
+    resolved through installed entry points only, :func:`replayed_entry`).
 
     ``sync_foot_contact``: pair contact forces by stamp (True) or take the newest recorded
     before the state (False); None: as the recorded controller did (its ``contact_pairing``;
@@ -455,7 +521,7 @@ def compare_with_controller(bag_dir: str | os.PathLike,
         urdf = default_urdf_path()
         warnings.append(f'the bag has no {contract.ROBOT_DESCRIPTION}: using {urdf}')
     robot = bag_robot.robot_info(data, urdf)
-    setup = controller_setup(data, params_file)
+    setup = controller_setup(data, params_file, controller=controller)
     warnings += setup.warnings
     probe = setup.entry.build(robot.urdf_xml, setup.config)
     leg = getattr(probe, 'leg', None)                              # SLIP: parse/xacro once
@@ -538,5 +604,8 @@ def compare_with_controller(bag_dir: str | os.PathLike,
         max_abs_per_joint_nm=tuple(float(x) for x in absdiff.max(axis=0)),
         t_of_max_s=stamp_s(int(stamps[kept[worst]])), unmatched_states=unmatched,
         joint_names=tuple(actuated), config_source=setup.source, changes_applied=applied[0],
-        controller=setup.entry.name, restarts=episode[1],
-        simulator_events=simulator_events(data), warnings=tuple(warnings))
+        controller=setup.entry.name,
+        controller_source=', '.join(x for x in (
+            setup.entry.controller if setup.entry.controller != setup.entry.name else '',
+            f'{setup.entry.distribution} {setup.entry.version}'.strip()) if x),
+        restarts=episode[1], simulator_events=simulator_events(data), warnings=tuple(warnings))

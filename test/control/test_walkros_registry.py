@@ -61,7 +61,7 @@ def test_walker_states_its_robot_like_the_hopper_controller():
 
 def test_shared_parameter_names_mean_the_same():
     """A name in two config classes of one node is one ROS parameter: same default."""
-    for entry in registry.CONTROLLERS:
+    for entry in map(registry.controller_entry, registry.controller_names()):
         classes = entry.parameter_classes() + (node_config.ControllerNodeConfig,)
         seen = {}
         for cls in classes:
@@ -91,7 +91,7 @@ def test_walker_build_refuses_a_robot_without_its_joints(urdf_path):
 def test_known_parameters_follow_the_selected_controller():
     walker = graph.known_parameters('kneed_walker')['controller']
     hopper = graph.known_parameters('slip_hopper')['controller']
-    node = fields(node_config.ControllerNodeConfig)
+    node = fields(node_config.ControllerNodeConfig) | {contract.CONTROLLER_IDENTITY}
     assert walker == fields(WalkerConfig) | fields(FallCriteria) | fields(TerrainConfig) | node
     assert hopper == fields(ControllerConfig) | fields(HopCriteria) | node
     assert graph.known_parameters('kneed_walker')['simulator'] == graph.known_parameters()[
@@ -224,16 +224,17 @@ def test_dodo_walk_defaults_reach_the_start(tmp_path, capsys, no_start, monkeypa
     assert 'dodo walk: ROS domain' in capsys.readouterr().out
 
 
-@pytest.mark.parametrize('name', registry.controller_names())
+@pytest.mark.parametrize('name', ['slip_hopper', 'kneed_walker', 'joint_hold'])
 def test_every_registered_controller_implements_the_hosted_controller_interface(name):
     from dodo_control.interface import HostedController
+    from dodo_sim.paths import resolve_package_uri
     entry = registry.controller_entry(name)
-    ctrl = entry.build(str(REPO.joinpath(*entry.model)), entry.config_class()())
+    ctrl = entry.build(resolve_package_uri(entry.model), entry.config_class()())
     assert isinstance(ctrl, HostedController)
     assert len(ctrl.actuated_joint_names) <= len(ctrl.joint_names) and ctrl.contact_frames
 
 
-def test_a_builder_returning_something_else_is_refused_naming_what_it_lacks(monkeypatch):
+def test_a_builder_returning_something_else_is_refused_naming_what_it_lacks(urdf_path):
     class NoUpdate:
         joint_names = actuated_joint_names = contact_frames = ('j',)
         telemetry = None
@@ -241,8 +242,12 @@ def test_a_builder_returning_something_else_is_refused_naming_what_it_lacks(monk
         def reconfigure(self, config):
             pass
 
-    entry = dataclasses.replace(registry.controller_entry('slip_hopper'),
-                                builder=f'{__name__}:_build_no_update')
-    monkeypatch.setitem(globals(), '_build_no_update', lambda urdf, config: NoUpdate())
+    class Builds(Controller):
+
+        @classmethod
+        def for_robot(cls, urdf, config):
+            return NoUpdate()
+
+    entry = registry.ControllerEntry('builds', Builds)
     with pytest.raises(TypeError, match=r"NoUpdate without \['update'\].*HostedController"):
-        entry.build('unused', ControllerConfig())
+        entry.build(str(urdf_path), ControllerConfig())
