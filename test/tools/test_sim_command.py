@@ -78,6 +78,11 @@ def test_fixed_base_arm_stays_bolted_with_the_ground_under_its_tool():
     assert height < 0.0 and setup.terrain_height_m == pytest.approx(height, abs=1e-12)
 
 
+def test_a_xacro_of_ones_own_loads_with_its_foot_as_default_contact():
+    setup = sim_runner.sim_setup(REPO / 'urdf' / 'kneed_walker.urdf.xacro')
+    assert setup.contact_frames == ('left_foot', 'right_foot')
+
+
 def test_given_contact_frames_and_pose_are_kept_and_a_missing_frame_is_refused():
     setup = sim_runner.sim_setup(_robot(GO2), contact_frames=['FL_foot', 'RR_foot'])
     assert setup.contact_frames == ('FL_foot', 'RR_foot')
