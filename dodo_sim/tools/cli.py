@@ -11,6 +11,8 @@ Subcommands::
     dodo_sim.tools.hop_runner
     dodo walk   [...]   the same with the Kneed Walker (exit 1 if it falls) ->
     dodo_sim.tools.walk_runner
+    dodo sim    URDF [...]  any robot description over DDS (joint_hold by default) ->
+    dodo_sim.tools.sim_runner
     dodo replay BAG [...]  republish a bag / replay it through the controller ->
     dodo_sim.tools.replay
     dodo plot   BAG --out DIR   figures and an animation from a bag         -> dodo_sim.tools.plot
@@ -29,6 +31,8 @@ SUBCOMMANDS = {
     'hop': ('dodo_sim.tools.hop_runner',
             'run simulator, controller and recorder as ROS 2 processes'),
     'walk': ('dodo_sim.tools.walk_runner', 'the same with the Kneed Walker (exit 1 if it falls)'),
+    'sim': ('dodo_sim.tools.sim_runner',
+            'any URDF/xacro over ROS: derived contacts and start pose, joint_hold by default'),
     'replay': ('dodo_sim.tools.replay',
                'replay a bag (original timing, or through the controller)'),
     'plot': ('dodo_sim.tools.plot', 'PNG figures and a robot animation from a bag'),

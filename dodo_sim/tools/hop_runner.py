@@ -67,8 +67,9 @@ from dodo_sim.tools.run_checks import check_new_dir, MAX_DURATION_S, one_line, U
 from dodo_sim.tools.run_report import EXIT_INTERRUPTED, EXIT_USAGE, write_report
 from dodo_sim.tools.run_supervision import HopRun
 
-#: Profile (``dodo hop``, ``dodo walk``) -> module writing the figures of its bag.
-PLOTTERS = {'hop': 'dodo_sim.tools.plot', 'walk': 'dodo_sim.tools.plot'}
+#: Profile (``dodo hop``, ``dodo walk``, ``dodo sim``) -> module writing the figures of its bag.
+PLOTTERS = {'hop': 'dodo_sim.tools.plot', 'walk': 'dodo_sim.tools.plot',
+            'sim': 'dodo_sim.tools.plot'}
 
 
 def default_wall_timeout(duration: float) -> float:
