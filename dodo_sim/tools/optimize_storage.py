@@ -388,8 +388,16 @@ class OptunaStorageLogFilter:
 
 
 def quiet_storage_failures_in_optuna_logs(url: str) -> None:
-    """Install :class:`OptunaStorageLogFilter` on Optuna's log handlers (once per URL)."""
+    """
+    Install :class:`OptunaStorageLogFilter` on Optuna's log handlers (once per URL).
+
+    Optuna's heartbeat thread (RDB storages) dies with the storage too, and Python prints an
+    uncaught thread exception as a traceback: a storage failure there is dropped as well (the
+    trial loop meets the same storage and says it in one line); any other thread error is
+    printed as before.
+    """
     import logging
+    import threading
 
     import optuna
     optuna.logging.get_verbosity()       # makes Optuna set up its handler
@@ -397,6 +405,16 @@ def quiet_storage_failures_in_optuna_logs(url: str) -> None:
         if not any(isinstance(f, OptunaStorageLogFilter) and f.url == url
                    for f in handler.filters):
             handler.addFilter(OptunaStorageLogFilter(url))
+    printed = threading.excepthook
+    if getattr(printed, 'storage_url', None) == url:
+        return
+
+    def thread_failed(args) -> None:
+        if storage_failure(args.exc_value, url) is None:
+            printed(args)
+
+    thread_failed.storage_url = url
+    threading.excepthook = thread_failed
 
 
 def _journal_storage_class():

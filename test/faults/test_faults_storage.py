@@ -245,3 +245,27 @@ def complete_trials_rdb(study, url) -> int:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     opt = optuna.load_study(study_name='toy', storage=url)
     return sum(1 for t in opt.get_trials(deepcopy=False) if t.state.name == 'COMPLETE')
+
+
+def test_a_storage_failure_in_optunas_heartbeat_thread_prints_no_traceback(monkeypatch):
+    """Before: PostgreSQL stopping mid-study printed the heartbeat thread's 90-line traceback."""
+    import threading
+
+    import sqlalchemy.exc
+    from dodo_sim.tools.optimize_storage import quiet_storage_failures_in_optuna_logs
+    printed = []          # what Python's own hook (here a stand-in) was given to print
+    monkeypatch.setattr(threading, 'excepthook', lambda args: printed.append(args.exc_value))
+    quiet_storage_failures_in_optuna_logs('postgresql+psycopg://u:s3cret@/db')
+
+    def raise_in_thread(exc):
+        def run():
+            raise exc
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+
+    raise_in_thread(sqlalchemy.exc.OperationalError('UPDATE trials', {}, Exception('gone')))
+    assert printed == []
+    bug = ValueError('a bug of our own')
+    raise_in_thread(bug)                # any other error is printed as before
+    assert printed == [bug]

@@ -165,4 +165,6 @@ def test_the_ros2_control_convention_records_its_states_and_commands(tmp_path):
     assert hop.returncode == 0, output[-4000:]
     assert '[controller]' not in output
     counts = message_counts(bag)
-    assert counts[contract.ROS2_CONTROL_STATES] == counts[contract.ROS2_CONTROL_COMMANDS] == 501
+    # the convention's first state is stamped one period (a started clock: docs/ros2_control.md,
+    # the lockstep rule 1), so 0.5 s holds the states 0.001 ... 0.500 s, each answered once
+    assert counts[contract.ROS2_CONTROL_STATES] == counts[contract.ROS2_CONTROL_COMMANDS] == 500
