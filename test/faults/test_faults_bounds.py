@@ -311,7 +311,6 @@ def test_workers_beyond_a_few_per_core_are_refused_unless_asked(tmp_path, capsys
 
 def test_the_live_view_throttles_the_sdk_log_of_malformed_frames(capfd):
     pytest.importorskip('foxglove')
-    import json
     import re
     import time
 
@@ -322,14 +321,19 @@ def test_the_live_view_throttles_the_sdk_log_of_malformed_frames(capfd):
     view.start([('/joint_states', 'sensor_msgs/msg/JointState', 'string x\n')])
     started = time.monotonic()
     try:
-        # the server answers each malformed frame with a status message: read them all (no
-        # client queue bound), else the server drops this client as a slow reader mid-send
-        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10,
-                     max_queue=None) as ws:
-            for _ in range(3000):
-                ws.send('{not json')              # one SDK log line each, on main
-            ws.send(json.dumps({'op': 'unsubscribe', 'subscriptionIds': []}))
-            time.sleep(0.5)
+        # the server answers every malformed frame with a status message after it logged it,
+        # from a queue of LiveView.backlog (1024) per client that drops a client falling behind:
+        # frames go in rounds of 100 and each round's answers are read before the next, so
+        # every frame is handled (a deadline, not a sleep)
+        with connect(view.address, subprotocols=SUBPROTOCOLS, open_timeout=10) as ws:
+            answered, deadline = 0, time.monotonic() + 120.0
+            for sent in range(100, 3001, 100):
+                for _ in range(100):
+                    ws.send('{not json')          # one SDK log line each, on main
+                while answered < sent:
+                    reply = ws.recv(timeout=max(deadline - time.monotonic(), 0.001))
+                    answered += isinstance(reply, str) and 'Invalid message' in reply
+            assert answered == 3000, answered
     finally:
         view.stop()
     seconds = time.monotonic() - started
