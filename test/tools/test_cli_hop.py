@@ -39,8 +39,8 @@ def test_cli_lists_subcommands_and_rejects_unknown(capsys):
         assert re.search(rf'^  {name} +\S', out, re.M), name
     assert cli.main(['fly']) == 2
     assert "unknown subcommand 'fly'" in capsys.readouterr().err
-    assert set(cli.SUBCOMMANDS) == {'demo', 'hop', 'walk', 'sim', 'replay', 'plot', 'optimize',
-                                   'bag'}
+    assert set(cli.SUBCOMMANDS) == {
+        'demo', 'hop', 'walk', 'sim', 'replay', 'plot', 'optimize', 'bag'}
     assert cli.SUBCOMMANDS['hop'][0] == 'dodo_sim.tools.hop_runner'
 
 
