@@ -43,7 +43,7 @@ HOPPER_STATE = ('t', 'phase', 'hops', 'slip_leg_length_m', 'slip_rest_length_m',
                 'com_velocity_x', 'com_velocity_z', 'foot_position_x', 'foot_position_z',
                 'foot_target_x', 'foot_target_z', 'slip_acceleration_x', 'slip_acceleration_z',
                 'leg_force_n_x', 'leg_force_n_z', 'torque_saturated',
-                *HopMonitor.CHANNELS, 'tau_hip', 'tau_knee', 'config_revision')
+                *HopMonitor.CHANNELS, 'tau_hip', 'tau_knee', 'config_revision', 'episode')
 FOOT_CONTACT = contract.contact_topic('foot')
 
 
