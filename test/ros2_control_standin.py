@@ -46,7 +46,9 @@ does"):
   value); it is activated ``activate_after_s`` wall s after the hardware (the spawner's time).
 
 What differs (rclpy has no per-node clock thread: both nodes' /clock callbacks run on the
-executor's threads, as the state callback does) is said in docs/ros2_control.md.
+executor's thread, as the state callback does; one SingleThreadedExecutor thread instead of
+rclpy's MultiThreadedExecutor, whose main thread spun at 100 % and stalled the loop) is said
+in docs/ros2_control.md.
 
 Measurement (every loop iteration): the loop's clock, the stamp of the state ``read()`` took,
 whether ``write()`` published, and its stamp. A command *computed from the awaited state* is one
@@ -74,7 +76,7 @@ import xml.etree.ElementTree as ET
 
 import rclpy
 from rclpy.duration import Duration
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import (DurabilityPolicy, qos_profile_sensor_data, QoSProfile,
                        ReliabilityPolicy)
@@ -189,7 +191,7 @@ class ControllerManagerStandIn:
         self.context = context
         self.node = rclpy.create_node('controller_manager', context=context,
                                       parameter_overrides=[Parameter('use_sim_time', value=True)])
-        self.executor = MultiThreadedExecutor(context=context)
+        self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self.hardware = None
         self.node.create_subscription(
