@@ -128,7 +128,10 @@ def test_reset_through_the_live_view_resets_the_simulator(run):
     resets = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in states[1:]
               if np.array_equal(np.asarray(m.position), start)]
     assert len(resets) == 1 and resets[0] >= sent_ns, (resets, sent_ns)
-    assert hop_out.count('reset to the initial state') == 1
+    events = [json.loads(line.split('simulation event: ', 1)[1]) for line in hop_out.splitlines()
+              if 'simulation event: ' in line]
+    assert [(e['event'], e['cause']) for e in events if e['event'] == 'reset'] == \
+        [('reset', 'reset')], events
 
 
 def test_a_flood_of_client_messages_is_bounded_and_the_run_goes_on(run):
