@@ -45,6 +45,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pinocchio as pin
 
+from .urdf_check import ModelError
+
 COLLISION_MODES = ('feet', 'links')
 #: Prefix of the pinocchio frames that carry the support points.
 FRAME_PREFIX = 'collision:'
@@ -234,7 +236,6 @@ def add_collision_points(robot, exclude_links: Sequence[str] = (),
             for f, r in zip(robot.contact_frame_ids, robot.contact_radii)]
     unknown = set(exclude_links) - {link.get('name') for link in tree.findall('link')}
     if unknown:
-        from .robot import ModelError
         raise ModelError(f'collision_exclude_links names links not in the URDF: '
                          f'{sorted(unknown)}')
     points = []

@@ -34,7 +34,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pinocchio as pin
 
-from .urdf_check import check_mass_matrix, check_urdf_numbers
+from .urdf_check import check_mass_matrix, check_urdf_numbers, ModelError
 
 #: Value of ``actuated_joints`` that selects the joints with a URDF effort limit > 0.
 AUTO = 'auto'
@@ -49,10 +49,6 @@ FLOATING_BASE_JOINT = 'root_joint'
 # Stand-in for the infinite limits of a continuous joint while pinocchio's URDF parser reads it
 # (urdfdom rejects 'inf'); the model's limits are set to +-inf right after.
 _UNLIMITED_TEXT = '1e10'
-
-
-class ModelError(ValueError):
-    """The robot description cannot be used: the message names the joint, frame or file."""
 
 
 def robot_description_xml(urdf_xml_or_path: str | os.PathLike,

@@ -19,6 +19,9 @@ Here each such number is refused at load with one line naming the link or joint 
   it, or a point mass turning about an axis through itself, makes it singular; MuJoCo refuses
   such bodies too: "mass and inertia of moving bodies must be larger than mjMINVAL").
 
+:class:`ModelError` is the one error of a description the engine cannot use (here because
+every check below raises it; :mod:`dodo_sim.physics.robot` names it for its callers).
+
 Zero sizes are accepted: a sphere of radius 0 is a point contact, a box with a zero side a
 plate. The XML is parsed by the caller (ElementTree, whose expat refuses entity-expansion bombs).
 """
@@ -41,8 +44,11 @@ SINGULAR_MASS_MATRIX_RATIO = 1e-12
 _MOVABLE = ('revolute', 'continuous', 'prismatic', 'planar')
 
 
-def _error(message: str):
-    from .robot import ModelError   # robot.py calls this module: import at use, no cycle
+class ModelError(ValueError):
+    """The robot description cannot be used: the message names the joint, frame or file."""
+
+
+def _error(message: str) -> ModelError:
     return ModelError(message)
 
 
