@@ -56,6 +56,8 @@ from importlib import metadata
 import json
 import re
 
+from dodo_sim.parameter import parameter_kind
+
 #: The entry point group of hostable controllers.
 GROUP = 'dodo_sim.controllers'
 
@@ -120,17 +122,11 @@ def _dist_of_module(module: str) -> tuple:
 
 def _config_problem(config_class) -> str | None:
     """Return what keeps ``config_class`` from being a controller's config dataclass, or None."""
-    from dodo_sim.ros.params import parameter_kind
     if not (isinstance(config_class, type) and dataclasses.is_dataclass(config_class)):
         return f'its config_class {config_class!r} is not a dataclass'
     if not config_class.__dataclass_params__.frozen:
         return f'its config_class {config_class.__name__} is not frozen (@dataclass(frozen=True))'
-    from dodo_sim.ros.node_config import ControllerNodeConfig
-    node_fields = {f.name for f in dataclasses.fields(ControllerNodeConfig)}
     for f in dataclasses.fields(config_class):
-        if f.name in node_fields:
-            return (f'its config_class {config_class.__name__} has a field {f.name!r}, a '
-                    f'parameter of the controller node itself')
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             return (f'its config_class {config_class.__name__}.{f.name} has no default (every '
                     f'field is a ROS parameter and needs one)')

@@ -156,6 +156,44 @@ def _metadata(cls, name: str):
     raise KeyError(f'{cls.__name__} has no field {name!r}')
 
 
+def parameter_kind(default: Any) -> str:
+    """
+    Return the parameter kind of a field from its default value.
+
+    TypeError for a default no ROS parameter can hold.
+    """
+    if isinstance(default, bool):
+        return 'bool'
+    if isinstance(default, int):
+        return 'int'
+    if isinstance(default, float):
+        return 'float'
+    if isinstance(default, str):
+        return 'str'
+    if isinstance(default, (tuple, list)):
+        if default and all(isinstance(x, bool) for x in default):
+            return 'bool_array'
+        if default and all(isinstance(x, str) for x in default):
+            return 'str_array'
+        if default and all(isinstance(x, int) and not isinstance(x, bool) for x in default):
+            return 'int_array'
+        return 'float_array'
+    raise TypeError(f'unsupported parameter default {default!r}')
+
+
+def config_defaults(cls) -> dict[str, Any]:
+    """Field name -> default value of a frozen config dataclass."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            out[f.name] = f.default_factory()  # type: ignore[misc]
+        else:
+            raise TypeError(f'{cls.__name__}.{f.name} has no default; parameters need one')
+    return out
+
+
 __all__ = ['ALLOW_NAN', 'CHOICES', 'FINITE', 'RANGE', 'UNIT', 'bounded', 'one_of', 'field_range',
            'field_choices', 'field_unit', 'describe_range',
-           'field_error', 'check_fields', 'config_from_dict']
+           'field_error', 'check_fields', 'config_from_dict', 'parameter_kind', 'config_defaults']

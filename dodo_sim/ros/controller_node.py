@@ -120,12 +120,12 @@ from dodo_control import registry
 from dodo_control.interface import HostedController, restart
 from dodo_sim import stamps
 from dodo_sim.model import ModelError
+from dodo_sim.parameter import config_defaults
 from dodo_sim.physics.robot import urdf_from_untrusted_text
 from dodo_sim.ros import contract, diagnostics, node_config, runtime
 from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.controller_markers import ControllerMarkers
-from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_parameters,
-                                 declare_config_parameters)
+from dodo_sim.ros.params import coerce_value, config_from_parameters, declare_config_parameters
 from dodo_sim.ros.raw_messages import read_contact, read_contact_frame_id, read_joint_state
 from dodo_sim.ros.runtime import drain, WarnThrottle
 from dodo_sim.ros.sim_events import decode, EpisodeFollower

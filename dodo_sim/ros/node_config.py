@@ -10,8 +10,10 @@ config here as ROS parameters (:func:`dodo_sim.ros.params.declare_config_paramet
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from dodo_control.registry import controller_entry
 from dodo_sim.parameter import bounded, check_fields, one_of
 from dodo_sim.ros.contract import HOSTED_CONTROLLER_NODE
 
@@ -173,9 +175,15 @@ class ControllerNodeConfig:
     reliable_states: bool = True
 
     def __post_init__(self):
-        from dodo_control.registry import controller_entry
-        controller_entry(self.controller)      # ValueError naming the installed controllers
+        entry = controller_entry(self.controller)   # ValueError naming the installed ones
         check_fields(self)      # ranges, units and choices: the field metadata
+        config_class = entry.config_class()
+        own = {f.name for f in dataclasses.fields(ControllerNodeConfig)}
+        for f in dataclasses.fields(config_class):
+            if f.name in own:   # one parameter name, two meanings: refused (docs/control.md)
+                raise ValueError(f'controller {self.controller!r}: its config_class '
+                                 f'{config_class.__name__} has a field {f.name!r}, a parameter '
+                                 f'of the controller node itself')
 
 
 @dataclass(frozen=True)

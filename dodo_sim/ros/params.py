@@ -35,6 +35,7 @@ from pathlib import Path
 import re
 from typing import Any, Iterable, Mapping
 
+from dodo_sim.parameter import config_defaults, parameter_kind
 from dodo_sim.safe_yaml import read_yaml_file, YamlInputError
 
 #: Parameters every rclpy node has (not part of any config dataclass).
@@ -159,44 +160,6 @@ def field_docs(cls) -> dict[str, str]:
             for name in current:
                 docs[name] = text
     return docs
-
-
-def parameter_kind(default: Any) -> str:
-    """
-    Return the parameter kind of a field from its default value.
-
-    TypeError for a default no ROS parameter can hold.
-    """
-    if isinstance(default, bool):
-        return 'bool'
-    if isinstance(default, int):
-        return 'int'
-    if isinstance(default, float):
-        return 'float'
-    if isinstance(default, str):
-        return 'str'
-    if isinstance(default, (tuple, list)):
-        if default and all(isinstance(x, bool) for x in default):
-            return 'bool_array'
-        if default and all(isinstance(x, str) for x in default):
-            return 'str_array'
-        if default and all(isinstance(x, int) and not isinstance(x, bool) for x in default):
-            return 'int_array'
-        return 'float_array'
-    raise TypeError(f'unsupported parameter default {default!r}')
-
-
-def config_defaults(cls) -> dict[str, Any]:
-    """Field name -> default value of a frozen config dataclass."""
-    out = {}
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-            out[f.name] = f.default_factory()  # type: ignore[misc]
-        else:
-            raise TypeError(f'{cls.__name__}.{f.name} has no default; parameters need one')
-    return out
 
 
 def coerce_value(cls, name: str, value: Any, default: Any = None) -> Any:
@@ -367,6 +330,6 @@ def declare_config_parameters(node, cls, read_only: Iterable[str] = (),
 
 
 __all__ = ['ParamsFileError', 'read_params_file', 'node_parameters', 'check_params_file',
-           'field_docs', 'config_defaults', 'parameter_kind', 'coerce_value',
+           'field_docs', 'coerce_value',
            'config_from_parameters', 'config_to_parameters', 'config_from_file',
            'declare_config_parameters', 'BUILTIN_PARAMETERS']

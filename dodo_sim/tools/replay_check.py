@@ -392,8 +392,8 @@ def controller_setup(data: dict, params_file=None, node: str = CONTROLLER_NODE,
     override); the controller's contact pairing is returned with them.
     """
     from dodo_sim.paths import default_params_path
-    from dodo_sim.ros.params import (coerce_value, config_defaults, config_from_file,
-                                     config_from_parameters)
+    from dodo_sim.parameter import config_defaults
+    from dodo_sim.ros.params import coerce_value, config_from_file, config_from_parameters
 
     recorded = bag_parameters.node_parameters(data, node)
     entry, warnings = replayed_entry(recorded, params_file, controller, node)

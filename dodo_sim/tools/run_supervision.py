@@ -30,9 +30,10 @@ from typing import Any, TextIO
 
 from dodo_sim.hardware.driver import MOTORS_OFF_PREFIX, WATCHDOG_PREFIX
 from dodo_sim.hardware.state_log import state_log_path
+from dodo_sim.parameter import config_defaults
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.dds_profile import loopback_only
-from dodo_sim.ros.params import config_defaults, config_from_parameters, node_parameters
+from dodo_sim.ros.params import config_from_parameters, node_parameters
 from dodo_sim.ros.runtime import parse_summary
 from dodo_sim.tools.run_checks import (check_models, check_new_dir, check_real_bus, one_line,
                                        UsageError)

@@ -194,7 +194,6 @@ def test_an_unknown_controller_is_one_line_listing_the_installed_ones():
     ('bad_controllers:NoConfig', ['no config_class']),
     ('bad_controllers:MutableConfig', ['Mutable is not frozen']),
     ('bad_controllers:NoDefaultConfig', ['NoDefault.gain has no default']),
-    ('bad_controllers:NodeParameterConfig', ["'min_subscribers'", 'controller node itself']),
     ('bad_controllers:Config', ['no method update()']),
     ('bad_controllers:Missing', ["has no 'Missing'"]),
     ('no_such_module_xyz:Cls', ["cannot import module 'no_such_module_xyz'", 'slip_hopper']),
@@ -207,6 +206,16 @@ def test_a_class_that_is_not_a_hosted_controller_is_refused_naming_what_it_lacks
     assert '\n' not in text, text
     for word in words:
         assert word in text, (word, text)
+
+
+def test_a_config_field_named_like_a_parameter_of_the_controller_node_is_refused(bad_classes):
+    from dodo_sim.ros.node_config import ControllerNodeConfig
+    registry.controller_entry('bad_controllers:NodeParameterConfig')   # hostable in process
+    with pytest.raises(ValueError) as info:
+        ControllerNodeConfig(controller='bad_controllers:NodeParameterConfig')
+    text = str(info.value)
+    assert '\n' not in text and "'min_subscribers'" in text
+    assert 'controller node itself' in text, text
 
 
 def test_dodo_hop_refuses_a_class_without_update_in_one_line(bad_classes, tmp_path, capfd,

@@ -6,9 +6,10 @@ import dataclasses
 import math
 
 from dodo_control.slip.config import ControllerConfig
+from dodo_sim.parameter import config_defaults
 from dodo_sim.paths import default_params_path
 from dodo_sim.ros import graph, node_config
-from dodo_sim.ros.params import (check_params_file, coerce_value, config_defaults,
+from dodo_sim.ros.params import (check_params_file, coerce_value,
                                  config_from_file, config_from_parameters, field_docs,
                                  node_parameters, ParamsFileError, read_params_file)
 from dodo_sim.simulator import SimConfig
