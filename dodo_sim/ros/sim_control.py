@@ -49,22 +49,14 @@ import dataclasses
 from typing import Callable
 
 from dodo_sim.ros.sim_entities import EntityError
+from dodo_sim.ros.sim_values import (ALREADY_IN_TARGET_STATE, INCORRECT_TRANSITION, INVALID_POSE,
+                                     RESULT_FEATURE_UNSUPPORTED, RESULT_INCORRECT_STATE, RESULT_OK,
+                                     RESULT_OPERATION_FAILED, SCOPE_ALL, SCOPE_DEFAULT,
+                                     scope_names, SCOPE_SPAWNED, SCOPE_STATE, SCOPE_TIME,
+                                     STATE_NAMES, STATE_PAUSED, STATE_PLAYING, STATE_QUITTING,
+                                     STATE_STOPPED)
 
-# -- simulation_interfaces 1.6.1 values ---------------------------------------------------------
-#: msg/SimulationState
-STATE_STOPPED, STATE_PLAYING, STATE_PAUSED, STATE_QUITTING = 0, 1, 2, 3
-STATE_NAMES = {STATE_STOPPED: 'stopped', STATE_PLAYING: 'playing', STATE_PAUSED: 'paused',
-               STATE_QUITTING: 'quitting'}
-#: msg/Result
-RESULT_FEATURE_UNSUPPORTED, RESULT_OK, RESULT_NOT_FOUND = 0, 1, 2
-RESULT_INCORRECT_STATE, RESULT_OPERATION_FAILED = 3, 4
-#: srv/SetSimulationState results
-ALREADY_IN_TARGET_STATE, STATE_TRANSITION_ERROR, INCORRECT_TRANSITION = 101, 102, 103
-#: srv/SetEntityState result
-INVALID_POSE = 101
-#: srv/ResetSimulation scopes
-SCOPE_DEFAULT, SCOPE_TIME, SCOPE_STATE, SCOPE_SPAWNED, SCOPE_ALL = 0, 1, 2, 4, 255
-SCOPE_NAMES = ((SCOPE_TIME, 'time'), (SCOPE_STATE, 'state'), (SCOPE_SPAWNED, 'spawned'))
+
 #: msg/SimulatorFeatures values this simulator supports (docs/simulation_interfaces.md)
 FEATURES = {
     8: 'ENTITY_CATEGORIES',          # categories in GetEntities filters, GetEntityInfo
@@ -129,12 +121,6 @@ def refused(code: int, message: str) -> Request:
     request = Request('refused')
     request.outcome = (code, message)
     return request
-
-
-def scope_names(scope: int) -> list:
-    """Return the names of a ResetSimulation scope's parts (DEFAULT and ALL: every part)."""
-    bits = SCOPE_ALL if scope in (SCOPE_DEFAULT, SCOPE_ALL) else scope
-    return [name for bit, name in SCOPE_NAMES if bits & bit]
 
 
 class SimulationControl:
@@ -441,9 +427,5 @@ class SimulationControl:
             self.on_event(record, episode)
 
 
-__all__ = ['ALREADY_IN_TARGET_STATE', 'FEATURES', 'HOLD', 'INCORRECT_TRANSITION',
-           'INVALID_POSE', 'MAX_STEPS', 'PUBLISH', 'QUIT', 'Request', 'RESULT_FEATURE_UNSUPPORTED',
-           'RESULT_INCORRECT_STATE', 'RESULT_NOT_FOUND', 'RESULT_OK', 'RESULT_OPERATION_FAILED',
-           'SCOPE_ALL', 'SCOPE_DEFAULT', 'SCOPE_SPAWNED', 'SCOPE_STATE', 'SCOPE_TIME',
-           'SimulationControl', 'STATE_NAMES', 'STATE_PAUSED', 'STATE_PLAYING', 'STATE_QUITTING',
-           'STATE_STOPPED', 'STATE_TRANSITION_ERROR', 'STEP', 'refused', 'scope_names']
+__all__ = ['FEATURES', 'HOLD', 'MAX_STEPS', 'PUBLISH', 'QUIT', 'Request', 'SimulationControl',
+           'STEP', 'refused']

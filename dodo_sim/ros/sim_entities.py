@@ -31,6 +31,8 @@ import math
 import re
 from typing import NamedTuple
 
+from dodo_sim.ros.sim_values import (INVALID_POSE, RESULT_FEATURE_UNSUPPORTED, RESULT_NOT_FOUND,
+                                     RESULT_OPERATION_FAILED)
 import numpy as np
 
 #: simulation_interfaces/msg/EntityCategory values (1.6.1).
@@ -125,7 +127,6 @@ class Entities:
         of these (empty: all). Tags and bounds are not supported (no entity has tags; no
         bounds): a filter using them is refused with FEATURE_UNSUPPORTED.
         """
-        from dodo_sim.ros.sim_control import RESULT_FEATURE_UNSUPPORTED, RESULT_OPERATION_FAILED
         if tags:
             raise EntityError(RESULT_FEATURE_UNSUPPORTED, 'entity tags are not supported (no '
                               'entity has tags): leave filters.tags empty')
@@ -147,7 +148,6 @@ class Entities:
 
     def check(self, name: str) -> None:
         """Raise EntityError (NOT_FOUND) naming the entities when ``name`` is none of them."""
-        from dodo_sim.ros.sim_control import RESULT_NOT_FOUND
         if name not in (self.robot_name, TERRAIN):
             raise EntityError(RESULT_NOT_FOUND, f'no entity {name!r}; entities: '
                               f'{[self.robot_name, TERRAIN]}')
@@ -176,7 +176,6 @@ class Entities:
         NOT_FOUND for an unknown entity, OPERATION_FAILED for the terrain (static: its
         parameters move it) and for a frame other than the fixed one.
         """
-        from dodo_sim.ros.sim_control import RESULT_OPERATION_FAILED
         self.check(name)
         if name == TERRAIN:
             raise EntityError(RESULT_OPERATION_FAILED, 'the terrain is static here: change it '
@@ -196,7 +195,6 @@ class Entities:
         (the terrain, another frame), INVALID_POSE (a bad quaternion, a pose or twist the base's
         joints cannot reach).
         """
-        from dodo_sim.ros.sim_control import INVALID_POSE
         self.check_settable(name, frame_id)
         values = np.concatenate([np.asarray(x, float).reshape(-1) for x in
                                  (position, orientation_xyzw, linear, angular)])
@@ -222,7 +220,6 @@ class Entities:
         EntityError (NOT_FOUND for an unknown or multi-DoF joint, OPERATION_FAILED for a
         non-finite value).
         """
-        from dodo_sim.ros.sim_control import RESULT_NOT_FOUND, RESULT_OPERATION_FAILED
         q, v = np.array(q, float), np.array(v, float)
         for name, (position, velocity) in joints.items():
             if name not in self._joints:
@@ -241,7 +238,6 @@ class Entities:
     # -- solving for the base's joints ------------------------------------------------------------
 
     def _reach_pose(self, target, q) -> np.ndarray:
-        from dodo_sim.ros.sim_control import INVALID_POSE
         pin, model, data = self._pin, self.model, self.data
         columns = self._base_v
         error = None
@@ -271,7 +267,6 @@ class Entities:
         return q
 
     def _reach_twist(self, linear, angular, q, v) -> np.ndarray:
-        from dodo_sim.ros.sim_control import INVALID_POSE
         pin, model, data = self._pin, self.model, self.data
         columns = self._base_v
         jacobian = pin.computeFrameJacobian(model, data, q, self.base_frame,

@@ -37,7 +37,7 @@ from typing import Callable
 
 from dodo_sim import stamps
 from dodo_sim.physics.sim_config import RUNTIME_FIELDS
-from dodo_sim.ros import contract, sim_control as sc, sim_events
+from dodo_sim.ros import contract, sim_control as sc, sim_events, sim_values as sv
 from dodo_sim.ros.params import coerce_value
 from dodo_sim.ros.sim_entities import Entities, EntityError
 from dodo_sim.simulator import SimConfig
@@ -150,12 +150,12 @@ class SimulationServices:
 
     def _get_state(self, request, response):
         response.state.state = self.control.state
-        response.result.result = sc.RESULT_OK
+        response.result.result = sv.RESULT_OK
         return response
 
     async def _set_state(self, request, response):
         outcome = await self._completion(self.control.set_state(request.state.state))
-        if request.state.state == sc.STATE_QUITTING and outcome[0] == sc.RESULT_OK:
+        if request.state.state == sv.STATE_QUITTING and outcome[0] == sv.RESULT_OK:
             # the run ends once this answer is out: its process going away at once could
             # drop the reliable response before it reaches the caller
             timer = self.node.create_timer(QUIT_DELAY_S, lambda: self._quit(timer),
@@ -195,7 +195,7 @@ class SimulationServices:
         _fill_result(result.result, outcome)
         if steps.cancelled and goal_handle.is_cancel_requested:
             goal_handle.canceled()
-        elif outcome[0] == sc.RESULT_OK:
+        elif outcome[0] == sv.RESULT_OK:
             goal_handle.succeed()
         else:
             goal_handle.abort()
@@ -231,7 +231,7 @@ class SimulationServices:
     def _get_entities(self, request, response):
         try:
             response.entities = self._names(request.filters)
-            response.result.result = sc.RESULT_OK
+            response.result.result = sv.RESULT_OK
         except EntityError as exc:
             _fill_result(response.result, (exc.code, str(exc)))
         return response
@@ -241,7 +241,7 @@ class SimulationServices:
             names = self._names(request.filters)
             response.states = [self._entity_state(name) for name in names]
             response.entities = names
-            response.result.result = sc.RESULT_OK
+            response.result.result = sv.RESULT_OK
         except EntityError as exc:
             _fill_result(response.result, (exc.code, str(exc)))
         return response
@@ -249,7 +249,7 @@ class SimulationServices:
     def _get_entity_state(self, request, response):
         try:
             response.state = self._entity_state(request.entity)
-            response.result.result = sc.RESULT_OK
+            response.result.result = sv.RESULT_OK
         except EntityError as exc:
             _fill_result(response.result, (exc.code, str(exc)))
         return response
@@ -257,12 +257,12 @@ class SimulationServices:
     def _get_entity_info(self, request, response):
         info = self.entities.infos().get(request.entity)
         if info is None:
-            _fill_result(response.result, (sc.RESULT_NOT_FOUND, f'no entity {request.entity!r};'
+            _fill_result(response.result, (sv.RESULT_NOT_FOUND, f'no entity {request.entity!r};'
                                            f' entities: {list(self.entities.infos())}'))
             return response
         response.info.category.category = info.category
         response.info.description = info.description
-        response.result.result = sc.RESULT_OK
+        response.result.result = sv.RESULT_OK
         return response
 
     async def _set_entity_state(self, request, response):
@@ -289,10 +289,10 @@ class SimulationServices:
                        f'array [position] or [position, velocity]')
                 break
         if why:
-            outcome = (sc.RESULT_OPERATION_FAILED, why)
+            outcome = (sv.RESULT_OPERATION_FAILED, why)
         else:
             outcome = await self._completion(self.control.set_joint_state(joints))
-        response.result = SetParametersResult(successful=outcome[0] == sc.RESULT_OK,
+        response.result = SetParametersResult(successful=outcome[0] == sv.RESULT_OK,
                                               reason=outcome[1])
         return response
 

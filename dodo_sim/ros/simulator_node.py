@@ -88,8 +88,9 @@ from dodo_sim.ros.ros2_control import (CLOCK_TICK_S, description_for_controller_
 from dodo_sim.ros.runtime import (endpoint_facts, EXIT_DIVERGED, EXIT_OK, publisher_gid,
                                   WarnThrottle, with_message_info)
 from dodo_sim.ros.sensor_output import SensorOutput
-from dodo_sim.ros.sim_control import HOLD, PUBLISH, QUIT, SCOPE_ALL
+from dodo_sim.ros.sim_control import HOLD, PUBLISH, QUIT
 from dodo_sim.ros.sim_services import SimulationServices
+from dodo_sim.ros.sim_values import SCOPE_ALL
 from dodo_sim.ros.start_gate import (CONVENTION_NEEDS, GraphFacts, StartGate, TopicFacts,
                                      waiting_text)
 from dodo_sim.ros.state_messages import (contact_wrench_message, fill_odometry, fill_wrench,

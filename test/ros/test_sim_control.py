@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from conftest import pd_hold, URDF_XACRO
 from dodo_sim import stamps
-from dodo_sim.ros import sim_control as sc
+from dodo_sim.ros import sim_control as sc, sim_values as sv
 from dodo_sim.ros.exchange import ANSWER, LockstepExchange, RealtimeExchange
 from dodo_sim.ros.sim_entities import Entities
 from dodo_sim.simulator import SimConfig, Simulator
@@ -85,7 +85,7 @@ def paused_loop(**config) -> Loop:
     loop = Loop(**config)
     for _ in range(5):
         loop.answer()
-    assert loop.control.set_state(sc.STATE_PAUSED).outcome == (sc.RESULT_OK, '')
+    assert loop.control.set_state(sv.STATE_PAUSED).outcome == (sv.RESULT_OK, '')
     assert loop.answer() == sc.HOLD       # the answer to the newest state is held
     return loop
 
@@ -107,7 +107,7 @@ def test_step_n_publishes_n_states_each_answered_and_advances_n_periods():
     assert loop.poke() == sc.STEP              # the held answer is applied at once
     while not request.done:
         loop.answer()
-    assert request.outcome == (sc.RESULT_OK, '')
+    assert request.outcome == (sv.RESULT_OK, '')
     assert loop.newest[0] - start_ns == 100 * PERIOD_NS
     assert progress == [(k, 100 - k) for k in range(1, 101)]
     # the 100th state is answered and its answer held: nothing more moves
@@ -119,10 +119,10 @@ def test_step_n_publishes_n_states_each_answered_and_advances_n_periods():
 def test_stepping_is_refused_unless_paused():
     loop = Loop()
     request = loop.control.step(3)
-    assert request.outcome[0] == sc.RESULT_OPERATION_FAILED and 'pause' in request.outcome[1]
+    assert request.outcome[0] == sv.RESULT_OPERATION_FAILED and 'pause' in request.outcome[1]
     loop = paused_loop()
     for steps in (0, sc.MAX_STEPS + 1):
-        assert loop.control.step(steps).outcome[0] == sc.RESULT_OPERATION_FAILED
+        assert loop.control.step(steps).outcome[0] == sv.RESULT_OPERATION_FAILED
 
 
 def test_a_stepped_run_equals_a_played_run_state_for_state():
@@ -145,7 +145,7 @@ def test_reset_while_playing_waits_for_the_answer_and_restarts_one_period_later(
     for _ in range(30):
         loop.answer()
     newest = loop.newest[0]
-    request = loop.control.reset(sc.SCOPE_DEFAULT)
+    request = loop.control.reset(sv.SCOPE_DEFAULT)
     assert not request.done and loop.poke() is None      # the answer is not in yet
     assert loop.answer() == sc.PUBLISH                   # instead of a step
     ns, state = loop.newest
@@ -156,7 +156,7 @@ def test_reset_while_playing_waits_for_the_answer_and_restarts_one_period_later(
     assert record['episode'] == 1 and record['scope'] == ['time', 'state', 'spawned']
     assert not request.done                              # done when the new state is answered
     loop.answer()
-    assert request.outcome == (sc.RESULT_OK, '')
+    assert request.outcome == (sv.RESULT_OK, '')
 
 
 def test_after_a_full_reset_the_run_repeats_itself():
@@ -164,7 +164,7 @@ def test_after_a_full_reset_the_run_repeats_itself():
     for _ in range(40):
         loop.answer()
     first = [s for _, s in loop.states]
-    loop.control.reset(sc.SCOPE_ALL)
+    loop.control.reset(sv.SCOPE_ALL)
     loop.answer()
     for _ in range(39):
         loop.answer()
@@ -178,7 +178,7 @@ def test_reset_state_alone_keeps_the_time_and_time_alone_keeps_the_state():
     for _ in range(20):
         loop.answer()
     t = loop.sim.time
-    loop.control.reset(sc.SCOPE_STATE)
+    loop.control.reset(sv.SCOPE_STATE)
     loop.answer()
     ns, state = loop.newest
     assert state.t == t and np.array_equal(state.q, START_Q)
@@ -186,7 +186,7 @@ def test_reset_state_alone_keeps_the_time_and_time_alone_keeps_the_state():
     for _ in range(10):
         loop.answer()
     q = loop.newest[1].q
-    loop.control.reset(sc.SCOPE_TIME)
+    loop.control.reset(sv.SCOPE_TIME)
     loop.answer()
     ns_time, state = loop.newest
     assert state.t == 0.0 and np.array_equal(state.q, q)
@@ -195,41 +195,41 @@ def test_reset_state_alone_keeps_the_time_and_time_alone_keeps_the_state():
 
 def test_reset_scopes_spawned_alone_and_unknown_bits():
     loop = Loop()
-    request = loop.control.reset(sc.SCOPE_SPAWNED)
-    assert request.outcome[0] == sc.RESULT_OK and 'nothing' in request.outcome[1]
+    request = loop.control.reset(sv.SCOPE_SPAWNED)
+    assert request.outcome[0] == sv.RESULT_OK and 'nothing' in request.outcome[1]
     assert not loop.control.waiting
     request = loop.control.reset(8)
-    assert request.outcome[0] == sc.RESULT_FEATURE_UNSUPPORTED
+    assert request.outcome[0] == sv.RESULT_FEATURE_UNSUPPORTED
 
 
 def test_stopped_is_a_full_reset_then_paused_and_playing_runs_from_the_start():
     loop = Loop()
     for _ in range(25):
         loop.answer()
-    request = loop.control.set_state(sc.STATE_STOPPED)
-    assert loop.control.state == sc.STATE_STOPPED
+    request = loop.control.set_state(sv.STATE_STOPPED)
+    assert loop.control.state == sv.STATE_STOPPED
     assert loop.answer() == sc.PUBLISH
     assert loop.newest[1].t == 0.0
-    assert loop.answer() == sc.HOLD and request.outcome[0] == sc.RESULT_OK
-    assert loop.control.set_state(sc.STATE_PLAYING).outcome[0] == sc.RESULT_OK
+    assert loop.answer() == sc.HOLD and request.outcome[0] == sv.RESULT_OK
+    assert loop.control.set_state(sv.STATE_PLAYING).outcome[0] == sv.RESULT_OK
     assert loop.poke() == sc.STEP and loop.newest[1].t == pytest.approx(0.001)
 
 
 def test_set_state_answers_already_there_and_unsupported_states():
     loop = Loop()
-    assert loop.control.set_state(sc.STATE_PLAYING).outcome[0] == sc.ALREADY_IN_TARGET_STATE
+    assert loop.control.set_state(sv.STATE_PLAYING).outcome[0] == sv.ALREADY_IN_TARGET_STATE
     for state in (4, 5, 9):
-        assert loop.control.set_state(state).outcome[0] == sc.RESULT_FEATURE_UNSUPPORTED
+        assert loop.control.set_state(state).outcome[0] == sv.RESULT_FEATURE_UNSUPPORTED
 
 
 def test_quitting_holds_then_ends_the_run_at_the_boundary_after_its_release():
     loop = Loop()
     loop.answer()
-    assert loop.control.set_state(sc.STATE_QUITTING).outcome[0] == sc.RESULT_OK
+    assert loop.control.set_state(sv.STATE_QUITTING).outcome[0] == sv.RESULT_OK
     assert loop.answer() == sc.HOLD           # the caller gets its answer first
     loop.control.release_quit()
     assert loop.control.waiting and loop.poke() == sc.QUIT
-    assert loop.control.set_state(sc.STATE_PLAYING).outcome[0] == sc.INCORRECT_TRANSITION
+    assert loop.control.set_state(sv.STATE_PLAYING).outcome[0] == sv.INCORRECT_TRANSITION
 
 
 def test_playing_interrupts_steps_and_a_cancel_finishes_the_steps_taken():
@@ -240,21 +240,21 @@ def test_playing_interrupts_steps_and_a_cancel_finishes_the_steps_taken():
     loop.control.cancel(request)
     assert not request.done                  # its second step's state awaits its answer
     loop.answer()
-    assert request.outcome[0] == sc.RESULT_OPERATION_FAILED and 'cancelled after 2' in \
+    assert request.outcome[0] == sv.RESULT_OPERATION_FAILED and 'cancelled after 2' in \
         request.outcome[1]
     assert loop.poke() == sc.HOLD
     request = loop.control.step(10)
     loop.poke()
-    assert loop.control.set_state(sc.STATE_PLAYING).outcome[0] == sc.RESULT_OK
-    assert request.outcome[0] == sc.RESULT_OPERATION_FAILED and 'playing' in request.outcome[1]
+    assert loop.control.set_state(sv.STATE_PLAYING).outcome[0] == sv.RESULT_OK
+    assert request.outcome[0] == sv.RESULT_OPERATION_FAILED and 'playing' in request.outcome[1]
 
 
 def test_the_end_of_the_run_fails_what_is_pending():
     loop = paused_loop()
     step = loop.control.step(5)
-    reset = loop.control.reset(sc.SCOPE_ALL)
+    reset = loop.control.reset(sv.SCOPE_ALL)
     loop.control.ended('stop_after')
-    assert step.outcome[0] == reset.outcome[0] == sc.RESULT_OPERATION_FAILED
+    assert step.outcome[0] == reset.outcome[0] == sv.RESULT_OPERATION_FAILED
     assert 'stop_after' in reset.outcome[1]
 
 
@@ -275,7 +275,7 @@ def test_set_entity_state_moves_the_base_and_keeps_the_joints():
     record, episode = loop.events[-1]
     assert episode and record['event'] == 'entity_state' and record['stamp_ns'] == ns
     loop.answer()
-    assert request.outcome == (sc.RESULT_OK, '')
+    assert request.outcome == (sv.RESULT_OK, '')
 
 
 @pytest.mark.parametrize('offset, rotation, words', [
@@ -292,7 +292,7 @@ def test_a_pose_the_base_cannot_take_is_invalid(offset, rotation, words):
                                             before.position + np.array(offset), rotation,
                                             (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
     loop.poke()
-    assert request.outcome[0] == sc.INVALID_POSE and words in request.outcome[1], request.outcome
+    assert request.outcome[0] == sv.INVALID_POSE and words in request.outcome[1], request.outcome
     assert loop.control.episode == 0 and loop.poke() == sc.HOLD
 
 
@@ -300,8 +300,8 @@ def test_the_terrain_unknown_entities_and_other_frames_are_refused_at_once():
     loop = paused_loop()
     robot = loop.control.entities.robot_name
     zero, unit = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)
-    cases = (('terrain', '', sc.RESULT_OPERATION_FAILED), ('nope', '', sc.RESULT_NOT_FOUND),
-             (robot, 'body', sc.RESULT_OPERATION_FAILED))
+    cases = (('terrain', '', sv.RESULT_OPERATION_FAILED), ('nope', '', sv.RESULT_NOT_FOUND),
+             (robot, 'body', sv.RESULT_OPERATION_FAILED))
     for name, frame, code in cases:
         request = loop.control.set_entity_state(name, frame, zero, unit, zero, zero)
         assert request.outcome[0] == code, (name, request.outcome)
@@ -334,15 +334,15 @@ def test_set_joint_state_changes_the_named_joints_within_their_limits():
     assert state.q[2:].tolist() == [0.1, -0.4] and np.array_equal(state.q[:2], q_before[:2])
     assert state.v[2] == 0.5
     loop.answer()
-    assert request.outcome[0] == sc.RESULT_OK
+    assert request.outcome[0] == sv.RESULT_OK
     assert loop.events[-1][0]['joints'] == ['hip', 'knee']
     refused = loop.control.set_joint_state({'elbow': (0.0, None)})
-    assert refused.outcome[0] == sc.RESULT_NOT_FOUND and 'hip' in refused.outcome[1]
+    assert refused.outcome[0] == sv.RESULT_NOT_FOUND and 'hip' in refused.outcome[1]
     limits = {lim.name: lim for lim in loop.sim.robot.limits}
     too_far = limits['knee'].lower - 0.1
     request = loop.control.set_joint_state({'knee': (too_far, None)})
     loop.poke()
-    assert request.outcome[0] == sc.INVALID_POSE and 'URDF limits' in request.outcome[1]
+    assert request.outcome[0] == sv.INVALID_POSE and 'URDF limits' in request.outcome[1]
 
 
 def test_parameters_take_effect_from_the_newest_state_and_are_recorded():
@@ -362,36 +362,36 @@ def test_parameters_take_effect_from_the_newest_state_and_are_recorded():
 
 def test_realtime_requests_are_done_when_their_state_is_out():
     loop = Loop(lockstep=False)
-    loop.control.set_state(sc.STATE_PAUSED)
+    loop.control.set_state(sv.STATE_PAUSED)
     assert loop.control.boundary() == (sc.HOLD, None) and not loop.control.running
     request = loop.control.step(3)
     assert loop.control.running
     while loop.control.running:
         loop.act(loop.control.boundary())
-    assert request.outcome[0] == sc.RESULT_OK and len(loop.states) == 4
-    reset = loop.control.reset(sc.SCOPE_ALL)
+    assert request.outcome[0] == sv.RESULT_OK and len(loop.states) == 4
+    reset = loop.control.reset(sv.SCOPE_ALL)
     while loop.control.waiting:
         loop.act(loop.control.boundary())
-    assert reset.outcome[0] == sc.RESULT_OK and loop.newest[1].t == 0.0
+    assert reset.outcome[0] == sv.RESULT_OK and loop.newest[1].t == 0.0
 
 
 def test_the_constants_are_the_standards():
     from simulation_interfaces.msg import Result, SimulationState, SimulatorFeatures
     from simulation_interfaces.srv import ResetSimulation, SetEntityState, SetSimulationState
-    assert (sc.STATE_STOPPED, sc.STATE_PLAYING, sc.STATE_PAUSED, sc.STATE_QUITTING) == (
+    assert (sv.STATE_STOPPED, sv.STATE_PLAYING, sv.STATE_PAUSED, sv.STATE_QUITTING) == (
         SimulationState.STATE_STOPPED, SimulationState.STATE_PLAYING,
         SimulationState.STATE_PAUSED, SimulationState.STATE_QUITTING)
-    assert (sc.RESULT_FEATURE_UNSUPPORTED, sc.RESULT_OK, sc.RESULT_NOT_FOUND,
-            sc.RESULT_INCORRECT_STATE, sc.RESULT_OPERATION_FAILED) == (
+    assert (sv.RESULT_FEATURE_UNSUPPORTED, sv.RESULT_OK, sv.RESULT_NOT_FOUND,
+            sv.RESULT_INCORRECT_STATE, sv.RESULT_OPERATION_FAILED) == (
         Result.RESULT_FEATURE_UNSUPPORTED, Result.RESULT_OK, Result.RESULT_NOT_FOUND,
         Result.RESULT_INCORRECT_STATE, Result.RESULT_OPERATION_FAILED)
     response = SetSimulationState.Response
-    assert (sc.ALREADY_IN_TARGET_STATE, sc.STATE_TRANSITION_ERROR, sc.INCORRECT_TRANSITION) == (
+    assert (sv.ALREADY_IN_TARGET_STATE, sv.STATE_TRANSITION_ERROR, sv.INCORRECT_TRANSITION) == (
         response.ALREADY_IN_TARGET_STATE, response.STATE_TRANSITION_ERROR,
         response.INCORRECT_TRANSITION)
-    assert sc.INVALID_POSE == SetEntityState.Response.INVALID_POSE
+    assert sv.INVALID_POSE == SetEntityState.Response.INVALID_POSE
     request = ResetSimulation.Request
-    assert (sc.SCOPE_DEFAULT, sc.SCOPE_TIME, sc.SCOPE_STATE, sc.SCOPE_SPAWNED, sc.SCOPE_ALL) == (
+    assert (sv.SCOPE_DEFAULT, sv.SCOPE_TIME, sv.SCOPE_STATE, sv.SCOPE_SPAWNED, sv.SCOPE_ALL) == (
         request.SCOPE_DEFAULT, request.SCOPE_TIME, request.SCOPE_STATE, request.SCOPE_SPAWNED,
         request.SCOPE_ALL)
     for value, name in sc.FEATURES.items():
@@ -415,10 +415,10 @@ def test_entities_filters_by_name_and_category_and_refuses_tags_and_bounds():
     assert entities.names('^ter') == ['terrain']
     assert entities.names('', [CATEGORY_ROBOT]) == ['hopper']
     assert entities.names('hop', [CATEGORY_STATIC_OBJECT]) == []
-    for kwargs, code in (({'tags': ['legged']}, sc.RESULT_FEATURE_UNSUPPORTED),
-                         ({'bounds_type': 3}, sc.RESULT_FEATURE_UNSUPPORTED),
-                         ({'pattern': '(unclosed'}, sc.RESULT_OPERATION_FAILED),
-                         ({'pattern': 'a' * 300}, sc.RESULT_OPERATION_FAILED)):
+    for kwargs, code in (({'tags': ['legged']}, sv.RESULT_FEATURE_UNSUPPORTED),
+                         ({'bounds_type': 3}, sv.RESULT_FEATURE_UNSUPPORTED),
+                         ({'pattern': '(unclosed'}, sv.RESULT_OPERATION_FAILED),
+                         ({'pattern': 'a' * 300}, sv.RESULT_OPERATION_FAILED)):
         with pytest.raises(EntityError) as info:
             entities.names(**kwargs)
         assert info.value.code == code

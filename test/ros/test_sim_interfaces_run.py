@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from conftest import REPO, ros_domain_id, ros_env
-from dodo_sim.ros import sim_control as sc
+from dodo_sim.ros import sim_control as sc, sim_values as sv
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools import bag_arrays, bag_parameters
 from dodo_sim.tools.replay_check import compare_with_controller
@@ -70,10 +70,10 @@ def test_a_client_drives_the_run_and_the_bag_replays_through_the_controller_exac
     assert code == 0 and 'completed' in output and 'simulator: quit' in output, output[-3000:]
     client = driven_run['client']
     assert sorted(client['features']) == sorted(sc.FEATURES)
-    assert client['paused'] == client['stepped'] == client['playing'] == sc.RESULT_OK
+    assert client['paused'] == client['stepped'] == client['playing'] == sv.RESULT_OK
     assert client['step_ns'] == 100 * PERIOD_NS          # exactly 100 control periods
-    assert client['friction'] and client['reset'] == sc.RESULT_OK
-    assert client['set_entity_state'] == [sc.RESULT_OK, '']
+    assert client['friction'] and client['reset'] == sv.RESULT_OK
+    assert client['set_entity_state'] == [sv.RESULT_OK, '']
     bag = driven_run['bag']
     result = compare_with_controller(bag)
     # the reset, the entity state, the example's two resets

@@ -25,7 +25,7 @@ rclpy = pytest.importorskip('rclpy')
 # These imports must follow the importorskip above (E402), so they cannot take their
 # place in the sorted import block (I100).
 from dodo_sim.ros import contract  # noqa: E402, I100
-from dodo_sim.ros import sim_control as sc  # noqa: E402
+from dodo_sim.ros import sim_control as sc, sim_values as sv  # noqa: E402
 from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rcl_interfaces.srv import DescribeParameters, SetParametersAtomically  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
@@ -94,14 +94,14 @@ def test_features_entities_and_their_states(graph):
     assert list(entities.entities) == ['hopper', 'terrain']
     state = call(ros, client, srv.GetEntityState, contract.sim_service('get_entity_state'),
                  entity='hopper')
-    assert state.result.result == sc.RESULT_OK and state.state.header.frame_id == 'world'
+    assert state.result.result == sv.RESULT_OK and state.state.header.frame_id == 'world'
     assert state.state.pose.position.z > 0.3          # the body above the ground
     info = call(ros, client, srv.GetEntityInfo, contract.sim_service('get_entity_info'),
                 entity='terrain')
     assert info.info.category.category == 5 and 'terrain' in info.info.description
     missing = call(ros, client, srv.GetEntityState, contract.sim_service('get_entity_state'),
                    entity='nope')
-    assert missing.result.result == sc.RESULT_NOT_FOUND
+    assert missing.result.result == sv.RESULT_NOT_FOUND
     got = call(ros, client, srv.GetSimulationState, contract.sim_service('get_simulation_state'))
     assert got.state.state == SimulationState.STATE_PLAYING
 
@@ -112,7 +112,7 @@ def test_pause_step_action_and_resume_are_answered_periods(graph):
     set_state = contract.sim_service('set_simulation_state')
     paused = call(ros, client, srv.SetSimulationState, set_state,
                   state=SimulationState(state=SimulationState.STATE_PAUSED))
-    assert paused.result.result == sc.RESULT_OK
+    assert paused.result.result == sv.RESULT_OK
     assert ros.spin_until(lambda: sim.control.held is not None, 10.0)
     steps, updates = sim.steps, ctrl.updates
     ros.spin_until(lambda: False, 0.3)                  # paused: nothing moves
@@ -120,7 +120,7 @@ def test_pause_step_action_and_resume_are_answered_periods(graph):
     first = len(client.states)
     stepped = call(ros, client, srv.StepSimulation, contract.sim_service('step_simulation'),
                    steps=100)
-    assert stepped.result.result == sc.RESULT_OK
+    assert stepped.result.result == sv.RESULT_OK
     assert sim.steps == steps + 100 and ctrl.updates == updates + 100
     ros.spin_until(lambda: len(client.states) >= first + 100, 10.0)
     stamps = [stamp_ns(m) for m in client.states[first - 1:]]
@@ -138,13 +138,13 @@ def test_pause_step_action_and_resume_are_answered_periods(graph):
     assert ros.spin_until(sent.done, 10.0) and sent.result().accepted
     done = sent.result().get_result_async()
     assert ros.spin_until(done.done, 30.0)
-    assert done.result().result.result.result == sc.RESULT_OK
+    assert done.result().result.result.result == sv.RESULT_OK
     assert ros.spin_until(lambda: len(feedback) == 5, 5.0)
     assert feedback == [(k, 5 - k) for k in range(1, 6)]
     assert sim.steps == steps + 105
     playing = call(ros, client, srv.SetSimulationState, set_state,
                    state=SimulationState(state=SimulationState.STATE_PLAYING))
-    assert playing.result.result == sc.RESULT_OK
+    assert playing.result.result == sv.RESULT_OK
     assert ros.spin_until(lambda: sim.steps > steps + 150, 10.0)
     events = [json.loads(m.data)['event'] for m in client.events]
     assert events == ['paused', 'stepping', 'stepping', 'playing']
@@ -155,7 +155,7 @@ def test_a_reset_starts_an_episode_the_controller_restarts_at(graph):
     assert ros.spin_until(lambda: sim.steps > 300, 30.0)      # mid-hop: a memory to forget
     reset = call(ros, client, srv.ResetSimulation, contract.sim_service('reset_simulation'),
                  scope=srv.ResetSimulation.Request.SCOPE_DEFAULT)
-    assert reset.result.result == sc.RESULT_OK
+    assert reset.result.result == sv.RESULT_OK
     assert ctrl.episodes.episode == 1 and sim.control.episode == 1
     record = json.loads(client.events[-1].data)
     assert record['event'] == 'reset' and record['episode'] == 1
@@ -172,7 +172,7 @@ def test_set_entity_and_joint_state(graph):
     got.twist.linear.x, got.twist.linear.z = 0.3, 0.0
     done = call(ros, client, srv.SetEntityState, contract.sim_service('set_entity_state'),
                 entity='hopper', state=got)
-    assert done.result.result == sc.RESULT_OK, done.result.error_message
+    assert done.result.result == sv.RESULT_OK, done.result.error_message
     value = rclpy.parameter.Parameter('hip', value=[0.35, -1.0]).to_parameter_msg()
     joints = call(ros, client, SetParametersAtomically, contract.SET_JOINT_STATE,
                   parameters=[value])
@@ -213,9 +213,9 @@ def test_realtime_pause_steps_and_resume_follow_the_wall_clock(graph):
     assert sim.steps == steps                          # paused: no ticks taken
     stepped = call(ros, client, srv.StepSimulation, contract.sim_service('step_simulation'),
                    steps=50)
-    assert stepped.result.result == sc.RESULT_OK and sim.steps == steps + 50
+    assert stepped.result.result == sv.RESULT_OK and sim.steps == steps + 50
     reset = call(ros, client, srv.ResetSimulation, contract.sim_service('reset_simulation'))
-    assert reset.result.result == sc.RESULT_OK and sim.steps == steps + 51
+    assert reset.result.result == sv.RESULT_OK and sim.steps == steps + 51
     assert sim.sim.time == 0.0
     resumed = time.monotonic()
     call(ros, client, srv.SetSimulationState, set_state,

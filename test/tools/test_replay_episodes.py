@@ -16,7 +16,7 @@ from __future__ import annotations
 from conftest import URDF_XACRO
 from dodo_control.controller import Controller, ControllerConfig
 from dodo_sim import stamps
-from dodo_sim.ros import contract, sim_control as sc
+from dodo_sim.ros import contract, sim_control as sc, sim_values as sv
 from dodo_sim.ros.exchange import ANSWER, LockstepExchange
 from dodo_sim.ros.params import config_to_parameters
 from dodo_sim.ros.sim_entities import Entities
@@ -65,7 +65,7 @@ def recorded_run(path, restart=True):
             w.controller_state(t, ['tau_hip', 'tau_knee', 'config_revision', 'episode'],
                                [tau[0], tau[1], 0.0, float(follower.episode)])
             if tick == RESET_AT:
-                control.reset(sc.SCOPE_ALL)
+                control.reset(sv.SCOPE_ALL)
             if tick == TELEPORT_AT:
                 control.set_joint_state({'hip': (0.4, 0.0)})
             assert exchange.command(ns, b'c', tuple(tau.tolist()), 0.0) is ANSWER
