@@ -36,8 +36,10 @@ import time
 
 from dodo_sim.stamps import NS_PER_S
 
-#: Process exit codes of the nodes (``dodo hop`` reports them by name).
+#: Process exit codes of the nodes and the dodo commands, their one table (``dodo hop`` reports a
+#: node's by name). EXIT_CONFIG: a bad configuration or command line; 128 + signal: stopped by it.
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_DIVERGED = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 EXIT_NAMES = {EXIT_OK: 'ok', EXIT_FAILED: 'failed', EXIT_CONFIG: 'bad configuration',
               EXIT_DIVERGED: 'simulation diverged'}
 
@@ -400,7 +402,8 @@ def run_node(factory, name: str, args=None) -> int:
     return code
 
 
-__all__ = ['EXIT_OK', 'EXIT_FAILED', 'EXIT_CONFIG', 'EXIT_DIVERGED', 'EXIT_NAMES', 'WarnThrottle',
+__all__ = ['EXIT_OK', 'EXIT_FAILED', 'EXIT_CONFIG', 'EXIT_DIVERGED', 'EXIT_INTERRUPTED',
+           'EXIT_TERMINATED', 'EXIT_NAMES', 'WarnThrottle',
            'stamp_from_ns', 'stamp_to_ns', 'Histogram', 'nearest_rank', 'SUMMARY_PREFIX',
            'format_summary', 'parse_summary', 'with_message_info', 'drain', 'publisher_gid',
            'endpoint_gid', 'endpoint_facts', 'make_executor', 'init_ros', 'spin_until',

@@ -62,9 +62,10 @@ from typing import TextIO
 
 from dodo_sim.paths import share_dir
 from dodo_sim.ros import contract, domains, graph
+from dodo_sim.ros.runtime import EXIT_CONFIG, EXIT_INTERRUPTED
 from dodo_sim.tools.live_view import DEFAULT_PORT as LIVE_DEFAULT_PORT
 from dodo_sim.tools.run_checks import check_new_dir, MAX_DURATION_S, one_line, UsageError
-from dodo_sim.tools.run_report import EXIT_INTERRUPTED, EXIT_USAGE, write_report
+from dodo_sim.tools.run_report import write_report
 from dodo_sim.tools.run_supervision import HopRun
 
 #: Profile (``dodo hop``, ``dodo walk``, ``dodo sim``) -> module writing the figures of its bag.
@@ -109,7 +110,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
     except UsageError as exc:
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
-        return EXIT_USAGE
+        return EXIT_CONFIG
     try:
         hop.check()
         if wall_timeout is not None and not (math.isfinite(wall_timeout) and wall_timeout > 0):
@@ -127,7 +128,7 @@ def run(params_file, duration: float, bag=None, plots=None, wall_timeout=None,
         hop.release()
         err.write(f'{prog}: error: {one_line(exc)}\n')
         err.flush()
-        return EXIT_USAGE
+        return EXIT_CONFIG
     domain = hop.domain.domain_id
     out.write(f'{prog}: ROS domain {domain} (private to this run); watch it with '
               f'ROS_DOMAIN_ID={domain} ROS_AUTOMATIC_DISCOVERY_RANGE='
@@ -262,7 +263,7 @@ def main(argv=None, profile: str = 'hop', parser: argparse.ArgumentParser | None
                              'config/hardware.yaml and docs/hardware.md')
     except (UsageError, domains.DomainUnavailable) as exc:
         print(f'{prog}: error: {one_line(exc)}', file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_CONFIG
     bag, plots = args.bag, args.plots
     if bag is None:
         run_dir = args.runs_dir / time.strftime(f'{profile}-%Y%m%d-%H%M%S')

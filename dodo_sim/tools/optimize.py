@@ -45,14 +45,14 @@ import sys
 import time
 
 from dodo_sim.redact import redact
+from dodo_sim.ros.runtime import (EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,
+                                  EXIT_TERMINATED)
 from dodo_sim.tools.optimize_results import write_results
-from dodo_sim.tools.optimize_run import (EXIT_INTERRUPTED, EXIT_TERMINATED, open_study,
-                                         raise_terminated, run_study, Terminated)
+from dodo_sim.tools.optimize_run import open_study, raise_terminated, run_study, Terminated
 from dodo_sim.tools.optimize_storage import (check_storage_url, Liveness, storage_failure,
                                              StorageError, StorageFailed)
 from dodo_sim.tools.optimize_study import load_study, StudyError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: Most worker processes per core without ``--oversubscribe``: each one runs simulations flat
 #: out, so more only adds memory and context switches (1000 workers on 2 cores: load 43 for
 #: minutes).
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
         _check_out_dir(out)
     except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_CONFIG
     liveness = Liveness(heartbeat_s=args.heartbeat_s, grace_s=3 * args.heartbeat_s,
                         lock_grace_s=max(3 * args.heartbeat_s, 10))
     print(f"dodo optimize: study '{study.name}': {len(study.parameters)} parameter(s), "
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
                             liveness)
     except (StudyError, StorageError) as exc:
         print(f'dodo optimize: {exc}', file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_CONFIG
     except StorageFailed as exc:           # the storage failed under a worker process
         print(f'dodo optimize: {exc}', file=sys.stderr)
         return EXIT_FAILED

@@ -26,13 +26,12 @@ import warnings
 
 from dodo_control.scenarios import build_configs, ScenarioFailed
 from dodo_sim.redact import redact
+from dodo_sim.ros.runtime import EXIT_INTERRUPTED, EXIT_TERMINATED
 from dodo_sim.tools.optimize_storage import (EXIT_STORAGE_FAILED, join_study, Liveness,
                                              make_storage, quiet_storage_failures_in_optuna_logs,
                                              sampler_seed, storage_failure, StorageFailed)
 from dodo_sim.tools.optimize_study import load_study, make_sampler, Parameter, Study, StudyError
 
-#: exit codes of a worker process (and of ``dodo optimize``) stopped by SIGINT / SIGTERM
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 class TrialFailed(RuntimeError):

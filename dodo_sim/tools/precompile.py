@@ -27,6 +27,8 @@ import contextlib
 import sys
 import time
 
+from dodo_sim.ros.runtime import EXIT_INTERRUPTED, EXIT_TERMINATED
+
 
 @contextlib.contextmanager
 def compile_events():
@@ -95,8 +97,6 @@ def warm_up() -> None:
             continue
 
 
-#: Exit codes of an interrupted precompile (the shell's 128 + signal number).
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 #: The option that runs the compilation in this process (the child :func:`main` starts).
 IN_THIS_PROCESS = '--in-this-process'
 

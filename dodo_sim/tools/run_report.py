@@ -22,14 +22,11 @@ from typing import TextIO
 from dodo_sim.hardware.driver import EXIT_MOTORS_STOPPED, EXIT_WATCHDOG_TRIPPED
 from dodo_sim.hardware.state_log import state_log_path
 from dodo_sim.ros import contract
+from dodo_sim.ros.runtime import EXIT_DIVERGED, EXIT_FAILED, EXIT_NAMES, EXIT_OK
 from dodo_sim.tools.run_checks import one_line
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_INTERRUPTED = 128 + signal.SIGINT
-#: Node exit codes (dodo_sim.ros.runtime) by name, for the summary.
-NODE_EXIT_NAMES = {0: 'ok', 1: 'failed', 2: 'bad configuration', 3: 'simulation diverged'}
 #: The driver's exit code 3: its emulated hardware's physics diverged.
-DRIVER_EXIT_NAMES = {**NODE_EXIT_NAMES, 3: 'emulated physics diverged',
+DRIVER_EXIT_NAMES = {**EXIT_NAMES, EXIT_DIVERGED: 'emulated physics diverged',
                      EXIT_MOTORS_STOPPED: 'motors stopped by a fault, e-stop or ~/disable',
                      EXIT_WATCHDOG_TRIPPED: 'watchdog tripped: the controller was silent'}
 
@@ -38,7 +35,7 @@ def exit_name(code: int | None, node: str = '') -> str:
     """Return what a node's exit code means."""
     if code is not None and code < 0:
         return f'killed by {signal.Signals(-code).name}'
-    return (DRIVER_EXIT_NAMES if node == 'driver' else NODE_EXIT_NAMES).get(code, 'failed')
+    return (DRIVER_EXIT_NAMES if node == 'driver' else EXIT_NAMES).get(code, 'failed')
 
 
 def _ms(summary: dict, key: str) -> str:

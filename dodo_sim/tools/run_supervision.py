@@ -34,11 +34,11 @@ from dodo_sim.parameter import config_defaults
 from dodo_sim.ros import contract, domains, graph
 from dodo_sim.ros.dds_profile import loopback_only
 from dodo_sim.ros.params import config_from_parameters, node_parameters
-from dodo_sim.ros.runtime import parse_summary
+from dodo_sim.ros.runtime import EXIT_FAILED, EXIT_OK, parse_summary
 from dodo_sim.tools.run_checks import (check_models, check_new_dir, check_real_bus, one_line,
                                        UsageError)
-from dodo_sim.tools.run_report import (bag_clock, bag_tail_problem, EXIT_FAILED, exit_name,
-                                       EXIT_OK, RunResult, stream_ends, summary_failures)
+from dodo_sim.tools.run_report import (bag_clock, bag_tail_problem, exit_name, RunResult,
+                                       stream_ends, summary_failures)
 from dodo_sim.tools.supervisor import Child, fifo_permitted, ProcessGroup, SignalLatch
 from dodo_sim.tools.write_failures import incomplete_bag, RECORDER_WRITE_FAILED
 import yaml

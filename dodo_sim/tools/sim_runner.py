@@ -35,9 +35,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from dodo_sim.ros.runtime import EXIT_CONFIG
 from dodo_sim.tools import hop_runner
 from dodo_sim.tools.run_checks import one_line, UsageError
-from dodo_sim.tools.run_report import EXIT_USAGE
 
 PROG = 'dodo sim'
 #: Substrings of a leaf link's name (lower case) that make it a foot by default.
@@ -186,7 +186,7 @@ def main(argv=None) -> int:
         setup = sim_setup(args.robot, args.contact_frames, args.initial_q)
     except UsageError as exc:
         print(f'{PROG}: error: {one_line(exc)}', file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_CONFIG
     print(f'{PROG}: {setup.summary}', flush=True)
     controller = (HOLD_CONTROLLER if args.controller in (None, 'hold')
                   else args.controller)
