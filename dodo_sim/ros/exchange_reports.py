@@ -19,12 +19,17 @@ from dodo_sim.ros import contract, runtime
 from dodo_sim.ros.exchange import ExchangeEvents, FAR_AHEAD_NS, MAX_PUBLISHERS
 
 
-def publisher_node(node, topics, publisher: bytes) -> str:
-    """Return the full name of the node whose publisher on ``topics`` has this id ('' if none)."""
+def publisher_node(node, topics, publisher: bytes) -> str | None:
+    """
+    Return the full name of the node whose publisher on ``topics`` has this id.
+
+    '' when no such publisher is on the graph; None when it is but the graph has not named its
+    node yet (runtime.endpoint_node).
+    """
     for topic in topics:
         for endpoint in node.get_publishers_info_by_topic(topic):
             if runtime.endpoint_gid(endpoint)[:len(publisher)] == publisher:
-                return runtime.endpoint_node(endpoint)
+                return runtime.endpoint_node(endpoint) or None
     return ''
 
 
@@ -86,6 +91,8 @@ class ExchangeReports(ExchangeEvents):
         name = self._nodes.get(publisher)
         if name is None:
             name = publisher_node(self.node, self._topics, publisher)
+            if name is None:            # on the graph, not named yet: looked up again later
+                return ''
             if name or len(self._nodes) < MAX_PUBLISHERS:
                 self._nodes[publisher] = name
             if name and self.exchange is not None:

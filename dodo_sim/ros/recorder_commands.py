@@ -119,10 +119,13 @@ class AnnouncementFilter:
         Return ACCEPT, IGNORE or UNKNOWN for an announcement from publisher ``gid``.
 
         ``publishers``: ``(node, gid)`` of every publisher of the announcement topic on the
-        graph. UNKNOWN: its publisher is not on the graph (yet).
+        graph (node '': not known yet). UNKNOWN: its publisher or its node is not on the graph
+        (yet).
         """
         for node, endpoint_gid in publishers:
             if gid and same_publisher(gid, endpoint_gid):
+                if not node:
+                    return UNKNOWN
                 if node in self.consumers:
                     return ACCEPT
                 self.ignored += 1

@@ -263,8 +263,20 @@ def endpoint_gid(endpoint) -> bytes:
     return bytes(endpoint.endpoint_gid)
 
 
+#: The node name rmw gives an endpoint whose node the graph does not know yet (Fast DDS learns
+#: a participant's endpoints before its list of nodes; rmw_dds_common's placeholder).
+UNKNOWN_NODE_NAME = '_NODE_NAME_UNKNOWN_'
+
+
 def endpoint_node(endpoint) -> str:
-    """Return the full name of a graph endpoint's node (``/namespace/name``)."""
+    """
+    Return the full name of a graph endpoint's node (``/namespace/name``).
+
+    '' while the graph does not know the node yet (:data:`UNKNOWN_NODE_NAME`): a later look
+    names it.
+    """
+    if endpoint.node_name == UNKNOWN_NODE_NAME:
+        return ''
     return f'{endpoint.node_namespace.rstrip("/")}/{endpoint.node_name}'
 
 
@@ -406,5 +418,6 @@ __all__ = ['EXIT_OK', 'EXIT_FAILED', 'EXIT_CONFIG', 'EXIT_DIVERGED', 'EXIT_INTER
            'EXIT_TERMINATED', 'EXIT_NAMES', 'WarnThrottle',
            'stamp_from_ns', 'stamp_to_ns', 'Histogram', 'nearest_rank', 'SUMMARY_PREFIX',
            'format_summary', 'parse_summary', 'with_message_info', 'drain', 'publisher_gid',
-           'endpoint_gid', 'endpoint_facts', 'make_executor', 'init_ros', 'spin_until',
+           'endpoint_gid', 'endpoint_facts', 'UNKNOWN_NODE_NAME', 'make_executor', 'init_ros',
+           'spin_until',
            'run_node', 'ACK_WAIT_S', 'wait_for_acks']

@@ -337,8 +337,8 @@ class SimulatorNode(Node):
                 startup_timeout_s=cfg.startup_timeout,
                 lost_timeout_s=cfg.controller_lost_timeout, stop_after_ns=stop_after_ns,
                 events=reports,
-                publisher_present=lambda gid: bool(publisher_node(self, self.command_topics,
-                                                                  gid)),
+                publisher_present=lambda gid: publisher_node(self, self.command_topics,
+                                                             gid) != '',
                 clock_tick_s=CLOCK_TICK_S if self._ros2_control else 0.0)
         else:
             exchange = RealtimeExchange(

@@ -189,7 +189,7 @@ def controller_reads_states(gate: StartGate, facts: GraphFacts) -> list:
         return []
     state = facts.states[0]
     readers = {e.node for e in state.endpoints}
-    if readers & set(controllers) or len(state.endpoints) > gate.min_subscribers:
+    if (readers & set(controllers)) - {''} or len(state.endpoints) > gate.min_subscribers:
         return []
     return [f'a subscriber of {state.name} ({short_type(state.type_name)}) for the '
             f'controller: {", ".join(controllers)} publish(es) {facts.command.name} but does '

@@ -65,6 +65,14 @@ def test_the_controller_must_read_the_state_topic():
     assert StartGate(min_subscribers=1).missing(split) == []      # read by another node
 
 
+def test_nodes_the_graph_does_not_name_yet_are_not_taken_for_the_controller_reading():
+    # '' is an endpoint whose node the graph has not named yet (runtime.endpoint_node): an
+    # unnamed state reader is not the unnamed command publisher
+    graph = facts(publishers=[''], states={'/joint_states': (['/recorder', ''], 1)})
+    assert StartGate(min_subscribers=2).missing(graph)[0].startswith(
+        'a subscriber of /joint_states')
+
+
 def test_a_stray_publisher_beside_the_controller_is_not_waited_for():
     graph = facts(publishers=['/my_ctrl', '/stray'])
     assert StartGate(min_subscribers=1).missing(graph) == []
