@@ -33,7 +33,6 @@ from dodo_sim.tools.optimize_storage import (EXIT_STORAGE_FAILED, join_study, Li
 from dodo_sim.tools.optimize_study import load_study, make_sampler, Parameter, Study, StudyError
 
 
-
 class TrialFailed(RuntimeError):
     """
     Trial failure: the trial measured nothing usable.

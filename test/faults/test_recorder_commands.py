@@ -98,7 +98,8 @@ def test_an_endpoint_of_a_node_the_graph_does_not_know_yet_has_no_name():
     from types import SimpleNamespace
 
     from dodo_sim.ros.runtime import endpoint_node, UNKNOWN_NODE_NAME
-    unknown = SimpleNamespace(node_name=UNKNOWN_NODE_NAME, node_namespace='_NODE_NAMESPACE_UNKNOWN_')
+    unknown = SimpleNamespace(node_name=UNKNOWN_NODE_NAME,
+                              node_namespace='_NODE_NAMESPACE_UNKNOWN_')
     assert endpoint_node(unknown) == ''
     assert endpoint_node(SimpleNamespace(node_name='stray', node_namespace='/')) == '/stray'
     assert endpoint_node(SimpleNamespace(node_name='sim', node_namespace='/left')) == '/left/sim'

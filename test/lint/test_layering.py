@@ -33,7 +33,7 @@ MODULES = _modules()
 
 
 def _imports(name: str, path: Path) -> set:
-    """The package modules ``name`` imports (anywhere in the file)."""
+    """Return the package modules ``name`` imports (anywhere in the file)."""
     tree = ast.parse(path.read_text(encoding='utf-8'), str(path))
     package = name if path.name == '__init__.py' else name.rpartition('.')[0]
     out = set()
