@@ -22,6 +22,9 @@ Hand it a function, or subclass it::
         def update(self, t, q, v, contacts):
             return ...
 
+        def on_episode(self, episode, t):    # a reset or a state set by a client (optional)
+            self.hops = 0
+
     run(MyController, 'my_controller')
 
 Started beside ``dodo hop --controller external`` (or ``controller:=none`` under launch) on the
@@ -42,6 +45,12 @@ controller"). What it does for you, as the contract asks:
   node's clock: the same whether the node runs with ``use_sim_time`` (then its own timers and
   ``get_clock().now()`` follow ``/clock``; the start gate waits for its ``/clock`` subscription)
   or not (its clock is the wall clock; the gate does not wait for ``/clock``);
+* follows the simulator's episodes (``simulator/events``, docs/simulation_interfaces.md): before
+  it answers the first state of a new episode (a reset, a state set through
+  simulation_interfaces) it calls :meth:`ControllerClient.on_episode` (or the ``on_episode``
+  function given), where a controller forgets what it remembered of the old one, as the hosted
+  controller node restarts its controller (:class:`dodo_sim.ros.sim_events.EpisodeFollower`, the
+  node's own rule);
 * exposes the robot model (``self.robot``, from the ``robot_description`` parameter or the
   ``/robot_description`` topic), read as URDF XML text only
   (:func:`dodo_sim.physics.robot.urdf_from_untrusted_text`): a description is never taken as a
@@ -69,6 +78,7 @@ from dodo_sim.ros.cdr import JointStateReader, JointStateWriter
 from dodo_sim.ros.node_config import ClientConfig
 from dodo_sim.ros.params import config_from_parameters, declare_config_parameters
 from dodo_sim.ros.raw_messages import read_contact, read_contact_frame_id, read_joint_state
+from dodo_sim.ros.sim_events import decode, EpisodeFollower
 from dodo_sim.ros.state_merge import StateMerge
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
@@ -81,6 +91,8 @@ from std_msgs.msg import String
 
 #: What ``update`` is: ``(t, q, v, contacts) -> tau``.
 UpdateFunction = Callable[[float, np.ndarray, np.ndarray, np.ndarray], Sequence[float]]
+#: What ``on_episode`` is: ``(episode, t) -> None``, before the episode's first answer.
+EpisodeFunction = Callable[[int, float], None]
 #: Wall-clock s without a publisher of /joint_states, after the first answer, that end the node.
 STATES_GONE_S = 1.0
 
@@ -93,6 +105,8 @@ class ControllerClient(Node):
         node_name: the node's name (the run names it in its log and its bag).
         update: the control law ``(t, q, v, contacts) -> tau``; None: the subclass's
             :meth:`update`.
+        on_episode: called ``(episode, t)`` before the first answer of a new episode; None:
+            the subclass's :meth:`on_episode` (by default nothing).
         config: defaults of the node's parameters (:class:`ClientConfig`); a params file or
             ``--ros-args -p`` override them.
         node_kwargs: passed to ``rclpy.node.Node``.
@@ -100,12 +114,13 @@ class ControllerClient(Node):
     After the model is known: ``robot`` (:class:`dodo_sim.physics.robot.RobotModel`),
     ``joint_names`` (the order of q and v: the robot's one-coordinate joints, as
     ``/joint_states`` carries them), ``actuated_joint_names`` (the order of tau),
-    ``contact_frames`` (the rows of contacts). ``updates`` counts the answered states.
+    ``contact_frames`` (the rows of contacts). ``updates`` counts the answered states,
+    ``episodes.episode`` is the simulator's episode of the last answer.
     """
 
     def __init__(self, node_name: str = 'controller_client', *,
                  update: UpdateFunction | None = None, config: ClientConfig | None = None,
-                 **node_kwargs):
+                 on_episode: EpisodeFunction | None = None, **node_kwargs):
         super().__init__(node_name, **node_kwargs)
         defaults = config or ClientConfig()
         values = declare_config_parameters(
@@ -116,6 +131,8 @@ class ControllerClient(Node):
         self.client_config: ClientConfig = config_from_parameters(ClientConfig, values)
         if update is not None:
             self.update = update
+        if on_episode is not None:
+            self.on_episode = on_episode
         self.robot = None
         self.joint_names: tuple = ()
         self.actuated_joint_names: tuple = ()
@@ -129,6 +146,13 @@ class ControllerClient(Node):
         self._states_gone_since = None
         self.create_timer(STATES_GONE_S / 4, self._check_states_publisher,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # the simulator's events, subscribed before the states: an episode's event is taken
+        # before its first state (the simulator waits for every reader's ack)
+        self.episodes = EpisodeFollower()
+        self.restarts = 0
+        self.create_subscription(String, contract.SIM_EVENTS,
+                                 lambda msg: self.episodes.event(decode(msg.data)),
+                                 contract.events_qos())
         if self.client_config.robot_description:
             self._setup(urdf_from_untrusted_text(self.client_config.robot_description,
                                                  'the robot_description parameter'))
@@ -146,6 +170,9 @@ class ControllerClient(Node):
 
     def on_robot(self, robot) -> None:
         """Call once the robot model is known, before the first update (override if needed)."""
+
+    def on_episode(self, episode: int, t: float) -> None:
+        """Call before the first answer of a new episode at ``t`` (override to forget the old)."""
 
     # -- model ----------------------------------------------------------------------------
 
@@ -239,7 +266,12 @@ class ControllerClient(Node):
         if paired is None:
             return
         ns, q, v, contacts = paired
-        tau = np.asarray(self.update(stamps.stamp_s(ns), q, v, contacts), dtype=float)
+        t = stamps.stamp_s(ns)
+        if self.episodes.starts(ns):
+            self.restarts += 1
+            self.get_logger().info(f'episode {self.episodes.episode} starts at t = {t:.3f} s')
+            self.on_episode(self.episodes.episode, t)
+        tau = np.asarray(self.update(t, q, v, contacts), dtype=float)
         if tau.shape != self._zero.shape or not np.isfinite(tau).all():
             self._throttle.warn('tau', f'update returned {tau!r} for the actuated joints '
                                 f'{list(self.actuated_joint_names)}: sending zero torque')
@@ -266,7 +298,7 @@ class ControllerClient(Node):
     def summary(self) -> dict:
         """Return what the client did (logged at its end: ``dodo client: ...``)."""
         merge = self.merge
-        return {'updates': self.updates,
+        return {'updates': self.updates, 'restarts': self.restarts,
                 'skipped_states': merge.skipped if merge is not None else 0,
                 'contact_pairing': merge.pairing if merge is not None else 'undecided'}
 
@@ -294,4 +326,4 @@ def run(controller, node_name: str = 'controller_client', args=None, **kwargs) -
     return runtime.run_node(factory, node_name, args)
 
 
-__all__ = ['ControllerClient', 'run', 'UpdateFunction']
+__all__ = ['ControllerClient', 'run', 'UpdateFunction', 'EpisodeFunction']

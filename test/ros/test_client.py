@@ -126,6 +126,29 @@ def test_a_bad_answer_is_replaced_by_zero_torque(client):
     assert np.array_equal(client.answers[-1][2], [0.0, 0.0])
 
 
+def test_a_new_episode_is_announced_to_the_controller_before_its_first_state_is_answered(
+        client):
+    # a reset through simulation_interfaces: the simulator's event (taken from simulator/events
+    # before the state, as the simulator waits for the ack) starts episode 1 at t = 0.003 s
+    from dodo_sim.ros.sim_events import encode
+    from std_msgs.msg import String
+    seen = []
+    client.on_episode = lambda episode, t: seen.append(('episode', episode, t))
+    law = client.update
+    client.update = lambda t, q, v, contacts: seen.append(('update', t)) or law(t, q, v, contacts)
+    (events,) = [s for s in client.subscriptions if s.topic_name == '/' + contract.SIM_EVENTS]
+    q, v = [0.0, 1.3, 0.31, -0.61], [0.0, 0.0, 0.0, 0.0]
+    for k, ns in enumerate((1_000_000, 2_000_000, 3_000_000, 4_000_000)):
+        if ns == 3_000_000:
+            events.callback(String(data=encode({'seq': 3, 'stamp_ns': ns, 'episode': 1,
+                                                'event': 'reset', 'cause': 'reset'})))
+        client._on_joint_states(joint_state_bytes(ns, client.joint_names, q, v))
+        client._on_contact(0, contact_bytes(ns, (0.0, 0.0, 0.0)))
+    assert seen == [('update', 0.001), ('update', 0.002), ('episode', 1, 0.003),
+                    ('update', 0.003), ('update', 0.004)]
+    assert client.summary()['restarts'] == 1 and len(client.answers) == 4
+
+
 @pytest.mark.ros
 def test_over_dds_each_answer_uses_the_contact_of_its_own_state_sent_late(urdf_xml):
     """A fake simulator sends every contact 20 ms after its joint state (and one early)."""
