@@ -72,7 +72,8 @@ class SimConfig:
         control_period: one ``step()``, s; must be an integer multiple of dt.
         mode: 'lockstep' or 'realtime' (used by the simulator node; the core ignores it).
         command_timeout: wall s without a valid command before the node warns; lockstep keeps
-            waiting (simulated time pauses), realtime applies zero torque.
+            waiting (simulated time pauses), realtime applies zero torque (at most 60 s: a
+            realtime run never holds a torque longer).
         initial_q: configuration used by ``reset()``, one value per entry of q in URDF joint order
             (m, rad; a free flyer: x y z qx qy qz qw); empty: the model's default (neutral pose, or
             the URDF's ros2_control initial_value).
@@ -106,7 +107,8 @@ class SimConfig:
         solver: contact solver of the time-stepping step, 'gauss_seidel' (block Gauss-Seidel with
             an exact solve per contact) or 'jacobi' (block Jacobi).
         solver_relaxation: SOR/JOR factor in (0, 2).
-        solver_max_iterations: sweep cap of the contact solver (>= 1).
+        solver_max_iterations: sweep cap of the contact solver (1 to 100000: the cost of one step
+            stays bounded).
         solver_tolerance: contact-solver residual (complementarity and Coulomb conditions) at which
             a solve counts as converged, m/s (> 0).
         position_correction: time-stepping: project residual penetration out after each step.
@@ -147,7 +149,8 @@ class SimConfig:
             value: every joint; empty (default): the URDF effort limits.
         push_times: times of scheduled pushes on the base, s.
         push_impulses_x / push_impulses_z: impulse of each push, N*s (world x / z).
-        max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged.
+        max_speed: |v| above this (m/s or rad/s) or non-finite state stops the run as diverged
+            (at most 1e6: the divergence check cannot be switched off).
 
         Sensors (:mod:`dodo_sim.physics.sensors`, docs/ros_contract.md "Sensors"): what the
         controller is given, on /joint_states, /<frame>_contact and imu and in ``rollout``; the
@@ -196,7 +199,7 @@ class SimConfig:
     dt: float = bounded(0.001, low=0.0, low_open=True, unit='s')
     control_period: float = bounded(0.001, low=0.0, low_open=True, unit='s')
     mode: str = one_of('lockstep', MODES)
-    command_timeout: float = bounded(0.5, low=0.0, low_open=True, unit='s')
+    command_timeout: float = bounded(0.5, low=0.0, low_open=True, high=60.0, unit='s')
     initial_q: tuple = bounded((), unit='m, rad')
     initial_v: tuple = bounded((), unit='m/s, rad/s')
     base: str = one_of(AUTO, BASES)
@@ -218,7 +221,7 @@ class SimConfig:
     solver: str = one_of('gauss_seidel', SOLVERS)
     solver_relaxation: float = bounded(1.0, low=0.0, high=2.0, low_open=True, high_open=True,
                                        unit='-')
-    solver_max_iterations: int = bounded(100, low=1, unit='sweeps')
+    solver_max_iterations: int = bounded(100, low=1, high=100_000, unit='sweeps')
     solver_tolerance: float = bounded(1e-10, low=0.0, low_open=True, unit='m/s')
     position_correction: bool = True
     drift_correction_rate: float = bounded(200.0, low=0.0, low_open=True, unit='1/s')
@@ -243,7 +246,7 @@ class SimConfig:
     push_times: tuple = bounded((), low=0.0, unit='s')
     push_impulses_x: tuple = bounded((), unit='N*s')
     push_impulses_z: tuple = bounded((), unit='N*s')
-    max_speed: float = bounded(1.0e3, low=0.0, low_open=True, unit='m/s or rad/s')
+    max_speed: float = bounded(1.0e3, low=0.0, low_open=True, high=1.0e6, unit='m/s or rad/s')
     # sensors (dodo_sim.physics.sensors): every default an ideal sensor
     sensor_seed: int = bounded(0, low=0, high=2 ** 63 - 1, unit='-')
     joint_position_noise: tuple = bounded((), low=0.0, unit='rad or m')

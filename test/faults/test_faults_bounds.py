@@ -136,6 +136,20 @@ def test_dodo_demo_refuses_a_duration_it_cannot_run(capsys, duration):
     assert len(err) == 1 and err[0].startswith('dodo demo: error: --duration'), err
 
 
+# -- upper bounds of the simulator configuration -------------------------------------------------
+
+@pytest.mark.parametrize('values, words', [
+    ({'command_timeout': 1e300}, ['command_timeout', '60']),        # a realtime torque held
+    ({'solver_max_iterations': 10**12}, ['solver_max_iterations', '100000']),   # a step's cost
+    ({'max_speed': 1e300}, ['max_speed', '1e+06']),                 # divergence never caught
+])
+def test_a_simulator_value_that_disarms_a_check_or_costs_without_bound_is_refused(values, words):
+    from dodo_sim.simulator import SimConfig
+    with pytest.raises(ValueError) as info:
+        SimConfig(**values)
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
 # -- upper bounds of the driver configuration ----------------------------------------------------
 
 @pytest.mark.parametrize('values, words', [
