@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dodo_sim import stamps
 from dodo_sim.ros import contract
 from dodo_sim.tools.bag import make_typestore
 from dodo_sim.tools.bag_parameters import node_fqn, parameter_value_msg
@@ -23,9 +24,8 @@ HOPPER_JOINT_NAMES = ('base_x', 'base_z', 'hip', 'knee')
 
 
 def _time_msg(typestore, t_s: float):
-    ns = int(round(t_s * 1e9))
-    return typestore.types['builtin_interfaces/msg/Time'](sec=ns // 1_000_000_000,
-                                                          nanosec=ns % 1_000_000_000)
+    sec, nanosec = stamps.sec_nanosec(stamps.stamp_ns(t_s))
+    return typestore.types['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec)
 
 
 def flush_chunk(writer) -> bool:
@@ -53,7 +53,8 @@ class OfflineBagWriter:
 
     The layout is the one the ROS nodes and the recorder produce (docs/bags.md).
 
-    Bag times are ``log_offset_ns + t * 1e9`` (sim time on a wall-clock-like base) unless given.
+    Bag times are ``log_offset_ns + stamps.stamp_ns(t)`` (sim time on a wall-clock-like base)
+    unless given.
     Used by tests (synthetic bags) and anything that logs a core-only run::
 
         with OfflineBagWriter(path) as w:
@@ -86,7 +87,7 @@ class OfflineBagWriter:
         return False
 
     def _log_ns(self, t_s: float, log_ns: int | None) -> int:
-        return self.log_offset_ns + int(round(t_s * 1e9)) if log_ns is None else int(log_ns)
+        return self.log_offset_ns + stamps.stamp_ns(t_s) if log_ns is None else int(log_ns)
 
     def flush(self) -> bool:
         """Write the open chunk to disk now (as the recorder does every flush_period_s)."""
@@ -274,5 +275,5 @@ class OfflineBagWriter:
     def tf(self, t: float, transforms, log_ns: int | None = None) -> None:
         from dodo_sim.ros.tf_frames import tf_message
         self.write(contract.TF, 'tf2_msgs/msg/TFMessage',
-                   tf_message(self.typestore, int(round(t * 1e9)), transforms),
+                   tf_message(self.typestore, stamps.stamp_ns(t), transforms),
                    self._log_ns(t, log_ns) + (3 if log_ns is None else 0))

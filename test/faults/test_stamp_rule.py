@@ -106,7 +106,8 @@ def test_replay_hands_the_controller_the_stamp_rule_time(run):
 #: dodo_sim.stamps, never an inlined rounding of their own.
 STAMP_USERS = ('dodo_sim/rollout.py', 'dodo_sim/ros/simulator_node.py',
                'dodo_sim/ros/controller_node.py', 'dodo_sim/ros/exchange.py',
-               'dodo_sim/ros/state_merge.py', 'dodo_sim/tools/replay_check.py')
+               'dodo_sim/ros/state_merge.py', 'dodo_sim/tools/replay_check.py',
+               'dodo_sim/tools/bag_writer.py')
 
 
 @pytest.mark.parametrize('module', STAMP_USERS)
