@@ -591,8 +591,6 @@ def node_parameters(spec: NodeSpec, running: tuple, values: dict[str, Any], *,
         # the announcement's kind: the graph's controller node, or none (an external one)
         params['hosted_controller_node'] = next(
             (s.name for s in running if s.hosted_controller), '')
-    if spec.name == 'simulator' and any(s.name == 'recorder' for s in running):
-        params['recorder_expected'] = True      # start gate rule 4 before the recorder is seen
     if spec.hosted_controller:
         params['controller'] = robot.controller
     if spec.name == 'controller':

@@ -53,10 +53,6 @@ class SimulatorNodeConfig:
             --controller external``): the bound controller is announced on
             /simulator/controller as ``hosted`` when it is this node, else ``external`` (a bag
             of an external controller cannot be replayed through it).
-        recorder_expected: the graph records this run: the start gate waits for the recorder's
-            configurations of this node and the controller (start gate rule 4) even before it
-            has discovered the recorder (otherwise it waits once it has: a recorder seen late
-            left a bag without the controller's parameters).
         discovery_settle: wall-clock s the matches must have lasted before the first state is
             published (a subscriber completes discovery a little after the publisher sees it;
             samples sent in between would be lost).
@@ -100,7 +96,6 @@ class SimulatorNodeConfig:
     startup_timeout: float = bounded(60.0, low=0.0, unit='s')
     start_report_period: float = bounded(3.0, low=0.0, low_open=True, unit='s')
     hosted_controller_node: str = HOSTED_CONTROLLER_NODE
-    recorder_expected: bool = False
     discovery_settle: float = bounded(0.5, low=0.0, unit='s')
     stop_after: float = bounded(0.0, low=0.0, unit='s')
     warn_period: float = bounded(1.0, low=0.0, unit='s')

@@ -374,8 +374,7 @@ class SimulatorNode(Node):
                                    self.get_publishers_info_by_topic(reader.topic_name)),
                              reader.get_publisher_count())
         return GraphFacts(states=states, command=command, node=self.get_fully_qualified_name(),
-                          recorder=(self.node_config.recorder_expected or self.count_publishers(
-                              contract.RECORDED_CONFIGURATIONS) > 0),
+                          recorder=self.count_publishers(contract.RECORDED_CONFIGURATIONS) > 0,
                           recorded=frozenset(self._recorded_nodes),
                           sensors=tuple(
                               TopicFacts(pub.topic_name, kind, tuple(

@@ -93,9 +93,8 @@ class GraphFacts:
             (``/joint_states`` or the convention's), then ``/clock`` and the contact topics.
         command: the command topic it reads (the controller publishes it).
         node: the simulator's full node name.
-        recorder: a recorder runs: the graph said so (the simulator's ``recorder_expected``) or
-            it announces the configurations it holds (``/recorder/configurations`` has a
-            publisher).
+        recorder: a recorder announces the configurations it holds (``/recorder/configurations``
+            has a publisher).
         recorded: the full names of the nodes whose configuration the recorder holds.
         sensors: the sensor topics beyond the states (``imu``, ``ground_truth/...``), written
             only when the robot has them (rule 5).

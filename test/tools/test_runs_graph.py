@@ -309,22 +309,6 @@ def test_without_a_controller_node_the_simulator_gate_counts_the_graphs_own_subs
     assert hosted['hosted_controller_node'] == 'controller'
 
 
-@pytest.mark.parametrize('record', [False, True])
-def test_a_recording_graph_tells_the_simulator_a_recorder_is_coming(record):
-    """
-    Start gate rule 4 holds from the start, not only once the simulator has seen the recorder.
-
-    A walker bag in CI had no controller parameters (plotted as the SLIP hopper's).
-    """
-    from dodo_sim.ros.start_gate import GraphFacts, StartGate, TopicFacts
-    params = graph.node_parameters(graph.node('simulator'), graph.hop_nodes(record), {'bag': 'b'})
-    assert params.get('recorder_expected', False) is record
-    facts = GraphFacts(states=(), command=TopicFacts('/joint_commands', 'x', (), 0),
-                       node='/simulator', recorder=params.get('recorder_expected', False))
-    missing = StartGate(min_subscribers=0).missing(facts)
-    assert any('/simulator' in m and 'parameters' in m for m in missing) is record
-
-
 def test_the_ros2_control_convention_starts_no_dodo_controller_and_records_its_topics(tmp_path):
     """Issue 27 item 9: the controller_manager answers; the bag holds the convention's topics."""
     params = tmp_path / 'ros2_control.yaml'
