@@ -26,12 +26,25 @@ def ros_domain_id() -> int:
     A pid-based offset keeps concurrent test runs apart, the session-wide counter keeps the tests
     of one run apart. Range 1..100 (``DODO_TEST_DOMAINS=lo:hi`` narrows it, e.g. to give two
     test runs on one machine disjoint ranges): 0 is everybody's default domain, and ids above
-    ~100 risk colliding with ephemeral ports.
+    ~100 risk colliding with ephemeral ports. A run's tests take more ids than the range holds,
+    so the counter wraps: an id on which a DDS participant of this machine is still seen (a
+    process another test left, another run's) is skipped while a free one is left, else a
+    test's nodes would meet strangers (CI: a walker run found a stale driver and controller on
+    its domain and waited for their parameters).
     """
+    from dodo_sim.ros.domains import bound_udp_ports, sockets_in_domain
     low, high = 1, 100
     if os.environ.get('DODO_TEST_DOMAINS'):
         low, high = (int(x) for x in os.environ['DODO_TEST_DOMAINS'].split(':'))
-    return low + (os.getpid() * 7 + next(_ROS_DOMAINS)) % (high - low + 1)
+    size = high - low + 1
+    ports = bound_udp_ports()
+    first = None
+    for _ in range(size):
+        candidate = low + (os.getpid() * 7 + next(_ROS_DOMAINS)) % size
+        first = candidate if first is None else first
+        if not sockets_in_domain(candidate, ports):
+            return candidate
+    return first
 
 
 def ros_env(domain_id: int | None = None) -> dict:

@@ -168,9 +168,13 @@ def check_survives_a_sigkilled_worker(tmp_path, storage):
     def victim_starts_a_trial():
         # a trial that started less than half a run ago, so that the SIGKILL lands inside it;
         # a slow storage query (a loaded machine) could otherwise see a trial that ends before
-        # the signal, and the kill falls between two trials with none of the victim's RUNNING
+        # the signal, and the kill falls between two trials with none of the victim's RUNNING.
+        # The trial must hold its point already: a worker marks a trial as its own as soon as it
+        # is created, before the objective samples it, and a trial killed in between has no point
+        # to retry (seen in CI: KeyError 'controller.gain' on the killed trial's params)
         return any(t.state.name == 'RUNNING' and t.user_attrs.get('pid') == victim.pid
-                   and running_for_s(t) < run_s / 2 for t in trials_of(study, storage))
+                   and 'controller.gain' in t.params and running_for_s(t) < run_s / 2
+                   for t in trials_of(study, storage))
     wait_for(victim_starts_a_trial, 120, 'the victim to start a trial')
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
@@ -185,7 +189,8 @@ def check_survives_a_sigkilled_worker(tmp_path, storage):
     assert len(complete) >= 12                             # the requested number finished
     assert len(set(complete)) == len(complete)             # all distinct
     # the killed trial's point was retried (and completed) by the survivor
-    assert round(killed[0].params['controller.gain'], 12) in complete
+    assert [round(t.params['controller.gain'], 12) in complete for t in killed
+            if 'controller.gain' in t.params] == [True]
 
 
 # -- 4. failures are failures; bad values refused in one line ---------------------------------
