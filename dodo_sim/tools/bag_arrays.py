@@ -122,6 +122,36 @@ def joint_commands(data: TopicData, names: Sequence[str] | None = None) -> Joint
                          effort=effort)
 
 
+@dataclass
+class ImuReadings:
+    """sensor_msgs/Imu messages (``/imu`` or ``/ground_truth/imu``) as arrays."""
+
+    frame_id: str                  # the IMU's link (of the first message)
+    t: np.ndarray                  # header stamp, s
+    stamp_ns: np.ndarray           # header stamp, ns (int64, exact)
+    orientation_xyzw: np.ndarray   # (N, 4)
+    angular_velocity: np.ndarray   # (N, 3), rad/s, IMU axes
+    linear_acceleration: np.ndarray  # (N, 3), m/s^2, IMU axes (specific force: +g at rest)
+
+
+def imu(data: TopicData) -> ImuReadings:
+    """Return an Imu topic as arrays, one row per message."""
+    msgs = data.messages
+
+    def rows(get, width: int = 3) -> np.ndarray:
+        return np.array([get(m) for m in msgs], dtype=float).reshape(len(msgs), width)
+    return ImuReadings(
+        frame_id=msgs[0].header.frame_id if msgs else '',
+        t=np.array([stamp_seconds(m.header.stamp) for m in msgs], dtype=float),
+        stamp_ns=np.array([stamp_ns(m.header.stamp) for m in msgs], dtype=np.int64),
+        orientation_xyzw=rows(lambda m: (m.orientation.x, m.orientation.y, m.orientation.z,
+                                         m.orientation.w), 4),
+        angular_velocity=rows(lambda m: (m.angular_velocity.x, m.angular_velocity.y,
+                                         m.angular_velocity.z)),
+        linear_acceleration=rows(lambda m: (m.linear_acceleration.x, m.linear_acceleration.y,
+                                            m.linear_acceleration.z)))
+
+
 def check_world_axes(data: TopicData, frame: str) -> None:
     """
     Raise ValueError unless every contact wrench of link ``frame`` has world axes.

@@ -129,13 +129,29 @@ class OfflineBagWriter:
         self.write(contract.CLOCK, 'rosgraph_msgs/msg/Clock', msg, self._log_ns(t, log_ns))
 
     def joint_state(self, t: float, q, v, effort=None, names=HOPPER_JOINT_NAMES,
-                    log_ns: int | None = None) -> None:
+                    log_ns: int | None = None, topic: str = contract.JOINT_STATES) -> None:
+        """Write ``/joint_states`` (or ``topic``, e.g. its ground truth) at ``t``."""
         effort = np.zeros(len(names)) if effort is None else effort
         msg = self.typestore.types['sensor_msgs/msg/JointState'](
             header=self._header(t), name=list(names), position=np.asarray(q, dtype=float),
             velocity=np.asarray(v, dtype=float), effort=np.asarray(effort, dtype=float))
-        self.write(contract.JOINT_STATES, 'sensor_msgs/msg/JointState', msg,
-                   self._log_ns(t, log_ns))
+        self.write(topic, 'sensor_msgs/msg/JointState', msg, self._log_ns(t, log_ns))
+
+    def imu(self, t: float, frame_id: str, orientation_xyzw, angular_velocity,
+            linear_acceleration, log_ns: int | None = None, topic: str = contract.IMU) -> None:
+        """Write ``/imu`` (or ``topic``: ``ground_truth/imu``) at ``t``: rad/s, m/s², its axes."""
+        types = self.typestore.types
+        vec = types['geometry_msgs/msg/Vector3']
+        x, y, z, w = (float(c) for c in orientation_xyzw)
+        zeros = np.zeros(9)
+        msg = types[contract.IMU_TYPE](
+            header=self._header(t, frame_id),
+            orientation=types['geometry_msgs/msg/Quaternion'](x=x, y=y, z=z, w=w),
+            orientation_covariance=zeros, angular_velocity=vec(*map(float, angular_velocity)),
+            angular_velocity_covariance=zeros,
+            linear_acceleration=vec(*map(float, linear_acceleration)),
+            linear_acceleration_covariance=zeros)
+        self.write(topic, contract.IMU_TYPE, msg, self._log_ns(t, log_ns))
 
     def contact(self, frame: str, t: float, force, log_ns: int | None = None) -> None:
         """

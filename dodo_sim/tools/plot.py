@@ -23,6 +23,11 @@ Figures (PNG) for any robot:
 * ``base_pose.png`` / ``base_twist.png``   a floating base: the root link's position in ``odom``
   and roll, pitch, yaw; its linear and angular velocity in its own axes (from ``odom``, else
   the ``odom`` -> root link transforms of ``/tf``: :func:`dodo_sim.tools.plot_data.base_motion`)
+* ``imu.png``             the IMU (``/imu``): specific force (m/s², +g at rest) and angular
+  velocity in its axes, with ``/ground_truth/imu`` dashed when recorded (docs/control.md,
+  "Sensor noise")
+* ``sensor_errors.png``   measured minus true joint positions and velocities (``/joint_states``
+  minus ``/ground_truth/joint_states`` at equal stamps: noise, bias, latency, quantisation)
 
 The hopper's SLIP figures (Feng, Lehner & Lutze 2021), written when ``/controller/state`` has
 their channels: ``cog_x.png`` (``target_x``), ``angle_of_attack.png``
@@ -61,7 +66,7 @@ from typing import Sequence
 
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools.plot_data import (apexes, contact_phase, has_channel, has_slip_channel,
-                                      load_run, RunData, touchdowns)
+                                      load_run, RunData, sensor_errors, touchdowns)
 import numpy as np
 
 
@@ -114,6 +119,7 @@ def write_figures(run: RunData, out_dir: Path, config: PlotConfig) -> list[Path]
     written: list[Path] = []
     _general_figures(run, out_dir, config, written)
     _base_figures(run, out_dir, config, written)
+    _sensor_figures(run, out_dir, config, written)
     _slip_figures(run, out_dir, config, written)
     _walker_figures(run, out_dir, config, written)
     return written
@@ -235,6 +241,47 @@ def _base_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list
     for ax in axes:
         ax.legend(loc='upper right', fontsize='x-small')
     _save(fig, out_dir / 'base_twist.png', config.dpi, written)
+
+
+def _sensor_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:
+    """Plot the IMU (with its ground truth) and the joint sensors' errors when recorded."""
+    if run.imu is not None:
+        fig, axes = _figure(2)
+        for k, axis in enumerate('xyz'):
+            for readings, style, label in ((run.imu, '-', ''), (run.imu_truth, '--', ' true')):
+                if readings is None:
+                    continue
+                axes[0].plot(readings.t, readings.linear_acceleration[:, k], style, lw=0.8,
+                             color=f'C{k}', label=f'a_{axis}{label}')
+                axes[1].plot(readings.t, readings.angular_velocity[:, k], style, lw=0.8,
+                             color=f'C{k}', label=f'ω_{axis}{label}')
+        axes[0].set_ylabel('specific force (m/s²)', fontsize='small')
+        axes[1].set_ylabel('angular velocity (rad/s)', fontsize='small')
+        axes[1].set_xlabel('t (s)')
+        axes[0].set_title(f'IMU on {run.imu.frame_id or "?"} (its axes)'
+                          + (': measured, ground truth dashed' if run.imu_truth else ''))
+        for ax in axes:
+            ax.legend(loc='upper right', fontsize='x-small', ncol=2)
+        _save(fig, out_dir / 'imu.png', config.dpi, written)
+    if run.truth is None or not len(run.truth.t):
+        return
+    errors = sensor_errors(run)
+    fig, _ = _figure(figsize=(9.0, 1.0 + 1.3 * len(run.joint_names)))
+    fig.clear()
+    # positions left, velocities right: a velocity error is ~1/dt larger than its position's
+    axes = fig.subplots(len(run.joint_names), 2, sharex=True, squeeze=False)
+    for i, joint in enumerate(run.joint_names):
+        unit = run.joint_units[i]
+        axes[i, 0].plot(errors.t, errors.q[:, i], lw=0.8)
+        axes[i, 1].plot(errors.t, errors.v[:, i], lw=0.8, color='C1')
+        axes[i, 0].set_ylabel(f'{joint} ({unit})', fontsize='small')
+        axes[i, 1].set_ylabel(f'({unit}/s)', fontsize='small')
+    axes[-1, 0].set_xlabel('t (s)')
+    axes[-1, 1].set_xlabel('t (s)')
+    axes[0, 0].set_title('position: measured − true', fontsize='medium')
+    axes[0, 1].set_title('velocity: measured − true', fontsize='medium')
+    fig.suptitle('joint sensors at equal stamps (/joint_states − /ground_truth/joint_states)')
+    _save(fig, out_dir / 'sensor_errors.png', config.dpi, written)
 
 
 def _slip_figures(run: RunData, out_dir: Path, config: PlotConfig, written: list) -> None:

@@ -114,6 +114,12 @@ class RunData:
     three_d: bool = False
     #: world-frame geometry when the positions above are in a task frame (the boom leg)
     world: Scene | None = None
+    #: the IMU as measured (``/imu``) and its ground truth (``/ground_truth/imu``), if recorded
+    imu: bag_arrays.ImuReadings | None = None
+    imu_truth: bag_arrays.ImuReadings | None = None
+    #: ``/ground_truth/joint_states`` in the columns of ``joint_names`` (None: not recorded;
+    #: then ``q`` and ``v`` are what the encoders measured, or the truth without sensor noise)
+    truth: bag_arrays.JointStates | None = None
 
     @property
     def scene(self) -> Scene:
@@ -157,7 +163,10 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
     recorded_contacts = bag_robot.contact_topics(types)      # frame or link -> /<name>_contact
     wanted = [contract.JOINT_STATES, contract.JOINT_COMMANDS, contract.EFFORT_COMMANDS,
               contract.CLOCK, contract.CONTROLLER_STATE, contract.ROBOT_DESCRIPTION,
-              contract.PARAMETER_EVENTS, contract.ODOM] + list(recorded_contacts.values())
+              contract.PARAMETER_EVENTS, contract.ODOM, contract.IMU,
+              contract.ground_truth_topic(contract.IMU),
+              contract.ground_truth_topic(contract.JOINT_STATES)]
+    wanted += list(recorded_contacts.values())
     data = bagio.read_bag(bag_dir, [t for t in wanted if t in types])
     if contract.JOINT_STATES not in data:
         raise ValueError(f'{bag_dir}: no {contract.JOINT_STATES} recorded, nothing to plot')
@@ -243,6 +252,12 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
         state_t, state = bag_arrays.named_values(data[contract.CONTROLLER_STATE])
         if state_t is None:
             state_t = bag_arrays.sim_time(data, data[contract.CONTROLLER_STATE].log_time_ns)
+    readings = {topic: bag_arrays.imu(data[topic]) for topic in
+                (contract.IMU, contract.ground_truth_topic(contract.IMU))
+                if topic in data and len(data[topic])}
+    truth_topic = contract.ground_truth_topic(contract.JOINT_STATES)
+    truth = (bag_arrays.joint_states(data[truth_topic], robot.joint_names)
+             if truth_topic in data else None)
     units = []
     for name in robot.joint_names:
         joint = model.joints[model.getJointId(name)]
@@ -255,7 +270,10 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
                    state_t=state_t, state=state, horizontal=horizontal, com_name=com_name,
                    controller=controller, link_force_t=link_force_t, link_force=link_force,
                    floating_base=model_info.floating_base, base_motion=motion,
-                   three_d=not model_info.planar, world=world)
+                   three_d=not model_info.planar, world=world,
+                   imu=readings.get(contract.IMU),
+                   imu_truth=readings.get(contract.ground_truth_topic(contract.IMU)),
+                   truth=truth)
 
 
 def base_motion(bag: dict, root_link: str) -> BaseMotion | None:
@@ -378,6 +396,23 @@ def _boom_task_frame(dyn, js, links: dict, contact_pos: dict, segments: tuple, j
            if any(name in seg for seg in leg_segments)}
     return (com, com_vel, com.copy(), leg, {f: task(p) for f, p in contact_pos.items()},
             leg_segments)
+
+
+@dataclass
+class SensorErrors:
+    """Measured minus true joint states at the stamps both hold."""
+
+    t: np.ndarray          # s
+    q: np.ndarray          # (N, joints), m or rad
+    v: np.ndarray          # (N, joints), m/s or rad/s
+
+
+def sensor_errors(run: RunData) -> SensorErrors:
+    """``/joint_states`` minus ``/ground_truth/joint_states`` (``run.truth``) at equal stamps."""
+    measured_ns = np.asarray(np.round(run.t * 1e9), dtype=np.int64)
+    common, mine, theirs = np.intersect1d(measured_ns, run.truth.stamp_ns, return_indices=True)
+    return SensorErrors(t=common * 1e-9, q=run.q[mine] - run.truth.q[theirs],
+                        v=run.v[mine] - run.truth.v[theirs])
 
 
 def contact_phase(run: RunData, threshold_n: float) -> tuple[np.ndarray, np.ndarray, str]:

@@ -240,3 +240,66 @@ def test_boom_leg_is_drawn_in_its_task_frame(tmp_path):
     written = {p.name for p in plot_bag(bag, out, PlotConfig(fps=10.0, mp4=False))}
     assert set(GENERAL) | {'robot.gif'} <= written
     _is_real_png(out / 'trajectory.png')
+
+
+# -- sensors: the IMU and the joint sensors' errors (issue 30) --------------------------------
+
+JOINTS = ('base_x', 'base_z', 'hip', 'knee')
+POSITION_OFFSET = np.array([0.0, 0.002, -0.01, 0.03])      # measured - true, m or rad
+
+
+def _write_with_sensors(path, imu=True, truth=True):
+    """
+    Write a hopper bag of 0.2 s with a noisy IMU and encoders and their ground truth.
+
+    Measured joints are the truth plus POSITION_OFFSET; the truth is recorded every step, the
+    measurement from t = 5 ms on (the first steps are lost); the IMU reads +g plus a known
+    ramp, its truth +g.
+    """
+    with OfflineBagWriter(path) as w:
+        for k in range(201):
+            t = k * 1e-3
+            q_true, v_true = np.array([0.1 * t, 1.0, 0.2, -0.4]), np.array([0.1, 0.0, 0.0, 0.0])
+            if truth:
+                w.joint_state(t, q_true, v_true, names=JOINTS, topic='ground_truth/joint_states')
+            if k >= 5:
+                w.step(t, q_true + POSITION_OFFSET, v_true + 0.5, np.zeros(4), [0.0, 0.0])
+            if imu:
+                w.imu(t, 'body', (0, 0, 0, 1), (0.0, 0.01 * k, 0.0), (0.0, 0.0, 9.81 + 0.001 * k))
+                if truth:
+                    w.imu(t, 'body', (0, 0, 0, 1), (0, 0, 0), (0, 0, 9.81),
+                          topic='ground_truth/imu')
+    return path
+
+
+def test_the_imu_and_its_ground_truth_are_read_from_the_bag(tmp_path):
+    run = load_run(_write_with_sensors(tmp_path / 'bag'))
+    assert run.imu.frame_id == 'body' and len(run.imu.t) == 201
+    np.testing.assert_allclose(run.imu.linear_acceleration[:, 2], 9.81 + 0.001 * np.arange(201))
+    np.testing.assert_allclose(run.imu.angular_velocity[:, 1], 0.01 * np.arange(201))
+    np.testing.assert_array_equal(run.imu_truth.linear_acceleration[:, 2], 9.81)
+    np.testing.assert_array_equal(run.imu.orientation_xyzw, np.tile([0, 0, 0, 1], (201, 1)))
+
+
+def test_sensor_errors_are_measured_minus_true_at_equal_stamps(tmp_path):
+    from dodo_sim.tools.plot_data import sensor_errors
+    run = load_run(_write_with_sensors(tmp_path / 'bag'))
+    errors = sensor_errors(run)
+    np.testing.assert_allclose(errors.t, np.arange(5, 201) * 1e-3)     # both hold these
+    np.testing.assert_allclose(errors.q, np.tile(POSITION_OFFSET, (196, 1)), atol=1e-15)
+    np.testing.assert_allclose(errors.v, 0.5)
+
+
+def test_sensor_figures_are_drawn_when_the_bag_has_sensors(tmp_path):
+    written = plot_bag(_write_with_sensors(tmp_path / 'bag'), tmp_path / 'plots',
+                       PlotConfig(animation=False))
+    names = {p.name for p in written}
+    assert {'imu.png', 'sensor_errors.png'} <= names
+    _is_real_png(tmp_path / 'plots' / 'imu.png')
+    _is_real_png(tmp_path / 'plots' / 'sensor_errors.png')
+
+
+def test_no_sensor_figures_without_sensor_topics(tmp_path):
+    written = plot_bag(_write_with_sensors(tmp_path / 'bag', imu=False, truth=False),
+                       tmp_path / 'plots', PlotConfig(animation=False))
+    assert not {'imu.png', 'sensor_errors.png'} & {p.name for p in written}
