@@ -158,10 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.prog = PROG
     parser.epilog = ('--controller hold (default) is the registered joint_hold holding the start '
                      'pose (docs/joint.md). '
-                     'Example: dodo sim go2.urdf --duration 2 --bag runs/go2. --params-file and '
-                     "--model are dodo hop's: here the robot is the positional argument and its "
-                     'params are derived from it. Exit codes: 0 completed, 1 failed, 2 bad input '
+                     'Example: dodo sim go2.urdf --duration 2 --bag runs/go2. The robot is the '
+                     'positional argument and its params are derived from it (dodo hop runs a '
+                     'params file). Exit codes: 0 completed, 1 failed, 2 bad input '
                      '(docs/robots.md, "Run any robot over ROS").')
+    # dodo hop's --params-file and --model stay parsed (to refuse them in one line) but unlisted
+    for action in parser._actions:
+        if action.dest in ('params_file', 'model'):
+            action.help = argparse.SUPPRESS
     parser.add_argument('robot', type=Path, help='robot description, .urdf or .xacro')
     parser.add_argument('--contact-frames', nargs='+', default=(), metavar='FRAME',
                         help='point-contact frames (default: leaf links named like feet, else '

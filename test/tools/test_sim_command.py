@@ -115,6 +115,15 @@ def test_bad_input_is_one_error_line_and_exit_2(argv, capsys, tmp_path):
     assert not (tmp_path / 'b').exists()
 
 
+def test_help_does_not_list_the_options_it_refuses(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(['sim', '-h'])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert 'robot description' in out
+    assert '--params-file PARAMS' not in out and '--model' not in out
+
+
 @pytest.mark.ros
 @pytest.mark.slow
 def test_go2_runs_over_ros_with_one_command_bag_and_base_pose_plot(tmp_path):
