@@ -64,9 +64,11 @@ import shutil
 import sys
 from typing import Sequence
 
+from dodo_sim.ros.runtime import EXIT_CONFIG, EXIT_FAILED
 from dodo_sim.tools import bag as bagio
 from dodo_sim.tools.plot_data import (apexes, contact_phase, has_channel, has_slip_channel,
                                       load_run, RunData, sensor_errors, touchdowns)
+from dodo_sim.tools.write_failures import write_failure
 import numpy as np
 
 
@@ -594,7 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bagio.topic_types(args.bag)
     except (FileNotFoundError, NotADirectoryError, AnyReaderError, ReaderError) as exc:
         print(f'dodo plot: error: {exc}', file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     from dodo_sim.physics.robot import ModelError
     try:
         config = PlotConfig(animation=not args.no_animation, fps=args.fps,
@@ -602,7 +604,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         written = plot_bag(args.bag, args.out, config, args.urdf)
     except (ValueError, ModelError) as exc:
         print(f'dodo plot: error: {exc}', file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
+    except OSError as exc:
+        # a full disk (or a folder not writable) while writing a figure: one line, not a
+        # traceback (docs/running.md, "A full disk"); a file that cannot be read is named
+        out = Path(args.out).resolve()
+        name = exc.filename
+        if name is not None and not Path(name).resolve().is_relative_to(out):
+            print(f'dodo plot: error: {name}: {exc.strerror or exc}', file=sys.stderr)
+        else:
+            print(f'dodo plot: error: {write_failure(name or f"the figures in {out}", exc)}: '
+                  f'not every figure was written', file=sys.stderr)
+        return EXIT_FAILED
     for path in written:
         print(path)
     return 0

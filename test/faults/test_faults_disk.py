@@ -191,3 +191,24 @@ def test_a_full_disk_while_plotting_is_one_line(tmp_path, monkeypatch):
     # (a failed write() does not carry the file name: the directory is named)
     assert out.getvalue() == (f'dodo hop: plots: disk full while writing the figures in '
                               f'{plots.resolve()}: not every figure was written\n')
+
+
+def test_dodo_plot_alone_on_a_full_disk_is_one_line_and_exit_1(tmp_path, capsys):
+    """
+    ENOSPC from the kernel (/dev/full) under a figure of a standalone ``dodo plot``.
+
+    Before: a traceback (only ``dodo hop``'s plotting step caught it).
+    """
+    from dodo_sim.tools.bag_writer import OfflineBagWriter
+    from dodo_sim.tools.plot import main
+    bag = tmp_path / 'bag'
+    with OfflineBagWriter(bag) as w:
+        for k in range(50):
+            w.step(k * 1e-3, [0.0, 1.0, 0.2, -0.4], [0.0] * 4, [0.0] * 4, [0.0, 0.0])
+    out = tmp_path / 'plots'
+    out.mkdir()
+    (out / 'trajectory.png').symlink_to(DEV_FULL)
+    assert main([str(bag), '--out', str(out), '--no-animation']) == 1
+    err = capsys.readouterr().err
+    assert err.startswith('dodo plot: error: disk full while writing ') and \
+        err.endswith(': not every figure was written\n') and err.count('\n') == 1, err
