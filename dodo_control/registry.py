@@ -60,6 +60,10 @@ from dodo_sim.parameter import parameter_kind
 
 #: The entry point group of hostable controllers.
 GROUP = 'dodo_sim.controllers'
+#: Names no controller can take: as ``dodo hop --controller`` or the ``controller`` launch
+#: argument they leave the controller node out (your own node answers: docs/ros_contract.md,
+#: "Any controller"), so an entry point of that name could never be chosen there
+RESERVED_NAMES = ('external', 'none')
 
 #: SimConfig fields that describe the ground (``dodo_sim.simulator.SimConfig``). A monitor that
 #: judges heights above the ground declares these; the graph copies the simulator's values.
@@ -82,10 +86,16 @@ def is_class_reference(name: str) -> bool:
 
 
 def installed_entry_points() -> dict:
-    """Return the installed entry points of :data:`GROUP`: name -> list of EntryPoint."""
+    """
+    Return the installed entry points of :data:`GROUP`: name -> list of EntryPoint.
+
+    An entry point named like :data:`RESERVED_NAMES` is left out (:func:`controller_entry`
+    says why when that name is asked for).
+    """
     out: dict = {}
     for ep in metadata.entry_points(group=GROUP):
-        out.setdefault(ep.name, []).append(ep)
+        if ep.name not in RESERVED_NAMES:
+            out.setdefault(ep.name, []).append(ep)
     return out
 
 
@@ -322,6 +332,13 @@ def controller_entry(name: str, *, class_references: bool = True) -> ControllerE
     class that is not a hosted controller ValueError naming what it lacks.
     """
     name = str(name)
+    if name in RESERVED_NAMES:
+        shadowed = [ep for ep in metadata.entry_points(group=GROUP) if ep.name == name]
+        raise ValueError(
+            f'controller {name!r} is no controller: it means your own node answers, without '
+            f'the controller node (dodo hop --controller {name}; docs/ros_contract.md)'
+            + (f'; the entry point {name!r} of {", ".join(_dist_label(ep) for ep in shadowed)} '
+               f'can never be chosen: rename it' if shadowed else ''))
     found = installed_entry_points().get(name, [])
     if len(found) > 1:
         raise ValueError(f'controller {name!r} is declared by several installed distributions '

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dodo_control.registry import RESERVED_NAMES
 from dodo_sim.ros.contract import (CLOCK, COMMAND_CONSUMER_NODES, contact_topic,
                                    CONTROLLER_IDENTITY, CONTROLLER_MARKERS, DRIVER_NODE,
                                    EFFORT_COMMANDS, ESTOP, FORCE, hardware_recorded_topics,
@@ -109,8 +110,9 @@ def profile(name: str) -> LaunchProfile:
 
 
 #: Values of the ``controller`` launch argument / ``dodo hop --controller`` that leave the
-#: controller node out: the controller is the user's own node (docs/ros_contract.md).
-EXTERNAL_CONTROLLERS = ('external', 'none')
+#: controller node out: the controller is the user's own node (docs/ros_contract.md); no
+#: controller plugin can take these names (dodo_control.registry refuses them).
+EXTERNAL_CONTROLLERS = RESERVED_NAMES
 
 #: Values of the ``hardware`` launch argument / ``dodo hop --hardware``.
 HARDWARE_KINDS = ('emulated', 'can')

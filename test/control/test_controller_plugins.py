@@ -189,6 +189,25 @@ def test_an_unknown_controller_is_one_line_listing_the_installed_ones():
     assert 'joint_hold, kneed_walker, slip_hopper' in text and 'module:Class' in text
 
 
+@pytest.mark.parametrize('name', registry.RESERVED_NAMES)
+def test_a_plugin_named_like_the_external_choice_is_refused_naming_its_distribution(
+        name, tmp_path, monkeypatch, example_importable):
+    """
+    An entry point named ``external`` or ``none`` is never loaded; asking for it says why.
+
+    Before: an entry point ``none`` loaded from a params file's ``controller: none`` while
+    ``dodo hop --controller none`` ran without the controller node: one name, two meanings.
+    """
+    write_distribution(tmp_path / 'site', 'dodo-shadow', '1.0', {name: PLUGIN_CLASS})
+    monkeypatch.syspath_prepend(str(tmp_path / 'site'))
+    assert name not in registry.controller_names()
+    with pytest.raises(ValueError) as info:
+        registry.controller_entry(name)
+    text = str(info.value)
+    assert '\n' not in text and f'controller {name!r} is no controller' in text
+    assert 'dodo-shadow 1.0' in text and 'rename it' in text
+
+
 @pytest.mark.parametrize('name, words', [
     ('bad_controllers:NoUpdate', ['does not implement', 'HostedController', 'no method update()']),
     ('bad_controllers:NoConfig', ['no config_class']),
