@@ -117,6 +117,8 @@ class RunData:
     #: the IMU as measured (``/imu``) and its ground truth (``/ground_truth/imu``), if recorded
     imu: bag_arrays.ImuReadings | None = None
     imu_truth: bag_arrays.ImuReadings | None = None
+    #: the joint-state stamps of ``t``, ns (exact: stamps are compared, not seconds)
+    stamp_ns: np.ndarray | None = None
     #: ``/ground_truth/joint_states`` in the columns of ``joint_names`` (None: not recorded;
     #: then ``q`` and ``v`` are what the encoders measured, or the truth without sensor noise)
     truth: bag_arrays.JointStates | None = None
@@ -273,7 +275,7 @@ def load_run(bag_dir: str | os.PathLike, urdf: str | os.PathLike | None = None) 
                    three_d=not model_info.planar, world=world,
                    imu=readings.get(contract.IMU),
                    imu_truth=readings.get(contract.ground_truth_topic(contract.IMU)),
-                   truth=truth)
+                   stamp_ns=js.stamp_ns, truth=truth)
 
 
 def base_motion(bag: dict, root_link: str) -> BaseMotion | None:
@@ -409,9 +411,8 @@ class SensorErrors:
 
 def sensor_errors(run: RunData) -> SensorErrors:
     """``/joint_states`` minus ``/ground_truth/joint_states`` (``run.truth``) at equal stamps."""
-    measured_ns = np.asarray(np.round(run.t * 1e9), dtype=np.int64)
-    common, mine, theirs = np.intersect1d(measured_ns, run.truth.stamp_ns, return_indices=True)
-    return SensorErrors(t=common * 1e-9, q=run.q[mine] - run.truth.q[theirs],
+    _, mine, theirs = np.intersect1d(run.stamp_ns, run.truth.stamp_ns, return_indices=True)
+    return SensorErrors(t=run.t[mine], q=run.q[mine] - run.truth.q[theirs],
                         v=run.v[mine] - run.truth.v[theirs])
 
 
